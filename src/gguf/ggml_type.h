@@ -1,0 +1,62 @@
+// Tensor element types as numbered in the GGUF format (ggml_type), with the
+// block geometry of each quantized type.
+//
+// A quantized row of n elements is n / block_elems blocks of block_bytes.
+// Block layouts (little-endian, packed, as stored in GGUF files):
+//   Q8_0 : { f16 d; int8 qs[32]; }                              32 elems, 34 B
+//   Q4_0 : { f16 d; uint8 qs[16]; }  x = (nibble - 8) * d       32 elems, 18 B
+//   Q4_K : { f16 d; f16 dmin; uint8 scales[12]; uint8 qs[128]; } 256 elems, 144 B
+//   Q5_K : { f16 d; f16 dmin; uint8 scales[12]; uint8 qh[32]; uint8 qs[128]; } 256, 176 B
+//   Q6_K : { uint8 ql[128]; uint8 qh[64]; int8 scales[16]; f16 d; }  256 elems, 210 B
+//   Q8_K : { f32 d; int8 qs[256]; int16 bsums[16]; }  (activations only) 256, 292 B
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace pg {
+
+enum class GgmlType : uint32_t {
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q4_1 = 3,
+  Q5_0 = 6,
+  Q5_1 = 7,
+  Q8_0 = 8,
+  Q8_1 = 9,
+  Q2_K = 10,
+  Q3_K = 11,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
+  Q8_K = 15,
+  I8 = 24,
+  I16 = 25,
+  I32 = 26,
+  I64 = 27,
+  F64 = 28,
+  BF16 = 30,
+};
+
+struct GgmlTypeInfo {
+  const char* name;
+  uint32_t block_elems;  // elements per block (1 for plain types)
+  uint32_t block_bytes;  // bytes per block
+  bool supported;        // prosgrow can compute with it
+};
+
+// Info for a raw type number; nullptr for numbers that are not a known type.
+const GgmlTypeInfo* GgmlTypeInfoFor(uint32_t type);
+
+inline const GgmlTypeInfo& InfoOf(GgmlType t) { return *GgmlTypeInfoFor(static_cast<uint32_t>(t)); }
+inline const char* TypeName(GgmlType t) { return InfoOf(t).name; }
+
+// Bytes of a row of n elements; n must be a multiple of block_elems.
+inline size_t RowBytes(GgmlType t, int64_t n) {
+  const auto& i = InfoOf(t);
+  return static_cast<size_t>(n / i.block_elems) * i.block_bytes;
+}
+
+}  // namespace pg

@@ -1,0 +1,388 @@
+#include "gguf/gguf_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+namespace pg {
+namespace {
+
+constexpr uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
+constexpr uint64_t kMaxDims = 4;
+constexpr uint64_t kMaxStringBytes = 1ull << 30;  // a single string in metadata
+constexpr int64_t kMaxElements = int64_t{1} << 50;
+
+// Bounds-checked cursor over the file image.
+class Cursor {
+ public:
+  Cursor(const uint8_t* p, uint64_t n) : p_(p), n_(n) {}
+  uint64_t pos() const { return pos_; }
+  uint64_t remaining() const { return n_ - pos_; }
+
+  template <typename T>
+  bool Read(T* out) {
+    if (remaining() < sizeof(T)) return false;
+    std::memcpy(out, p_ + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  bool ReadString(std::string* out) {
+    uint64_t len;
+    if (!Read(&len)) return false;
+    if (len > remaining() || len > kMaxStringBytes) return false;
+    out->assign(reinterpret_cast<const char*>(p_ + pos_), len);
+    pos_ += len;
+    return true;
+  }
+  bool Skip(uint64_t n) {
+    if (n > remaining()) return false;
+    pos_ += n;
+    return true;
+  }
+
+ private:
+  const uint8_t* p_;
+  uint64_t n_;
+  uint64_t pos_ = 0;
+};
+
+// Minimum encoded size of one element of a value type (for count sanity checks).
+uint64_t MinEncodedSize(GgufValueType t) {
+  switch (t) {
+    case GgufValueType::UINT8: case GgufValueType::INT8: case GgufValueType::BOOL: return 1;
+    case GgufValueType::UINT16: case GgufValueType::INT16: return 2;
+    case GgufValueType::UINT32: case GgufValueType::INT32: case GgufValueType::FLOAT32: return 4;
+    case GgufValueType::UINT64: case GgufValueType::INT64: case GgufValueType::FLOAT64: return 8;
+    case GgufValueType::STRING: return 8;
+    case GgufValueType::ARRAY: return 12;
+  }
+  return 1;
+}
+
+bool ValidValueType(uint32_t t) { return t <= 12; }
+
+// Reads one scalar of type t as int64/uint64/double/bool/string.
+bool ReadScalar(Cursor& c, GgufValueType t, GgufValue* out) {
+  switch (t) {
+    case GgufValueType::UINT8: { uint8_t v; if (!c.Read(&v)) return false; out->v = uint64_t{v}; return true; }
+    case GgufValueType::INT8: { int8_t v; if (!c.Read(&v)) return false; out->v = int64_t{v}; return true; }
+    case GgufValueType::UINT16: { uint16_t v; if (!c.Read(&v)) return false; out->v = uint64_t{v}; return true; }
+    case GgufValueType::INT16: { int16_t v; if (!c.Read(&v)) return false; out->v = int64_t{v}; return true; }
+    case GgufValueType::UINT32: { uint32_t v; if (!c.Read(&v)) return false; out->v = uint64_t{v}; return true; }
+    case GgufValueType::INT32: { int32_t v; if (!c.Read(&v)) return false; out->v = int64_t{v}; return true; }
+    case GgufValueType::UINT64: { uint64_t v; if (!c.Read(&v)) return false; out->v = v; return true; }
+    case GgufValueType::INT64: { int64_t v; if (!c.Read(&v)) return false; out->v = v; return true; }
+    case GgufValueType::FLOAT32: { float v; if (!c.Read(&v)) return false; out->v = double{v}; return true; }
+    case GgufValueType::FLOAT64: { double v; if (!c.Read(&v)) return false; out->v = v; return true; }
+    case GgufValueType::BOOL: { uint8_t v; if (!c.Read(&v)) return false; out->v = v != 0; return true; }
+    case GgufValueType::STRING: { std::string s; if (!c.ReadString(&s)) return false; out->v = std::move(s); return true; }
+    case GgufValueType::ARRAY: return false;
+  }
+  return false;
+}
+
+bool IsSigned(GgufValueType t) {
+  return t == GgufValueType::INT8 || t == GgufValueType::INT16 || t == GgufValueType::INT32 ||
+         t == GgufValueType::INT64;
+}
+bool IsUnsigned(GgufValueType t) {
+  return t == GgufValueType::UINT8 || t == GgufValueType::UINT16 || t == GgufValueType::UINT32 ||
+         t == GgufValueType::UINT64;
+}
+bool IsFloat(GgufValueType t) { return t == GgufValueType::FLOAT32 || t == GgufValueType::FLOAT64; }
+
+bool ReadArray(Cursor& c, GgufValue* out, std::string* err) {
+  uint32_t et;
+  uint64_t n;
+  if (!c.Read(&et) || !c.Read(&n)) { *err = "truncated array header"; return false; }
+  if (!ValidValueType(et)) { *err = "unknown array element type " + std::to_string(et); return false; }
+  auto t = static_cast<GgufValueType>(et);
+  if (t == GgufValueType::ARRAY) { *err = "nested arrays are not supported"; return false; }
+  if (n > c.remaining() / MinEncodedSize(t)) {
+    *err = "array count " + std::to_string(n) + " exceeds the file size";
+    return false;
+  }
+  out->array_type = t;
+  GgufValue tmp;
+  if (IsSigned(t)) {
+    std::vector<int64_t> v; v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<int64_t>(tmp.v)); }
+    out->v = std::move(v);
+  } else if (IsUnsigned(t)) {
+    std::vector<uint64_t> v; v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<uint64_t>(tmp.v)); }
+    out->v = std::move(v);
+  } else if (IsFloat(t)) {
+    std::vector<double> v; v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<double>(tmp.v)); }
+    out->v = std::move(v);
+  } else if (t == GgufValueType::BOOL) {
+    std::vector<bool> v; v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<bool>(tmp.v)); }
+    out->v = std::move(v);
+  } else {
+    std::vector<std::string> v; v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string s;
+      if (!c.ReadString(&s)) { *err = "truncated or oversized string in array"; return false; }
+      v.push_back(std::move(s));
+    }
+    out->v = std::move(v);
+  }
+  return true;
+}
+
+}  // namespace
+
+size_t GgufValue::array_size() const {
+  return std::visit(
+      [](const auto& x) -> size_t {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::vector<int64_t>> || std::is_same_v<X, std::vector<uint64_t>> ||
+                      std::is_same_v<X, std::vector<double>> || std::is_same_v<X, std::vector<bool>> ||
+                      std::is_same_v<X, std::vector<std::string>>)
+          return x.size();
+        else
+          return 0;
+      },
+      v);
+}
+
+int64_t GgufTensorInfo::n_elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+GgufFile::~GgufFile() {
+  if (map_) munmap(map_, size_);
+}
+
+Result<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return IoError(path + ": cannot stat: " + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(path + ": not a regular file");
+  }
+  std::unique_ptr<GgufFile> f(new GgufFile());
+  f->path_ = path;
+  f->size_ = static_cast<uint64_t>(st.st_size);
+  if (f->size_ < 24) {
+    ::close(fd);
+    return Corrupt(path + ": not a GGUF file (only " + std::to_string(f->size_) + " bytes)");
+  }
+  void* m = mmap(nullptr, f->size_, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) return IoError(path + ": mmap failed: " + std::strerror(errno));
+  f->map_ = m;
+  f->base_ = static_cast<const uint8_t*>(m);
+  PG_RETURN_IF_ERROR(f->Parse());
+  return f;
+}
+
+Result<std::unique_ptr<GgufFile>> GgufFile::FromBuffer(const uint8_t* data, size_t size,
+                                                       const std::string& label) {
+  std::unique_ptr<GgufFile> f(new GgufFile());
+  f->path_ = label;
+  f->owned_.assign(data, data + size);
+  f->base_ = f->owned_.data();
+  f->size_ = size;
+  PG_RETURN_IF_ERROR(f->Parse());
+  return f;
+}
+
+Status GgufFile::Parse() {
+  auto fail = [&](const std::string& what) { return Corrupt(path_ + ": " + what); };
+  Cursor c(base_, size_);
+  uint32_t magic = 0;
+  if (!c.Read(&magic)) return fail("truncated header");
+  if (magic != kMagic) return fail("bad magic (not a GGUF file)");
+  if (!c.Read(&version_)) return fail("truncated header");
+  if (version_ != 2 && version_ != 3)
+    return fail("unsupported GGUF version " + std::to_string(version_) + " (need 2 or 3)");
+  uint64_t n_tensors = 0, n_kv = 0;
+  if (!c.Read(&n_tensors) || !c.Read(&n_kv)) return fail("truncated header");
+  // Each KV needs >= 8 (key len) + 4 (type) + 1 bytes; each tensor >= 8+4+8+4+8.
+  if (n_kv > c.remaining() / 13) return fail("metadata count " + std::to_string(n_kv) + " exceeds the file size");
+  if (n_tensors > c.remaining() / 32)
+    return fail("tensor count " + std::to_string(n_tensors) + " exceeds the file size");
+
+  for (uint64_t i = 0; i < n_kv; ++i) {
+    std::string key;
+    if (!c.ReadString(&key)) return fail("truncated metadata key #" + std::to_string(i));
+    uint32_t vt;
+    if (!c.Read(&vt)) return fail("truncated metadata '" + key + "'");
+    if (!ValidValueType(vt)) return fail("metadata '" + key + "' has unknown value type " + std::to_string(vt));
+    GgufValue val;
+    val.type = static_cast<GgufValueType>(vt);
+    if (val.type == GgufValueType::ARRAY) {
+      std::string err;
+      if (!ReadArray(c, &val, &err)) return fail("metadata '" + key + "': " + err);
+    } else if (!ReadScalar(c, val.type, &val)) {
+      return fail("truncated metadata '" + key + "'");
+    }
+    if (kv_.count(key)) return fail("duplicate metadata key '" + key + "'");
+    kv_.emplace(std::move(key), std::move(val));
+  }
+
+  if (const GgufValue* a = Find("general.alignment")) {
+    uint64_t al = 0;
+    if (auto* u = std::get_if<uint64_t>(&a->v)) al = *u;
+    else if (auto* s = std::get_if<int64_t>(&a->v); s && *s > 0) al = static_cast<uint64_t>(*s);
+    if (al == 0 || (al & (al - 1)) != 0 || al > 65536)
+      return fail("general.alignment must be a power of two <= 65536");
+    alignment_ = al;
+  }
+
+  tensors_.reserve(n_tensors);
+  for (uint64_t i = 0; i < n_tensors; ++i) {
+    GgufTensorInfo t;
+    if (!c.ReadString(&t.name)) return fail("truncated tensor info #" + std::to_string(i));
+    uint32_t n_dims;
+    if (!c.Read(&n_dims)) return fail("truncated tensor '" + t.name + "'");
+    if (n_dims == 0 || n_dims > kMaxDims)
+      return fail("tensor '" + t.name + "' has " + std::to_string(n_dims) + " dims (1..4 allowed)");
+    int64_t n_el = 1;
+    for (uint32_t d = 0; d < n_dims; ++d) {
+      uint64_t ne;
+      if (!c.Read(&ne)) return fail("truncated tensor '" + t.name + "'");
+      if (ne == 0 || ne > static_cast<uint64_t>(kMaxElements) || n_el > kMaxElements / static_cast<int64_t>(ne))
+        return fail("tensor '" + t.name + "' has an absurd dimension " + std::to_string(ne));
+      n_el *= static_cast<int64_t>(ne);
+      t.dims.push_back(static_cast<int64_t>(ne));
+    }
+    uint32_t type;
+    if (!c.Read(&type)) return fail("truncated tensor '" + t.name + "'");
+    const GgmlTypeInfo* info = GgmlTypeInfoFor(type);
+    if (!info) return fail("tensor '" + t.name + "' has unknown type " + std::to_string(type));
+    t.type = static_cast<GgmlType>(type);
+    if (t.dims[0] % info->block_elems != 0)
+      return fail("tensor '" + t.name + "' row of " + std::to_string(t.dims[0]) + " is not a multiple of the " +
+                  info->name + " block size");
+    if (!c.Read(&t.offset)) return fail("truncated tensor '" + t.name + "'");
+    t.n_bytes = static_cast<uint64_t>(n_el / info->block_elems) * info->block_bytes;
+    if (tensor_index_.count(t.name)) return fail("duplicate tensor '" + t.name + "'");
+    tensor_index_[t.name] = tensors_.size();
+    tensors_.push_back(std::move(t));
+  }
+
+  uint64_t data_start = (c.pos() + alignment_ - 1) / alignment_ * alignment_;
+  if (n_tensors > 0 && data_start > size_) return fail("data section starts past the end of the file");
+  uint64_t data_size = size_ > data_start ? size_ - data_start : 0;
+  for (auto& t : tensors_) {
+    if (t.offset % alignment_ != 0) return fail("tensor '" + t.name + "' offset is not aligned");
+    if (t.offset > data_size || t.n_bytes > data_size - t.offset)
+      return fail("tensor '" + t.name + "' data lies past the end of the file (truncated?)");
+    t.data = base_ + data_start + t.offset;
+  }
+  return Status::Ok();
+}
+
+const GgufValue* GgufFile::Find(const std::string& key) const {
+  auto it = kv_.find(key);
+  return it == kv_.end() ? nullptr : &it->second;
+}
+
+const GgufTensorInfo* GgufFile::FindTensor(const std::string& name) const {
+  auto it = tensor_index_.find(name);
+  return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
+}
+
+Result<std::string> GgufFile::GetString(const std::string& key) const {
+  const GgufValue* v = Find(key);
+  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  if (auto* s = std::get_if<std::string>(&v->v); s && !v->is_array()) return *s;
+  return InvalidArgument(path_ + ": metadata '" + key + "' is not a string");
+}
+
+Result<int64_t> GgufFile::GetInt(const std::string& key) const {
+  const GgufValue* v = Find(key);
+  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  if (!v->is_array()) {
+    if (auto* s = std::get_if<int64_t>(&v->v)) return *s;
+    if (auto* u = std::get_if<uint64_t>(&v->v)) {
+      if (*u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        return InvalidArgument(path_ + ": metadata '" + key + "' is out of range");
+      return static_cast<int64_t>(*u);
+    }
+  }
+  return InvalidArgument(path_ + ": metadata '" + key + "' is not an integer");
+}
+
+Result<double> GgufFile::GetFloat(const std::string& key) const {
+  const GgufValue* v = Find(key);
+  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  if (!v->is_array()) {
+    if (auto* d = std::get_if<double>(&v->v)) return *d;
+    if (auto* s = std::get_if<int64_t>(&v->v)) return static_cast<double>(*s);
+    if (auto* u = std::get_if<uint64_t>(&v->v)) return static_cast<double>(*u);
+  }
+  return InvalidArgument(path_ + ": metadata '" + key + "' is not a number");
+}
+
+Result<bool> GgufFile::GetBool(const std::string& key) const {
+  const GgufValue* v = Find(key);
+  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  if (auto* b = std::get_if<bool>(&v->v); b && !v->is_array()) return *b;
+  return InvalidArgument(path_ + ": metadata '" + key + "' is not a bool");
+}
+
+Result<std::vector<std::string>> GgufFile::GetStringArray(const std::string& key) const {
+  const GgufValue* v = Find(key);
+  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  if (auto* a = std::get_if<std::vector<std::string>>(&v->v)) return *a;
+  return InvalidArgument(path_ + ": metadata '" + key + "' is not a string array");
+}
+
+Result<std::vector<double>> GgufFile::GetFloatArray(const std::string& key) const {
+  const GgufValue* v = Find(key);
+  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  if (auto* a = std::get_if<std::vector<double>>(&v->v)) return *a;
+  if (auto* a = std::get_if<std::vector<int64_t>>(&v->v)) return std::vector<double>(a->begin(), a->end());
+  if (auto* a = std::get_if<std::vector<uint64_t>>(&v->v)) return std::vector<double>(a->begin(), a->end());
+  return InvalidArgument(path_ + ": metadata '" + key + "' is not a numeric array");
+}
+
+Result<std::vector<int64_t>> GgufFile::GetIntArray(const std::string& key) const {
+  const GgufValue* v = Find(key);
+  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  if (auto* a = std::get_if<std::vector<int64_t>>(&v->v)) return *a;
+  if (auto* a = std::get_if<std::vector<uint64_t>>(&v->v)) {
+    std::vector<int64_t> out;
+    out.reserve(a->size());
+    for (uint64_t x : *a) out.push_back(static_cast<int64_t>(x));
+    return out;
+  }
+  return InvalidArgument(path_ + ": metadata '" + key + "' is not an integer array");
+}
+
+int64_t GgufFile::GetIntOr(const std::string& key, int64_t def) const {
+  auto r = GetInt(key);
+  return r.ok() ? *r : def;
+}
+double GgufFile::GetFloatOr(const std::string& key, double def) const {
+  auto r = GetFloat(key);
+  return r.ok() ? *r : def;
+}
+bool GgufFile::GetBoolOr(const std::string& key, bool def) const {
+  auto r = GetBool(key);
+  return r.ok() ? *r : def;
+}
+std::string GgufFile::GetStringOr(const std::string& key, const std::string& def) const {
+  auto r = GetString(key);
+  return r.ok() ? *r : def;
+}
+
+}  // namespace pg

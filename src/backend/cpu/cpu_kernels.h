@@ -1,0 +1,82 @@
+// CpuKernels: the CPU backend's table of function pointers, one table per
+// ISA level (scalar, AVX2, AVX-512), chosen once at startup. The public
+// entry points (vec_ops.h, fp16.h, matmul.h) call through ActiveKernels();
+// tests call KernelsFor(level) to compare every level with the scalar one.
+// A future CUDA backend provides the same operations behind its own table.
+//
+// Thread-safety: tables are immutable after static initialization.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/cpu/cpu_features.h"
+#include "backend/cpu/quant.h"
+
+namespace pg {
+
+struct WeightMatrix;
+
+// The weight types MatMul handles, as a dense index for the gemm[] table.
+enum class WeightKind { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kCount };
+
+// Index for `type`, or kCount if unsupported.
+WeightKind WeightKindOf(GgmlType type);
+
+// How MatMul prepares activations for a weight type.
+enum class ActFormat {
+  kF32,   // x as is
+  kQ8_0,  // BlockQ8_0[cols / 32] per token
+  kQ8_K,  // BlockQ8_K[cols / 256] per token
+};
+ActFormat ActFormatOf(WeightKind kind);
+// Bytes of one token's prepared activations.
+size_t ActRowBytes(ActFormat f, int64_t cols);
+
+// Computes y[t * ldy + r] for r in [r0, r1), t in [t0, t1). Token t's
+// prepared activations start at (const uint8_t*)xa + t * xa_stride.
+using GemmTileFn = void (*)(const WeightMatrix& w, const void* xa, size_t xa_stride, int64_t t0,
+                            int64_t t1, int64_t r0, int64_t r1, float* y, int64_t ldy);
+
+struct CpuKernels {
+  IsaLevel level;
+
+  void (*f16_to_f32)(const uint16_t* src, float* dst, int64_t n);
+  void (*f32_to_f16)(const float* src, uint16_t* dst, int64_t n);
+  void (*bf16_to_f32)(const uint16_t* src, float* dst, int64_t n);
+  void (*f32_to_bf16)(const float* src, uint16_t* dst, int64_t n);
+
+  void (*rms_norm)(const float* x, const float* w, float* y, int64_t n, float eps);
+  void (*silu_mul)(const float* gate, const float* up, float* out, int64_t n);
+  void (*softmax)(float* x, int64_t n);
+  float (*dot_f32)(const float* a, const float* b, int64_t n);
+  float (*dot_f16)(const uint16_t* a, const float* b, int64_t n);
+  float (*dot_bf16)(const uint16_t* a, const float* b, int64_t n);
+  void (*axpy_f32)(float a, const float* x, float* y, int64_t n);
+  void (*axpy_f16)(float a, const uint16_t* x, float* y, int64_t n);
+  void (*axpy_bf16)(float a, const uint16_t* x, float* y, int64_t n);
+  void (*add)(float* y, const float* x, int64_t n);
+  void (*scale)(float* x, float s, int64_t n);
+  void (*rope_norm)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
+                    const float* sin);
+  void (*rope_neox)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
+                    const float* sin);
+
+  void (*quantize_q8_0)(const float* src, BlockQ8_0* dst, int64_t n);
+  void (*quantize_q8_k)(const float* src, BlockQ8_K* dst, int64_t n);
+
+  GemmTileFn gemm[static_cast<int>(WeightKind::kCount)];
+};
+
+// The table for `level`, or nullptr if the host cannot run it.
+const CpuKernels* KernelsFor(IsaLevel level);
+
+// The table for ActiveIsa(), resolved once.
+const CpuKernels& ActiveKernels();
+
+// Per-level tables, defined in cpu_kernels_{scalar,avx2,avx512}.cc.
+const CpuKernels& ScalarKernels();
+const CpuKernels& Avx2Kernels();
+const CpuKernels& Avx512Kernels();
+
+}  // namespace pg

@@ -1,0 +1,80 @@
+// MatMul: y = x * W^T for a weight matrix in any supported GGUF type, on the
+// CPU, parallel over a ThreadPool. This is the GEMV (decode, n_tokens == 1)
+// and GEMM (prefill, batched decode) of the forward pass.
+//
+// Like llama.cpp, activations are first quantized to the weight type's
+// "dot partner" (Q8_0 for Q8_0/Q4_0 weights, Q8_K for K-quants; F16/BF16/F32
+// weights use f32 activations) and the inner products are integer dot
+// products with one float scale per block.
+//
+// Thread-safety: MatMul may run concurrently on different scratch objects
+// (and different pools); a MatMulScratch belongs to one caller at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "gguf/ggml_type.h"
+
+namespace pg {
+
+struct CpuKernels;
+
+// A weight matrix as stored in a GGUF file: `rows` output features, each a
+// contiguous row of `cols` input features, row r at data + r * row_bytes.
+struct WeightMatrix {
+  GgmlType type = GgmlType::F32;
+  const void* data = nullptr;
+  int64_t rows = 0;      // out features
+  int64_t cols = 0;      // in features, contiguous
+  size_t row_bytes = 0;  // >= RowBytes(type, cols)
+
+  // Checks type support, block divisibility of cols and row_bytes.
+  Status Validate() const;
+};
+
+// Convenience: a densely packed matrix (row_bytes = RowBytes(type, cols)).
+WeightMatrix MakeWeightMatrix(GgmlType type, const void* data, int64_t rows, int64_t cols);
+
+// Per-caller buffers for quantized activations. Grows on demand (the first
+// call at a given size allocates); Reserve() sizes it up front so that the
+// forward pass never allocates.
+class MatMulScratch {
+ public:
+  MatMulScratch() = default;
+  MatMulScratch(const MatMulScratch&) = delete;
+  MatMulScratch& operator=(const MatMulScratch&) = delete;
+
+  // Makes room for n_tokens activation rows of `cols` features, for any weight type.
+  void Reserve(int64_t cols, int64_t n_tokens);
+  // Returns at least `bytes` of 64-byte aligned memory (contents unspecified).
+  void* Get(size_t bytes);
+  size_t capacity() const { return capacity_; }
+
+ private:
+  struct FreeDeleter {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, FreeDeleter> buf_;
+  size_t capacity_ = 0;
+};
+
+// y[t * w.rows + r] = sum_c W[r, c] * x[t * w.cols + c], t in [0, n_tokens).
+// x is [n_tokens, cols] f32 row-major, y is [n_tokens, rows] f32 row-major.
+// W must pass Validate() (checked with PG_CHECK: the loader validates tensors).
+void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
+            MatMulScratch& scratch);
+
+// Same with explicit strides (in floats) between tokens of x and of y, e.g.
+// to write a slice of a wider output. ldx >= cols, ldy >= rows.
+void MatMulStrided(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y,
+                   int64_t ldy, ThreadPool& pool, MatMulScratch& scratch);
+
+// As MatMulStrided, with an explicit kernel table (tests and benchmarks).
+void MatMulWith(const CpuKernels& k, const WeightMatrix& w, const float* x, int64_t ldx,
+                int64_t n_tokens, float* y, int64_t ldy, ThreadPool& pool, MatMulScratch& scratch);
+
+}  // namespace pg

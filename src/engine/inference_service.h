@@ -1,0 +1,114 @@
+// InferenceService: the boundary between the HTTP server and the engine.
+//
+// The server (src/server) parses JSON, renders chat templates and tokenizes on
+// its own threads, then hands a GenerationRequest to Submit(). The engine
+// thread produces events for it through the callback; the server turns them
+// into SSE chunks or one JSON body. The server never includes kv/ or backend/.
+//
+// Thread-safety: every method may be called from any thread. The callback is
+// invoked on the engine thread, in order, one event at a time per request; it
+// must not block for long (copy into a queue and return). After a FinishEvent
+// no further events arrive for that request.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace pg {
+
+class Tokenizer;
+
+struct SamplingParams {
+  float temperature = 1.0f;  // 0 = greedy
+  float top_p = 1.0f;        // (0, 1]
+  int top_k = 0;             // 0 = off
+  float min_p = 0.0f;        // 0 = off
+  bool has_seed = false;
+  uint64_t seed = 0;
+  int max_tokens = 256;      // completion tokens
+  bool ignore_eos = false;
+  int top_logprobs = 0;      // 0..20 alternatives per position
+  bool logprobs = false;     // report the chosen token's logprob
+};
+
+struct GenerationRequest {
+  std::string id;                   // unique, chosen by the server
+  std::vector<int32_t> prompt;      // token ids, already validated < vocab size
+  SamplingParams sampling;
+  std::string session_id;           // agent session ("" = none)
+  double cache_ttl_s = -1;          // retention hint; < 0 = none
+  double arrival_s = 0;             // NowSeconds() at arrival
+};
+
+struct TokenEvent {
+  int32_t token = -1;
+  float logprob = 0;                                // of the chosen token (full softmax)
+  std::vector<std::pair<int32_t, float>> top;       // top_logprobs alternatives
+};
+
+struct CacheUsage {
+  int64_t cached_tokens = 0;  // prompt tokens not recomputed (sum of the three below)
+  int64_t device_tokens = 0;
+  int64_t host_tokens = 0;
+  int64_t disk_tokens = 0;
+};
+
+struct FinishEvent {
+  std::string finish_reason;  // "stop" (EOS), "length", "cancelled", "error"
+  std::string error;          // when finish_reason == "error"
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  CacheUsage cache;
+  double queue_s = 0;         // arrival -> first scheduled
+  double ttft_s = 0;          // arrival -> first token
+};
+
+struct ServiceEvent {
+  enum class Kind { kToken, kFinish } kind = Kind::kToken;
+  TokenEvent token;
+  FinishEvent finish;
+};
+
+using EventCallback = std::function<void(const ServiceEvent&)>;
+
+struct ServiceInfo {
+  std::string model_name;       // id reported by /v1/models
+  int64_t n_vocab = 0;
+  int64_t n_ctx = 0;            // max prompt + completion tokens per sequence
+  std::string chat_template;    // tokenizer.chat_template ("" if none)
+  std::string bos_token, eos_token;  // text of the special tokens
+};
+
+class InferenceService {
+ public:
+  virtual ~InferenceService() = default;
+
+  virtual const ServiceInfo& info() const = 0;
+  virtual const Tokenizer& tokenizer() const = 0;
+  // False while the model loads (/health answers 503).
+  virtual bool ready() const = 0;
+
+  // Queues the request. ResourceExhausted when the queue is full (HTTP 429),
+  // InvalidArgument when the prompt does not fit the context (HTTP 400).
+  virtual Status Submit(GenerationRequest request, EventCallback on_event) = 0;
+  // Cancels a queued or running request (client disconnect, stop string).
+  // Its KV is freed within one engine step; a FinishEvent "cancelled" follows
+  // unless the request already finished. Unknown ids are ignored.
+  virtual void Cancel(const std::string& request_id) = 0;
+  // Drops the retention of an agent session's KV (POST /v1/sessions/{id}/release).
+  virtual void ReleaseSession(const std::string& session_id) = 0;
+  // Marks that a session's last turn ended in a tool call (optimized policy parks its KV).
+  virtual void NoteToolCall(const std::string& session_id) = 0;
+
+  // Prometheus text-format lines for engine/cache gauges and counters
+  // (queue depth, running sequences, batch tokens, per-tier KV counters...).
+  virtual std::string MetricsText() const = 0;
+};
+
+}  // namespace pg

@@ -66,6 +66,25 @@ uint64_t MinEncodedSize(GgufValueType t) {
 
 bool ValidValueType(uint32_t t) { return t <= 12; }
 
+// A key or tensor name from the file, quoted for a one-line error message:
+// control and non-ASCII bytes as \xNN, cut after 64 bytes.
+std::string Quoted(const std::string& s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < 64; ++i) {
+    const auto ch = static_cast<unsigned char>(s[i]);
+    if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+      out += static_cast<char>(ch);
+    } else {
+      out += "\\x";
+      out += kHex[ch >> 4];
+      out += kHex[ch & 15];
+    }
+  }
+  if (s.size() > 64) out += "...";
+  return out + "'";
+}
+
 // Reads one scalar of type t as int64/uint64/double/bool/string.
 bool ReadScalar(Cursor& c, GgufValueType t, GgufValue* out) {
   switch (t) {
@@ -223,17 +242,17 @@ Status GgufFile::Parse() {
     std::string key;
     if (!c.ReadString(&key)) return fail("truncated metadata key #" + std::to_string(i));
     uint32_t vt;
-    if (!c.Read(&vt)) return fail("truncated metadata '" + key + "'");
-    if (!ValidValueType(vt)) return fail("metadata '" + key + "' has unknown value type " + std::to_string(vt));
+    if (!c.Read(&vt)) return fail("truncated metadata " + Quoted(key));
+    if (!ValidValueType(vt)) return fail("metadata " + Quoted(key) + " has unknown value type " + std::to_string(vt));
     GgufValue val;
     val.type = static_cast<GgufValueType>(vt);
     if (val.type == GgufValueType::ARRAY) {
       std::string err;
-      if (!ReadArray(c, &val, &err)) return fail("metadata '" + key + "': " + err);
+      if (!ReadArray(c, &val, &err)) return fail("metadata " + Quoted(key) + ": " + err);
     } else if (!ReadScalar(c, val.type, &val)) {
-      return fail("truncated metadata '" + key + "'");
+      return fail("truncated metadata " + Quoted(key));
     }
-    if (kv_.count(key)) return fail("duplicate metadata key '" + key + "'");
+    if (kv_.count(key)) return fail("duplicate metadata key " + Quoted(key));
     kv_.emplace(std::move(key), std::move(val));
   }
 
@@ -251,29 +270,29 @@ Status GgufFile::Parse() {
     GgufTensorInfo t;
     if (!c.ReadString(&t.name)) return fail("truncated tensor info #" + std::to_string(i));
     uint32_t n_dims;
-    if (!c.Read(&n_dims)) return fail("truncated tensor '" + t.name + "'");
+    if (!c.Read(&n_dims)) return fail("truncated tensor " + Quoted(t.name));
     if (n_dims == 0 || n_dims > kMaxDims)
-      return fail("tensor '" + t.name + "' has " + std::to_string(n_dims) + " dims (1..4 allowed)");
+      return fail("tensor " + Quoted(t.name) + " has " + std::to_string(n_dims) + " dims (1..4 allowed)");
     int64_t n_el = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
       uint64_t ne;
-      if (!c.Read(&ne)) return fail("truncated tensor '" + t.name + "'");
+      if (!c.Read(&ne)) return fail("truncated tensor " + Quoted(t.name));
       if (ne == 0 || ne > static_cast<uint64_t>(kMaxElements) || n_el > kMaxElements / static_cast<int64_t>(ne))
-        return fail("tensor '" + t.name + "' has an absurd dimension " + std::to_string(ne));
+        return fail("tensor " + Quoted(t.name) + " has an absurd dimension " + std::to_string(ne));
       n_el *= static_cast<int64_t>(ne);
       t.dims.push_back(static_cast<int64_t>(ne));
     }
     uint32_t type;
-    if (!c.Read(&type)) return fail("truncated tensor '" + t.name + "'");
+    if (!c.Read(&type)) return fail("truncated tensor " + Quoted(t.name));
     const GgmlTypeInfo* info = GgmlTypeInfoFor(type);
-    if (!info) return fail("tensor '" + t.name + "' has unknown type " + std::to_string(type));
+    if (!info) return fail("tensor " + Quoted(t.name) + " has unknown type " + std::to_string(type));
     t.type = static_cast<GgmlType>(type);
     if (t.dims[0] % info->block_elems != 0)
-      return fail("tensor '" + t.name + "' row of " + std::to_string(t.dims[0]) + " is not a multiple of the " +
+      return fail("tensor " + Quoted(t.name) + " row of " + std::to_string(t.dims[0]) + " is not a multiple of the " +
                   info->name + " block size");
-    if (!c.Read(&t.offset)) return fail("truncated tensor '" + t.name + "'");
+    if (!c.Read(&t.offset)) return fail("truncated tensor " + Quoted(t.name));
     t.n_bytes = static_cast<uint64_t>(n_el / info->block_elems) * info->block_bytes;
-    if (tensor_index_.count(t.name)) return fail("duplicate tensor '" + t.name + "'");
+    if (tensor_index_.count(t.name)) return fail("duplicate tensor " + Quoted(t.name));
     tensor_index_[t.name] = tensors_.size();
     tensors_.push_back(std::move(t));
   }
@@ -282,9 +301,9 @@ Status GgufFile::Parse() {
   if (n_tensors > 0 && data_start > size_) return fail("data section starts past the end of the file");
   uint64_t data_size = size_ > data_start ? size_ - data_start : 0;
   for (auto& t : tensors_) {
-    if (t.offset % alignment_ != 0) return fail("tensor '" + t.name + "' offset is not aligned");
+    if (t.offset % alignment_ != 0) return fail("tensor " + Quoted(t.name) + " offset is not aligned");
     if (t.offset > data_size || t.n_bytes > data_size - t.offset)
-      return fail("tensor '" + t.name + "' data lies past the end of the file (truncated?)");
+      return fail("tensor " + Quoted(t.name) + " data lies past the end of the file (truncated?)");
     t.data = base_ + data_start + t.offset;
   }
   return Status::Ok();

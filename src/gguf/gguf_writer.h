@@ -47,7 +47,8 @@ class GgufWriter {
   GgufWriter();
 
   // Metadata. Setting a key that exists replaces its value (order of first
-  // insertion is kept). general.alignment is always written as u32 32.
+  // insertion is kept). general.alignment is always written as u32 32;
+  // setting it is ignored.
   void SetU8(const std::string& key, uint8_t v);
   void SetI8(const std::string& key, int8_t v);
   void SetU16(const std::string& key, uint16_t v);

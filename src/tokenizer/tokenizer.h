@@ -10,8 +10,14 @@
 //                 for spaces, a prepended space (add_space_prefix) and byte
 //                 fallback to <0xNN> tokens.
 //
-// Control (type 3) and user-defined (type 4) tokens are split out of the
-// text first when parse_special is true (longest match wins).
+// Special tokens are split out of the text before the model runs, longest
+// text first: user-defined (type 4) tokens always, control (3) and unknown
+// (2) tokens only when parse_special is true. As in llama.cpp, tokens whose
+// text marks an end of turn (<|im_end|>, <|eot_id|>, </s>, <|endoftext|>,
+// ...) are treated as control and end-of-generation tokens.
+//
+// Invalid UTF-8 input never fails: byte-level BPE sees each bad byte as
+// U+FFFD (as llama.cpp does), SPM falls back to byte tokens.
 //
 // Thread-safety: immutable after construction; Encode/Decode may be called
 // concurrently from any thread. IncrementalDecoder is per-stream state and
@@ -23,7 +29,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -31,6 +36,7 @@
 namespace pg {
 
 class GgufFile;
+class GgufWriter;
 
 // tokenizer.ggml.token_type values.
 enum class TokenType : int32_t {
@@ -52,16 +58,22 @@ struct VocabData {
   std::vector<float> scores;
   std::vector<int32_t> token_types;
   std::vector<std::string> merges;  // "left right", rank = index (gpt2 only)
-  int32_t bos_id = -1;
-  int32_t eos_id = -1;
-  int32_t unk_id = -1;
-  int32_t pad_id = -1;
-  int32_t eot_id = -1;
+  // Absent -> llama.cpp's default for the model (SPM: bos 1, eos 2, unk 0;
+  // gpt2: bos = eos = 11), dropped if out of range. A present id must be a
+  // valid token id.
+  std::optional<int32_t> bos_id;
+  std::optional<int32_t> eos_id;
+  std::optional<int32_t> unk_id;
+  std::optional<int32_t> pad_id;
+  std::optional<int32_t> eot_id;
   // Absent -> the llama.cpp default for the model/pre (SPM: BOS yes, EOS no;
   // gpt2: no, except llama-bpe which adds BOS).
   std::optional<bool> add_bos;
   std::optional<bool> add_eos;
   std::optional<bool> add_space_prefix;  // SPM only; default true
+  // general.name: llama.cpp keys per-token whitespace stripping off it
+  // (Phi-3: special tokens swallow the whitespace that follows them).
+  std::string name;
 };
 
 class Tokenizer {
@@ -95,7 +107,8 @@ class Tokenizer {
   std::string TokenToPiece(int32_t id, bool render_special = false) const;
   // Concatenated pieces; for SPM with add_space_prefix the first token's
   // leading space is dropped (as llama.cpp's detokenize does), so
-  // Decode(Encode(x, false, false)) == x.
+  // Decode(Encode(x, false, false)) == x for valid UTF-8 x whose bytes all
+  // have tokens. No clean-up of spaces before punctuation is applied.
   std::string Decode(const std::vector<int32_t>& ids, bool render_special = false) const;
 
   int32_t n_vocab() const { return static_cast<int32_t>(tokens_.size()); }
@@ -121,16 +134,14 @@ class Tokenizer {
 
  private:
   Tokenizer();
-  void EncodeRaw(std::string_view text, std::vector<int32_t>* out, bool is_first) const;
-
   std::string model_;
   std::string pre_;
   std::vector<std::string> tokens_;
   std::vector<TokenType> types_;
-  std::unordered_map<std::string, int32_t> token_to_id_;
   int32_t bos_id_ = -1, eos_id_ = -1, unk_id_ = -1, pad_id_ = -1, eot_id_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
-  std::vector<uint8_t> eog_;  // by id: 1 if end-of-generation
+  std::vector<uint8_t> eog_;    // by id: 1 if end-of-generation
+  std::vector<uint8_t> strip_;  // by id: kStripLeft | kStripRight around special matches
   std::unique_ptr<Impl> impl_;
 };
 
@@ -151,6 +162,11 @@ class IncrementalDecoder {
   std::string pending_;  // bytes of an incomplete trailing UTF-8 sequence
 };
 
+// Writes vocab as tokenizer.ggml.* metadata (the keys ReadVocab reads and
+// llama.cpp loads). Absent optional fields are not written; absent special
+// ids stay absent.
+void WriteVocab(const VocabData& vocab, GgufWriter* writer);
+
 // Byte-level BPE training (see bpe_trainer.cc).
 struct BpeTrainResult {
   std::vector<std::string> tokens;   // byte-level encoded, as in a GGUF
@@ -165,5 +181,10 @@ struct BpeTrainResult {
 // when no pair occurs twice.
 Result<BpeTrainResult> TrainByteLevelBpe(std::string_view corpus, int vocab_size,
                                          const std::vector<std::string>& special_tokens);
+
+// The VocabData of a trained vocabulary: model "gpt2", pre "qwen2", no BOS
+// added; bos_id and eos_id are the first special token (the usual
+// "<|endoftext|>" position), absent if there are no special tokens.
+VocabData ToVocabData(const BpeTrainResult& trained);
 
 }  // namespace pg

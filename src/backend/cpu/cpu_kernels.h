@@ -24,10 +24,16 @@ enum class WeightKind { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kC
 WeightKind WeightKindOf(GgmlType type);
 
 // How MatMul prepares activations for a weight type.
+//
+// F16 / BF16 weights see x rounded to f16 / bf16 (stored as f32), as in
+// llama.cpp, whose vec_dot type for those weights is the weight type: the
+// results then agree with llama.cpp's up to summation order.
 enum class ActFormat {
-  kF32,   // x as is
-  kQ8_0,  // BlockQ8_0[cols / 32] per token
-  kQ8_K,  // BlockQ8_K[cols / 256] per token
+  kF32,        // x as is
+  kF32AsF16,   // float[cols] per token, each value rounded to the nearest f16
+  kF32AsBF16,  // float[cols] per token, each value rounded to the nearest bf16
+  kQ8_0,       // BlockQ8_0[cols / 32] per token
+  kQ8_K,       // BlockQ8_K[cols / 256] per token
 };
 ActFormat ActFormatOf(WeightKind kind);
 // Bytes of one token's prepared activations.

@@ -3,12 +3,19 @@
 // and GEMM (prefill, batched decode) of the forward pass.
 //
 // Like llama.cpp, activations are first quantized to the weight type's
-// "dot partner" (Q8_0 for Q8_0/Q4_0 weights, Q8_K for K-quants; F16/BF16/F32
-// weights use f32 activations) and the inner products are integer dot
-// products with one float scale per block.
+// "dot partner" (Q8_0 for Q8_0/Q4_0 weights, Q8_K for K-quants, f32 values
+// rounded to f16/bf16 for F16/BF16 weights, plain f32 for F32) and the inner
+// products are integer dot products with one float scale per block (f32 FMAs
+// for the float types).
 //
 // Thread-safety: MatMul may run concurrently on different scratch objects
 // (and different pools); a MatMulScratch belongs to one caller at a time.
+// MatMul uses `pool` itself, so it must not be called from inside a
+// ParallelFor task of the same pool.
+//
+// Usage: reserve the scratch once for the largest (cols, n_tokens) the caller
+// will use, e.g. scratch.Reserve(max(n_embd, n_ff), max_batch_tokens); later
+// calls then never allocate.
 #pragma once
 
 #include <cstddef>
@@ -73,8 +80,25 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, T
 void MatMulStrided(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y,
                    int64_t ldy, ThreadPool& pool, MatMulScratch& scratch);
 
-// As MatMulStrided, with an explicit kernel table (tests and benchmarks).
+// One output of MatMulMany: y[t * ldy + r] = (W x_t)[r].
+struct MatMulOut {
+  const WeightMatrix* w;
+  float* y;
+  int64_t ldy;  // >= w->rows
+};
+
+// Several weight matrices applied to the same x (Q/K/V, gate/up): the
+// activations are prepared once and all products run in one parallel
+// region (one barrier instead of n). All matrices must have the same cols;
+// at most 8 outputs. Matrices whose activation formats differ (e.g. Q8_0 with
+// Q4_K) are still handled, one after another.
+void MatMulMany(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tokens,
+                ThreadPool& pool, MatMulScratch& scratch);
+
+// As MatMulStrided / MatMulMany, with an explicit kernel table (tests and benchmarks).
 void MatMulWith(const CpuKernels& k, const WeightMatrix& w, const float* x, int64_t ldx,
                 int64_t n_tokens, float* y, int64_t ldy, ThreadPool& pool, MatMulScratch& scratch);
+void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, const float* x,
+                    int64_t ldx, int64_t n_tokens, ThreadPool& pool, MatMulScratch& scratch);
 
 }  // namespace pg

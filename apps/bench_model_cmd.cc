@@ -1,0 +1,150 @@
+// prosgrow bench-model: llama-bench style throughput of the forward pass.
+//   pp512 : one 512-token prefill (tokens/s)
+//   tg128 : 128 single-token decode steps after that prompt (tokens/s)
+//   bd4/bd16 : batched decode, 4 or 16 sequences one token each per step
+// Tokens are pseudo-random ids; the KV arena is private (no tiers), f16.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+#include "backend/cpu/cpu_features.h"
+#include "base/clock.h"
+#include "cli_util.h"
+#include "model/model.h"
+#include "subcommands.h"
+#include "synth/make_model.h"
+
+namespace pg {
+namespace {
+
+struct Arena {
+  Arena(const ModelConfig& c, int64_t page, int64_t n_seqs, int64_t tokens_per_seq) {
+    blocks_per_seq = (tokens_per_seq + page - 1) / page;
+    pages.page_tokens = page;
+    pages.kv_dim = c.kv_dim();
+    pages.block_bytes = KvPages::BlockBytes(c.n_layer, c.kv_dim(), page);
+    mem.resize(pages.block_bytes * static_cast<size_t>(blocks_per_seq * n_seqs));
+    pages.base = mem.data();
+    table.resize(static_cast<size_t>(blocks_per_seq * n_seqs));
+    std::iota(table.begin(), table.end(), 0);
+  }
+  const int32_t* table_of(int64_t seq) const { return table.data() + seq * blocks_per_seq; }
+  KvPages pages;
+  int64_t blocks_per_seq;
+  std::vector<uint8_t> mem;
+  std::vector<int32_t> table;
+};
+
+struct Stat {
+  double mean = 0, sd = 0;
+};
+
+Stat Summarize(const std::vector<double>& v) {
+  Stat s;
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  for (double x : v) s.sd += (x - s.mean) * (x - s.mean);
+  s.sd = v.size() > 1 ? std::sqrt(s.sd / static_cast<double>(v.size() - 1)) : 0;
+  return s;
+}
+
+}  // namespace
+
+int BenchModelMain(int argc, char** argv) {
+  CLI::App app("Measure prefill and decode throughput (like llama-bench)", "bench-model");
+  std::string model_path;
+  int threads = 0, reps = 3, n_prompt = 512, n_gen = 128;
+  bool json = false;
+  app.add_option("-m,--model", model_path, "GGUF model (default: the built-in model)");
+  app.add_option("-t,--threads", threads, "threads (default: cores)")->check(CLI::Range(0, 1024));
+  app.add_option("-r,--repetitions", reps, "repetitions per test")->check(CLI::Range(1, 100));
+  app.add_option("-p,--n-prompt", n_prompt, "prompt tokens for pp")->check(CLI::Range(1, 1 << 16));
+  app.add_option("-n,--n-gen", n_gen, "generated tokens for tg / batched decode")->check(CLI::Range(1, 1 << 16));
+  app.add_flag("--json", json, "print JSON");
+  if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
+  if (model_path.empty()) {
+    auto def = EnsureDefaultModel("");
+    if (!def.ok()) return Fail("bench-model", def.status().message());
+    model_path = *def;
+  }
+  auto model = Model::Load(model_path);
+  if (!model.ok()) return Fail("bench-model", model.status().message());
+  const Model& m = **model;
+  const ModelConfig& c = m.config();
+  ThreadPool pool(threads);
+  ForwardScratch scratch;
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<int32_t> tok_dist(0, static_cast<int32_t>(c.n_vocab - 1));
+  std::vector<float> logits(static_cast<size_t>(c.n_vocab * 16));
+  const int64_t page = 16;
+
+  auto run_pp = [&]() {
+    Arena a(c, page, 1, n_prompt);
+    std::vector<int32_t> toks(static_cast<size_t>(n_prompt));
+    for (auto& t : toks) t = tok_dist(rng);
+    BatchSeq b{toks.data(), n_prompt, 0, a.table_of(0), a.blocks_per_seq, true};
+    double t0 = NowSeconds();
+    Status st = m.Forward({&b, 1}, a.pages, pool, scratch, logits.data());
+    double dt = NowSeconds() - t0;
+    return st.ok() ? n_prompt / dt : -1.0;
+  };
+  // Batched decode of n_seqs sequences, n_gen steps, each after a 1-token prompt.
+  auto run_decode = [&](int64_t n_seqs) {
+    Arena a(c, page, n_seqs, n_gen + 1);
+    std::vector<int32_t> toks(static_cast<size_t>(n_seqs));
+    std::vector<BatchSeq> batch(static_cast<size_t>(n_seqs));
+    double elapsed = 0;
+    for (int64_t step = 0; step <= n_gen; ++step) {
+      for (int64_t s = 0; s < n_seqs; ++s) {
+        toks[s] = tok_dist(rng);
+        batch[s] = BatchSeq{&toks[s], 1, step, a.table_of(s), a.blocks_per_seq, true};
+      }
+      double t0 = NowSeconds();
+      Status st = m.Forward(batch, a.pages, pool, scratch, logits.data());
+      if (!st.ok()) return -1.0;
+      if (step > 0) elapsed += NowSeconds() - t0;  // step 0 is the 1-token prompt
+    }
+    return static_cast<double>(n_seqs * n_gen) / elapsed;
+  };
+
+  run_decode(1);  // warm-up: page in the weights
+  struct Row {
+    std::string test;
+    Stat tps;
+  };
+  std::vector<Row> rows;
+  auto measure = [&](const std::string& name, auto fn) {
+    std::vector<double> v;
+    for (int r = 0; r < reps; ++r) v.push_back(fn());
+    rows.push_back({name, Summarize(v)});
+  };
+  measure("pp" + std::to_string(n_prompt), run_pp);
+  measure("tg" + std::to_string(n_gen), [&] { return run_decode(1); });
+  measure("bd4x" + std::to_string(n_gen), [&] { return run_decode(4); });
+  measure("bd16x" + std::to_string(n_gen), [&] { return run_decode(16); });
+
+  std::string types;
+  for (const auto& t : m.file().tensors())
+    if (t.name == "blk.0.attn_q.weight") types = TypeName(t.type);
+  if (json) {
+    nlohmann::json j;
+    j["model"] = model_path;
+    j["arch"] = c.arch;
+    j["type"] = types;
+    j["threads"] = pool.size();
+    j["isa"] = IsaName(ActiveIsa());
+    for (auto& r : rows) j["results"].push_back({{"test", r.test}, {"tokens_per_s", r.tps.mean}, {"stddev", r.tps.sd}});
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("| model | type | threads | isa | test | t/s |\n|---|---|---|---|---|---|\n");
+    for (auto& r : rows)
+      std::printf("| %s | %s | %d | %s | %s | %.2f ± %.2f |\n", c.name.c_str(), types.c_str(), pool.size(),
+                  IsaName(ActiveIsa()), r.test.c_str(), r.tps.mean, r.tps.sd);
+  }
+  return 0;
+}
+
+}  // namespace pg

@@ -1,0 +1,67 @@
+#include "engine_flags.h"
+
+#include "base/units.h"
+#include "synth/make_model.h"
+
+namespace pg {
+
+void AddEngineFlags(CLI::App& app, EngineFlags* f) {
+  app.add_option("-m,--model", f->model, "GGUF model file (default: the built-in synthetic model, made on first use)");
+  app.add_option("--policy", f->policy, "KV/scheduling policy: baseline | optimized")
+      ->check(CLI::IsMember({"baseline", "optimized"}));
+  app.add_option("--threads", f->threads, "compute threads (default: cores)")->check(CLI::Range(0, 1024));
+  app.add_option("--ctx-size", f->ctx_size, "max tokens per sequence (default: min(model context, 8192))")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+  app.add_option("--max-batch-tokens", f->max_batch_tokens, "tokens per forward step")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  app.add_option("--max-seqs", f->max_seqs, "max running sequences")->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  app.add_option("--max-queue", f->max_queue, "max waiting requests (then 429)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  app.add_option("--kv-page-tokens", f->page_tokens, "tokens per KV block")->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  app.add_option("--kv-dtype", f->kv_dtype, "KV element type: f16 | bf16")->check(CLI::IsMember({"f16", "bf16"}));
+  app.add_option("--kv-device-mem", f->kv_device_mem, "device-tier KV memory, e.g. 512MiB");
+  app.add_option("--kv-host-mem", f->kv_host_mem, "host-tier KV memory (optimized; default 4x device)");
+  app.add_option("--kv-disk-dir", f->kv_disk_dir, "disk-tier directory (optimized)");
+  app.add_option("--kv-disk-size", f->kv_disk_size, "disk-tier cap, e.g. 4GiB");
+  app.add_option("--kv-eviction", f->kv_eviction, "eviction: lru | cost (default per policy)")
+      ->check(CLI::IsMember({"lru", "cost"}));
+  app.add_option("--kv-write-policy", f->kv_write_policy, "write-through | write-back")
+      ->check(CLI::IsMember({"write-through", "write-back"}));
+  app.add_option("--kv-min-promote", f->kv_min_promote, "host/disk hits shorter than this are recomputed")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  app.add_flag("--no-prefix-cache", f->no_prefix_cache, "disable prefix reuse");
+}
+
+Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
+  EngineConfig c;
+  if (f.model.empty()) {
+    PG_ASSIGN_OR_RETURN(c.model_path, EnsureDefaultModel(""));
+  } else {
+    c.model_path = f.model;
+  }
+  c.policy = f.policy == "baseline" ? ServePolicy::kBaseline : ServePolicy::kOptimized;
+  c.threads = f.threads;
+  c.ctx_size = f.ctx_size;
+  c.max_batch_tokens = f.max_batch_tokens;
+  c.max_seqs = f.max_seqs;
+  c.max_queue = f.max_queue;
+  c.page_tokens = f.page_tokens;
+  c.kv_bf16 = f.kv_dtype == "bf16";
+  PG_ASSIGN_OR_RETURN(c.kv_device_bytes, ParseByteSize(f.kv_device_mem));
+  if (!f.kv_host_mem.empty()) {
+    PG_ASSIGN_OR_RETURN(c.kv_host_bytes, ParseByteSize(f.kv_host_mem));
+  }
+  c.kv_disk_dir = f.kv_disk_dir;
+  if (!f.kv_disk_size.empty()) {
+    PG_ASSIGN_OR_RETURN(c.kv_disk_bytes, ParseByteSize(f.kv_disk_size));
+  }
+  if (c.policy == ServePolicy::kBaseline && (!f.kv_host_mem.empty() || !f.kv_disk_dir.empty()))
+    return InvalidArgument("--policy baseline has no host or disk tier; drop --kv-host-mem/--kv-disk-dir");
+  c.eviction = f.kv_eviction;
+  c.write_policy = f.kv_write_policy;
+  c.min_promote_tokens = f.kv_min_promote;
+  c.prefix_cache = !f.no_prefix_cache;
+  return c;
+}
+
+}  // namespace pg

@@ -1,0 +1,39 @@
+// The engine flags shared by `generate` and `serve` (-m, --threads, --ctx-size,
+// the --kv-* family, --policy ...), and their conversion to an EngineConfig.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "base/status.h"
+#include "engine/engine_config.h"
+
+namespace pg {
+
+struct EngineFlags {
+  std::string model;
+  std::string policy = "optimized";
+  int threads = 0;
+  int64_t ctx_size = 0;
+  int64_t max_batch_tokens = 512;
+  int64_t max_seqs = 16;
+  int64_t max_queue = 256;
+  int64_t page_tokens = 16;
+  std::string kv_dtype = "f16";
+  std::string kv_device_mem = "256MiB";
+  std::string kv_host_mem;
+  std::string kv_disk_dir;
+  std::string kv_disk_size;
+  std::string kv_eviction;
+  std::string kv_write_policy;
+  int64_t kv_min_promote = 32;
+  bool no_prefix_cache = false;
+};
+
+void AddEngineFlags(CLI::App& app, EngineFlags* f);
+// Validates the flags and resolves the model (the default model when -m is
+// absent). One-line errors.
+Result<EngineConfig> ToEngineConfig(const EngineFlags& f);
+
+}  // namespace pg

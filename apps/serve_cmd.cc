@@ -1,0 +1,64 @@
+// prosgrow serve: the OpenAI-compatible HTTP server on top of the engine.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "base/log.h"
+#include "cli_util.h"
+#include "engine/engine.h"
+#include "engine_flags.h"
+#include "server/http_server.h"
+#include "server/server_options.h"
+#include "subcommands.h"
+
+namespace pg {
+int ServeMain(int argc, char** argv) {
+  CLI::App app("OpenAI-compatible HTTP server (chat, completions, models, health, metrics)", "serve");
+  EngineFlags ef;
+  AddEngineFlags(app, &ef);
+  ServerOptions so;
+  AddServerFlags(app, &so);
+  std::string served_name;
+  double session_ttl = 120;
+  app.add_option("--served-model-name", served_name, "model id reported by /v1/models (default: file stem)");
+  app.add_option("--session-ttl", session_ttl, "optimized: seconds a tool-waiting session's KV is retained")
+      ->check(CLI::Range(0.0, 86400.0));
+  if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
+  Status v = so.Validate();
+  if (!v.ok()) return Fail("serve", v.message());
+  auto config = ToEngineConfig(ef);
+  if (!config.ok()) return Fail("serve", config.status().message());
+  config->model_name = served_name;
+  config->session_ttl_s = session_ttl;
+  // SIGINT/SIGTERM are taken by a watcher thread (sigwait), never by a
+  // handler: stopping the server is not async-signal-safe. Block them before
+  // any thread starts so every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  auto engine = Engine::Create(*config);
+  if (!engine.ok()) return Fail("serve", engine.status().message());
+  (*engine)->Start();
+  HttpServer server(so, engine->get());
+  std::thread watcher([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (sig != 0) server.Stop();
+  });
+  Status st = server.Run();
+  // Wake the watcher if the server stopped on its own.
+  pthread_kill(watcher.native_handle(), SIGTERM);
+  watcher.join();
+  (*engine)->Stop();
+  Status flush = (*engine)->FlushCache();
+  if (!flush.ok()) PG_LOG_WARN("KV flush on shutdown: {}", flush.message());
+  if (!st.ok()) return Fail("serve", st.message());
+  return 0;
+}
+
+}  // namespace pg

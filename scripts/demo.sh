@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The main job: baseline vs optimized on the agentic workload, side by side.
+#
+#   1. installs packages and builds (Release);
+#   2. makes the built-in synthetic model (on first use, in ~/.cache/prosgrow);
+#   3. starts `prosgrow serve --policy baseline`, then `--policy optimized`, with the
+#      SAME device-tier KV memory;
+#   4. runs the agentic workload at concurrency 4 against each;
+#   5. prints the side-by-side table and writes plots under out/demo/.
+#
+# Environment knobs (defaults sized for a 2-core CPU, ~10 minutes in all):
+#   DEMO_DURATION (s per policy), DEMO_CONCURRENCY, DEMO_DEVICE_MEM, DEMO_PORT, DEMO_OUT
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C build prosgrow
+
+DURATION=${DEMO_DURATION:-240}
+CONCURRENCY=${DEMO_CONCURRENCY:-4}
+DEVICE_MEM=${DEMO_DEVICE_MEM:-24MiB}
+PORT=${DEMO_PORT:-18431}
+OUT=${DEMO_OUT:-out/demo}
+BIN=build/prosgrow
+WORKLOAD=(--workload agentic --concurrency "$CONCURRENCY" --duration "$DURATION" --seed 1
+          --ctx-max 3072 --turns 12 --tool-gap-s 2 --warmup 0 --no-progress)
+mkdir -p "$OUT"
+rm -rf "$OUT/kv-disk"
+
+server_pid=""
+stop_server() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  server_pid=""
+}
+trap stop_server EXIT
+
+run_policy() {
+  local policy=$1; shift
+  echo "== policy $policy: starting prosgrow serve"
+  "$BIN" serve --policy "$policy" --port "$PORT" --kv-device-mem "$DEVICE_MEM" "$@" \
+    >"$OUT/serve-$policy.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 600); do
+    if curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then break; fi
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "prosgrow serve exited early; log:"; cat "$OUT/serve-$policy.log"; exit 1
+    fi
+    sleep 0.5
+  done
+  echo "== policy $policy: agentic workload, concurrency $CONCURRENCY, ${DURATION}s"
+  "$BIN" bench --url "http://127.0.0.1:$PORT" "${WORKLOAD[@]}" --label "$policy" --out "$OUT/$policy"
+  stop_server
+}
+
+run_policy baseline
+run_policy optimized --kv-host-mem 256MiB --kv-disk-dir "$OUT/kv-disk" --kv-disk-size 2GiB
+
+echo
+echo "== baseline vs optimized (ratios optimized/baseline)"
+"$BIN" bench compare "$OUT/baseline/run.json" "$OUT/optimized/run.json" --plots "$OUT/plots" \
+  --out "$OUT/table.md"
+echo
+echo "Table: $OUT/table.md   Plots: $OUT/plots/"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds prosgrow and runs the whole test suite:
+#   1. release build, every test (unit, integration, end-to-end) via CTest;
+#   2. ASan+UBSan build, the unit tests again under the sanitizers.
+# Works on a fresh Debian 12 machine (installs what it needs first).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+JOBS=$(nproc)
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROSGROW_WERROR=ON >/dev/null
+ninja -C build -j"$JOBS"
+if [ -f tests/node/package-lock.json ]; then
+  (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
+fi
+ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900
+
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROSGROW_SANITIZE=ON >/dev/null
+ninja -C build-asan -j"$JOBS"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -L unit --output-on-failure -j"$JOBS" --timeout 1800

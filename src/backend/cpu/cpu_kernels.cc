@@ -1,0 +1,99 @@
+#include "backend/cpu/cpu_kernels.h"
+
+#include "backend/cpu/kernel_impls.h"
+#include "backend/cpu/matmul.h"
+
+namespace pg {
+
+WeightKind WeightKindOf(GgmlType type) {
+  switch (type) {
+    case GgmlType::F32: return WeightKind::kF32;
+    case GgmlType::F16: return WeightKind::kF16;
+    case GgmlType::BF16: return WeightKind::kBF16;
+    case GgmlType::Q8_0: return WeightKind::kQ8_0;
+    case GgmlType::Q4_0: return WeightKind::kQ4_0;
+    case GgmlType::Q4_K: return WeightKind::kQ4_K;
+    case GgmlType::Q5_K: return WeightKind::kQ5_K;
+    case GgmlType::Q6_K: return WeightKind::kQ6_K;
+    default: return WeightKind::kCount;
+  }
+}
+
+ActFormat ActFormatOf(WeightKind kind) {
+  switch (kind) {
+    case WeightKind::kQ8_0:
+    case WeightKind::kQ4_0: return ActFormat::kQ8_0;
+    case WeightKind::kQ4_K:
+    case WeightKind::kQ5_K:
+    case WeightKind::kQ6_K: return ActFormat::kQ8_K;
+    case WeightKind::kF16: return ActFormat::kF32AsF16;
+    case WeightKind::kBF16: return ActFormat::kF32AsBF16;
+    default: return ActFormat::kF32;
+  }
+}
+
+size_t ActRowBytes(ActFormat f, int64_t cols) {
+  switch (f) {
+    case ActFormat::kF32:
+    case ActFormat::kF32AsF16:
+    case ActFormat::kF32AsBF16: return static_cast<size_t>(cols) * sizeof(float);
+    case ActFormat::kQ8_0: return static_cast<size_t>(cols / kQK) * sizeof(BlockQ8_0);
+    case ActFormat::kQ8_K: return static_cast<size_t>(cols / kQKK) * sizeof(BlockQ8_K);
+  }
+  return 0;
+}
+
+#define PG_KERNEL_TABLE(ns, lvl)                                                          \
+  CpuKernels {                                                                            \
+    lvl, ns::F16ToF32Row, ns::F32ToF16Row, ns::BF16ToF32Row, ns::F32ToBF16Row, ns::RmsNorm, \
+        ns::SiluMul, ns::Softmax, ns::DotF32, ns::DotF16, ns::DotBF16, ns::AxpyF32,       \
+        ns::AxpyF16, ns::AxpyBF16, ns::Add, ns::Scale, ns::RopeNorm, ns::RopeNeox,        \
+        ns::QuantizeQ8_0, ns::QuantizeQ8_K,                                               \
+    {                                                                                     \
+      ns::GemmF32, ns::GemmF16, ns::GemmBF16, ns::GemmQ8_0, ns::GemmQ4_0, ns::GemmQ4_K,   \
+          ns::GemmQ5_K, ns::GemmQ6_K                                                      \
+    }                                                                                     \
+  }
+
+const CpuKernels& ScalarKernels() {
+  static const CpuKernels k = PG_KERNEL_TABLE(scalar, IsaLevel::kScalar);
+  return k;
+}
+
+const CpuKernels& Avx2Kernels() {
+  static const CpuKernels k = PG_KERNEL_TABLE(avx2, IsaLevel::kAvx2);
+  return k;
+}
+
+const CpuKernels& Avx512Kernels() {
+  static const CpuKernels k = [] {
+    CpuKernels t = Avx2Kernels();
+    t.level = IsaLevel::kAvx512;
+    t.quantize_q8_0 = avx512::QuantizeQ8_0;
+    t.dot_f32 = avx512::DotF32;
+    t.dot_f16 = avx512::DotF16;
+    t.axpy_f16 = avx512::AxpyF16;
+    t.gemm[static_cast<int>(WeightKind::kQ8_0)] = avx512::GemmQ8_0;
+    t.gemm[static_cast<int>(WeightKind::kQ4_0)] = avx512::GemmQ4_0;
+    t.gemm[static_cast<int>(WeightKind::kF16)] = avx512::GemmF16;
+    return t;
+  }();
+  return k;
+}
+
+const CpuKernels* KernelsFor(IsaLevel level) {
+  if (!HostSupports(level)) return nullptr;
+  switch (level) {
+    case IsaLevel::kScalar: return &ScalarKernels();
+    case IsaLevel::kAvx2: return &Avx2Kernels();
+    case IsaLevel::kAvx512: return &Avx512Kernels();
+  }
+  return nullptr;
+}
+
+const CpuKernels& ActiveKernels() {
+  static const CpuKernels* k = KernelsFor(ActiveIsa());
+  return *k;
+}
+
+}  // namespace pg

@@ -1,0 +1,244 @@
+// AVX-512 (F/BW/VL/DQ + VNNI) kernels for the hottest paths. Q8_0/Q4_0 use
+// VPDPBUSD (u8 x s8 -> s32 in one instruction, no int16 saturation) on
+// 256-bit vectors with a 4 x 4 register tile (AVX-512VL gives 32 vector
+// registers); F16 weights use 512-bit FMAs. Everything else in the AVX-512
+// table is the AVX2 kernel.
+// GCC 12's AVX-512 intrinsics (the _mm512_undefined_* idiom) raise false
+// -W(maybe-)uninitialized warnings when inlined; silence them for this file.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "backend/cpu/fp16.h"
+#include "backend/cpu/kernel_impls.h"
+
+namespace pg::avx512 {
+namespace {
+
+inline float HSum256(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float H2F(uint16_t h) { return _cvtsh_ss(h); }
+
+// Own reductions: GCC 12's _mm512_reduce_* trip -Wmaybe-uninitialized.
+inline float ReduceAdd(__m512 v) {
+  return HSum256(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_maskz_extractf32x8_ps(0xFF, v, 1)));
+}
+inline float ReduceMax(__m512 v) {
+  __m256 m = _mm256_max_ps(_mm512_castps512_ps256(v), _mm512_maskz_extractf32x8_ps(0xFF, v, 1));
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline __m256i LoadWeights(const BlockQ8_0* b) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs));
+}
+inline __m256i LoadWeights(const BlockQ4_0* b) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
+  return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
+}
+
+template <typename WBlock, int RM, int RN>
+void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb,
+            float* y, int64_t ldy) {
+  __m256 acc[RM][RN];
+  for (int i = 0; i < RM; ++i)
+    for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    float xd[RN];
+    for (int j = 0; j < RN; ++j) xd[j] = H2F(reinterpret_cast<const BlockQ8_0*>(xbase + j * xs)[b].d);
+    for (int i = 0; i < RM; ++i) {
+      const WBlock* wb = reinterpret_cast<const WBlock*>(wbase + i * wstride) + b;
+      const __m256i w = LoadWeights(wb);
+      const __m256i w_abs = _mm256_abs_epi8(w);
+      const float wd = H2F(wb->d);
+      for (int j = 0; j < RN; ++j) {
+        const __m256i x = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ8_0*>(xbase + j * xs)[b].qs));
+        const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), w_abs, _mm256_sign_epi8(x, w));
+        acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(wd * xd[j]), _mm256_cvtepi32_ps(dot), acc[i][j]);
+      }
+    }
+  }
+  for (int i = 0; i < RM; ++i)
+    for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum256(acc[i][j]);
+}
+
+template <typename WBlock, int RM>
+void TileQ8Rows(int rn, const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs,
+                int64_t nb, float* y, int64_t ldy) {
+  switch (rn) {
+    case 1: TileQ8<WBlock, RM, 1>(wbase, wstride, xbase, xs, nb, y, ldy); break;
+    case 2: TileQ8<WBlock, RM, 2>(wbase, wstride, xbase, xs, nb, y, ldy); break;
+    case 3: TileQ8<WBlock, RM, 3>(wbase, wstride, xbase, xs, nb, y, ldy); break;
+    case 4: TileQ8<WBlock, RM, 4>(wbase, wstride, xbase, xs, nb, y, ldy); break;
+  }
+}
+
+template <typename WBlock>
+void GemmQ8Tiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
+                 int64_t r0, int64_t r1, float* y, int64_t ldy) {
+  constexpr int RM = 4, RN = 4;
+  const int64_t nb = w.cols / kQK;
+  const auto* wbase = static_cast<const uint8_t*>(w.data);
+  const auto* xbase = static_cast<const uint8_t*>(xa);
+  for (int64_t r = r0; r < r1; r += RM) {
+    const int rm = static_cast<int>(std::min<int64_t>(RM, r1 - r));
+    for (int64_t t = t0; t < t1; t += RN) {
+      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
+      const uint8_t* wp = wbase + r * w.row_bytes;
+      const uint8_t* xp = xbase + t * xs;
+      float* yp = y + t * ldy + r;
+      switch (rm) {
+        case 4: TileQ8Rows<WBlock, 4>(rn, wp, w.row_bytes, xp, xs, nb, yp, ldy); break;
+        case 3: TileQ8Rows<WBlock, 3>(rn, wp, w.row_bytes, xp, xs, nb, yp, ldy); break;
+        case 2: TileQ8Rows<WBlock, 2>(rn, wp, w.row_bytes, xp, xs, nb, yp, ldy); break;
+        case 1: TileQ8Rows<WBlock, 1>(rn, wp, w.row_bytes, xp, xs, nb, yp, ldy); break;
+      }
+    }
+  }
+}
+
+inline __m512 LoadF16x16(const uint16_t* p) {
+  return _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+template <int RM, int RN>
+void TileF16(const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx, int64_t cols,
+             float* y, int64_t ldy) {
+  __m512 acc[RM][RN];
+  for (int i = 0; i < RM; ++i)
+    for (int j = 0; j < RN; ++j) acc[i][j] = _mm512_setzero_ps();
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16) {
+    __m512 xv[RN];
+    for (int j = 0; j < RN; ++j) xv[j] = _mm512_loadu_ps(x + j * ldx + c);
+    for (int i = 0; i < RM; ++i) {
+      const __m512 wv = LoadF16x16(reinterpret_cast<const uint16_t*>(wbase + i * wstride) + c);
+      for (int j = 0; j < RN; ++j) acc[i][j] = _mm512_fmadd_ps(wv, xv[j], acc[i][j]);
+    }
+  }
+  for (int i = 0; i < RM; ++i) {
+    const auto* wr = reinterpret_cast<const uint16_t*>(wbase + i * wstride);
+    for (int j = 0; j < RN; ++j) {
+      float s = ReduceAdd(acc[i][j]);
+      for (int64_t k = c; k < cols; ++k) s += pg::F16ToF32(wr[k]) * x[j * ldx + k];
+      y[j * ldy + i] = s;
+    }
+  }
+}
+
+template <int RM>
+void TileF16Rows(int rn, const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx,
+                 int64_t cols, float* y, int64_t ldy) {
+  switch (rn) {
+    case 1: TileF16<RM, 1>(wbase, wstride, x, ldx, cols, y, ldy); break;
+    case 2: TileF16<RM, 2>(wbase, wstride, x, ldx, cols, y, ldy); break;
+    case 3: TileF16<RM, 3>(wbase, wstride, x, ldx, cols, y, ldy); break;
+    case 4: TileF16<RM, 4>(wbase, wstride, x, ldx, cols, y, ldy); break;
+  }
+}
+
+}  // namespace
+
+void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const float* x = src + b * kQK;
+    const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
+    const __m512 sign = _mm512_set1_ps(-0.0f);
+    const float amax = ReduceMax(_mm512_max_ps(_mm512_andnot_ps(sign, v0), _mm512_andnot_ps(sign, v1)));
+    const float d = amax / 127.0f;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    dst[b].d = static_cast<uint16_t>(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
+    const __m512 m = _mm512_set1_ps(id);
+    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const __m512i i0 = _mm512_cvt_roundps_epi32(_mm512_mul_ps(v0, m), kRound);
+    const __m512i i1 = _mm512_cvt_roundps_epi32(_mm512_mul_ps(v1, m), kRound);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[b].qs), _mm512_cvtsepi32_epi8(i0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[b].qs + 16), _mm512_cvtsepi32_epi8(i1));
+  }
+}
+
+float DotF32(const float* a, const float* b, int64_t n) {
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), acc1);
+  }
+  if (i < n) {
+    const __mmask16 m0 = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+    acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, a + i), _mm512_maskz_loadu_ps(m0, b + i), acc0);
+    if (n - i > 16) {
+      const __mmask16 m1 = static_cast<__mmask16>((1u << (n - i - 16)) - 1);
+      acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, a + i + 16),
+                             _mm512_maskz_loadu_ps(m1, b + i + 16), acc1);
+    }
+  }
+  return ReduceAdd(_mm512_add_ps(acc0, acc1));
+}
+
+float DotF16(const uint16_t* a, const float* b, int64_t n) {
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    acc0 = _mm512_fmadd_ps(LoadF16x16(a + i), _mm512_loadu_ps(b + i), acc0);
+    acc1 = _mm512_fmadd_ps(LoadF16x16(a + i + 16), _mm512_loadu_ps(b + i + 16), acc1);
+  }
+  for (; i + 16 <= n; i += 16) acc0 = _mm512_fmadd_ps(LoadF16x16(a + i), _mm512_loadu_ps(b + i), acc0);
+  float s = ReduceAdd(_mm512_add_ps(acc0, acc1));
+  for (; i < n; ++i) s += pg::F16ToF32(a[i]) * b[i];
+  return s;
+}
+
+void AxpyF16(float a, const uint16_t* x, float* y, int64_t n) {
+  const __m512 av = _mm512_set1_ps(a);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    _mm512_storeu_ps(y + i, _mm512_fmadd_ps(av, LoadF16x16(x + i), _mm512_loadu_ps(y + i)));
+  }
+  for (; i < n; ++i) y[i] += a * pg::F16ToF32(x[i]);
+}
+
+void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+              int64_t r1, float* y, int64_t ldy) {
+  GemmQ8Tiled<BlockQ8_0>(w, xa, xs, t0, t1, r0, r1, y, ldy);
+}
+void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+              int64_t r1, float* y, int64_t ldy) {
+  GemmQ8Tiled<BlockQ4_0>(w, xa, xs, t0, t1, r0, r1, y, ldy);
+}
+
+void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+             int64_t r1, float* y, int64_t ldy) {
+  constexpr int RM = 4, RN = 4;
+  const auto* wbase = static_cast<const uint8_t*>(w.data);
+  const int64_t ldx = static_cast<int64_t>(xs / sizeof(float));
+  const float* x = static_cast<const float*>(xa);
+  for (int64_t r = r0; r < r1; r += RM) {
+    const int rm = static_cast<int>(std::min<int64_t>(RM, r1 - r));
+    for (int64_t t = t0; t < t1; t += RN) {
+      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
+      const uint8_t* wp = wbase + r * w.row_bytes;
+      const float* xp = x + t * ldx;
+      float* yp = y + t * ldy + r;
+      switch (rm) {
+        case 4: TileF16Rows<4>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
+        case 3: TileF16Rows<3>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
+        case 2: TileF16Rows<2>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
+        case 1: TileF16Rows<1>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
+      }
+    }
+  }
+}
+
+}  // namespace pg::avx512

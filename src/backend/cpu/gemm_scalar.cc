@@ -1,0 +1,178 @@
+// Scalar reference versions of the activation quantizers, the block dot
+// products and the GEMM tiles (see matmul.h, cpu_kernels.h).
+#include <cmath>
+#include <cstdlib>
+
+#include "backend/cpu/fp16.h"
+#include "backend/cpu/gemm_tile.h"
+#include "backend/cpu/kernel_impls.h"
+
+namespace pg::scalar {
+
+void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const float* x = src + b * kQK;
+    float amax = 0;
+    for (int i = 0; i < kQK; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+    const float d = amax / 127.0f;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    dst[b].d = F32ToF16(d);
+    for (int i = 0; i < kQK; ++i) dst[b].qs[i] = static_cast<int8_t>(std::nearbyint(x[i] * id));
+  }
+}
+
+void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const float* x = src + b * kQKK;
+    BlockQ8_K& o = dst[b];
+    float amax = 0, mx = 0;
+    for (int i = 0; i < kQKK; ++i) {
+      const float a = std::fabs(x[i]);
+      if (a > amax) {
+        amax = a;
+        mx = x[i];
+      }
+    }
+    if (amax == 0) {
+      o.d = 0;
+      for (int i = 0; i < kQKK; ++i) o.qs[i] = 0;
+      for (int j = 0; j < kQKK / 16; ++j) o.bsums[j] = 0;
+      continue;
+    }
+    // The value of largest magnitude maps to -128 (so +127 never overflows).
+    const float iscale = -128.0f / mx;
+    for (int i = 0; i < kQKK; ++i) {
+      const int v = static_cast<int>(std::nearbyint(iscale * x[i]));
+      o.qs[i] = static_cast<int8_t>(v > 127 ? 127 : v);
+    }
+    for (int j = 0; j < kQKK / 16; ++j) {
+      int s = 0;
+      for (int i = 0; i < 16; ++i) s += o.qs[16 * j + i];
+      o.bsums[j] = static_cast<int16_t>(s);
+    }
+    o.d = 1.0f / iscale;
+  }
+}
+
+float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t nb) {
+  float sum = 0;
+  for (int64_t b = 0; b < nb; ++b) {
+    int s = 0;
+    for (int i = 0; i < kQK; ++i) s += w[b].qs[i] * x[b].qs[i];
+    sum += F16ToF32(w[b].d) * F16ToF32(x[b].d) * static_cast<float>(s);
+  }
+  return sum;
+}
+
+float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t nb) {
+  float sum = 0;
+  for (int64_t b = 0; b < nb; ++b) {
+    int s = 0;
+    for (int i = 0; i < kQK / 2; ++i) {
+      s += ((w[b].qs[i] & 15) - 8) * x[b].qs[i];
+      s += ((w[b].qs[i] >> 4) - 8) * x[b].qs[i + 16];
+    }
+    sum += F16ToF32(w[b].d) * F16ToF32(x[b].d) * static_cast<float>(s);
+  }
+  return sum;
+}
+
+// Q4_K / Q5_K: sum_j sc_j * d * sum(q * x) - dmin * sum_j m_j * sum(x) over 8 sub-blocks of 32.
+template <bool kFive, typename Block>
+float DotQ45K(const Block* w, const BlockQ8_K* x, int64_t nb) {
+  float sum = 0;
+  for (int64_t b = 0; b < nb; ++b) {
+    const Block& wb = w[b];
+    const BlockQ8_K& xb = x[b];
+    int sumi = 0, summ = 0;
+    for (int j = 0; j < 8; ++j) {
+      uint8_t sc, m;
+      GetScaleMinK4(j, wb.scales, &sc, &m);
+      const uint8_t* q = wb.qs + 32 * (j / 2);
+      const int shift = (j & 1) * 4;
+      int s = 0;
+      for (int l = 0; l < 32; ++l) {
+        int v = (q[l] >> shift) & 15;
+        if constexpr (kFive) {
+          v |= ((reinterpret_cast<const BlockQ5_K&>(wb).qh[l] >> j) & 1) << 4;
+        }
+        s += v * xb.qs[32 * j + l];
+      }
+      sumi += sc * s;
+      summ += m * (xb.bsums[2 * j] + xb.bsums[2 * j + 1]);
+    }
+    sum += xb.d * (F16ToF32(wb.d) * static_cast<float>(sumi) -
+                   F16ToF32(wb.dmin) * static_cast<float>(summ));
+  }
+  return sum;
+}
+
+float DotQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t nb) { return DotQ45K<false>(w, x, nb); }
+float DotQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t nb) { return DotQ45K<true>(w, x, nb); }
+
+float DotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb) {
+  float sum = 0;
+  for (int64_t b = 0; b < nb; ++b) {
+    const BlockQ6_K& wb = w[b];
+    const BlockQ8_K& xb = x[b];
+    int sumi = 0;
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* ql = wb.ql + 64 * half;
+      const uint8_t* qh = wb.qh + 32 * half;
+      const int8_t* sc = wb.scales + 8 * half;
+      const int8_t* xq = xb.qs + 128 * half;
+      for (int l = 0; l < 32; ++l) {
+        const int is = l / 16;
+        const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+        const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+        const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+        const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+        sumi += sc[is + 0] * q1 * xq[l] + sc[is + 2] * q2 * xq[l + 32] +
+                sc[is + 4] * q3 * xq[l + 64] + sc[is + 6] * q4 * xq[l + 96];
+      }
+    }
+    sum += xb.d * F16ToF32(wb.d) * static_cast<float>(sumi);
+  }
+  return sum;
+}
+
+namespace {
+float DotF32Row(const float* w, const float* x, int64_t n) { return DotF32(w, x, n); }
+float DotF16Row(const uint16_t* w, const float* x, int64_t n) { return DotF16(w, x, n); }
+float DotBF16Row(const uint16_t* w, const float* x, int64_t n) { return DotBF16(w, x, n); }
+}  // namespace
+
+void GemmF32(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+             int64_t r1, float* y, int64_t ldy) {
+  GemmByDot<float, float, DotF32Row>(w, xa, xs, t0, t1, r0, r1, y, ldy, 1);
+}
+void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+             int64_t r1, float* y, int64_t ldy) {
+  GemmByDot<uint16_t, float, DotF16Row>(w, xa, xs, t0, t1, r0, r1, y, ldy, 1);
+}
+void GemmBF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+              int64_t r1, float* y, int64_t ldy) {
+  GemmByDot<uint16_t, float, DotBF16Row>(w, xa, xs, t0, t1, r0, r1, y, ldy, 1);
+}
+void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+              int64_t r1, float* y, int64_t ldy) {
+  GemmByDot<BlockQ8_0, BlockQ8_0, DotQ8_0>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQK);
+}
+void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+              int64_t r1, float* y, int64_t ldy) {
+  GemmByDot<BlockQ4_0, BlockQ8_0, DotQ4_0>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQK);
+}
+void GemmQ4_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+              int64_t r1, float* y, int64_t ldy) {
+  GemmByDot<BlockQ4_K, BlockQ8_K, DotQ4_K>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQKK);
+}
+void GemmQ5_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+              int64_t r1, float* y, int64_t ldy) {
+  GemmByDot<BlockQ5_K, BlockQ8_K, DotQ5_K>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQKK);
+}
+void GemmQ6_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+              int64_t r1, float* y, int64_t ldy) {
+  GemmByDot<BlockQ6_K, BlockQ8_K, DotQ6_K>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQKK);
+}
+
+}  // namespace pg::scalar

@@ -1,0 +1,85 @@
+// Private: the per-ISA kernel functions that cpu_kernels.cc assembles into
+// CpuKernels tables. Each namespace's functions live in files compiled with
+// that ISA's flags (scalar: *_scalar.cc, avx2: *_avx2.cc, avx512: *_avx512.cc)
+// and must only be called on a host that supports it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/quant.h"
+
+namespace pg {
+
+#define PG_DECLARE_KERNELS                                                                    \
+  void F16ToF32Row(const uint16_t* src, float* dst, int64_t n);                               \
+  void F32ToF16Row(const float* src, uint16_t* dst, int64_t n);                               \
+  void BF16ToF32Row(const uint16_t* src, float* dst, int64_t n);                              \
+  void F32ToBF16Row(const float* src, uint16_t* dst, int64_t n);                              \
+  void RmsNorm(const float* x, const float* w, float* y, int64_t n, float eps);               \
+  void SiluMul(const float* gate, const float* up, float* out, int64_t n);                    \
+  void Softmax(float* x, int64_t n);                                                          \
+  float DotF32(const float* a, const float* b, int64_t n);                                    \
+  float DotF16(const uint16_t* a, const float* b, int64_t n);                                 \
+  float DotBF16(const uint16_t* a, const float* b, int64_t n);                                \
+  void AxpyF32(float a, const float* x, float* y, int64_t n);                                 \
+  void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);                              \
+  void AxpyBF16(float a, const uint16_t* x, float* y, int64_t n);                             \
+  void Add(float* y, const float* x, int64_t n);                                              \
+  void Scale(float* x, float s, int64_t n);                                                   \
+  void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, \
+                const float* sin);                                                            \
+  void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, \
+                const float* sin);                                                            \
+  void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n);                             \
+  void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n);                             \
+  void GemmF32(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,      \
+               int64_t r0, int64_t r1, float* y, int64_t ldy);                                \
+  void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,      \
+               int64_t r0, int64_t r1, float* y, int64_t ldy);                                \
+  void GemmBF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmQ4_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmQ5_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmQ6_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);
+
+namespace scalar {
+PG_DECLARE_KERNELS
+// Block dot products (weights row vs prepared activations), nb blocks.
+float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t nb);
+float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t nb);
+float DotQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t nb);
+float DotQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t nb);
+float DotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb);
+}  // namespace scalar
+
+namespace avx2 {
+PG_DECLARE_KERNELS
+}  // namespace avx2
+
+namespace avx512 {
+// AVX-512 provides the hot kernels; the table falls back to avx2 for the rest.
+void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
+              int64_t r0, int64_t r1, float* y, int64_t ldy);
+void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
+              int64_t r0, int64_t r1, float* y, int64_t ldy);
+void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
+             int64_t r0, int64_t r1, float* y, int64_t ldy);
+void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n);
+float DotF32(const float* a, const float* b, int64_t n);
+float DotF16(const uint16_t* a, const float* b, int64_t n);
+void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);
+}  // namespace avx512
+
+#undef PG_DECLARE_KERNELS
+
+}  // namespace pg

@@ -1,0 +1,194 @@
+#include "bench/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace pg::bench {
+
+std::optional<double> Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  q = std::clamp(q, 0.0, 1.0);
+  double pos = q * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  double frac = pos - static_cast<double>(lo);
+  return v[lo] + (v[hi] - v[lo]) * frac;
+}
+
+std::optional<double> RequestInteractivity(const RequestRecord& r) {
+  if (r.itl_s.empty()) return std::nullopt;
+  double sum = 0;
+  for (double g : r.itl_s) sum += g;
+  double mean = sum / static_cast<double>(r.itl_s.size());
+  if (!(mean > 0)) return std::nullopt;
+  return 1.0 / mean;
+}
+
+Summary Summarize(const std::vector<RequestRecord>& records, const SummaryInputs& in) {
+  Summary s;
+  s.label = in.label;
+  s.workload = in.workload;
+  s.concurrency = in.concurrency;
+  s.gpus = in.gpus;
+  s.gpu_hour_cost = in.gpu_hour_cost;
+  std::vector<double> ttft, e2e, inter, norm;
+  double start = std::numeric_limits<double>::infinity();
+  double end = -std::numeric_limits<double>::infinity();
+  int64_t cached_sum = 0, cached_prompt = 0, cached_known = 0;
+  int64_t tier[3] = {0, 0, 0};
+  int64_t tier_prompt = 0, tier_known = 0;
+  int64_t ideal_sum = 0, sent_sum = 0;
+  bool from_usage = false, from_timings = false;
+  for (const RequestRecord& r : records) {
+    if (r.warmup) {
+      ++s.warmup;
+      continue;
+    }
+    if (!r.ok) {
+      ++s.failed;
+      continue;
+    }
+    ++s.completed;
+    start = std::min(start, r.send_s);
+    end = std::max(end, r.send_s + r.e2e_s);
+    int64_t prompt = r.prompt_tokens >= 0 ? r.prompt_tokens : r.sent_prompt_tokens;
+    s.prompt_tokens += prompt;
+    s.output_tokens += std::max<int64_t>(0, r.output_tokens);
+    ideal_sum += r.ideal_cached_tokens;
+    sent_sum += r.sent_prompt_tokens;
+    if (r.ttft_s >= 0) ttft.push_back(r.ttft_s);
+    e2e.push_back(r.e2e_s);
+    if (auto i = RequestInteractivity(r)) inter.push_back(*i);
+    if (r.output_tokens > 0) norm.push_back(r.e2e_s / static_cast<double>(r.output_tokens));
+    if (r.cached_tokens >= 0) {
+      ++cached_known;
+      cached_sum += r.cached_tokens;
+      cached_prompt += prompt;
+      from_usage |= r.cached_source == "usage";
+      from_timings |= r.cached_source == "timings";
+    }
+    if (r.cached_device >= 0 || r.cached_host >= 0 || r.cached_disk >= 0) {
+      ++tier_known;
+      tier[0] += std::max<int64_t>(0, r.cached_device);
+      tier[1] += std::max<int64_t>(0, r.cached_host);
+      tier[2] += std::max<int64_t>(0, r.cached_disk);
+      tier_prompt += prompt;
+    }
+  }
+  if (s.completed > 0) {
+    s.window_s = end - start;
+    if (s.window_s > 0) {
+      s.output_tok_s = static_cast<double>(s.output_tokens) / s.window_s;
+      if (in.gpus > 0) s.output_tok_s_gpu = *s.output_tok_s / in.gpus;
+    }
+  }
+  s.ttft_p50 = Percentile(ttft, 0.5);
+  s.ttft_p90 = Percentile(ttft, 0.9);
+  s.ttft_p99 = Percentile(ttft, 0.99);
+  s.e2e_p50 = Percentile(e2e, 0.5);
+  s.e2e_p90 = Percentile(e2e, 0.9);
+  s.interactivity_p50 = Percentile(inter, 0.5);
+  if (auto p = Percentile(norm, 0.9); p && *p > 0) s.p90_e2e_norm_interactivity = 1.0 / *p;
+  if (s.completed > 0 && cached_known == s.completed && cached_prompt > 0) {
+    s.cache_reuse = static_cast<double>(cached_sum) / static_cast<double>(cached_prompt);
+    s.cache_reuse_source = from_usage && from_timings ? "mixed" : from_usage ? "usage" : "timings";
+  } else if (in.metrics_cached_delta && s.prompt_tokens > 0) {
+    s.cache_reuse = *in.metrics_cached_delta / static_cast<double>(s.prompt_tokens);
+    s.cache_reuse_source = "metrics";
+  }
+  if (tier_known == s.completed && tier_prompt > 0) {
+    s.tier_device = static_cast<double>(tier[0]) / static_cast<double>(tier_prompt);
+    s.tier_host = static_cast<double>(tier[1]) / static_cast<double>(tier_prompt);
+    s.tier_disk = static_cast<double>(tier[2]) / static_cast<double>(tier_prompt);
+  }
+  if (sent_sum > 0) s.ideal_reuse = static_cast<double>(ideal_sum) / static_cast<double>(sent_sum);
+  if (s.cache_reuse && s.ideal_reuse && *s.ideal_reuse > 0) s.reuse_of_ideal = *s.cache_reuse / *s.ideal_reuse;
+  if (in.gpu_hour_cost > 0 && s.output_tok_s_gpu && *s.output_tok_s_gpu > 0) {
+    s.cost_per_mtok = in.gpu_hour_cost / (*s.output_tok_s_gpu * 3600.0 / 1e6);
+  }
+  return s;
+}
+
+namespace {
+void PutOpt(nlohmann::json& j, const char* k, const std::optional<double>& v) {
+  j[k] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+std::optional<double> GetOpt(const nlohmann::json& j, const char* k) {
+  if (j.contains(k) && j[k].is_number()) return j[k].get<double>();
+  return std::nullopt;
+}
+}  // namespace
+
+nlohmann::json SummaryToJson(const Summary& s) {
+  nlohmann::json j;
+  j["label"] = s.label;
+  j["workload"] = s.workload;
+  j["concurrency"] = s.concurrency;
+  j["gpus"] = s.gpus;
+  j["completed"] = s.completed;
+  j["failed"] = s.failed;
+  j["warmup"] = s.warmup;
+  j["window_s"] = s.window_s;
+  j["prompt_tokens"] = s.prompt_tokens;
+  j["output_tokens"] = s.output_tokens;
+  PutOpt(j, "output_tok_s", s.output_tok_s);
+  PutOpt(j, "output_tok_s_gpu", s.output_tok_s_gpu);
+  PutOpt(j, "ttft_p50", s.ttft_p50);
+  PutOpt(j, "ttft_p90", s.ttft_p90);
+  PutOpt(j, "ttft_p99", s.ttft_p99);
+  PutOpt(j, "e2e_p50", s.e2e_p50);
+  PutOpt(j, "e2e_p90", s.e2e_p90);
+  PutOpt(j, "interactivity_p50", s.interactivity_p50);
+  PutOpt(j, "p90_e2e_norm_interactivity", s.p90_e2e_norm_interactivity);
+  PutOpt(j, "cache_reuse", s.cache_reuse);
+  j["cache_reuse_source"] = s.cache_reuse_source;
+  PutOpt(j, "ideal_reuse", s.ideal_reuse);
+  PutOpt(j, "reuse_of_ideal", s.reuse_of_ideal);
+  PutOpt(j, "tier_device", s.tier_device);
+  PutOpt(j, "tier_host", s.tier_host);
+  PutOpt(j, "tier_disk", s.tier_disk);
+  PutOpt(j, "cost_per_mtok", s.cost_per_mtok);
+  j["gpu_hour_cost"] = s.gpu_hour_cost;
+  return j;
+}
+
+Summary SummaryFromJson(const nlohmann::json& j) {
+  Summary s;
+  if (!j.is_object()) return s;
+  if (j.contains("label") && j["label"].is_string()) s.label = j["label"].get<std::string>();
+  if (j.contains("workload") && j["workload"].is_string()) s.workload = j["workload"].get<std::string>();
+  if (j.contains("cache_reuse_source") && j["cache_reuse_source"].is_string()) {
+    s.cache_reuse_source = j["cache_reuse_source"].get<std::string>();
+  }
+  auto num = [&](const char* k, double d) { return GetOpt(j, k).value_or(d); };
+  s.concurrency = static_cast<int32_t>(num("concurrency", 0));
+  s.gpus = num("gpus", 1);
+  s.completed = static_cast<int64_t>(num("completed", 0));
+  s.failed = static_cast<int64_t>(num("failed", 0));
+  s.warmup = static_cast<int64_t>(num("warmup", 0));
+  s.window_s = num("window_s", 0);
+  s.prompt_tokens = static_cast<int64_t>(num("prompt_tokens", 0));
+  s.output_tokens = static_cast<int64_t>(num("output_tokens", 0));
+  s.output_tok_s = GetOpt(j, "output_tok_s");
+  s.output_tok_s_gpu = GetOpt(j, "output_tok_s_gpu");
+  s.ttft_p50 = GetOpt(j, "ttft_p50");
+  s.ttft_p90 = GetOpt(j, "ttft_p90");
+  s.ttft_p99 = GetOpt(j, "ttft_p99");
+  s.e2e_p50 = GetOpt(j, "e2e_p50");
+  s.e2e_p90 = GetOpt(j, "e2e_p90");
+  s.interactivity_p50 = GetOpt(j, "interactivity_p50");
+  s.p90_e2e_norm_interactivity = GetOpt(j, "p90_e2e_norm_interactivity");
+  s.cache_reuse = GetOpt(j, "cache_reuse");
+  s.ideal_reuse = GetOpt(j, "ideal_reuse");
+  s.reuse_of_ideal = GetOpt(j, "reuse_of_ideal");
+  s.tier_device = GetOpt(j, "tier_device");
+  s.tier_host = GetOpt(j, "tier_host");
+  s.tier_disk = GetOpt(j, "tier_disk");
+  s.cost_per_mtok = GetOpt(j, "cost_per_mtok");
+  s.gpu_hour_cost = num("gpu_hour_cost", 0);
+  return s;
+}
+
+}  // namespace pg::bench

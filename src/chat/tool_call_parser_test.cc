@@ -1,0 +1,113 @@
+#include "chat/tool_call_parser.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace pg {
+namespace {
+
+TEST(ToolCallParserTest, PlainTextHasNoCalls) {
+  ParsedAssistant p = ParseToolCalls("  Hello there.\n");
+  EXPECT_EQ(p.content, "Hello there.");
+  EXPECT_TRUE(p.tool_calls.empty());
+}
+
+TEST(ToolCallParserTest, HermesBlock) {
+  ParsedAssistant p = ParseToolCalls(
+      "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\", \"n\": 3}}\n</tool_call>");
+  ASSERT_EQ(p.tool_calls.size(), 1u);
+  EXPECT_EQ(p.tool_calls[0].name, "read_file");
+  EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"path":"README.md","n":3})");
+  EXPECT_EQ(p.content, "");
+}
+
+TEST(ToolCallParserTest, TextAroundAndSeveralCalls) {
+  ParsedAssistant p = ParseToolCalls(
+      "Let me look.\n<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n"
+      "<tool_call>{\"name\": \"b\", \"arguments\": {\"x\": [1, {\"y\": null}], \"s\": \"é\"}}</tool_call>\nDone.");
+  ASSERT_EQ(p.tool_calls.size(), 2u);
+  EXPECT_EQ(p.tool_calls[0].name, "a");
+  EXPECT_EQ(p.tool_calls[0].arguments_json, "{}");
+  EXPECT_EQ(p.tool_calls[1].name, "b");
+  EXPECT_EQ(nlohmann::json::parse(p.tool_calls[1].arguments_json),
+            nlohmann::json::parse(R"({"x": [1, {"y": null}], "s": "é"})"));
+  EXPECT_EQ(p.content, "Let me look.\n\n\nDone.");
+}
+
+TEST(ToolCallParserTest, ArgumentsAsStringOrParametersOrAbsent) {
+  ParsedAssistant p = ParseToolCalls(
+      "<tool_call>{\"name\": \"a\", \"arguments\": \"{\\\"k\\\": 1}\"}</tool_call>"
+      "<tool_call>{\"name\": \"b\", \"parameters\": {\"k\": 2}}</tool_call>"
+      "<tool_call>{\"name\": \"c\"}</tool_call>");
+  ASSERT_EQ(p.tool_calls.size(), 3u);
+  EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"k":1})");
+  EXPECT_EQ(p.tool_calls[1].arguments_json, R"({"k":2})");
+  EXPECT_EQ(p.tool_calls[2].arguments_json, "{}");
+}
+
+TEST(ToolCallParserTest, MalformedBlocksStayInContent) {
+  const char* bad[] = {
+      "<tool_call>{not json}</tool_call>",
+      "<tool_call>{\"arguments\": {}}</tool_call>",                  // no name
+      "<tool_call>{\"name\": 3, \"arguments\": {}}</tool_call>",      // name not a string
+      "<tool_call>{\"name\": \"a\", \"arguments\": [1]}</tool_call>",  // arguments not an object
+      "<tool_call>{\"name\": \"a\", \"arguments\": \"nope\"}</tool_call>",
+      "<tool_call>[1, 2]</tool_call>",
+  };
+  for (const char* text : bad) {
+    ParsedAssistant p = ParseToolCalls(text);
+    EXPECT_TRUE(p.tool_calls.empty()) << text;
+    EXPECT_EQ(p.content, text);
+  }
+  // A good block after a bad one is still parsed.
+  ParsedAssistant p = ParseToolCalls(
+      "<tool_call>{oops}</tool_call> then <tool_call>{\"name\": \"ok\", \"arguments\": {}}</tool_call>");
+  ASSERT_EQ(p.tool_calls.size(), 1u);
+  EXPECT_EQ(p.tool_calls[0].name, "ok");
+  EXPECT_EQ(p.content, "<tool_call>{oops}</tool_call> then");
+}
+
+TEST(ToolCallParserTest, UnterminatedBlockStaysInContent) {
+  const char* text = "Calling <tool_call>{\"name\": \"a\", \"arguments\": {}";
+  ParsedAssistant p = ParseToolCalls(text);
+  EXPECT_TRUE(p.tool_calls.empty());
+  EXPECT_EQ(p.content, text);
+}
+
+TEST(ToolCallParserTest, LlamaBareJson) {
+  ParsedAssistant p = ParseToolCalls("  {\"name\": \"read_file\", \"parameters\": {\"path\": \"README.md\"}}  ");
+  ASSERT_EQ(p.tool_calls.size(), 1u);
+  EXPECT_EQ(p.tool_calls[0].name, "read_file");
+  EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"path":"README.md"})");
+  EXPECT_EQ(p.content, "");
+
+  p = ParseToolCalls("<|python_tag|>{\"name\": \"f\", \"parameters\": {}}");
+  ASSERT_EQ(p.tool_calls.size(), 1u);
+  EXPECT_EQ(p.tool_calls[0].name, "f");
+
+  // Off when asked, and never for JSON that is not a call.
+  ToolCallParseOptions no_bare;
+  no_bare.bare_json = false;
+  p = ParseToolCalls("{\"name\": \"f\", \"parameters\": {}}", no_bare);
+  EXPECT_TRUE(p.tool_calls.empty());
+  p = ParseToolCalls("{\"answer\": 42}");
+  EXPECT_TRUE(p.tool_calls.empty());
+  EXPECT_EQ(p.content, "{\"answer\": 42}");
+  p = ParseToolCalls("Sure: {\"name\": \"f\", \"parameters\": {}}");
+  EXPECT_TRUE(p.tool_calls.empty());
+}
+
+TEST(ToolCallParserTest, GarbageNeverCrashes) {
+  std::string s;
+  const char* pieces[] = {"<tool_call>", "</tool_call>", "{", "}", "\"name\"", ":", "\xff", "\"", "[", "x"};
+  uint32_t seed = 12345;
+  for (int i = 0; i < 2000; ++i) {
+    seed = seed * 1103515245 + 12345;
+    s += pieces[(seed >> 16) % 10];
+    ParsedAssistant p = ParseToolCalls(s);
+    EXPECT_LE(p.content.size(), s.size());
+  }
+}
+
+}  // namespace
+}  // namespace pg

@@ -1,0 +1,366 @@
+#include "engine/engine.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "base/check.h"
+#include "base/clock.h"
+#include "base/log.h"
+
+namespace pg {
+
+Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
+  std::unique_ptr<Engine> e(new Engine(config));
+  EngineConfig& c = e->config_;
+  if (c.max_batch_tokens < 1) return InvalidArgument("--max-batch-tokens must be >= 1");
+  if (c.max_seqs < 1) return InvalidArgument("--max-seqs must be >= 1");
+  if (c.page_tokens < 1 || c.page_tokens > 1024) return InvalidArgument("page size must be in [1, 1024] tokens");
+  PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_path));
+  PG_ASSIGN_OR_RETURN(e->tokenizer_, Tokenizer::FromGguf(e->model_->file()));
+  const ModelConfig& mc = e->model_->config();
+  if (c.ctx_size <= 0) c.ctx_size = std::min<int64_t>(mc.n_ctx_train, 8192);
+  if (c.ctx_size < 2) return InvalidArgument("--ctx-size must be >= 2");
+  e->pool_ = std::make_unique<ThreadPool>(c.threads);
+
+  KvLayout layout;
+  layout.n_layers = static_cast<int>(mc.n_layer);
+  layout.n_kv_heads = static_cast<int>(mc.n_head_kv);
+  layout.head_dim = static_cast<int>(mc.head_dim);
+  layout.page_tokens = static_cast<int>(c.page_tokens);
+  layout.dtype = c.kv_bf16 ? KvDtype::kBF16 : KvDtype::kF16;
+  PG_RETURN_IF_ERROR(layout.Validate());
+  KvCacheConfig kc;
+  if (c.policy == ServePolicy::kBaseline) {
+    kc = KvCacheConfig::Baseline(layout, e->model_->identity(), c.kv_device_bytes);
+  } else {
+    uint64_t host = c.kv_host_bytes ? c.kv_host_bytes : 4 * c.kv_device_bytes;
+    uint64_t disk = c.kv_disk_dir.empty() ? 0 : (c.kv_disk_bytes ? c.kv_disk_bytes : 4ull << 30);
+    kc = KvCacheConfig::Optimized(layout, e->model_->identity(), c.kv_device_bytes, host, c.kv_disk_dir, disk);
+    kc.min_promote_tokens = c.min_promote_tokens;
+    kc.default_session_ttl_s = c.session_ttl_s;
+  }
+  kc.prefix_cache = c.prefix_cache;
+  if (!c.eviction.empty()) {
+    PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
+  }
+  if (!c.write_policy.empty()) {
+    PG_ASSIGN_OR_RETURN(kc.write_policy, ParseWritePolicy(c.write_policy));
+  }
+  PG_ASSIGN_OR_RETURN(e->kv_, KvCacheManager::Create(std::move(kc)));
+
+  // The device arena is one block array: block b at DeviceBlockPtr(0) + b * stride.
+  e->pages_.base = e->kv_->DeviceBlockPtr(0);
+  e->pages_.block_bytes = e->kv_->device_blocks() > 1
+                              ? static_cast<size_t>(e->kv_->DeviceBlockPtr(1) - e->kv_->DeviceBlockPtr(0))
+                              : layout.block_bytes();
+  e->pages_.page_tokens = c.page_tokens;
+  e->pages_.kv_dim = mc.kv_dim();
+  e->pages_.dtype = c.kv_bf16 ? KvElemType::kBF16 : KvElemType::kF16;
+  for (int64_t b = 0; b < e->kv_->device_blocks(); ++b)
+    PG_CHECK(e->kv_->DeviceBlockPtr(static_cast<BlockId>(b)) == e->pages_.base + b * e->pages_.block_bytes);
+
+  e->scheduler_ = std::make_unique<Scheduler>(e->config_, *e->kv_);
+  e->info_.model_name = c.model_name.empty() ? std::filesystem::path(c.model_path).stem().string() : c.model_name;
+  e->info_.n_vocab = mc.n_vocab;
+  e->info_.n_ctx = c.ctx_size;
+  e->info_.chat_template = e->model_->file().GetStringOr("tokenizer.chat_template", "");
+  const Tokenizer& t = *e->tokenizer_;
+  if (t.bos_id() >= 0) e->info_.bos_token = t.TokenText(t.bos_id());
+  if (t.eos_id() >= 0) e->info_.eos_token = t.TokenText(t.eos_id());
+  e->logits_.resize(static_cast<size_t>(mc.n_vocab));
+  PG_LOG_INFO("engine: {}; policy {}; KV {} device blocks of {} tokens ({})", mc.Summary(),
+              c.policy == ServePolicy::kBaseline ? "baseline" : "optimized", e->kv_->device_blocks(),
+              c.page_tokens, e->kv_->layout().ToString());
+  return e;
+}
+
+Engine::~Engine() { Stop(); }
+
+Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
+  const int64_t n = static_cast<int64_t>(request.prompt.size());
+  if (n == 0) return InvalidArgument("the prompt is empty");
+  if (n >= info_.n_ctx)
+    return InvalidArgument(fmt::format("the prompt has {} tokens but the context size is {} (leave room for at least one new token)",
+                                       n, info_.n_ctx));
+  for (int32_t id : request.prompt)
+    if (id < 0 || id >= info_.n_vocab)
+      return InvalidArgument(fmt::format("token id {} is outside the vocabulary (0..{})", id, info_.n_vocab - 1));
+  if (request.sampling.max_tokens < 1) return InvalidArgument("max_tokens must be >= 1");
+  auto seq = std::make_unique<Sequence>();
+  seq->request = std::move(request);
+  seq->on_event = std::move(on_event);
+  seq->sampler = std::make_unique<Sampler>(seq->request.sampling);
+  seq->tokens = seq->request.prompt;
+  seq->n_prompt = n;
+  seq->arrival_s = seq->request.arrival_s > 0 ? seq->request.arrival_s : NowSeconds();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (queued_ >= config_.max_queue) return ResourceExhausted("the request queue is full; retry later");
+    ++queued_;
+    incoming_.push_back(std::move(seq));
+  }
+  cv_.notify_one();
+  return Status::Ok();
+}
+
+void Engine::Cancel(const std::string& request_id) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    cancels_.push_back(request_id);
+  }
+  cv_.notify_one();
+}
+
+void Engine::ReleaseSession(const std::string& session_id) {
+  std::lock_guard<std::mutex> lk(mu_);
+  hints_.emplace_back(session_id, -1.0);
+}
+
+void Engine::NoteToolCall(const std::string& session_id) {
+  if (config_.policy != ServePolicy::kOptimized || session_id.empty()) return;
+  std::lock_guard<std::mutex> lk(mu_);
+  hints_.emplace_back(session_id, config_.session_ttl_s);
+}
+
+void Engine::AcceptIncoming() {
+  std::vector<std::unique_ptr<Sequence>> incoming;
+  std::vector<std::string> cancels;
+  std::vector<std::pair<std::string, double>> hints;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    incoming.swap(incoming_);
+    cancels.swap(cancels_);
+    hints.swap(hints_);
+  }
+  for (auto& [session, ttl] : hints) {
+    if (ttl < 0) kv_->ReleaseSession(session);
+    else kv_->Hint(session, ttl);
+  }
+  for (auto& s : incoming) {
+    s->id = next_seq_id_++;
+    if (config_.policy == ServePolicy::kOptimized && !s->request.session_id.empty() && s->request.cache_ttl_s >= 0)
+      kv_->Hint(s->request.session_id, s->request.cache_ttl_s);
+    scheduler_->AddWaiting(std::move(s));
+  }
+  for (const std::string& id : cancels)
+    if (Sequence* s = scheduler_->Find(id)) Finish(s, "cancelled");
+}
+
+Status Engine::RunForward(const StepPlan& plan) {
+  batch_.clear();
+  int64_t n_logits = 0;
+  for (Sequence* s : plan.batch) {
+    BatchSeq b;
+    b.tokens = s->tokens.data() + s->n_computed;
+    b.n_tokens = s->step_tokens;
+    b.start_pos = s->n_computed;
+    b.block_table = s->block_table.data();
+    b.n_blocks = static_cast<int64_t>(s->block_table.size());
+    b.want_logits = s->n_computed + s->step_tokens == static_cast<int64_t>(s->tokens.size());
+    n_logits += b.want_logits ? 1 : 0;
+    batch_.push_back(b);
+  }
+  if (logits_.size() < static_cast<size_t>(n_logits * model_->config().n_vocab))
+    logits_.resize(static_cast<size_t>(n_logits * model_->config().n_vocab));
+  return model_->Forward(batch_, pages_, *pool_, scratch_, logits_.data());
+}
+
+void Engine::SampleAndAdvance(const StepPlan& plan) {
+  const int64_t V = model_->config().n_vocab;
+  const int page = kv_->page_tokens();
+  int64_t li = 0;
+  std::vector<Sequence*> done;
+  for (size_t i = 0; i < plan.batch.size(); ++i) {
+    Sequence* s = plan.batch[i];
+    s->n_computed += s->step_tokens;
+    // Publish every block that just became full.
+    while ((s->n_committed_blocks + 1) * page <= s->n_computed) {
+      int64_t b = s->n_committed_blocks;
+      kv_->CommitFullBlock(s->id, static_cast<int>(b),
+                           std::span<const int32_t>(s->tokens.data() + b * page, static_cast<size_t>(page)));
+      s->n_committed_blocks++;
+    }
+    if (!batch_[i].want_logits) continue;
+    ServiceEvent ev;
+    ev.kind = ServiceEvent::Kind::kToken;
+    int32_t tok = s->sampler->Sample(&logits_[static_cast<size_t>(li * V)], V, &ev.token);
+    ++li;
+    if (s->first_token_s < 0) s->first_token_s = NowSeconds();
+    s->tokens.push_back(tok);
+    s->n_generated++;
+    totals_.generated_tokens++;
+    if (s->on_event) s->on_event(ev);
+    if (!s->request.sampling.ignore_eos && tokenizer_->IsEog(tok)) done.push_back(s);
+    else if (s->n_generated >= s->request.sampling.max_tokens ||
+             static_cast<int64_t>(s->tokens.size()) >= config_.ctx_size)
+      done.push_back(s);
+  }
+  for (Sequence* s : done) {
+    bool eos = !s->request.sampling.ignore_eos && tokenizer_->IsEog(s->tokens.back());
+    Finish(s, eos ? "stop" : "length");
+  }
+}
+
+void Engine::Finish(Sequence* seq, const std::string& reason, const std::string& error) {
+  std::unique_ptr<Sequence> s = scheduler_->Remove(seq);
+  if (!s) return;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    --queued_;
+  }
+  ServiceEvent ev;
+  ev.kind = ServiceEvent::Kind::kFinish;
+  FinishEvent& f = ev.finish;
+  f.finish_reason = reason;
+  f.error = error;
+  f.prompt_tokens = s->n_prompt;
+  f.completion_tokens = s->n_generated;
+  f.cache = s->cache;
+  f.queue_s = s->first_scheduled_s >= 0 ? s->first_scheduled_s - s->arrival_s : 0;
+  f.ttft_s = s->first_token_s >= 0 ? s->first_token_s - s->arrival_s : 0;
+  totals_.finished++;
+  totals_.prompt_tokens += s->n_prompt;
+  totals_.cached_tokens += s->cache.cached_tokens;
+  totals_.cached_device += s->cache.device_tokens;
+  totals_.cached_host += s->cache.host_tokens;
+  totals_.cached_disk += s->cache.disk_tokens;
+  if (s->on_event) s->on_event(ev);
+}
+
+void Engine::Step() {
+  AcceptIncoming();
+  kv_->Tick();
+  StepPlan plan = scheduler_->Schedule(NowSeconds());
+  for (Sequence* s : plan.failed)
+    Finish(s, "error", fmt::format("the request needs more KV memory than the device tier holds ({} tokens)",
+                                   s->tokens.size()));
+  if (!plan.empty()) {
+    Status st = RunForward(plan);
+    if (!st.ok()) {
+      PG_LOG_ERROR("forward failed: {}", st.ToString());
+      for (Sequence* s : plan.batch) Finish(s, "error", st.message());
+    } else {
+      SampleAndAdvance(plan);
+    }
+  }
+  PublishMetrics(plan);
+}
+
+void Engine::PublishMetrics(const StepPlan& plan) {
+  totals_.steps++;
+  totals_.batch_tokens = plan.n_tokens;
+  totals_.waiting = static_cast<int64_t>(scheduler_->n_waiting());
+  totals_.running = static_cast<int64_t>(scheduler_->n_running());
+  totals_.loading = static_cast<int64_t>(scheduler_->n_loading());
+  totals_.preemptions = scheduler_->preemptions();
+  totals_.kv = kv_->counters();
+  std::lock_guard<std::mutex> lk(metrics_mu_);
+  snap_ = totals_;
+}
+
+CacheCounters Engine::cache_counters() const { return kv_->counters(); }
+
+void Engine::RunUntilIdle() {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (incoming_.empty() && cancels_.empty() && scheduler_->idle()) return;
+    }
+    Step();
+  }
+}
+
+Status Engine::FlushCache() { return kv_->Flush(); }
+
+void Engine::Loop() {
+  while (!stop_.load()) {
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      if (incoming_.empty() && cancels_.empty() && hints_.empty() && scheduler_->idle()) {
+        cv_.wait_for(lk, std::chrono::milliseconds(50));
+      }
+    }
+    if (stop_.load()) break;
+    Step();
+    // Sequences only waiting for promotions: don't spin the CPU.
+    if (scheduler_->n_running() == 0 && scheduler_->n_loading() > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+void Engine::Start() {
+  if (thread_.joinable()) return;
+  stop_.store(false);
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Engine::Stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true);
+  cv_.notify_all();
+  thread_.join();
+}
+
+std::string Engine::MetricsText() const {
+  Snapshot s;
+  {
+    std::lock_guard<std::mutex> lk(metrics_mu_);
+    s = snap_;
+  }
+  std::string o;
+  auto gauge = [&](const char* name, const char* help, int64_t v) {
+    o += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{} {}\n", name, help, name, name, v);
+  };
+  auto counter = [&](const char* name, const char* help, int64_t v) {
+    o += fmt::format("# HELP {} {}\n# TYPE {} counter\n{} {}\n", name, help, name, name, v);
+  };
+  gauge("prosgrow_queue_depth", "Requests waiting to be admitted.", s.waiting);
+  gauge("prosgrow_running_sequences", "Sequences in the running batch.", s.running);
+  gauge("prosgrow_loading_sequences", "Sequences waiting for KV promotion from host or disk.", s.loading);
+  gauge("prosgrow_batch_tokens", "Tokens in the last forward step.", s.batch_tokens);
+  counter("prosgrow_engine_steps_total", "Engine steps run.", s.steps);
+  counter("prosgrow_preemptions_total", "Sequences preempted for lack of device KV blocks.", s.preemptions);
+  counter("prosgrow_requests_finished_total", "Requests finished by the engine.", s.finished);
+  counter("prosgrow_prompt_tokens_total", "Prompt tokens of finished requests.", s.prompt_tokens);
+  counter("prosgrow_prompt_tokens_cached_total", "Prompt tokens of finished requests served from the KV cache.",
+          s.cached_tokens);
+  counter("prosgrow_generation_tokens_total", "Tokens generated.", s.generated_tokens);
+  o += "# HELP prosgrow_cached_prompt_tokens_total Prompt tokens served from the KV cache, by tier.\n"
+       "# TYPE prosgrow_cached_prompt_tokens_total counter\n";
+  o += fmt::format("prosgrow_cached_prompt_tokens_total{{tier=\"device\"}} {}\n", s.cached_device);
+  o += fmt::format("prosgrow_cached_prompt_tokens_total{{tier=\"host\"}} {}\n", s.cached_host);
+  o += fmt::format("prosgrow_cached_prompt_tokens_total{{tier=\"disk\"}} {}\n", s.cached_disk);
+  o += fmt::format("# HELP prosgrow_cache_reuse_ratio Cached / prompt tokens over finished requests.\n"
+                   "# TYPE prosgrow_cache_reuse_ratio gauge\nprosgrow_cache_reuse_ratio {}\n",
+                   s.prompt_tokens ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens) : 0.0);
+  struct Field {
+    const char* name;
+    const char* help;
+    bool counter;
+    int64_t TierCounters::*member;
+  };
+  static const Field kFields[] = {
+      {"prosgrow_kv_hit_blocks_total", "KV blocks found in the tier by prefix lookups.", true, &TierCounters::hit_blocks},
+      {"prosgrow_kv_hit_tokens_total", "Tokens found in the tier by prefix lookups.", true, &TierCounters::hit_tokens},
+      {"prosgrow_kv_miss_blocks_total", "KV blocks looked up and not found in the tier.", true, &TierCounters::miss_blocks},
+      {"prosgrow_kv_bytes_in_total", "Bytes written into the tier.", true, &TierCounters::bytes_in},
+      {"prosgrow_kv_bytes_out_total", "Bytes read out of the tier.", true, &TierCounters::bytes_out},
+      {"prosgrow_kv_evictions_total", "Blocks evicted from the tier.", true, &TierCounters::evictions},
+      {"prosgrow_kv_promotions_total", "Blocks promoted from the tier to the device.", true, &TierCounters::promotions},
+      {"prosgrow_kv_demotions_total", "Blocks demoted from the tier to the next.", true, &TierCounters::demotions},
+      {"prosgrow_kv_errors_total", "Corrupt, truncated or missing blocks found.", true, &TierCounters::errors},
+      {"prosgrow_kv_used_blocks", "Blocks holding data in the tier.", false, &TierCounters::used_blocks},
+      {"prosgrow_kv_cached_blocks", "Blocks published in the prefix index in the tier.", false, &TierCounters::cached_blocks},
+      {"prosgrow_kv_capacity_blocks", "Capacity of the tier in blocks.", false, &TierCounters::capacity_blocks},
+  };
+  for (const Field& f : kFields) {
+    o += fmt::format("# HELP {} {}\n# TYPE {} {}\n", f.name, f.help, f.name, f.counter ? "counter" : "gauge");
+    o += fmt::format("{}{{tier=\"device\"}} {}\n", f.name, s.kv.device.*f.member);
+    o += fmt::format("{}{{tier=\"host\"}} {}\n", f.name, s.kv.host.*f.member);
+    o += fmt::format("{}{{tier=\"disk\"}} {}\n", f.name, s.kv.disk.*f.member);
+  }
+  return o;
+}
+
+}  // namespace pg

@@ -1,0 +1,111 @@
+// Engine: owns the model, the tiered KV cache and the scheduler, and runs
+// forward steps. It is the InferenceService the HTTP server talks to.
+//
+// Step() reads top to bottom:
+//   AcceptIncoming -> kv.Tick -> scheduler.Schedule -> RunForward ->
+//   SampleAndAdvance (commit full blocks, sample, finish) -> PublishMetrics
+//
+// Threading: Start() runs Step() in a loop on one engine thread, which alone
+// touches the scheduler, the sequences and the KV structures. Submit, Cancel,
+// ReleaseSession, NoteToolCall and MetricsText may be called from any thread;
+// they only exchange messages with the engine thread under a mutex. Without
+// Start(), a caller (the generate CLI, tests) drives Step() itself.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "engine/engine_config.h"
+#include "engine/inference_service.h"
+#include "engine/scheduler.h"
+#include "kv/kv_cache_manager.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace pg {
+
+class Engine final : public InferenceService {
+ public:
+  static Result<std::unique_ptr<Engine>> Create(const EngineConfig& config);
+  ~Engine() override;
+
+  // InferenceService.
+  const ServiceInfo& info() const override { return info_; }
+  const Tokenizer& tokenizer() const override { return *tokenizer_; }
+  bool ready() const override { return true; }
+  Status Submit(GenerationRequest request, EventCallback on_event) override;
+  void Cancel(const std::string& request_id) override;
+  void ReleaseSession(const std::string& session_id) override;
+  void NoteToolCall(const std::string& session_id) override;
+  std::string MetricsText() const override;
+
+  // Runs the engine loop on its own thread / stops it (waits for the step).
+  void Start();
+  void Stop();
+
+  // One scheduling + forward step. Engine thread (or the driving caller) only.
+  void Step();
+  // Steps until no request is waiting, loading or running. Caller-driven mode.
+  void RunUntilIdle();
+  // Flushes cached KV to the disk tier (clean shutdown). Caller-driven mode.
+  Status FlushCache();
+
+  const Model& model() const { return *model_; }
+  const EngineConfig& config() const { return config_; }
+  CacheCounters cache_counters() const;  // engine thread / caller-driven mode
+
+ private:
+  explicit Engine(const EngineConfig& config) : config_(config) {}
+  void AcceptIncoming();
+  Status RunForward(const StepPlan& plan);
+  void SampleAndAdvance(const StepPlan& plan);
+  void Finish(Sequence* seq, const std::string& reason, const std::string& error = "");
+  void PublishMetrics(const StepPlan& plan);
+  void Loop();
+
+  EngineConfig config_;
+  ServiceInfo info_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<KvCacheManager> kv_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<ThreadPool> pool_;
+  ForwardScratch scratch_;
+  KvPages pages_;
+  SeqId next_seq_id_ = 1;
+
+  // Step buffers (reused).
+  std::vector<BatchSeq> batch_;
+  std::vector<float> logits_;
+
+  // Messages from other threads.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Sequence>> incoming_;
+  std::vector<std::string> cancels_;
+  std::vector<std::pair<std::string, double>> hints_;  // (session, ttl); ttl < 0 = release
+  int64_t queued_ = 0;  // incoming + waiting, for max_queue
+
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+
+  // Metrics snapshot, written by the engine thread at the end of each step.
+  struct Snapshot {
+    int64_t waiting = 0, running = 0, loading = 0, batch_tokens = 0, steps = 0, preemptions = 0;
+    int64_t prompt_tokens = 0, cached_tokens = 0, cached_device = 0, cached_host = 0, cached_disk = 0;
+    int64_t generated_tokens = 0, finished = 0;
+    CacheCounters kv;
+  };
+  mutable std::mutex metrics_mu_;
+  Snapshot snap_;
+  Snapshot totals_;  // engine-thread running totals
+};
+
+}  // namespace pg

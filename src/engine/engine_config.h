@@ -1,0 +1,39 @@
+// EngineConfig: everything `prosgrow serve` / `generate` set on the engine.
+// Plain value type.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pg {
+
+enum class ServePolicy {
+  kBaseline,   // device-tier prefix cache only, FCFS, LRU (a standard local server)
+  kOptimized,  // + host and disk tiers, cost-aware eviction, session retention,
+               //   asynchronous promotion and cache-aware ordering
+};
+
+struct EngineConfig {
+  std::string model_path;
+  ServePolicy policy = ServePolicy::kOptimized;
+  int threads = 0;                  // 0 = cores
+  int64_t ctx_size = 0;             // per sequence; 0 = min(model's context, 8192)
+  int64_t max_batch_tokens = 512;   // tokens per forward step (decode + prefill chunks)
+  int64_t max_seqs = 16;            // running sequences
+  int64_t max_queue = 256;          // waiting requests before Submit refuses
+  int64_t page_tokens = 16;
+  bool kv_bf16 = false;             // KV in bf16 instead of f16
+  uint64_t kv_device_bytes = 256ull << 20;
+  uint64_t kv_host_bytes = 0;       // optimized: 0 = 4x device
+  std::string kv_disk_dir;          // optimized: "" = no disk tier
+  uint64_t kv_disk_bytes = 0;       // 0 with a dir = 4 GiB
+  bool prefix_cache = true;         // --no-prefix-cache turns reuse off entirely
+  std::string eviction;             // "" = policy default; "lru" | "cost"
+  std::string write_policy;         // "" = policy default; "write-through" | "write-back"
+  int64_t min_promote_tokens = 32;  // optimized: shorter host/disk hits are recomputed
+  double session_ttl_s = 120;       // optimized: retention of tool-waiting sessions
+  double fairness_s = 2.0;          // optimized: max extra wait cache-aware ordering may impose
+  std::string model_name;           // served name; "" = file stem
+};
+
+}  // namespace pg

@@ -1,0 +1,231 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+
+namespace pg {
+namespace {
+
+constexpr size_t kCacheAwareWindow = 8;  // waiting requests examined per admission
+
+CacheRequest CacheRequestOf(const Sequence& s, const EngineConfig& c) {
+  CacheRequest r;
+  r.session = s.request.session_id;
+  r.use_prefix_cache = c.prefix_cache;
+  return r;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(const EngineConfig& config, KvCacheManager& kv) : config_(config), kv_(kv) {}
+
+void Scheduler::AddWaiting(std::unique_ptr<Sequence> seq) {
+  seq->state = SeqState::kWaiting;
+  waiting_.push_back(std::move(seq));
+}
+
+Sequence* Scheduler::Find(const std::string& request_id) {
+  for (auto& s : waiting_) if (s->request.id == request_id) return s.get();
+  for (auto& s : loading_) if (s->request.id == request_id) return s.get();
+  for (auto& s : running_) if (s->request.id == request_id) return s.get();
+  return nullptr;
+}
+
+std::unique_ptr<Sequence> Scheduler::Remove(Sequence* seq) {
+  auto take = [&](auto& list) -> std::unique_ptr<Sequence> {
+    for (auto it = list.begin(); it != list.end(); ++it)
+      if (it->get() == seq) {
+        std::unique_ptr<Sequence> out = std::move(*it);
+        list.erase(it);
+        return out;
+      }
+    return nullptr;
+  };
+  std::unique_ptr<Sequence> out = take(waiting_);
+  if (!out) out = take(loading_);
+  if (!out) out = take(running_);
+  if (out && out->state != SeqState::kWaiting) kv_.FreeSequence(out->id);
+  if (out) {
+    out->block_table.clear();
+    out->state = SeqState::kFinished;
+  }
+  return out;
+}
+
+void Scheduler::StartRunning(Sequence* s, double now_s) {
+  s->state = SeqState::kRunning;
+  s->n_computed = kv_.CachedTokens(s->id);
+  s->n_committed_blocks = s->n_computed / kv_.page_tokens();
+  if (!s->cache_reported) {
+    SequenceReuse r = kv_.Reuse(s->id);
+    s->cache.device_tokens = r.device_tokens;
+    s->cache.host_tokens = r.host_tokens;
+    s->cache.disk_tokens = r.disk_tokens;
+    s->cache.cached_tokens = r.total();
+    s->cache_reported = true;
+  }
+  if (s->first_scheduled_s < 0) s->first_scheduled_s = now_s;
+}
+
+void Scheduler::PromoteLoaded(double now_s) {
+  for (size_t i = 0; i < loading_.size();) {
+    Sequence* s = loading_[i].get();
+    if (kv_.PromotionReady(s->id, &s->block_table)) {
+      StartRunning(s, now_s);
+      running_.push_back(std::move(loading_[i]));
+      loading_.erase(loading_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Scheduler::Preempt(Sequence* victim) {
+  for (auto it = running_.begin(); it != running_.end(); ++it) {
+    if (it->get() != victim) continue;
+    std::unique_ptr<Sequence> s = std::move(*it);
+    running_.erase(it);
+    kv_.FreeSequence(s->id);
+    s->block_table.clear();
+    s->allocated_tokens = 0;
+    s->n_computed = 0;
+    s->n_committed_blocks = 0;
+    s->state = SeqState::kWaiting;
+    s->preemptions++;
+    preemptions_++;
+    PG_LOG_DEBUG("preempted {} ({} tokens)", s->request.id, s->tokens.size());
+    waiting_.push_front(std::move(s));
+    return;
+  }
+}
+
+// Grows seq's block table to hold n_tokens_total positions, preempting the
+// newest other running sequences when the device tier is full. False when seq
+// itself had to be preempted (or cannot fit at all: then it is in plan->failed).
+bool Scheduler::EnsureBlocks(Sequence* seq, int64_t n_tokens_total, StepPlan* plan) {
+  int64_t grow = n_tokens_total - seq->allocated_tokens;
+  if (grow <= 0) return true;
+  while (!kv_.CanAppend(seq->id, grow)) {
+    // Newest running sequence other than seq that is not in this step's batch yet.
+    Sequence* victim = nullptr;
+    for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+      Sequence* c = it->get();
+      if (c == seq) continue;
+      if (std::find(plan->batch.begin(), plan->batch.end(), c) != plan->batch.end()) continue;
+      victim = c;
+      break;
+    }
+    if (!victim) {
+      if (running_.size() == 1 && plan->batch.empty()) {
+        plan->failed.push_back(seq);  // alone and still no room: the context exceeds the device tier
+      } else {
+        Preempt(seq);
+      }
+      return false;
+    }
+    Preempt(victim);
+  }
+  Status st = kv_.Append(seq->id, grow, &seq->block_table);
+  if (!st.ok()) {
+    PG_LOG_WARN("append failed for {}: {}", seq->request.id, st.ToString());
+    Preempt(seq);
+    return false;
+  }
+  seq->allocated_tokens = n_tokens_total;
+  return true;
+}
+
+bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
+  if (waiting_.empty() || static_cast<int64_t>(running_.size() + loading_.size()) >= config_.max_seqs) return false;
+  // Pick the candidate.
+  size_t pick = 0;
+  PrefixMatch match;
+  const bool cache_aware = config_.policy == ServePolicy::kOptimized && config_.prefix_cache;
+  if (cache_aware && waiting_.size() > 1 && now_s - waiting_.front()->arrival_s < config_.fairness_s) {
+    int64_t best = -1;
+    size_t n = std::min(waiting_.size(), kCacheAwareWindow);
+    for (size_t i = 0; i < n; ++i) {
+      Sequence* s = waiting_[i].get();
+      PrefixMatch m = kv_.Match(s->tokens, CacheRequestOf(*s, config_));
+      // Device hits are free; host hits cost a copy: weigh them a little less.
+      int64_t score = m.device_tokens * 4 + (m.host_tokens + m.disk_tokens) * 3;
+      if (score > best) {
+        best = score;
+        pick = i;
+        match = std::move(m);
+      }
+    }
+  } else {
+    Sequence* s = waiting_.front().get();
+    match = kv_.Match(s->tokens, CacheRequestOf(*s, config_));
+  }
+  Sequence* s = waiting_[pick].get();
+  const int64_t total = static_cast<int64_t>(s->tokens.size());
+  const int64_t need = kv_.BlocksNeeded(match, total);
+  const int64_t headroom = static_cast<int64_t>(running_.size() + loading_.size()) + 1;
+  if (!kv_.CanAllocate(need + headroom)) {
+    // Nothing running and it still cannot fit: it never will.
+    if (running_.empty() && loading_.empty() && !kv_.CanAllocate(need)) {
+      std::unique_ptr<Sequence> owned = std::move(waiting_[pick]);
+      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pick));
+      plan->failed.push_back(owned.get());
+      running_.push_back(std::move(owned));  // Remove() will find it
+      return false;
+    }
+    return false;
+  }
+  Status st = kv_.AllocateSequence(s->id, std::move(match), total, &s->block_table);
+  if (!st.ok()) return false;
+  s->allocated_tokens = total;
+  for (size_t i = 0; i < pick; ++i) waiting_[i]->passed_over++;
+  std::unique_ptr<Sequence> owned = std::move(waiting_[pick]);
+  waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pick));
+  if (!kv_.PromotionReady(s->id, &s->block_table)) {
+    s->state = SeqState::kLoading;
+    if (s->first_scheduled_s < 0) s->first_scheduled_s = now_s;
+    loading_.push_back(std::move(owned));
+    return true;
+  }
+  StartRunning(s, now_s);
+  running_.push_back(std::move(owned));
+  int64_t chunk = std::min(s->remaining_to_compute(), *budget);
+  if (chunk > 0) {
+    s->step_tokens = chunk;
+    *budget -= chunk;
+    plan->batch.push_back(s);
+  }
+  return true;
+}
+
+StepPlan Scheduler::Schedule(double now_s) {
+  StepPlan plan;
+  PromoteLoaded(now_s);
+  int64_t budget = config_.max_batch_tokens;
+  for (auto& s : running_) s->step_tokens = 0;
+
+  // Decode first (one token each), then continuing prefills, oldest first.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+      Sequence* s = running_[i].get();
+      if (s->step_tokens > 0) continue;
+      const int64_t remaining = s->remaining_to_compute();
+      const bool decoding = remaining == 1 && s->n_generated > 0;
+      if ((pass == 0) != decoding || remaining <= 0) continue;
+      const int64_t chunk = std::min(remaining, budget);
+      if (!EnsureBlocks(s, s->n_computed + chunk, &plan)) {
+        i = static_cast<size_t>(-1);  // running_ changed: rescan
+        continue;
+      }
+      s->step_tokens = chunk;
+      budget -= chunk;
+      plan.batch.push_back(s);
+    }
+  }
+  while (budget > 0 && Admit(now_s, &budget, &plan)) {
+  }
+  for (Sequence* s : plan.batch) plan.n_tokens += s->step_tokens;
+  return plan;
+}
+
+}  // namespace pg

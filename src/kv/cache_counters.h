@@ -1,0 +1,49 @@
+// CacheCounters: a snapshot of the tiered KV cache's counters and occupancy,
+// returned by KvCacheManager::counters(). Plain value type.
+//
+// Units: *_blocks in blocks, *_tokens in tokens, *_bytes in bytes. All counts
+// are cumulative since the manager was created, except the occupancy fields.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pg {
+
+struct TierCounters {
+  // Lookups: a block looked up by Match() is a hit in the first tier that
+  // holds it; it is a miss in every tier above that one (so device misses
+  // include host and disk hits, and disk misses are the blocks found nowhere).
+  int64_t hit_blocks = 0;
+  int64_t hit_tokens = 0;
+  int64_t miss_blocks = 0;
+  int64_t bytes_in = 0;     // block bytes written into this tier (commits, demotions, promotions)
+  int64_t bytes_out = 0;    // block bytes read out of this tier towards another tier
+  int64_t evictions = 0;    // blocks dropped from this tier to make room
+  int64_t promotions = 0;   // blocks copied from this tier up to the device tier
+  int64_t demotions = 0;    // blocks copied from this tier down to the next one
+  int64_t errors = 0;       // disk: corrupt / truncated / missing files found (each then deleted)
+  // Occupancy now.
+  int64_t capacity_blocks = 0;
+  int64_t used_blocks = 0;     // slots holding data (in use by a sequence, cached, or in flight)
+  int64_t cached_blocks = 0;   // blocks published in the prefix index in this tier
+  int64_t pinned_blocks = 0;   // device: referenced by a live sequence
+  int64_t used_bytes = 0;
+  int64_t capacity_bytes = 0;
+};
+
+struct CacheCounters {
+  TierCounters device, host, disk;
+  int64_t lookups = 0;             // Match() calls with the prefix cache in use
+  int64_t lookup_tokens = 0;       // prompt tokens offered to Match()
+  int64_t reused_tokens = 0;       // tokens finally not recomputed (after failed loads are dropped)
+  int64_t skipped_short_hits = 0;  // host/disk hits below min_promote_tokens, recomputed instead
+  int64_t failed_loads = 0;        // promotions that failed verification (counted as misses)
+  int64_t index_entries = 0;       // blocks in the prefix index (any tier)
+  bool disk_writes_disabled = false;  // after a full disk / read-only dir
+
+  // Multi-line human summary (for --cache-report).
+  std::string Report() const;
+};
+
+}  // namespace pg

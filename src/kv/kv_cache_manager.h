@@ -1,0 +1,229 @@
+// KvCacheManager: the tiered, paged KV cache as the engine sees it.
+//
+// Blocks (one page of tokens, all layers, K and V; see kv_layout.h) live in
+// up to three tiers:
+//   device  a bounded arena the kernels read (--kv-device-mem); every running
+//           sequence's block table points here.
+//   host    a RAM arena (--kv-host-mem), pinned memory on a GPU backend.
+//   disk    one file per block under --kv-disk-dir, capped by --kv-disk-size.
+// Full blocks are published in a prefix index keyed by a chained SHA-256 of
+// (parent hash, block tokens, model identity, cache salt); tokens are compared
+// on every hit. Evicted device blocks are demoted to host, host blocks to disk;
+// hits in host or disk are promoted back to the device by background I/O
+// threads while other sequences keep running.
+//
+// Life of one sequence (paired verbs, nano-vllm style):
+//   PrefixMatch m = kv.Match(prompt, request);        // locks the matched blocks
+//   if (!kv.CanAllocate(kv.BlocksNeeded(m, n))) ...   // leave it queued (m unlocks on destruction)
+//   kv.AllocateSequence(seq, std::move(m), n, &table); // starts promotions
+//   while (!kv.PromotionReady(seq, &table)) run other sequences;
+//   start = kv.CachedTokens(seq);                      // prefill tokens [start, n)
+//   kv.CommitFullBlock(seq, i, tokens of block i);      // after block i is full
+//   if (kv.CanAppend(seq, 1)) kv.Append(seq, 1, &table); // decode growth
+//   kv.FreeSequence(seq);                              // blocks stay cached
+//
+// Thread-safety: every method must be called from ONE thread (the engine's
+// scheduler thread). Background mover threads only copy block bytes; they talk
+// to the manager through queues drained inside the calls below. The forward
+// pass may read/write the bytes of a sequence's blocks (DeviceBlockPtr) on any
+// thread between calls, under these rules:
+//   * block-table entries are valid only while the sequence is allocated
+//     (until FreeSequence), and a PrefixMatch's blocks only while it is held;
+//   * blocks [0, CachedTokens/page_tokens) are shared and read-only; the
+//     sequence writes only slots at positions >= CachedTokens(seq);
+//   * a sequence's blocks must not be read before PromotionReady(seq) is true.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "kv/block_hash.h"
+#include "kv/cache_counters.h"
+#include "kv/kv_layout.h"
+
+namespace pg {
+
+enum class EvictionPolicy {
+  kLru,        // least recently used first
+  kCostAware,  // lowest (recompute cost - reload cost) x recency x frequency first; chain tails first
+};
+enum class WritePolicy {
+  kWriteThrough,  // copy a block to host (and host to disk) as soon as it is full
+  kWriteBack,     // copy down only when a block is evicted from its tier
+};
+
+const char* EvictionPolicyName(EvictionPolicy p);
+const char* WritePolicyName(WritePolicy p);
+// "lru" | "cost" ; "write-through" | "write-back".
+Result<EvictionPolicy> ParseEvictionPolicy(const std::string& s);
+Result<WritePolicy> ParseWritePolicy(const std::string& s);
+
+struct KvCacheConfig {
+  KvLayout layout;
+  // Names the model (and weights) whose KV this is, e.g. "qwen3-0.6b:<gguf sha>".
+  // Blocks of another identity never match, also on disk.
+  std::string model_identity;
+  uint64_t device_bytes = 0;  // --kv-device-mem; must hold at least one block
+  uint64_t host_bytes = 0;    // --kv-host-mem; 0 = no host tier
+  std::string disk_dir;       // --kv-disk-dir; "" = no disk tier (created if missing)
+  uint64_t disk_bytes = 0;    // --kv-disk-size; required > 0 with a disk dir
+  bool prefix_cache = true;   // false (--no-prefix-cache): no index, no reuse, allocation only
+  EvictionPolicy eviction = EvictionPolicy::kCostAware;
+  WritePolicy write_policy = WritePolicy::kWriteBack;
+  // Host/disk hits shorter than this many tokens are recomputed, not promoted.
+  int64_t min_promote_tokens = 0;
+  // Retention applied by Hint() when it is given ttl_s < 0.
+  double default_session_ttl_s = 60;
+  int io_threads = 2;  // background mover threads (>= 1)
+  // Time source in seconds (tests inject a fake clock); default NowSeconds.
+  std::function<double()> clock;
+
+  // Device only, LRU, write-back (the baseline of the benchmarks).
+  static KvCacheConfig Baseline(const KvLayout& layout, std::string model_identity, uint64_t device_bytes);
+  // Device + host + disk, cost-aware, write-back.
+  static KvCacheConfig Optimized(const KvLayout& layout, std::string model_identity, uint64_t device_bytes,
+                                 uint64_t host_bytes, std::string disk_dir, uint64_t disk_bytes);
+};
+
+// What the engine knows about one request when looking it up.
+struct CacheRequest {
+  std::string salt;         // cache salt (tenant isolation); "" = shared
+  std::string session;      // agent session id, for retention hints; "" = none
+  bool use_prefix_cache = true;  // false: no lookup, and the sequence's blocks are never published
+};
+
+class KvCacheManager;
+
+// Result of Match(): the longest cached prefix (full blocks only) and a lock
+// on its blocks. Move-only; destroying a match that was not passed to
+// AllocateSequence unlocks its blocks. Must not outlive the manager.
+class PrefixMatch {
+ public:
+  PrefixMatch() = default;
+  PrefixMatch(PrefixMatch&& o) noexcept;
+  PrefixMatch& operator=(PrefixMatch&& o) noexcept;
+  PrefixMatch(const PrefixMatch&) = delete;
+  PrefixMatch& operator=(const PrefixMatch&) = delete;
+  ~PrefixMatch();
+
+  // Hit length per tier, in tokens (multiples of page_tokens); the tiers can
+  // alternate along the prefix. tokens() = device + host + disk = the match.
+  int64_t device_tokens = 0;
+  int64_t host_tokens = 0;
+  int64_t disk_tokens = 0;
+  int64_t tokens() const { return device_tokens + host_tokens + disk_tokens; }
+
+ private:
+  friend class KvCacheManager;
+  void Release();
+  KvCacheManager* owner_ = nullptr;  // non-null while it holds locks
+  std::vector<uint32_t> entries_;    // matched index entries, in chain order
+  BlockHash root_;                   // hash of the empty prefix for (model, salt)
+  int32_t session_ = -1;             // session index, -1 = none
+  bool eligible_ = false;            // its full blocks may be published
+};
+
+// Per-sequence reuse, after promotions settle (tokens).
+struct SequenceReuse {
+  int64_t device_tokens = 0;
+  int64_t host_tokens = 0;
+  int64_t disk_tokens = 0;
+  int64_t total() const { return device_tokens + host_tokens + disk_tokens; }
+};
+
+class KvCacheManager {
+ public:
+  // Validates the config (clear error for bad sizes / unusable dir), sizes the
+  // tiers, and rebuilds the disk index from disk_dir.
+  static Result<std::unique_ptr<KvCacheManager>> Create(KvCacheConfig config);
+  ~KvCacheManager();  // waits for in-flight moves (call Flush() first to persist to disk)
+  KvCacheManager(const KvCacheManager&) = delete;
+  KvCacheManager& operator=(const KvCacheManager&) = delete;
+
+  const KvLayout& layout() const;
+  int page_tokens() const { return layout().page_tokens; }
+  int64_t device_blocks() const;  // capacity of the device tier
+
+  // Longest cached prefix of `tokens`, across tiers, in full blocks. At most
+  // (tokens.size() - 1) tokens are matched, so at least one token is always
+  // left to compute the next-token logits. Locks the matched blocks.
+  PrefixMatch Match(std::span<const int32_t> tokens, const CacheRequest& request);
+
+  // Device blocks a sequence of total_tokens needs beyond the match's device hits.
+  int64_t BlocksNeeded(const PrefixMatch& match, int64_t total_tokens) const;
+  // True when n_blocks device blocks are free or can be evicted now.
+  bool CanAllocate(int64_t n_blocks) const;
+
+  // Builds seq's block table for total_tokens tokens (ceil(total/page) blocks):
+  // matched device blocks are shared, host/disk hits get fresh device blocks
+  // whose loads start now, the rest are fresh private blocks. Consumes `match`.
+  // ResourceExhausted when the device tier cannot supply the blocks (the match
+  // is then released and nothing changes).
+  Status AllocateSequence(SeqId seq, PrefixMatch&& match, int64_t total_tokens, std::vector<BlockId>* block_table);
+
+  // True once every promotion of seq finished (successfully or not); then
+  // *block_table is refreshed: when a load failed, the blocks from the first
+  // failed one onwards are replaced by fresh private blocks (to recompute).
+  // Stays false while such replacement blocks cannot be had yet.
+  bool PromotionReady(SeqId seq, std::vector<BlockId>* block_table);
+  // Tokens of seq whose KV is present in its blocks (valid after
+  // PromotionReady). Equals the match length unless a load failed, in which
+  // case the chain is cut at the first failed block.
+  int64_t CachedTokens(SeqId seq) const;
+  SequenceReuse Reuse(SeqId seq) const;
+  // seq's current block table (same as the vectors the verbs fill in).
+  std::span<const BlockId> BlockTable(SeqId seq) const;
+  int64_t SequenceTokens(SeqId seq) const;  // tokens the table is sized for
+
+  // Room for n_new_tokens more tokens (free or evictable blocks for the growth).
+  bool CanAppend(SeqId seq, int64_t n_new_tokens) const;
+  // Grows seq by n_new_tokens, appending new private blocks to block_table as needed.
+  Status Append(SeqId seq, int64_t n_new_tokens, std::vector<BlockId>* block_table);
+
+  // After the forward pass filled block `block_index` of seq completely:
+  // publishes it in the prefix index (hash chained on block_index-1, which must
+  // already be committed or matched). block_tokens: its page_tokens tokens.
+  // No-op when the sequence is not cache-eligible or the block was matched.
+  // Only after PromotionReady(seq). Write-through also starts a copy to host.
+  void CommitFullBlock(SeqId seq, int block_index, std::span<const int32_t> block_tokens);
+
+  // Drops seq's references; its published blocks stay cached (evictable).
+  void FreeSequence(SeqId seq);
+
+  // Keep the blocks of `session` for ttl_s seconds from now (ttl_s < 0: the
+  // config's default): eviction takes them only when nothing else is left.
+  void Hint(const std::string& session, double ttl_s);
+  void ReleaseSession(const std::string& session);
+
+  // Call once per engine step: collects finished moves and starts background
+  // demotions. Cheap when nothing happened.
+  void Tick();
+  // Waits for every in-flight move (background copies included).
+  void WaitIdle();
+  // Waits for every in-flight move, then writes every cached block that is
+  // not on disk yet to disk (no-op without a disk tier). For clean shutdown.
+  Status Flush();
+
+  // Memory of device block `id` (block_bytes(), 64-byte aligned, stable).
+  uint8_t* DeviceBlockPtr(BlockId id);
+
+  CacheCounters counters() const;
+  // Verifies refcounts, free lists, the index's parent chains and tier
+  // bookkeeping; Internal error naming the first violation.
+  Status CheckIntegrity() const;
+
+  class Impl;
+
+ private:
+  friend class PrefixMatch;
+  explicit KvCacheManager(std::unique_ptr<Impl> impl);
+  void ReleaseMatch(PrefixMatch* m);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pg

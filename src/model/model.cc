@@ -1,0 +1,217 @@
+#include "model/model.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "backend/cpu/quant.h"
+#include "backend/cpu/vec_ops.h"
+#include "model/attention.h"
+
+namespace pg {
+
+void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_logits, int64_t max_ctx,
+                             int n_threads) {
+  if (n_tokens > cap_tokens_) {
+    size_t T = static_cast<size_t>(n_tokens);
+    x_.resize(T * c.n_embd);
+    h_.resize(T * c.n_embd);
+    q_.resize(T * c.q_dim());
+    k_.resize(T * c.kv_dim());
+    v_.resize(T * c.kv_dim());
+    attn_.resize(T * c.q_dim());
+    gate_.resize(T * c.n_ff);
+    up_.resize(T * c.n_ff);
+    cos_.resize(T * c.n_rot / 2);
+    sin_.resize(T * c.n_rot / 2);
+    tok_seq_.resize(T);
+    tok_pos_.resize(T);
+    tok_id_.resize(T);
+    mm_.Reserve(std::max(c.n_embd, c.n_ff), n_tokens);
+    cap_tokens_ = n_tokens;
+  }
+  if (n_logits > cap_logits_) {
+    last_.resize(static_cast<size_t>(n_logits * c.n_embd));
+    cap_logits_ = n_logits;
+  }
+  if (max_ctx > cap_ctx_ || n_threads > cap_threads_) {
+    cap_ctx_ = std::max(cap_ctx_, max_ctx);
+    cap_threads_ = std::max(cap_threads_, n_threads);
+    scores_.resize(static_cast<size_t>(cap_ctx_ * cap_threads_));
+  }
+}
+
+Result<std::unique_ptr<Model>> Model::Load(const std::string& path) {
+  std::unique_ptr<Model> m(new Model());
+  PG_ASSIGN_OR_RETURN(m->file_, GgufFile::Open(path));
+  PG_ASSIGN_OR_RETURN(m->config_, ModelConfig::FromGguf(*m->file_));
+  PG_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_));
+  const ModelConfig& c = m->config_;
+  RopeScaling scaling;
+  if (c.rope_scale_factor > 0) {
+    scaling.kind = RopeScaling::Kind::kLlama3;
+    scaling.factor = c.rope_scale_factor;
+    scaling.low_freq_factor = c.rope_low_freq_factor;
+    scaling.high_freq_factor = c.rope_high_freq_factor;
+    scaling.original_context = static_cast<float>(c.rope_orig_ctx);
+  }
+  m->inv_freq_.resize(static_cast<size_t>(c.n_rot / 2));
+  RopeInvFreq(c.n_rot, c.rope_base, scaling, m->weights_->rope_freqs, m->inv_freq_.data());
+
+  // Identity: FNV-1a over the config summary, tensor names/types/offsets and the file size.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  std::string summary = c.Summary();
+  mix(summary.data(), summary.size());
+  for (const auto& t : m->file_->tensors()) {
+    mix(t.name.data(), t.name.size());
+    mix(&t.type, sizeof t.type);
+    mix(&t.offset, sizeof t.offset);
+    // A sample of the bytes, so two files with equal layout but different weights differ.
+    mix(t.data, std::min<uint64_t>(t.n_bytes, 64));
+  }
+  uint64_t size = m->file_->file_size();
+  mix(&size, sizeof size);
+  m->identity_ = fmt::format("{}-{:016x}", c.arch, h);
+  return m;
+}
+
+Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, ThreadPool& pool, ForwardScratch& s,
+                      float* logits) const {
+  const ModelConfig& c = config_;
+  const ModelWeights& w = *weights_;
+  int64_t n_tok = 0, n_logits = 0, max_ctx = 0;
+  for (const BatchSeq& b : batch) {
+    if (b.n_tokens <= 0) return InvalidArgument("forward: a sequence has no new tokens");
+    int64_t end = b.start_pos + b.n_tokens;
+    if (b.start_pos < 0 || b.n_blocks * kv.page_tokens < end)
+      return InvalidArgument(fmt::format("forward: block table of {} pages cannot hold {} positions", b.n_blocks, end));
+    for (int64_t i = 0; i < b.n_tokens; ++i)
+      if (b.tokens[i] < 0 || b.tokens[i] >= c.n_vocab)
+        return InvalidArgument(fmt::format("forward: token id {} outside the vocabulary of {}", b.tokens[i], c.n_vocab));
+    n_tok += b.n_tokens;
+    n_logits += b.want_logits ? 1 : 0;
+    max_ctx = std::max(max_ctx, end);
+  }
+  if (n_tok == 0) return Status::Ok();
+  if (kv.kv_dim != c.kv_dim()) return InvalidArgument("forward: KV pages have the wrong row size");
+  s.Reserve(c, n_tok, n_logits, max_ctx, pool.size());
+
+  const int64_t D = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim(), HD = c.head_dim, R2 = c.n_rot / 2;
+
+  // Token bookkeeping, embeddings and RoPE tables.
+  {
+    int64_t t = 0;
+    for (size_t si = 0; si < batch.size(); ++si)
+      for (int64_t i = 0; i < batch[si].n_tokens; ++i, ++t) {
+        s.tok_seq_[t] = static_cast<int32_t>(si);
+        s.tok_pos_[t] = batch[si].start_pos + i;
+        s.tok_id_[t] = batch[si].tokens[i];
+      }
+  }
+  pool.ParallelFor(n_tok, [&](int64_t t) {
+    const auto* row = static_cast<const uint8_t*>(w.token_embd.data) + s.tok_id_[t] * w.token_embd.row_bytes;
+    (void)DequantizeRow(w.token_embd.type, row, &s.x_[t * D], D);
+    RopeCosSin(inv_freq_.data(), c.n_rot, s.tok_pos_[t], &s.cos_[t * R2], &s.sin_[t * R2]);
+  });
+
+  auto rope = [&](float* x, int64_t n_heads, int64_t t) {
+    if (c.rope_style == RopeStyle::kNorm) RopeNorm(x, n_heads, HD, c.n_rot, &s.cos_[t * R2], &s.sin_[t * R2]);
+    else RopeNeox(x, n_heads, HD, c.n_rot, &s.cos_[t * R2], &s.sin_[t * R2]);
+  };
+
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const LayerWeights& L = w.layers[static_cast<size_t>(l)];
+    // --- attention block ---
+    pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.attn_norm, &s.h_[t * D], D, c.rms_eps); });
+    const MatMulOut qkv[3] = {{&L.wq, s.q_.data(), QD}, {&L.wk, s.k_.data(), KVD}, {&L.wv, s.v_.data(), KVD}};
+    MatMulMany(qkv, 3, s.h_.data(), n_tok, pool, s.mm_);
+    pool.ParallelFor(n_tok, [&](int64_t t) {
+      float* q = &s.q_[t * QD];
+      float* k = &s.k_[t * KVD];
+      float* v = &s.v_[t * KVD];
+      if (L.bq) {
+        AddInPlace(q, L.bq, QD);
+        AddInPlace(k, L.bk, KVD);
+        AddInPlace(v, L.bv, KVD);
+      }
+      if (L.q_norm) {
+        for (int64_t h = 0; h < c.n_head; ++h) RmsNorm(q + h * HD, L.q_norm, q + h * HD, HD, c.rms_eps);
+        for (int64_t h = 0; h < c.n_head_kv; ++h) RmsNorm(k + h * HD, L.k_norm, k + h * HD, HD, c.rms_eps);
+      }
+      rope(q, c.n_head, t);
+      rope(k, c.n_head_kv, t);
+      // Store this token's K/V into its page slot.
+      const BatchSeq& b = batch[static_cast<size_t>(s.tok_seq_[t])];
+      int64_t pos = s.tok_pos_[t];
+      int32_t block = b.block_table[pos / kv.page_tokens];
+      int64_t slot = pos % kv.page_tokens;
+      if (kv.dtype == KvElemType::kF16) {
+        StoreRowF16(k, kv.Row(block, l, 0, slot), KVD);
+        StoreRowF16(v, kv.Row(block, l, 1, slot), KVD);
+      } else {
+        StoreRowBF16(k, kv.Row(block, l, 0, slot), KVD);
+        StoreRowBF16(v, kv.Row(block, l, 1, slot), KVD);
+      }
+    });
+    Attention(l, batch, kv, n_tok, pool, s);
+    MatMul(L.wo, s.attn_.data(), n_tok, s.h_.data(), pool, s.mm_);
+    pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.h_[t * D], D); });
+
+    // --- feed-forward block ---
+    pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.ffn_norm, &s.h_[t * D], D, c.rms_eps); });
+    const MatMulOut gate_up[2] = {{&L.gate, s.gate_.data(), c.n_ff}, {&L.up, s.up_.data(), c.n_ff}};
+    MatMulMany(gate_up, 2, s.h_.data(), n_tok, pool, s.mm_);
+    pool.ParallelFor(n_tok, [&](int64_t t) {
+      SiluMul(&s.gate_[t * c.n_ff], &s.up_[t * c.n_ff], &s.gate_[t * c.n_ff], c.n_ff);
+    });
+    MatMul(L.down, s.gate_.data(), n_tok, s.h_.data(), pool, s.mm_);
+    pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.h_[t * D], D); });
+  }
+
+  if (n_logits == 0) return Status::Ok();
+  // Final norm and output projection, only for the rows that want logits.
+  int64_t li = 0, t_end = 0;
+  for (const BatchSeq& b : batch) {
+    t_end += b.n_tokens;
+    if (b.want_logits) {
+      RmsNorm(&s.x_[(t_end - 1) * D], w.output_norm, &s.last_[li * D], D, c.rms_eps);
+      ++li;
+    }
+  }
+  MatMul(w.output, s.last_.data(), n_logits, logits, pool, s.mm_);
+  return Status::Ok();
+}
+
+void Model::Attention(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
+                      ThreadPool& pool, ForwardScratch& s) const {
+  const ModelConfig& c = config_;
+  const int64_t HD = c.head_dim, QD = c.q_dim(), group = c.n_head / c.n_head_kv;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(HD));
+  const int64_t n_tasks = n_tok * c.n_head;
+  std::atomic<int64_t> next{0};
+  pool.RunOnAll([&](int thread, int) {
+    float* scores = &s.scores_[static_cast<size_t>(thread) * s.cap_ctx_];
+    for (;;) {
+      int64_t task = next.fetch_add(1, std::memory_order_relaxed);
+      if (task >= n_tasks) break;
+      const int64_t t = task / c.n_head, h = task % c.n_head;
+      AttentionArgs a;
+      a.kv = &kv;
+      a.block_table = batch[static_cast<size_t>(s.tok_seq_[t])].block_table;
+      a.layer = l;
+      a.kv_head = h / group;
+      a.head_dim = HD;
+      a.n_keys = s.tok_pos_[t] + 1;
+      a.scale = scale;
+      AttendOne(a, &s.q_[t * QD + h * HD], &s.attn_[t * QD + h * HD], scores);
+    }
+  });
+}
+
+}  // namespace pg

@@ -1,0 +1,99 @@
+// Model: a loaded GGUF model and its forward pass on the CPU backend.
+//
+// Forward() runs one step over a batch of sequences, each contributing a
+// chunk of new tokens (a prefill chunk, or one token when decoding). All the
+// batch's tokens go through every matrix multiply together; attention reads
+// each sequence's earlier K/V from its pages (kv_pages.h) and writes the new
+// tokens' K/V there first. Logits come out only for sequences that ask.
+//
+// Thread-safety: Load() once; Forward() may run concurrently only with
+// distinct ForwardScratch objects and disjoint KV blocks (the engine runs one
+// forward at a time).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/matmul.h"
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "gguf/gguf_file.h"
+#include "model/kv_pages.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+
+namespace pg {
+
+// One sequence's share of a forward step.
+struct BatchSeq {
+  const int32_t* tokens = nullptr;   // (n_tokens) new tokens
+  int64_t n_tokens = 0;
+  int64_t start_pos = 0;             // position of tokens[0]; K/V of [0, start_pos) are in the pages
+  const int32_t* block_table = nullptr;  // (n_blocks) block ids covering [0, start_pos + n_tokens)
+  int64_t n_blocks = 0;
+  bool want_logits = false;          // logits of the last new token
+};
+
+// Per-caller buffers of the forward pass; grown on demand, so a steady-state
+// step allocates nothing once the largest batch has been seen.
+class ForwardScratch {
+ public:
+  ForwardScratch() = default;
+
+ private:
+  friend class Model;
+  void Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_logits, int64_t max_ctx, int n_threads);
+
+  int64_t cap_tokens_ = 0, cap_logits_ = 0, cap_ctx_ = 0;
+  int cap_threads_ = 0;
+  std::vector<float> x_;        // (T, n_embd) residual stream
+  std::vector<float> h_;        // (T, n_embd) normed input
+  std::vector<float> q_;        // (T, q_dim)
+  std::vector<float> k_;        // (T, kv_dim)
+  std::vector<float> v_;        // (T, kv_dim)
+  std::vector<float> attn_;     // (T, q_dim) attention output
+  std::vector<float> gate_;     // (T, n_ff)
+  std::vector<float> up_;       // (T, n_ff)
+  std::vector<float> cos_;      // (T, n_rot/2)
+  std::vector<float> sin_;      // (T, n_rot/2)
+  std::vector<float> scores_;   // (n_threads, max_ctx) attention weights
+  std::vector<float> last_;     // (n_logits, n_embd) rows that produce logits
+  std::vector<int32_t> tok_seq_;  // (T) batch index of each token
+  std::vector<int64_t> tok_pos_;  // (T) position of each token
+  std::vector<int32_t> tok_id_;   // (T)
+  MatMulScratch mm_;
+};
+
+class Model {
+ public:
+  static Result<std::unique_ptr<Model>> Load(const std::string& path);
+
+  const ModelConfig& config() const { return config_; }
+  const GgufFile& file() const { return *file_; }
+  const ModelWeights& weights() const { return *weights_; }
+  // Stable identity of the weights (for KV cache keys): hash of the file's
+  // metadata and tensor layout plus its size.
+  const std::string& identity() const { return identity_; }
+
+  // Runs the batch. logits receives (number of seqs with want_logits) rows of
+  // n_vocab floats, in batch order. Errors: tokens outside the vocabulary,
+  // block tables too short for the positions.
+  Status Forward(std::span<const BatchSeq> batch, const KvPages& kv, ThreadPool& pool, ForwardScratch& s,
+                 float* logits) const;
+
+ private:
+  Model() = default;
+  void Attention(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
+                 ThreadPool& pool, ForwardScratch& s) const;
+
+  std::unique_ptr<GgufFile> file_;
+  ModelConfig config_;
+  std::unique_ptr<ModelWeights> weights_;
+  std::vector<float> inv_freq_;  // (n_rot/2)
+  std::string identity_;
+};
+
+}  // namespace pg

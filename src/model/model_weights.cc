@@ -1,0 +1,79 @@
+#include "model/model_weights.h"
+
+#include <fmt/format.h>
+
+#include "backend/cpu/quant.h"
+#include "gguf/gguf_file.h"
+
+namespace pg {
+namespace {
+
+std::string Shape(const GgufTensorInfo& t) {
+  std::string s = "[";
+  for (size_t i = 0; i < t.dims.size(); ++i) s += (i ? ", " : "") + std::to_string(t.dims[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, const ModelConfig& c) {
+  auto w = std::make_unique<ModelWeights>();
+  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, WeightMatrix* out) -> Status {
+    const GgufTensorInfo* t = f.FindTensor(name);
+    if (!t) return InvalidArgument(f.path() + ": missing tensor " + name);
+    if (t->dims.size() != 2 || t->dims[0] != cols || t->dims[1] != rows)
+      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected [{}, {}]", f.path(), name, Shape(*t),
+                                         cols, rows));
+    if (!IsSupportedWeightType(t->type))
+      return Unimplemented(f.path() + ": tensor " + name + " has unsupported type " + TypeName(t->type));
+    *out = MakeWeightMatrix(t->type, t->data, rows, cols);
+    return out->Validate();
+  };
+  auto vec = [&](const std::string& name, int64_t n, const float** out, bool optional) -> Status {
+    const GgufTensorInfo* t = f.FindTensor(name);
+    if (!t) {
+      if (optional) return Status::Ok();
+      return InvalidArgument(f.path() + ": missing tensor " + name);
+    }
+    if (t->n_elements() != n)
+      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected {} elements", f.path(), name,
+                                         Shape(*t), n));
+    if (!IsSupportedWeightType(t->type))
+      return Unimplemented(f.path() + ": tensor " + name + " has unsupported type " + TypeName(t->type));
+    w->owned_.emplace_back(static_cast<size_t>(n));
+    PG_RETURN_IF_ERROR(DequantizeRow(t->type, t->data, w->owned_.back().data(), n));
+    *out = w->owned_.back().data();
+    return Status::Ok();
+  };
+
+  PG_RETURN_IF_ERROR(matrix("token_embd.weight", c.n_vocab, c.n_embd, &w->token_embd));
+  if (c.tied_embeddings) w->output = w->token_embd;
+  else PG_RETURN_IF_ERROR(matrix("output.weight", c.n_vocab, c.n_embd, &w->output));
+  PG_RETURN_IF_ERROR(vec("output_norm.weight", c.n_embd, &w->output_norm, false));
+  PG_RETURN_IF_ERROR(vec("rope_freqs.weight", c.n_rot / 2, &w->rope_freqs, true));
+
+  w->layers.resize(static_cast<size_t>(c.n_layer));
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    LayerWeights& L = w->layers[static_cast<size_t>(i)];
+    const std::string p = "blk." + std::to_string(i) + ".";
+    PG_RETURN_IF_ERROR(vec(p + "attn_norm.weight", c.n_embd, &L.attn_norm, false));
+    PG_RETURN_IF_ERROR(matrix(p + "attn_q.weight", c.q_dim(), c.n_embd, &L.wq));
+    PG_RETURN_IF_ERROR(matrix(p + "attn_k.weight", c.kv_dim(), c.n_embd, &L.wk));
+    PG_RETURN_IF_ERROR(matrix(p + "attn_v.weight", c.kv_dim(), c.n_embd, &L.wv));
+    PG_RETURN_IF_ERROR(matrix(p + "attn_output.weight", c.n_embd, c.q_dim(), &L.wo));
+    PG_RETURN_IF_ERROR(vec(p + "attn_q.bias", c.q_dim(), &L.bq, !c.qkv_bias));
+    PG_RETURN_IF_ERROR(vec(p + "attn_k.bias", c.kv_dim(), &L.bk, !c.qkv_bias));
+    PG_RETURN_IF_ERROR(vec(p + "attn_v.bias", c.kv_dim(), &L.bv, !c.qkv_bias));
+    if (c.qk_norm) {
+      PG_RETURN_IF_ERROR(vec(p + "attn_q_norm.weight", c.head_dim, &L.q_norm, false));
+      PG_RETURN_IF_ERROR(vec(p + "attn_k_norm.weight", c.head_dim, &L.k_norm, false));
+    }
+    PG_RETURN_IF_ERROR(vec(p + "ffn_norm.weight", c.n_embd, &L.ffn_norm, false));
+    PG_RETURN_IF_ERROR(matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd, &L.gate));
+    PG_RETURN_IF_ERROR(matrix(p + "ffn_up.weight", c.n_ff, c.n_embd, &L.up));
+    PG_RETURN_IF_ERROR(matrix(p + "ffn_down.weight", c.n_embd, c.n_ff, &L.down));
+  }
+  return w;
+}
+
+}  // namespace pg

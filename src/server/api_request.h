@@ -1,0 +1,57 @@
+// ApiRequest: a validated /v1/chat/completions or /v1/completions body.
+//
+// ParseChatRequest / ParseCompletionRequest check every field's type and
+// range and return an OpenAI-style 400 (with `param`) for anything wrong;
+// nothing throws. Fields the server does not implement but clients commonly
+// send (presence_penalty, frequency_penalty, response_format, tool_choice,
+// parallel_tool_calls, logit_bias, metadata, ...) are type-checked where
+// cheap and otherwise ignored. Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/inference_service.h"
+#include "server/api_error.h"
+
+namespace pg {
+
+struct ApiRequest {
+  bool chat = true;
+  std::string model;                  // as sent ("" = absent)
+
+  // chat: messages normalised for the template (content parts joined into a
+  // string, tool-call arguments parsed into objects); tools as sent or null.
+  nlohmann::ordered_json messages;
+  nlohmann::ordered_json tools;
+
+  // completions: either text or token ids.
+  bool prompt_is_tokens = false;
+  std::string prompt_text;
+  std::vector<int32_t> prompt_tokens;
+
+  SamplingParams sampling;            // max_tokens filled later if absent
+  bool max_tokens_given = false;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;         // stream_options.include_usage
+  std::string user;
+  double cache_ttl_s = -1;
+};
+
+// `n_vocab` bounds token ids in a token-array prompt; `n_ctx` bounds max_tokens.
+ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx);
+ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx);
+
+// Parses a request body: it must be valid UTF-8 and a JSON object.
+ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body);
+
+// Checks the prompt against the context and sets max_tokens when absent
+// (the rest of the context). 400 with the token counts when it cannot fit.
+std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx);
+
+}  // namespace pg

@@ -1,0 +1,164 @@
+#include "server/api_request.h"
+
+#include <gtest/gtest.h>
+
+namespace pg {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr int64_t kVocab = 1000;
+constexpr int64_t kCtx = 512;
+
+ApiResult<ApiRequest> Chat(const std::string& body) {
+  ApiResult<json> j = ParseJsonBody(body);
+  if (!j.ok()) return j.error;
+  return ParseChatRequest(j.value, kVocab, kCtx);
+}
+
+ApiResult<ApiRequest> Completion(const std::string& body) {
+  ApiResult<json> j = ParseJsonBody(body);
+  if (!j.ok()) return j.error;
+  return ParseCompletionRequest(j.value, kVocab, kCtx);
+}
+
+TEST(ApiRequest, ParsesChatSampling) {
+  auto r = Chat(R"({"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0.5,"top_p":0.9,
+      "top_k":40,"min_p":0.05,"seed":7,"max_tokens":12,"stop":["x","y"],"stream":true,
+      "stream_options":{"include_usage":true},"user":"s1","cache_ttl_s":30,"ignore_eos":true,
+      "logprobs":true,"top_logprobs":3})");
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  const ApiRequest& a = r.value;
+  EXPECT_FLOAT_EQ(a.sampling.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(a.sampling.top_p, 0.9f);
+  EXPECT_EQ(a.sampling.top_k, 40);
+  EXPECT_TRUE(a.sampling.has_seed);
+  EXPECT_EQ(a.sampling.seed, 7u);
+  EXPECT_EQ(a.sampling.max_tokens, 12);
+  EXPECT_TRUE(a.sampling.ignore_eos);
+  EXPECT_TRUE(a.sampling.logprobs);
+  EXPECT_EQ(a.sampling.top_logprobs, 3);
+  EXPECT_EQ(a.stop, (std::vector<std::string>{"x", "y"}));
+  EXPECT_TRUE(a.stream);
+  EXPECT_TRUE(a.include_usage);
+  EXPECT_EQ(a.user, "s1");
+  EXPECT_DOUBLE_EQ(a.cache_ttl_s, 30);
+}
+
+TEST(ApiRequest, NormalisesContentPartsAndToolArguments) {
+  auto r = Chat(R"({"messages":[
+      {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},
+      {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",
+         "function":{"name":"f","arguments":"{\"x\": 1}"}}]},
+      {"role":"tool","tool_call_id":"c1","content":"42"}]})");
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  EXPECT_EQ(r.value.messages[0]["content"], "ab");
+  EXPECT_EQ(r.value.messages[1]["tool_calls"][0]["function"]["arguments"]["x"], 1);
+}
+
+TEST(ApiRequest, CompletionPromptForms) {
+  auto a = Completion(R"({"prompt":"hello"})");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a.value.prompt_text, "hello");
+  auto b = Completion(R"({"prompt":[1,2,3]})");
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(b.value.prompt_is_tokens);
+  EXPECT_EQ(b.value.prompt_tokens, (std::vector<int32_t>{1, 2, 3}));
+  auto c = Completion(R"({"prompt":[[4,5]]})");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c.value.prompt_tokens, (std::vector<int32_t>{4, 5}));
+  auto d = Completion(R"({"prompt":["x"]})");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d.value.prompt_text, "x");
+  auto e = Completion(R"({"prompt":"p","logprobs":2})");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e.value.sampling.top_logprobs, 2);
+}
+
+struct BadCase {
+  const char* body;
+  const char* param;  // expected `param`
+};
+
+TEST(ApiRequest, RejectsBadChatBodies) {
+  const BadCase cases[] = {
+      {R"({"messages":[{"role":"user","content":"x"}],"temperature":"hot"})", "temperature"},
+      {R"({"messages":[{"role":"user","content":"x"}],"temperature":-0.1})", "temperature"},
+      {R"({"messages":[{"role":"user","content":"x"}],"top_p":0})", "top_p"},
+      {R"({"messages":[{"role":"user","content":"x"}],"top_p":1.01})", "top_p"},
+      {R"({"messages":[{"role":"user","content":"x"}],"max_tokens":-1})", "max_tokens"},
+      {R"({"messages":[{"role":"user","content":"x"}],"max_tokens":0})", "max_tokens"},
+      {R"({"messages":[{"role":"user","content":"x"}],"max_tokens":100000000000})", "max_tokens"},
+      {R"({"messages":[{"role":"user","content":"x"}],"max_completion_tokens":1.5})", "max_completion_tokens"},
+      {R"({"messages":[{"role":"user","content":"x"}],"n":2})", "n"},
+      {R"({"messages":[{"role":"user","content":"x"}],"stop":[1]})", "stop"},
+      {R"({"messages":[{"role":"user","content":"x"}],"stream":"yes"})", "stream"},
+      {R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})", "top_logprobs"},
+      {R"({"messages":[{"role":"user","content":"x"}],"cache_ttl_s":-5})", "cache_ttl_s"},
+      {R"({"messages":[]})", "messages"},
+      {R"({"messages":"hi"})", "messages"},
+      {R"({})", "messages"},
+      {R"({"messages":[{"role":"wizard","content":"x"}]})", "messages[0].role"},
+      {R"({"messages":[{"content":"x"}]})", "messages[0].role"},
+      {R"({"messages":[{"role":"user","content":5}]})", "messages[0].content"},
+      {R"({"messages":[{"role":"user"}]})", "messages[0].content"},
+      {R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]})", "tools[0]"},
+      {R"({"messages":[{"role":"user","content":"x"}],"model":7})", "model"},
+  };
+  for (const BadCase& c : cases) {
+    auto r = Chat(c.body);
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_EQ(r.error.http_status, 400) << c.body;
+    EXPECT_EQ(r.error.param, c.param) << c.body << " -> " << r.error.message;
+    EXPECT_FALSE(r.error.message.empty());
+  }
+}
+
+TEST(ApiRequest, RejectsBadCompletionBodies) {
+  const BadCase cases[] = {
+      {R"({"prompt":[1, 1000]})", "prompt"},
+      {R"({"prompt":[-1]})", "prompt"},
+      {R"({"prompt":[1, "a"]})", "prompt"},
+      {R"({"prompt":[]})", "prompt"},
+      {R"({"prompt":["a","b"]})", "prompt"},
+      {R"({"prompt":5})", "prompt"},
+      {R"({"prompt":"x","logprobs":true})", "logprobs"},
+      {R"({"prompt":"x","logprobs":50})", "logprobs"},
+  };
+  for (const BadCase& c : cases) {
+    auto r = Completion(c.body);
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_EQ(r.error.http_status, 400) << c.body;
+    EXPECT_EQ(r.error.param, c.param) << c.body << " -> " << r.error.message;
+  }
+}
+
+TEST(ApiRequest, BodyMustBeUtf8JsonObject) {
+  for (const char* body : {"[1,2]", "\"str\"", "{\"a\":", "", "{\"prompt\":\"\xff\"}"}) {
+    ApiResult<json> j = ParseJsonBody(body);
+    ASSERT_FALSE(j.ok()) << body;
+    EXPECT_EQ(j.error.http_status, 400);
+  }
+  // Escaped lone surrogates are rejected by the JSON parser too.
+  EXPECT_FALSE(ParseJsonBody(R"({"prompt":"\ud800"})").ok());
+  EXPECT_TRUE(ParseJsonBody(R"({"prompt":"\u00e9"})").ok());
+}
+
+TEST(ApiRequest, FitToContextReportsCounts) {
+  auto r = Completion(R"({"prompt":"x","max_tokens":100})");
+  ASSERT_TRUE(r.ok());
+  ApiRequest a = r.value;
+  auto err = FitToContext(&a, 500, kCtx);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->message.find("512"), std::string::npos) << err->message;
+  EXPECT_NE(err->message.find("600"), std::string::npos) << err->message;
+  err = FitToContext(&a, 600, kCtx);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->message.find("600 tokens"), std::string::npos) << err->message;
+  a = Completion(R"({"prompt":"x"})").value;
+  EXPECT_FALSE(FitToContext(&a, 12, kCtx).has_value());
+  EXPECT_EQ(a.sampling.max_tokens, kCtx - 12);
+}
+
+}  // namespace
+}  // namespace pg

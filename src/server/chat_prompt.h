@@ -1,0 +1,53 @@
+// ChatPrompt: OpenAI chat messages (+ tools) -> prompt text through the
+// model's chat template, and generated text -> tool calls.
+//
+// The template is ServiceInfo.chat_template (the GGUF's
+// tokenizer.chat_template), parsed once. When the model has none, the
+// fallback is chat/DefaultChatTemplate(): ChatML turns
+//   <|im_start|>{role}\n{content}<|im_end|>\n ... <|im_start|>assistant\n
+// with the tools listed in the system turn and tool calls written as
+// <tool_call>{json}</tool_call> (Hermes/Qwen style).
+//
+// Thread-safety: immutable after Create(); Render/ParseToolCalls may run
+// concurrently on HTTP threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "engine/inference_service.h"
+#include "server/openai_response.h"
+
+namespace pg {
+
+struct AssistantOutput {
+  std::string content;             // text outside the tool calls
+  std::vector<ToolCall> tool_calls;  // ids filled in ("call_...")
+};
+
+class ChatPrompt {
+ public:
+  ~ChatPrompt();
+  // Fails when the template does not parse.
+  static Result<std::unique_ptr<ChatPrompt>> Create(const ServiceInfo& info);
+
+  // InvalidArgument when the template raises (e.g. roles out of order).
+  Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools) const;
+  // Splits `<tool_call>{json}</tool_call>` blocks out of generated text.
+  AssistantOutput ParseToolCalls(std::string_view generated) const;
+
+  bool uses_fallback() const { return fallback_; }
+
+ private:
+  struct Impl;
+  ChatPrompt() = default;
+  std::unique_ptr<Impl> impl_;
+  bool fallback_ = false;
+};
+
+}  // namespace pg

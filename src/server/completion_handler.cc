@@ -1,0 +1,274 @@
+#include "server/completion_handler.h"
+
+#include <ctime>
+#include <memory>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "server/api_request.h"
+#include "server/generation_runner.h"
+#include "server/guarded_stream.h"
+#include "server/openai_response.h"
+#include "tokenizer/tokenizer.h"
+
+namespace pg {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr double kPollSeconds = 0.05;
+
+// Keeps the in-flight gauge right whichever way a request ends.
+class InFlight {
+ public:
+  explicit InFlight(Gauge* g) : g_(g) { g_->Add(1); }
+  ~InFlight() { g_->Add(-1); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  Gauge* g_;
+};
+
+// What a response needs to know about its request once generation runs.
+struct ResponsePlan {
+  ResponseHeader header;
+  bool stream = false;
+  bool include_usage = false;
+  bool logprobs = false;
+  bool tools = false;        // chat with tools: look for tool calls at the end
+  std::string session_id;
+};
+
+// Tool-call parsing at the end of a chat with tools. Returns the finish reason.
+std::string FinishWithTools(const HandlerContext& ctx, const ResponsePlan& plan, const std::string& reason,
+                            std::string* text, std::vector<ToolCall>* calls) {
+  if (!plan.tools || (reason != "stop" && reason != "length")) return reason;
+  AssistantOutput out = ctx.chat()->ParseToolCalls(*text);
+  if (out.tool_calls.empty()) return reason;
+  *text = std::move(out.content);
+  *calls = std::move(out.tool_calls);
+  if (!plan.session_id.empty()) ctx.service->NoteToolCall(plan.session_id);
+  return "tool_calls";
+}
+
+// An engine-side end that is not a normal finish, as an API error.
+std::optional<ApiError> EngineFailure(const GenerationResult& r) {
+  if (r.finish_reason == "error") return ServerError("generation failed: " + r.error);
+  if (r.finish_reason == "cancelled") return ServiceUnavailable("the request was cancelled by the server");
+  return std::nullopt;
+}
+
+// Streaming state, shared by the content provider calls of one response.
+struct StreamState {
+  StreamState(Gauge* g) : in_flight(g) {}
+  InFlight in_flight;
+  std::unique_ptr<GenerationRunner> runner;
+  ResponsePlan plan;
+  bool sent_role = false;
+  bool done = false;
+  std::string held_text;                 // chat with tools: everything, parsed at the end
+  std::vector<TokenEvent> held_tokens;
+  int64_t text_offset = 0;               // completions logprobs text_offset
+};
+
+void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, httplib::Response& res) {
+  const char* endpoint = state->plan.header.chat ? "chat" : "completions";
+  ServerMetrics* metrics = ctx.metrics;
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");
+  HandlerContext c = ctx;
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [c, state](size_t, httplib::DataSink& sink) -> bool {
+        const ResponsePlan& p = state->plan;
+        const Tokenizer& tok = state->runner->tokenizer();
+        auto send = [&](const json& j) {
+          std::string event = SseEvent(DumpJson(j));
+          return sink.write(event.data(), event.size());
+        };
+        if (p.header.chat && !state->sent_role) {
+          state->sent_role = true;
+          return send(ChunkJson(p.header, {{"role", "assistant"}, {"content", ""}}, "", nullptr, p.include_usage));
+        }
+        GenerationStep step;
+        bool finished = state->runner->Poll(kPollSeconds, &step);
+        if (c.stopping->load()) return false;
+        if (!sink.is_writable()) {
+          PG_LOG_DEBUG("{}: client gone", p.header.id);
+          return false;
+        }
+
+        // Text and logprobs of this step (held back entirely for tools).
+        auto emit = [&](const std::string& text, const std::vector<TokenEvent>& tokens) -> bool {
+          if (text.empty() && (!p.logprobs || tokens.empty())) return true;
+          json lp = nullptr;
+          if (p.logprobs) {
+            lp = p.header.chat ? ChatLogprobsJson(tokens, tok) : CompletionLogprobsJson(tokens, tok, &state->text_offset);
+          }
+          return send(ChunkJson(p.header, {{"content", text}}, "", lp, p.include_usage));
+        };
+        if (p.tools) {
+          state->held_text += step.text;
+          state->held_tokens.insert(state->held_tokens.end(), step.tokens.begin(), step.tokens.end());
+        } else if (!emit(step.text, step.tokens)) {
+          PG_LOG_DEBUG("{}: write failed", p.header.id);
+          return false;
+        }
+        if (!finished) return true;
+
+        const GenerationResult& r = state->runner->result();
+        state->done = true;
+        c.metrics->CountTokens(r);
+        if (std::optional<ApiError> err = EngineFailure(r)) {
+          c.metrics->errors->Inc({err->kind()});
+          std::string body = SseEvent(err->ToJson()) + "data: [DONE]\n\n";
+          sink.write(body.data(), body.size());
+          sink.done();
+          return true;
+        }
+        std::vector<ToolCall> calls;
+        std::string reason = FinishWithTools(c, p, r.finish_reason, &state->held_text, &calls);
+        if (p.tools) {
+          if (!emit(state->held_text, state->held_tokens)) return false;
+          if (!calls.empty() && !send(ChunkJson(p.header, {{"tool_calls", ToolCallsJson(calls, true)}}, "", nullptr,
+                                                p.include_usage))) {
+            return false;
+          }
+        }
+        if (!send(ChunkJson(p.header, json::object(), reason, nullptr, p.include_usage))) return false;
+        if (p.include_usage && !send(UsageChunkJson(p.header, r))) return false;
+        static const std::string kDone = "data: [DONE]\n\n";
+        if (!sink.write(kDone.data(), kDone.size())) return false;
+        sink.done();
+        return true;
+      },
+      [state, metrics, endpoint](bool success) {
+        if (!state->done) {
+          // The client went away (or the server is stopping): free the KV now.
+          state->runner->Cancel();
+          metrics->client_disconnects->Inc({endpoint});
+        }
+      });
+}
+
+void RunToCompletion(const HandlerContext& ctx, GenerationRunner* runner, const ResponsePlan& plan,
+                     httplib::Response& res) {
+  std::string text;
+  std::vector<TokenEvent> tokens;
+  GenerationStep step;
+  GuardedStream* conn = GuardedStream::Current();
+  for (;;) {
+    bool finished = runner->Poll(kPollSeconds, &step);
+    text += step.text;
+    tokens.insert(tokens.end(), step.tokens.begin(), step.tokens.end());
+    step.Clear();
+    if (finished) break;
+    if (ctx.stopping->load() || (conn && conn->PeerClosed())) {
+      runner->Cancel();
+      ctx.metrics->client_disconnects->Inc({plan.header.chat ? "chat" : "completions"});
+      // Nobody reads this; 499 ("client closed request") marks it in the logs.
+      res.status = 499;
+      res.set_content(ServiceUnavailable("client disconnected or server stopping").ToJson(), "application/json");
+      return;
+    }
+  }
+  const GenerationResult& r = runner->result();
+  ctx.metrics->CountTokens(r);
+  if (std::optional<ApiError> err = EngineFailure(r)) return SendApiError(res, *err, ctx.metrics);
+  std::vector<ToolCall> calls;
+  std::string reason = FinishWithTools(ctx, plan, r.finish_reason, &text, &calls);
+  json lp = nullptr;
+  if (plan.logprobs) {
+    int64_t offset = 0;
+    lp = plan.header.chat ? ChatLogprobsJson(tokens, runner->tokenizer())
+                          : CompletionLogprobsJson(tokens, runner->tokenizer(), &offset);
+  }
+  res.status = 200;
+  res.set_content(DumpJson(FullResponseJson(plan.header, text, calls, reason, lp, r)), "application/json");
+}
+
+}  // namespace
+
+void SendApiError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics) {
+  res.status = error.http_status;
+  res.set_content(error.ToJson(), "application/json");
+  if (metrics) metrics->errors->Inc({error.kind()});
+}
+
+void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& res, bool chat) const {
+  if (GuardedStream* conn = GuardedStream::Current()) conn->BeginHandling();
+  double arrival = NowSeconds();
+  InferenceService* service = ctx_.service;
+  if (!service->ready()) return SendApiError(res, ServiceUnavailable("the model is still loading"), ctx_.metrics);
+  const ServiceInfo& info = service->info();
+
+  ApiResult<nlohmann::ordered_json> body = ParseJsonBody(req.body);
+  if (!body.ok()) return SendApiError(res, body.error, ctx_.metrics);
+  ApiResult<ApiRequest> parsed = chat ? ParseChatRequest(body.value, info.n_vocab, info.n_ctx)
+                                      : ParseCompletionRequest(body.value, info.n_vocab, info.n_ctx);
+  if (!parsed.ok()) return SendApiError(res, parsed.error, ctx_.metrics);
+  ApiRequest& api = parsed.value;
+  if (!api.model.empty() && api.model != info.model_name) {
+    return SendApiError(
+        res, NotFoundError("model '" + api.model + "' does not exist; this server serves '" + info.model_name + "'",
+                           "model_not_found"),
+        ctx_.metrics);
+  }
+
+  // Prompt tokens.
+  const Tokenizer& tok = service->tokenizer();
+  std::vector<int32_t> prompt;
+  if (chat) {
+    Result<std::string> text = ctx_.chat()->Render(api.messages, api.tools);
+    if (!text.ok()) return SendApiError(res, BadRequest(text.status().message(), "messages"), ctx_.metrics);
+    prompt = tok.Encode(*text, /*add_special=*/true, /*parse_special=*/true);
+    // Templates usually write the BOS text themselves; do not double it.
+    if (prompt.size() >= 2 && tok.bos_id() >= 0 && prompt[0] == tok.bos_id() && prompt[1] == tok.bos_id()) {
+      prompt.erase(prompt.begin());
+    }
+  } else if (api.prompt_is_tokens) {
+    prompt = std::move(api.prompt_tokens);
+  } else {
+    prompt = tok.Encode(api.prompt_text, /*add_special=*/true, /*parse_special=*/true);
+  }
+  if (std::optional<ApiError> err = FitToContext(&api, static_cast<int64_t>(prompt.size()), info.n_ctx)) {
+    return SendApiError(res, *err, ctx_.metrics);
+  }
+
+  ResponsePlan plan;
+  plan.header.chat = chat;
+  plan.header.id = NewResponseId(chat ? "chatcmpl-" : "cmpl-");
+  plan.header.model = info.model_name;
+  plan.header.created = static_cast<int64_t>(std::time(nullptr));
+  plan.stream = api.stream;
+  plan.include_usage = api.stream && api.include_usage;
+  plan.logprobs = api.sampling.logprobs;
+  plan.tools = chat && !api.tools.is_null();
+  plan.session_id = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
+
+  GenerationRequest g;
+  g.id = plan.header.id;
+  g.prompt = std::move(prompt);
+  g.sampling = api.sampling;
+  g.session_id = plan.session_id;
+  g.cache_ttl_s = api.cache_ttl_s;
+  g.arrival_s = arrival;
+  auto runner = std::make_unique<GenerationRunner>(service, std::move(g), std::move(api.stop),
+                                                   ctx_.metrics->generation());
+  if (Status st = runner->Start(); !st.ok()) return SendApiError(res, FromStatus(st), ctx_.metrics);
+  PG_LOG_DEBUG("{}: submitted ({} prompt tokens, stream={})", plan.header.id, runner->result().prompt_tokens,
+               plan.stream);
+
+  if (plan.stream) {
+    auto state = std::make_shared<StreamState>(ctx_.metrics->in_flight);
+    state->runner = std::move(runner);
+    state->plan = std::move(plan);
+    RunStream(ctx_, std::move(state), res);
+  } else {
+    InFlight in_flight(ctx_.metrics->in_flight);
+    RunToCompletion(ctx_, runner.get(), plan, res);
+  }
+}
+
+}  // namespace pg

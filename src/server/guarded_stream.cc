@@ -1,0 +1,153 @@
+#include "server/guarded_stream.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/clock.h"
+
+namespace pg {
+namespace {
+
+thread_local GuardedStream* t_current = nullptr;
+
+bool PollFor(int fd, short events, double timeout_s) {
+  int ms = static_cast<int>(std::max(0.0, timeout_s) * 1000.0);
+  struct pollfd p {};
+  p.fd = fd;
+  p.events = events;
+  for (;;) {
+    int r = ::poll(&p, 1, ms);
+    if (r < 0 && errno == EINTR) continue;
+    return r > 0;
+  }
+}
+
+void AddressOf(const sockaddr_storage& addr, std::string* ip, int* port) {
+  char buf[INET6_ADDRSTRLEN] = {0};
+  if (addr.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &a->sin_addr, buf, sizeof(buf));
+    *port = ntohs(a->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof(buf));
+    *port = ntohs(a->sin6_port);
+  }
+  *ip = buf;
+}
+
+}  // namespace
+
+bool WaitReadable(int fd, double timeout_s) { return PollFor(fd, POLLIN, timeout_s); }
+
+GuardedStream::GuardedStream(int fd, const StreamLimits& limits) : fd_(fd), limits_(limits), buf_(16384) {}
+
+void GuardedStream::BeginRequest() {
+  phase_ = Phase::kHeaders;
+  header_bytes_ = 0;
+  deadline_s_ = NowSeconds() + limits_.header_timeout_s;
+}
+
+void GuardedStream::HeadersDone() {
+  phase_ = Phase::kBody;
+  deadline_s_ = NowSeconds() + limits_.body_timeout_s;
+}
+
+double GuardedStream::ReadWaitSeconds() const {
+  double wait = limits_.read_timeout_s;
+  if (phase_ != Phase::kHandling && deadline_s_ > 0) wait = std::min(wait, deadline_s_ - NowSeconds());
+  return wait;
+}
+
+bool GuardedStream::PeerClosed() const {
+  if (write_failed_) return true;
+  if (off_ < len_) return false;  // unread input: the peer was alive
+  char c;
+  ssize_t n = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) return true;
+  if (n < 0) return !(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+  return false;
+}
+
+bool GuardedStream::is_readable() const {
+  if (off_ < len_) return true;
+  double wait = ReadWaitSeconds();
+  return wait > 0 && PollFor(fd_, POLLIN, wait);
+}
+
+bool GuardedStream::is_writable() const {
+  if (write_failed_) return false;
+  return PollFor(fd_, POLLOUT, limits_.write_timeout_s) && !PeerClosed();
+}
+
+ssize_t GuardedStream::read(char* ptr, size_t size) {
+  if (phase_ == Phase::kHeaders) {
+    // The parser reads headers a byte at a time; cap what it may consume.
+    if (header_bytes_ >= limits_.max_header_bytes) {
+      limit_hit_ = true;
+      return -1;
+    }
+    size = std::min<size_t>(size, static_cast<size_t>(limits_.max_header_bytes - header_bytes_));
+  }
+  if (off_ >= len_) {
+    if (phase_ != Phase::kHandling && deadline_s_ > 0 && NowSeconds() > deadline_s_) {
+      limit_hit_ = true;
+      return -1;
+    }
+    if (!is_readable()) {
+      if (phase_ != Phase::kHandling && deadline_s_ > 0 && NowSeconds() > deadline_s_) limit_hit_ = true;
+      return -1;
+    }
+    ssize_t n;
+    do {
+      n = ::recv(fd_, buf_.data(), buf_.size(), 0);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) return n;
+    off_ = 0;
+    len_ = static_cast<size_t>(n);
+  }
+  size_t n = std::min(size, len_ - off_);
+  std::memcpy(ptr, buf_.data() + off_, n);
+  off_ += n;
+  if (phase_ == Phase::kHeaders) header_bytes_ += static_cast<int64_t>(n);
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t GuardedStream::write(const char* ptr, size_t size) {
+  if (write_failed_ || !PollFor(fd_, POLLOUT, limits_.write_timeout_s)) {
+    write_failed_ = true;
+    return -1;
+  }
+  ssize_t n;
+  do {
+    n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) write_failed_ = true;
+  return n;
+}
+
+void GuardedStream::get_remote_ip_and_port(std::string& ip, int& port) const {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  port = -1;
+  if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) AddressOf(addr, &ip, &port);
+}
+
+void GuardedStream::get_local_ip_and_port(std::string& ip, int& port) const {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  port = -1;
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) AddressOf(addr, &ip, &port);
+}
+
+GuardedStream* GuardedStream::Current() { return t_current; }
+void GuardedStream::SetCurrent(GuardedStream* stream) { t_current = stream; }
+
+}  // namespace pg

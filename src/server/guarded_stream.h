@@ -1,0 +1,81 @@
+// GuardedStream: the transport under cpp-httplib's request parser for one
+// accepted socket. It bounds what a client can make a worker thread wait
+// for: the request line + headers must arrive within a deadline and a byte
+// limit, the body within its own deadline, every read and write within a
+// per-call timeout. It also tells whether the peer has closed the
+// connection, so a handler can cancel work for a client that is gone.
+//
+// Thread-safety: owned and used by the one worker thread serving the
+// socket. CurrentConnectionClosed() reads the stream of the calling thread.
+#pragma once
+
+#include <httplib.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pg {
+
+struct StreamLimits {
+  int64_t max_header_bytes = 64 << 10;
+  double header_timeout_s = 10;
+  double body_timeout_s = 60;
+  double read_timeout_s = 5;
+  double write_timeout_s = 30;
+};
+
+class GuardedStream final : public httplib::Stream {
+ public:
+  enum class Phase { kHeaders, kBody, kHandling };
+
+  GuardedStream(int fd, const StreamLimits& limits);
+
+  // A new request starts arriving now: header deadline and byte budget reset.
+  void BeginRequest();
+  // Headers parsed; the body (if any) follows under the body deadline.
+  void HeadersDone();
+  // The handler runs; reads are no longer expected.
+  void BeginHandling() { phase_ = Phase::kHandling; }
+
+  // True when the peer has closed its side (EOF or error on a peek), or a
+  // write has failed. Does not consume data.
+  bool PeerClosed() const;
+  // Input already read from the socket and not yet parsed (a pipelined request).
+  bool HasBufferedInput() const { return off_ < len_; }
+  // A read failed on a deadline or the header byte limit: the connection
+  // must not be reused.
+  bool limit_hit() const { return limit_hit_; }
+
+  bool is_readable() const override;
+  bool is_writable() const override;
+  ssize_t read(char* ptr, size_t size) override;
+  ssize_t write(const char* ptr, size_t size) override;
+  void get_remote_ip_and_port(std::string& ip, int& port) const override;
+  void get_local_ip_and_port(std::string& ip, int& port) const override;
+  socket_t socket() const override { return fd_; }
+
+  // The stream serving the calling worker thread, or nullptr.
+  static GuardedStream* Current();
+  static void SetCurrent(GuardedStream* stream);
+
+ private:
+  // Seconds to wait for input now: the per-read timeout, cut by the phase deadline.
+  double ReadWaitSeconds() const;
+
+  int fd_;
+  StreamLimits limits_;
+  Phase phase_ = Phase::kHeaders;
+  double deadline_s_ = 0;      // NowSeconds() bound for the current phase (0 = none)
+  int64_t header_bytes_ = 0;   // bytes handed to the parser in this request's header phase
+  std::vector<char> buf_;      // read buffer: [off_, len_) not yet handed out
+  size_t off_ = 0, len_ = 0;
+  mutable bool write_failed_ = false;
+  bool limit_hit_ = false;
+};
+
+// Waits up to timeout_s for fd to become readable. Returns true if readable
+// (or closed: a read will then return 0).
+bool WaitReadable(int fd, double timeout_s);
+
+}  // namespace pg

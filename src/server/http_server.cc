@@ -1,0 +1,342 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+#include "base/check.h"
+#include "base/log.h"
+#include "server/api_error.h"
+#include "server/chat_prompt.h"
+#include "server/completion_handler.h"
+#include "server/guarded_stream.h"
+#include "server/openai_response.h"
+#include "server/server_metrics.h"
+
+namespace pg {
+namespace {
+
+using json = nlohmann::json;
+
+thread_local bool t_reject_connection = false;
+
+// httplib's thread pool, with a bound on connections waiting for a worker.
+// Past it, the accepting thread answers 503 itself and closes the socket.
+class BoundedTaskQueue final : public httplib::TaskQueue {
+ public:
+  BoundedTaskQueue(size_t threads, size_t max_pending) : pool_(threads), max_pending_(max_pending) {}
+  void enqueue(std::function<void()> fn) override {
+    if (pending_.load() >= max_pending_) {
+      t_reject_connection = true;
+      fn();  // process_and_close_socket sees the flag: writes 503 and closes
+      t_reject_connection = false;
+      return;
+    }
+    pending_.fetch_add(1);
+    pool_.enqueue([this, fn = std::move(fn)] {
+      fn();
+      pending_.fetch_sub(1);
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  const size_t max_pending_;
+  std::atomic<size_t> pending_{0};
+};
+
+// httplib::Server whose connections run over GuardedStream.
+class GuardedHttplibServer final : public httplib::Server {
+ public:
+  GuardedHttplibServer(const StreamLimits& limits, int keep_alive_max, double keep_alive_timeout_s)
+      : limits_(limits), keep_alive_max_(keep_alive_max), keep_alive_timeout_s_(keep_alive_timeout_s) {}
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    bool ret = false;
+    if (t_reject_connection) {
+      static const std::string kBusy = [] {
+        std::string body = ApiError{503, "server_error", "server busy: too many connections", "", "unavailable"}.ToJson();
+        return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
+               "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+      }();
+      (void)!::send(sock, kBusy.data(), kBusy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+      GuardedStream stream(sock, limits_);
+      GuardedStream::SetCurrent(&stream);
+      for (int left = keep_alive_max_; left > 0; --left) {
+        if (!WaitForRequest(stream)) break;
+        stream.BeginRequest();
+        bool connection_closed = false;
+        ret = process_request(stream, left == 1, connection_closed,
+                              [&stream](httplib::Request&) { stream.HeadersDone(); });
+        PG_LOG_DEBUG("connection fd {}: request done ok={} closed={} limit_hit={} peer_closed={}", sock, ret,
+                     connection_closed, stream.limit_hit(), stream.PeerClosed());
+        if (!ret || connection_closed || stream.limit_hit()) break;
+      }
+      GuardedStream::SetCurrent(nullptr);
+      if (stream.limit_hit()) DrainBeforeClose(sock);
+    }
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return ret;
+  }
+
+  // After an error answer to a client that is still sending, read and drop
+  // its input for a moment so closing does not reset the connection (which
+  // can destroy the answer before the client reads it).
+  static void DrainBeforeClose(int sock) {
+    ::shutdown(sock, SHUT_WR);
+    char buf[16384];
+    for (int i = 0; i < 64 && WaitReadable(sock, 0.05); ++i) {
+      if (::recv(sock, buf, sizeof(buf), MSG_DONTWAIT) <= 0) break;
+    }
+  }
+
+  // Idle wait between requests, in short slices so Stop() is not held up.
+  bool WaitForRequest(const GuardedStream& stream) {
+    if (stream.HasBufferedInput()) return true;
+    for (double waited = 0; waited < keep_alive_timeout_s_; waited += 0.1) {
+      if (svr_sock_ == INVALID_SOCKET) return false;
+      if (WaitReadable(stream.socket(), 0.1)) return true;
+    }
+    return false;
+  }
+
+  const StreamLimits limits_;
+  const int keep_alive_max_;
+  const double keep_alive_timeout_s_;
+};
+
+std::string EndpointLabel(const std::string& path) {
+  static const char* kKnown[] = {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"};
+  for (const char* k : kKnown) {
+    if (path == k) return k;
+  }
+  if (path.rfind("/v1/sessions/", 0) == 0) return "/v1/sessions/{id}/release";
+  if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+  return "other";
+}
+
+std::array<unsigned char, SHA256_DIGEST_LENGTH> Sha256(const std::string& s) {
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> d{};
+  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d.data());
+  return d;
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(ServerOptions o, InferenceService* s)
+      : options(std::move(o)),
+        service(s),
+        metrics(&registry),
+        server(StreamLimits{options.max_header_bytes, options.header_timeout_s, options.body_timeout_s,
+                            options.read_timeout_s, options.write_timeout_s},
+               options.keep_alive_max_requests, options.keep_alive_timeout_s),
+        key_digest(Sha256(options.api_key)),
+        started_unix(static_cast<int64_t>(std::time(nullptr))) {}
+
+  const ChatPrompt* Chat() {
+    std::call_once(chat_once, [this] {
+      Result<std::unique_ptr<ChatPrompt>> made = ChatPrompt::Create(service->info());
+      if (!made.ok()) {
+        PG_LOG_WARN("chat template unusable ({}); using the ChatML fallback", made.status().message());
+        ServiceInfo fallback = service->info();
+        fallback.chat_template.clear();
+        made = ChatPrompt::Create(fallback);
+      }
+      PG_CHECK_MSG(made.ok(), "the fallback chat template must parse");
+      chat = std::move(made).value();
+    });
+    return chat.get();
+  }
+
+  bool Authorized(const httplib::Request& req) const {
+    if (options.api_key.empty()) return true;
+    std::string auth = req.get_header_value("Authorization");
+    static const std::string kBearer = "Bearer ";
+    std::string given = auth.rfind(kBearer, 0) == 0 ? auth.substr(kBearer.size()) : std::string();
+    auto d = Sha256(given);
+    // Digests have a fixed length, so the comparison time does not depend on the key.
+    return CRYPTO_memcmp(d.data(), key_digest.data(), d.size()) == 0 && !given.empty();
+  }
+
+  // Wraps a /v1 handler with the API-key check; no exception leaves it.
+  httplib::Server::Handler Api(std::function<void(const httplib::Request&, httplib::Response&)> fn) {
+    return [this, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
+      if (GuardedStream* conn = GuardedStream::Current()) conn->BeginHandling();
+      if (!Authorized(req)) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        return SendApiError(res, Unauthorized("missing or invalid API key"), &metrics);
+      }
+      try {
+        fn(req, res);
+      } catch (const std::exception& e) {
+        PG_LOG_ERROR("handler for {} threw: {}", req.path, e.what());
+        SendApiError(res, ServerError("internal error"), &metrics);
+      }
+    };
+  }
+
+  void SetUpRoutes();
+
+  ServerOptions options;
+  InferenceService* service;
+  MetricsRegistry registry;
+  ServerMetrics metrics;
+  GuardedHttplibServer server;
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> key_digest;
+  int64_t started_unix;
+  std::atomic<bool> stopping{false};
+  std::once_flag chat_once;
+  std::unique_ptr<ChatPrompt> chat;
+  std::unique_ptr<CompletionHandler> completions;
+};
+
+void HttpServer::Impl::SetUpRoutes() {
+  HandlerContext ctx;
+  ctx.service = service;
+  ctx.chat = [this] { return Chat(); };
+  ctx.metrics = &metrics;
+  ctx.stopping = &stopping;
+  completions = std::make_unique<CompletionHandler>(ctx);
+
+  server.Post("/v1/chat/completions", Api([this](const httplib::Request& req, httplib::Response& res) {
+    completions->Handle(req, res, /*chat=*/true);
+  }));
+  server.Post("/v1/completions", Api([this](const httplib::Request& req, httplib::Response& res) {
+    completions->Handle(req, res, /*chat=*/false);
+  }));
+
+  auto model_json = [this] {
+    const ServiceInfo& info = service->info();
+    return json{{"id", info.model_name},       {"object", "model"},         {"created", started_unix},
+                {"owned_by", "prosgrow"},      {"vocab_size", info.n_vocab}, {"context_length", info.n_ctx}};
+  };
+  server.Get("/v1/models", Api([model_json](const httplib::Request&, httplib::Response& res) {
+    res.set_content(DumpJson({{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
+  }));
+  server.Get(R"(/v1/models/(.+))", Api([this, model_json](const httplib::Request& req, httplib::Response& res) {
+    if (req.matches[1] != service->info().model_name) {
+      return SendApiError(res, NotFoundError("model '" + std::string(req.matches[1]) + "' does not exist",
+                                             "model_not_found"),
+                          &metrics);
+    }
+    res.set_content(DumpJson(model_json()), "application/json");
+  }));
+  server.Post(R"(/v1/sessions/([^/]+)/release)", Api([this](const httplib::Request& req, httplib::Response& res) {
+    std::string id = req.matches[1];
+    service->ReleaseSession(id);
+    res.set_content(DumpJson({{"id", id}, {"object", "session"}, {"released", true}}), "application/json");
+  }));
+  server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    bool ready = service->ready() && !stopping.load();
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? R"({"status":"ok"})" : R"({"status":"loading"})", "application/json");
+  });
+  server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(registry.Render() + service->MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+
+  // Known paths with the wrong method.
+  auto not_allowed = [this](const char* allow) {
+    return [this, allow](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("Allow", allow);
+      ApiError e = BadRequest(req.method + " is not allowed on " + req.path + " (use " + allow + ")");
+      e.http_status = 405;
+      SendApiError(res, e, &metrics);
+    };
+  };
+  for (const char* p : {"/v1/chat/completions", "/v1/completions", R"(/v1/sessions/([^/]+)/release)"}) {
+    server.Get(p, not_allowed("POST"));
+    server.Put(p, not_allowed("POST"));
+    server.Delete(p, not_allowed("POST"));
+  }
+  for (const char* p : {"/v1/models", "/health", "/metrics"}) {
+    server.Post(p, not_allowed("GET"));
+    server.Put(p, not_allowed("GET"));
+    server.Delete(p, not_allowed("GET"));
+  }
+
+  // Errors httplib produces itself (no route, 413, malformed request) get the
+  // OpenAI error body; responses that already carry one are left alone.
+  server.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    ApiError e;
+    switch (res.status) {
+      case 404: e = NotFoundError("no route for " + req.method + " " + req.path, "unknown_route"); break;
+      case 413: e = PayloadTooLarge("request body is larger than " + std::to_string(options.max_body_bytes) + " bytes"); break;
+      case 414: e = BadRequest("request URI too long"); e.http_status = 414; break;
+      case 400: e = BadRequest("malformed HTTP request"); break;
+      default: e = ServerError("HTTP error " + std::to_string(res.status)); e.http_status = res.status; break;
+    }
+    SendApiError(res, e, &metrics);
+  });
+  server.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    SendApiError(res, ServerError("internal error"), &metrics);
+  });
+  server.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    metrics.requests->Inc({EndpointLabel(req.path), std::to_string(res.status)});
+  });
+}
+
+HttpServer::HttpServer(ServerOptions options, InferenceService* service)
+    : impl_(std::make_unique<Impl>(std::move(options), service)) {
+  impl_->SetUpRoutes();
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+MetricsRegistry& HttpServer::metrics_registry() { return impl_->registry; }
+
+bool HttpServer::running() const { return impl_->server.is_running(); }
+
+Status HttpServer::Bind() {
+  Impl& m = *impl_;
+  PG_RETURN_IF_ERROR(m.options.Validate());
+  size_t threads = static_cast<size_t>(m.options.threads);
+  m.server.new_task_queue = [threads] { return new BoundedTaskQueue(threads, threads * 2); };
+  m.server.set_payload_max_length(static_cast<size_t>(m.options.max_body_bytes));
+  m.server.set_keep_alive_max_count(static_cast<size_t>(m.options.keep_alive_max_requests));
+  m.server.set_tcp_nodelay(true);
+  if (m.options.port == 0) {
+    port_ = m.server.bind_to_any_port(m.options.host);
+  } else {
+    port_ = m.server.bind_to_port(m.options.host, m.options.port) ? m.options.port : -1;
+  }
+  if (port_ <= 0) {
+    return IoError("cannot listen on " + m.options.host + ":" + std::to_string(m.options.port) +
+                   " (address in use or not local?)");
+  }
+  PG_LOG_INFO("listening on http://{}:{}", m.options.host, port_);
+  return Status::Ok();
+}
+
+Status HttpServer::Start() {
+  PG_RETURN_IF_ERROR(Bind());
+  thread_ = std::thread([this] { impl_->server.listen_after_bind(); });
+  return Status::Ok();
+}
+
+Status HttpServer::Run() {
+  PG_RETURN_IF_ERROR(Bind());
+  if (!impl_->server.listen_after_bind() && !impl_->stopping.load()) return IoError("HTTP server stopped with an error");
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  impl_->stopping.store(true);
+  impl_->server.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace pg

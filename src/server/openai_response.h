@@ -1,0 +1,67 @@
+// OpenAI response bodies: chat.completion / text_completion objects, their
+// streaming chunks, usage and logprobs, built from GenerationRunner output.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/generation_runner.h"
+
+namespace pg {
+
+struct ToolCall {
+  std::string id;              // "call_..."
+  std::string name;
+  std::string arguments_json;  // a JSON text, as the API carries it
+};
+
+// Identity shared by every chunk of one response.
+struct ResponseHeader {
+  bool chat = true;
+  std::string id;     // "chatcmpl-..." / "cmpl-..."
+  std::string model;
+  int64_t created = 0;  // unix seconds
+};
+
+// {"prompt_tokens", "completion_tokens", "total_tokens",
+//  "prompt_tokens_details": {"cached_tokens", "cached_tokens_by_tier": {device, host, disk}}}
+nlohmann::json UsageJson(const GenerationResult& result);
+
+// Chat: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}.
+nlohmann::json ChatLogprobsJson(const std::vector<TokenEvent>& tokens, const Tokenizer& tok);
+// Completions: {"tokens", "token_logprobs", "top_logprobs": [{piece: lp}], "text_offset"};
+// text_offset starts at *offset (bytes of completion text so far) and advances it.
+nlohmann::json CompletionLogprobsJson(const std::vector<TokenEvent>& tokens, const Tokenizer& tok,
+                                      int64_t* offset);
+
+// A whole non-streaming response. `logprobs` is null when not requested.
+nlohmann::json FullResponseJson(const ResponseHeader& h, const std::string& text,
+                                 const std::vector<ToolCall>& tool_calls, const std::string& finish_reason,
+                                 const nlohmann::json& logprobs, const GenerationResult& result);
+
+// One streaming chunk with a single choice. For chat, `delta` is the delta
+// object; for completions its "content" member is used as "text".
+// finish_reason "" = null. with_usage_null adds "usage": null (when the
+// client asked for include_usage).
+nlohmann::json ChunkJson(const ResponseHeader& h, const nlohmann::json& delta, const std::string& finish_reason,
+                         const nlohmann::json& logprobs, bool with_usage_null);
+// The final include_usage chunk: "choices": [] and the usage.
+nlohmann::json UsageChunkJson(const ResponseHeader& h, const GenerationResult& result);
+
+// Tool calls as they appear in a message / a streaming delta (with "index").
+nlohmann::json ToolCallsJson(const std::vector<ToolCall>& calls, bool with_index);
+
+// Unique ids: "<prefix><24 hex digits>".
+std::string NewResponseId(const char* prefix);
+
+// One-line JSON; invalid UTF-8 in strings becomes U+FFFD instead of throwing.
+std::string DumpJson(const nlohmann::json& value);
+
+// SSE framing: "data: <json>\n\n".
+std::string SseEvent(const std::string& payload);
+
+}  // namespace pg

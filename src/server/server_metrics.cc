@@ -1,0 +1,38 @@
+#include "server/server_metrics.h"
+
+namespace pg {
+
+ServerMetrics::ServerMetrics(MetricsRegistry* r)
+    : requests(r->AddCounter("prosgrow_http_requests_total", "HTTP requests by endpoint and status code.",
+                             {"endpoint", "status"})),
+      errors(r->AddCounter("prosgrow_http_errors_total", "HTTP error responses by kind.", {"kind"})),
+      client_disconnects(r->AddCounter("prosgrow_http_client_disconnects_total",
+                                       "Generations cancelled because the client went away.", {"endpoint"})),
+      prompt_tokens(r->AddCounter("prosgrow_prompt_tokens_total", "Prompt tokens of finished requests.")),
+      completion_tokens(r->AddCounter("prosgrow_completion_tokens_total", "Completion tokens of finished requests.")),
+      cached_tokens(r->AddCounter("prosgrow_cached_prompt_tokens_total",
+                                  "Prompt tokens served from cache, by the tier they came from.", {"tier"})),
+      in_flight(r->AddGauge("prosgrow_http_generations_in_flight", "Generation requests being served.")),
+      ttft_s(r->AddHistogram("prosgrow_time_to_first_token_seconds", "Arrival to first token, seconds.",
+                             MetricsRegistry::LatencyBuckets())),
+      itl_s(r->AddHistogram("prosgrow_inter_token_latency_seconds", "Time between consecutive tokens, seconds.",
+                            MetricsRegistry::LatencyBuckets())),
+      e2e_s(r->AddHistogram("prosgrow_request_latency_seconds", "Arrival to last token, seconds.",
+                            MetricsRegistry::LatencyBuckets())),
+      queue_s(r->AddHistogram("prosgrow_queue_time_seconds", "Arrival to first scheduled, seconds.",
+                              MetricsRegistry::LatencyBuckets())) {
+  // Series that should exist from the start, so dashboards see zeros.
+  prompt_tokens->Inc({}, 0);
+  completion_tokens->Inc({}, 0);
+  for (const char* tier : {"device", "host", "disk"}) cached_tokens->Inc({tier}, 0);
+}
+
+void ServerMetrics::CountTokens(const GenerationResult& result) {
+  prompt_tokens->Inc({}, static_cast<double>(result.prompt_tokens));
+  completion_tokens->Inc({}, static_cast<double>(result.completion_tokens));
+  cached_tokens->Inc({"device"}, static_cast<double>(result.cache.device_tokens));
+  cached_tokens->Inc({"host"}, static_cast<double>(result.cache.host_tokens));
+  cached_tokens->Inc({"disk"}, static_cast<double>(result.cache.disk_tokens));
+}
+
+}  // namespace pg

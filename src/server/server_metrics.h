@@ -1,0 +1,30 @@
+// ServerMetrics: the HTTP layer's metric families, registered once in a
+// MetricsRegistry. All members are thread-safe (see metrics_registry.h).
+#pragma once
+
+#include "server/generation_runner.h"
+#include "server/metrics_registry.h"
+
+namespace pg {
+
+struct ServerMetrics {
+  explicit ServerMetrics(MetricsRegistry* registry);
+
+  CounterFamily* requests;          // {endpoint, status}
+  CounterFamily* errors;            // {kind}
+  CounterFamily* client_disconnects;  // {endpoint}: requests cancelled because the client left
+  CounterFamily* prompt_tokens;     // {}
+  CounterFamily* completion_tokens; // {}
+  CounterFamily* cached_tokens;     // {tier}
+  Gauge* in_flight;                 // generation requests being served
+  Histogram* ttft_s;
+  Histogram* itl_s;
+  Histogram* e2e_s;
+  Histogram* queue_s;
+
+  GenerationMetrics generation() const { return {ttft_s, itl_s, e2e_s, queue_s}; }
+  // Adds one finished request's token counts.
+  void CountTokens(const GenerationResult& result);
+};
+
+}  // namespace pg

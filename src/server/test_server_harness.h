@@ -1,0 +1,115 @@
+// Test support (header-only, used by *_test.cc): an HttpServer on an
+// ephemeral loopback port over a FakeInferenceService, plus helpers to read
+// SSE bodies and to talk raw TCP for malformed or abandoned requests.
+#pragma once
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/fake_inference_service.h"
+#include "server/http_server.h"
+
+namespace pg::testing {
+
+struct TestServer {
+  std::unique_ptr<FakeInferenceService> service;
+  std::unique_ptr<HttpServer> server;
+  int port = -1;
+
+  httplib::Client Client(double timeout_s = 30) const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(static_cast<time_t>(timeout_s), 0);
+    c.set_write_timeout(static_cast<time_t>(timeout_s), 0);
+    return c;
+  }
+};
+
+inline std::unique_ptr<TestServer> StartTestServer(FakeServiceOptions fake = {}, ServerOptions opts = {}) {
+  auto t = std::make_unique<TestServer>();
+  Result<std::unique_ptr<Tokenizer>> tok = FakeInferenceService::MakeTestTokenizer();
+  EXPECT_TRUE(tok.ok()) << tok.status().ToString();
+  if (!tok.ok()) return nullptr;
+  t->service = std::make_unique<FakeInferenceService>(std::move(tok).value(), std::move(fake));
+  opts.host = "127.0.0.1";
+  opts.port = 0;
+  t->server = std::make_unique<HttpServer>(opts, t->service.get());
+  Status st = t->server->Start();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  if (!st.ok()) return nullptr;
+  t->port = t->server->port();
+  return t;
+}
+
+// The "data: " payloads of an SSE body, in order ("[DONE]" included).
+inline std::vector<std::string> SseData(const std::string& body) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t end = body.find("\n\n", pos);
+    if (end == std::string::npos) end = body.size();
+    std::string event = body.substr(pos, end - pos);
+    if (event.rfind("data: ", 0) == 0) out.push_back(event.substr(6));
+    pos = end + 2;
+  }
+  return out;
+}
+
+// A connected loopback TCP socket (-1 on failure).
+inline int ConnectLoopback(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+inline bool SendAll(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads until `needle` appears, the peer closes, or timeout_s passes.
+inline std::string ReadUntil(int fd, const std::string& needle, double timeout_s) {
+  std::string got;
+  char buf[4096];
+  int waited_ms = 0;
+  while (waited_ms < timeout_s * 1000 && (needle.empty() || got.find(needle) == std::string::npos)) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) {
+      waited_ms += 50;
+      continue;
+    }
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+inline std::string PostText(const std::string& path, const std::string& body, const std::string& extra_headers = "") {
+  return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + extra_headers +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+}  // namespace pg::testing

@@ -1,0 +1,57 @@
+#include "synth/make_model_cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "synth/make_model.h"
+
+namespace pg {
+
+int MakeModelMain(int argc, char** argv) {
+  CLI::App app{"Write a GGUF model with seeded random weights in a real model's shape.", "prosgrow make-model"};
+  MakeModelOptions opt;
+  std::string type = "f16";
+  app.add_option("--shape", opt.shape, "tiny | 60m | 0.5b (Qwen2.5-0.5B layers) | 1.5b (Qwen2.5-1.5B layers)")
+      ->required();
+  app.add_option("--out,-o", opt.out_path, "output GGUF path")->required();
+  app.add_option("--vocab", opt.vocab_path,
+                 "GGUF (vocab-only or full model) whose tokenizer.* keys are copied, or 'builtin'")
+      ->capture_default_str();
+  app.add_option("--type", type, "f16 | bf16 | q8_0 | q4_k (a Q4_K_M-like mix)")->capture_default_str();
+  app.add_option("--arch", opt.arch, "llama | qwen2 | qwen3")->capture_default_str();
+  app.add_option("--seed", opt.seed, "random seed")->capture_default_str();
+  app.add_option("--threads", opt.n_threads, "generator threads (0 = all cores)")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "prosgrow make-model: %s (see --help)\n", what.c_str());
+    return 2;
+  }
+  auto t = ParseSynthType(type);
+  if (!t.ok()) {
+    std::fprintf(stderr, "prosgrow make-model: %s\n", t.status().message().c_str());
+    return 2;
+  }
+  opt.type = *t;
+  if (opt.n_threads < 0) {
+    std::fprintf(stderr, "prosgrow make-model: --threads must be >= 0\n");
+    return 2;
+  }
+  Status st = MakeModel(opt);
+  if (!st.ok()) {
+    std::fprintf(stderr, "prosgrow make-model: %s\n", st.ToString().c_str());
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace pg

@@ -1,0 +1,73 @@
+// The prosgrow binary as a user runs it: subcommand help, bad arguments,
+// corrupt model files (exit 2, one line), tokenize and generate --json on the
+// fixtures.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gguf/gguf_corpus.h"
+#include "test_util.h"
+
+namespace pg {
+namespace {
+
+using test::RunProsgrow;
+
+TEST(Cli, EverySubcommandHasHelpAndRejectsBadArguments) {
+  for (const char* cmd : {"generate", "tokenize", "make-model", "bench-model", "serve", "bench", "eval"}) {
+    auto help = RunProsgrow(std::string(cmd) + " --help");
+    EXPECT_EQ(help.exit_code, 0) << cmd << ": " << help.err;
+    EXPECT_NE(help.out.find("--"), std::string::npos) << cmd;
+    auto bad = RunProsgrow(std::string(cmd) + " --no-such-flag");
+    EXPECT_EQ(bad.exit_code, 2) << cmd;
+    EXPECT_FALSE(bad.err.empty()) << cmd;
+  }
+  EXPECT_EQ(RunProsgrow("no-such-command").exit_code, 2);
+  EXPECT_EQ(RunProsgrow("").exit_code, 2);
+}
+
+TEST(Cli, CorruptModelFilesFailWithOneLine) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("pg_corrupt_" + std::to_string(::getpid()));
+  ASSERT_TRUE(WriteCorruptCorpus(dir.string()).ok());
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    for (const char* cmd : {"generate -p hi -n 1", "tokenize -p hi"}) {
+      auto r = RunProsgrow(std::string(cmd) + " -m " + e.path().string());
+      EXPECT_EQ(r.exit_code, 2) << e.path() << " " << r.err;
+      ASSERT_FALSE(r.err.empty()) << e.path();
+      // Exactly one line on stderr.
+      EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << e.path() << ": " << r.err;
+    }
+    ++n;
+  }
+  EXPECT_GT(n, 10);
+  auto missing = RunProsgrow("generate -p hi -m /nonexistent/model.gguf");
+  EXPECT_EQ(missing.exit_code, 2);
+  fs::remove_all(dir);
+}
+
+TEST(Cli, TokenizeAndGenerateJsonMatchTheOracle) {
+  if (!test::HaveFixtures()) GTEST_SKIP() << "fixtures absent";
+  const std::string model = test::Fixture("models/tiny-qwen3-spm.gguf");
+  nlohmann::json expected =
+      nlohmann::json::parse(std::ifstream(test::Fixture("expected/expected-tiny-qwen3-spm.json")));
+  const auto& cs = expected["cases"][0];
+  const std::string prompt = cs["prompt"].get<std::string>();
+  auto tok = RunProsgrow("tokenize -m " + model + " -p '" + prompt + "'");
+  ASSERT_EQ(tok.exit_code, 0) << tok.err;
+  EXPECT_EQ(nlohmann::json::parse(tok.out), cs["prompt_tokens"]);
+  auto gen = RunProsgrow("generate -m " + model + " -p '" + prompt + "' -n 8 --temp 0 --ignore-eos --json");
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  nlohmann::json j = nlohmann::json::parse(gen.out);
+  EXPECT_EQ(j["prompt_tokens"], cs["prompt_tokens"]);
+  ASSERT_EQ(j["tokens"].size(), 8u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(j["tokens"][i], cs["tokens"][i]) << i;
+  ASSERT_EQ(j["top_logprobs"].size(), 8u);
+  EXPECT_EQ(j["top_logprobs"][0].size(), 10u);
+}
+
+}  // namespace
+}  // namespace pg

@@ -189,7 +189,8 @@ TEST(KvMultiTurn, SecondProcessGetsDiskHits) {
   EXPECT_EQ(first.out, second.out);
   // "reused N (device D, host H, disk K)": the second process reuses from disk.
   auto disk_tokens = [](const std::string& err) {
-    auto p = err.find("disk ");
+    auto line = err.find("cache: prompt");
+    auto p = line == std::string::npos ? line : err.find("disk ", line);
     return p == std::string::npos ? -1 : std::atoll(err.c_str() + p + 5);
   };
   EXPECT_EQ(disk_tokens(first.err), 0) << first.err;

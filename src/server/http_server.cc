@@ -59,6 +59,13 @@ class GuardedHttplibServer final : public httplib::Server {
   GuardedHttplibServer(const StreamLimits& limits, int keep_alive_max, double keep_alive_timeout_s)
       : limits_(limits), keep_alive_max_(keep_alive_max), keep_alive_timeout_s_(keep_alive_timeout_s) {}
 
+  // httplib listens with a backlog of 5, which drops connections when many
+  // clients connect at once; listen() again on the bound socket raises it.
+  void RaiseListenBacklog(int backlog) {
+    socket_t s = svr_sock_;
+    if (s != INVALID_SOCKET) ::listen(s, backlog);
+  }
+
  private:
   bool process_and_close_socket(socket_t sock) override {
     bool ret = false;
@@ -317,6 +324,7 @@ Status HttpServer::Bind() {
     return IoError("cannot listen on " + m.options.host + ":" + std::to_string(m.options.port) +
                    " (address in use or not local?)");
   }
+  m.server.RaiseListenBacklog(1024);
   PG_LOG_INFO("listening on http://{}:{}", m.options.host, port_);
   return Status::Ok();
 }

@@ -12,7 +12,7 @@
 
 #include "backend/cpu/cpu_features.h"
 #include "base/clock.h"
-#include "cli_util.h"
+#include "base/cli_util.h"
 #include "model/model.h"
 #include "subcommands.h"
 #include "synth/make_model.h"
@@ -54,7 +54,7 @@ Stat Summarize(const std::vector<double>& v) {
 }  // namespace
 
 int BenchModelMain(int argc, char** argv) {
-  CLI::App app("Measure prefill and decode throughput (like llama-bench)", "bench-model");
+  CLI::App app("Measure prefill and decode throughput (like llama-bench)", "prosgrow bench-model");
   std::string model_path;
   int threads = 0, reps = 3, n_prompt = 512, n_gen = 128;
   bool json = false;

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "base/clock.h"
-#include "cli_util.h"
+#include "base/cli_util.h"
 #include "engine/engine.h"
 #include "engine_flags.h"
 #include "subcommands.h"
@@ -13,7 +13,7 @@
 namespace pg {
 
 int GenerateMain(int argc, char** argv) {
-  CLI::App app("Generate text from a prompt", "generate");
+  CLI::App app("Generate text from a prompt", "prosgrow generate");
   EngineFlags ef;
   ef.max_seqs = 1;
   AddEngineFlags(app, &ef);

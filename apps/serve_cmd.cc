@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "base/log.h"
-#include "cli_util.h"
+#include "base/cli_util.h"
 #include "engine/engine.h"
 #include "engine_flags.h"
 #include "server/http_server.h"
@@ -15,7 +15,7 @@
 
 namespace pg {
 int ServeMain(int argc, char** argv) {
-  CLI::App app("OpenAI-compatible HTTP server (chat, completions, models, health, metrics)", "serve");
+  CLI::App app("OpenAI-compatible HTTP server (chat, completions, models, health, metrics)", "prosgrow serve");
   EngineFlags ef;
   AddEngineFlags(app, &ef);
   ServerOptions so;

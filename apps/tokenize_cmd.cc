@@ -1,7 +1,7 @@
 // prosgrow tokenize: prints the token ids of a text as a JSON array.
 #include <cstdio>
 
-#include "cli_util.h"
+#include "base/cli_util.h"
 #include "gguf/gguf_file.h"
 #include "subcommands.h"
 #include "synth/make_model.h"
@@ -10,7 +10,7 @@
 namespace pg {
 
 int TokenizeMain(int argc, char** argv) {
-  CLI::App app("Print the token ids of a text as a JSON array", "tokenize");
+  CLI::App app("Print the token ids of a text as a JSON array", "prosgrow tokenize");
   std::string model, prompt;
   bool no_special = false;
   app.add_option("-m,--model", model, "GGUF file with tokenizer metadata (default: the built-in model)");

@@ -200,3 +200,61 @@ TEST(KvMultiTurn, SecondProcessGetsDiskHits) {
 
 }  // namespace
 }  // namespace pg
+
+namespace pg {
+namespace {
+
+// Issue-4 scenario: two agent sessions alternate and the device tier holds
+// only one of them. Baseline recomputes every returning turn; optimized finds
+// the other session's context on the host tier. Outputs are identical.
+TEST(PolicyScenario, AlternatingSessionsBaselineRecomputesOptimizedReusesHost) {
+  const std::string& model = TinyModel();
+  ASSERT_FALSE(model.empty());
+  auto run = [&](ServePolicy policy, std::vector<TurnResult>* out) {
+    EngineConfig cfg;
+    cfg.model_path = model;
+    cfg.threads = 2;
+    cfg.policy = policy;
+    cfg.min_promote_tokens = 0;
+    auto probe = Engine::Create(cfg);
+    ASSERT_TRUE(probe.ok());
+    const auto& mc = (*probe)->model().config();
+    const size_t block = KvPages::BlockBytes(mc.n_layer, mc.kv_dim(), cfg.page_tokens);
+    const int32_t vocab = static_cast<int32_t>(mc.n_vocab);
+    probe->reset();
+    cfg.kv_device_bytes = block * 14;  // one session's context (~180 tokens) and a little
+    if (policy == ServePolicy::kOptimized) cfg.kv_host_bytes = block * 64;
+    auto e = Engine::Create(cfg);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    std::mt19937 rng(5);
+    std::vector<std::vector<int32_t>> ctx(2);
+    for (int c = 0; c < 2; ++c) ctx[c] = Message(rng, 120, vocab);  // distinct system prompts
+    for (int turn = 0; turn < 3; ++turn)
+      for (int c = 0; c < 2; ++c) {
+        std::vector<int32_t> msg = Message(rng, 12, vocab);
+        ctx[c].insert(ctx[c].end(), msg.begin(), msg.end());
+        TurnResult r = RunTurn(**e, ctx[c], 8, c ? "session-b" : "session-a");
+        ctx[c].insert(ctx[c].end(), r.tokens.begin(), r.tokens.end());
+        out->push_back(r);
+      }
+  };
+  std::vector<TurnResult> base, opt;
+  run(ServePolicy::kBaseline, &base);
+  run(ServePolicy::kOptimized, &opt);
+  ASSERT_EQ(base.size(), opt.size());
+  for (size_t i = 0; i < base.size(); ++i) {
+    SCOPED_TRACE("turn " + std::to_string(i));
+    EXPECT_EQ(base[i].tokens, opt[i].tokens);
+    EXPECT_EQ(base[i].cache.host_tokens + base[i].cache.disk_tokens, 0);
+    if (i >= 2) {  // a returning session
+      EXPECT_EQ(base[i].cache.cached_tokens, 0) << "baseline should have lost the other session's context";
+      // Everything the session computed before (120 + 12 prompt, 8 generated,
+      // less the last token, whole pages) comes back, partly from the host tier.
+      EXPECT_GE(opt[i].cache.cached_tokens, 128) << "optimized should find the whole context";
+      EXPECT_GT(opt[i].cache.host_tokens, 0) << "optimized should find it on the host tier";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pg

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+
+#include "base/cli_util.h"
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -284,20 +286,7 @@ int BenchMain(int argc, char** argv) {
   cmp->add_option("--plots", cf.plots_dir, "write throughput/interactivity, TTFT CDF and cache-reuse SVGs here");
   cmp->add_option("--reference", cf.reference, "CSV of published reference points");
   cmp->add_option("--out", cf.out_file, "also write the Markdown table to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::string msg = e.what();
-    for (char& c : msg) {
-      if (c == '\n') c = ' ';
-    }
-    std::fprintf(stderr, "prosgrow bench: %s (see --help)\n", msg.c_str());
-    return kExitUsage;
-  }
+  if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   if (cmp->parsed()) return CompareCommand(cf);
   return RunCommand(f);
 }

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/cli_util.h"
+
 #include <cstdio>
 #include <string>
 
@@ -23,19 +25,7 @@ int MakeModelMain(int argc, char** argv) {
   app.add_option("--arch", opt.arch, "llama | qwen2 | qwen3")->capture_default_str();
   app.add_option("--seed", opt.seed, "random seed")->capture_default_str();
   app.add_option("--threads", opt.n_threads, "generator threads (0 = all cores)")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
-    for (char& c : what)
-      if (c == '\n') c = ' ';
-    std::fprintf(stderr, "prosgrow make-model: %s (see --help)\n", what.c_str());
-    return 2;
-  }
+  if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   auto t = ParseSynthType(type);
   if (!t.ok()) {
     std::fprintf(stderr, "prosgrow make-model: %s\n", t.status().message().c_str());

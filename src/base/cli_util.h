@@ -1,5 +1,6 @@
 // Shared CLI plumbing for the prosgrow subcommands: CLI11 parsing with the
 // project's exit codes (0 help, 2 bad arguments with a one-line message).
+// The app's name is the command as the user types it, e.g. "prosgrow bench".
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,17 +14,15 @@ namespace pg {
 inline int ParseCli(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return 0;
-  } catch (const CLI::CallForAllHelp&) {
-    std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
-    return 0;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);  // prints the (sub)command's help to stdout, returns 0
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     for (char& c : msg)
       if (c == '\n') c = ' ';
-    std::fprintf(stderr, "prosgrow %s: %s (see --help)\n", app.get_name().c_str(), msg.c_str());
+    std::fprintf(stderr, "%s: %s (see --help)\n", app.get_name().c_str(), msg.c_str());
     return 2;
   }
   return -1;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "engine/engine.h"
@@ -195,6 +196,44 @@ TEST(KvMultiTurn, SecondProcessGetsDiskHits) {
   };
   EXPECT_EQ(disk_tokens(first.err), 0) << first.err;
   EXPECT_GT(disk_tokens(second.err), 0) << second.err;
+  fs::remove_all(disk);
+}
+
+// Issue-3 faults seen from the outside: a second process whose disk blocks were
+// corrupted or truncated in between still prints exactly the same text, and the
+// report counts the bad files (each a miss, then deleted).
+TEST(KvMultiTurn, CorruptAndTruncatedDiskBlocksAreMissesNotWrongOutput) {
+  const std::string& model = TinyModel();
+  ASSERT_FALSE(model.empty());
+  fs::path disk = fs::temp_directory_path() / ("pg_kv_fault_" + std::to_string(::getpid()));
+  fs::remove_all(disk);
+  std::string prompt;
+  for (int i = 0; i < 12; ++i) prompt += "The returning agent finds its context on disk, block " + std::to_string(i) + ". ";
+  const std::string args = "generate -m " + model + " -p '" + prompt + "' -n 6 --temp 0 --kv-disk-dir " +
+                           disk.string() + " --kv-disk-size 64MiB --cache-report --threads 2";
+  auto first = test::RunProsgrow(args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(disk))
+    if (e.is_regular_file() && e.path().extension() == ".kvb") files.push_back(e.path());
+  ASSERT_GE(files.size(), 4u);
+  std::sort(files.begin(), files.end());
+  {  // corrupt one block: flip bytes in the middle
+    std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(files[0]) / 2));
+    const char junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    f.write(junk, sizeof junk);
+  }
+  fs::resize_file(files[1], fs::file_size(files[1]) / 3);  // truncate another
+  auto second = test::RunProsgrow(args);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(first.out, second.out);
+  // "errors N" on the disk line of the report.
+  auto disk_line = second.err.find("  disk ");
+  ASSERT_NE(disk_line, std::string::npos) << second.err;
+  auto errors = second.err.find("errors ", disk_line);
+  ASSERT_NE(errors, std::string::npos);
+  EXPECT_GE(std::atoll(second.err.c_str() + errors + 7), 1) << second.err;
   fs::remove_all(disk);
 }
 

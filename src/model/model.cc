@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -29,7 +30,7 @@ void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_l
     tok_seq_.resize(T);
     tok_pos_.resize(T);
     tok_id_.resize(T);
-    mm_.Reserve(std::max(c.n_embd, c.n_ff), n_tokens);
+    mm_.Reserve(std::max({c.n_embd, c.n_ff, c.q_dim()}), n_tokens);
     cap_tokens_ = n_tokens;
   }
   if (n_logits > cap_logits_) {

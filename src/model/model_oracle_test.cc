@@ -119,7 +119,9 @@ TEST_P(OracleTest, AgreesWithLlamaCppWithinMeasuredBounds) {
   EXPECT_EQ(ag.prompt_token_mismatches, 0);
   EXPECT_EQ(ag.first_step_mismatches, 0);
   EXPECT_LT(ag.worst_logprob, b.max_logprob_diff);
-  if (b.greedy_all_steps) EXPECT_EQ(ag.greedy_mismatches, 0);
+  if (b.greedy_all_steps) {
+    EXPECT_EQ(ag.greedy_mismatches, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, OracleTest,

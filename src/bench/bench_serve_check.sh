@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The CI bench run of issue 5: `prosgrow bench` against a real local
+# `prosgrow serve` on a tiny synthetic model, then the bench's summary checked
+# against the server's own Prometheus counters (a fresh server, no warm-up, so
+# every token the server counted was a token the bench measured):
+#   completed requests       = prosgrow_requests_finished_total
+#   Σ prompt tokens          = prosgrow_prompt_tokens_total
+#   Σ output tokens          = prosgrow_completion_tokens_total
+#   Σ cached tokens per tier = prosgrow_cached_prompt_tokens_total{tier=...}
+#   cache reuse              = Σ cached / Σ prompt, reported from `usage`
+# The device tier is sized below the workload so the host tier is used too.
+# Needs no ../shared: the model comes from `make-model --vocab builtin`.
+#
+# usage: bench_serve_check.sh PROSGROW_BIN WORKDIR
+# Exit: 0 pass, 1 a figure differs, 2 usage or setup error.
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 PROSGROW_BIN WORKDIR" >&2
+  exit 2
+fi
+bin=$1 work=$2
+rm -rf "$work"
+mkdir -p "$work"
+
+"$bin" make-model --shape tiny --vocab builtin --type q8_0 --arch qwen2 --seed 3 --out "$work/tiny.gguf" \
+  >"$work/make-model.log" 2>&1 || { echo "make-model failed; see $work/make-model.log" >&2; exit 2; }
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$bin" serve -m "$work/tiny.gguf" --policy optimized --port "$port" --threads 2 \
+  --kv-device-mem 384KiB --kv-host-mem 4MiB >"$work/serve.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true; wait 2>/dev/null || true' EXIT
+for _ in $(seq 1 600); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+  kill -0 $server 2>/dev/null || { echo "serve exited; see $work/serve.log" >&2; exit 2; }
+  sleep 0.1
+done
+
+"$bin" bench --url "http://127.0.0.1:$port" --workload agentic --concurrency 3 --max-requests 30 \
+  --warmup 0 --seed 7 --ctx-max 1024 --turns 6 --tool-gap-s 0.05 --out-median 16 \
+  --no-progress --label ci --out "$work/run" >"$work/bench.log" 2>&1 ||
+  { echo "bench failed; see $work/bench.log" >&2; cat "$work/bench.log" >&2; exit 1; }
+curl -fsS "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
+
+python3 - "$work/run/run.json" "$work/metrics.txt" <<'EOF'
+import json, re, sys
+run = json.load(open(sys.argv[1]))
+metrics = {}
+for line in open(sys.argv[2]):
+    m = re.match(r'^([a-z_]+)(\{[^}]*\})?\s+(\S+)$', line.strip())
+    if m:
+        metrics[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+s, reqs = run["summary"], run["requests"]
+cached = {t: sum(r["cached_by_tier"][t] for r in reqs) for t in ("device", "host", "disk")}
+checks = [
+    ("completed requests", s["completed"], metrics["prosgrow_requests_finished_total"]),
+    ("failed requests", s["failed"], 0),
+    ("requests in the run", len(reqs), 30),
+    ("prompt tokens", s["prompt_tokens"], metrics["prosgrow_prompt_tokens_total"]),
+    ("output tokens", s["output_tokens"], metrics["prosgrow_completion_tokens_total"]),
+    ("cached tokens (all)", sum(r["cached_tokens"] for r in reqs),
+     metrics["prosgrow_prompt_tokens_cached_total"]),
+]
+for t in ("device", "host", "disk"):
+    checks.append((f"cached tokens ({t})", cached[t],
+                   metrics[f'prosgrow_cached_prompt_tokens_total{{tier="{t}"}}']))
+bad = 0
+for name, bench, server in checks:
+    ok = bench == server
+    bad += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: bench {bench:g}, server {server:g}")
+reuse = s.get("cache_reuse")
+expect = sum(r["cached_tokens"] for r in reqs) / s["prompt_tokens"]
+if reuse is None or abs(reuse - expect) > 1e-9 or s.get("cache_reuse_source") != "usage":
+    print(f"FAIL cache reuse {reuse} from {s.get('cache_reuse_source')}, expected {expect} from usage")
+    bad += 1
+if cached["device"] == 0 or cached["host"] == 0:
+    print(f"FAIL the run did not exercise both tiers: {cached}")
+    bad += 1
+sys.exit(1 if bad else 0)
+EOF
+echo "bench serve check passed: the bench's summary equals the server's counters"

@@ -12,6 +12,7 @@
 
 #include "bench/bench_plots.h"
 #include "bench/bench_runner.h"
+#include "bench/output_match.h"
 #include "bench/reference_points.h"
 #include "bench/run_report.h"
 #include "bench/stream_client.h"
@@ -222,6 +223,11 @@ int CompareCommand(const CompareFlags& f) {
     curves.push_back({r.summary.label, {r.summary}});
   }
   std::string md = SummaryTable(sums);
+  // Greedy decoding on the same workload: the same request must give the same text.
+  for (size_t i = 1; i < runs.size(); ++i) {
+    md += fmt::format("\n{} vs {}: {}\n", runs[i].summary.label, runs[0].summary.label,
+                      DescribeOutputMatch(MatchOutputs(runs[0].records, runs[i].records)));
+  }
   if (!refs.empty()) md += "\n" + ReferenceTable(sums, refs);
   std::printf("%s", md.c_str());
   if (!f.out_file.empty()) {

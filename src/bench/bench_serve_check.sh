@@ -8,6 +8,8 @@
 #   Σ output tokens          = prosgrow_completion_tokens_total
 #   Σ cached tokens per tier = prosgrow_cached_prompt_tokens_total{tier=...}
 #   cache reuse              = Σ cached / Σ prompt, reported from `usage`
+# and then, against a baseline server, that every request's greedy output is
+# identical to the optimized server's (bench compare's output hashes).
 # The device tier is sized below the workload so the host tier is used too.
 # Needs no ../shared: the model comes from `make-model --vocab builtin`.
 #
@@ -80,4 +82,27 @@ if cached["device"] == 0 or cached["host"] == 0:
     bad += 1
 sys.exit(1 if bad else 0)
 EOF
-echo "bench serve check passed: the bench's summary equals the server's counters"
+
+# The same workload against a baseline server (device tier only, no host
+# tier): greedy outputs must be identical request for request.
+kill $server; wait $server 2>/dev/null || true
+"$bin" serve -m "$work/tiny.gguf" --policy baseline --port "$port" --threads 2 \
+  --kv-device-mem 384KiB >"$work/serve-baseline.log" 2>&1 &
+server=$!
+for _ in $(seq 1 600); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+  kill -0 $server 2>/dev/null || { echo "serve exited; see $work/serve-baseline.log" >&2; exit 2; }
+  sleep 0.1
+done
+"$bin" bench --url "http://127.0.0.1:$port" --workload agentic --concurrency 3 --max-requests 30 \
+  --warmup 0 --seed 7 --ctx-max 1024 --turns 6 --tool-gap-s 0.05 --out-median 16 \
+  --no-progress --label baseline --out "$work/run-baseline" >"$work/bench-baseline.log" 2>&1 ||
+  { echo "bench (baseline) failed; see $work/bench-baseline.log" >&2; exit 1; }
+"$bin" bench compare "$work/run-baseline/run.json" "$work/run/run.json" --out "$work/compare.md" >/dev/null
+# (a request whose text is empty, e.g. only held-back bytes, has no hash to match)
+if ! grep -Eq "identical outputs: (2[5-9]|30) / \1 matched requests \(100.0%\)" "$work/compare.md"; then
+  echo "outputs differ between baseline and optimized:" >&2
+  grep "identical outputs" "$work/compare.md" >&2
+  exit 1
+fi
+echo "bench serve check passed: the bench's summary equals the server's counters; outputs identical across policies"

@@ -26,6 +26,7 @@ nlohmann::json RecordToJson(const RequestRecord& r) {
   j["cached_source"] = r.cached_source;
   j["cached_by_tier"] = {{"device", r.cached_device}, {"host", r.cached_host}, {"disk", r.cached_disk}};
   j["finish_reason"] = r.finish_reason;
+  j["output_hash"] = r.output_hash;
   return j;
 }
 
@@ -78,6 +79,7 @@ RequestRecord RecordFromJson(const nlohmann::json& j) {
     Get(t, "disk", &r.cached_disk);
   }
   Get(j, "finish_reason", &r.finish_reason);
+  Get(j, "output_hash", &r.output_hash);
   return r;
 }
 

@@ -35,6 +35,7 @@ struct RequestRecord {
   int64_t cached_host = -1;
   int64_t cached_disk = -1;
   std::string finish_reason;
+  std::string output_hash;          // OutputHash of the streamed text (output_match.h)
 };
 
 nlohmann::json RecordToJson(const RequestRecord& r);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/clock.h"
+#include "bench/output_match.h"
 #include "bench/sse_parser.h"
 #include "bench/token_space.h"
 
@@ -35,6 +36,7 @@ struct StreamState {
   bool done = false;
   bool failed = false;
   std::string error;
+  std::string text;  // the streamed output, for RequestRecord::output_hash
 };
 
 }  // namespace
@@ -164,6 +166,12 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
           if (d.contains(key) && d[key].is_string() && !d[key].get_ref<const std::string&>().empty()) output = true;
         }
       }
+      if (!chat) {
+        if (c.contains("text") && c["text"].is_string()) st.text += c["text"].get_ref<const std::string&>();
+      } else if (c.contains("delta") && c["delta"].is_object() && c["delta"].contains("content") &&
+                 c["delta"]["content"].is_string()) {
+        st.text += c["delta"]["content"].get_ref<const std::string&>();
+      }
       if (output) {
         if (rec->output_chunks == 0) {
           rec->ttft_s = now - st.t0;
@@ -236,6 +244,7 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
   if (sent && rec->http_status == 200) parser.Finish();
   rec->e2e_s = end - st.t0;
   if (rec->output_tokens < 0) rec->output_tokens = rec->output_chunks;
+  rec->output_hash = OutputHash(st.text);
 
   if (!sent) {
     rec->ok = false;

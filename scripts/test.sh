@@ -15,10 +15,11 @@ if [ -f tests/node/package-lock.json ]; then
 fi
 ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900
 
-# The sanitizer build compiles only what the unit tests need, at -O1 (quick to
-# build, still fast enough to run).
+# The sanitizer build compiles only what the unit tests (and the CLI's corrupt-
+# file test) need, at -O1 (quick to build, still fast enough to run).
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DPROSGROW_SANITIZE=ON >/dev/null
 unit_targets=$(ninja -C build-asan -t targets all | sed -n 's/^\([a-z0-9_]*_tests\): .*/\1/p' | grep -v -e '^e2e_tests$' -e '^cmake_' | sort -u)
-ninja -C build-asan -j"$JOBS" $unit_targets
+# prosgrow itself too: the CLI's corrupt-GGUF test (label unit) runs on it.
+ninja -C build-asan -j"$JOBS" $unit_targets prosgrow
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L unit --output-on-failure -j"$JOBS" --timeout 1800

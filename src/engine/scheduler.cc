@@ -178,7 +178,6 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
   Status st = kv_.AllocateSequence(s->id, std::move(match), total, &s->block_table);
   if (!st.ok()) return false;
   s->allocated_tokens = total;
-  for (size_t i = 0; i < pick; ++i) waiting_[i]->passed_over++;
   std::unique_ptr<Sequence> owned = std::move(waiting_[pick]);
   waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pick));
   if (!kv_.PromotionReady(s->id, &s->block_table)) {

@@ -45,7 +45,6 @@ struct Sequence {
   double arrival_s = 0;
   double first_scheduled_s = -1;
   double first_token_s = -1;
-  int64_t passed_over = 0;            // times a later request was admitted first
   int64_t preemptions = 0;
   bool cache_reported = false;        // reuse of the first admission recorded
   CacheUsage cache;

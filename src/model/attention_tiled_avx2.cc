@@ -83,28 +83,38 @@ void TileUpdate(const float* q, const float* kt, const float* vt, int64_t hd, in
   *m_state = m_new;
   const __m256 va = _mm256_set1_ps(alpha);
   const bool rescale = alpha != 1.0f;
-  // 64 dims (8 registers) at a time; each dim still sums keys in order.
-  for (int64_t d0 = 0; d0 < hd; d0 += 64) {
-    const int64_t nv = std::min<int64_t>(64, hd - d0) / 8;
-    __m256 r[8];
-    for (int64_t x = 0; x < nv; ++x) {
-      r[x] = _mm256_loadu_ps(acc + d0 + 8 * x);
-      if (rescale) r[x] = _mm256_mul_ps(r[x], va);
+  // 64 dims (8 registers) at a time, then 8 at a time; each dim sums keys in order.
+  int64_t d0 = 0;
+  for (; d0 + 64 <= hd; d0 += 64) {
+    float* ac = acc + d0;
+    __m256 r0 = _mm256_loadu_ps(ac), r1 = _mm256_loadu_ps(ac + 8), r2 = _mm256_loadu_ps(ac + 16),
+           r3 = _mm256_loadu_ps(ac + 24), r4 = _mm256_loadu_ps(ac + 32), r5 = _mm256_loadu_ps(ac + 40),
+           r6 = _mm256_loadu_ps(ac + 48), r7 = _mm256_loadu_ps(ac + 56);
+    if (rescale) {
+      r0 = _mm256_mul_ps(r0, va), r1 = _mm256_mul_ps(r1, va), r2 = _mm256_mul_ps(r2, va), r3 = _mm256_mul_ps(r3, va);
+      r4 = _mm256_mul_ps(r4, va), r5 = _mm256_mul_ps(r5, va), r6 = _mm256_mul_ps(r6, va), r7 = _mm256_mul_ps(r7, va);
     }
-    if (nv == 8) {
-      for (int64_t i = 0; i < nt; ++i) {
-        const __m256 pb = _mm256_set1_ps(p[i]);
-        const float* v = vt + i * hd + d0;
-        for (int x = 0; x < 8; ++x) r[x] = _mm256_fmadd_ps(pb, _mm256_loadu_ps(v + 8 * x), r[x]);
-      }
-    } else {
-      for (int64_t i = 0; i < nt; ++i) {
-        const __m256 pb = _mm256_set1_ps(p[i]);
-        const float* v = vt + i * hd + d0;
-        for (int64_t x = 0; x < nv; ++x) r[x] = _mm256_fmadd_ps(pb, _mm256_loadu_ps(v + 8 * x), r[x]);
-      }
+    const float* v = vt + d0;
+    for (int64_t i = 0; i < nt; ++i, v += hd) {
+      const __m256 pb = _mm256_broadcast_ss(p + i);
+      r0 = _mm256_fmadd_ps(pb, _mm256_loadu_ps(v), r0);
+      r1 = _mm256_fmadd_ps(pb, _mm256_loadu_ps(v + 8), r1);
+      r2 = _mm256_fmadd_ps(pb, _mm256_loadu_ps(v + 16), r2);
+      r3 = _mm256_fmadd_ps(pb, _mm256_loadu_ps(v + 24), r3);
+      r4 = _mm256_fmadd_ps(pb, _mm256_loadu_ps(v + 32), r4);
+      r5 = _mm256_fmadd_ps(pb, _mm256_loadu_ps(v + 40), r5);
+      r6 = _mm256_fmadd_ps(pb, _mm256_loadu_ps(v + 48), r6);
+      r7 = _mm256_fmadd_ps(pb, _mm256_loadu_ps(v + 56), r7);
     }
-    for (int64_t x = 0; x < nv; ++x) _mm256_storeu_ps(acc + d0 + 8 * x, r[x]);
+    _mm256_storeu_ps(ac, r0), _mm256_storeu_ps(ac + 8, r1), _mm256_storeu_ps(ac + 16, r2);
+    _mm256_storeu_ps(ac + 24, r3), _mm256_storeu_ps(ac + 32, r4), _mm256_storeu_ps(ac + 40, r5);
+    _mm256_storeu_ps(ac + 48, r6), _mm256_storeu_ps(ac + 56, r7);
+  }
+  for (; d0 < hd; d0 += 8) {
+    __m256 r = _mm256_loadu_ps(acc + d0);
+    if (rescale) r = _mm256_mul_ps(r, va);
+    for (int64_t i = 0; i < nt; ++i) r = _mm256_fmadd_ps(_mm256_broadcast_ss(p + i), _mm256_loadu_ps(vt + i * hd + d0), r);
+    _mm256_storeu_ps(acc + d0, r);
   }
 }
 
@@ -132,12 +142,18 @@ void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> que
   }
   for (int64_t j0 = 0; j0 < n_max; j0 += kT) {
     const int64_t nt_max = std::min(kT, n_max - j0);
-    for (int64_t i = 0; i < nt_max; ++i) {
-      const int64_t j = j0 + i;
-      const int32_t block = a.block_table[j / kv.page_tokens];
-      const int64_t slot = j % kv.page_tokens;
-      ConvertRow(kv.Row(block, a.layer, 0, slot) + a.kv_head * HD, kt + i * HD, HD);
-      ConvertRow(kv.Row(block, a.layer, 1, slot) + a.kv_head * HD, vt + i * HD, HD);
+    // Walk the tile's keys page by page (no division per key).
+    int64_t page = j0 / kv.page_tokens, slot = j0 % kv.page_tokens;
+    for (int64_t i = 0; i < nt_max;) {
+      const uint16_t* k = kv.Row(a.block_table[page], a.layer, 0, slot) + a.kv_head * HD;
+      const uint16_t* v = kv.Row(a.block_table[page], a.layer, 1, slot) + a.kv_head * HD;
+      const int64_t run = std::min(nt_max - i, kv.page_tokens - slot);
+      for (int64_t r = 0; r < run; ++r, ++i) {
+        ConvertRow(k + r * kv.kv_dim, kt + i * HD, HD);
+        ConvertRow(v + r * kv.kv_dim, vt + i * HD, HD);
+      }
+      ++page;
+      slot = 0;
     }
     const int64_t nt_pad = (nt_max + 7) & ~int64_t{7};
     std::fill(kt + nt_max * HD, kt + nt_pad * HD, 0.0f);

@@ -1,5 +1,5 @@
 // The engine flags shared by `generate` and `serve` (-m, --threads, --ctx-size,
-// the --kv-* family, --policy ...), and their conversion to an EngineConfig.
+// the --kv-* family, --policy, --attn ...), and their conversion to an EngineConfig.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -21,6 +21,7 @@ struct EngineFlags {
   int64_t max_queue = 256;
   int64_t page_tokens = 16;
   std::string kv_dtype = "f16";
+  std::string attn = "llama";
   std::string kv_device_mem = "256MiB";
   std::string kv_host_mem;
   std::string kv_disk_dir;

@@ -67,6 +67,19 @@ TEST(Cli, TokenizeAndGenerateJsonMatchTheOracle) {
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(j["tokens"][i], cs["tokens"][i]) << i;
   ASSERT_EQ(j["top_logprobs"].size(), 8u);
   EXPECT_EQ(j["top_logprobs"][0].size(), 10u);
+  // The tiled f32 attention keeps this case's greedy tokens too.
+  auto fast = RunProsgrow("generate -m " + model + " -p '" + prompt + "' -n 8 --temp 0 --ignore-eos --json --attn fast");
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  nlohmann::json jf = nlohmann::json::parse(fast.out);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(jf["tokens"][i], cs["tokens"][i]) << i;
+}
+
+TEST(Cli, AttnFlagRejectsUnknownModes) {
+  for (const char* cmd : {"generate -p hi -n 1", "serve"}) {
+    auto bad = RunProsgrow(std::string(cmd) + " --attn slow");
+    EXPECT_EQ(bad.exit_code, 2) << cmd;
+    EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << cmd << ": " << bad.err;
+  }
 }
 
 }  // namespace

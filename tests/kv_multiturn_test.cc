@@ -107,14 +107,16 @@ std::vector<Conversation> RunConversations(Engine& e, int turns, uint32_t seed, 
   return conv;
 }
 
-TEST(KvMultiTurn, TieredCacheGivesIdenticalOutputsAndExactReuse) {
+void CheckTieredCacheReuse(AttentionMode attention) {
   const std::string& model = TinyModel();
   ASSERT_FALSE(model.empty()) << "make-model failed";
-  fs::path disk = fs::temp_directory_path() / ("pg_kv_e2e_" + std::to_string(::getpid()));
+  fs::path disk = fs::temp_directory_path() /
+                  ("pg_kv_e2e_" + std::to_string(::getpid()) + "_" + std::to_string(static_cast<int>(attention)));
   fs::remove_all(disk);
 
   EngineConfig base;
   base.model_path = model;
+  base.attention = attention;
   base.threads = 2;
   base.policy = ServePolicy::kOptimized;
   base.prefix_cache = false;
@@ -171,6 +173,14 @@ TEST(KvMultiTurn, TieredCacheGivesIdenticalOutputsAndExactReuse) {
   EXPECT_GT(k.device.evictions, 0);
   EXPECT_GT(k.host.promotions + k.disk.promotions, 0);
   fs::remove_all(disk);
+}
+
+TEST(KvMultiTurn, TieredCacheGivesIdenticalOutputsAndExactReuse) { CheckTieredCacheReuse(AttentionMode::kLlamaF16); }
+
+// The same with --attn fast: its tiles are fixed by key position, so a cache
+// hit reproduces recomputation just as well.
+TEST(KvMultiTurn, TieredCacheGivesIdenticalOutputsWithFastAttention) {
+  CheckTieredCacheReuse(AttentionMode::kTiledF32);
 }
 
 TEST(KvMultiTurn, SecondProcessGetsDiskHits) {

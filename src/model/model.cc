@@ -12,6 +12,12 @@
 #include "model/attention.h"
 
 namespace pg {
+namespace {
+
+constexpr int64_t kMaxGroupQueries = 64;  // queries (rows x heads) per AttendGroup call
+constexpr int64_t kMaxRowsPerTask = 4;    // rows of one sequence sharing a K/V tile pass
+
+}  // namespace
 
 void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_logits, int64_t max_ctx,
                              int n_threads) {
@@ -40,12 +46,14 @@ void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_l
   if (max_ctx > cap_ctx_ || n_threads > cap_threads_) {
     cap_ctx_ = std::max(cap_ctx_, max_ctx);
     cap_threads_ = std::max(cap_threads_, n_threads);
-    scores_.resize(static_cast<size_t>(cap_ctx_ * cap_threads_));
+    scores_stride_ = AttendGroupScratchFloats(c.head_dim, kMaxGroupQueries, cap_ctx_);
+    scores_.resize(scores_stride_ * static_cast<size_t>(cap_threads_));
   }
 }
 
-Result<std::unique_ptr<Model>> Model::Load(const std::string& path) {
+Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelOptions& options) {
   std::unique_ptr<Model> m(new Model());
+  m->options_ = options;
   PG_ASSIGN_OR_RETURN(m->file_, GgufFile::Open(path));
   PG_ASSIGN_OR_RETURN(m->config_, ModelConfig::FromGguf(*m->file_));
   PG_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_));
@@ -79,6 +87,7 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   uint64_t size = m->file_->file_size();
   mix(&size, sizeof size);
   m->identity_ = fmt::format("{}-{:016x}", c.arch, h);
+  if (options.attention == AttentionMode::kTiledF32) m->identity_ += "-attn-f32tiled";
   return m;
 }
 
@@ -191,13 +200,22 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
 
 void Model::Attention(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
                       ThreadPool& pool, ForwardScratch& s) const {
+  if (options_.attention == AttentionMode::kTiledF32 && kv.dtype == KvElemType::kF16)
+    AttentionGrouped(l, batch, kv, n_tok, pool, s);
+  else
+    AttentionPerHead(l, batch, kv, n_tok, pool, s);
+}
+
+// kLlamaF16 (and bf16 KV): one task per (token row, query head).
+void Model::AttentionPerHead(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
+                             ThreadPool& pool, ForwardScratch& s) const {
   const ModelConfig& c = config_;
   const int64_t HD = c.head_dim, QD = c.q_dim(), group = c.n_head / c.n_head_kv;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HD));
   const int64_t n_tasks = n_tok * c.n_head;
   std::atomic<int64_t> next{0};
   pool.RunOnAll([&](int thread, int) {
-    float* scores = &s.scores_[static_cast<size_t>(thread) * s.cap_ctx_];
+    float* scores = &s.scores_[static_cast<size_t>(thread) * s.scores_stride_];
     for (;;) {
       int64_t task = next.fetch_add(1, std::memory_order_relaxed);
       if (task >= n_tasks) break;
@@ -211,6 +229,62 @@ void Model::Attention(int64_t l, std::span<const BatchSeq> batch, const KvPages&
       a.n_keys = s.tok_pos_[t] + 1;
       a.scale = scale;
       AttendOne(a, &s.q_[t * QD + h * HD], &s.attn_[t * QD + h * HD], scores);
+    }
+  });
+}
+
+// kTiledF32: one task per (up to kMaxRowsPerTask rows of a sequence, a subset
+// of the query heads of one kv head), so each K/V tile is converted once for
+// all of them. Rows and heads per task shrink until there are enough tasks to
+// keep every thread busy (a single decode row still spreads over the heads);
+// tasks run largest first. The grouping never changes a row's arithmetic.
+void Model::AttentionGrouped(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
+                             ThreadPool& pool, ForwardScratch& s) const {
+  const ModelConfig& c = config_;
+  const int64_t HD = c.head_dim, QD = c.q_dim(), group = c.n_head / c.n_head_kv;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(HD));
+  const int64_t P = pool.size();
+  const int64_t units = n_tok * c.n_head_kv;  // (row, kv head) pairs
+  int64_t rows = std::clamp<int64_t>(units / (4 * P), 1, kMaxRowsPerTask);
+  int64_t heads = std::min(group, kMaxGroupQueries);
+  rows = std::max<int64_t>(1, std::min(rows, kMaxGroupQueries / heads));
+  while (heads % 2 == 0 && (units / rows) * (group / heads) < 2 * P) heads /= 2;
+
+  auto& tasks = s.attn_tasks_;
+  tasks.clear();
+  int64_t t_begin = 0;
+  for (const BatchSeq& b : batch) {
+    const int64_t t_end = t_begin + b.n_tokens;
+    for (int64_t end = t_end; end > t_begin; end -= rows) {
+      const int64_t t0 = std::max(t_begin, end - rows);
+      const int64_t cost = (s.tok_pos_[end - 1] + 1) * (end - t0) * heads;
+      for (int64_t h0 = 0; h0 < c.n_head; h0 += heads) tasks.push_back({t0, end - t0, h0, heads, cost});
+    }
+    t_begin = t_end;
+  }
+  std::sort(tasks.begin(), tasks.end(), [](const auto& x, const auto& y) { return x.cost > y.cost; });
+
+  const int64_t n_tasks = static_cast<int64_t>(tasks.size());
+  std::atomic<int64_t> next{0};
+  pool.RunOnAll([&](int thread, int) {
+    float* scratch = &s.scores_[static_cast<size_t>(thread) * s.scores_stride_];
+    AttentionQuery queries[kMaxGroupQueries];
+    for (;;) {
+      const int64_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= n_tasks) break;
+      const ForwardScratch::AttnTask& task = tasks[static_cast<size_t>(i)];
+      AttentionArgs a;
+      a.kv = &kv;
+      a.block_table = batch[static_cast<size_t>(s.tok_seq_[task.t0])].block_table;
+      a.layer = l;
+      a.kv_head = task.h0 / group;
+      a.head_dim = HD;
+      a.scale = scale;
+      size_t n = 0;
+      for (int64_t t = task.t0; t < task.t0 + task.n_rows; ++t)
+        for (int64_t h = task.h0; h < task.h0 + task.n_heads; ++h)
+          queries[n++] = {&s.q_[t * QD + h * HD], &s.attn_[t * QD + h * HD], s.tok_pos_[t] + 1};
+      AttendGroup(a, {queries, n}, scratch);
     }
   });
 }

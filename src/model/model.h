@@ -21,6 +21,7 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "gguf/gguf_file.h"
+#include "model/attention.h"
 #include "model/kv_pages.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
@@ -37,6 +38,11 @@ struct BatchSeq {
   bool want_logits = false;          // logits of the last new token
 };
 
+// How a Model runs (not part of the file).
+struct ModelOptions {
+  AttentionMode attention = AttentionMode::kLlamaF16;  // f16-KV attention arithmetic (attention.h)
+};
+
 // Per-caller buffers of the forward pass; grown on demand, so a steady-state
 // step allocates nothing once the largest batch has been seen.
 class ForwardScratch {
@@ -49,6 +55,7 @@ class ForwardScratch {
 
   int64_t cap_tokens_ = 0, cap_logits_ = 0, cap_ctx_ = 0;
   int cap_threads_ = 0;
+  size_t scores_stride_ = 0;    // floats of scores_ per thread
   std::vector<float> x_;        // (T, n_embd) residual stream
   std::vector<float> h_;        // (T, n_embd) normed input
   std::vector<float> q_;        // (T, q_dim)
@@ -59,7 +66,13 @@ class ForwardScratch {
   std::vector<float> up_;       // (T, n_ff)
   std::vector<float> cos_;      // (T, n_rot/2)
   std::vector<float> sin_;      // (T, n_rot/2)
-  std::vector<float> scores_;   // (n_threads, max_ctx) attention weights
+  std::vector<float> scores_;   // (n_threads, scores_stride_) attention scratch
+  struct AttnTask {             // one AttendGroup call: rows x heads of one kv head
+    int64_t t0, n_rows;         // token rows [t0, t0 + n_rows) of one sequence
+    int64_t h0, n_heads;        // query heads [h0, h0 + n_heads) of kv head h0 / group
+    int64_t cost;               // keys x queries, for largest-first ordering
+  };
+  std::vector<AttnTask> attn_tasks_;
   std::vector<float> last_;     // (n_logits, n_embd) rows that produce logits
   std::vector<int32_t> tok_seq_;  // (T) batch index of each token
   std::vector<int64_t> tok_pos_;  // (T) position of each token
@@ -69,13 +82,15 @@ class ForwardScratch {
 
 class Model {
  public:
-  static Result<std::unique_ptr<Model>> Load(const std::string& path);
+  static Result<std::unique_ptr<Model>> Load(const std::string& path, const ModelOptions& options = {});
 
   const ModelConfig& config() const { return config_; }
   const GgufFile& file() const { return *file_; }
   const ModelWeights& weights() const { return *weights_; }
+  const ModelOptions& options() const { return options_; }
   // Stable identity of the weights (for KV cache keys): hash of the file's
-  // metadata and tensor layout plus its size.
+  // metadata and tensor layout plus its size, with a suffix for attention
+  // modes other than kLlamaF16 (the K/V of later layers depend on it).
   const std::string& identity() const { return identity_; }
 
   // Runs the batch. logits receives (number of seqs with want_logits) rows of
@@ -86,11 +101,16 @@ class Model {
 
  private:
   Model() = default;
+  void AttentionPerHead(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
+                        ThreadPool& pool, ForwardScratch& s) const;
+  void AttentionGrouped(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
+                        ThreadPool& pool, ForwardScratch& s) const;
   void Attention(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
                  ThreadPool& pool, ForwardScratch& s) const;
 
   std::unique_ptr<GgufFile> file_;
   ModelConfig config_;
+  ModelOptions options_;
   std::unique_ptr<ModelWeights> weights_;
   std::vector<float> inv_freq_;  // (n_rot/2)
   std::string identity_;

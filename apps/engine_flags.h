@@ -21,7 +21,7 @@ struct EngineFlags {
   int64_t max_queue = 256;
   int64_t page_tokens = 16;
   std::string kv_dtype = "f16";
-  std::string attn = "llama";
+  std::string attn = "fast";
   std::string kv_device_mem = "256MiB";
   std::string kv_host_mem;
   std::string kv_disk_dir;

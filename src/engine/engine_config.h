@@ -25,7 +25,7 @@ struct EngineConfig {
   int64_t max_queue = 256;          // waiting requests before Submit refuses
   int64_t page_tokens = 16;
   bool kv_bf16 = false;             // KV in bf16 instead of f16
-  AttentionMode attention = AttentionMode::kLlamaF16;  // f16-KV attention arithmetic (--attn)
+  AttentionMode attention = AttentionMode::kTiledF32;  // f16-KV attention arithmetic (--attn)
   uint64_t kv_device_bytes = 256ull << 20;
   uint64_t kv_host_bytes = 0;       // optimized: 0 = 4x device
   std::string kv_disk_dir;          // optimized: "" = no disk tier

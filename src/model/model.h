@@ -40,7 +40,7 @@ struct BatchSeq {
 
 // How a Model runs (not part of the file).
 struct ModelOptions {
-  AttentionMode attention = AttentionMode::kLlamaF16;  // f16-KV attention arithmetic (attention.h)
+  AttentionMode attention = AttentionMode::kTiledF32;  // f16-KV attention arithmetic (attention.h)
 };
 
 // Per-caller buffers of the forward pass; grown on demand, so a steady-state

@@ -1,7 +1,14 @@
 // End-to-end: the bench against the mock OpenAI server, checking the summary
 // against the server's own counters; failed-request accounting; the CLI.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <thread>
 
 #include <filesystem>
 #include <fstream>
@@ -11,6 +18,7 @@
 #include "bench/bench_runner.h"
 #include "bench/mock_openai_server.h"
 #include "bench/run_report.h"
+#include "bench/stream_client.h"
 #include "bench/trace_kv_cache_tester.h"
 #include "bench/trace_mooncake.h"
 #include "bench/workload_agentic.h"
@@ -109,6 +117,69 @@ TEST(BenchE2E, FailedRequestsAreCountedNotMeasured) {
   }
   EXPECT_EQ(http500, mc.failed_500);
   EXPECT_EQ(cut, mc.dropped);
+}
+
+// llama-server closes a kept-alive connection shortly after a streamed
+// response. A request sent at once on that connection is written before the
+// close arrives and then reads EOF; it never reached the server, so the client
+// must send it again on a fresh connection rather than count a failure. The
+// server here answers one request per connection and closes 100 ms later.
+TEST(BenchE2E, RequestOnAConnectionTheServerIsClosingIsResent) {
+  int lfd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(lfd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(lfd, 8), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::atomic<int> answered{0};
+  std::thread server([&] {
+    const std::string body =
+        "data: {\"choices\":[{\"text\":\"hi\",\"finish_reason\":null}]}\n\n"
+        "data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}],"
+        "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n";
+    const std::string resp = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " +
+                             std::to_string(body.size()) + "\r\n\r\n" + body;
+    for (int conn = 0; conn < 2; ++conn) {
+      pollfd p{lfd, POLLIN, 0};
+      if (::poll(&p, 1, 3000) != 1) return;  // no second connection: the client gave up
+      int fd = ::accept(lfd, nullptr, nullptr);
+      if (fd < 0) return;
+      std::string req;
+      char buf[4096];
+      // Read the head and the Content-Length body of one request.
+      while (true) {
+        ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+        if (n <= 0) break;
+        req.append(buf, static_cast<size_t>(n));
+        size_t head = req.find("\r\n\r\n");
+        if (head == std::string::npos) continue;
+        size_t cl = req.find("Content-Length: ");
+        size_t want = cl == std::string::npos ? 0 : std::stoul(req.substr(cl + 16));
+        if (req.size() >= head + 4 + want) break;
+      }
+      ssize_t w = ::send(fd, resp.data(), resp.size(), MSG_NOSIGNAL);
+      (void)w;
+      answered++;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      ::close(fd);
+    }
+  });
+  ClientOptions c;
+  c.url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  c.timeout_s = 5;
+  auto client = StreamClient::Create(c);
+  ASSERT_TRUE(client.ok());
+  RequestRecord a, b;
+  (*client)->Send({1, 2, 3}, 1, &a);
+  (*client)->Send({1, 2, 3}, 1, &b);  // at once: lands on the connection being closed
+  server.join();
+  ::close(lfd);
+  EXPECT_TRUE(a.ok) << a.error;
+  EXPECT_TRUE(b.ok) << b.error;
+  EXPECT_EQ(answered.load(), 2);
 }
 
 TEST(BenchE2E, UnreachableServerFailsEveryRequest) {

@@ -3,6 +3,7 @@
 namespace pg::bench {
 
 void SseParser::Feed(const char* data, size_t n) {
+  bytes_fed_ += n;
   for (size_t i = 0; i < n; ++i) {
     char c = data[i];
     if (c == '\n' && last_was_cr_) {  // second half of a split "\r\n"

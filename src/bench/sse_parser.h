@@ -22,6 +22,7 @@ class SseParser {
   // Bytes received in lines longer than this are an error (protects memory).
   static constexpr size_t kMaxLine = 64 << 20;
   bool overflowed() const { return overflowed_; }
+  size_t bytes_fed() const { return bytes_fed_; }
 
  private:
   void Line(const std::string& line);
@@ -31,6 +32,7 @@ class SseParser {
   bool has_data_ = false;
   bool last_was_cr_ = false;
   bool overflowed_ = false;
+  size_t bytes_fed_ = 0;
 };
 
 }  // namespace pg::bench

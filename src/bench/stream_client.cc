@@ -240,6 +240,14 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
   httplib::Error err = httplib::Error::Success;
   st.t0 = NowSeconds();
   bool sent = http_->send(req, res, err);
+  // A kept-alive connection the server closed while idle fails at once with
+  // no response byte (llama-server closes idle connections): the request never
+  // reached the server, so send it once more on a fresh connection.
+  if (!sent && rec->http_status == 0 && parser.bytes_fed() == 0 &&
+      (err == httplib::Error::Read || err == httplib::Error::Write)) {
+    st.t0 = NowSeconds();
+    sent = http_->send(req, res, err);
+  }
   const double end = NowSeconds();
   if (sent && rec->http_status == 200) parser.Finish();
   rec->e2e_s = end - st.t0;

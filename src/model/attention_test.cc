@@ -9,43 +9,14 @@
 
 #include "backend/cpu/cpu_features.h"
 #include "backend/cpu/fp16.h"
+#include "model/test_attention_fixture.h"
 
 namespace pg {
 namespace {
 
-struct Fixture {
-  Fixture(int64_t head_dim, int64_t n_kv_heads, int64_t n_keys, KvElemType type, uint32_t seed) {
-    kv.page_tokens = 16;
-    kv.kv_dim = head_dim * n_kv_heads;
-    kv.dtype = type;
-    kv.block_bytes = KvPages::BlockBytes(2, kv.kv_dim, kv.page_tokens);
-    int64_t n_blocks = (n_keys + 15) / 16;
-    mem.resize(kv.block_bytes * static_cast<size_t>(n_blocks + 3));
-    kv.base = mem.data();
-    // A scattered block table, as the paged cache produces.
-    for (int64_t b = 0; b < n_blocks; ++b) table.push_back(static_cast<int32_t>((b * 7 + 2) % (n_blocks + 3)));
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> nd(0.0f, 2.0f);
-    for (int64_t j = 0; j < n_keys; ++j)
-      for (int kvv = 0; kvv < 2; ++kvv) {
-        uint16_t* row = kv.Row(table[j / 16], 1, kvv, j % 16);
-        for (int64_t d = 0; d < kv.kv_dim; ++d) row[d] = type == KvElemType::kF16 ? F32ToF16(nd(rng)) : F32ToBF16(nd(rng));
-      }
-    q.resize(static_cast<size_t>(head_dim));
-    for (auto& x : q) x = nd(rng);
-    args.kv = &kv;
-    args.block_table = table.data();
-    args.layer = 1;
-    args.kv_head = n_kv_heads - 1;
-    args.head_dim = head_dim;
-    args.n_keys = n_keys;
-    args.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  }
-  KvPages kv;
-  std::vector<uint8_t> mem;
-  std::vector<int32_t> table;
-  std::vector<float> q;
-  AttentionArgs args;
+struct Fixture : AttentionFixture {
+  Fixture(int64_t head_dim, int64_t n_kv_heads, int64_t n_keys, KvElemType type, uint32_t seed)
+      : AttentionFixture(head_dim, n_kv_heads, n_keys, /*page_tokens=*/16, type, seed, /*sd=*/2.0f, /*n_q=*/1) {}
 };
 
 // Softmax-weighted V in double precision.

@@ -12,46 +12,16 @@
 #include "backend/cpu/fp16.h"
 #include "model/attention.h"
 #include "model/attention_exp.h"
+#include "model/test_attention_fixture.h"
 
 namespace pg {
 namespace {
 
 // A sequence of n_keys f16 K/V rows in scattered pages, and n_q query vectors
 // per head of one GQA group.
-struct Fixture {
-  Fixture(int64_t head_dim, int64_t n_kv_heads, int64_t n_keys, int64_t page_tokens, uint32_t seed, float sd = 2.0f) {
-    kv.page_tokens = page_tokens;
-    kv.kv_dim = head_dim * n_kv_heads;
-    kv.dtype = KvElemType::kF16;
-    kv.block_bytes = KvPages::BlockBytes(2, kv.kv_dim, kv.page_tokens);
-    const int64_t n_blocks = (n_keys + page_tokens - 1) / page_tokens;
-    mem.resize(kv.block_bytes * static_cast<size_t>(n_blocks + 3));
-    kv.base = mem.data();
-    for (int64_t b = 0; b < n_blocks; ++b) table.push_back(static_cast<int32_t>((b * 7 + 2) % (n_blocks + 3)));
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> nd(0.0f, sd);
-    for (int64_t j = 0; j < n_keys; ++j)
-      for (int kvv = 0; kvv < 2; ++kvv) {
-        uint16_t* row = kv.Row(table[j / page_tokens], 1, kvv, j % page_tokens);
-        for (int64_t d = 0; d < kv.kv_dim; ++d) row[d] = F32ToF16(nd(rng));
-      }
-    q.resize(static_cast<size_t>(8 * head_dim));
-    for (auto& x : q) x = nd(rng);
-    args.kv = &kv;
-    args.block_table = table.data();
-    args.layer = 1;
-    args.kv_head = n_kv_heads - 1;
-    args.head_dim = head_dim;
-    args.n_keys = n_keys;
-    args.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  }
-  const float* Q(int64_t i) const { return q.data() + i * args.head_dim; }
-
-  KvPages kv;
-  std::vector<uint8_t> mem;
-  std::vector<int32_t> table;
-  std::vector<float> q;  // (8, head_dim)
-  AttentionArgs args;
+struct Fixture : AttentionFixture {
+  Fixture(int64_t head_dim, int64_t n_kv_heads, int64_t n_keys, int64_t page_tokens, uint32_t seed, float sd = 2.0f)
+      : AttentionFixture(head_dim, n_kv_heads, n_keys, page_tokens, KvElemType::kF16, seed, sd, /*n_q=*/8) {}
 };
 
 std::vector<float> RunGroup(const Fixture& f, const std::vector<int64_t>& n_keys, bool avx2) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <string_view>
 
 #include "base/clock.h"
 #include "bench/output_match.h"
@@ -158,19 +159,18 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
       bool output = false;
       if (!chat) {
         if (c.contains("text") && c["text"].is_string()) {
-          output = !c["text"].get_ref<const std::string&>().empty() || (!finished && !has_usage);
+          const std::string& text = c["text"].get_ref<const std::string&>();
+          output = !text.empty() || (!finished && !has_usage);
+          st.text += text;
         }
       } else if (c.contains("delta") && c["delta"].is_object()) {
         const json& d = c["delta"];
         for (const char* key : {"content", "reasoning_content"}) {
-          if (d.contains(key) && d[key].is_string() && !d[key].get_ref<const std::string&>().empty()) output = true;
+          if (!d.contains(key) || !d[key].is_string()) continue;
+          const std::string& text = d[key].get_ref<const std::string&>();
+          if (!text.empty()) output = true;
+          if (std::string_view(key) == "content") st.text += text;
         }
-      }
-      if (!chat) {
-        if (c.contains("text") && c["text"].is_string()) st.text += c["text"].get_ref<const std::string&>();
-      } else if (c.contains("delta") && c["delta"].is_object() && c["delta"].contains("content") &&
-                 c["delta"]["content"].is_string()) {
-        st.text += c["delta"]["content"].get_ref<const std::string&>();
       }
       if (output) {
         if (rec->output_chunks == 0) {

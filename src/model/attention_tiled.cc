@@ -87,9 +87,8 @@ void AttendGroupScalar(const AttentionArgs& a, std::span<const AttentionQuery> q
 
 void AttendGroup(const AttentionArgs& a, std::span<const AttentionQuery> queries, float* scratch) {
   static const bool avx2 = ActiveIsa() >= IsaLevel::kAvx2;
-  if (a.kv->dtype != KvElemType::kF16) return GroupFallback(a, queries, scratch);
-  if (avx2 && a.head_dim % 8 == 0) return AttendGroupAvx2(a, queries, scratch);
-  AttendGroupScalar(a, queries, scratch);
+  if (avx2 && a.kv->dtype == KvElemType::kF16 && a.head_dim % 8 == 0) return AttendGroupAvx2(a, queries, scratch);
+  AttendGroupScalar(a, queries, scratch);  // bf16 KV falls back to AttendOne there
 }
 
 }  // namespace pg

@@ -87,7 +87,6 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const GgufFile& file() const { return *file_; }
   const ModelWeights& weights() const { return *weights_; }
-  const ModelOptions& options() const { return options_; }
   // Stable identity of the weights (for KV cache keys): hash of the file's
   // metadata and tensor layout plus its size, with a suffix for attention
   // modes other than kLlamaF16 (the K/V of later layers depend on it).

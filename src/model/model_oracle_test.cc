@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -40,6 +41,14 @@ std::vector<double> LogSoftmax(const float* x, int64_t n) {
   return out;
 }
 
+// PROSGROW_ORACLE_DIR points the comparison at another oracle's files in the
+// same format (e.g. a different llama.cpp build's outputs, to measure how far
+// two llama.cpp versions drift apart on these models; docs/performance.md).
+fs::path ExpectedDir() {
+  const char* dir = std::getenv("PROSGROW_ORACLE_DIR");
+  return dir != nullptr ? fs::path(dir) : fs::path(PROSGROW_SHARED_DIR) / "fixtures/expected";
+}
+
 struct Agreement {
   double worst_logprob = 0;      // max |ours - oracle| over every step's top-10
   double worst_first_step = 0;   // same, first generated position only
@@ -52,7 +61,7 @@ struct Agreement {
 Agreement Measure(const std::string& name, AttentionMode mode) {
   Agreement ag;
   fs::path model_path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (name + ".gguf");
-  fs::path expected_path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/expected" / ("expected-" + name + ".json");
+  fs::path expected_path = ExpectedDir() / ("expected-" + name + ".json");
   auto model = Model::Load(model_path.string(), ModelOptions{mode});
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   if (!model.ok()) return ag;

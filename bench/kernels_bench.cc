@@ -1,7 +1,9 @@
 // kernels_bench: throughput of the CPU MatMul at Qwen2.5-0.5B's shapes.
 //
-//   kernels_bench [--threads N] [--types q8_0,f16,q4_k] [--tokens 1,4,16,512] [--seconds S]
+//   kernels_bench [--threads N] [--types q8_0,q8_0x8,f16,q4_k] [--tokens 1,4,16,512] [--seconds S]
 //
+// q8_0x8 is Q8_0 repacked into the Q8_0x8 layout (backend/cpu/repack.h), as
+// models load it by default.
 // For each weight type, shape (rows x cols) and token count it prints the
 // time per call, GFLOP/s (2 * rows * cols * tokens per call) and the weight
 // bandwidth in GB/s (weight bytes per call / time: the figure that bounds
@@ -21,6 +23,7 @@
 #include "backend/cpu/cpu_features.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quant.h"
+#include "backend/cpu/repack.h"
 #include "base/thread_pool.h"
 
 namespace {
@@ -33,7 +36,12 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
-bool ParseType(const std::string& s, pg::GgmlType* t) {
+bool ParseType(const std::string& s, pg::GgmlType* t, bool* repack) {
+  *repack = s == "q8_0x8";
+  if (*repack) {
+    *t = pg::GgmlType::Q8_0;
+    return true;
+  }
   static const std::pair<const char*, pg::GgmlType> kNames[] = {
       {"f32", pg::GgmlType::F32},   {"f16", pg::GgmlType::F16},   {"bf16", pg::GgmlType::BF16},
       {"q8_0", pg::GgmlType::Q8_0}, {"q4_0", pg::GgmlType::Q4_0}, {"q4_k", pg::GgmlType::Q4_K},
@@ -64,7 +72,7 @@ double Now() {
 int main(int argc, char** argv) {
   int threads = 2;
   double seconds = 0.5;
-  std::string types = "q8_0,f16,q4_k";
+  std::string types = "q8_0,q8_0x8,f16,q4_k";
   std::string tokens = "1,4,16,512";
   std::string shapes = "896x896,4864x896,896x4864,151936x896";
   for (int i = 1; i < argc; ++i) {
@@ -87,7 +95,7 @@ int main(int argc, char** argv) {
     } else if (a == "--seconds") {
       seconds = std::atof(next().c_str());
     } else if (a == "--help" || a == "-h") {
-      std::printf("usage: kernels_bench [--threads N] [--types q8_0,f16,q4_k] [--tokens 1,4,16,512]\n"
+      std::printf("usage: kernels_bench [--threads N] [--types q8_0,q8_0x8,f16,q4_k] [--tokens 1,4,16,512]\n"
                   "                     [--shapes RxC,...] [--seconds S]\n");
       return 0;
     } else {
@@ -102,13 +110,14 @@ int main(int argc, char** argv) {
   pg::ThreadPool pool(threads);
   pg::MatMulScratch scratch;
   std::printf("isa=%s threads=%d\n", pg::IsaName(pg::ActiveIsa()), threads);
-  std::printf("%-5s %-12s %6s %11s %9s %8s %14s\n", "type", "shape", "tokens", "ms/call", "GFLOP/s",
+  std::printf("%-6s %-12s %6s %11s %9s %8s %14s\n", "type", "shape", "tokens", "ms/call", "GFLOP/s",
               "GB/s", "GFLOP/cpu-s");
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 0.05f);
   for (const std::string& tn : Split(types)) {
     pg::GgmlType type;
-    if (!ParseType(tn, &type)) {
+    bool repack = false;
+    if (!ParseType(tn, &type, &repack)) {
       std::fprintf(stderr, "unknown type %s\n", tn.c_str());
       return 2;
     }
@@ -120,7 +129,7 @@ int main(int argc, char** argv) {
       }
       const size_t row_bytes = pg::RowBytes(type, cols);
       if (cols % pg::InfoOf(type).block_elems != 0) {
-        std::printf("%-5s %-12s  (cols not a multiple of the block size; skipped)\n", tn.c_str(), shape.c_str());
+        std::printf("%-6s %-12s  (cols not a multiple of the block size; skipped)\n", tn.c_str(), shape.c_str());
         continue;
       }
       std::vector<uint8_t> w(row_bytes * rows);
@@ -137,7 +146,9 @@ int main(int argc, char** argv) {
           std::memcpy(w.data() + r * row_bytes, w.data() + (r % 64) * row_bytes, row_bytes);
         }
       }
-      const pg::WeightMatrix wm = pg::MakeWeightMatrix(type, w.data(), rows, cols);
+      pg::RepackedWeights repacked;
+      pg::WeightMatrix wm = pg::MakeWeightMatrix(type, w.data(), rows, cols);
+      if (repack) wm = repacked.Add(wm);
       for (const std::string& ts : Split(tokens)) {
         const int64_t n = std::atoll(ts.c_str());
         if (n <= 0) continue;
@@ -157,7 +168,7 @@ int main(int argc, char** argv) {
         const double cpu_per = (CpuNow() - c0) / iters;
         const double gflops = 2.0 * rows * cols * n / per / 1e9;
         const double gbs = static_cast<double>(w.size()) / per / 1e9;
-        std::printf("%-5s %-12s %6ld %11.3f %9.1f %8.1f %14.1f\n", tn.c_str(), shape.c_str(), n,
+        std::printf("%-6s %-12s %6ld %11.3f %9.1f %8.1f %14.1f\n", tn.c_str(), shape.c_str(), n,
                     per * 1e3, gflops, gbs, 2.0 * rows * cols * n / cpu_per / 1e9);
         std::fflush(stdout);
       }

@@ -56,7 +56,7 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelO
   m->options_ = options;
   PG_ASSIGN_OR_RETURN(m->file_, GgufFile::Open(path));
   PG_ASSIGN_OR_RETURN(m->config_, ModelConfig::FromGguf(*m->file_));
-  PG_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_));
+  PG_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_, options.repack_weights));
   const ModelConfig& c = m->config_;
   RopeScaling scaling;
   if (c.rope_scale_factor > 0) {
@@ -88,6 +88,8 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelO
   mix(&size, sizeof size);
   m->identity_ = fmt::format("{}-{:016x}", c.arch, h);
   if (options.attention == AttentionMode::kTiledF32) m->identity_ += "-attn-f32tiled";
+  // Repacked Q8_0 sums blocks differently: its K/V are not those of the row-major kernels.
+  if (m->weights_->repacked_bytes() > 0) m->identity_ += "-q8x8";
   return m;
 }
 

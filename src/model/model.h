@@ -41,7 +41,17 @@ struct BatchSeq {
 // How a Model runs (not part of the file).
 struct ModelOptions {
   AttentionMode attention = AttentionMode::kTiledF32;  // f16-KV attention arithmetic (attention.h)
+  // Repack Q8_0 matrices at load into the Q8_0x8 layout (backend/cpu/repack.h):
+  // ~2x faster decode GEMV, int32 block sums instead of llama.cpp's per-lane
+  // float partial sums. Off keeps llama.cpp's Q8_0 arithmetic (--attn llama).
+  bool repack_weights = true;
 };
+
+// The options of each arithmetic: `fast` repacks, `llama` keeps llama.cpp's
+// Q8_0 dot-product order as well as its attention.
+inline ModelOptions ModelOptionsFor(AttentionMode mode) {
+  return ModelOptions{mode, mode == AttentionMode::kTiledF32};
+}
 
 // Per-caller buffers of the forward pass; grown on demand, so a steady-state
 // step allocates nothing once the largest batch has been seen.

@@ -48,7 +48,7 @@ class ForwardInvariance : public ::testing::TestWithParam<AttentionMode> {};
 TEST_P(ForwardInvariance, LogitsDoNotDependOnChunkingBatchOrThreads) {
   fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models/tiny-qwen3-spm.gguf";
   if (!fs::exists(path)) GTEST_SKIP() << "fixtures absent";
-  auto model = Model::Load(path.string(), ModelOptions{GetParam()});
+  auto model = Model::Load(path.string(), ModelOptionsFor(GetParam()));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const Model& m = **model;
   std::vector<int32_t> prompt, other;

@@ -62,7 +62,7 @@ Agreement Measure(const std::string& name, AttentionMode mode) {
   Agreement ag;
   fs::path model_path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (name + ".gguf");
   fs::path expected_path = ExpectedDir() / ("expected-" + name + ".json");
-  auto model = Model::Load(model_path.string(), ModelOptions{mode});
+  auto model = Model::Load(model_path.string(), ModelOptionsFor(mode));
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   if (!model.ok()) return ag;
   auto tok = Tokenizer::FromGguf((*model)->file());
@@ -119,6 +119,11 @@ struct Bound {
   double max_logprob_diff;  // over all steps, --attn llama
   double max_logprob_diff_fast;  // the same, --attn fast
   bool greedy_all_steps;    // argmax equals the oracle's token at every step
+  // First positions whose argmax may differ with --attn fast: the Q8_0 model's
+  // "code" prompt is a near-tie (top two 0.137 apart in the oracle) that
+  // llama.cpp's own Feb-2026 build also resolves the other way
+  // (docs/performance.md, "How far llama.cpp is from its own oracle").
+  int first_step_flips_fast = 0;
 };
 
 class OracleTest : public ::testing::TestWithParam<Bound> {};
@@ -130,7 +135,7 @@ TEST_P(OracleTest, AgreesWithLlamaCppWithinMeasuredBounds) {
     SCOPED_TRACE(mode == AttentionMode::kLlamaF16 ? "attn llama" : "attn fast");
     Agreement ag = Measure(b.model, mode);
     EXPECT_EQ(ag.prompt_token_mismatches, 0);
-    EXPECT_EQ(ag.first_step_mismatches, 0);
+    EXPECT_LE(ag.first_step_mismatches, mode == AttentionMode::kLlamaF16 ? 0 : b.first_step_flips_fast);
     EXPECT_LT(ag.worst_logprob, mode == AttentionMode::kLlamaF16 ? b.max_logprob_diff : b.max_logprob_diff_fast);
     if (b.greedy_all_steps) {
       EXPECT_EQ(ag.greedy_mismatches, 0);
@@ -141,7 +146,7 @@ TEST_P(OracleTest, AgreesWithLlamaCppWithinMeasuredBounds) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, OracleTest,
                          ::testing::Values(Bound{"tiny-llama-gpt2", 0.1, 0.1, true},
                                            Bound{"tiny-qwen3-spm", 0.1, 0.1, true},
-                                           Bound{"small-llama-spm-q8_0", 1.0, 1.25, false},
+                                           Bound{"small-llama-spm-q8_0", 1.0, 1.1, false, 1},
                                            Bound{"small-llama-spm-q4_k_m", 2.5, 2.5, false}));
 
 // The criterion. Disabled until every kernel reproduces llama.cpp's

@@ -16,7 +16,7 @@ std::string Shape(const GgufTensorInfo& t) {
 
 }  // namespace
 
-Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, const ModelConfig& c) {
+Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, const ModelConfig& c, bool repack) {
   auto w = std::make_unique<ModelWeights>();
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, WeightMatrix* out) -> Status {
     const GgufTensorInfo* t = f.FindTensor(name);
@@ -72,6 +72,13 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, cons
     PG_RETURN_IF_ERROR(matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd, &L.gate));
     PG_RETURN_IF_ERROR(matrix(p + "ffn_up.weight", c.n_ff, c.n_embd, &L.up));
     PG_RETURN_IF_ERROR(matrix(p + "ffn_down.weight", c.n_embd, c.n_ff, &L.down));
+  }
+  if (repack) {
+    // A tied output projection gets its own copy: token_embd stays row-major.
+    w->output = w->repacked_.Add(w->output);
+    for (LayerWeights& L : w->layers) {
+      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) *m = w->repacked_.Add(*m);
+    }
   }
   return w;
 }

@@ -1,5 +1,7 @@
 // ModelWeights: views of a GGUF file's tensors arranged per layer. Matrices
-// stay in the file's mapping (any supported type); small vectors (norms,
+// stay in the file's mapping (any supported type), unless repacked at load
+// (then the repacked copies are owned here; token_embd, read by row for the
+// embedding lookup, always stays in the mapping); small vectors (norms,
 // biases) are converted to f32 and owned here.
 // Thread-safety: immutable after Load(); shared by all forward passes.
 #pragma once
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "backend/cpu/matmul.h"
+#include "backend/cpu/repack.h"
 #include "base/status.h"
 #include "model/model_config.h"
 
@@ -40,10 +43,17 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
 
   // Validates every tensor's presence, type and shape against the config.
-  static Result<std::unique_ptr<ModelWeights>> Load(const GgufFile& file, const ModelConfig& config);
+  // With `repack`, the matrices MatMul reads (not token_embd) that have a
+  // repacked layout are copied into it (RepackedWeights::Add).
+  static Result<std::unique_ptr<ModelWeights>> Load(const GgufFile& file, const ModelConfig& config,
+                                                    bool repack = false);
+
+  // Bytes of repacked copies (0 without repacking).
+  size_t repacked_bytes() const { return repacked_.bytes(); }
 
  private:
   std::vector<std::vector<float>> owned_;  // f32 copies of small vectors
+  RepackedWeights repacked_;
 };
 
 }  // namespace pg

@@ -19,9 +19,18 @@ WeightKind WeightKindOf(GgmlType type) {
   }
 }
 
+WeightKind WeightKindOf(const WeightMatrix& w) {
+  switch (w.layout) {
+    case WeightLayout::kRowMajor: return WeightKindOf(w.type);
+    case WeightLayout::kQ8_0x8: return w.type == GgmlType::Q8_0 ? WeightKind::kQ8_0x8 : WeightKind::kCount;
+  }
+  return WeightKind::kCount;
+}
+
 ActFormat ActFormatOf(WeightKind kind) {
   switch (kind) {
     case WeightKind::kQ8_0:
+    case WeightKind::kQ8_0x8:
     case WeightKind::kQ4_0: return ActFormat::kQ8_0;
     case WeightKind::kQ4_K:
     case WeightKind::kQ5_K:
@@ -51,7 +60,7 @@ size_t ActRowBytes(ActFormat f, int64_t cols) {
         ns::QuantizeQ8_0, ns::QuantizeQ8_K,                                               \
     {                                                                                     \
       ns::GemmF32, ns::GemmF16, ns::GemmBF16, ns::GemmQ8_0, ns::GemmQ4_0, ns::GemmQ4_K,   \
-          ns::GemmQ5_K, ns::GemmQ6_K                                                      \
+          ns::GemmQ5_K, ns::GemmQ6_K, ns::GemmQ8_0x8                                      \
     }                                                                                     \
   }
 

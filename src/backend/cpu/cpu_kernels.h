@@ -18,10 +18,13 @@ namespace pg {
 struct WeightMatrix;
 
 // The weight types MatMul handles, as a dense index for the gemm[] table.
-enum class WeightKind { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kCount };
+// kQ8_0x8 is a Q8_0 matrix in the repacked layout (WeightLayout::kQ8_0x8).
+enum class WeightKind { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_0x8, kCount };
 
-// Index for `type`, or kCount if unsupported.
+// Index for `type` in the row-major layout, or kCount if unsupported.
 WeightKind WeightKindOf(GgmlType type);
+// Index for a matrix, given its type and layout, or kCount if unsupported.
+WeightKind WeightKindOf(const WeightMatrix& w);
 
 // How MatMul prepares activations for a weight type.
 //

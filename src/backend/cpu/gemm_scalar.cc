@@ -6,6 +6,7 @@
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/gemm_tile.h"
 #include "backend/cpu/kernel_impls.h"
+#include "backend/cpu/repack.h"
 
 namespace pg::scalar {
 
@@ -173,6 +174,31 @@ void GemmQ5_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int6
 void GemmQ6_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
               int64_t r1, float* y, int64_t ldy) {
   GemmByDot<BlockQ6_K, BlockQ8_K, DotQ6_K>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQKK);
+}
+
+// Q8_0x8 (repack.h): per row and token, each block's products summed exactly
+// in int32, then acc = fma(d_w * d_x, sum, acc), blocks in order. The SIMD
+// kernels do the same operations, so their results are bit-identical.
+void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+                int64_t r1, float* y, int64_t ldy) {
+  const int64_t nb = w.cols / kQK;
+  const auto* groups = static_cast<const BlockQ8_0x8*>(w.data);
+  for (int64_t r = r0; r < r1; ++r) {
+    const BlockQ8_0x8* g = groups + (r / kQ8_0x8Rows) * nb;
+    const int lane = static_cast<int>(r % kQ8_0x8Rows);
+    for (int64_t t = t0; t < t1; ++t) {
+      const auto* x = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(xa) + t * xs);
+      float acc = 0;
+      for (int64_t b = 0; b < nb; ++b) {
+        int32_t isum = 0;
+        for (int k = 0; k < kQK / 4; ++k)
+          for (int i = 0; i < 4; ++i) isum += g[b].qs[kQK * k + 4 * lane + i] * x[b].qs[4 * k + i];
+        const float d = F16ToF32(g[b].d[lane]) * F16ToF32(x[b].d);
+        acc = std::fma(d, static_cast<float>(isum), acc);
+      }
+      y[t * ldy + r] = acc;
+    }
+  }
 }
 
 }  // namespace pg::scalar

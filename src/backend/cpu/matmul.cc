@@ -21,10 +21,10 @@ int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 }  // namespace
 
 Status WeightMatrix::Validate() const {
-  if (WeightKindOf(type) == WeightKind::kCount) {
+  if (WeightKindOf(*this) == WeightKind::kCount) {
     const GgmlTypeInfo* info = GgmlTypeInfoFor(static_cast<uint32_t>(type));
     return Unimplemented(std::string("matmul weight type ") + (info ? info->name : "?") +
-                         " is not supported");
+                         (layout == WeightLayout::kRowMajor ? "" : " in this layout") + " is not supported");
   }
   if (data == nullptr || rows <= 0 || cols <= 0) return InvalidArgument("empty weight matrix");
   const GgmlTypeInfo& info = InfoOf(type);
@@ -97,10 +97,10 @@ void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, cons
   constexpr int kMaxOuts = 8;
   PG_CHECK(n_outs <= kMaxOuts);
   const WeightMatrix& w0 = *outs[0].w;
-  const ActFormat fmt = ActFormatOf(WeightKindOf(w0.type));
+  const ActFormat fmt = ActFormatOf(WeightKindOf(w0));
   for (int i = 0; i < n_outs; ++i) {
     const WeightMatrix& w = *outs[i].w;
-    const WeightKind kind = WeightKindOf(w.type);
+    const WeightKind kind = WeightKindOf(w);
     PG_CHECK_MSG(kind != WeightKind::kCount, "unsupported matmul weight type");
     PG_CHECK(w.data != nullptr && w.rows > 0 && w.cols > 0);
     PG_CHECK(w.cols % InfoOf(w.type).block_elems == 0);
@@ -201,7 +201,7 @@ void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, cons
     const int64_t rb = local % p.n_row_blocks, tb = local / p.n_row_blocks;
     const int64_t r0 = rb * p.row_block, r1 = std::min(w.rows, r0 + p.row_block);
     const int64_t t0 = tb * tok_block, t1 = std::min(n_tokens, t0 + tok_block);
-    k.gemm[static_cast<int>(WeightKindOf(w.type))](w, xa, xs, t0, t1, r0, r1, outs[i].y, outs[i].ldy);
+    k.gemm[static_cast<int>(WeightKindOf(w))](w, xa, xs, t0, t1, r0, r1, outs[i].y, outs[i].ldy);
   };
   pool.ParallelFor(n_tasks, run);
 }

@@ -30,14 +30,23 @@ namespace pg {
 
 struct CpuKernels;
 
-// A weight matrix as stored in a GGUF file: `rows` output features, each a
-// contiguous row of `cols` input features, row r at data + r * row_bytes.
+// How a weight matrix's blocks are arranged in memory.
+enum class WeightLayout : uint8_t {
+  kRowMajor,  // as in a GGUF file: row r at data + r * row_bytes
+  kQ8_0x8,    // Q8_0 repacked in groups of 8 rows (backend/cpu/repack.h)
+};
+
+// A weight matrix: `rows` output features of `cols` input features. As stored
+// in a GGUF file (kRowMajor) each row is contiguous, row r at
+// data + r * row_bytes; a repacked matrix (repack.h) keeps the type, rows,
+// cols and row_bytes of its source and only rearranges the blocks.
 struct WeightMatrix {
   GgmlType type = GgmlType::F32;
   const void* data = nullptr;
   int64_t rows = 0;      // out features
   int64_t cols = 0;      // in features, contiguous
   size_t row_bytes = 0;  // >= RowBytes(type, cols)
+  WeightLayout layout = WeightLayout::kRowMajor;
 
   // Checks type support, block divisibility of cols and row_bytes.
   Status Validate() const;

@@ -1,0 +1,57 @@
+#include "backend/cpu/repack.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "base/check.h"
+
+namespace pg {
+
+bool CanRepackQ8_0x8(const WeightMatrix& w) {
+  return w.type == GgmlType::Q8_0 && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
+         w.cols > 0 && w.cols % kQK == 0 && w.row_bytes >= RowBytes(GgmlType::Q8_0, w.cols);
+}
+
+size_t RepackedBytesQ8_0x8(const WeightMatrix& w) {
+  const int64_t groups = (w.rows + kQ8_0x8Rows - 1) / kQ8_0x8Rows;
+  return static_cast<size_t>(groups * (w.cols / kQK)) * sizeof(BlockQ8_0x8);
+}
+
+WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ8_0x8(w));
+  const int64_t nb = w.cols / kQK;
+  const int64_t groups = (w.rows + kQ8_0x8Rows - 1) / kQ8_0x8Rows;
+  auto* out = static_cast<BlockQ8_0x8*>(dst);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockQ8_0x8& o = out[g * nb + b];
+      std::memset(&o, 0, sizeof o);
+      for (int r = 0; r < kQ8_0x8Rows; ++r) {
+        const int64_t row = g * kQ8_0x8Rows + r;
+        if (row >= w.rows) break;
+        const auto* src = reinterpret_cast<const BlockQ8_0*>(base + row * w.row_bytes) + b;
+        o.d[r] = src->d;
+        for (int k = 0; k < kQK / 4; ++k) std::memcpy(&o.qs[kQK * k + 4 * r], &src->qs[4 * k], 4);
+      }
+    }
+  }
+  WeightMatrix v = w;
+  v.data = dst;
+  v.layout = WeightLayout::kQ8_0x8;
+  return v;
+}
+
+void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
+
+WeightMatrix RepackedWeights::Add(const WeightMatrix& w) {
+  if (!CanRepackQ8_0x8(w)) return w;
+  const size_t n = (RepackedBytesQ8_0x8(w) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, n);
+  PG_CHECK_MSG(p != nullptr, "out of memory for repacked weights");
+  buffers_.emplace_back(p);
+  bytes_ += n;
+  return RepackQ8_0x8(w, p);
+}
+
+}  // namespace pg

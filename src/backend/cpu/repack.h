@@ -1,0 +1,64 @@
+// Repacked weight layouts: a GGUF matrix rearranged once, at load, into the
+// order its GEMV/GEMM kernels read it.
+//
+// Q8_0x8 groups 8 consecutive rows. For each group and each 32-column block
+// it stores the 8 rows' f16 scales, then the 8 rows' 32 quants interleaved
+// 4 columns at a time:
+//
+//   BlockQ8_0x8 { d[8]; qs[256] }   qs[32 * k + 4 * r + i] = row r, column 4k + i
+//
+// so one 32-byte load holds columns 4k..4k+3 of all 8 rows, each in its own
+// 32-bit lane, and a whole matrix is read as one sequential stream. The
+// kernels sum each row's block exactly in int32 and add it with one f32 FMA
+// per block (matmul.h: "Q8_0x8 arithmetic"). A group at the end of a matrix
+// whose row count is not a multiple of 8 is padded with zero rows.
+//
+// Thread-safety: pure functions; a RepackedWeights belongs to its owner.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/quant.h"
+
+namespace pg {
+
+constexpr int kQ8_0x8Rows = 8;
+
+struct BlockQ8_0x8 {
+  uint16_t d[kQ8_0x8Rows];        // f16 scale of each row's block
+  int8_t qs[kQ8_0x8Rows * kQK];   // see above
+};
+static_assert(sizeof(BlockQ8_0x8) == 272);
+
+// Whether `w` can be repacked into Q8_0x8 (a row-major Q8_0 matrix).
+bool CanRepackQ8_0x8(const WeightMatrix& w);
+
+// Bytes RepackQ8_0x8 writes for `w`.
+size_t RepackedBytesQ8_0x8(const WeightMatrix& w);
+
+// Writes `w` (CanRepackQ8_0x8) into `dst` (RepackedBytesQ8_0x8 bytes) and
+// returns the view of it: same type, rows, cols and row_bytes, layout kQ8_0x8.
+WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst);
+
+// Owns the repacked copies of a model's matrices.
+class RepackedWeights {
+ public:
+  // Repacks `w` if it can be repacked, into memory owned here, and returns
+  // the repacked view; returns `w` unchanged otherwise.
+  WeightMatrix Add(const WeightMatrix& w);
+  // Bytes held.
+  size_t bytes() const { return bytes_; }
+
+ private:
+  struct FreeDeleter {
+    void operator()(void* p) const;
+  };
+  std::vector<std::unique_ptr<void, FreeDeleter>> buffers_;
+  size_t bytes_ = 0;
+};
+
+}  // namespace pg

@@ -1,0 +1,119 @@
+#include "backend/cpu/repack.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/test_util.h"
+
+namespace pg {
+namespace {
+
+using testing::HostKernelTables;
+using testing::RandomWeights;
+
+struct Q8Matrix {
+  std::vector<uint8_t> bytes;
+  WeightMatrix w;
+};
+
+Q8Matrix MakeQ8(int64_t rows, int64_t cols, uint32_t seed) {
+  Q8Matrix m;
+  const std::vector<float> wf = RandomWeights(static_cast<size_t>(rows * cols), seed);
+  const size_t rb = RowBytes(GgmlType::Q8_0, cols);
+  m.bytes.resize(rb * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    EXPECT_TRUE(QuantizeRow(GgmlType::Q8_0, wf.data() + r * cols, m.bytes.data() + r * rb, cols).ok());
+  // A -128 quant, which Q8_0 files may hold (llama.cpp's quantizer never writes it).
+  reinterpret_cast<BlockQ8_0*>(m.bytes.data())[0].qs[5] = -128;
+  m.w = MakeWeightMatrix(GgmlType::Q8_0, m.bytes.data(), rows, cols);
+  return m;
+}
+
+TEST(RepackQ8_0x8, EveryQuantAndScaleLandsInItsLane) {
+  const int64_t rows = 13, cols = 96, nb = cols / kQK;
+  Q8Matrix m = MakeQ8(rows, cols, 1);
+  ASSERT_TRUE(CanRepackQ8_0x8(m.w));
+  EXPECT_EQ(RepackedBytesQ8_0x8(m.w), 2u * nb * sizeof(BlockQ8_0x8));
+  RepackedWeights store;
+  const WeightMatrix v = store.Add(m.w);
+  EXPECT_EQ(v.layout, WeightLayout::kQ8_0x8);
+  EXPECT_EQ(v.rows, rows);
+  EXPECT_EQ(v.cols, cols);
+  EXPECT_TRUE(v.Validate().ok());
+  EXPECT_FALSE(CanRepackQ8_0x8(v));  // already repacked
+  const auto* g = static_cast<const BlockQ8_0x8*>(v.data);
+  for (int64_t r = 0; r < 16; ++r) {
+    for (int64_t b = 0; b < nb; ++b) {
+      const BlockQ8_0x8& blk = g[(r / 8) * nb + b];
+      const int lane = static_cast<int>(r % 8);
+      if (r >= rows) {
+        EXPECT_EQ(blk.d[lane], 0);
+        for (int c = 0; c < kQK; ++c) EXPECT_EQ(blk.qs[kQK * (c / 4) + 4 * lane + c % 4], 0);
+        continue;
+      }
+      const auto* src = reinterpret_cast<const BlockQ8_0*>(m.bytes.data() + r * m.w.row_bytes) + b;
+      EXPECT_EQ(blk.d[lane], src->d);
+      for (int c = 0; c < kQK; ++c) EXPECT_EQ(blk.qs[kQK * (c / 4) + 4 * lane + c % 4], src->qs[c]) << r << " " << c;
+    }
+  }
+}
+
+TEST(RepackQ8_0x8, OnlyRowMajorQ8_0IsRepacked) {
+  std::vector<uint8_t> buf(RowBytes(GgmlType::F16, 64) * 8);
+  const WeightMatrix f16 = MakeWeightMatrix(GgmlType::F16, buf.data(), 8, 64);
+  EXPECT_FALSE(CanRepackQ8_0x8(f16));
+  RepackedWeights store;
+  const WeightMatrix same = store.Add(f16);
+  EXPECT_EQ(same.data, f16.data);
+  EXPECT_EQ(same.layout, WeightLayout::kRowMajor);
+  EXPECT_EQ(store.bytes(), 0u);
+  // A repacked view of another type is not a matrix MatMul can run.
+  WeightMatrix odd = f16;
+  odd.layout = WeightLayout::kQ8_0x8;
+  EXPECT_EQ(odd.Validate().code(), StatusCode::kUnimplemented);
+}
+
+// Every kernel level gives the scalar reference's bits, for every tile shape
+// (1-9 tokens), partial groups and row ranges that end inside a group; and
+// the result is within quantization noise of the row-major Q8_0 product.
+TEST(GemmQ8_0x8, EveryLevelMatchesScalarBitForBit) {
+  for (int64_t rows : {8, 13, 64}) {
+    const int64_t cols = 128;
+    Q8Matrix m = MakeQ8(rows, cols, 7 + static_cast<uint32_t>(rows));
+    RepackedWeights store;
+    const WeightMatrix v = store.Add(m.w);
+    for (int64_t n_tok = 1; n_tok <= 9; ++n_tok) {
+      const std::vector<float> x = RandomWeights(static_cast<size_t>(n_tok * cols), 99, 1.0f);
+      std::vector<BlockQ8_0> xq(static_cast<size_t>(n_tok * cols / kQK));
+      for (int64_t t = 0; t < n_tok; ++t) ScalarKernels().quantize_q8_0(x.data() + t * cols, &xq[t * cols / kQK], cols);
+      const size_t xs = sizeof(BlockQ8_0) * cols / kQK;
+      std::vector<float> want(static_cast<size_t>(n_tok * rows), -1.0f);
+      ScalarKernels().gemm[static_cast<int>(WeightKind::kQ8_0x8)](v, xq.data(), xs, 0, n_tok, 0, rows, want.data(), rows);
+      std::vector<float> rowmajor(want.size());
+      ScalarKernels().gemm[static_cast<int>(WeightKind::kQ8_0)](m.w, xq.data(), xs, 0, n_tok, 0, rows, rowmajor.data(), rows);
+      for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(want[i], rowmajor[i], 1e-5f * (1 + std::fabs(want[i])));
+      for (const CpuKernels* k : HostKernelTables()) {
+        SCOPED_TRACE(std::string(IsaName(k->level)) + " rows " + std::to_string(rows) + " tokens " + std::to_string(n_tok));
+        std::vector<float> got(want.size(), -2.0f);
+        k->gemm[static_cast<int>(WeightKind::kQ8_0x8)](v, xq.data(), xs, 0, n_tok, 0, rows, got.data(), rows);
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
+        // A range ending inside a group writes exactly its rows.
+        if (rows > 8) {
+          std::vector<float> part(want.size(), -3.0f);
+          k->gemm[static_cast<int>(WeightKind::kQ8_0x8)](v, xq.data(), xs, 0, n_tok, 8, rows - 1, part.data(), rows);
+          for (int64_t t = 0; t < n_tok; ++t)
+            for (int64_t r = 0; r < rows; ++r) {
+              const float expect = (r >= 8 && r < rows - 1) ? want[t * rows + r] : -3.0f;
+              EXPECT_EQ(part[t * rows + r], expect) << t << " " << r;
+            }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pg

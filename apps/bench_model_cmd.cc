@@ -57,12 +57,13 @@ int BenchModelMain(int argc, char** argv) {
   CLI::App app("Measure prefill and decode throughput (like llama-bench)", "prosgrow bench-model");
   std::string model_path;
   int threads = 0, reps = 3, n_prompt = 512, n_gen = 128;
-  bool json = false;
+  bool json = false, no_repack = false;
   app.add_option("-m,--model", model_path, "GGUF model (default: the built-in model)");
   app.add_option("-t,--threads", threads, "threads (default: cores)")->check(CLI::Range(0, 1024));
   app.add_option("-r,--repetitions", reps, "repetitions per test")->check(CLI::Range(1, 100));
   app.add_option("-p,--n-prompt", n_prompt, "prompt tokens for pp")->check(CLI::Range(1, 1 << 16));
   app.add_option("-n,--n-gen", n_gen, "generated tokens for tg / batched decode")->check(CLI::Range(1, 1 << 16));
+  app.add_flag("--no-repack", no_repack, "keep weights in the file's row-major layout (A/B of the repacked kernels)");
   app.add_flag("--json", json, "print JSON");
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   if (model_path.empty()) {
@@ -70,7 +71,9 @@ int BenchModelMain(int argc, char** argv) {
     if (!def.ok()) return Fail("bench-model", def.status().message());
     model_path = *def;
   }
-  auto model = Model::Load(model_path);
+  ModelOptions options;
+  options.repack_weights = !no_repack;
+  auto model = Model::Load(model_path, options);
   if (!model.ok()) return Fail("bench-model", model.status().message());
   const Model& m = **model;
   const ModelConfig& c = m.config();

@@ -1,9 +1,9 @@
 // kernels_bench: throughput of the CPU MatMul at Qwen2.5-0.5B's shapes.
 //
-//   kernels_bench [--threads N] [--types q8_0,q8_0x8,f16,q4_k] [--tokens 1,4,16,512] [--seconds S]
+//   kernels_bench [--threads N] [--types q8_0,q8_0x8,f16,f16x8,q4_k] [--tokens 1,4,16,512] [--seconds S]
 //
-// q8_0x8 is Q8_0 repacked into the Q8_0x8 layout (backend/cpu/repack.h), as
-// models load it by default.
+// q8_0x8, f16x8 and bf16x8 are those types repacked (Q8_0x8 and Half4 layouts,
+// backend/cpu/repack.h), as models load them by default.
 // For each weight type, shape (rows x cols) and token count it prints the
 // time per call, GFLOP/s (2 * rows * cols * tokens per call) and the weight
 // bandwidth in GB/s (weight bytes per call / time: the figure that bounds
@@ -36,12 +36,10 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
-bool ParseType(const std::string& s, pg::GgmlType* t, bool* repack) {
-  *repack = s == "q8_0x8";
-  if (*repack) {
-    *t = pg::GgmlType::Q8_0;
-    return true;
-  }
+// A name ending in "x8" (q8_0x8, f16x8, bf16x8) is that type repacked.
+bool ParseType(std::string s, pg::GgmlType* t, bool* repack) {
+  *repack = s.size() > 2 && s.compare(s.size() - 2, 2, "x8") == 0;
+  if (*repack) s.resize(s.size() - 2);
   static const std::pair<const char*, pg::GgmlType> kNames[] = {
       {"f32", pg::GgmlType::F32},   {"f16", pg::GgmlType::F16},   {"bf16", pg::GgmlType::BF16},
       {"q8_0", pg::GgmlType::Q8_0}, {"q4_0", pg::GgmlType::Q4_0}, {"q4_k", pg::GgmlType::Q4_K},
@@ -72,7 +70,7 @@ double Now() {
 int main(int argc, char** argv) {
   int threads = 2;
   double seconds = 0.5;
-  std::string types = "q8_0,q8_0x8,f16,q4_k";
+  std::string types = "q8_0,q8_0x8,f16,f16x8,q4_k";
   std::string tokens = "1,4,16,512";
   std::string shapes = "896x896,4864x896,896x4864,151936x896";
   for (int i = 1; i < argc; ++i) {
@@ -95,7 +93,7 @@ int main(int argc, char** argv) {
     } else if (a == "--seconds") {
       seconds = std::atof(next().c_str());
     } else if (a == "--help" || a == "-h") {
-      std::printf("usage: kernels_bench [--threads N] [--types q8_0,q8_0x8,f16,q4_k] [--tokens 1,4,16,512]\n"
+      std::printf("usage: kernels_bench [--threads N] [--types q8_0,q8_0x8,f16,f16x8,q4_k] [--tokens 1,4,16,512]\n"
                   "                     [--shapes RxC,...] [--seconds S]\n");
       return 0;
     } else {

@@ -23,6 +23,9 @@ WeightKind WeightKindOf(const WeightMatrix& w) {
   switch (w.layout) {
     case WeightLayout::kRowMajor: return WeightKindOf(w.type);
     case WeightLayout::kQ8_0x8: return w.type == GgmlType::Q8_0 ? WeightKind::kQ8_0x8 : WeightKind::kCount;
+    case WeightLayout::kHalf4:
+      if (w.type == GgmlType::F16) return WeightKind::kF16Half4;
+      return w.type == GgmlType::BF16 ? WeightKind::kBF16Half4 : WeightKind::kCount;
   }
   return WeightKind::kCount;
 }
@@ -35,8 +38,10 @@ ActFormat ActFormatOf(WeightKind kind) {
     case WeightKind::kQ4_K:
     case WeightKind::kQ5_K:
     case WeightKind::kQ6_K: return ActFormat::kQ8_K;
-    case WeightKind::kF16: return ActFormat::kF32AsF16;
-    case WeightKind::kBF16: return ActFormat::kF32AsBF16;
+    case WeightKind::kF16:
+    case WeightKind::kF16Half4: return ActFormat::kF32AsF16;
+    case WeightKind::kBF16:
+    case WeightKind::kBF16Half4: return ActFormat::kF32AsBF16;
     default: return ActFormat::kF32;
   }
 }
@@ -60,7 +65,7 @@ size_t ActRowBytes(ActFormat f, int64_t cols) {
         ns::QuantizeQ8_0, ns::QuantizeQ8_K,                                               \
     {                                                                                     \
       ns::GemmF32, ns::GemmF16, ns::GemmBF16, ns::GemmQ8_0, ns::GemmQ4_0, ns::GemmQ4_K,   \
-          ns::GemmQ5_K, ns::GemmQ6_K, ns::GemmQ8_0x8                                      \
+          ns::GemmQ5_K, ns::GemmQ6_K, ns::GemmQ8_0x8, ns::GemmF16Half4, ns::GemmBF16Half4 \
     }                                                                                     \
   }
 

@@ -18,8 +18,10 @@ namespace pg {
 struct WeightMatrix;
 
 // The weight types MatMul handles, as a dense index for the gemm[] table.
-// kQ8_0x8 is a Q8_0 matrix in the repacked layout (WeightLayout::kQ8_0x8).
-enum class WeightKind { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_0x8, kCount };
+// The last three are repacked layouts (WeightLayout::kQ8_0x8, kHalf4).
+enum class WeightKind {
+  kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_0x8, kF16Half4, kBF16Half4, kCount
+};
 
 // Index for `type` in the row-major layout, or kCount if unsupported.
 WeightKind WeightKindOf(GgmlType type);

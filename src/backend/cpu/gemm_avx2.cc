@@ -15,6 +15,7 @@
 
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/kernel_impls.h"
+#include "backend/cpu/repack.h"
 #include "backend/cpu/simd_avx2.h"
 
 namespace pg::avx2 {
@@ -151,14 +152,23 @@ void GemmQ8Tiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, i
 }
 
 // ---- float weights: 4 rows x 3 tokens of f32 FMAs, 8 columns at a time ----
+//
+// A tile reads row i's 8 columns [c, c + 8) at
+//   wbase + i * wstride + (c / 32) * cstride + (c % 32) * elem_size:
+// row-major matrices have wstride = row_bytes and cstride = 32 elements;
+// Half4 matrices (repack.h) wstride = 32 elements and cstride = 4 * 32
+// elements, and no column tail. Either way each row's sum is the same chain
+// of FMAs, so both layouts give the same bits.
 
 inline __m256 LoadW(const float* p) { return _mm256_loadu_ps(p); }
 struct F16Tag {};
 struct BF16Tag {};
+template <typename WT>
+constexpr size_t kElemSize = std::is_same_v<WT, float> ? 4 : 2;
 
 template <typename WT, int RM, int RN>
-void TileFloat(const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx, int64_t cols,
-               float* y, int64_t ldy) {
+void TileFloat(const uint8_t* wbase, size_t wstride, size_t cstride, const float* x, int64_t ldx,
+               int64_t cols, float* y, int64_t ldy) {
   __m256 acc[RM][RN];
   for (int i = 0; i < RM; ++i)
     for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_setzero_ps();
@@ -166,14 +176,15 @@ void TileFloat(const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx
   for (; c + 8 <= cols; c += 8) {
     __m256 xv[RN];
     for (int j = 0; j < RN; ++j) xv[j] = _mm256_loadu_ps(x + j * ldx + c);
+    const uint8_t* chunk = wbase + (c / kHalf4Cols) * cstride + (c % kHalf4Cols) * kElemSize<WT>;
     for (int i = 0; i < RM; ++i) {
       __m256 wv;
       if constexpr (std::is_same_v<WT, float>) {
-        wv = LoadW(reinterpret_cast<const float*>(wbase + i * wstride) + c);
+        wv = LoadW(reinterpret_cast<const float*>(chunk + i * wstride));
       } else if constexpr (std::is_same_v<WT, F16Tag>) {
-        wv = LoadF16(reinterpret_cast<const uint16_t*>(wbase + i * wstride) + c);
+        wv = LoadF16(reinterpret_cast<const uint16_t*>(chunk + i * wstride));
       } else {
-        wv = LoadBF16(reinterpret_cast<const uint16_t*>(wbase + i * wstride) + c);
+        wv = LoadBF16(reinterpret_cast<const uint16_t*>(chunk + i * wstride));
       }
       for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_fmadd_ps(wv, xv[j], acc[i][j]);
     }
@@ -181,7 +192,7 @@ void TileFloat(const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx
   for (int i = 0; i < RM; ++i) {
     for (int j = 0; j < RN; ++j) {
       float s = HSum(acc[i][j]);
-      for (int64_t k = c; k < cols; ++k) {
+      for (int64_t k = c; k < cols; ++k) {  // row-major only
         float wk;
         if constexpr (std::is_same_v<WT, float>) {
           wk = reinterpret_cast<const float*>(wbase + i * wstride)[k];
@@ -198,12 +209,32 @@ void TileFloat(const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx
 }
 
 template <typename WT, int RM>
-void TileFloatRows(int rn, const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx,
-                   int64_t cols, float* y, int64_t ldy) {
+void TileFloatRows(int rn, const uint8_t* wbase, size_t wstride, size_t cstride, const float* x,
+                   int64_t ldx, int64_t cols, float* y, int64_t ldy) {
   switch (rn) {
-    case 1: TileFloat<WT, RM, 1>(wbase, wstride, x, ldx, cols, y, ldy); break;
-    case 2: TileFloat<WT, RM, 2>(wbase, wstride, x, ldx, cols, y, ldy); break;
-    case 3: TileFloat<WT, RM, 3>(wbase, wstride, x, ldx, cols, y, ldy); break;
+    case 1: TileFloat<WT, RM, 1>(wbase, wstride, cstride, x, ldx, cols, y, ldy); break;
+    case 2: TileFloat<WT, RM, 2>(wbase, wstride, cstride, x, ldx, cols, y, ldy); break;
+    case 3: TileFloat<WT, RM, 3>(wbase, wstride, cstride, x, ldx, cols, y, ldy); break;
+  }
+}
+
+template <typename WT, int RM, int RN, typename RowBase>
+void GemmFloatTiledRows(const RowBase& row_base, size_t wstride, size_t cstride, const float* x, int64_t ldx,
+                        int64_t cols, int64_t t0, int64_t t1, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+  for (int64_t r = r0; r < r1; r += RM) {
+    const int rm = static_cast<int>(std::min<int64_t>(RM, r1 - r));
+    const uint8_t* wp = row_base(r);
+    for (int64_t t = t0; t < t1; t += RN) {
+      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
+      const float* xp = x + t * ldx;
+      float* yp = y + t * ldy + r;
+      switch (rm) {
+        case 4: TileFloatRows<WT, 4>(rn, wp, wstride, cstride, xp, ldx, cols, yp, ldy); break;
+        case 3: TileFloatRows<WT, 3>(rn, wp, wstride, cstride, xp, ldx, cols, yp, ldy); break;
+        case 2: TileFloatRows<WT, 2>(rn, wp, wstride, cstride, xp, ldx, cols, yp, ldy); break;
+        case 1: TileFloatRows<WT, 1>(rn, wp, wstride, cstride, xp, ldx, cols, yp, ldy); break;
+      }
+    }
   }
 }
 
@@ -211,23 +242,28 @@ template <typename WT>
 void GemmFloatTiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
                     int64_t r0, int64_t r1, float* y, int64_t ldy) {
   constexpr int RM = 4, RN = 3;
-  const auto* wbase = static_cast<const uint8_t*>(w.data);
+  constexpr size_t kElem = kElemSize<WT>;
+  const bool half4 = w.layout == WeightLayout::kHalf4;
+  const size_t wstride = half4 ? kHalf4Cols * kElem : w.row_bytes;
+  const size_t cstride = half4 ? kHalf4Rows * kHalf4Cols * kElem : kHalf4Cols * kElem;
+  // Row r's first chunk.
+  auto row_base = [&](int64_t r) {
+    const auto* base = static_cast<const uint8_t*>(w.data);
+    if (!half4) return base + r * w.row_bytes;
+    return base + (r / kHalf4Rows) * (kHalf4Rows * w.cols * kElem) + (r % kHalf4Rows) * kHalf4Cols * kElem;
+  };
   const int64_t ldx = static_cast<int64_t>(xs / sizeof(float));
   const float* x = static_cast<const float*>(xa);
-  for (int64_t r = r0; r < r1; r += RM) {
-    const int rm = static_cast<int>(std::min<int64_t>(RM, r1 - r));
-    for (int64_t t = t0; t < t1; t += RN) {
-      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
-      const uint8_t* wp = wbase + r * w.row_bytes;
-      const float* xp = x + t * ldx;
-      float* yp = y + t * ldy + r;
-      switch (rm) {
-        case 4: TileFloatRows<WT, 4>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
-        case 3: TileFloatRows<WT, 3>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
-        case 2: TileFloatRows<WT, 2>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
-        case 1: TileFloatRows<WT, 1>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
-      }
-    }
+  if (!half4) {
+    GemmFloatTiledRows<WT, RM, RN>(row_base, wstride, cstride, x, ldx, w.cols, t0, t1, r0, r1, y, ldy);
+    return;
+  }
+  // Half4: one group at a time, so that no tile straddles two groups; a tile
+  // is then one group (RM = 4 = kHalf4Rows), read as one contiguous range.
+  static_assert(RM == kHalf4Rows);
+  for (int64_t g = r0 / kHalf4Rows * kHalf4Rows; g < r1; g += kHalf4Rows) {
+    const int64_t lo = std::max(g, r0), hi = std::min(g + kHalf4Rows, r1);
+    GemmFloatTiledRows<WT, RM, RN>(row_base, wstride, cstride, x, ldx, w.cols, t0, t1, lo, hi, y, ldy);
   }
 }
 
@@ -387,6 +423,14 @@ void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64
 }
 void GemmBF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
               int64_t r1, float* y, int64_t ldy) {
+  GemmFloatTiled<BF16Tag>(w, xa, xs, t0, t1, r0, r1, y, ldy);
+}
+void GemmF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+                  int64_t r1, float* y, int64_t ldy) {
+  GemmFloatTiled<F16Tag>(w, xa, xs, t0, t1, r0, r1, y, ldy);
+}
+void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+                   int64_t r1, float* y, int64_t ldy) {
   GemmFloatTiled<BF16Tag>(w, xa, xs, t0, t1, r0, r1, y, ldy);
 }
 void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,

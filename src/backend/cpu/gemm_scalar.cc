@@ -201,4 +201,32 @@ void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
   }
 }
 
+// Half4 (repack.h): the same double-accumulated dot as row-major, element by
+// element in column order, so the results are those of GemmF16 / GemmBF16.
+template <float (*ToF32)(uint16_t)>
+void GemmHalf4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+               float* y, int64_t ldy) {
+  const auto* base = static_cast<const uint16_t*>(w.data);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint16_t* g = base + (r / kHalf4Rows) * kHalf4Rows * w.cols + kHalf4Cols * (r % kHalf4Rows);
+    for (int64_t t = t0; t < t1; ++t) {
+      const auto* x = reinterpret_cast<const float*>(static_cast<const uint8_t*>(xa) + t * xs);
+      double s = 0;
+      for (int64_t c = 0; c < w.cols; ++c) {
+        s += static_cast<double>(ToF32(g[kHalf4Rows * (c - c % kHalf4Cols) + c % kHalf4Cols])) * x[c];
+      }
+      y[t * ldy + r] = static_cast<float>(s);
+    }
+  }
+}
+
+void GemmF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+                  int64_t r1, float* y, int64_t ldy) {
+  GemmHalf4<F16ToF32>(w, xa, xs, t0, t1, r0, r1, y, ldy);
+}
+void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+                   int64_t r1, float* y, int64_t ldy) {
+  GemmHalf4<BF16ToF32>(w, xa, xs, t0, t1, r0, r1, y, ldy);
+}
+
 }  // namespace pg::scalar

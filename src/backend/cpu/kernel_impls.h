@@ -52,7 +52,11 @@ namespace pg {
   void GemmQ6_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
                 int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
   void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,   \
-                  int64_t r0, int64_t r1, float* y, int64_t ldy);
+                  int64_t r0, int64_t r1, float* y, int64_t ldy);                             \
+  void GemmF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, \
+                    int64_t r0, int64_t r1, float* y, int64_t ldy);                           \
+  void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,\
+                     int64_t r0, int64_t r1, float* y, int64_t ldy);
 
 namespace scalar {
 PG_DECLARE_KERNELS

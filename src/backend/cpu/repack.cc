@@ -42,16 +42,53 @@ WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst) {
   return v;
 }
 
+bool CanRepackHalf4(const WeightMatrix& w) {
+  return (w.type == GgmlType::F16 || w.type == GgmlType::BF16) && w.layout == WeightLayout::kRowMajor &&
+         w.data != nullptr && w.rows > 0 && w.cols > 0 && w.cols % kHalf4Cols == 0 &&
+         w.row_bytes >= RowBytes(w.type, w.cols);
+}
+
+size_t RepackedBytesHalf4(const WeightMatrix& w) {
+  const int64_t groups = (w.rows + kHalf4Rows - 1) / kHalf4Rows;
+  return static_cast<size_t>(groups * kHalf4Rows * w.cols) * sizeof(uint16_t);
+}
+
+WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackHalf4(w));
+  const int64_t groups = (w.rows + kHalf4Rows - 1) / kHalf4Rows;
+  auto* out = static_cast<uint16_t*>(dst);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t g = 0; g < groups; ++g) {
+    uint16_t* og = out + g * kHalf4Rows * w.cols;
+    for (int r = 0; r < kHalf4Rows; ++r) {
+      const int64_t row = g * kHalf4Rows + r;
+      for (int64_t c = 0; c < w.cols; c += kHalf4Cols) {
+        uint16_t* o = og + kHalf4Rows * c + kHalf4Cols * r;
+        if (row < w.rows) {
+          std::memcpy(o, base + row * w.row_bytes + c * sizeof(uint16_t), kHalf4Cols * sizeof(uint16_t));
+        } else {
+          std::memset(o, 0, kHalf4Cols * sizeof(uint16_t));
+        }
+      }
+    }
+  }
+  WeightMatrix v = w;
+  v.data = dst;
+  v.layout = WeightLayout::kHalf4;
+  return v;
+}
+
 void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 WeightMatrix RepackedWeights::Add(const WeightMatrix& w) {
-  if (!CanRepackQ8_0x8(w)) return w;
-  const size_t n = (RepackedBytesQ8_0x8(w) + 63) / 64 * 64;
+  const bool q8 = CanRepackQ8_0x8(w);
+  if (!q8 && !CanRepackHalf4(w)) return w;
+  const size_t n = ((q8 ? RepackedBytesQ8_0x8(w) : RepackedBytesHalf4(w)) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, n);
   PG_CHECK_MSG(p != nullptr, "out of memory for repacked weights");
   buffers_.emplace_back(p);
   bytes_ += n;
-  return RepackQ8_0x8(w, p);
+  return q8 ? RepackQ8_0x8(w, p) : RepackHalf4(w, p);
 }
 
 }  // namespace pg

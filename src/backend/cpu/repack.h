@@ -10,8 +10,20 @@
 // so one 32-byte load holds columns 4k..4k+3 of all 8 rows, each in its own
 // 32-bit lane, and a whole matrix is read as one sequential stream. The
 // kernels sum each row's block exactly in int32 and add it with one f32 FMA
-// per block (matmul.h: "Q8_0x8 arithmetic"). A group at the end of a matrix
-// whose row count is not a multiple of 8 is padded with zero rows.
+// per block (scalar::GemmQ8_0x8 defines the arithmetic).
+//
+// Half4 (F16 or BF16) groups 4 consecutive rows, 32 columns (one 64-byte line
+// per row) at a time: element (r, c) is at index
+// 128 * (c / 32) + 32 * (r % 4) + c % 32 of its group's cols * 4 elements.
+// A row's 8 columns are still one 16-byte load and its sum the same FMA chain
+// as row-major, so the results are the row-major kernels' bits; only the order
+// in which memory is read changes: a GEMV reads the 4 rows as one stream, and
+// a GEMM tile (4 rows x 3 tokens) one contiguous range. (Groups of 8 rows were
+// slower for prefill: a 4-row tile then reads every other 256 bytes, and those
+// lines crowd a few L1 sets.)
+//
+// A group at the end of a matrix whose row count is not a multiple of its
+// group size is padded with zero rows.
 //
 // Thread-safety: pure functions; a RepackedWeights belongs to its owner.
 #pragma once
@@ -44,11 +56,21 @@ size_t RepackedBytesQ8_0x8(const WeightMatrix& w);
 // returns the view of it: same type, rows, cols and row_bytes, layout kQ8_0x8.
 WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst);
 
+constexpr int kHalf4Rows = 4;
+constexpr int kHalf4Cols = 32;
+
+// Whether `w` can be repacked into Half4 (a row-major F16 or BF16 matrix
+// whose cols are a multiple of 32).
+bool CanRepackHalf4(const WeightMatrix& w);
+size_t RepackedBytesHalf4(const WeightMatrix& w);
+WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst);
+
 // Owns the repacked copies of a model's matrices.
 class RepackedWeights {
  public:
-  // Repacks `w` if it can be repacked, into memory owned here, and returns
-  // the repacked view; returns `w` unchanged otherwise.
+  // Repacks `w` if it can be repacked (Q8_0 -> Q8_0x8, F16 / BF16 -> Half4),
+  // into memory owned here, and returns the repacked view; returns `w`
+  // unchanged otherwise.
   WeightMatrix Add(const WeightMatrix& w);
   // Bytes held.
   size_t bytes() const { return bytes_; }

@@ -61,18 +61,21 @@ TEST(RepackQ8_0x8, EveryQuantAndScaleLandsInItsLane) {
   }
 }
 
-TEST(RepackQ8_0x8, OnlyRowMajorQ8_0IsRepacked) {
-  std::vector<uint8_t> buf(RowBytes(GgmlType::F16, 64) * 8);
-  const WeightMatrix f16 = MakeWeightMatrix(GgmlType::F16, buf.data(), 8, 64);
-  EXPECT_FALSE(CanRepackQ8_0x8(f16));
+TEST(Repack, OtherTypesAreLeftAsTheyAre) {
+  std::vector<uint8_t> buf(RowBytes(GgmlType::Q4_0, 64) * 8);
+  const WeightMatrix q4 = MakeWeightMatrix(GgmlType::Q4_0, buf.data(), 8, 64);
+  EXPECT_FALSE(CanRepackQ8_0x8(q4));
+  EXPECT_FALSE(CanRepackHalf4(q4));
   RepackedWeights store;
-  const WeightMatrix same = store.Add(f16);
-  EXPECT_EQ(same.data, f16.data);
+  const WeightMatrix same = store.Add(q4);
+  EXPECT_EQ(same.data, q4.data);
   EXPECT_EQ(same.layout, WeightLayout::kRowMajor);
   EXPECT_EQ(store.bytes(), 0u);
-  // A repacked view of another type is not a matrix MatMul can run.
-  WeightMatrix odd = f16;
+  // A repacked view of a type that has no such layout is not a matrix MatMul can run.
+  WeightMatrix odd = q4;
   odd.layout = WeightLayout::kQ8_0x8;
+  EXPECT_EQ(odd.Validate().code(), StatusCode::kUnimplemented);
+  odd.layout = WeightLayout::kHalf4;
   EXPECT_EQ(odd.Validate().code(), StatusCode::kUnimplemented);
 }
 
@@ -109,6 +112,68 @@ TEST(GemmQ8_0x8, EveryLevelMatchesScalarBitForBit) {
               const float expect = (r >= 8 && r < rows - 1) ? want[t * rows + r] : -3.0f;
               EXPECT_EQ(part[t * rows + r], expect) << t << " " << r;
             }
+        }
+      }
+    }
+  }
+}
+
+TEST(RepackHalf4, EveryElementLandsInItsGroupChunkAndLane) {
+  const int64_t rows = 11, cols = 96;
+  for (GgmlType type : {GgmlType::F16, GgmlType::BF16}) {
+    std::vector<uint16_t> src(static_cast<size_t>(rows * cols));
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(i + 1);
+    const WeightMatrix w = MakeWeightMatrix(type, src.data(), rows, cols);
+    ASSERT_TRUE(CanRepackHalf4(w));
+    RepackedWeights store;
+    const WeightMatrix v = store.Add(w);
+    EXPECT_EQ(v.layout, WeightLayout::kHalf4);
+    EXPECT_TRUE(v.Validate().ok());
+    const auto* d = static_cast<const uint16_t*>(v.data);
+    EXPECT_EQ(RepackedBytesHalf4(w), 12u * cols * 2);  // 3 groups of 4 rows
+    for (int64_t r = 0; r < 12; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        const uint16_t got = d[(r / 4) * 4 * cols + 128 * (c / 32) + 32 * (r % 4) + c % 32];
+        EXPECT_EQ(got, r < rows ? src[r * cols + c] : 0) << r << " " << c;
+      }
+  }
+  std::vector<uint16_t> odd(8 * 48);
+  EXPECT_FALSE(CanRepackHalf4(MakeWeightMatrix(GgmlType::F16, odd.data(), 8, 48)));  // cols % 32 != 0
+}
+
+// Half4 only changes where rows are read: every level gives the bits of its
+// own row-major kernel, for every tile shape and ranges ending inside a group.
+TEST(GemmHalf4, EveryLevelMatchesItsRowMajorKernel) {
+  for (GgmlType type : {GgmlType::F16, GgmlType::BF16}) {
+    for (int64_t rows : {4, 13, 64}) {
+      const int64_t cols = 96;
+      const std::vector<float> wf = RandomWeights(static_cast<size_t>(rows * cols), 5);
+      std::vector<uint8_t> wq(RowBytes(type, cols) * rows);
+      for (int64_t r = 0; r < rows; ++r)
+        ASSERT_TRUE(QuantizeRow(type, wf.data() + r * cols, wq.data() + r * RowBytes(type, cols), cols).ok());
+      const WeightMatrix w = MakeWeightMatrix(type, wq.data(), rows, cols);
+      RepackedWeights store;
+      const WeightMatrix v = store.Add(w);
+      const int kind = static_cast<int>(WeightKindOf(v));
+      const int row_kind = static_cast<int>(WeightKindOf(w));
+      ASSERT_NE(kind, row_kind);
+      for (int64_t n_tok = 1; n_tok <= 7; ++n_tok) {
+        const std::vector<float> x = RandomWeights(static_cast<size_t>(n_tok * cols), 17, 1.0f);
+        const size_t xs = cols * sizeof(float);
+        for (const CpuKernels* k : HostKernelTables()) {
+          SCOPED_TRACE(std::string(IsaName(k->level)) + " " + TypeName(type) + " rows " + std::to_string(rows) +
+                       " tokens " + std::to_string(n_tok));
+          std::vector<float> want(static_cast<size_t>(n_tok * rows), -1.0f), got(want.size(), -2.0f);
+          k->gemm[row_kind](w, x.data(), xs, 0, n_tok, 0, rows, want.data(), rows);
+          k->gemm[kind](v, x.data(), xs, 0, n_tok, 0, rows, got.data(), rows);
+          EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
+          if (rows > 4) {
+            std::vector<float> part(want.size(), -3.0f);
+            k->gemm[kind](v, x.data(), xs, 0, n_tok, 3, rows - 2, part.data(), rows);
+            for (int64_t t = 0; t < n_tok; ++t)
+              for (int64_t r = 0; r < rows; ++r)
+                EXPECT_EQ(part[t * rows + r], (r >= 3 && r < rows - 2) ? want[t * rows + r] : -3.0f) << t << " " << r;
+          }
         }
       }
     }

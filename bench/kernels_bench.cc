@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_features.h"
+#include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quant.h"
 #include "backend/cpu/repack.h"
@@ -146,7 +147,7 @@ int main(int argc, char** argv) {
       }
       pg::RepackedWeights repacked;
       pg::WeightMatrix wm = pg::MakeWeightMatrix(type, w.data(), rows, cols);
-      if (repack) wm = repacked.Add(wm);
+      if (repack) wm = repacked.Add(wm, pg::Avx2Kernels());  // the AVX2 table repacks every type that has a layout
       for (const std::string& ts : Split(tokens)) {
         const int64_t n = std::atoll(ts.c_str());
         if (n <= 0) continue;

@@ -75,7 +75,11 @@ const CpuKernels& ScalarKernels() {
 }
 
 const CpuKernels& Avx2Kernels() {
-  static const CpuKernels k = PG_KERNEL_TABLE(avx2, IsaLevel::kAvx2);
+  static const CpuKernels k = [] {
+    CpuKernels t = PG_KERNEL_TABLE(avx2, IsaLevel::kAvx2);
+    t.half4_f16 = t.half4_bf16 = true;
+    return t;
+  }();
   return k;
 }
 
@@ -90,6 +94,7 @@ const CpuKernels& Avx512Kernels() {
     t.gemm[static_cast<int>(WeightKind::kQ8_0)] = avx512::GemmQ8_0;
     t.gemm[static_cast<int>(WeightKind::kQ4_0)] = avx512::GemmQ4_0;
     t.gemm[static_cast<int>(WeightKind::kF16)] = avx512::GemmF16;
+    t.half4_f16 = false;  // BF16 still runs the AVX2 kernels
     return t;
   }();
   return k;

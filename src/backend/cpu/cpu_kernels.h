@@ -77,6 +77,12 @@ struct CpuKernels {
   void (*quantize_q8_k)(const float* src, BlockQ8_K* dst, int64_t n);
 
   GemmTileFn gemm[static_cast<int>(WeightKind::kCount)];
+  // Whether models repack F16 / BF16 matrices into Half4 (repack.h) for this
+  // table: true where its row-major kernel is the AVX2 one (Half4 reads the
+  // same FMA chains as one stream). The AVX-512 F16 kernel is faster on its
+  // own row-major layout (measured on a Sapphire Rapids host, docs/performance.md).
+  bool half4_f16 = false;
+  bool half4_bf16 = false;
 };
 
 // The table for `level`, or nullptr if the host cannot run it.

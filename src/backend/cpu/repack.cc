@@ -80,9 +80,12 @@ WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst) {
 
 void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
-WeightMatrix RepackedWeights::Add(const WeightMatrix& w) {
+WeightMatrix RepackedWeights::Add(const WeightMatrix& w) { return Add(w, ActiveKernels()); }
+
+WeightMatrix RepackedWeights::Add(const WeightMatrix& w, const CpuKernels& k) {
   const bool q8 = CanRepackQ8_0x8(w);
-  if (!q8 && !CanRepackHalf4(w)) return w;
+  const bool half4 = CanRepackHalf4(w) && (w.type == GgmlType::F16 ? k.half4_f16 : k.half4_bf16);
+  if (!q8 && !half4) return w;
   const size_t n = ((q8 ? RepackedBytesQ8_0x8(w) : RepackedBytesHalf4(w)) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, n);
   PG_CHECK_MSG(p != nullptr, "out of memory for repacked weights");

@@ -33,6 +33,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quant.h"
 
@@ -68,9 +69,11 @@ WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst);
 // Owns the repacked copies of a model's matrices.
 class RepackedWeights {
  public:
-  // Repacks `w` if it can be repacked (Q8_0 -> Q8_0x8, F16 / BF16 -> Half4),
-  // into memory owned here, and returns the repacked view; returns `w`
-  // unchanged otherwise.
+  // Repacks `w` if it can be repacked (Q8_0 -> Q8_0x8; F16 / BF16 -> Half4
+  // where `k` asks for it, CpuKernels::half4_*), into memory owned here, and
+  // returns the repacked view; returns `w` unchanged otherwise.
+  WeightMatrix Add(const WeightMatrix& w, const CpuKernels& k);
+  // The same for the active kernel table.
   WeightMatrix Add(const WeightMatrix& w);
   // Bytes held.
   size_t bytes() const { return bytes_; }

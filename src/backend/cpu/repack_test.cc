@@ -126,8 +126,9 @@ TEST(RepackHalf4, EveryElementLandsInItsGroupChunkAndLane) {
     const WeightMatrix w = MakeWeightMatrix(type, src.data(), rows, cols);
     ASSERT_TRUE(CanRepackHalf4(w));
     RepackedWeights store;
-    const WeightMatrix v = store.Add(w);
+    const WeightMatrix v = store.Add(w, Avx2Kernels());  // the AVX2 table asks for Half4
     EXPECT_EQ(v.layout, WeightLayout::kHalf4);
+    EXPECT_EQ(store.Add(w, ScalarKernels()).layout, WeightLayout::kRowMajor);  // the scalar one does not
     EXPECT_TRUE(v.Validate().ok());
     const auto* d = static_cast<const uint16_t*>(v.data);
     EXPECT_EQ(RepackedBytesHalf4(w), 12u * cols * 2);  // 3 groups of 4 rows
@@ -141,8 +142,10 @@ TEST(RepackHalf4, EveryElementLandsInItsGroupChunkAndLane) {
   EXPECT_FALSE(CanRepackHalf4(MakeWeightMatrix(GgmlType::F16, odd.data(), 8, 48)));  // cols % 32 != 0
 }
 
-// Half4 only changes where rows are read: every level gives the bits of its
-// own row-major kernel, for every tile shape and ranges ending inside a group.
+// Half4 only changes where rows are read: a Half4 kernel gives the bits of
+// the row-major kernel of the same implementation (scalar's of scalar,
+// AVX2's of AVX2; the AVX-512 table runs the AVX2 Half4 kernels), for every
+// tile shape and ranges ending inside a group.
 TEST(GemmHalf4, EveryLevelMatchesItsRowMajorKernel) {
   for (GgmlType type : {GgmlType::F16, GgmlType::BF16}) {
     for (int64_t rows : {4, 13, 64}) {
@@ -153,7 +156,7 @@ TEST(GemmHalf4, EveryLevelMatchesItsRowMajorKernel) {
         ASSERT_TRUE(QuantizeRow(type, wf.data() + r * cols, wq.data() + r * RowBytes(type, cols), cols).ok());
       const WeightMatrix w = MakeWeightMatrix(type, wq.data(), rows, cols);
       RepackedWeights store;
-      const WeightMatrix v = store.Add(w);
+      const WeightMatrix v = store.Add(w, Avx2Kernels());
       const int kind = static_cast<int>(WeightKindOf(v));
       const int row_kind = static_cast<int>(WeightKindOf(w));
       ASSERT_NE(kind, row_kind);
@@ -164,7 +167,8 @@ TEST(GemmHalf4, EveryLevelMatchesItsRowMajorKernel) {
           SCOPED_TRACE(std::string(IsaName(k->level)) + " " + TypeName(type) + " rows " + std::to_string(rows) +
                        " tokens " + std::to_string(n_tok));
           std::vector<float> want(static_cast<size_t>(n_tok * rows), -1.0f), got(want.size(), -2.0f);
-          k->gemm[row_kind](w, x.data(), xs, 0, n_tok, 0, rows, want.data(), rows);
+          const CpuKernels& same_impl = k->level == IsaLevel::kAvx512 ? Avx2Kernels() : *k;
+          same_impl.gemm[row_kind](w, x.data(), xs, 0, n_tok, 0, rows, want.data(), rows);
           k->gemm[kind](v, x.data(), xs, 0, n_tok, 0, rows, got.data(), rows);
           EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
           if (rows > 4) {

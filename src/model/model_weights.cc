@@ -1,12 +1,28 @@
 #include "model/model_weights.h"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
 
 #include "backend/cpu/quant.h"
 #include "gguf/gguf_file.h"
 
 namespace pg {
 namespace {
+
+// Drops this process's mapping of the whole pages inside a matrix that was
+// repacked (its bytes are never read again; the page cache keeps the file),
+// so a repacked model's resident memory is not twice its size. A page shared
+// with a neighbouring tensor is left mapped.
+void ReleaseMapped(const WeightMatrix& m) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(m.data);
+  const uintptr_t end = begin + static_cast<uintptr_t>(m.rows) * m.row_bytes;
+  const uintptr_t lo = (begin + page - 1) / page * page, hi = end / page * page;
+  if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
 
 std::string Shape(const GgufTensorInfo& t) {
   std::string s = "[";
@@ -74,10 +90,16 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, cons
     PG_RETURN_IF_ERROR(matrix(p + "ffn_down.weight", c.n_embd, c.n_ff, &L.down));
   }
   if (repack) {
-    // A tied output projection gets its own copy: token_embd stays row-major.
-    w->output = w->repacked_.Add(w->output);
+    auto add = [&](WeightMatrix* m, bool release) {
+      const WeightMatrix src = *m;
+      *m = w->repacked_.Add(src);
+      if (release && m->data != src.data) ReleaseMapped(src);
+    };
+    // A tied output projection gets its own copy: token_embd stays row-major
+    // (and mapped) for the embedding lookup.
+    add(&w->output, !c.tied_embeddings);
     for (LayerWeights& L : w->layers) {
-      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) *m = w->repacked_.Add(*m);
+      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) add(m, true);
     }
   }
   return w;

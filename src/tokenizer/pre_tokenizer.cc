@@ -138,6 +138,14 @@ auto OneOf(Pred pred) {
 
 bool IsCrLf(uint32_t c) { return c == '\r' || c == '\n'; }
 
+// The patterns' common tail, \s+(?!\S) | \s+ | . at `pos`, where a run of `ws`
+// whitespace code points starts (ws may be 0): the length of the piece.
+size_t WhitespaceOrOne(size_t pos, size_t ws, size_t n) {
+  if (ws > 1 && pos + ws < n) return ws - 1;  // \s+(?!\S): leave the last space for the next word
+  if (ws > 0) return ws;
+  return 1;
+}
+
 // \s+$ : the maximal run of whitespace that ends the piece.
 void SplitTrailingSpace(const uint32_t* c, size_t n, Pieces* out) {
   size_t j = n;
@@ -187,18 +195,9 @@ void SplitGpt2(const uint32_t* c, size_t n, Pieces* out) {
     }
     size_t ws = 0;
     while (Ws(pos + ws)) ++ws;
-    if (ws > 1 && pos + ws < n) {  // \s+(?!\S): leave the last space for the next word
-      out->push_back(ws - 1);
-      pos += ws - 1;
-      continue;
-    }
-    if (ws > 0) {
-      out->push_back(ws);
-      pos += ws;
-      continue;
-    }
-    out->push_back(1);
-    pos += 1;
+    const size_t len = WhitespaceOrOne(pos, ws, n);
+    out->push_back(len);
+    pos += len;
   }
 }
 
@@ -267,18 +266,9 @@ void SplitLlama3(const uint32_t* c, size_t n, size_t max_digits, Pieces* out) {
       pos = last_crlf_end;
       continue;
     }
-    if (ws > 1 && pos + ws < n) {  // \s+(?!\S)
-      out->push_back(ws - 1);
-      pos += ws - 1;
-      continue;
-    }
-    if (ws > 0) {
-      out->push_back(ws);
-      pos += ws;
-      continue;
-    }
-    out->push_back(1);
-    pos += 1;
+    const size_t len = WhitespaceOrOne(pos, ws, n);
+    out->push_back(len);
+    pos += len;
   }
 }
 

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 
+#include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/quant.h"
+#include "base/thread_pool.h"
 #include "gguf/gguf_file.h"
 
 namespace pg {
@@ -90,17 +92,16 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, cons
     PG_RETURN_IF_ERROR(matrix(p + "ffn_down.weight", c.n_embd, c.n_ff, &L.down));
   }
   if (repack) {
-    auto add = [&](WeightMatrix* m, bool release) {
-      const WeightMatrix src = *m;
-      *m = w->repacked_.Add(src);
-      if (release && m->data != src.data) ReleaseMapped(src);
-    };
     // A tied output projection gets its own copy: token_embd stays row-major
     // (and mapped) for the embedding lookup.
-    add(&w->output, !c.tied_embeddings);
+    std::vector<WeightMatrix*> ms{&w->output};
     for (LayerWeights& L : w->layers) {
-      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) add(m, true);
+      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) ms.push_back(m);
     }
+    ThreadPool pool(0);  // one thread per core: the copy is memory-bound
+    w->repacked_.AddAll(ms, pool, ActiveKernels(), [&](size_t i, const WeightMatrix& src) {
+      if (!(i == 0 && c.tied_embeddings)) ReleaseMapped(src);
+    });
   }
   return w;
 }

@@ -82,16 +82,58 @@ void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 WeightMatrix RepackedWeights::Add(const WeightMatrix& w) { return Add(w, ActiveKernels()); }
 
-WeightMatrix RepackedWeights::Add(const WeightMatrix& w, const CpuKernels& k) {
-  const bool q8 = CanRepackQ8_0x8(w);
-  const bool half4 = CanRepackHalf4(w) && (w.type == GgmlType::F16 ? k.half4_f16 : k.half4_bf16);
-  if (!q8 && !half4) return w;
-  const size_t n = ((q8 ? RepackedBytesQ8_0x8(w) : RepackedBytesHalf4(w)) + 63) / 64 * 64;
+namespace {
+
+enum class RepackKind { kNone, kQ8_0x8, kHalf4 };
+
+RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
+  if (CanRepackQ8_0x8(w)) return RepackKind::kQ8_0x8;
+  if (CanRepackHalf4(w) && (w.type == GgmlType::F16 ? k.half4_f16 : k.half4_bf16)) return RepackKind::kHalf4;
+  return RepackKind::kNone;
+}
+
+WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
+  return kind == RepackKind::kQ8_0x8 ? RepackQ8_0x8(w, dst) : RepackHalf4(w, dst);
+}
+
+}  // namespace
+
+void* RepackedWeights::Allocate(size_t bytes) {
+  const size_t n = (bytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, n);
   PG_CHECK_MSG(p != nullptr, "out of memory for repacked weights");
   buffers_.emplace_back(p);
   bytes_ += n;
-  return q8 ? RepackQ8_0x8(w, p) : RepackHalf4(w, p);
+  return p;
+}
+
+WeightMatrix RepackedWeights::Add(const WeightMatrix& w, const CpuKernels& k) {
+  const RepackKind kind = KindFor(w, k);
+  if (kind == RepackKind::kNone) return w;
+  return Repack(kind, w, Allocate(kind == RepackKind::kQ8_0x8 ? RepackedBytesQ8_0x8(w) : RepackedBytesHalf4(w)));
+}
+
+void RepackedWeights::AddAll(const std::vector<WeightMatrix*>& ms, ThreadPool& pool, const CpuKernels& k,
+                             FunctionRef<void(size_t, const WeightMatrix&)> copied) {
+  // Allocate on this thread, copy in parallel.
+  struct Job {
+    size_t index;
+    RepackKind kind;
+    void* dst;
+  };
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const RepackKind kind = KindFor(*ms[i], k);
+    if (kind == RepackKind::kNone) continue;
+    const size_t n = kind == RepackKind::kQ8_0x8 ? RepackedBytesQ8_0x8(*ms[i]) : RepackedBytesHalf4(*ms[i]);
+    jobs.push_back({i, kind, Allocate(n)});
+  }
+  pool.ParallelFor(static_cast<int64_t>(jobs.size()), [&](int64_t t) {
+    const Job& j = jobs[static_cast<size_t>(t)];
+    const WeightMatrix src = *ms[j.index];
+    *ms[j.index] = Repack(j.kind, src, j.dst);
+    copied(j.index, src);
+  });
 }
 
 }  // namespace pg

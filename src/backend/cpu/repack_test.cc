@@ -79,6 +79,29 @@ TEST(Repack, OtherTypesAreLeftAsTheyAre) {
   EXPECT_EQ(odd.Validate().code(), StatusCode::kUnimplemented);
 }
 
+TEST(RepackedWeights, AddAllRepacksInParallelAsAddDoes) {
+  Q8Matrix a = MakeQ8(24, 64, 3), b = MakeQ8(13, 96, 4);
+  std::vector<uint8_t> q4(RowBytes(GgmlType::Q4_0, 64) * 8);
+  WeightMatrix ma = a.w, mb = b.w, mq = MakeWeightMatrix(GgmlType::Q4_0, q4.data(), 8, 64);
+  const std::vector<WeightMatrix*> ms{&ma, &mq, &mb};
+  RepackedWeights all, one;
+  ThreadPool pool(3);
+  std::vector<int> seen(ms.size(), 0);
+  all.AddAll(ms, pool, Avx2Kernels(), [&](size_t i, const WeightMatrix& src) {
+    ++seen[i];
+    EXPECT_EQ(src.layout, WeightLayout::kRowMajor);
+    EXPECT_EQ(src.data, i == 0 ? a.w.data : b.w.data);
+  });
+  EXPECT_EQ(seen, (std::vector<int>{1, 0, 1}));  // Q4_0 has no repacked layout
+  EXPECT_EQ(mq.data, q4.data());
+  const WeightMatrix va = one.Add(a.w, Avx2Kernels()), vb = one.Add(b.w, Avx2Kernels());
+  EXPECT_EQ(all.bytes(), one.bytes());
+  ASSERT_EQ(ma.layout, WeightLayout::kQ8_0x8);
+  ASSERT_EQ(mb.layout, WeightLayout::kQ8_0x8);
+  EXPECT_EQ(0, std::memcmp(ma.data, va.data, RepackedBytesQ8_0x8(a.w)));
+  EXPECT_EQ(0, std::memcmp(mb.data, vb.data, RepackedBytesQ8_0x8(b.w)));
+}
+
 // Every kernel level gives the scalar reference's bits, for every tile shape
 // (1-9 tokens), partial groups and row ranges that end inside a group; and
 // the result is within quantization noise of the row-major Q8_0 product.

@@ -92,6 +92,10 @@ RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
   return RepackKind::kNone;
 }
 
+size_t BytesFor(RepackKind kind, const WeightMatrix& w) {
+  return kind == RepackKind::kQ8_0x8 ? RepackedBytesQ8_0x8(w) : RepackedBytesHalf4(w);
+}
+
 WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
   return kind == RepackKind::kQ8_0x8 ? RepackQ8_0x8(w, dst) : RepackHalf4(w, dst);
 }
@@ -110,7 +114,7 @@ void* RepackedWeights::Allocate(size_t bytes) {
 WeightMatrix RepackedWeights::Add(const WeightMatrix& w, const CpuKernels& k) {
   const RepackKind kind = KindFor(w, k);
   if (kind == RepackKind::kNone) return w;
-  return Repack(kind, w, Allocate(kind == RepackKind::kQ8_0x8 ? RepackedBytesQ8_0x8(w) : RepackedBytesHalf4(w)));
+  return Repack(kind, w, Allocate(BytesFor(kind, w)));
 }
 
 void RepackedWeights::AddAll(const std::vector<WeightMatrix*>& ms, ThreadPool& pool, const CpuKernels& k,
@@ -125,8 +129,7 @@ void RepackedWeights::AddAll(const std::vector<WeightMatrix*>& ms, ThreadPool& p
   for (size_t i = 0; i < ms.size(); ++i) {
     const RepackKind kind = KindFor(*ms[i], k);
     if (kind == RepackKind::kNone) continue;
-    const size_t n = kind == RepackKind::kQ8_0x8 ? RepackedBytesQ8_0x8(*ms[i]) : RepackedBytesHalf4(*ms[i]);
-    jobs.push_back({i, kind, Allocate(n)});
+    jobs.push_back({i, kind, Allocate(BytesFor(kind, *ms[i]))});
   }
   pool.ParallelFor(static_cast<int64_t>(jobs.size()), [&](int64_t t) {
     const Job& j = jobs[static_cast<size_t>(t)];

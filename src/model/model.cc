@@ -88,8 +88,9 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelO
   mix(&size, sizeof size);
   m->identity_ = fmt::format("{}-{:016x}", c.arch, h);
   if (options.attention == AttentionMode::kTiledF32) m->identity_ += "-attn-f32tiled";
-  // Repacked Q8_0 sums blocks differently (and on AVX-512 hosts Half4 F16 runs
-  // the 8-lane kernel): its K/V are not those of the row-major kernels.
+  // Repacked Q8_0 sums blocks differently, so its K/V are not those of the
+  // row-major kernels. (Half4 F16/BF16 gives row-major bits; one suffix for
+  // any repack keeps the rule simple.)
   if (m->weights_->repacked_bytes() > 0) m->identity_ += "-repacked";
   return m;
 }

@@ -41,9 +41,10 @@ struct BatchSeq {
 // How a Model runs (not part of the file).
 struct ModelOptions {
   AttentionMode attention = AttentionMode::kTiledF32;  // f16-KV attention arithmetic (attention.h)
-  // Repack Q8_0 matrices at load into the Q8_0x8 layout (backend/cpu/repack.h):
-  // ~2x faster decode GEMV, int32 block sums instead of llama.cpp's per-lane
-  // float partial sums. Off keeps llama.cpp's Q8_0 arithmetic (--attn llama).
+  // Repack matrices at load (backend/cpu/repack.h): Q8_0 into Q8_0x8 (~2x
+  // faster GEMV; int32 block sums instead of llama.cpp's per-lane float partial
+  // sums) and, where the kernel table asks, F16/BF16 into Half4 (same bits).
+  // Off keeps llama.cpp's Q8_0 arithmetic (--attn llama).
   bool repack_weights = true;
 };
 
@@ -98,8 +99,9 @@ class Model {
   const GgufFile& file() const { return *file_; }
   const ModelWeights& weights() const { return *weights_; }
   // Stable identity of the weights (for KV cache keys): hash of the file's
-  // metadata and tensor layout plus its size, with a suffix for attention
-  // modes other than kLlamaF16 (the K/V of later layers depend on it).
+  // metadata and tensor layout plus its size, with suffixes for attention
+  // modes other than kLlamaF16 and for repacked weights (the K/V of later
+  // layers depend on both).
   const std::string& identity() const { return identity_; }
 
   // Runs the batch. logits receives (number of seqs with want_logits) rows of

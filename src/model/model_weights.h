@@ -44,7 +44,8 @@ struct ModelWeights {
 
   // Validates every tensor's presence, type and shape against the config.
   // With `repack`, the matrices MatMul reads (not token_embd) that have a
-  // repacked layout are copied into it (RepackedWeights::Add).
+  // repacked layout are copied into it (RepackedWeights::AddAll, for the
+  // active kernel table) and their pages of the file mapping released.
   static Result<std::unique_ptr<ModelWeights>> Load(const GgufFile& file, const ModelConfig& config,
                                                     bool repack = false);
 

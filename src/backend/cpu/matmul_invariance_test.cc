@@ -6,8 +6,8 @@
 
 #include <cstring>
 #include <iterator>
-#include <string>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
@@ -40,7 +40,7 @@ TEST(MatMulInvariance, TokenResultsDoNotDependOnBatchSizeOrThreads) {
       ASSERT_TRUE(QuantizeRow(type, wf.data() + r * cols, wq.data() + r * RowBytes(type, cols), cols).ok());
     RepackedWeights store;
     WeightMatrix w = MakeWeightMatrix(type, wq.data(), rows, cols);
-    if (repacked) w = store.Add(w, Avx2Kernels());  // repack whatever this host's table prefers
+    if (repacked) w = store.Add(w, Avx2Kernels());  // the AVX2 table repacks all three, whatever this host runs
     ASSERT_EQ(w.layout != WeightLayout::kRowMajor, repacked);
     MatMulScratch scratch;
     ThreadPool one(1), three(3);

@@ -80,8 +80,6 @@ WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst) {
 
 void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
-WeightMatrix RepackedWeights::Add(const WeightMatrix& w) { return Add(w, ActiveKernels()); }
-
 namespace {
 
 enum class RepackKind { kNone, kQ8_0x8, kHalf4 };

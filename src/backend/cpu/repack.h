@@ -75,8 +75,6 @@ class RepackedWeights {
   // where `k` asks for it, CpuKernels::half4_*), into memory owned here, and
   // returns the repacked view; returns `w` unchanged otherwise.
   WeightMatrix Add(const WeightMatrix& w, const CpuKernels& k);
-  // The same for the active kernel table.
-  WeightMatrix Add(const WeightMatrix& w);
   // Add() for every matrix in `ms`, replacing each with what Add returns; the
   // copies run in parallel on `pool` (a model's repack is memory-bound: ~2 s
   // for 1.4 GB on one core). After each copy, on the thread that made it,

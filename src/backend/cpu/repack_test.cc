@@ -38,7 +38,7 @@ TEST(RepackQ8_0x8, EveryQuantAndScaleLandsInItsLane) {
   ASSERT_TRUE(CanRepackQ8_0x8(m.w));
   EXPECT_EQ(RepackedBytesQ8_0x8(m.w), 2u * nb * sizeof(BlockQ8_0x8));
   RepackedWeights store;
-  const WeightMatrix v = store.Add(m.w);
+  const WeightMatrix v = store.Add(m.w, ActiveKernels());
   EXPECT_EQ(v.layout, WeightLayout::kQ8_0x8);
   EXPECT_EQ(v.rows, rows);
   EXPECT_EQ(v.cols, cols);
@@ -67,7 +67,7 @@ TEST(Repack, OtherTypesAreLeftAsTheyAre) {
   EXPECT_FALSE(CanRepackQ8_0x8(q4));
   EXPECT_FALSE(CanRepackHalf4(q4));
   RepackedWeights store;
-  const WeightMatrix same = store.Add(q4);
+  const WeightMatrix same = store.Add(q4, ActiveKernels());
   EXPECT_EQ(same.data, q4.data);
   EXPECT_EQ(same.layout, WeightLayout::kRowMajor);
   EXPECT_EQ(store.bytes(), 0u);
@@ -110,7 +110,7 @@ TEST(GemmQ8_0x8, EveryLevelMatchesScalarBitForBit) {
     const int64_t cols = 128;
     Q8Matrix m = MakeQ8(rows, cols, 7 + static_cast<uint32_t>(rows));
     RepackedWeights store;
-    const WeightMatrix v = store.Add(m.w);
+    const WeightMatrix v = store.Add(m.w, ActiveKernels());
     for (int64_t n_tok = 1; n_tok <= 9; ++n_tok) {
       const std::vector<float> x = RandomWeights(static_cast<size_t>(n_tok * cols), 99, 1.0f);
       std::vector<BlockQ8_0> xq(static_cast<size_t>(n_tok * cols / kQK));

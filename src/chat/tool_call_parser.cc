@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/bounded_json.h"
+
 namespace pg {
 namespace {
 
@@ -22,8 +24,7 @@ std::string_view Trim(std::string_view s) {
 // A JSON object {"name": str, "arguments"|"parameters": object or JSON
 // string of an object (absent = {})} -> a call; anything else -> nullopt.
 std::optional<ParsedToolCall> CallFromJson(std::string_view text) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text.begin(), text.end(), nullptr,
-                                                           /*allow_exceptions=*/false);
+  nlohmann::ordered_json j = ParseBoundedOrDiscard(text);
   if (!j.is_object()) return std::nullopt;
   auto name = j.find("name");
   if (name == j.end() || !name->is_string() || name->get_ref<const std::string&>().empty()) return std::nullopt;
@@ -33,7 +34,7 @@ std::optional<ParsedToolCall> CallFromJson(std::string_view text) {
   if (args != j.end()) {
     if (args->is_string()) {
       const std::string& s = args->get_ref<const std::string&>();
-      obj = nlohmann::ordered_json::parse(s, nullptr, /*allow_exceptions=*/false);
+      obj = ParseBoundedOrDiscard(s);
     } else {
       obj = *args;
     }

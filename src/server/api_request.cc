@@ -11,7 +11,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr int kMaxStopStrings = 16;
 constexpr int kMaxTopLogprobs = 20;
 
 const char* TypeName(const json& v) {
@@ -100,7 +99,7 @@ class FieldReader {
 };
 
 // Fields shared by both endpoints.
-void ReadCommon(FieldReader& r, int64_t n_ctx, ApiRequest* req) {
+void ReadCommon(FieldReader& r, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req) {
   SamplingParams& s = req->sampling;
   r.String("model", &req->model);
 
@@ -167,7 +166,11 @@ void ReadCommon(FieldReader& r, int64_t n_ctx, ApiRequest* req) {
     if (stop->is_string()) {
       req->stop.push_back(stop->get<std::string>());
     } else if (stop->is_array()) {
-      if (stop->size() > kMaxStopStrings) r.Fail(BadRequest(fmt::format("'stop' has more than {} strings", kMaxStopStrings), "stop"));
+      if (stop->size() > static_cast<size_t>(limits.max_stop)) {
+        r.Fail(BadRequest(fmt::format("'stop' has {} strings, more than the limit of {} (--max-stop)", stop->size(),
+                                      limits.max_stop),
+                          "stop", "too_many_stop_strings"));
+      }
       for (const json& s1 : *stop) {
         if (!s1.is_string()) {
           r.WrongType("stop", "a string or an array of strings", s1);
@@ -231,7 +234,7 @@ bool NormaliseToolCalls(json& msg, size_t index, FieldReader& r) {
     // Templates expect arguments as an object; the API carries a JSON string.
     auto args = fn->find("arguments");
     if (args != fn->end() && args->is_string()) {
-      json parsed = json::parse(args->get<std::string>(), nullptr, /*allow_exceptions=*/false);
+      json parsed = ParseBoundedOrDiscard(args->get<std::string>());
       if (!parsed.is_discarded()) *args = std::move(parsed);
     }
   }
@@ -240,18 +243,15 @@ bool NormaliseToolCalls(json& msg, size_t index, FieldReader& r) {
 
 }  // namespace
 
-ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body) {
+ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body, int max_depth) {
   if (!IsValidUtf8(body)) return BadRequest("request body is not valid UTF-8", "", "invalid_utf8");
-  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    // Re-parse with exceptions only to get the position for the message.
-    std::string detail = "malformed JSON";
-    try {
-      json discarded = json::parse(body);
-    } catch (const json::exception& e) {
-      detail = e.what();
-    }
-    return BadRequest(fmt::format("request body is not valid JSON: {}", detail), "", "invalid_json");
+  json parsed;
+  JsonParseError e = ParseBoundedJson(body, max_depth, &parsed);
+  if (e.kind == JsonParseError::Kind::kTooDeep) {
+    return BadRequest(fmt::format("request body {} (limit: --max-json-depth)", e.message), "", "json_too_deep");
+  }
+  if (e.kind != JsonParseError::Kind::kNone) {
+    return BadRequest(fmt::format("request body is not valid JSON: {}", e.message), "", "invalid_json");
   }
   if (!parsed.is_object()) {
     return BadRequest(fmt::format("request body must be a JSON object, got {}", TypeName(parsed)), "",
@@ -260,11 +260,12 @@ ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body) {
   return parsed;
 }
 
-ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx) {
+ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
+                                       const RequestLimits& limits) {
   FieldReader r(body);
   ApiRequest req;
   req.chat = true;
-  ReadCommon(r, n_ctx, &req);
+  ReadCommon(r, n_ctx, limits, &req);
 
   bool logprobs = false;
   r.Bool("logprobs", &logprobs);
@@ -286,6 +287,10 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
     r.WrongType("messages", "an array", *messages);
   } else if (messages->empty()) {
     r.Fail(BadRequest("'messages' must not be empty", "messages"));
+  } else if (messages->size() > static_cast<size_t>(limits.max_messages)) {
+    r.Fail(BadRequest(fmt::format("'messages' has {} entries, more than the limit of {} (--max-messages)",
+                                  messages->size(), limits.max_messages),
+                      "messages", "too_many_messages"));
   } else {
     req.messages = *messages;
     for (size_t i = 0; i < req.messages.size() && !r.failed(); ++i) {
@@ -320,6 +325,10 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
   if (const json* tools = r.Get("tools")) {
     if (!tools->is_array()) {
       r.WrongType("tools", "an array", *tools);
+    } else if (tools->size() > static_cast<size_t>(limits.max_tools)) {
+      r.Fail(BadRequest(fmt::format("'tools' has {} entries, more than the limit of {} (--max-tools)", tools->size(),
+                                    limits.max_tools),
+                        "tools", "too_many_tools"));
     } else {
       for (size_t i = 0; i < tools->size(); ++i) {
         const json& t = (*tools)[i];
@@ -337,11 +346,12 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
   return req;
 }
 
-ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx) {
+ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
+                                             const RequestLimits& limits) {
   FieldReader r(body);
   ApiRequest req;
   req.chat = false;
-  ReadCommon(r, n_ctx, &req);
+  ReadCommon(r, n_ctx, limits, &req);
 
   int64_t lp = 0;
   if (r.Int("logprobs", &lp)) {

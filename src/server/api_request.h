@@ -17,6 +17,7 @@
 
 #include "engine/inference_service.h"
 #include "server/api_error.h"
+#include "server/request_limits.h"
 
 namespace pg {
 
@@ -44,11 +45,14 @@ struct ApiRequest {
 };
 
 // `n_vocab` bounds token ids in a token-array prompt; `n_ctx` bounds max_tokens.
-ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx);
-ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx);
+ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
+                                       const RequestLimits& limits = {});
+ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
+                                             const RequestLimits& limits = {});
 
-// Parses a request body: it must be valid UTF-8 and a JSON object.
-ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body);
+// Parses a request body: it must be valid UTF-8 and a JSON object nested no
+// deeper than `max_depth` (checked while parsing, so nothing recurses on it).
+ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body, int max_depth = kDefaultMaxJsonDepth);
 
 // Checks the prompt against the context and sets max_tokens when absent
 // (the rest of the context). 400 with the token counts when it cannot fit.

@@ -162,3 +162,41 @@ TEST(ApiRequest, FitToContextReportsCounts) {
 
 }  // namespace
 }  // namespace pg
+
+namespace pg {
+namespace {
+
+TEST(ApiRequest, DeepNestingIsA400NamingTheLimit) {
+  std::string deep = R"({"messages": )" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  ApiResult<nlohmann::ordered_json> j = ParseJsonBody(deep);
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.error.http_status, 400);
+  EXPECT_NE(j.error.message.find("--max-json-depth"), std::string::npos) << j.error.message;
+  EXPECT_TRUE(ParseJsonBody(R"({"a": [[[1]]]})", 4).ok());
+  EXPECT_FALSE(ParseJsonBody(R"({"a": [[[1]]]})", 3).ok());
+}
+
+TEST(ApiRequest, CountLimitsAre400sNamingTheFlag) {
+  RequestLimits limits;
+  limits.max_messages = 2;
+  limits.max_tools = 1;
+  limits.max_stop = 1;
+  auto chat = [&](const std::string& body) {
+    return ParseChatRequest(ParseJsonBody(body).value, 1000, 4096, limits);
+  };
+  const std::string msg = R"({"role": "user", "content": "hi"})";
+  EXPECT_TRUE(chat(R"({"messages": [)" + msg + "," + msg + "]}").ok());
+  auto many = chat(R"({"messages": [)" + msg + "," + msg + "," + msg + "]}");
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.error.message.find("--max-messages"), std::string::npos) << many.error.message;
+  const std::string tool = R"({"type": "function", "function": {"name": "f"}})";
+  auto tools = chat(R"({"messages": [)" + msg + R"(], "tools": [)" + tool + "," + tool + "]}");
+  ASSERT_FALSE(tools.ok());
+  EXPECT_NE(tools.error.message.find("--max-tools"), std::string::npos) << tools.error.message;
+  auto stops = chat(R"({"messages": [)" + msg + R"(], "stop": ["a", "b"]})");
+  ASSERT_FALSE(stops.ok());
+  EXPECT_NE(stops.error.message.find("--max-stop"), std::string::npos) << stops.error.message;
+}
+
+}  // namespace
+}  // namespace pg

@@ -203,10 +203,10 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   if (!service->ready()) return SendApiError(res, ServiceUnavailable("the model is still loading"), ctx_.metrics);
   const ServiceInfo& info = service->info();
 
-  ApiResult<nlohmann::ordered_json> body = ParseJsonBody(req.body);
+  ApiResult<nlohmann::ordered_json> body = ParseJsonBody(req.body, ctx_.limits.max_json_depth);
   if (!body.ok()) return SendApiError(res, body.error, ctx_.metrics);
-  ApiResult<ApiRequest> parsed = chat ? ParseChatRequest(body.value, info.n_vocab, info.n_ctx)
-                                      : ParseCompletionRequest(body.value, info.n_vocab, info.n_ctx);
+  ApiResult<ApiRequest> parsed = chat ? ParseChatRequest(body.value, info.n_vocab, info.n_ctx, ctx_.limits)
+                                      : ParseCompletionRequest(body.value, info.n_vocab, info.n_ctx, ctx_.limits);
   if (!parsed.ok()) return SendApiError(res, parsed.error, ctx_.metrics);
   ApiRequest& api = parsed.value;
   if (!api.model.empty() && api.model != info.model_name) {

@@ -19,6 +19,7 @@
 #include "engine/inference_service.h"
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
+#include "server/request_limits.h"
 #include "server/server_metrics.h"
 
 namespace pg {
@@ -30,6 +31,7 @@ struct HandlerContext {
   std::function<const ChatPrompt*()> chat;
   ServerMetrics* metrics = nullptr;
   const std::atomic<bool>* stopping = nullptr;  // set when the server shuts down
+  RequestLimits limits;                         // what one request may contain
 };
 
 // Writes `error` as the response (status + OpenAI error JSON) and counts it.

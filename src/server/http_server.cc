@@ -215,6 +215,7 @@ void HttpServer::Impl::SetUpRoutes() {
   ctx.chat = [this] { return Chat(); };
   ctx.metrics = &metrics;
   ctx.stopping = &stopping;
+  ctx.limits = options.limits;
   completions = std::make_unique<CompletionHandler>(ctx);
 
   server.Post("/v1/chat/completions", Api([this](const httplib::Request& req, httplib::Response& res) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "server/request_limits.h"
 
 namespace CLI {
 class App;
@@ -29,6 +30,7 @@ struct ServerOptions {
   double write_timeout_s = 30;         // per write of a response
   double keep_alive_timeout_s = 5;     // idle wait for the next request on a connection
   int keep_alive_max_requests = 100;   // requests per connection
+  RequestLimits limits;                // what one request body may contain
 
   // Checks ranges (port 0..65535, positive limits) and loads api_key_file.
   Status Validate();

@@ -7,14 +7,17 @@
 namespace pg {
 namespace {
 
-// Largest first; ties to the lowest id.
+// Largest first (a logit or a probability); ties to the lowest id.
 bool ByLogit(const std::pair<float, int32_t>& a, const std::pair<float, int32_t>& b) {
   return a.first > b.first || (a.first == b.first && a.second < b.second);
 }
 
-// Distinct ids a sequence can hold: its prompt plus max_tokens, bounded so a
-// huge max_tokens does not reserve memory it will never use.
-constexpr size_t kMaxReservedIds = size_t{1} << 20;
+// Distinct generated ids reserved for up front (past this, TokenCounts grows
+// by doubling): a huge max_tokens does not reserve memory it may never use.
+constexpr size_t kReservedGeneratedIds = 8192;
+
+// Candidates sorted first when looking for the top-p nucleus (then x8).
+constexpr size_t kNucleusFirstTry = 256;
 
 }  // namespace
 
@@ -24,10 +27,11 @@ Sampler::Sampler(const SamplingParams& params, std::span<const int32_t> prompt) 
   const bool repetition = params.repetition_penalty != 1.0f;
   penalised_ = repetition || params.frequency_penalty != 0.0f || params.presence_penalty != 0.0f;
   if (!penalised_) return;
-  size_t room = (repetition ? prompt.size() : 0) + static_cast<size_t>(std::max(params.max_tokens, 0));
-  counts_.Reserve(std::min(room, kMaxReservedIds));
   if (repetition)
     for (int32_t id : prompt) counts_.AddPrompt(id);
+  // Built on the submitting thread: the engine thread's appends then find room.
+  const size_t generated = std::min(static_cast<size_t>(std::max(params.max_tokens, 0)), kReservedGeneratedIds);
+  counts_.Reserve(counts_.entries().size() + generated);
 }
 
 void Sampler::LogSoftmax(const float* logits, int64_t n, std::vector<float>* out) {
@@ -107,9 +111,6 @@ size_t Sampler::Candidates(const float* x, int64_t n) {
     keep = static_cast<size_t>(params_.top_k);
     std::partial_sort(cand_.begin(), cand_.begin() + static_cast<std::ptrdiff_t>(keep), cand_.end(), ByLogit);
     sorted = true;
-  } else if (params_.top_p < 1.0f) {
-    std::sort(cand_.begin(), cand_.end(), ByLogit);  // top-p needs the order; nothing else does
-    sorted = true;
   }
   return Filter(keep, sorted);
 }
@@ -123,11 +124,9 @@ size_t Sampler::Filter(size_t keep, bool sorted) {
     sum += cand_[i].first;
   }
   for (size_t i = 0; i < keep; ++i) cand_[i].first = static_cast<float>(cand_[i].first / sum);
-  if (params_.top_p < 1.0f) {  // sorted: the most likely first
-    double acc = 0;
-    size_t i = 0;
-    while (i < keep && acc < params_.top_p) acc += cand_[i++].first;
-    keep = std::max<size_t>(1, i);
+  if (params_.top_p < 1.0f) {
+    keep = TopP(keep, sorted);
+    sorted = true;
   }
   if (params_.min_p > 0.0f) {
     const float floor = static_cast<float>(1.0 / sum) * params_.min_p;  // the largest has exp(0) / sum
@@ -137,6 +136,22 @@ size_t Sampler::Filter(size_t keep, bool sorted) {
     keep = std::max<size_t>(1, static_cast<size_t>(kept_end - cand_.begin()));
   }
   return keep;
+}
+
+size_t Sampler::TopP(size_t keep, bool sorted) {
+  // Unsorted: sort a prefix that grows until it holds the nucleus (usually
+  // small), instead of the whole vocabulary.
+  size_t k = sorted ? keep : std::min(keep, kNucleusFirstTry);
+  for (;;) {
+    const auto begin = cand_.begin();
+    const auto end = begin + static_cast<std::ptrdiff_t>(keep);
+    if (!sorted) std::partial_sort(begin, begin + static_cast<std::ptrdiff_t>(k), end, ByLogit);
+    double acc = 0;
+    for (size_t i = 0; i < k; ++i)
+      if ((acc += cand_[i].first) >= params_.top_p) return i + 1;
+    if (k == keep) return keep;
+    k = std::min(keep, k * 8);
+  }
 }
 
 void Sampler::Report(const float* logits, int64_t n, int32_t chosen, TokenEvent* event) {

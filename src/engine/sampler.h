@@ -84,6 +84,9 @@ class Sampler {
   size_t Candidates(const float* x, int64_t n);
   // Softmax over cand_[0, keep), then steps 6-7; returns the new keep.
   size_t Filter(size_t keep, bool sorted);
+  // Step 6 on probabilities cand_[0, keep): sorts (a prefix of) them, most
+  // likely first, and returns the nucleus size.
+  size_t TopP(size_t keep, bool sorted);
   void Report(const float* logits, int64_t n, int32_t chosen, TokenEvent* event);
 
   SamplingParams params_;

@@ -143,6 +143,22 @@ TEST(Sampler, TopPKeepsTheSmallestPrefixReachingP) {
              {{0, 0.625f}, {1, 0.375f}});
 }
 
+// A nucleus larger than the first sorted prefix (256): the prefix grows.
+TEST(Sampler, TopPNucleusOfHundredsOfTokens) {
+  SamplingParams p;
+  p.top_p = 0.503f;
+  Sampler s(p);
+  // ids 700..999 have probability 2/1300 each, ids 0..699 1/1300: the 300
+  // likely ones hold 600/1300 = 0.4615; 0.503 * 1300 = 653.9 needs 54 more
+  // of the rest, lowest ids first. Renormalised over 654: 2/654 and 1/654.
+  std::vector<float> logits(1000, 0.0f);
+  for (int i = 700; i < 1000; ++i) logits[static_cast<size_t>(i)] = std::log(2.0f);
+  std::map<int32_t, float> want;
+  for (int i = 700; i < 1000; ++i) want[i] = 2.0f / 654;
+  for (int i = 0; i < 54; ++i) want[i] = 1.0f / 654;
+  ExpectDist(Dist(s, logits), want);
+}
+
 TEST(Sampler, MinPDropsBelowAFractionOfTheLargest) {
   SamplingParams p;
   p.min_p = 0.25f;

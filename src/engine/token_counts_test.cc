@@ -28,6 +28,17 @@ TEST(TokenCounts, CountsGeneratedAndMarksPromptInFirstSeenOrder) {
   EXPECT_EQ(TokenCounts().Find(4), nullptr);
 }
 
+TEST(TokenCounts, ReservedRoomTakesAddsWithoutMovingEntries) {
+  TokenCounts c;
+  c.Reserve(100);
+  c.AddGenerated(0);
+  const TokenCounts::Entry* first = &c.entries()[0];
+  for (int32_t id = 1; id < 100; ++id) c.AddGenerated(id * 4096);  // ids whose low bits collide
+  EXPECT_EQ(&c.entries()[0], first);
+  EXPECT_EQ(c.entries().size(), 100u);
+  EXPECT_EQ(c.Find(99 * 4096)->generated, 1);
+}
+
 // Many ids, colliding slots, past the reservation: agrees with a std::map.
 TEST(TokenCounts, MatchesAMapThroughGrowth) {
   TokenCounts c;

@@ -15,7 +15,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr int kMaxTopLogprobs = 20;
-constexpr double kMinRepetitionPenalty = 1e-6;
+constexpr double kMinRepetitionPenalty = 1e-6;  // both spelled out in the 400's message
 constexpr double kMaxRepetitionPenalty = 1e6;
 
 const char* TypeName(const json& v) {
@@ -195,8 +195,7 @@ void ReadCommon(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLim
   // logit * penalty finite in float.
   if (r.Number("repetition_penalty", &d)) {
     if (!(d >= kMinRepetitionPenalty && d <= kMaxRepetitionPenalty)) {
-      r.Fail(BadRequest(fmt::format("'repetition_penalty' must be > 0 (1 = off), within [{}, {}], got {}",
-                                    kMinRepetitionPenalty, kMaxRepetitionPenalty, d),
+      r.Fail(BadRequest(fmt::format("'repetition_penalty' must be > 0 (1 = off), within [1e-6, 1e6], got {}", d),
                         "repetition_penalty"));
     } else {
       s.repetition_penalty = static_cast<float>(d);

@@ -61,6 +61,10 @@ TEST(ApiRequest, ParsesPenaltiesAndLogitBias) {
   EXPECT_FLOAT_EQ(defaults.value.sampling.frequency_penalty, 0.0f);
   EXPECT_FLOAT_EQ(defaults.value.sampling.repetition_penalty, 1.0f);
   EXPECT_TRUE(defaults.value.sampling.logit_bias.empty());
+  for (const char* edge : {"1e-6", "0.5", "1e6"}) {
+    auto e = Completion(std::string(R"({"prompt":"x","repetition_penalty":)") + edge + "}");
+    EXPECT_TRUE(e.ok()) << edge << ": " << e.error.message;
+  }
 }
 
 // Each bad sampling value is a 400 whose message names what is wrong.

@@ -35,7 +35,9 @@
 //
 // Thread-safety: a Sampler is per-sequence state (RNG, token counts);
 // Sample() is not reentrant on one object. Scratch buffers are sized on the
-// first call, so steady-state sampling allocates nothing.
+// first call and the token counts are reserved at construction (the prompt's
+// distinct ids plus up to 8192 generated), so steady-state sampling allocates
+// nothing beyond event->top.
 #pragma once
 
 #include <cstdint>
@@ -59,9 +61,10 @@ class Sampler {
   // kept). Unseeded samplers draw their seed from std::random_device.
   explicit Sampler(const SamplingParams& params, std::span<const int32_t> prompt = {});
 
-  // Picks the next token from logits[n_vocab]. When want_top > 0 or
-  // want_logprob, fills event->logprob / event->top (want_top alternatives,
-  // most likely first). The returned token counts as generated from now on.
+  // Picks the next token from logits[n_vocab]. When params.logprobs or
+  // params.top_logprobs > 0, fills event->logprob / event->top (top_logprobs
+  // alternatives, most likely first). The returned token counts as generated
+  // from now on.
   int32_t Sample(const float* logits, int64_t n_vocab, TokenEvent* event);
 
   // The distribution step 8 would draw from for these logits: (id,

@@ -68,7 +68,7 @@ TEST(ApiRequest, ParsesPenaltiesAndLogitBias) {
 }
 
 // Each bad sampling value is a 400 whose message names what is wrong.
-TEST(ApiRequest, RejectsBadPenaltiesAndLogitBias) {
+TEST(ApiRequest, RejectsBadSamplingValues) {
   struct Case {
     const char* fields;   // appended to a valid chat body
     const char* param;
@@ -100,6 +100,12 @@ TEST(ApiRequest, RejectsBadPenaltiesAndLogitBias) {
       {R"("logit_bias":{"5":100.5})", "logit_bias", "value for \"5\" must be in [-100, 100]"},
       {R"("logit_bias":{"5":-101})", "logit_bias", "value for \"5\" must be in [-100, 100]"},
       {R"("logit_bias":{"5":1,"05":2})", "logit_bias", "token id 5 twice"},
+      {R"("seed":1.5)", "seed", "an integer"},
+      {R"("seed":"7")", "seed", "an integer"},
+      {R"("top_k":-2)", "top_k", "-1, 0 (off) or positive"},
+      {R"("top_k":2.5)", "top_k", "an integer"},
+      {R"("min_p":1.5)", "min_p", "[0, 1]"},
+      {R"("min_p":-0.1)", "min_p", "[0, 1]"},
   };
   for (const Case& c : cases) {
     const std::string body = std::string(R"({"messages":[{"role":"user","content":"x"}],)") + c.fields + "}";

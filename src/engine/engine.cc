@@ -90,7 +90,7 @@ Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
   auto seq = std::make_unique<Sequence>();
   seq->request = std::move(request);
   seq->on_event = std::move(on_event);
-  seq->sampler = std::make_unique<Sampler>(seq->request.sampling);
+  seq->sampler = std::make_unique<Sampler>(seq->request.sampling, seq->request.prompt);
   seq->tokens = seq->request.prompt;
   seq->n_prompt = n;
   seq->arrival_s = seq->request.arrival_s > 0 ? seq->request.arrival_s : NowSeconds();

@@ -24,12 +24,19 @@ namespace pg {
 
 class Tokenizer;
 
+// What Sampler (src/engine/sampler.h) does with each field, and in which
+// order, is written there.
 struct SamplingParams {
-  float temperature = 1.0f;  // 0 = greedy
+  float temperature = 1.0f;  // 0 (below 1e-5) = greedy
   float top_p = 1.0f;        // (0, 1]
   int top_k = 0;             // 0 = off
   float min_p = 0.0f;        // 0 = off
-  bool has_seed = false;
+  float presence_penalty = 0.0f;    // [-2, 2], over generated tokens; 0 = off
+  float frequency_penalty = 0.0f;   // [-2, 2], per occurrence in generated tokens; 0 = off
+  float repetition_penalty = 1.0f;  // > 0, over prompt and generated tokens; 1 = off
+  // (token id, additive bias in [-100, 100]), ids < n_vocab, each id once.
+  std::vector<std::pair<int32_t, float>> logit_bias;
+  bool has_seed = false;     // seeded: the request's own RNG, so reproducible
   uint64_t seed = 0;
   int max_tokens = 256;      // completion tokens
   bool ignore_eos = false;

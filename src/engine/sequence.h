@@ -30,7 +30,7 @@ struct Sequence {
   SeqId id = 0;
   GenerationRequest request;
   EventCallback on_event;
-  std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<Sampler> sampler;   // this request's RNG and penalty counts (built with the prompt)
 
   SeqState state = SeqState::kWaiting;
   std::vector<int32_t> tokens;        // prompt followed by generated tokens

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <utility>
 
 #include "server/stop_string_filter.h"
 
@@ -12,6 +15,8 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr int kMaxTopLogprobs = 20;
+constexpr double kMinRepetitionPenalty = 1e-6;  // both spelled out in the 400's message
+constexpr double kMaxRepetitionPenalty = 1e6;
 
 const char* TypeName(const json& v) {
   switch (v.type()) {
@@ -98,8 +103,72 @@ class FieldReader {
   std::optional<ApiError> error_;
 };
 
+// A client's string for an error message: at most ~40 bytes, cut on a UTF-8
+// character boundary (the body was checked to be valid UTF-8).
+std::string Excerpt(const std::string& text) {
+  constexpr size_t kMax = 40;
+  if (text.size() <= kMax) return text;
+  size_t end = kMax;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end) + "...";
+}
+
+// logit_bias: {"<token id>": bias in [-100, 100], ...} -> sorted (id, bias).
+void ReadLogitBias(FieldReader& r, int64_t n_vocab, const RequestLimits& limits, SamplingParams* s) {
+  const json* lb = r.Get("logit_bias");
+  if (!lb) return;
+  if (!lb->is_object()) {
+    r.WrongType("logit_bias", "an object", *lb);
+    return;
+  }
+  if (lb->size() > static_cast<size_t>(limits.max_logit_bias)) {
+    r.Fail(BadRequest(fmt::format("'logit_bias' has {} entries, more than the limit of {} (--max-logit-bias)",
+                                  lb->size(), limits.max_logit_bias),
+                      "logit_bias", "too_many_logit_bias"));
+    return;
+  }
+  s->logit_bias.reserve(lb->size());
+  for (auto it = lb->begin(); it != lb->end(); ++it) {
+    const std::string& key = it.key();
+    int64_t id = -1;
+    auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (key.empty() || end != key.data() + key.size() || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+      r.Fail(BadRequest(fmt::format("'logit_bias' key \"{}\" is not a token id (a decimal integer string)",
+                                    Excerpt(key)),
+                        "logit_bias", "invalid_logit_bias"));
+      return;
+    }
+    if (ec != std::errc() || id < 0 || id >= n_vocab) {
+      r.Fail(BadRequest(fmt::format("'logit_bias' key \"{}\" is outside the vocabulary [0, {})", Excerpt(key), n_vocab),
+                        "logit_bias", "invalid_logit_bias"));
+      return;
+    }
+    const json& v = it.value();
+    if (!v.is_number()) {
+      r.Fail(BadRequest(fmt::format("'logit_bias' value for \"{}\" must be a number, got {}", key, TypeName(v)),
+                        "logit_bias", "invalid_type"));
+      return;
+    }
+    const double bias = v.get<double>();
+    if (!(bias >= -100 && bias <= 100)) {
+      r.Fail(BadRequest(fmt::format("'logit_bias' value for \"{}\" must be in [-100, 100], got {}", key, bias),
+                        "logit_bias", "invalid_logit_bias"));
+      return;
+    }
+    s->logit_bias.emplace_back(static_cast<int32_t>(id), static_cast<float>(bias));
+  }
+  std::sort(s->logit_bias.begin(), s->logit_bias.end());
+  for (size_t i = 1; i < s->logit_bias.size(); ++i) {
+    if (s->logit_bias[i].first == s->logit_bias[i - 1].first) {
+      r.Fail(BadRequest(fmt::format("'logit_bias' names token id {} twice", s->logit_bias[i].first), "logit_bias",
+                        "invalid_logit_bias"));
+      return;
+    }
+  }
+}
+
 // Fields shared by both endpoints.
-void ReadCommon(FieldReader& r, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req) {
+void ReadCommon(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req) {
   SamplingParams& s = req->sampling;
   r.String("model", &req->model);
 
@@ -116,10 +185,22 @@ void ReadCommon(FieldReader& r, int64_t n_ctx, const RequestLimits& limits, ApiR
     if (!(d >= 0 && d <= 1)) r.Fail(BadRequest(fmt::format("'min_p' must be in [0, 1], got {}", d), "min_p"));
     s.min_p = static_cast<float>(d);
   }
-  for (const char* key : {"presence_penalty", "frequency_penalty"}) {
-    if (r.Number(key, &d) && (d < -2 || d > 2)) r.Fail(BadRequest(fmt::format("'{}' must be in [-2, 2]", key), key));
+  for (auto [key, out] : {std::pair{"presence_penalty", &s.presence_penalty},
+                           std::pair{"frequency_penalty", &s.frequency_penalty}}) {
+    if (!r.Number(key, &d)) continue;
+    if (d < -2 || d > 2) r.Fail(BadRequest(fmt::format("'{}' must be in [-2, 2], got {}", key, d), key));
+    else *out = static_cast<float>(d);
   }
-  if (r.Number("repetition_penalty", &d) && !(d > 0)) r.Fail(BadRequest("'repetition_penalty' must be > 0", "repetition_penalty"));
+  // > 0 as in vLLM and llama.cpp; the bounds keep logit / penalty and
+  // logit * penalty finite in float.
+  if (r.Number("repetition_penalty", &d)) {
+    if (!(d >= kMinRepetitionPenalty && d <= kMaxRepetitionPenalty)) {
+      r.Fail(BadRequest(fmt::format("'repetition_penalty' must be > 0 (1 = off), within [1e-6, 1e6], got {}", d),
+                        "repetition_penalty"));
+    } else {
+      s.repetition_penalty = static_cast<float>(d);
+    }
+  }
 
   int64_t i;
   if (r.Int("top_k", &i)) {
@@ -185,7 +266,7 @@ void ReadCommon(FieldReader& r, int64_t n_ctx, const RequestLimits& limits, ApiR
       if (s1.empty()) r.Fail(BadRequest("'stop' strings must not be empty", "stop"));
     }
   }
-  if (const json* lb = r.Get("logit_bias"); lb && !lb->is_object()) r.WrongType("logit_bias", "an object", *lb);
+  ReadLogitBias(r, n_vocab, limits, &s);
 }
 
 // Chat content: a string, null, or an array of {"type": "text", "text": ...} parts.
@@ -265,7 +346,7 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
   FieldReader r(body);
   ApiRequest req;
   req.chat = true;
-  ReadCommon(r, n_ctx, limits, &req);
+  ReadCommon(r, n_vocab, n_ctx, limits, &req);
 
   bool logprobs = false;
   r.Bool("logprobs", &logprobs);
@@ -351,7 +432,7 @@ ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body,
   FieldReader r(body);
   ApiRequest req;
   req.chat = false;
-  ReadCommon(r, n_ctx, limits, &req);
+  ReadCommon(r, n_vocab, n_ctx, limits, &req);
 
   int64_t lp = 0;
   if (r.Int("logprobs", &lp)) {

@@ -45,6 +45,104 @@ TEST(ApiRequest, ParsesChatSampling) {
   EXPECT_DOUBLE_EQ(a.cache_ttl_s, 30);
 }
 
+TEST(ApiRequest, ParsesPenaltiesAndLogitBias) {
+  auto r = Completion(R"({"prompt":"x","presence_penalty":-1.5,"frequency_penalty":2,"repetition_penalty":1.3,
+      "logit_bias":{"999":-100,"0":100,"17":0.5,"007":-2.25}})");
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  const SamplingParams& s = r.value.sampling;
+  EXPECT_FLOAT_EQ(s.presence_penalty, -1.5f);
+  EXPECT_FLOAT_EQ(s.frequency_penalty, 2.0f);
+  EXPECT_FLOAT_EQ(s.repetition_penalty, 1.3f);
+  const std::vector<std::pair<int32_t, float>> want = {{0, 100.0f}, {7, -2.25f}, {17, 0.5f}, {999, -100.0f}};
+  EXPECT_EQ(s.logit_bias, want);  // sorted by id
+  auto defaults = Chat(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{}})");
+  ASSERT_TRUE(defaults.ok()) << defaults.error.message;
+  EXPECT_FLOAT_EQ(defaults.value.sampling.presence_penalty, 0.0f);
+  EXPECT_FLOAT_EQ(defaults.value.sampling.frequency_penalty, 0.0f);
+  EXPECT_FLOAT_EQ(defaults.value.sampling.repetition_penalty, 1.0f);
+  EXPECT_TRUE(defaults.value.sampling.logit_bias.empty());
+  for (const char* edge : {"1e-6", "0.5", "1e6"}) {
+    auto e = Completion(std::string(R"({"prompt":"x","repetition_penalty":)") + edge + "}");
+    EXPECT_TRUE(e.ok()) << edge << ": " << e.error.message;
+  }
+}
+
+// Each bad sampling value is a 400 whose message names what is wrong.
+TEST(ApiRequest, RejectsBadSamplingValues) {
+  struct Case {
+    const char* fields;   // appended to a valid chat body
+    const char* param;
+    const char* in_message;
+  };
+  const Case cases[] = {
+      {R"("presence_penalty":2.5)", "presence_penalty", "[-2, 2]"},
+      {R"("presence_penalty":-2.01)", "presence_penalty", "[-2, 2]"},
+      {R"("presence_penalty":"high")", "presence_penalty", "a number"},
+      {R"("frequency_penalty":-3)", "frequency_penalty", "[-2, 2]"},
+      {R"("frequency_penalty":true)", "frequency_penalty", "a number"},
+      {R"("repetition_penalty":0)", "repetition_penalty", "> 0"},
+      {R"("repetition_penalty":-1)", "repetition_penalty", "> 0"},
+      {R"("repetition_penalty":1e300)", "repetition_penalty", "> 0"},
+      {R"("repetition_penalty":[1])", "repetition_penalty", "a number"},
+      {R"("logit_bias":[1])", "logit_bias", "an object"},
+      {R"("logit_bias":"5")", "logit_bias", "an object"},
+      {R"("logit_bias":{"abc":1})", "logit_bias", "\"abc\" is not a token id"},
+      {R"("logit_bias":{"":1})", "logit_bias", "\"\" is not a token id"},
+      {R"("logit_bias":{"1.5":1})", "logit_bias", "\"1.5\" is not a token id"},
+      {R"("logit_bias":{" 12":1})", "logit_bias", "\" 12\" is not a token id"},
+      {R"("logit_bias":{"12abc":1})", "logit_bias", "\"12abc\" is not a token id"},
+      {R"("logit_bias":{"+3":1})", "logit_bias", "\"+3\" is not a token id"},
+      {R"("logit_bias":{"1000":1})", "logit_bias", "\"1000\" is outside the vocabulary [0, 1000)"},
+      {R"("logit_bias":{"-1":1})", "logit_bias", "\"-1\" is outside the vocabulary"},
+      {R"("logit_bias":{"99999999999999999999999":1})", "logit_bias", "outside the vocabulary"},
+      {R"("logit_bias":{"5":"1"})", "logit_bias", "value for \"5\" must be a number, got string"},
+      {R"("logit_bias":{"5":null})", "logit_bias", "value for \"5\" must be a number, got null"},
+      {R"("logit_bias":{"5":100.5})", "logit_bias", "value for \"5\" must be in [-100, 100]"},
+      {R"("logit_bias":{"5":-101})", "logit_bias", "value for \"5\" must be in [-100, 100]"},
+      {R"("logit_bias":{"5":1,"05":2})", "logit_bias", "token id 5 twice"},
+      {R"("seed":1.5)", "seed", "an integer"},
+      {R"("seed":"7")", "seed", "an integer"},
+      {R"("top_k":-2)", "top_k", "-1, 0 (off) or positive"},
+      {R"("top_k":2.5)", "top_k", "an integer"},
+      {R"("min_p":1.5)", "min_p", "[0, 1]"},
+      {R"("min_p":-0.1)", "min_p", "[0, 1]"},
+  };
+  for (const Case& c : cases) {
+    const std::string body = std::string(R"({"messages":[{"role":"user","content":"x"}],)") + c.fields + "}";
+    for (bool chat : {true, false}) {
+      auto r = chat ? Chat(body) : Completion(std::string(R"({"prompt":"x",)") + c.fields + "}");
+      ASSERT_FALSE(r.ok()) << c.fields;
+      EXPECT_EQ(r.error.http_status, 400) << c.fields;
+      EXPECT_EQ(r.error.param, c.param) << c.fields << " -> " << r.error.message;
+      EXPECT_NE(r.error.message.find(c.in_message), std::string::npos) << c.fields << " -> " << r.error.message;
+    }
+  }
+  // A long key is quoted in part, cut on a character boundary.
+  auto r = Chat(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{")" + std::string(39, 'a') +
+                "\xc3\xa9" + std::string(100, 'b') + R"(":1}})");
+  ASSERT_FALSE(r.ok());
+  std::string quoted(40, 'a');  // "aaa...a...": the 2-byte character would straddle byte 40
+  quoted.front() = '"';
+  quoted += "...\"";
+  EXPECT_NE(r.error.message.find(quoted), std::string::npos) << r.error.message;
+}
+
+TEST(ApiRequest, LogitBiasEntriesAreLimited) {
+  RequestLimits limits;
+  limits.max_logit_bias = 2;
+  auto chat = [&](const std::string& bias) {
+    return ParseChatRequest(
+        ParseJsonBody(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":)" + bias + "}").value, kVocab,
+        kCtx, limits);
+  };
+  EXPECT_TRUE(chat(R"({"1":1,"2":2})").ok());
+  auto many = chat(R"({"1":1,"2":2,"3":3})");
+  ASSERT_FALSE(many.ok());
+  EXPECT_EQ(many.error.http_status, 400);
+  EXPECT_EQ(many.error.param, "logit_bias");
+  EXPECT_NE(many.error.message.find("--max-logit-bias"), std::string::npos) << many.error.message;
+}
+
 TEST(ApiRequest, NormalisesContentPartsAndToolArguments) {
   auto r = Chat(R"({"messages":[
       {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},

@@ -2,10 +2,10 @@
 //
 // ParseChatRequest / ParseCompletionRequest check every field's type and
 // range and return an OpenAI-style 400 (with `param`) for anything wrong;
-// nothing throws. Fields the server does not implement but clients commonly
-// send (presence_penalty, frequency_penalty, response_format, tool_choice,
-// parallel_tool_calls, logit_bias, metadata, ...) are type-checked where
-// cheap and otherwise ignored. Pure functions; thread-safe.
+// nothing throws. Every sampling field (temperature, top_p, top_k, min_p,
+// presence/frequency/repetition penalties, logit_bias, seed) reaches
+// SamplingParams; counts are bounded by RequestLimits. Pure functions;
+// thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -117,7 +117,7 @@ bool Scheduler::EnsureBlocks(Sequence* seq, int64_t n_tokens_total, StepPlan* pl
       break;
     }
     if (!victim) {
-      if (running_.size() == 1 && plan->batch.empty()) {
+      if (running_.size() == 1 && loading_.empty() && plan->batch.empty()) {
         plan->failed.push_back(seq);  // alone and still no room: the context exceeds the device tier
       } else {
         Preempt(seq);

@@ -163,10 +163,14 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
   Sequence* s = waiting_[pick].get();
   const int64_t total = static_cast<int64_t>(s->tokens.size());
   const int64_t need = kv_.BlocksNeeded(match, total);
-  const int64_t headroom = static_cast<int64_t>(running_.size() + loading_.size()) + 1;
+  // Headroom keeps room for the running sequences to grow; a sequence alone
+  // needs none (it may take every block), so a request that fits the tier
+  // alone is never left waiting for headroom that cannot come.
+  const bool alone = running_.empty() && loading_.empty();
+  const int64_t headroom = alone ? 0 : static_cast<int64_t>(running_.size() + loading_.size()) + 1;
   if (!kv_.CanAllocate(need + headroom)) {
     // Nothing running and it still cannot fit: it never will.
-    if (running_.empty() && loading_.empty() && !kv_.CanAllocate(need)) {
+    if (alone) {
       std::unique_ptr<Sequence> owned = std::move(waiting_[pick]);
       waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pick));
       plan->failed.push_back(owned.get());

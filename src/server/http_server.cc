@@ -302,6 +302,7 @@ void HttpServer::Impl::SetUpRoutes() {
   server.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (const GuardedStream* conn = GuardedStream::Current(); conn && conn->limit_hit()) {
+      res.set_header("Connection", "close");  // the connection ends after this answer
       return SendApiError(res, StreamLimitError(conn->limit(), options), &metrics);
     }
     ApiError e;

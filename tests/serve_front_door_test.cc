@@ -270,6 +270,20 @@ TEST_F(ServeFrontDoor, MetricsAndVersionReportTheBuild) {
   EXPECT_NE(ReadLog().find("prosgrow " + version + " (commit " + commit), std::string::npos) << ReadLog();
 }
 
+// The engine's own admission check, seen through `prosgrow generate`.
+TEST_F(ServeFrontDoor, GenerateRefusesWhatTheKvTierCannotHold) {
+  const std::string model = (dir_ / "tiny.gguf").string();
+  auto r = test::RunProsgrow("generate -m " + model + " --kv-device-mem 64KiB -n 400 -p 'a b c d e f g h'");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  // The last line (the engine logs its shape before it) is the error.
+  const std::string last = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("prosgrow generate: the request needs ", 0), 0u) << r.err;
+  EXPECT_NE(last.find(" + 400 max_tokens) but the device tier holds at most "), std::string::npos) << r.err;
+  EXPECT_NE(last.find("--kv-device-mem"), std::string::npos) << r.err;
+  r = test::RunProsgrow("generate -m " + model + " --kv-device-mem 64KiB -n 4 -p 'a b c d e f g h'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST(ServeFlags, BadLimitValuesFailWithOneLine) {
   for (const char* bad : {"--max-headers 0", "--max-url-bytes 9000", "--max-json-depth 2", "--max-messages 0",
                           "--max-header-bytes 1", "--max-body-bytes 12", "--max-stop -1", "--max-tools -3",

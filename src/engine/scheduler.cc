@@ -168,7 +168,13 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
   // alone is never left waiting for headroom that cannot come.
   const bool alone = running_.empty() && loading_.empty();
   const int64_t headroom = alone ? 0 : static_cast<int64_t>(running_.size() + loading_.size()) + 1;
-  if (!kv_.CanAllocate(need + headroom)) {
+  bool room = kv_.CanAllocate(need + headroom);
+  if (!room && alone && need <= kv_.device_blocks()) {
+    // Blocks pinned by copies still in flight (a cancelled promotion) come back when they land.
+    kv_.WaitIdle();
+    room = kv_.CanAllocate(need);
+  }
+  if (!room) {
     // Nothing running and it still cannot fit: it never will.
     if (alone) {
       std::unique_ptr<Sequence> owned = std::move(waiting_[pick]);

@@ -224,6 +224,61 @@ TEST_F(ServeFrontDoor, OversizedBodyGets413NamingTheFlag) {
   ExpectServing();
 }
 
+TEST_F(ServeFrontDoor, ChunkedAndLengthlessBodiesAreBoundedToo) {
+  // 1.5 MiB of JSON in 64 KiB chunks: over the 1 MiB limit once decoded.
+  std::string text(3 << 19, 'a');
+  json big = {{"prompt", text}, {"max_tokens", 1}};
+  const std::string payload = big.dump();
+  std::string chunked;
+  for (size_t off = 0; off < payload.size(); off += 65536) {
+    const std::string part = payload.substr(off, 65536);
+    char size[32];
+    std::snprintf(size, sizeof(size), "%zx\r\n", part.size());
+    chunked += size + part + "\r\n";
+  }
+  chunked += "0\r\n\r\n";
+  const std::string head = "POST /v1/completions HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
+                           "Content-Type: application/json\r\n";
+  HttpReply r = Exchange(port_, head + "Transfer-Encoding: chunked\r\n\r\n" + chunked);
+  EXPECT_EQ(r.status, 413) << r.head << "\n" << r.body.substr(0, 300);
+  EXPECT_NE(ErrorMessage(r).find("--max-body-bytes"), std::string::npos) << r.body.substr(0, 300);
+  // Far past the limit (8 MiB), chunked: the server stops reading.
+  std::string huge;
+  for (int i = 0; i < 128; ++i) huge += "10000\r\n" + std::string(65536, 'a') + "\r\n";
+  r = Exchange(port_, head + "Transfer-Encoding: chunked\r\n\r\n" + huge + "0\r\n\r\n");
+  EXPECT_EQ(r.status, 413) << r.head;
+  // A declared length past the limit.
+  r = Exchange(port_, head + "Content-Length: 99999999999\r\n\r\n" + std::string(4 << 20, 'a'));
+  EXPECT_EQ(r.status, 413) << r.head;
+  ExpectServing();
+}
+
+TEST_F(ServeFrontDoor, BodyCountLimitsNameTheirFlags) {
+  json messages = json::array();
+  for (int i = 0; i < 5000; ++i) messages.push_back({{"role", "user"}, {"content", "hi"}});
+  json tools = json::array();
+  for (int i = 0; i < 200; ++i)
+    tools.push_back({{"type", "function"}, {"function", {{"name", "f" + std::to_string(i)}, {"parameters", json::object()}}}});
+  json logit_bias = json::object();
+  for (int i = 0; i < 2000; ++i) logit_bias[std::to_string(i)] = 1;
+  const json one = json::array({{{"role", "user"}, {"content", "hi"}}});
+  struct Case {
+    json body;
+    const char* flag;
+  } cases[] = {
+      {{{"messages", messages}}, "--max-messages"},
+      {{{"messages", one}, {"tools", tools}}, "--max-tools"},
+      {{{"messages", one}, {"stop", std::vector<std::string>(20, "x")}}, "--max-stop"},
+      {{{"messages", one}, {"logit_bias", logit_bias}}, "--max-logit-bias"},
+  };
+  for (const Case& c : cases) {
+    HttpReply r = Exchange(port_, Post("/v1/chat/completions", c.body.dump()));
+    EXPECT_EQ(r.status, 400) << c.flag << ": " << r.body;
+    EXPECT_NE(ErrorMessage(r).find(c.flag), std::string::npos) << r.body;
+  }
+  ExpectServing();
+}
+
 TEST_F(ServeFrontDoor, RequestThatCanNeverFitGets400NamingBothNumbers) {
   HttpReply r = Exchange(port_, TokenPrompt(300, 10));
   ASSERT_EQ(r.status, 400) << r.head << "\n" << r.body;

@@ -60,6 +60,7 @@ void GuardedStream::BeginRequest() {
 
 void GuardedStream::HeadersDone() {
   phase_ = Phase::kBody;
+  body_bytes_ = 0;
   deadline_s_ = NowSeconds() + limits_.body_timeout_s;
 }
 
@@ -119,6 +120,13 @@ ssize_t GuardedStream::read(char* ptr, size_t size) {
       return -1;
     }
     size = std::min<size_t>(size, 1);
+  } else if (phase_ == Phase::kBody) {
+    const int64_t budget = 2 * limits_.max_body_bytes + (64 << 10) - body_bytes_;
+    if (budget <= 0) {
+      limit_ = Limit::kBody;
+      return -1;
+    }
+    size = std::min<size_t>(size, static_cast<size_t>(budget));
   }
   if (off_ >= len_) {
     if (phase_ != Phase::kHandling && deadline_s_ > 0 && NowSeconds() > deadline_s_) {
@@ -140,6 +148,7 @@ ssize_t GuardedStream::read(char* ptr, size_t size) {
   size_t n = std::min(size, len_ - off_);
   std::memcpy(ptr, buf_.data() + off_, n);
   off_ += n;
+  if (phase_ == Phase::kBody) body_bytes_ += static_cast<int64_t>(n);
   if (phase_ == Phase::kHeaders && n > 0) {
     if (Limit l = CountHeaderByte(ptr[0]); l != Limit::kNone) {
       limit_ = l;

@@ -31,6 +31,11 @@ struct StreamLimits {
   int64_t max_header_bytes = 64 << 10;  // request line + headers + blank line
   int64_t max_url_bytes = 8 << 10;      // request line with its CRLF, <= kMaxRequestLineBytes
   int64_t max_headers = 100;            // header lines
+  // Body bytes as sent. cpp-httplib checks a Content-Length against the body
+  // limit itself but reads chunked and length-less bodies without one; the
+  // stream stops any body past 2 x max_body_bytes + 64 KiB of raw bytes
+  // (room for chunk framing), the handler checks the decoded size exactly.
+  int64_t max_body_bytes = 8 << 20;
   double header_timeout_s = 10;
   double body_timeout_s = 60;
   double read_timeout_s = 5;
@@ -41,7 +46,7 @@ class GuardedStream final : public httplib::Stream {
  public:
   enum class Phase { kHeaders, kBody, kHandling };
   // Why reading stopped early in this request (kNone: it did not).
-  enum class Limit { kNone, kHeaderBytes, kHeaderCount, kHeaderLine, kUrl, kTimeout };
+  enum class Limit { kNone, kHeaderBytes, kHeaderCount, kHeaderLine, kUrl, kBody, kTimeout };
 
   GuardedStream(int fd, const StreamLimits& limits);
 
@@ -92,6 +97,7 @@ class GuardedStream final : public httplib::Stream {
   int64_t header_lines_ = 0;   // '\n'-terminated lines among them (request line included)
   int64_t line_bytes_ = 0;     // bytes of the current, unfinished line
   int64_t bytes_written_ = 0;  // since BeginRequest
+  int64_t body_bytes_ = 0;     // raw bytes read in this request's body phase
   std::vector<char> buf_;      // read buffer: [off_, len_) not yet handed out
   size_t off_ = 0, len_ = 0;
   mutable bool write_failed_ = false;

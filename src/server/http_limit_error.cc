@@ -41,6 +41,8 @@ ApiError StreamLimitError(GuardedStream::Limit limit, const ServerOptions& o) {
       return Make(414, fmt::format("the request line (method, URL, version) is longer than {} bytes (--max-url-bytes)",
                                    o.max_url_bytes),
                   "uri_too_long");
+    case Limit::kBody:
+      return BodyTooLargeError(o);
     case Limit::kTimeout:
     case Limit::kNone:
       break;

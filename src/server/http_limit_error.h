@@ -14,7 +14,7 @@
 namespace pg {
 
 // 431 for header bytes / count / line length, 414 for the request line,
-// 400 for a timeout. `limit` must not be kNone.
+// 413 for the body, 400 for a timeout.
 ApiError StreamLimitError(GuardedStream::Limit limit, const ServerOptions& options);
 
 // 413 for a body past --max-body-bytes.

@@ -7,6 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "server/guarded_stream.h"
@@ -82,6 +85,34 @@ TEST(HttpLimits, HeaderBytesAndHeaderLineLength) {
   EXPECT_EQ(limit, Limit::kHeaderLine);
 }
 
+TEST(HttpLimits, RawBodyBytesAreBoundedEvenWithoutALength) {
+  StreamLimits l;
+  l.max_body_bytes = 1024;
+  const int64_t bound = 2 * l.max_body_bytes + (64 << 10);  // room for chunk framing
+  const std::string body(static_cast<size_t>(bound) + 5000, 'b');
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  GuardedStream stream(fds[0], l);
+  stream.BeginRequest();
+  stream.HeadersDone();
+  int64_t got = 0;
+  std::vector<char> buf(4096);
+  size_t sent = 0;
+  for (;;) {
+    if (sent < body.size()) {
+      ssize_t n = ::send(fds[1], body.data() + sent, std::min<size_t>(8192, body.size() - sent), MSG_DONTWAIT);
+      if (n > 0) sent += static_cast<size_t>(n);
+    }
+    ssize_t n = stream.read(buf.data(), buf.size());
+    if (n <= 0) break;
+    got += n;
+  }
+  EXPECT_EQ(stream.limit(), Limit::kBody);
+  EXPECT_EQ(got, bound);
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
 TEST(HttpLimits, EachLimitHasItsStatusAndNamesItsFlag) {
   ServerOptions o;
   struct Case {
@@ -92,6 +123,7 @@ TEST(HttpLimits, EachLimitHasItsStatusAndNamesItsFlag) {
                {Limit::kHeaderCount, 431, "--max-headers"},
                {Limit::kHeaderLine, 431, "8192 bytes"},
                {Limit::kUrl, 414, "--max-url-bytes"},
+               {Limit::kBody, 413, "--max-body-bytes"},
                {Limit::kTimeout, 400, "did not arrive in time"}};
   for (const Case& c : cases) {
     ApiError e = StreamLimitError(c.limit, o);

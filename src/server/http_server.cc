@@ -157,7 +157,7 @@ struct HttpServer::Impl {
         service(s),
         metrics(&registry),
         server(StreamLimits{options.max_header_bytes, options.max_url_bytes, options.max_headers,
-                            options.header_timeout_s, options.body_timeout_s, options.read_timeout_s,
+                            options.max_body_bytes, options.header_timeout_s, options.body_timeout_s, options.read_timeout_s,
                             options.write_timeout_s},
                options.keep_alive_max_requests, options.keep_alive_timeout_s),
         key_digest(Sha256(options.api_key)),
@@ -195,6 +195,10 @@ struct HttpServer::Impl {
       if (!Authorized(req)) {
         res.set_header("WWW-Authenticate", "Bearer");
         return SendApiError(res, Unauthorized("missing or invalid API key"), &metrics);
+      }
+      // A chunked body is decoded without httplib's size check.
+      if (static_cast<int64_t>(req.body.size()) > options.max_body_bytes) {
+        return SendApiError(res, BodyTooLargeError(options), &metrics);
       }
       try {
         fn(req, res);

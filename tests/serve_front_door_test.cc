@@ -115,9 +115,8 @@ class ServeFrontDoor : public ::testing::Test {
                                   model);
     ASSERT_EQ(made.exit_code, 0) << made.err;
     // 64KiB of device KV: a few hundred tokens for one sequence on the tiny shape.
-    std::vector<std::string> args = {PROSGROW_BINARY, "serve",        "-m",     model,       "--port", "0",
-                                     "--threads",     "1",            "--kv-device-mem", "64KiB",
-                                     "--max-body-bytes", "1MiB",       "--http-threads", "8"};
+    std::vector<std::string> args = {PROSGROW_BINARY,   "serve", "-m", model, "--port", "0", "--threads", "1",
+                                     "--kv-device-mem", "64KiB", "--max-body-bytes", "1MiB", "--http-threads", "8"};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -258,7 +257,8 @@ TEST_F(ServeFrontDoor, BodyCountLimitsNameTheirFlags) {
   for (int i = 0; i < 5000; ++i) messages.push_back({{"role", "user"}, {"content", "hi"}});
   json tools = json::array();
   for (int i = 0; i < 200; ++i)
-    tools.push_back({{"type", "function"}, {"function", {{"name", "f" + std::to_string(i)}, {"parameters", json::object()}}}});
+    tools.push_back({{"type", "function"},
+                     {"function", {{"name", "f" + std::to_string(i)}, {"parameters", json::object()}}}});
   json logit_bias = json::object();
   for (int i = 0; i < 2000; ++i) logit_bias[std::to_string(i)] = 1;
   const json one = json::array({{{"role", "user"}, {"content", "hi"}}});

@@ -157,8 +157,8 @@ struct HttpServer::Impl {
         service(s),
         metrics(&registry),
         server(StreamLimits{options.max_header_bytes, options.max_url_bytes, options.max_headers,
-                            options.max_body_bytes, options.header_timeout_s, options.body_timeout_s, options.read_timeout_s,
-                            options.write_timeout_s},
+                            options.max_body_bytes, options.header_timeout_s, options.body_timeout_s,
+                            options.read_timeout_s, options.write_timeout_s},
                options.keep_alive_max_requests, options.keep_alive_timeout_s),
         key_digest(Sha256(options.api_key)),
         started_unix(static_cast<int64_t>(std::time(nullptr))) {}

@@ -215,6 +215,15 @@ TEST_F(ServeFrontDoor, LongUrlGets414NamingTheFlag) {
   ExpectServing();
 }
 
+TEST_F(ServeFrontDoor, MalformedRequestGets400AndTheConnectionEnds) {
+  // What follows an unparsable request is not read as another request.
+  HttpReply r = Exchange(port_, "GARBAGE\r\n\r\n" + Get("/health"));
+  EXPECT_EQ(r.status, 400) << r.head;
+  EXPECT_NE(r.head.find("Connection: close"), std::string::npos) << r.head;
+  EXPECT_EQ(r.body.find("HTTP/1.1"), std::string::npos) << r.body;
+  ExpectServing();
+}
+
 TEST_F(ServeFrontDoor, OversizedBodyGets413NamingTheFlag) {
   json body = {{"prompt", std::string(2 << 20, 'a')}, {"max_tokens", 1}};
   HttpReply r = Exchange(port_, Post("/v1/completions", body.dump()));

@@ -68,6 +68,10 @@ class GuardedStream final : public httplib::Stream {
   Limit limit() const { return limit_; }
   // Bytes written since BeginRequest (0: no response has started).
   int64_t bytes_written() const { return bytes_written_; }
+  // The request could not be parsed: where the next one starts is unknown,
+  // so the connection ends after the answer.
+  void MarkUnparsable() { unparsable_ = true; }
+  bool unparsable() const { return unparsable_; }
 
   bool is_readable() const override;
   bool is_writable() const override;
@@ -102,6 +106,7 @@ class GuardedStream final : public httplib::Stream {
   size_t off_ = 0, len_ = 0;
   mutable bool write_failed_ = false;
   Limit limit_ = Limit::kNone;
+  bool unparsable_ = false;
 };
 
 // Waits up to timeout_s for fd to become readable. Returns true if readable

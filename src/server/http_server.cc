@@ -96,7 +96,7 @@ class GuardedHttplibServer final : public httplib::Server {
           const std::string answer = limit_answer_(stream.limit());
           (void)!stream.write(answer.data(), answer.size());
         }
-        if (!ret || connection_closed || stream.limit_hit()) break;
+        if (!ret || connection_closed || stream.limit_hit() || stream.unparsable()) break;
       }
       GuardedStream::SetCurrent(nullptr);
       if (stream.limit_hit()) DrainBeforeClose(sock);
@@ -305,7 +305,7 @@ void HttpServer::Impl::SetUpRoutes() {
   });
   server.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    if (const GuardedStream* conn = GuardedStream::Current(); conn && conn->limit_hit()) {
+    if (GuardedStream* conn = GuardedStream::Current(); conn && conn->limit_hit()) {
       res.set_header("Connection", "close");  // the connection ends after this answer
       return SendApiError(res, StreamLimitError(conn->limit(), options), &metrics);
     }
@@ -314,7 +314,11 @@ void HttpServer::Impl::SetUpRoutes() {
       case 404: e = NotFoundError("no route for " + req.method + " " + req.path, "unknown_route"); break;
       case 413: e = BodyTooLargeError(options); break;
       case 414: e = StreamLimitError(GuardedStream::Limit::kUrl, options); break;
-      case 400: e = BadRequest("malformed HTTP request"); break;
+      case 400:
+        e = BadRequest("malformed HTTP request");
+        res.set_header("Connection", "close");
+        if (GuardedStream* conn = GuardedStream::Current()) conn->MarkUnparsable();
+        break;
       default: e = ServerError("HTTP error " + std::to_string(res.status)); e.http_status = res.status; break;
     }
     SendApiError(res, e, &metrics);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bench/bench_cli.h"
+#include "build_info.h"
 #include "eval/eval_cli.h"
 #include "subcommands.h"
 #include "synth/make_model_cli.h"
@@ -29,7 +30,8 @@ const Command kCommands[] = {
 void Usage(FILE* out) {
   std::fprintf(out, "usage: prosgrow <command> [options]\n\ncommands:\n");
   for (const Command& c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name, c.help);
-  std::fprintf(out, "\nRun 'prosgrow <command> --help' for the options of a command.\n");
+  std::fprintf(out, "\nRun 'prosgrow <command> --help' for the options of a command;\n"
+                    "'prosgrow --version' for the version, commit, build type and kernel ISA.\n");
 }
 
 }  // namespace
@@ -42,6 +44,10 @@ int main(int argc, char** argv) {
   std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     Usage(stdout);
+    return 0;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    std::printf("%s\n", pg::BuildInfoLine(pg::ThisBuild()).c_str());
     return 0;
   }
   for (const Command& c : kCommands)

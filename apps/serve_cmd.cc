@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "base/cli_util.h"
+#include "build_info.h"
 #include "engine/engine.h"
 #include "engine_flags.h"
 #include "server/http_server.h"
@@ -28,6 +29,8 @@ int ServeMain(int argc, char** argv) {
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   Status v = so.Validate();
   if (!v.ok()) return Fail("serve", v.message());
+  so.build = ThisBuild();
+  PG_LOG_INFO("{}", BuildInfoLine(so.build));
   auto config = ToEngineConfig(ef);
   if (!config.ok()) return Fail("serve", config.status().message());
   config->model_name = served_name;

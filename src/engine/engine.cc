@@ -1,5 +1,6 @@
 #include "engine/engine.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -64,6 +65,9 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   e->info_.model_name = c.model_name.empty() ? std::filesystem::path(c.model_path).stem().string() : c.model_name;
   e->info_.n_vocab = mc.n_vocab;
   e->info_.n_ctx = c.ctx_size;
+  // A sequence alone may use every device block (the scheduler evicts cached
+  // ones for it); holding prompt + max_tokens - 1 positions it never needs more.
+  e->info_.max_seq_tokens = e->kv_->device_blocks() * e->kv_->page_tokens();
   e->info_.chat_template = e->model_->file().GetStringOr("tokenizer.chat_template", "");
   const Tokenizer& t = *e->tokenizer_;
   if (t.bos_id() >= 0) e->info_.bos_token = t.TokenText(t.bos_id());
@@ -87,6 +91,12 @@ Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
     if (id < 0 || id >= info_.n_vocab)
       return InvalidArgument(fmt::format("token id {} is outside the vocabulary (0..{})", id, info_.n_vocab - 1));
   if (request.sampling.max_tokens < 1) return InvalidArgument("max_tokens must be >= 1");
+  // The sequence stops at max_tokens or at the context, whichever comes first.
+  const int64_t need = std::min<int64_t>(n + request.sampling.max_tokens, info_.n_ctx);
+  if (need > info_.max_seq_tokens)
+    return InvalidArgument(fmt::format("the request needs {} tokens of KV ({} prompt + {} max_tokens) but the device "
+                                       "tier holds at most {} tokens for one sequence (--kv-device-mem)",
+                                       need, n, need - n, info_.max_seq_tokens));
   auto seq = std::make_unique<Sequence>();
   seq->request = std::move(request);
   seq->on_event = std::move(on_event);
@@ -232,9 +242,12 @@ void Engine::Step() {
   AcceptIncoming();
   kv_->Tick();
   StepPlan plan = scheduler_->Schedule(NowSeconds());
+  // Unreachable for a request Submit accepted (it fits the device tier
+  // alone); kept so a broken invariant ends one request, not the server.
   for (Sequence* s : plan.failed)
-    Finish(s, "error", fmt::format("the request needs more KV memory than the device tier holds ({} tokens)",
-                                   s->tokens.size()));
+    Finish(s, "error", fmt::format("the request needs more KV memory than the device tier holds ({} tokens, at "
+                                   "most {} for one sequence)",
+                                   s->tokens.size(), info_.max_seq_tokens));
   if (!plan.empty()) {
     Status st = RunForward(plan);
     if (!st.ok()) {

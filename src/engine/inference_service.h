@@ -88,6 +88,10 @@ struct ServiceInfo {
   std::string model_name;       // id reported by /v1/models
   int64_t n_vocab = 0;
   int64_t n_ctx = 0;            // max prompt + completion tokens per sequence
+  // Most prompt + max_tokens one sequence can hold in the device KV tier when
+  // it runs alone (device blocks x tokens per block); 0 = no bound beyond
+  // n_ctx. Submit refuses (InvalidArgument) a request past it.
+  int64_t max_seq_tokens = 0;
   std::string chat_template;    // tokenizer.chat_template ("" if none)
   std::string bos_token, eos_token;  // text of the special tokens
 };

@@ -117,7 +117,7 @@ bool Scheduler::EnsureBlocks(Sequence* seq, int64_t n_tokens_total, StepPlan* pl
       break;
     }
     if (!victim) {
-      if (running_.size() == 1 && plan->batch.empty()) {
+      if (running_.size() == 1 && loading_.empty() && plan->batch.empty()) {
         plan->failed.push_back(seq);  // alone and still no room: the context exceeds the device tier
       } else {
         Preempt(seq);
@@ -163,10 +163,20 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
   Sequence* s = waiting_[pick].get();
   const int64_t total = static_cast<int64_t>(s->tokens.size());
   const int64_t need = kv_.BlocksNeeded(match, total);
-  const int64_t headroom = static_cast<int64_t>(running_.size() + loading_.size()) + 1;
-  if (!kv_.CanAllocate(need + headroom)) {
+  // Headroom keeps room for the running sequences to grow; a sequence alone
+  // needs none (it may take every block), so a request that fits the tier
+  // alone is never left waiting for headroom that cannot come.
+  const bool alone = running_.empty() && loading_.empty();
+  const int64_t headroom = alone ? 0 : static_cast<int64_t>(running_.size() + loading_.size()) + 1;
+  bool room = kv_.CanAllocate(need + headroom);
+  if (!room && alone && need <= kv_.device_blocks()) {
+    // Blocks pinned by copies still in flight (a cancelled promotion) come back when they land.
+    kv_.WaitIdle();
+    room = kv_.CanAllocate(need);
+  }
+  if (!room) {
     // Nothing running and it still cannot fit: it never will.
-    if (running_.empty() && loading_.empty() && !kv_.CanAllocate(need)) {
+    if (alone) {
       std::unique_ptr<Sequence> owned = std::move(waiting_[pick]);
       waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pick));
       plan->failed.push_back(owned.get());

@@ -9,7 +9,9 @@
 //  3. prefilling sequences get chunks from the token budget;
 //  4. waiting requests are admitted while the budget, the sequence limit and
 //     the device tier allow (admission control: a request whose blocks plus
-//     one block of headroom per running sequence do not fit stays queued).
+//     one block of headroom per running sequence do not fit stays queued;
+//     with nothing running it needs no headroom, and one that cannot fit
+//     the device tier even then fails: Engine::Submit refuses those first).
 //     Order: FCFS under the baseline policy; under the optimized policy the
 //     request with the longest cached prefix among the first few waiting is
 //     preferred, unless the head of the queue has waited past the fairness

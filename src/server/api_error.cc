@@ -19,6 +19,8 @@ const char* ApiError::kind() const {
     case 404: return "not_found";
     case 405: return "method_not_allowed";
     case 413: return "payload_too_large";
+    case 414: return "uri_too_long";
+    case 431: return "header_too_large";
     case 429: return "queue_full";
     case 503: return "unavailable";
     default: return "server_error";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "server/stop_string_filter.h"
@@ -496,23 +497,41 @@ ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body,
   return req;
 }
 
-std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx) {
-  if (prompt_tokens == 0) return BadRequest("the prompt is empty (0 tokens)", request->chat ? "messages" : "prompt");
+std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx,
+                                     int64_t max_seq_tokens) {
+  const std::string prompt_param = request->chat ? "messages" : "prompt";
+  if (prompt_tokens == 0) return BadRequest("the prompt is empty (0 tokens)", prompt_param);
   if (prompt_tokens >= n_ctx) {
     return BadRequest(fmt::format("the prompt is {} tokens, but the model's context is {} tokens (at least one must "
                                   "be left for the completion)",
                                   prompt_tokens, n_ctx),
-                      request->chat ? "messages" : "prompt", "context_length_exceeded");
+                      prompt_param, "context_length_exceeded");
   }
-  int64_t room = n_ctx - prompt_tokens;
+  const bool kv_bound = max_seq_tokens > 0 && max_seq_tokens < n_ctx;
+  if (kv_bound && prompt_tokens >= max_seq_tokens) {
+    return BadRequest(fmt::format("the request needs at least {} tokens of KV ({} prompt + at least 1 completion) "
+                                  "but the device tier holds at most {} tokens for one sequence (--kv-device-mem)",
+                                  prompt_tokens + 1, prompt_tokens, max_seq_tokens),
+                      prompt_param, "kv_capacity_exceeded");
+  }
+  const int64_t limit = kv_bound ? max_seq_tokens : n_ctx;
+  const int64_t room = limit - prompt_tokens;
   if (!request->max_tokens_given) {
-    request->sampling.max_tokens = static_cast<int>(room);
-  } else if (request->sampling.max_tokens > room) {
+    request->sampling.max_tokens = static_cast<int>(std::min<int64_t>(room, std::numeric_limits<int>::max()));
+    return std::nullopt;
+  }
+  const int64_t max_tokens = request->sampling.max_tokens;
+  if (prompt_tokens + max_tokens > n_ctx) {
     return BadRequest(fmt::format("the context is {} tokens, but {} were requested ({} in the prompt, {} for the "
                                   "completion); lower max_tokens",
-                                  n_ctx, prompt_tokens + request->sampling.max_tokens, prompt_tokens,
-                                  request->sampling.max_tokens),
+                                  n_ctx, prompt_tokens + max_tokens, prompt_tokens, max_tokens),
                       "max_tokens", "context_length_exceeded");
+  }
+  if (prompt_tokens + max_tokens > limit) {
+    return BadRequest(fmt::format("the request needs {} tokens of KV ({} prompt + {} max_tokens) but the device tier "
+                                  "holds at most {} tokens for one sequence (--kv-device-mem); lower max_tokens",
+                                  prompt_tokens + max_tokens, prompt_tokens, max_tokens, max_seq_tokens),
+                      "max_tokens", "kv_capacity_exceeded");
   }
   return std::nullopt;
 }

@@ -54,8 +54,12 @@ ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body,
 // deeper than `max_depth` (checked while parsing, so nothing recurses on it).
 ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body, int max_depth = kDefaultMaxJsonDepth);
 
-// Checks the prompt against the context and sets max_tokens when absent
-// (the rest of the context). 400 with the token counts when it cannot fit.
-std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx);
+// Checks prompt + max_tokens against the context (n_ctx) and against what the
+// device KV tier can hold for one sequence (max_seq_tokens, ServiceInfo; 0 =
+// no such bound), and sets max_tokens when absent to the room left under the
+// smaller of the two. 400 with the token counts, and the bound broken, when
+// the request cannot fit: such a request would otherwise fail in the engine.
+std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx,
+                                     int64_t max_seq_tokens = 0);
 
 }  // namespace pg

@@ -232,7 +232,8 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   } else {
     prompt = tok.Encode(api.prompt_text, /*add_special=*/true, /*parse_special=*/true);
   }
-  if (std::optional<ApiError> err = FitToContext(&api, static_cast<int64_t>(prompt.size()), info.n_ctx)) {
+  if (std::optional<ApiError> err =
+          FitToContext(&api, static_cast<int64_t>(prompt.size()), info.n_ctx, info.max_seq_tokens)) {
     return SendApiError(res, *err, ctx_.metrics);
   }
 

@@ -52,11 +52,15 @@ GuardedStream::GuardedStream(int fd, const StreamLimits& limits) : fd_(fd), limi
 void GuardedStream::BeginRequest() {
   phase_ = Phase::kHeaders;
   header_bytes_ = 0;
+  header_lines_ = 0;
+  line_bytes_ = 0;
+  bytes_written_ = 0;
   deadline_s_ = NowSeconds() + limits_.header_timeout_s;
 }
 
 void GuardedStream::HeadersDone() {
   phase_ = Phase::kBody;
+  body_bytes_ = 0;
   deadline_s_ = NowSeconds() + limits_.body_timeout_s;
 }
 
@@ -87,22 +91,50 @@ bool GuardedStream::is_writable() const {
   return PollFor(fd_, POLLOUT, limits_.write_timeout_s) && !PeerClosed();
 }
 
+GuardedStream::Limit GuardedStream::HeaderLimitBeforeRead() const {
+  if (header_bytes_ >= limits_.max_header_bytes) return Limit::kHeaderBytes;
+  if (header_lines_ == 0 && line_bytes_ >= limits_.max_url_bytes) return Limit::kUrl;
+  if (header_lines_ > 0 && line_bytes_ >= kMaxHeaderLineBytes) return Limit::kHeaderLine;
+  return Limit::kNone;
+}
+
+GuardedStream::Limit GuardedStream::CountHeaderByte(char c) {
+  ++header_bytes_;
+  if (c == '\n') {
+    ++header_lines_;
+    line_bytes_ = 0;
+    return Limit::kNone;
+  }
+  ++line_bytes_;
+  // After the request line and max_headers header lines only the blank line may come.
+  if (header_lines_ > limits_.max_headers && c != '\r') return Limit::kHeaderCount;
+  return Limit::kNone;
+}
+
 ssize_t GuardedStream::read(char* ptr, size_t size) {
   if (phase_ == Phase::kHeaders) {
-    // The parser reads headers a byte at a time; cap what it may consume.
-    if (header_bytes_ >= limits_.max_header_bytes) {
-      limit_hit_ = true;
+    // The parser reads the request line and headers a byte at a time; take
+    // one byte per call so every header limit holds exactly.
+    if (Limit l = HeaderLimitBeforeRead(); l != Limit::kNone) {
+      limit_ = l;
       return -1;
     }
-    size = std::min<size_t>(size, static_cast<size_t>(limits_.max_header_bytes - header_bytes_));
+    size = std::min<size_t>(size, 1);
+  } else if (phase_ == Phase::kBody) {
+    const int64_t budget = 2 * limits_.max_body_bytes + (64 << 10) - body_bytes_;
+    if (budget <= 0) {
+      limit_ = Limit::kBody;
+      return -1;
+    }
+    size = std::min<size_t>(size, static_cast<size_t>(budget));
   }
   if (off_ >= len_) {
     if (phase_ != Phase::kHandling && deadline_s_ > 0 && NowSeconds() > deadline_s_) {
-      limit_hit_ = true;
+      limit_ = Limit::kTimeout;
       return -1;
     }
     if (!is_readable()) {
-      if (phase_ != Phase::kHandling && deadline_s_ > 0 && NowSeconds() > deadline_s_) limit_hit_ = true;
+      if (phase_ != Phase::kHandling && deadline_s_ > 0 && NowSeconds() > deadline_s_) limit_ = Limit::kTimeout;
       return -1;
     }
     ssize_t n;
@@ -116,7 +148,13 @@ ssize_t GuardedStream::read(char* ptr, size_t size) {
   size_t n = std::min(size, len_ - off_);
   std::memcpy(ptr, buf_.data() + off_, n);
   off_ += n;
-  if (phase_ == Phase::kHeaders) header_bytes_ += static_cast<int64_t>(n);
+  if (phase_ == Phase::kBody) body_bytes_ += static_cast<int64_t>(n);
+  if (phase_ == Phase::kHeaders && n > 0) {
+    if (Limit l = CountHeaderByte(ptr[0]); l != Limit::kNone) {
+      limit_ = l;
+      return -1;
+    }
+  }
   return static_cast<ssize_t>(n);
 }
 
@@ -130,6 +168,7 @@ ssize_t GuardedStream::write(const char* ptr, size_t size) {
     n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
   if (n < 0) write_failed_ = true;
+  if (n > 0) bytes_written_ += n;
   return n;
 }
 

@@ -17,6 +17,7 @@
 #include "server/chat_prompt.h"
 #include "server/completion_handler.h"
 #include "server/guarded_stream.h"
+#include "server/http_limit_error.h"
 #include "server/openai_response.h"
 #include "server/server_metrics.h"
 
@@ -66,6 +67,10 @@ class GuardedHttplibServer final : public httplib::Server {
     if (s != INVALID_SOCKET) ::listen(s, backlog);
   }
 
+  // The raw response for a request a stream limit stopped before httplib
+  // could answer it (e.g. inside the request line).
+  void SetLimitAnswer(std::function<std::string(GuardedStream::Limit)> fn) { limit_answer_ = std::move(fn); }
+
  private:
   bool process_and_close_socket(socket_t sock) override {
     bool ret = false;
@@ -87,7 +92,11 @@ class GuardedHttplibServer final : public httplib::Server {
                               [&stream](httplib::Request&) { stream.HeadersDone(); });
         PG_LOG_DEBUG("connection fd {}: request done ok={} closed={} limit_hit={} peer_closed={}", sock, ret,
                      connection_closed, stream.limit_hit(), stream.PeerClosed());
-        if (!ret || connection_closed || stream.limit_hit()) break;
+        if (stream.limit_hit() && stream.bytes_written() == 0 && limit_answer_) {
+          const std::string answer = limit_answer_(stream.limit());
+          (void)!stream.write(answer.data(), answer.size());
+        }
+        if (!ret || connection_closed || stream.limit_hit() || stream.unparsable()) break;
       }
       GuardedStream::SetCurrent(nullptr);
       if (stream.limit_hit()) DrainBeforeClose(sock);
@@ -119,6 +128,7 @@ class GuardedHttplibServer final : public httplib::Server {
   }
 
   const StreamLimits limits_;
+  std::function<std::string(GuardedStream::Limit)> limit_answer_;
   const int keep_alive_max_;
   const double keep_alive_timeout_s_;
 };
@@ -146,7 +156,8 @@ struct HttpServer::Impl {
       : options(std::move(o)),
         service(s),
         metrics(&registry),
-        server(StreamLimits{options.max_header_bytes, options.header_timeout_s, options.body_timeout_s,
+        server(StreamLimits{options.max_header_bytes, options.max_url_bytes, options.max_headers,
+                            options.max_body_bytes, options.header_timeout_s, options.body_timeout_s,
                             options.read_timeout_s, options.write_timeout_s},
                options.keep_alive_max_requests, options.keep_alive_timeout_s),
         key_digest(Sha256(options.api_key)),
@@ -184,6 +195,10 @@ struct HttpServer::Impl {
       if (!Authorized(req)) {
         res.set_header("WWW-Authenticate", "Bearer");
         return SendApiError(res, Unauthorized("missing or invalid API key"), &metrics);
+      }
+      // A chunked body is decoded without httplib's size check.
+      if (static_cast<int64_t>(req.body.size()) > options.max_body_bytes) {
+        return SendApiError(res, BodyTooLargeError(options), &metrics);
       }
       try {
         fn(req, res);
@@ -251,6 +266,11 @@ void HttpServer::Impl::SetUpRoutes() {
     res.status = ready ? 200 : 503;
     res.set_content(ready ? R"({"status":"ok"})" : R"({"status":"loading"})", "application/json");
   });
+  registry.AddInfo("prosgrow_build_info", "Version, git commit, build type and CPU kernel ISA of this server.",
+                   {{"version", options.build.version},
+                    {"commit", options.build.commit},
+                    {"build_type", options.build.build_type},
+                    {"isa", options.build.isa}});
   server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(registry.Render() + service->MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
   });
@@ -277,14 +297,28 @@ void HttpServer::Impl::SetUpRoutes() {
 
   // Errors httplib produces itself (no route, 413, malformed request) get the
   // OpenAI error body; responses that already carry one are left alone.
+  // A request a stream limit stopped gets the error that names the limit.
+  server.SetLimitAnswer([this](GuardedStream::Limit limit) {
+    ApiError e = StreamLimitError(limit, options);
+    metrics.errors->Inc({e.kind()});
+    return RawErrorResponse(e);
+  });
   server.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
+    if (GuardedStream* conn = GuardedStream::Current(); conn && conn->limit_hit()) {
+      res.set_header("Connection", "close");  // the connection ends after this answer
+      return SendApiError(res, StreamLimitError(conn->limit(), options), &metrics);
+    }
     ApiError e;
     switch (res.status) {
       case 404: e = NotFoundError("no route for " + req.method + " " + req.path, "unknown_route"); break;
-      case 413: e = PayloadTooLarge("request body is larger than " + std::to_string(options.max_body_bytes) + " bytes"); break;
-      case 414: e = BadRequest("request URI too long"); e.http_status = 414; break;
-      case 400: e = BadRequest("malformed HTTP request"); break;
+      case 413: e = BodyTooLargeError(options); break;
+      case 414: e = StreamLimitError(GuardedStream::Limit::kUrl, options); break;
+      case 400:
+        e = BadRequest("malformed HTTP request");
+        res.set_header("Connection", "close");
+        if (GuardedStream* conn = GuardedStream::Current()) conn->MarkUnparsable();
+        break;
       default: e = ServerError("HTTP error " + std::to_string(res.status)); e.http_status = res.status; break;
     }
     SendApiError(res, e, &metrics);

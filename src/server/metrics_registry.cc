@@ -159,6 +159,22 @@ Histogram* MetricsRegistry::AddHistogram(const std::string& name, const std::str
   return entries_.back().histogram.get();
 }
 
+void MetricsRegistry::AddInfo(const std::string& name, const std::string& help,
+                              const std::vector<std::pair<std::string, std::string>>& labels) {
+  PG_CHECK(IsValidMetricName(name));
+  Entry e;
+  Header(&e.fixed, name, help, "gauge");
+  std::string text;
+  for (const auto& [label, value] : labels) {
+    PG_CHECK(IsValidMetricName(label));
+    if (!text.empty()) text += ",";
+    text += fmt::format("{}=\"{}\"", label, EscapeLabelValue(value));
+  }
+  e.fixed += fmt::format("{}{{{}}} 1\n", name, text);
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_.push_back(std::move(e));
+}
+
 std::string MetricsRegistry::Render() const {
   std::string out;
   std::lock_guard<std::mutex> lock(mu_);
@@ -166,6 +182,7 @@ std::string MetricsRegistry::Render() const {
     if (e.counter) e.counter->Render(&out);
     if (e.gauge) e.gauge->Render(&out);
     if (e.histogram) e.histogram->Render(&out);
+    out += e.fixed;
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pg {
@@ -69,6 +70,10 @@ class MetricsRegistry {
   Gauge* AddGauge(const std::string& name, const std::string& help);
   Histogram* AddHistogram(const std::string& name, const std::string& help,
                           std::vector<double> upper_bounds);
+  // A constant gauge of value 1 whose labels carry facts (the Prometheus
+  // "info" idiom), e.g. prosgrow_build_info{version="0.1.0",...} 1.
+  void AddInfo(const std::string& name, const std::string& help,
+               const std::vector<std::pair<std::string, std::string>>& labels);
 
   // All families, in creation order, each with # HELP and # TYPE lines.
   std::string Render() const;
@@ -81,6 +86,7 @@ class MetricsRegistry {
     std::unique_ptr<CounterFamily> counter;
     std::unique_ptr<Gauge> gauge;
     std::unique_ptr<Histogram> histogram;
+    std::string fixed;  // pre-rendered (AddInfo)
   };
   mutable std::mutex mu_;
   std::vector<Entry> entries_;

@@ -53,5 +53,16 @@ TEST(MetricsRegistry, ConcurrentUpdatesAreCounted) {
   EXPECT_EQ(h->Count(), 8000u);
 }
 
+TEST(MetricsRegistry, InfoGaugeCarriesEscapedLabels) {
+  MetricsRegistry r;
+  r.AddCounter("a_total", "A.");
+  r.AddInfo("x_build_info", "Build.", {{"version", "1.2"}, {"commit", "ab\"c\\d"}});
+  const std::string text = r.Render();
+  EXPECT_NE(text.find("# TYPE x_build_info gauge\nx_build_info{version=\"1.2\",commit=\"ab\\\"c\\\\d\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_LT(text.find("a_total"), text.find("x_build_info"));  // creation order
+}
+
 }  // namespace
 }  // namespace pg

@@ -15,6 +15,15 @@ class App;
 
 namespace pg {
 
+// What this binary is, filled by `prosgrow serve` (the server includes no
+// backend code, so the kernel ISA arrives here as a string).
+struct BuildInfo {
+  std::string version = "unknown";
+  std::string commit = "unknown";
+  std::string build_type = "unknown";
+  std::string isa = "unknown";  // CPU kernel level the runtime dispatch selected
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;             // 0 = ephemeral; HttpServer::port() reports the bound one
@@ -23,7 +32,9 @@ struct ServerOptions {
   int threads = 128;           // HTTP worker threads (each holds one connection)
 
   int64_t max_body_bytes = 8 << 20;    // larger bodies get 413
-  int64_t max_header_bytes = 64 << 10; // request line + headers, per request
+  int64_t max_header_bytes = 64 << 10; // request line + headers, per request; more gets 431
+  int64_t max_headers = 100;           // header lines per request; more gets 431
+  int64_t max_url_bytes = 8 << 10;     // request line (method, URL, version, CRLF); longer gets 414
   double header_timeout_s = 10;        // whole request line + headers must arrive in this
   double body_timeout_s = 60;          // whole body must arrive in this
   double read_timeout_s = 5;           // per read while a request is arriving
@@ -31,14 +42,19 @@ struct ServerOptions {
   double keep_alive_timeout_s = 5;     // idle wait for the next request on a connection
   int keep_alive_max_requests = 100;   // requests per connection
   RequestLimits limits;                // what one request body may contain
+  BuildInfo build;                     // reported by /metrics (prosgrow_build_info)
 
-  // Checks ranges (port 0..65535, positive limits) and loads api_key_file.
+  // Checks ranges (port 0..65535, every limit within its documented range;
+  // the message names the flag) and loads api_key_file.
   Status Validate();
 };
 
 // Registers --host, --port, --api-key, --api-key-file, --http-threads,
-// --max-body-bytes (accepts "8MiB") and --http-timeout on `app`. The values
-// land in *options when the app parses; call options->Validate() afterwards.
+// --http-timeout and the request limits (docs/server.md, "Request limits"):
+// --max-body-bytes and --max-header-bytes (accept "8MiB"), --max-headers,
+// --max-url-bytes, --max-json-depth, --max-messages, --max-tools, --max-stop,
+// --max-logit-bias. The values land in *options when the app parses; call
+// options->Validate() afterwards (it checks the ranges).
 void AddServerFlags(CLI::App& app, ServerOptions* options);
 
 }  // namespace pg

@@ -1,0 +1,26 @@
+// The OpenAI-style error answered for a request that a GuardedStream limit
+// stopped (too many header lines, headers too large, request line too long,
+// too slow), and the raw HTTP response that carries it when cpp-httplib gave
+// up before it could answer. Each message names the limit and its flag
+// (docs/server.md, "Request limits"). Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+
+#include "server/api_error.h"
+#include "server/guarded_stream.h"
+#include "server/server_options.h"
+
+namespace pg {
+
+// 431 for header bytes / count / line length, 414 for the request line,
+// 413 for the body, 400 for a timeout.
+ApiError StreamLimitError(GuardedStream::Limit limit, const ServerOptions& options);
+
+// 413 for a body past --max-body-bytes.
+ApiError BodyTooLargeError(const ServerOptions& options);
+
+// "HTTP/1.1 <status> <reason>" with a JSON body and Connection: close.
+std::string RawErrorResponse(const ApiError& error);
+
+}  // namespace pg

@@ -29,6 +29,8 @@ struct ApiRequest {
   // string, tool-call arguments parsed into objects); tools as sent or null.
   nlohmann::ordered_json messages;
   nlohmann::ordered_json tools;
+  bool tool_choice_none = false;      // tool_choice "none": tools dropped before rendering
+  bool parallel_tool_calls = true;    // false: only the first parsed call is returned
 
   // completions: either text or token ids.
   bool prompt_is_tokens = false;

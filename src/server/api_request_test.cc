@@ -298,3 +298,43 @@ TEST(ApiRequest, CountLimitsAre400sNamingTheFlag) {
 
 }  // namespace
 }  // namespace pg
+
+namespace pg {
+namespace {
+
+ApiResult<ApiRequest> ChatWithTool(const std::string& extra) {
+  return ParseChatRequest(ParseJsonBody(R"({"messages": [{"role": "user", "content": "hi"}],
+    "tools": [{"type": "function", "function": {"name": "f"}}])" + extra + "}").value,
+                          1000, 4096);
+}
+
+TEST(ApiRequest, OutputControlsAreHonouredOrRefusedNeverIgnored) {
+  EXPECT_TRUE(ChatWithTool(R"(, "response_format": {"type": "text"})").ok());
+  for (const char* rf : {R"({"type": "json_object"})", R"({"type": "json_schema", "json_schema": {"name": "x"}})",
+                         R"("json")", R"({})"}) {
+    auto r = ChatWithTool(std::string(R"(, "response_format": )") + rf);
+    ASSERT_FALSE(r.ok()) << rf;
+    EXPECT_EQ(r.error.http_status, 400);
+    EXPECT_EQ(r.error.param, "response_format");
+  }
+  auto autochoice = ChatWithTool(R"(, "tool_choice": "auto")");
+  ASSERT_TRUE(autochoice.ok());
+  EXPECT_FALSE(autochoice.value.tools.is_null());
+  auto none = ChatWithTool(R"(, "tool_choice": "none")");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none.value.tools.is_null());  // neither rendered nor parsed
+  for (const char* tc : {R"("required")", R"({"type": "function", "function": {"name": "f"}})", "3"}) {
+    auto r = ChatWithTool(std::string(R"(, "tool_choice": )") + tc);
+    ASSERT_FALSE(r.ok()) << tc;
+    EXPECT_EQ(r.error.param, "tool_choice");
+  }
+  auto serial = ChatWithTool(R"(, "parallel_tool_calls": false)");
+  ASSERT_TRUE(serial.ok());
+  EXPECT_FALSE(serial.value.parallel_tool_calls);
+  EXPECT_FALSE(ChatWithTool(R"(, "parallel_tool_calls": "no")").ok());
+  EXPECT_FALSE(ChatWithTool(R"(, "functions": [])").ok());
+  EXPECT_FALSE(ChatWithTool(R"(, "function_call": "auto")").ok());
+}
+
+}  // namespace
+}  // namespace pg

@@ -37,6 +37,7 @@ struct ResponsePlan {
   bool include_usage = false;
   bool logprobs = false;
   bool tools = false;        // chat with tools: look for tool calls at the end
+  bool parallel_tool_calls = true;  // false: keep only the first call
   std::string session_id;
 };
 
@@ -48,6 +49,7 @@ std::string FinishWithTools(const HandlerContext& ctx, const ResponsePlan& plan,
   if (out.tool_calls.empty()) return reason;
   *text = std::move(out.content);
   *calls = std::move(out.tool_calls);
+  if (!plan.parallel_tool_calls && calls->size() > 1) calls->resize(1);
   if (!plan.session_id.empty()) ctx.service->NoteToolCall(plan.session_id);
   return "tool_calls";
 }
@@ -246,6 +248,7 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   plan.include_usage = api.stream && api.include_usage;
   plan.logprobs = api.sampling.logprobs;
   plan.tools = chat && !api.tools.is_null();
+  plan.parallel_tool_calls = api.parallel_tool_calls;
   plan.session_id = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
 
   GenerationRequest g;

@@ -1,0 +1,195 @@
+// ParseChatRequest: the /v1/chat/completions body (see api_request.h).
+#include <fmt/format.h>
+
+#include "base/bounded_json.h"
+#include "server/api_request.h"
+#include "server/request_fields.h"
+
+namespace pg {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Chat fields that shape the output beyond sampling. What is implemented is
+// honoured; what is not yet (constrained decoding) is a 400, never ignored.
+//   response_format: {"type": "text"} (the default) only.
+//   tool_choice: "auto" (default) or "none" (the tools are neither rendered
+//     nor parsed); "required" and a named function need constrained decoding.
+//   parallel_tool_calls: false keeps only the first parsed call.
+//   functions / function_call (the API's deprecated form): use 'tools'.
+void ReadOutputControls(FieldReader& r, ApiRequest* req) {
+  if (const json* rf = r.Get("response_format")) {
+    auto type = rf->is_object() ? rf->find("type") : rf->end();
+    if (!rf->is_object() || type == rf->end() || !type->is_string()) {
+      r.Fail(BadRequest("'response_format' must be an object with a string 'type'", "response_format"));
+    } else if (*type != "text") {
+      r.Fail(BadRequest(fmt::format("'response_format' type '{}' is not supported yet (structured output needs "
+                                    "constrained decoding); only 'text' is",
+                                    type->get<std::string>()),
+                        "response_format", "unsupported_parameter"));
+    }
+  }
+  if (const json* tc = r.Get("tool_choice")) {
+    if (tc->is_string() && (*tc == "auto" || *tc == "none")) {
+      req->tool_choice_none = *tc == "none";
+    } else if (tc->is_string() || tc->is_object()) {
+      r.Fail(BadRequest(fmt::format("'tool_choice' {} is not supported yet (forcing a tool call needs constrained "
+                                    "decoding); use \"auto\" or \"none\"",
+                                    tc->dump()),
+                        "tool_choice", "unsupported_parameter"));
+    } else {
+      r.WrongType("tool_choice", "a string or an object", *tc);
+    }
+  }
+  bool parallel = true;
+  if (r.Bool("parallel_tool_calls", &parallel)) req->parallel_tool_calls = parallel;
+  for (const char* key : {"functions", "function_call"}) {
+    if (r.Get(key)) {
+      r.Fail(BadRequest(fmt::format("'{}' is the deprecated form of tools; send 'tools' (and 'tool_choice')", key),
+                        key, "unsupported_parameter"));
+    }
+  }
+}
+
+// Chat content: a string, null, or an array of {"type": "text", "text": ...} parts.
+bool NormaliseContent(json& msg, size_t index, FieldReader& r) {
+  auto it = msg.find("content");
+  if (it == msg.end() || it->is_null() || it->is_string()) return true;
+  std::string param = fmt::format("messages[{}].content", index);
+  if (!it->is_array()) return r.WrongType(param.c_str(), "a string or an array of content parts", *it);
+  std::string joined;
+  for (const json& part : *it) {
+    if (!part.is_object()) return r.WrongType(param.c_str(), "an array of content-part objects", part);
+    auto type = part.find("type");
+    if (type == part.end() || !type->is_string()) {
+      r.Fail(BadRequest(fmt::format("{}: every part needs a string 'type'", param), param));
+      return false;
+    }
+    if (*type != "text") {
+      r.Fail(BadRequest(fmt::format("{}: content part type '{}' is not supported (text only)", param,
+                                    type->get<std::string>()),
+                        param));
+      return false;
+    }
+    auto text = part.find("text");
+    if (text == part.end() || !text->is_string()) {
+      r.Fail(BadRequest(fmt::format("{}: a text part needs a string 'text'", param), param));
+      return false;
+    }
+    joined += text->get<std::string>();
+  }
+  *it = joined;
+  return true;
+}
+
+bool NormaliseToolCalls(json& msg, size_t index, FieldReader& r) {
+  auto it = msg.find("tool_calls");
+  if (it == msg.end() || it->is_null()) return true;
+  std::string param = fmt::format("messages[{}].tool_calls", index);
+  if (!it->is_array()) return r.WrongType(param.c_str(), "an array", *it);
+  for (json& call : *it) {
+    if (!call.is_object()) return r.WrongType(param.c_str(), "an array of objects", call);
+    auto fn = call.find("function");
+    if (fn == call.end() || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string()) {
+      r.Fail(BadRequest(fmt::format("{}: each call needs a 'function' object with a string 'name'", param), param));
+      return false;
+    }
+    // Templates expect arguments as an object; the API carries a JSON string.
+    auto args = fn->find("arguments");
+    if (args != fn->end() && args->is_string()) {
+      json parsed = ParseBoundedOrDiscard(args->get<std::string>());
+      if (!parsed.is_discarded()) *args = std::move(parsed);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
+                                       const RequestLimits& limits) {
+  FieldReader r(body);
+  ApiRequest req;
+  req.chat = true;
+  ReadCommonFields(r, n_vocab, n_ctx, limits, &req);
+
+  bool logprobs = false;
+  r.Bool("logprobs", &logprobs);
+  int64_t top = 0;
+  if (r.Int("top_logprobs", &top)) {
+    if (top < 0 || top > kMaxTopLogprobs) {
+      r.Fail(BadRequest(fmt::format("'top_logprobs' must be in [0, {}], got {}", kMaxTopLogprobs, top), "top_logprobs"));
+    } else if (top > 0 && !logprobs) {
+      r.Fail(BadRequest("'top_logprobs' requires 'logprobs': true", "top_logprobs"));
+    }
+  }
+  req.sampling.logprobs = logprobs;
+  req.sampling.top_logprobs = logprobs ? static_cast<int>(top) : 0;
+
+  ReadOutputControls(r, &req);
+  const json* messages = r.Get("messages");
+  if (!messages) {
+    r.Fail(BadRequest("'messages' is required", "messages"));
+  } else if (!messages->is_array()) {
+    r.WrongType("messages", "an array", *messages);
+  } else if (messages->empty()) {
+    r.Fail(BadRequest("'messages' must not be empty", "messages"));
+  } else if (messages->size() > static_cast<size_t>(limits.max_messages)) {
+    r.Fail(BadRequest(fmt::format("'messages' has {} entries, more than the limit of {} (--max-messages)",
+                                  messages->size(), limits.max_messages),
+                      "messages", "too_many_messages"));
+  } else {
+    req.messages = *messages;
+    for (size_t i = 0; i < req.messages.size() && !r.failed(); ++i) {
+      json& m = req.messages[i];
+      std::string param = fmt::format("messages[{}]", i);
+      if (!m.is_object()) {
+        r.WrongType(param.c_str(), "an object", m);
+        break;
+      }
+      auto role = m.find("role");
+      if (role == m.end() || !role->is_string()) {
+        r.Fail(BadRequest(fmt::format("{} needs a string 'role'", param), param + ".role"));
+        break;
+      }
+      const std::string rs = role->get<std::string>();
+      if (rs != "system" && rs != "user" && rs != "assistant" && rs != "tool" && rs != "developer") {
+        r.Fail(BadRequest(fmt::format("{}.role '{}' is not one of system, developer, user, assistant, tool", param, rs),
+                          param + ".role", "invalid_role"));
+        break;
+      }
+      if (!NormaliseContent(m, i, r) || !NormaliseToolCalls(m, i, r)) break;
+      bool has_content = m.contains("content") && m["content"].is_string();
+      bool has_calls = m.contains("tool_calls") && m["tool_calls"].is_array() && !m["tool_calls"].empty();
+      if (!has_content && !(rs == "assistant" && has_calls)) {
+        r.Fail(BadRequest(fmt::format("{} ({}) needs 'content'", param, rs), param + ".content"));
+        break;
+      }
+      if (m.contains("content") && m["content"].is_null()) m["content"] = "";
+    }
+  }
+
+  if (const json* tools = r.Get("tools")) {
+    if (!tools->is_array()) {
+      r.WrongType("tools", "an array", *tools);
+    } else if (tools->size() > static_cast<size_t>(limits.max_tools)) {
+      r.Fail(BadRequest(fmt::format("'tools' has {} entries, more than the limit of {} (--max-tools)", tools->size(),
+                                    limits.max_tools),
+                        "tools", "too_many_tools"));
+    } else {
+      for (size_t i = 0; i < tools->size(); ++i) {
+        const json& t = (*tools)[i];
+        const json* fn = t.is_object() && t.contains("function") ? &t["function"] : nullptr;
+        if (!fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string()) {
+          r.Fail(BadRequest(fmt::format("tools[{}] must be {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}", i),
+                            fmt::format("tools[{}]", i)));
+          break;
+        }
+      }
+      if (!tools->empty() && !req.tool_choice_none) req.tools = *tools;
+    }
+  }
+  if (r.failed()) return r.error();
+  return req;
+}
+}  // namespace pg

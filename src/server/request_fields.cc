@@ -1,0 +1,201 @@
+#include "server/request_fields.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace pg {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr double kMinRepetitionPenalty = 1e-6;  // both spelled out in the 400's message
+constexpr double kMaxRepetitionPenalty = 1e6;
+
+// A client's string for an error message: at most ~40 bytes, cut on a UTF-8
+// character boundary (the body was checked to be valid UTF-8).
+std::string Excerpt(const std::string& text) {
+  constexpr size_t kMax = 40;
+  if (text.size() <= kMax) return text;
+  size_t end = kMax;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end) + "...";
+}
+
+// logit_bias: {"<token id>": bias in [-100, 100], ...} -> sorted (id, bias).
+void ReadLogitBias(FieldReader& r, int64_t n_vocab, const RequestLimits& limits, SamplingParams* s) {
+  const json* lb = r.Get("logit_bias");
+  if (!lb) return;
+  if (!lb->is_object()) {
+    r.WrongType("logit_bias", "an object", *lb);
+    return;
+  }
+  if (lb->size() > static_cast<size_t>(limits.max_logit_bias)) {
+    r.Fail(BadRequest(fmt::format("'logit_bias' has {} entries, more than the limit of {} (--max-logit-bias)",
+                                  lb->size(), limits.max_logit_bias),
+                      "logit_bias", "too_many_logit_bias"));
+    return;
+  }
+  s->logit_bias.reserve(lb->size());
+  for (auto it = lb->begin(); it != lb->end(); ++it) {
+    const std::string& key = it.key();
+    int64_t id = -1;
+    auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (key.empty() || end != key.data() + key.size() || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+      r.Fail(BadRequest(fmt::format("'logit_bias' key \"{}\" is not a token id (a decimal integer string)",
+                                    Excerpt(key)),
+                        "logit_bias", "invalid_logit_bias"));
+      return;
+    }
+    if (ec != std::errc() || id < 0 || id >= n_vocab) {
+      r.Fail(BadRequest(fmt::format("'logit_bias' key \"{}\" is outside the vocabulary [0, {})", Excerpt(key), n_vocab),
+                        "logit_bias", "invalid_logit_bias"));
+      return;
+    }
+    const json& v = it.value();
+    if (!v.is_number()) {
+      r.Fail(BadRequest(fmt::format("'logit_bias' value for \"{}\" must be a number, got {}", key, JsonTypeName(v)),
+                        "logit_bias", "invalid_type"));
+      return;
+    }
+    const double bias = v.get<double>();
+    if (!(bias >= -100 && bias <= 100)) {
+      r.Fail(BadRequest(fmt::format("'logit_bias' value for \"{}\" must be in [-100, 100], got {}", key, bias),
+                        "logit_bias", "invalid_logit_bias"));
+      return;
+    }
+    s->logit_bias.emplace_back(static_cast<int32_t>(id), static_cast<float>(bias));
+  }
+  std::sort(s->logit_bias.begin(), s->logit_bias.end());
+  for (size_t i = 1; i < s->logit_bias.size(); ++i) {
+    if (s->logit_bias[i].first == s->logit_bias[i - 1].first) {
+      r.Fail(BadRequest(fmt::format("'logit_bias' names token id {} twice", s->logit_bias[i].first), "logit_bias",
+                        "invalid_logit_bias"));
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+const char* JsonTypeName(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "boolean";
+    case json::value_t::string: return "string";
+    case json::value_t::array: return "array";
+    case json::value_t::object: return "object";
+    case json::value_t::number_float: return "number";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "integer";
+    default: return "unknown";
+  }
+}
+
+// Reads optional top-level fields; remembers the first error. A null value
+
+// Fields shared by both endpoints.
+void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req) {
+  SamplingParams& s = req->sampling;
+  r.String("model", &req->model);
+
+  double d = 0;
+  if (r.Number("temperature", &d)) {
+    if (d < 0 || d > 100) r.Fail(BadRequest(fmt::format("'temperature' must be in [0, 100], got {}", d), "temperature"));
+    s.temperature = static_cast<float>(d);
+  }
+  if (r.Number("top_p", &d)) {
+    if (!(d > 0 && d <= 1)) r.Fail(BadRequest(fmt::format("'top_p' must be in (0, 1], got {}", d), "top_p"));
+    s.top_p = static_cast<float>(d);
+  }
+  if (r.Number("min_p", &d)) {
+    if (!(d >= 0 && d <= 1)) r.Fail(BadRequest(fmt::format("'min_p' must be in [0, 1], got {}", d), "min_p"));
+    s.min_p = static_cast<float>(d);
+  }
+  for (auto [key, out] : {std::pair{"presence_penalty", &s.presence_penalty},
+                           std::pair{"frequency_penalty", &s.frequency_penalty}}) {
+    if (!r.Number(key, &d)) continue;
+    if (d < -2 || d > 2) r.Fail(BadRequest(fmt::format("'{}' must be in [-2, 2], got {}", key, d), key));
+    else *out = static_cast<float>(d);
+  }
+  // > 0 as in vLLM and llama.cpp; the bounds keep logit / penalty and
+  // logit * penalty finite in float.
+  if (r.Number("repetition_penalty", &d)) {
+    if (!(d >= kMinRepetitionPenalty && d <= kMaxRepetitionPenalty)) {
+      r.Fail(BadRequest(fmt::format("'repetition_penalty' must be > 0 (1 = off), within [1e-6, 1e6], got {}", d),
+                        "repetition_penalty"));
+    } else {
+      s.repetition_penalty = static_cast<float>(d);
+    }
+  }
+
+  int64_t i;
+  if (r.Int("top_k", &i)) {
+    if (i < -1 || i > 1000000) r.Fail(BadRequest(fmt::format("'top_k' must be -1, 0 (off) or positive, got {}", i), "top_k"));
+    s.top_k = i <= 0 ? 0 : static_cast<int>(i);
+  }
+  if (r.Int("seed", &i)) {
+    s.has_seed = true;
+    s.seed = static_cast<uint64_t>(i);
+  }
+  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+    if (!r.Int(key, &i)) continue;
+    if (i < 1) {
+      r.Fail(BadRequest(fmt::format("'{}' must be at least 1, got {}", key, i), key));
+    } else if (i > n_ctx) {
+      r.Fail(BadRequest(fmt::format("'{}' is {}, more than the model's context of {} tokens", key, i, n_ctx), key));
+    } else {
+      s.max_tokens = static_cast<int>(i);
+      req->max_tokens_given = true;
+    }
+  }
+  if (r.Int("n", &i) && i != 1) {
+    r.Fail(BadRequest(fmt::format("'n' must be 1 (only one choice per request is supported), got {}", i), "n"));
+  }
+  if (r.Int("best_of", &i) && i != 1) r.Fail(BadRequest("'best_of' must be 1", "best_of"));
+  r.Bool("ignore_eos", &s.ignore_eos);
+  r.Bool("stream", &req->stream);
+  r.String("user", &req->user);
+  if (r.Number("cache_ttl_s", &d)) {
+    if (d < 0 || d > 1e9) r.Fail(BadRequest(fmt::format("'cache_ttl_s' must be in [0, 1e9], got {}", d), "cache_ttl_s"));
+    req->cache_ttl_s = d;
+  }
+
+  if (const json* so = r.Get("stream_options")) {
+    if (!so->is_object()) {
+      r.WrongType("stream_options", "an object", *so);
+    } else if (auto it = so->find("include_usage"); it != so->end() && !it->is_null()) {
+      if (!it->is_boolean()) r.WrongType("stream_options.include_usage", "a boolean", *it);
+      else req->include_usage = it->get<bool>();
+    }
+  }
+
+  if (const json* stop = r.Get("stop")) {
+    if (stop->is_string()) {
+      req->stop.push_back(stop->get<std::string>());
+    } else if (stop->is_array()) {
+      if (stop->size() > static_cast<size_t>(limits.max_stop)) {
+        r.Fail(BadRequest(fmt::format("'stop' has {} strings, more than the limit of {} (--max-stop)", stop->size(),
+                                      limits.max_stop),
+                          "stop", "too_many_stop_strings"));
+      }
+      for (const json& s1 : *stop) {
+        if (!s1.is_string()) {
+          r.WrongType("stop", "a string or an array of strings", s1);
+          break;
+        }
+        req->stop.push_back(s1.get<std::string>());
+      }
+    } else {
+      r.WrongType("stop", "a string or an array of strings", *stop);
+    }
+    for (const std::string& s1 : req->stop) {
+      if (s1.empty()) r.Fail(BadRequest("'stop' strings must not be empty", "stop"));
+    }
+  }
+  ReadLogitBias(r, n_vocab, limits, &s);
+}
+
+}  // namespace pg

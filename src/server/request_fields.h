@@ -1,0 +1,99 @@
+// Request fields: the reader both request parsers use (ParseChatRequest in
+// chat_request.cc, ParseCompletionRequest in api_request.cc) and the fields
+// the two endpoints share. Internal to src/server. Pure; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "server/api_error.h"
+#include "server/api_request.h"
+#include "server/request_limits.h"
+
+namespace pg {
+
+inline constexpr int kMaxTopLogprobs = 20;
+
+// "null", "boolean", "string", "array", "object", "number" or "integer".
+const char* JsonTypeName(const nlohmann::ordered_json& v);
+
+// Reads optional top-level fields; remembers the first error. A null value
+// counts as absent.
+class FieldReader {
+ public:
+  explicit FieldReader(const nlohmann::ordered_json& body) : body_(body) {}
+
+  bool failed() const { return error_.has_value(); }
+  const ApiError& error() const { return *error_; }
+  void Fail(ApiError e) {
+    if (!error_) error_ = std::move(e);
+  }
+
+  const nlohmann::ordered_json* Get(const char* key) const {
+    auto it = body_.find(key);
+    if (it == body_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+
+  bool Bool(const char* key, bool* out) {
+    const nlohmann::ordered_json* v = Get(key);
+    if (!v) return false;
+    if (!v->is_boolean()) return WrongType(key, "a boolean", *v);
+    *out = v->get<bool>();
+    return true;
+  }
+
+  bool Number(const char* key, double* out) {
+    const nlohmann::ordered_json* v = Get(key);
+    if (!v) return false;
+    if (!v->is_number()) return WrongType(key, "a number", *v);
+    *out = v->get<double>();
+    return true;
+  }
+
+  bool Int(const char* key, int64_t* out) {
+    const nlohmann::ordered_json* v = Get(key);
+    if (!v) return false;
+    if (v->is_number_integer()) {
+      *out = v->get<int64_t>();
+      if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) *out = INT64_MAX;
+      return true;
+    }
+    if (v->is_number_float()) {
+      double d = v->get<double>();
+      if (std::floor(d) == d && std::fabs(d) < 9e15) {
+        *out = static_cast<int64_t>(d);
+        return true;
+      }
+    }
+    return WrongType(key, "an integer", *v);
+  }
+
+  bool String(const char* key, std::string* out) {
+    const nlohmann::ordered_json* v = Get(key);
+    if (!v) return false;
+    if (!v->is_string()) return WrongType(key, "a string", *v);
+    *out = v->get<std::string>();
+    return true;
+  }
+
+  bool WrongType(const char* key, const char* expected, const nlohmann::ordered_json& v) {
+    Fail(BadRequest(fmt::format("'{}' must be {}, got {}", key, expected, JsonTypeName(v)), key,
+                    "invalid_type"));
+    return false;
+  }
+
+ private:
+  const nlohmann::ordered_json& body_;
+  std::optional<ApiError> error_;
+};
+
+// Fields shared by both endpoints: model, sampling, max_tokens, n, stream,
+// stream_options, stop, user, cache_ttl_s, logit_bias.
+void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req);
+
+}  // namespace pg

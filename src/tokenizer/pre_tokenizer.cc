@@ -307,6 +307,41 @@ void SplitDefaultOrFalcon(bool falcon, Pass& pass) {
   }));
 }
 
+// chameleon: <sentinel:[0-9]+> ; (IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z ;
+// ([\t\n]|    |  ) ; \p{N} ; [\p{P}!-/:-@\[-`{-~] ; the GPT-2 regex.
+template <typename Pass>
+void SplitChameleon(Pass& pass) {
+  auto literal = [](const uint32_t* c, size_t n, size_t i, const char* text) {
+    for (size_t k = 0; text[k] != 0; ++k) {
+      if (i + k >= n || c[i + k] != static_cast<unsigned char>(text[k])) return false;
+    }
+    return true;
+  };
+  pass(By([literal](const uint32_t* c, size_t n, size_t i) -> size_t {
+    if (!literal(c, n, i, "<sentinel:")) return 0;
+    size_t e = i + 10;
+    while (e < n && Cp::AsciiDigit(c[e])) ++e;
+    return e > i + 10 && e < n && c[e] == '>' ? e + 1 - i : 0;
+  }));
+  pass(By([literal](const uint32_t* c, size_t n, size_t i) -> size_t {
+    if (!literal(c, n, i, "IMGIMG")) return 0;
+    size_t e = i + 6;
+    while (e < n && e - (i + 6) < 4 && c[e] >= 'A' && c[e] <= 'I') ++e;
+    return e > i + 6 && e < n && c[e] == 'Z' ? e + 1 - i : 0;
+  }));
+  pass(By([literal](const uint32_t* c, size_t n, size_t i) -> size_t {
+    if (c[i] == '\t' || c[i] == '\n') return 1;
+    if (literal(c, n, i, "    ")) return 4;
+    return literal(c, n, i, "  ") ? 2 : 0;
+  }));
+  pass(By(RunOf(Cp::N, 1)));
+  pass(By(RunOf([](uint32_t x) {
+    return Cp::P(x) || (x >= 0x21 && x <= 0x2F) || (x >= 0x3A && x <= 0x40) || (x >= 0x5B && x <= 0x60) ||
+           (x >= 0x7B && x <= 0x7E);
+  }, 1)));
+  pass(SplitGpt2);
+}
+
 }  // namespace
 
 std::vector<size_t> PreTokenize(PreTokenizerKind kind, const std::vector<uint32_t>& cpts) {
@@ -424,6 +459,9 @@ std::vector<size_t> PreTokenize(PreTokenizerKind kind, const std::vector<uint32_
     case K::kSuperBpe:
       pass(By(RunOf(Cp::N)));
       pass(SplitSuperBpeDigits);
+      break;
+    case K::kChameleon:
+      SplitChameleon(pass);
       break;
     case K::kFalcon:
     case K::kDefault:

@@ -50,6 +50,7 @@ enum class PreTokenizerKind {
   kPoro,             // "poro-chat", "bloom", "gpt3-finnish"
   kViking,           // "viking"
   kSuperBpe,         // "superbpe"
+  kChameleon,        // "chameleon": sentinel and image-token texts, spaces, digits, punctuation, GPT-2
 };
 
 // What a tokenizer.ggml.pre value means to the tokenizer, with llama.cpp's

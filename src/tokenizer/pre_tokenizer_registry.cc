@@ -72,6 +72,7 @@ constexpr Entry kNames[] = {
     {"poro-chat", K::kPoro, 0}, {"bloom", K::kPoro, 0}, {"gpt3-finnish", K::kPoro, 0},
     {"viking", K::kViking, 0},
     {"superbpe", K::kSuperBpe, 0},
+    {"chameleon", K::kChameleon, kAddBos},
 };
 
 // Names llama.cpp recognises that prosgrow refuses, and why.
@@ -94,7 +95,6 @@ constexpr Refusal kRefused[] = {
     {"jina-v1-en", kAddsSep},
     {"jina-v2-code", kAddsSep},
     {"roberta-bpe", kAddsSep},
-    {"chameleon", "its sentinel and image-token splitting is not implemented"},
 };
 
 }  // namespace

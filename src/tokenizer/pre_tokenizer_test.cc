@@ -213,6 +213,19 @@ TEST(PreTokenizerSplit, SuperBpeCutsOnlyDigits) {
   EXPECT_EQ(Split(K::kSuperBpe, "123456"), Bars("123|456"));
 }
 
+// chameleon: <sentinel:[0-9]+> ; (IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z ;
+// ([\t\n]|    |  ) ; \p{N} ; [\p{P}!-/:-@\[-`{-~] ; GPT-2's regex.
+TEST(PreTokenizerSplit, Chameleon) {
+  // Later regexes split every piece again: the sentinel loses its digits
+  // and punctuation; the image token is cut from "a" and GPT-2 keeps its
+  // letters. 5 letters are too many for {1,4}: " IMGIMGABCDEZ" is a word.
+  // Each punctuation code point is its own piece; 5 spaces give "    " and
+  // a gap " " that leads "w".
+  EXPECT_EQ(Split(K::kChameleon, "aIMGIMGABZ<sentinel:12> IMGIMGABCDEZ"),
+            Bars("a|IMGIMGABZ|<|sentinel|:|1|2|>| IMGIMGABCDEZ"));
+  EXPECT_EQ(Split(K::kChameleon, "x,.y 12\t\tz     w"), Bars("x|,|.|y| |1|2|\t|\t|z|    | w"));
+}
+
 // Every kind keeps the text: pieces are non-empty and sum to its length,
 // including on invalid UTF-8, controls, emoji and lone marks.
 TEST(PreTokenizerSplit, EveryKindCoversTheText) {
@@ -227,7 +240,7 @@ TEST(PreTokenizerSplit, EveryKindCoversTheText) {
       "tabs\tand\r\nCRLF\r\n\r\n   \t",
       "Grüße aus München! 東京は晴れです。",
   };
-  for (int k = 0; k <= static_cast<int>(K::kSuperBpe); ++k) {
+  for (int k = 0; k <= static_cast<int>(K::kChameleon); ++k) {
     for (const std::string& t : texts) {
       const auto cpts = DecodeUtf8(t);
       size_t total = 0;

@@ -255,9 +255,31 @@ auto DeepseekV3Words(bool lone_newline) {
   });
 }
 
-pretok::WordRules Qwen2Rules() {
-  pretok::WordRules r;
-  r.max_digits = 1;
+// The Llama 3 shaped kinds' rules.
+pretok::WordRules WordRulesFor(PreTokenizerKind kind) {
+  using K = PreTokenizerKind;
+  pretok::WordRules r;  // Llama 3
+  r.halving_spaces = kind == K::kJais2;
+  r.contractions = kind != K::kUfakzeka;
+  r.marks_are_letters = kind == K::kQwen35;
+  r.crlf_tail = kind != K::kSeedCoder;
+  if (kind == K::kQwen2 || kind == K::kQwen35 || kind == K::kSeedCoder || kind == K::kUfakzeka ||
+      kind == K::kLaguna) {
+    r.max_digits = 1;  // \p{N}
+  } else if (kind == K::kMiniCpm5) {
+    r.max_digits = SIZE_MAX;  // \p{N}+
+  }
+  return r;
+}
+
+// The GPT-4o shaped kinds' rules.
+pretok::CasedRules CasedRulesFor(PreTokenizerKind kind) {
+  using K = PreTokenizerKind;
+  pretok::CasedRules r;  // GPT-4o
+  r.marks = kind == K::kGraniteEmbMulti;
+  r.case_blind = kind == K::kYoutu || kind == K::kTinyAya;
+  r.contractions = kind != K::kTekken;
+  if (kind == K::kTekken || kind == K::kYoutu) r.max_digits = 1;
   return r;
 }
 
@@ -349,8 +371,8 @@ std::vector<size_t> PreTokenize(PreTokenizerKind kind, const std::vector<uint32_
   if (cpts.empty()) return {};
   Pieces pieces = {cpts.size()};
   auto pass = [&](auto split) { pieces = ApplyPass(cpts, pieces, split); };
-  const auto digit = By(RunOf(Cp::N, 1));      // \p{N}
-  const auto digits3 = By(RunOf(Cp::N, 3));    // \p{N}{1,3}
+  const auto digit = By(RunOf(Cp::N, 1));    // \p{N}
+  const auto digits3 = By(RunOf(Cp::N, 3));  // \p{N}{1,3}
   switch (kind) {
     case K::kGpt2:
       pass(SplitGpt2);
@@ -360,46 +382,17 @@ std::vector<size_t> PreTokenize(PreTokenizerKind kind, const std::vector<uint32_
       pass(SplitGpt2);
       break;
     case K::kLlama3:
-      pass(Words({}));
-      break;
-    case K::kJais2: {
-      pretok::WordRules r;
-      r.halving_spaces = true;
-      pass(Words(r));
-      break;
-    }
+    case K::kJais2:
     case K::kQwen2:
-      pass(Words(Qwen2Rules()));
-      break;
-    case K::kQwen35: {
-      pretok::WordRules r = Qwen2Rules();
-      r.marks_are_letters = true;
-      pass(Words(r));
-      break;
-    }
-    case K::kSeedCoder: {
-      pretok::WordRules r = Qwen2Rules();
-      r.crlf_tail = false;
-      pass(Words(r));
-      break;
-    }
-    case K::kUfakzeka: {
-      pretok::WordRules r = Qwen2Rules();
-      r.contractions = false;
-      pass(Words(r));
-      break;
-    }
+    case K::kQwen35:
+    case K::kSeedCoder:
+    case K::kUfakzeka:
     case K::kLaguna:
-      pass(By(MatchLineOrNewlines));
-      pass(Words(Qwen2Rules()));
+    case K::kMiniCpm5:
+      if (kind == K::kLaguna) pass(By(MatchLineOrNewlines));
+      if (kind == K::kMiniCpm5) pass(digits3);
+      pass(Words(WordRulesFor(kind)));
       break;
-    case K::kMiniCpm5: {
-      pretok::WordRules r;
-      r.max_digits = SIZE_MAX;
-      pass(digits3);
-      pass(Words(r));
-      break;
-    }
     case K::kDeepseekLlm:
     case K::kDeepseekCoder:
       SplitDeepseek(kind == K::kDeepseekLlm, pass);
@@ -417,34 +410,14 @@ std::vector<size_t> PreTokenize(PreTokenizerKind kind, const std::vector<uint32_
       pass(DeepseekV3Words(false));
       break;
     case K::kGpt4o:
-      pass(Cased({}));
-      break;
-    case K::kGraniteEmbMulti: {
-      pretok::CasedRules r;
-      r.marks = true;
-      pass(Cased(r));
-      break;
-    }
-    case K::kTekken: {
-      pretok::CasedRules r;
-      r.contractions = false;
-      r.max_digits = 1;
-      pass(Cased(r));
-      break;
-    }
+    case K::kGraniteEmbMulti:
+    case K::kTekken:
     case K::kYoutu:
-    case K::kTinyAya: {
-      pretok::CasedRules r;
-      r.case_blind = true;
-      r.max_digits = kind == K::kYoutu ? 1 : 3;
-      if (kind == K::kYoutu) {
-        pass(By(MatchYoutuScript));
-      } else {
-        pass(SplitTinyAyaDigits);
-      }
-      pass(Cased(r));
+    case K::kTinyAya:
+      if (kind == K::kYoutu) pass(By(MatchYoutuScript));
+      if (kind == K::kTinyAya) pass(SplitTinyAyaDigits);
+      pass(Cased(CasedRulesFor(kind)));
       break;
-    }
     case K::kKimiK2:
       pass(By(pretok::MatchKimiK2));
       break;

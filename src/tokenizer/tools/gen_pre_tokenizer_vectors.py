@@ -221,6 +221,7 @@ CURATED = [
     "\x01\x02ctrl\x7f", "   ", "\n", " ", "'s 'S 'll 'LL 'x", "url http://a.b/c?d=e&f=g#h",
     "emoji \U0001F44D\U0001F3FD family \U0001F468\u200d\U0001F469\u200d\U0001F467", "\r\r\n\r", "a.\r\n b",
     "aIMGIMGABZ<sentinel:12> IMGIMGABCDEZ IMGIMGAZ<sentinel:>", "x,.y 12\t\tz     w",
+    "1234 apples, 12 pears", "7", "123456789x 12",
     "Hello\u4e16\u754c it's \u4e2d\u6587abc 12345 \uf900x ", "abc12345 x a  12 \u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35",
 ]
 PALETTE = (list("aAbBzZsStTdDmMlLvVreE0123456789 !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~\t\n\r") +

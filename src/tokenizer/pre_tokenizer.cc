@@ -242,7 +242,7 @@ auto By(Match match) {
 }
 
 auto Words(pretok::WordRules r) {
-  return By([r](const uint32_t* c, size_t n, size_t i) { return pretok::MatchWord(r, c, n, i); });
+  return [r](const uint32_t* c, size_t n, Pieces* out) { pretok::SplitWords(r, c, n, out); };
 }
 
 auto Cased(pretok::CasedRules r) {

@@ -133,6 +133,10 @@ struct WordRules {
   bool halving_spaces = false;    // jais-2: \s{512}(?!\S)|\s{256}(?!\S)|...|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1}
 };
 size_t MatchWord(const WordRules& r, const uint32_t* c, size_t n, size_t i);
+// Splits a piece with MatchWord (which matches at every position). With
+// halving_spaces it cuts a whole space run at once, so a long run costs
+// O(length), not O(length^2 / 512).
+void SplitWords(const WordRules& r, const uint32_t* c, size_t n, Pieces* out);
 
 // GPT-4o shaped splitter (letters split at lower->upper case changes):
 //   [^\r\n\p{L}\p{N}]?UPPER*LOWER+C?|[^\r\n\p{L}\p{N}]?UPPER+LOWER*C?|\p{N}{1,max_digits}

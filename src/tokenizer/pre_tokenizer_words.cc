@@ -87,6 +87,29 @@ size_t MatchWord(const WordRules& r, const uint32_t* c, size_t n, size_t i) {
   return ws == 0 ? 0 : HalvingRun(i, ws, n);
 }
 
+void SplitWords(const WordRules& r, const uint32_t* c, size_t n, Pieces* out) {
+  size_t i = 0;
+  while (i < n) {
+    if (r.halving_spaces) {
+      // Inside a run of 2+ spaces without CR/LF only the \s{..}(?!\S) groups
+      // can match; the run's last space is left to MatchWord (it may lead a word).
+      size_t ws = 0;
+      bool crlf = false;
+      while (i + ws < n && Cp::Ws(c[i + ws])) crlf |= Cp::CrLf(c[i + ws++]);
+      while (!crlf && ws >= 2) {
+        const size_t len = HalvingRun(i, ws, n);
+        out->push_back(len);
+        i += len;
+        ws -= len;
+      }
+    }
+    if (i >= n) break;
+    const size_t len = MatchWord(r, c, n, i);
+    out->push_back(len > 0 ? len : 1);
+    i += len > 0 ? len : 1;
+  }
+}
+
 size_t MatchCased(const CasedRules& r, const uint32_t* c, size_t n, size_t i) {
   const bool with_marks = r.marks || r.case_blind;
   auto is_l = [&](size_t p) { return InPiece(p, n) && (Cp::L(c[p]) || (with_marks && Cp::M(c[p]))); };

@@ -234,7 +234,7 @@ TEST(PreTokenizerSplit, EveryKindCoversTheText) {
       " ",
       "\n",
       "\xF0\x9F\x9A\x80\xF0\x9F\x94\xA5 emoji \xE2\x80\x94 \xC2\xABquotes\xC2\xBB",
-      std::string("nul\0byte\x01\x7F", 12),
+      std::string("nul\0byte\x01\x7F", 10),
       "\xFF\xFE bad utf8 \xC3",
       "\xCC\x81\xCC\x81 marks first",
       "tabs\tand\r\nCRLF\r\n\r\n   \t",

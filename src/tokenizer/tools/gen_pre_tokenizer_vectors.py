@@ -237,8 +237,14 @@ def main():
     splits = {}
     for name, regexes in KINDS.items():
         splits[name] = [split([ord(ch) for ch in t], regexes) for t in texts]
-    print(json.dumps({"generator": "src/tokenizer/tools/gen_pre_tokenizer_vectors.py",
-                      "texts": texts, "splits": splits}, separators=(",", ":")))
+    # One text, or one kind's splits of every text, per line: reviewable diffs.
+    dump = lambda v: json.dumps(v, separators=(",", ":"))
+    lines = ['{"generator": "src/tokenizer/tools/gen_pre_tokenizer_vectors.py",', '"texts": [']
+    lines.append(",\n".join(dump(t) for t in texts))
+    lines.append('],\n"splits": {')
+    lines.append(",\n".join(dump(name) + ": " + dump(v) for name, v in splits.items()))
+    lines.append("}}")
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -1,44 +1,17 @@
 #include "tokenizer/pre_tokenizer.h"
 
-#include <algorithm>
 #include <iterator>
 
+#include "tokenizer/pre_tokenizer_scan.h"
 #include "tokenizer/unicode.h"
 
 namespace pg {
 namespace {
 
-// Lengths (in code points) of the pieces of a fragment.
-using Pieces = std::vector<size_t>;
-
-// The category class llama.cpp's pre-tokenizer sees. Regexes that use
-// \p{..} run over a "collapsed" text in which every non-ASCII whitespace
-// code point counts as whitespace only (never as a letter, number, ...).
-struct Cp {
-  static bool Ws(uint32_t c) { return IsWhitespace(c); }
-  static bool L(uint32_t c) {
-    if (c < 0x80) return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-    return !IsWhitespace(c) && IsLetter(c);
-  }
-  static bool N(uint32_t c) {
-    if (c < 0x80) return c >= '0' && c <= '9';
-    return !IsWhitespace(c) && IsNumber(c);
-  }
-  static bool P(uint32_t c) {
-    if (c < 0x80) {
-      // ASCII punctuation per Unicode: !"#%&'()*,-./:;?@[\]_{}
-      switch (c) {
-        case '!': case '"': case '#': case '%': case '&': case '\'': case '(': case ')':
-        case '*': case ',': case '-': case '.': case '/': case ':': case ';': case '?':
-        case '@': case '[': case '\\': case ']': case '_': case '{': case '}':
-          return true;
-        default:
-          return false;
-      }
-    }
-    return !IsWhitespace(c) && IsPunctuation(c);
-  }
-};
+using pretok::Cp;
+using pretok::Pieces;
+using pretok::RunOf;
+using pretok::SplitByMatches;
 
 bool InRanges(uint32_t c, const uint32_t (*ranges)[2], size_t n) {
   for (size_t i = 0; i < n; ++i) {
@@ -86,75 +59,8 @@ bool IsDeepseekCjk(uint32_t c) {
 // see that rewritten value.
 uint32_t Rewritten(uint32_t c) { return c > 0x7F && IsWhitespace(c) ? 0x0B : c; }
 
-// Emulates regex_iterator over one piece: every match becomes a piece, and
-// so does every non-empty gap between matches. match(c, n, i) returns the
-// length of the match starting at i (0 = none) and must cost O(1) when it
-// fails, so the scan stays linear.
-template <typename Match>
-void SplitByMatches(const uint32_t* c, size_t n, Match match, Pieces* out) {
-  size_t gap_start = 0;
-  size_t i = 0;
-  while (i < n) {
-    const size_t len = match(c, n, i);
-    if (len == 0) {
-      ++i;
-      continue;
-    }
-    if (i > gap_start) out->push_back(i - gap_start);
-    out->push_back(len);
-    i += len;
-    gap_start = i;
-  }
-  if (n > gap_start) out->push_back(n - gap_start);
-}
-
-// Matcher for CLASS+ (one or more).
-template <typename Pred>
-auto RunOf(Pred pred) {
-  return [pred](const uint32_t* c, size_t n, size_t i) -> size_t {
-    size_t j = i;
-    while (j < n && pred(c[j])) ++j;
-    return j - i;
-  };
-}
-
-// Matcher for \s?CLASS+ .
-template <typename Pred>
-auto SpaceThenRunOf(Pred pred) {
-  return [pred](const uint32_t* c, size_t n, size_t i) -> size_t {
-    size_t j = i;
-    if (Cp::Ws(c[j]) && j + 1 < n && pred(c[j + 1])) ++j;
-    if (!pred(c[j])) return 0;
-    while (j < n && pred(c[j])) ++j;
-    return j - i;
-  };
-}
-
-// Matcher for a single code point of a class.
-template <typename Pred>
-auto OneOf(Pred pred) {
-  return [pred](const uint32_t* c, size_t n, size_t i) -> size_t { return pred(c[i]) ? 1 : 0; };
-}
-
-bool IsCrLf(uint32_t c) { return c == '\r' || c == '\n'; }
-
-// The patterns' common tail, \s+(?!\S) | \s+ | . at `pos`, where a run of `ws`
-// whitespace code points starts (ws may be 0): the length of the piece.
-size_t WhitespaceOrOne(size_t pos, size_t ws, size_t n) {
-  if (ws > 1 && pos + ws < n) return ws - 1;  // \s+(?!\S): leave the last space for the next word
-  if (ws > 0) return ws;
-  return 1;
-}
-
-// \s+$ : the maximal run of whitespace that ends the piece.
-void SplitTrailingSpace(const uint32_t* c, size_t n, Pieces* out) {
-  size_t j = n;
-  while (j > 0 && Cp::Ws(c[j - 1])) --j;
-  if (j > 0) out->push_back(j);
-  if (j < n) out->push_back(n - j);
-}
-
 // GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// (llama.cpp's custom scanner: never a gap, one code point where nothing matches).
 void SplitGpt2(const uint32_t* c, size_t n, Pieces* out) {
   auto L = [&](size_t p) { return p < n && Cp::L(c[p]); };
   auto N = [&](size_t p) { return p < n && Cp::N(c[p]); };
@@ -162,24 +68,12 @@ void SplitGpt2(const uint32_t* c, size_t n, Pieces* out) {
   auto Other = [&](size_t p) { return p < n && !Cp::Ws(c[p]) && !Cp::L(c[p]) && !Cp::N(c[p]); };
   size_t pos = 0;
   while (pos < n) {
-    const uint32_t cpt = c[pos];
-    if (cpt == '\'' && pos + 1 < n) {
-      const uint32_t c1 = c[pos + 1];
-      if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') {
-        out->push_back(2);
-        pos += 2;
-        continue;
-      }
-      if (pos + 2 < n) {
-        const uint32_t c2 = c[pos + 2];
-        if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) {
-          out->push_back(3);
-          pos += 3;
-          continue;
-        }
-      }
+    if (size_t k = pretok::ContractionAt(c, n, pos, /*any_case=*/false)) {
+      out->push_back(k);
+      pos += k;
+      continue;
     }
-    const size_t q = cpt == ' ' ? pos + 1 : pos;  // where the class run would start
+    const size_t q = c[pos] == ' ' ? pos + 1 : pos;  // where the class run would start
     if (L(q) || N(q) || Other(q)) {
       size_t e = q;
       if (L(q)) {
@@ -195,81 +89,137 @@ void SplitGpt2(const uint32_t* c, size_t n, Pieces* out) {
     }
     size_t ws = 0;
     while (Ws(pos + ws)) ++ws;
-    const size_t len = WhitespaceOrOne(pos, ws, n);
+    const size_t len = ws == 0 ? 1 : pretok::WhitespaceRun(pos, ws, n);
     out->push_back(len);
     pos += len;
   }
 }
 
-// Llama 3 / Qwen2:
-// (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,max_digits}
-//  | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-void SplitLlama3(const uint32_t* c, size_t n, size_t max_digits, Pieces* out) {
-  auto L = [&](size_t p) { return p < n && Cp::L(c[p]); };
-  auto N = [&](size_t p) { return p < n && Cp::N(c[p]); };
-  auto Ws = [&](size_t p) { return p < n && Cp::Ws(c[p]); };
-  auto Other = [&](size_t p) { return p < n && !Cp::Ws(c[p]) && !Cp::L(c[p]) && !Cp::N(c[p]); };
-  auto lower = [](uint32_t x) { return x >= 'A' && x <= 'Z' ? x + 32 : x; };
+// \s+$ : the maximal run of whitespace that ends the piece.
+void SplitTrailingSpace(const uint32_t* c, size_t n, Pieces* out) {
+  size_t j = n;
+  while (j > 0 && Cp::Ws(c[j - 1])) --j;
+  if (j > 0) out->push_back(j);
+  if (j < n) out->push_back(n - j);
+}
+
+bool InAny(uint32_t c, std::initializer_list<std::pair<uint32_t, uint32_t>> ranges) {
+  for (const auto& [lo, hi] : ranges) {
+    if (c >= lo && c <= hi) return true;
+  }
+  return false;
+}
+
+// deepseek-v3's [一-龥぀-ゟ゠-ヿ]: CJK ideographs to U+9FA5, hiragana, katakana.
+bool IsDeepseekV3Cjk(uint32_t c) {
+  return InAny(c, {{0x3040, 0x30FF}, {0x4E00, 0x9FA5}});
+}
+
+// afmoe's CJK and South-East Asian class, as llama.cpp lists its ranges.
+bool IsAfmoeAsian(uint32_t c) {
+  return InAny(c, {{0x0E40, 0x0EFF}, {0x1000, 0x109F}, {0x1100, 0x11FF}, {0x1780, 0x17FF},
+                   {0x2F00, 0x2FDF}, {0x3040, 0x30FF}, {0x3400, 0x4DBF}, {0x4E00, 0x9FFF},
+                   {0xA9E0, 0xA9FF}, {0xAA60, 0xAA7F}, {0xAC00, 0xD7AF}, {0xF900, 0xFAFF},
+                   {0xFF65, 0xFF9F}});
+}
+
+// youtu's first regex: [가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+
+// (four disjoint classes: the match is the run of c[i]'s class).
+int YoutuScript(uint32_t c) {
+  if (InAny(c, {{0xAC00, 0xD7A3}, {0x3131, 0x318E}})) return 1;
+  if (InAny(c, {{0xFF01, 0xFF01}, {0x2026, 0x2026}, {0x201C, 0x201D}, {0x2018, 0x2019},
+                {0x2014, 0x2014}, {0xFF1A, 0xFF1B}, {0xFF0C, 0xFF0C}, {0x3001, 0x303F},
+                {0xFE30, 0xFE4F}})) {
+    return 2;
+  }
+  if (InAny(c, {{0x3105, 0x312F}})) return 3;
+  if (IsDeepseekV3Cjk(c)) return 4;
+  return 0;
+}
+
+size_t MatchYoutuScript(const uint32_t* c, size_t n, size_t i) {
+  const int script = YoutuScript(c[i]);
+  if (script == 0) return 0;
+  size_t e = i + 1;
+  while (e < n && YoutuScript(c[e]) == script) ++e;
+  return e - i;
+}
+
+// laguna's first regex [^\n]+|[\n]+ : lines apart from runs of newlines.
+size_t MatchLineOrNewlines(const uint32_t* c, size_t n, size_t i) {
+  const bool nl = c[i] == '\n';
+  size_t e = i + 1;
+  while (e < n && (c[e] == '\n') == nl) ++e;
+  return e - i;
+}
+
+// afmoe's digit pass, as llama.cpp's custom scanner does it: each run of
+// \p{N} is cut into a leading group of (length mod 3) and then groups of 3;
+// the text before a run is not cut from the run's first group.
+void SplitAfmoeDigits(const uint32_t* c, size_t n, Pieces* out) {
+  size_t prev_end = 0;
+  auto emit = [&](size_t end) {
+    if (end > prev_end) out->push_back(end - prev_end);
+    prev_end = end;
+  };
   size_t pos = 0;
   while (pos < n) {
-    const uint32_t cpt = c[pos];
-    if (cpt == '\'' && pos + 1 < n) {
-      const uint32_t c1 = lower(c[pos + 1]);
-      if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') {
-        out->push_back(2);
-        pos += 2;
-        continue;
-      }
-      if (pos + 2 < n) {
-        const uint32_t c2 = lower(c[pos + 2]);
-        if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) {
-          out->push_back(3);
-          pos += 3;
-          continue;
-        }
-      }
-    }
-    // [^\r\n\p{L}\p{N}]?\p{L}+
-    if (!IsCrLf(cpt) && !N(pos) && (L(pos) || L(pos + 1))) {
-      size_t e = pos + 1;
-      while (L(e)) ++e;
-      out->push_back(e - pos);
-      pos = e;
+    if (!Cp::N(c[pos])) {
+      ++pos;
       continue;
     }
-    // \p{N}{1,max_digits}
-    if (N(pos)) {
-      size_t e = pos;
-      while (N(e) && e - pos < max_digits) ++e;
-      out->push_back(e - pos);
-      pos = e;
-      continue;
-    }
-    // ' ?[^\s\p{L}\p{N}]+[\r\n]*'
-    const size_t q = cpt == ' ' ? pos + 1 : pos;
-    if (Other(q) || (cpt == ' ' && q == n)) {
-      size_t e = q;
-      while (Other(e)) ++e;
-      while (e < n && IsCrLf(c[e])) ++e;
-      out->push_back(e - pos);
-      pos = e;
-      continue;
-    }
-    size_t ws = 0;
-    size_t last_crlf_end = 0;
-    while (Ws(pos + ws)) {
-      if (IsCrLf(c[pos + ws])) last_crlf_end = pos + ws + 1;
-      ++ws;
-    }
-    if (last_crlf_end > 0) {  // \s*[\r\n]+
-      out->push_back(last_crlf_end - pos);
-      pos = last_crlf_end;
-      continue;
-    }
-    const size_t len = WhitespaceOrOne(pos, ws, n);
-    out->push_back(len);
-    pos += len;
+    const size_t start = pos;
+    while (pos < n && Cp::N(c[pos])) ++pos;
+    size_t cut = start + (pos - start) % 3;
+    if (cut > start) emit(cut);
+    for (; cut < pos; cut += 3) emit(cut + 3);
   }
+  emit(n);
+}
+
+// tiny_aya's \d{1,3}(?=(?:\d{3})*\b) (no \p{..}: plain ASCII \d and \w):
+// an ASCII digit run that a word boundary ends is cut into a leading group
+// of 1-3 and then groups of 3; other runs stay in the gaps.
+void SplitTinyAyaDigits(const uint32_t* c, size_t n, Pieces* out) {
+  auto word_char = [](uint32_t x) { return x == '_' || (x < 0x80 && (Cp::L(x) || Cp::N(x))); };
+  size_t gap_start = 0;
+  size_t pos = 0;
+  while (pos < n) {
+    if (!Cp::AsciiDigit(c[pos])) {
+      ++pos;
+      continue;
+    }
+    const size_t start = pos;
+    while (pos < n && Cp::AsciiDigit(c[pos])) ++pos;
+    if (pos < n && word_char(c[pos])) continue;  // no \b after the run
+    if (start > gap_start) out->push_back(start - gap_start);
+    const size_t lead = (pos - start) % 3 == 0 ? 3 : (pos - start) % 3;
+    out->push_back(lead);
+    for (size_t cut = start + lead; cut < pos; cut += 3) out->push_back(3);
+    gap_start = pos;
+  }
+  if (n > gap_start) out->push_back(n - gap_start);
+}
+
+// superbpe's (?=(\d{3})+(?!\d)): empty matches before every position from
+// which a multiple of 3 ASCII digits runs to a non-digit; the piece is cut
+// there (llama.cpp also emits the empty matches, which hold no text).
+void SplitSuperBpeDigits(const uint32_t* c, size_t n, Pieces* out) {
+  size_t piece_start = 0;
+  size_t pos = 0;
+  while (pos < n) {
+    if (!Cp::AsciiDigit(c[pos])) {
+      ++pos;
+      continue;
+    }
+    const size_t start = pos;
+    while (pos < n && Cp::AsciiDigit(c[pos])) ++pos;
+    for (size_t cut = start + (pos - start) % 3; cut + 3 <= pos; cut += 3) {
+      if (cut > piece_start) out->push_back(cut - piece_start);
+      piece_start = cut;
+    }
+  }
+  if (n > piece_start) out->push_back(n - piece_start);
 }
 
 // One pass of the pipeline over every current piece.
@@ -285,107 +235,211 @@ Pieces ApplyPass(const std::vector<uint32_t>& cpts, const Pieces& in, SplitFn sp
   return out;
 }
 
-}  // namespace
-
-Result<PreTokenizerKind> PreTokenizerFromName(const std::string& pre) {
-  static const struct {
-    const char* name;
-    PreTokenizerKind kind;
-  } kNames[] = {
-      {"", PreTokenizerKind::kDefault},
-      {"default", PreTokenizerKind::kDefault},
-      {"gpt-2", PreTokenizerKind::kGpt2},
-      {"phi-2", PreTokenizerKind::kGpt2},
-      {"jina-es", PreTokenizerKind::kGpt2},
-      {"jina-de", PreTokenizerKind::kGpt2},
-      {"gigachat", PreTokenizerKind::kGpt2},
-      {"jina-v2-es", PreTokenizerKind::kGpt2},
-      {"jina-v2-de", PreTokenizerKind::kGpt2},
-      {"mellum", PreTokenizerKind::kGpt2},
-      {"exaone4", PreTokenizerKind::kGpt2},
-      {"mpt", PreTokenizerKind::kGpt2},
-      {"olmo", PreTokenizerKind::kGpt2},
-      {"llama3", PreTokenizerKind::kLlama3},
-      {"llama-v3", PreTokenizerKind::kLlama3},
-      {"llama-bpe", PreTokenizerKind::kLlama3},
-      {"falcon3", PreTokenizerKind::kLlama3},
-      {"pixtral", PreTokenizerKind::kLlama3},
-      {"dbrx", PreTokenizerKind::kLlama3},
-      {"smaug-bpe", PreTokenizerKind::kLlama3},
-      {"qwen2", PreTokenizerKind::kQwen2},
-      {"deepseek-r1-qwen", PreTokenizerKind::kQwen2},
-      {"megrez", PreTokenizerKind::kQwen2},
-      {"stablelm2", PreTokenizerKind::kQwen2},
-      {"deepseek-llm", PreTokenizerKind::kDeepseekLlm},
-      {"deepseek-coder", PreTokenizerKind::kDeepseekCoder},
-      {"falcon", PreTokenizerKind::kFalcon},
-  };
-  for (const auto& e : kNames) {
-    if (pre == e.name) return e.kind;
-  }
-  return InvalidArgument("unsupported tokenizer pre-tokenizer '" + pre + "'");
+// A pass that splits by a matcher (regex_iterator semantics).
+template <typename Match>
+auto By(Match match) {
+  return [match](const uint32_t* c, size_t n, Pieces* out) { SplitByMatches(c, n, match, out); };
 }
 
+auto Words(pretok::WordRules r) {
+  return [r](const uint32_t* c, size_t n, Pieces* out) { pretok::SplitWords(r, c, n, out); };
+}
+
+auto Cased(pretok::CasedRules r) {
+  return By([r](const uint32_t* c, size_t n, size_t i) { return pretok::MatchCased(r, c, n, i); });
+}
+
+auto DeepseekV3Words(bool lone_newline) {
+  return By([lone_newline](const uint32_t* c, size_t n, size_t i) {
+    return pretok::MatchDeepseekV3Word(lone_newline, c, n, i);
+  });
+}
+
+// The Llama 3 shaped kinds' rules.
+pretok::WordRules WordRulesFor(PreTokenizerKind kind) {
+  using K = PreTokenizerKind;
+  pretok::WordRules r;  // Llama 3
+  r.halving_spaces = kind == K::kJais2;
+  r.contractions = kind != K::kUfakzeka;
+  r.marks_are_letters = kind == K::kQwen35;
+  r.crlf_tail = kind != K::kSeedCoder;
+  if (kind == K::kQwen2 || kind == K::kQwen35 || kind == K::kSeedCoder || kind == K::kUfakzeka ||
+      kind == K::kLaguna) {
+    r.max_digits = 1;  // \p{N}
+  } else if (kind == K::kMiniCpm5) {
+    r.max_digits = SIZE_MAX;  // \p{N}+
+  }
+  return r;
+}
+
+// The GPT-4o shaped kinds' rules.
+pretok::CasedRules CasedRulesFor(PreTokenizerKind kind) {
+  using K = PreTokenizerKind;
+  pretok::CasedRules r;  // GPT-4o
+  r.marks = kind == K::kGraniteEmbMulti;
+  r.case_blind = kind == K::kYoutu || kind == K::kTinyAya;
+  r.contractions = kind != K::kTekken;
+  if (kind == K::kTekken || kind == K::kYoutu) r.max_digits = 1;
+  return r;
+}
+
+
+// deepseek-llm / deepseek-coder regex lists.
+template <typename Pass>
+void SplitDeepseek(bool llm, Pass& pass) {
+  pass(By(RunOf(Cp::CrLf, 1)));  // [\r\n]
+  if (llm) {
+    pass(By(pretok::SpaceThenRunOf([](uint32_t x) {
+      return InRanges(Rewritten(x), kDeepseekLetters, std::size(kDeepseekLetters));
+    })));
+    pass(By(pretok::SpaceThenRunOf([](uint32_t x) {
+      return InRanges(Rewritten(x), kDeepseekPunct, std::size(kDeepseekPunct));
+    })));
+    pass(SplitTrailingSpace);
+    pass(By(RunOf([](uint32_t x) { return IsDeepseekCjk(Rewritten(x)); })));
+    pass(By(RunOf(Cp::N)));
+  } else {
+    pass(By(pretok::SpaceThenRunOf(Cp::L)));
+    pass(By(pretok::SpaceThenRunOf(Cp::P)));
+    pass(By(RunOf([](uint32_t x) { return IsDeepseekCjk(Rewritten(x)); })));
+    pass(By(RunOf(Cp::N, 1)));
+  }
+}
+
+// llama.cpp's fallback list and falcon's:
+// [\p{P}\$\+<=>\^~\|`]+ (falcon; the fallback has no backtick), the GPT-2
+// regex, \p{N}+ (fallback only), [0-9][0-9][0-9].
+template <typename Pass>
+void SplitDefaultOrFalcon(bool falcon, Pass& pass) {
+  pass(By(RunOf([falcon](uint32_t x) {
+    switch (x) {
+      case '$': case '+': case '<': case '=': case '>': case '^': case '~': case '|':
+        return true;
+      case '`':
+        return falcon;
+      default:
+        return Cp::P(x);
+    }
+  })));
+  pass(SplitGpt2);
+  if (!falcon) pass(By(RunOf(Cp::N)));
+  pass(By([](const uint32_t* c, size_t n, size_t i) -> size_t {
+    auto d = [&](size_t p) { return p < n && Cp::AsciiDigit(c[p]); };
+    return d(i) && d(i + 1) && d(i + 2) ? 3 : 0;
+  }));
+}
+
+// chameleon: <sentinel:[0-9]+> ; (IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z ;
+// ([\t\n]|    |  ) ; \p{N} ; [\p{P}!-/:-@\[-`{-~] ; the GPT-2 regex.
+template <typename Pass>
+void SplitChameleon(Pass& pass) {
+  auto literal = [](const uint32_t* c, size_t n, size_t i, const char* text) {
+    for (size_t k = 0; text[k] != 0; ++k) {
+      if (i + k >= n || c[i + k] != static_cast<unsigned char>(text[k])) return false;
+    }
+    return true;
+  };
+  pass(By([literal](const uint32_t* c, size_t n, size_t i) -> size_t {
+    if (!literal(c, n, i, "<sentinel:")) return 0;
+    size_t e = i + 10;
+    while (e < n && Cp::AsciiDigit(c[e])) ++e;
+    return e > i + 10 && e < n && c[e] == '>' ? e + 1 - i : 0;
+  }));
+  pass(By([literal](const uint32_t* c, size_t n, size_t i) -> size_t {
+    if (!literal(c, n, i, "IMGIMG")) return 0;
+    size_t e = i + 6;
+    while (e < n && e - (i + 6) < 4 && c[e] >= 'A' && c[e] <= 'I') ++e;
+    return e > i + 6 && e < n && c[e] == 'Z' ? e + 1 - i : 0;
+  }));
+  pass(By([literal](const uint32_t* c, size_t n, size_t i) -> size_t {
+    if (c[i] == '\t' || c[i] == '\n') return 1;
+    if (literal(c, n, i, "    ")) return 4;
+    return literal(c, n, i, "  ") ? 2 : 0;
+  }));
+  pass(By(RunOf(Cp::N, 1)));
+  pass(By(RunOf([](uint32_t x) {
+    return Cp::P(x) || (x >= 0x21 && x <= 0x2F) || (x >= 0x3A && x <= 0x40) || (x >= 0x5B && x <= 0x60) ||
+           (x >= 0x7B && x <= 0x7E);
+  }, 1)));
+  pass(SplitGpt2);
+}
+
+}  // namespace
+
 std::vector<size_t> PreTokenize(PreTokenizerKind kind, const std::vector<uint32_t>& cpts) {
+  using K = PreTokenizerKind;
   if (cpts.empty()) return {};
   Pieces pieces = {cpts.size()};
   auto pass = [&](auto split) { pieces = ApplyPass(cpts, pieces, split); };
-  auto by = [](auto match) {
-    return [match](const uint32_t* c, size_t n, Pieces* out) { SplitByMatches(c, n, match, out); };
-  };
-  const auto cr_lf = OneOf(IsCrLf);
+  const auto digit = By(RunOf(Cp::N, 1));    // \p{N}
+  const auto digits3 = By(RunOf(Cp::N, 3));  // \p{N}{1,3}
   switch (kind) {
-    case PreTokenizerKind::kGpt2:
+    case K::kGpt2:
       pass(SplitGpt2);
       break;
-    case PreTokenizerKind::kLlama3:
-      pass([](const uint32_t* c, size_t n, Pieces* out) { SplitLlama3(c, n, 3, out); });
-      break;
-    case PreTokenizerKind::kQwen2:
-      pass([](const uint32_t* c, size_t n, Pieces* out) { SplitLlama3(c, n, 1, out); });
-      break;
-    case PreTokenizerKind::kDeepseekLlm:
-      pass(by(cr_lf));
-      pass(by(SpaceThenRunOf([](uint32_t x) {
-        return InRanges(Rewritten(x), kDeepseekLetters, std::size(kDeepseekLetters));
-      })));
-      pass(by(SpaceThenRunOf([](uint32_t x) {
-        return InRanges(Rewritten(x), kDeepseekPunct, std::size(kDeepseekPunct));
-      })));
-      pass(SplitTrailingSpace);
-      pass(by(RunOf([](uint32_t x) { return IsDeepseekCjk(Rewritten(x)); })));
-      pass(by(RunOf(Cp::N)));
-      break;
-    case PreTokenizerKind::kDeepseekCoder:
-      pass(by(cr_lf));
-      pass(by(SpaceThenRunOf(Cp::L)));
-      pass(by(SpaceThenRunOf(Cp::P)));
-      pass(by(RunOf([](uint32_t x) { return IsDeepseekCjk(Rewritten(x)); })));
-      pass(by(OneOf(Cp::N)));
-      break;
-    case PreTokenizerKind::kFalcon:
-    case PreTokenizerKind::kDefault: {
-      // [\p{P}\$\+<=>\^~\|`]+ (falcon) / [\p{P}\$\+<=>\^~\|]+ (default)
-      const bool backtick = kind == PreTokenizerKind::kFalcon;
-      pass(by(RunOf([backtick](uint32_t x) {
-        switch (x) {
-          case '$': case '+': case '<': case '=': case '>': case '^': case '~': case '|':
-            return true;
-          case '`':
-            return backtick;
-          default:
-            return Cp::P(x);
-        }
-      })));
+    case K::kStarcoder:
+      pass(digit);
       pass(SplitGpt2);
-      if (kind == PreTokenizerKind::kDefault) pass(by(RunOf(Cp::N)));
-      // [0-9][0-9][0-9]
-      pass(by([](const uint32_t* c, size_t n, size_t i) -> size_t {
-        auto d = [&](size_t p) { return p < n && c[p] >= '0' && c[p] <= '9'; };
-        return d(i) && d(i + 1) && d(i + 2) ? 3 : 0;
-      }));
       break;
-    }
+    case K::kLlama3:
+    case K::kJais2:
+    case K::kQwen2:
+    case K::kQwen35:
+    case K::kSeedCoder:
+    case K::kUfakzeka:
+    case K::kLaguna:
+    case K::kMiniCpm5:
+      if (kind == K::kLaguna) pass(By(MatchLineOrNewlines));
+      if (kind == K::kMiniCpm5) pass(digits3);
+      pass(Words(WordRulesFor(kind)));
+      break;
+    case K::kDeepseekLlm:
+    case K::kDeepseekCoder:
+      SplitDeepseek(kind == K::kDeepseekLlm, pass);
+      break;
+    case K::kDeepseekV3:
+    case K::kSpark25:
+      pass(digits3);
+      pass(By(RunOf(IsDeepseekV3Cjk)));
+      pass(DeepseekV3Words(kind == K::kSpark25));
+      if (kind == K::kSpark25) pass(digit);
+      break;
+    case K::kAfmoe:
+      pass(SplitAfmoeDigits);
+      pass(By(RunOf(IsAfmoeAsian)));
+      pass(DeepseekV3Words(false));
+      break;
+    case K::kGpt4o:
+    case K::kGraniteEmbMulti:
+    case K::kTekken:
+    case K::kYoutu:
+    case K::kTinyAya:
+      if (kind == K::kYoutu) pass(By(MatchYoutuScript));
+      if (kind == K::kTinyAya) pass(SplitTinyAyaDigits);
+      pass(Cased(CasedRulesFor(kind)));
+      break;
+    case K::kKimiK2:
+      pass(By(pretok::MatchKimiK2));
+      break;
+    case K::kExaoneMoe:
+      pass(By(pretok::MatchExaoneMoe));
+      break;
+    case K::kPoro:
+    case K::kViking:
+      pass(By(pretok::MatchPoroWord));
+      if (kind == K::kViking) pass(digit);
+      break;
+    case K::kSuperBpe:
+      pass(By(RunOf(Cp::N)));
+      pass(SplitSuperBpeDigits);
+      break;
+    case K::kChameleon:
+      SplitChameleon(pass);
+      break;
+    case K::kFalcon:
+    case K::kDefault:
+      SplitDefaultOrFalcon(kind == K::kFalcon, pass);
+      break;
   }
   return pieces;
 }

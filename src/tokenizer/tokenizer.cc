@@ -33,13 +33,6 @@ bool IsAsciiSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 constexpr const char* kSpaceEscape = "\xE2\x96\x81";  // U+2581, SentencePiece's space
 
-// Pre-tokenizer names for which llama.cpp defaults add_bos to true and emits
-// a word that is itself a token without merging (ignore_merges).
-bool IsLlama3Family(const std::string& pre) {
-  return pre == "llama3" || pre == "llama-v3" || pre == "llama-bpe" || pre == "falcon3" ||
-         pre == "pixtral";
-}
-
 bool OneOf(const std::string& s, std::initializer_list<const char*> list) {
   for (const char* x : list) {
     if (s == x) return true;
@@ -194,6 +187,13 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(const VocabData& v) {
   }
   if (!spm && v.merges.empty()) return InvalidArgument("gpt2 tokenizer without tokenizer.ggml.merges");
 
+  // The pre-tokenizer (BPE only; llama.cpp ignores tokenizer.ggml.pre for SPM)
+  // also sets llama.cpp's per-name defaults.
+  PreTokenizerSpec pre_spec;
+  if (!spm) {
+    PG_ASSIGN_OR_RETURN(pre_spec, PreTokenizerFromName(v.pre));
+  }
+
   std::unique_ptr<Tokenizer> t(new Tokenizer());
   Impl& impl = *t->impl_;
   t->model_ = v.model;
@@ -230,13 +230,14 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(const VocabData& v) {
     }
     return Status::Ok();
   };
-  PG_RETURN_IF_ERROR(resolve(v.bos_id, spm ? 1 : 11, "bos_token_id", &t->bos_id_));
+  const int32_t default_bos = spm ? 1 : (pre_spec.no_default_bos ? -1 : 11);
+  PG_RETURN_IF_ERROR(resolve(v.bos_id, default_bos, "bos_token_id", &t->bos_id_));
   PG_RETURN_IF_ERROR(resolve(v.eos_id, spm ? 2 : 11, "eos_token_id", &t->eos_id_));
   PG_RETURN_IF_ERROR(resolve(v.unk_id, spm ? 0 : -1, "unknown_token_id", &t->unk_id_));
   PG_RETURN_IF_ERROR(resolve(v.pad_id, -1, "padding_token_id", &t->pad_id_));
   PG_RETURN_IF_ERROR(resolve(v.eot_id, -1, "eot_token_id", &t->eot_id_));
 
-  t->add_bos_ = v.add_bos.value_or(spm || IsLlama3Family(v.pre));
+  t->add_bos_ = v.add_bos.value_or(spm || pre_spec.add_bos);
   t->add_eos_ = v.add_eos.value_or(false);
   t->add_space_prefix_ = spm && v.add_space_prefix.value_or(true);
   if (t->add_bos_ && t->bos_id_ < 0) return InvalidArgument("add_bos_token is true but there is no BOS token");
@@ -291,9 +292,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(const VocabData& v) {
   if (spm) {
     impl.spm = std::make_unique<SpmModel>(impl.scores, impl.index, t->unk_id_);
   } else {
-    PG_ASSIGN_OR_RETURN(PreTokenizerKind kind, PreTokenizerFromName(v.pre));
-    PG_ASSIGN_OR_RETURN(impl.bpe, BpeModel::Build(t->tokens_, impl.index, v.merges, kind,
-                                                  IsLlama3Family(v.pre)));
+    PG_ASSIGN_OR_RETURN(impl.bpe, BpeModel::Build(t->tokens_, impl.index, v.merges, pre_spec.kind,
+                                                  pre_spec.ignore_merges));
   }
   return t;
 }

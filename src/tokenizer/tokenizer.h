@@ -2,10 +2,10 @@
 // files, matching llama.cpp's behaviour token for token.
 //
 //   model "gpt2"  byte-level BPE. Text is first split by the pre-tokenizer
-//                 named in tokenizer.ggml.pre (gpt-2, llama-bpe, qwen2,
-//                 deepseek-llm, deepseek-coder, falcon, ...), each piece is
-//                 mapped byte -> printable code point (GPT-2's byte encoder)
-//                 and merged by merge rank.
+//                 named in tokenizer.ggml.pre (every name llama.cpp knows,
+//                 but a few it refuses: see pre_tokenizer_registry.cc), each
+//                 piece is mapped byte -> printable code point (GPT-2's byte
+//                 encoder) and merged by merge rank.
 //   model "llama" SentencePiece-style BPE driven by token scores, with "▁"
 //                 for spaces, a prepended space (add_space_prefix) and byte
 //                 fallback to <0xNN> tokens.
@@ -67,7 +67,7 @@ struct VocabData {
   std::optional<int32_t> pad_id;
   std::optional<int32_t> eot_id;
   // Absent -> the llama.cpp default for the model/pre (SPM: BOS yes, EOS no;
-  // gpt2: no, except llama-bpe which adds BOS).
+  // gpt2: no, except the Llama 3 family, tekken and chameleon, which add BOS).
   std::optional<bool> add_bos;
   std::optional<bool> add_eos;
   std::optional<bool> add_space_prefix;  // SPM only; default true
@@ -83,8 +83,8 @@ class Tokenizer {
   Tokenizer& operator=(const Tokenizer&) = delete;
 
   // Reads tokenizer.ggml.* metadata. Errors (missing keys, unknown model,
-  // mismatched array lengths, special ids out of range, unknown pre) are
-  // one-line Statuses.
+  // mismatched array lengths, special ids out of range, unknown or refused
+  // pre) are one-line Statuses naming what is wrong.
   static Result<std::unique_ptr<Tokenizer>> FromGguf(const GgufFile& file);
   // Same validation, from in-memory data (tests, the BPE trainer).
   static Result<std::unique_ptr<Tokenizer>> FromVocab(const VocabData& vocab);

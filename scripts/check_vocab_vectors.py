@@ -125,8 +125,13 @@ def extract_llama_cpp(git_dir):
         base = os.path.basename(path)
         if not base.startswith("ggml-vocab-"):
             continue
+        # A snapshot may lack large blobs (vocab GGUFs of several MiB): skip those.
+        blob = subprocess.run(["git", "--git-dir", git_dir, "show", "HEAD:" + path], capture_output=True)
+        if blob.returncode != 0:
+            print(f"{base}: not in this snapshot, skipped", file=sys.stderr)
+            continue
         with open(os.path.join(tmp, base), "wb") as f:
-            subprocess.run(["git", "--git-dir", git_dir, "show", "HEAD:" + path], stdout=f, check=True)
+            f.write(blob.stdout)
     return tmp
 
 

@@ -16,7 +16,7 @@
 
 #include "bench/bench_cli.h"
 #include "bench/bench_runner.h"
-#include "bench/mock_openai_server.h"
+#include "testing/mock_openai_server.h"
 #include "bench/run_report.h"
 #include "bench/stream_client.h"
 #include "bench/trace_kv_cache_tester.h"

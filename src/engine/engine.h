@@ -68,6 +68,9 @@ class Engine final : public InferenceService {
   void SampleAndAdvance(const StepPlan& plan);
   void Finish(Sequence* seq, const std::string& reason, const std::string& error = "");
   void PublishMetrics(const StepPlan& plan);
+  // Copies the running totals, queue/running counts and KV counters into the
+  // /metrics snapshot (engine thread; also on every finish, before its event).
+  void PublishSnapshot();
   void Loop();
 
   EngineConfig config_;

@@ -11,7 +11,7 @@
 
 #include "base/clock.h"
 #include "server/stop_string_filter.h"
-#include "server/test_server_harness.h"
+#include "testing/test_server_harness.h"
 
 namespace pg {
 namespace {

@@ -1,4 +1,4 @@
-#include "bench/mock_openai_server.h"
+#include "testing/mock_openai_server.h"
 
 #include <fmt/format.h>
 #include <httplib.h>

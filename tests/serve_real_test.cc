@@ -1,0 +1,573 @@
+// The server suite on the real engine: `prosgrow serve` as a subprocess on a
+// tiny synthetic model made by the test (`make-model --shape tiny --vocab
+// builtin`, so no ../shared), driven over HTTP like any client. Covers what
+// src/server/http_server_test.cc covers on the fake engine: the error matrix,
+// the API key, 429 on a full queue, disconnects freeing KV, tool-call
+// messages through the real chat template, logprobs, stop strings, session
+// release, 64 concurrent streams, promtool and the OpenAI Node SDK.
+//
+// Random weights never emit a tool call by themselves: parsing a model's
+// <tool_call> output into tool_calls stays tested on the fake engine.
+// No timed assertions: conditions are awaited with generous timeouts.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/http_test_util.h"
+#include "testing/serve_process.h"
+
+namespace pg {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using testing::Sample;
+using testing::ServeProcess;
+using testing::SseData;
+using testing::WaitUntil;
+
+const char* kChatHi = R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":8})";
+const char* kDevicePinned = "prosgrow_kv_pinned_blocks{tier=\"device\"}";
+
+// One sample of the server's /metrics now (-1 when absent).
+double Metric(const ServeProcess& s, const std::string& series) { return Sample(s.Metrics(), series).value_or(-1); }
+
+class ServeReal : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(fs::temp_directory_path() / ("pg_serve_real_" + std::to_string(::getpid())));
+    fs::create_directories(*dir_);
+    model_ = new std::string((*dir_ / "tiny.gguf").string());
+    Status st = testing::MakeTinyModel(PROSGROW_BINARY, *model_);
+    if (!st.ok()) {
+      setup_error_ = new std::string(st.ToString());
+      return;
+    }
+    // The shared server: no prefix cache, so a repeated greedy request
+    // takes exactly the same arithmetic (the stop-string test relies on it).
+    auto s = Serve({"--threads", "2", "--http-threads", "96", "--max-seqs", "64", "--no-prefix-cache",
+                    "--policy", "optimized"},
+                   "shared");
+    if (!s.ok()) {
+      setup_error_ = new std::string(s.status().ToString());
+      return;
+    }
+    shared_ = s.value().release();
+  }
+  static void TearDownTestSuite() {
+    if (shared_) {
+      EXPECT_TRUE(shared_->Alive()) << "the shared server crashed: " << shared_->Log();
+      EXPECT_EQ(shared_->Stop(), 0) << shared_->Log();
+      delete shared_;
+      shared_ = nullptr;
+    }
+    std::error_code ec;
+    if (dir_) fs::remove_all(*dir_, ec);
+  }
+  void SetUp() override {
+    if (setup_error_) FAIL() << *setup_error_;
+  }
+
+  static Result<std::unique_ptr<ServeProcess>> Serve(const std::vector<std::string>& args, const std::string& name) {
+    return ServeProcess::Start(PROSGROW_BINARY, *model_, args, (*dir_ / ("serve-" + name + ".log")).string());
+  }
+
+  static json Post(const ServeProcess& s, const std::string& path, const std::string& body, int* status,
+                   const httplib::Headers& headers = {}) {
+    auto res = s.Client()->Post(path.c_str(), headers, body, "application/json");
+    *status = res ? res->status : -1;
+    return res ? json::parse(res->body, nullptr, false) : json();
+  }
+
+  static fs::path* dir_;
+  static std::string* model_;
+  static std::string* setup_error_;
+  static ServeProcess* shared_;
+};
+
+fs::path* ServeReal::dir_ = nullptr;
+std::string* ServeReal::model_ = nullptr;
+std::string* ServeReal::setup_error_ = nullptr;
+ServeProcess* ServeReal::shared_ = nullptr;
+
+void ExpectUsageShape(const json& usage) {
+  ASSERT_TRUE(usage.is_object()) << usage.dump();
+  EXPECT_GT(usage["prompt_tokens"].get<int64_t>(), 0);
+  EXPECT_EQ(usage["total_tokens"], usage["prompt_tokens"].get<int64_t>() + usage["completion_tokens"].get<int64_t>());
+  const json& d = usage["prompt_tokens_details"];
+  const json& tiers = d["cached_tokens_by_tier"];
+  EXPECT_EQ(d["cached_tokens"], tiers["device"].get<int64_t>() + tiers["host"].get<int64_t>() +
+                                    tiers["disk"].get<int64_t>());
+}
+
+struct ErrorCase {
+  const char* name;
+  const char* path;
+  std::string body;
+  int status;
+  const char* message_part;
+};
+
+TEST_F(ServeReal, EveryErrorHasItsStatus) {
+  auto s = Serve({"--threads", "2", "--ctx-size", "256", "--max-body-bytes", "64KiB"}, "errors");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ServeProcess& srv = **s;
+  std::string long_prompt;
+  for (int i = 0; i < 400; ++i) long_prompt += "word" + std::to_string(i) + " ";
+  const ErrorCase cases[] = {
+      {"malformed json", "/v1/chat/completions", "{\"messages\": [", 400, "not valid JSON"},
+      {"not an object", "/v1/chat/completions", "[1,2,3]", 400, "JSON object"},
+      {"wrong type", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}],"temperature":"hot"})", 400, "temperature"},
+      {"negative max_tokens", "/v1/completions", R"({"prompt":"x","max_tokens":-3})", 400, "max_tokens"},
+      {"absurd max_tokens", "/v1/completions", R"({"prompt":"x","max_tokens":1000000000})", 400, "max_tokens"},
+      {"temperature < 0", "/v1/completions", R"({"prompt":"x","temperature":-1})", 400, "temperature"},
+      {"top_p 0", "/v1/completions", R"({"prompt":"x","top_p":0})", 400, "top_p"},
+      {"top_p > 1", "/v1/completions", R"({"prompt":"x","top_p":1.5})", 400, "top_p"},
+      {"n > 1", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}],"n":3})", 400, "'n'"},
+      {"empty messages", "/v1/chat/completions", R"({"messages":[]})", 400, "messages"},
+      {"bad role", "/v1/chat/completions", R"({"messages":[{"role":"robot","content":"x"}]})", 400, "role"},
+      {"token out of vocab", "/v1/completions", R"({"prompt":[1,2,99999999]})", 400, "vocabulary"},
+      {"negative token", "/v1/completions", R"({"prompt":[-4]})", 400, "vocabulary"},
+      {"invalid utf-8", "/v1/completions", "{\"prompt\":\"caf\xe9\"}", 400, "UTF-8"},
+      {"prompt too long", "/v1/completions", R"({"prompt":")" + long_prompt + R"("})", 400, "context is 256 tokens"},
+      {"prompt + max_tokens too long", "/v1/completions", R"({"prompt":"hi","max_tokens":256})", 400, "lower max_tokens"},
+      {"unknown model", "/v1/chat/completions", R"({"model":"gpt-9","messages":[{"role":"user","content":"x"}]})", 404, "gpt-9"},
+      {"unknown route", "/v1/embeddings", R"({"input":"x"})", 404, "no route"},
+      {"oversized body", "/v1/completions", R"({"prompt":")" + std::string(100 << 10, 'a') + R"("})", 413, "larger than"},
+  };
+  for (const ErrorCase& c : cases) {
+    auto res = srv.Client()->Post(c.path, c.body, "application/json");
+    ASSERT_TRUE(res) << c.name;
+    EXPECT_EQ(res->status, c.status) << c.name << ": " << res->body;
+    json j = json::parse(res->body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("error")) << c.name << ": " << res->body;
+    const json& e = j["error"];
+    EXPECT_TRUE(e["message"].is_string() && e.contains("type") && e.contains("param") && e.contains("code")) << c.name;
+    EXPECT_NE(e["message"].get<std::string>().find(c.message_part), std::string::npos) << c.name << ": " << e["message"];
+  }
+  auto res = srv.Client()->Get("/v1/chat/completions");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 405);
+  int status;
+  json ok = Post(srv, "/v1/chat/completions", kChatHi, &status);
+  EXPECT_EQ(status, 200) << ok.dump();
+  // Read right after the responses: every one is already counted.
+  std::string m = srv.Metrics();
+  EXPECT_EQ(Sample(m, "prosgrow_http_errors_total{kind=\"invalid_request\"}"), 16) << m;
+  EXPECT_EQ(Sample(m, "prosgrow_http_requests_total{endpoint=\"/v1/completions\",status=\"400\"}"), 10) << m;
+  EXPECT_EQ(Sample(m, "prosgrow_http_requests_total{endpoint=\"/v1/completions\",status=\"413\"}"), 1) << m;
+  EXPECT_EQ(Sample(m, "prosgrow_http_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"}"), 1) << m;
+  EXPECT_EQ(Sample(m, "prosgrow_http_requests_total{endpoint=\"/v1/chat/completions\",status=\"405\"}"), 1) << m;
+  EXPECT_EQ(Sample(m, "prosgrow_requests_finished_total"), 1) << m;
+  EXPECT_TRUE(srv.Alive());
+  EXPECT_EQ(srv.Stop(), 0) << srv.Log();
+}
+
+TEST_F(ServeReal, ApiKey) {
+  auto s = Serve({"--threads", "2", "--api-key", "sk-test-123"}, "apikey");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ServeProcess& srv = **s;
+  int status;
+  json j = Post(srv, "/v1/chat/completions", kChatHi, &status);
+  EXPECT_EQ(status, 401);
+  EXPECT_EQ(j["error"]["type"], "authentication_error");
+  Post(srv, "/v1/chat/completions", kChatHi, &status, {{"Authorization", "Bearer sk-test-124"}});
+  EXPECT_EQ(status, 401);
+  Post(srv, "/v1/chat/completions", kChatHi, &status, {{"Authorization", "Bearer "}});
+  EXPECT_EQ(status, 401);
+  j = Post(srv, "/v1/chat/completions", kChatHi, &status, {{"Authorization", "Bearer sk-test-123"}});
+  EXPECT_EQ(status, 200) << j.dump();
+  auto res = srv.Client()->Get("/v1/models");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  res = srv.Client()->Get("/health");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  // Rejected requests never reached the engine.
+  EXPECT_EQ(Metric(srv, "prosgrow_requests_finished_total"), 1);
+  EXPECT_EQ(srv.Stop(), 0) << srv.Log();
+}
+
+// Opens a stream on a raw socket and reads until the first content chunk:
+// the sequence is then admitted and running. Returns the socket (or -1).
+int OpenRunningStream(int port, const std::string& body) {
+  int fd = testing::ConnectLoopback(port);
+  if (fd < 0) return -1;
+  if (!testing::SendAll(fd, testing::PostText("/v1/completions", body))) return -1;
+  std::string got = testing::ReadUntil(fd, "\"text\":\"", 120);
+  if (got.find("200 OK") == std::string::npos) {
+    ADD_FAILURE() << "stream did not start: " << got;
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A request that runs until its client leaves: ignore_eos and max_tokens
+// up to the context (thousands of tokens, far longer than the test's
+// requests around it take).
+const char* kLongStream = R"({"prompt":"tell me a long story","ignore_eos":true,"max_tokens":4000,"stream":true})";
+
+TEST_F(ServeReal, QueueFullIs429) {
+  // The queue bound counts every admitted, unfinished request: with
+  // --max-queue 1 one long request fills it.
+  auto s = Serve({"--threads", "2", "--max-queue", "1"}, "queue");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ServeProcess& srv = **s;
+  int fd = OpenRunningStream(srv.port(), kLongStream);
+  ASSERT_GE(fd, 0);
+  int status;
+  json j = Post(srv, "/v1/chat/completions", kChatHi, &status);
+  EXPECT_EQ(status, 429) << j.dump();
+  EXPECT_EQ(j["error"]["type"], "rate_limit_error");
+  EXPECT_EQ(Metric(srv, "prosgrow_http_requests_total{endpoint=\"/v1/chat/completions\",status=\"429\"}"), 1);
+  // The first request is still generating: the 429 was the queue, not an end.
+  EXPECT_EQ(Metric(srv, "prosgrow_requests_finished_total"), 0);
+  ::close(fd);
+  // Once it is gone the queue has room again.
+  ASSERT_TRUE(WaitUntil([&] { return Metric(srv, "prosgrow_requests_finished_total") == 1; }));
+  j = Post(srv, "/v1/chat/completions", kChatHi, &status);
+  EXPECT_EQ(status, 200) << j.dump();
+  EXPECT_EQ(srv.Stop(), 0) << srv.Log();
+}
+
+// A client that hangs up mid-generation frees its sequence's KV: the
+// device tier's pinned blocks and the running count go back to zero.
+void DisconnectFreesKv(ServeProcess& srv, bool stream) {
+  double disconnects = Sample(srv.Metrics(), "prosgrow_http_client_disconnects_total{endpoint=\"chat\"}").value_or(0);
+  std::string body = std::string(R"({"messages":[{"role":"user","content":"x"}],"ignore_eos":true,"max_tokens":4000,"stream":)") +
+                     (stream ? "true" : "false") + "}";
+  int fd = testing::ConnectLoopback(srv.port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(testing::SendAll(fd, testing::PostText("/v1/chat/completions", body)));
+  if (stream) {
+    std::string got = testing::ReadUntil(fd, "\"content\":\"", 120);
+    ASSERT_NE(got.find("200 OK"), std::string::npos) << got;
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    std::string m = srv.Metrics();
+    return Sample(m, "prosgrow_running_sequences") == 1 && Sample(m, kDevicePinned) > 0;
+  })) << srv.Metrics();
+  ::close(fd);
+  EXPECT_TRUE(WaitUntil([&] {
+    std::string m = srv.Metrics();
+    return Sample(m, "prosgrow_running_sequences") == 0 && Sample(m, kDevicePinned) == 0 &&
+           Sample(m, "prosgrow_http_client_disconnects_total{endpoint=\"chat\"}") == disconnects + 1;
+  })) << srv.Metrics();
+  EXPECT_EQ(Metric(srv, "prosgrow_http_generations_in_flight"), 0);
+}
+
+TEST_F(ServeReal, StreamingDisconnectFreesKv) { DisconnectFreesKv(*shared_, true); }
+TEST_F(ServeReal, NonStreamingDisconnectFreesKv) { DisconnectFreesKv(*shared_, false); }
+
+TEST_F(ServeReal, FinishedRequestIsAccountedBeforeItsResponse) {
+  // Nothing of a finished request is left on /metrics once the client has
+  // its answer: no pinned KV, nothing running, nothing in flight.
+  for (int i = 0; i < 5; ++i) {
+    for (bool stream : {false, true}) {
+      std::string m0 = shared_->Metrics();
+      int status;
+      json body = {{"prompt", "count " + std::to_string(i)}, {"max_tokens", 6}, {"stream", stream}};
+      auto res = shared_->Client()->Post("/v1/completions", body.dump(), "application/json");
+      ASSERT_TRUE(res);
+      status = res->status;
+      ASSERT_EQ(status, 200) << res->body;
+      std::string m = shared_->Metrics();
+      EXPECT_EQ(Sample(m, kDevicePinned), 0) << m;
+      EXPECT_EQ(Sample(m, "prosgrow_running_sequences"), 0) << m;
+      EXPECT_EQ(Sample(m, "prosgrow_http_generations_in_flight"), 0) << m;
+      EXPECT_EQ(Sample(m, "prosgrow_requests_finished_total").value_or(-1),
+                Sample(m0, "prosgrow_requests_finished_total").value_or(-1) + 1);
+      const std::string ok = "prosgrow_http_requests_total{endpoint=\"/v1/completions\",status=\"200\"}";
+      EXPECT_EQ(Sample(m, ok).value_or(-1), Sample(m0, ok).value_or(0) + 1) << m;
+    }
+  }
+}
+
+TEST_F(ServeReal, ChatAndModels) {
+  int status;
+  json j = Post(*shared_, "/v1/chat/completions", kChatHi, &status);
+  ASSERT_EQ(status, 200) << j.dump();
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["model"], "tiny");
+  EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+  EXPECT_TRUE(j["choices"][0]["message"]["content"].is_string());
+  ExpectUsageShape(j["usage"]);
+  auto res = shared_->Client()->Get("/v1/models");
+  ASSERT_TRUE(res);
+  json m = json::parse(res->body);
+  EXPECT_EQ(m["data"][0]["id"], "tiny");
+  EXPECT_GT(m["data"][0]["vocab_size"].get<int64_t>(), 0);
+}
+
+const char* kTools =
+    R"([{"type":"function","function":{"name":"get_weather","description":"Weather of a city",
+        "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}])";
+
+TEST_F(ServeReal, ToolMessagesGoThroughTheChatTemplate) {
+  json user = {{"role", "user"}, {"content", "Weather in Paris?"}};
+  json call = {{"id", "call_1"},
+               {"type", "function"},
+               {"function", {{"name", "get_weather"}, {"arguments", R"({"city": "Paris"})"}}}};
+  json assistant = {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", {call}}};
+  json tool = {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", R"({"weather": "sunny"})"}};
+  auto prompt_tokens = [&](const json& body, bool stream) -> int64_t {
+    json b = body;
+    b["max_tokens"] = 4;
+    b["user"] = "agent-1";
+    if (stream) b["stream"] = true, b["stream_options"] = {{"include_usage", true}};
+    auto res = shared_->Client()->Post("/v1/chat/completions", b.dump(), "application/json");
+    if (!res || res->status != 200) {
+      ADD_FAILURE() << (res ? res->body : "no response");
+      return -1;
+    }
+    json usage;
+    std::string finish;
+    if (stream) {
+      std::vector<std::string> ev = SseData(res->body);
+      EXPECT_EQ(ev.back(), "[DONE]");
+      for (const std::string& e : ev) {
+        if (e == "[DONE]") continue;
+        json c = json::parse(e);
+        if (c.contains("usage") && c["usage"].is_object()) usage = c["usage"];
+        if (!c["choices"].empty() && !c["choices"][0]["finish_reason"].is_null()) finish = c["choices"][0]["finish_reason"];
+      }
+    } else {
+      json j = json::parse(res->body);
+      usage = j["usage"];
+      finish = j["choices"][0]["finish_reason"];
+      EXPECT_TRUE(j["choices"][0]["message"]["content"].is_string() || j["choices"][0]["message"].contains("tool_calls"));
+    }
+    EXPECT_TRUE(finish == "stop" || finish == "length" || finish == "tool_calls") << finish;
+    ExpectUsageShape(usage);
+    return usage["prompt_tokens"].get<int64_t>();
+  };
+  int64_t plain = prompt_tokens({{"messages", {user}}}, false);
+  int64_t with_tools = prompt_tokens({{"messages", {user}}, {"tools", json::parse(kTools)}}, false);
+  int64_t round_trip = prompt_tokens({{"messages", {user, assistant, tool}}, {"tools", json::parse(kTools)}}, false);
+  int64_t round_trip_stream = prompt_tokens({{"messages", {user, assistant, tool}}, {"tools", json::parse(kTools)}}, true);
+  // The tool schema, the assistant's call and the tool's answer all reach the prompt.
+  EXPECT_GT(with_tools, plain + 20);
+  EXPECT_GT(round_trip, with_tools + 10);
+  EXPECT_EQ(round_trip_stream, round_trip);
+  // A malformed call in the history is the client's error.
+  int status;
+  json bad = {{"messages", {user, {{"role", "assistant"}, {"tool_calls", {{{"type", "function"}}}}}}}};
+  json j = Post(*shared_, "/v1/chat/completions", bad.dump(), &status);
+  EXPECT_EQ(status, 400) << j.dump();
+}
+
+TEST_F(ServeReal, LogprobsAreConsistent) {
+  int status;
+  json j = Post(*shared_, "/v1/chat/completions",
+                R"({"messages":[{"role":"user","content":"Say something"}],"logprobs":true,"top_logprobs":5,
+                    "temperature":0,"max_tokens":12,"ignore_eos":true})",
+                &status);
+  ASSERT_EQ(status, 200) << j.dump();
+  const json& content = j["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), 12u) << j.dump();
+  EXPECT_EQ(j["usage"]["completion_tokens"], 12);
+  for (const json& e : content) {
+    double lp = e["logprob"];
+    EXPECT_LE(lp, 0.0);
+    ASSERT_EQ(e["top_logprobs"].size(), 5u);
+    for (size_t k = 1; k < 5; ++k) {
+      EXPECT_GE(e["top_logprobs"][k - 1]["logprob"].get<double>(), e["top_logprobs"][k]["logprob"].get<double>()) << e;
+    }
+    // Greedy: the chosen token is the most likely one.
+    EXPECT_EQ(e["top_logprobs"][0]["token"], e["token"]) << e;
+    EXPECT_DOUBLE_EQ(e["top_logprobs"][0]["logprob"].get<double>(), lp);
+    EXPECT_TRUE(e["bytes"].is_array());
+  }
+  j = Post(*shared_, "/v1/completions", R"({"prompt":"x","logprobs":3,"max_tokens":5,"temperature":0,"ignore_eos":true})",
+           &status);
+  ASSERT_EQ(status, 200) << j.dump();
+  const json& lp = j["choices"][0]["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), 5u);
+  ASSERT_EQ(lp["token_logprobs"].size(), 5u);
+  ASSERT_EQ(lp["top_logprobs"].size(), 5u);
+  EXPECT_EQ(lp["text_offset"][0], 0);
+  for (size_t i = 0; i < 5; ++i) {
+    const json& top = lp["top_logprobs"][i];
+    ASSERT_EQ(top.size(), 3u);
+    double best = -1e30;
+    for (auto it = top.begin(); it != top.end(); ++it) best = std::max(best, it.value().get<double>());
+    EXPECT_LE(lp["token_logprobs"][i].get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(lp["token_logprobs"][i].get<double>(), best) << top;
+  }
+}
+
+TEST_F(ServeReal, StopStringsTruncate) {
+  const std::string base = R"({"prompt":"The story begins","temperature":0,"ignore_eos":true,"max_tokens":48)";
+  int status;
+  json first = Post(*shared_, "/v1/completions", base + "}", &status);
+  ASSERT_EQ(status, 200) << first.dump();
+  const std::string text = first["choices"][0]["text"];
+  ASSERT_GE(text.size(), 12u) << text;
+  // A stop string known to occur: three bytes from the middle of the output,
+  // cut at its first occurrence (kept on UTF-8 boundaries).
+  size_t at = text.size() / 2;
+  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+  size_t len = 3;
+  while (at + len < text.size() && (static_cast<unsigned char>(text[at + len]) & 0xC0) == 0x80) ++len;
+  const std::string stop = text.substr(at, len);
+  const std::string expect = text.substr(0, text.find(stop));
+  json req = json::parse(base + "}");
+  req["stop"] = {"\x01never", stop};
+  json second = Post(*shared_, "/v1/completions", req.dump(), &status);
+  ASSERT_EQ(status, 200) << second.dump();
+  EXPECT_EQ(second["choices"][0]["text"], expect) << "stop " << json(stop).dump() << " in " << json(text).dump();
+  EXPECT_EQ(second["choices"][0]["finish_reason"], "stop");
+  EXPECT_LT(second["usage"]["completion_tokens"].get<int64_t>(), 48);
+  // The same through a stream.
+  req["stream"] = true;
+  auto res = shared_->Client()->Post("/v1/completions", req.dump(), "application/json");
+  ASSERT_TRUE(res);
+  std::string streamed, finish;
+  for (const std::string& e : SseData(res->body)) {
+    if (e == "[DONE]") continue;
+    json c = json::parse(e);
+    streamed += c["choices"][0]["text"].get<std::string>();
+    if (!c["choices"][0]["finish_reason"].is_null()) finish = c["choices"][0]["finish_reason"];
+  }
+  EXPECT_EQ(streamed, expect);
+  EXPECT_EQ(finish, "stop");
+  // The cut request was cancelled in the engine: nothing keeps running.
+  std::string m = shared_->Metrics();
+  EXPECT_EQ(Sample(m, "prosgrow_running_sequences"), 0) << m;
+  EXPECT_EQ(Sample(m, kDevicePinned), 0) << m;
+}
+
+TEST_F(ServeReal, SessionRelease) {
+  int status;
+  json j = Post(*shared_, "/v1/chat/completions",
+                R"({"messages":[{"role":"user","content":"Remember me"}],"user":"agent-7","max_tokens":4})", &status);
+  ASSERT_EQ(status, 200) << j.dump();
+  j = Post(*shared_, "/v1/sessions/agent-7/release", "", &status);
+  EXPECT_EQ(status, 200) << j.dump();
+  EXPECT_EQ(j["id"], "agent-7");
+  EXPECT_EQ(j["released"], true);
+  // Releasing an unknown session is harmless; the method is checked.
+  Post(*shared_, "/v1/sessions/nobody/release", "", &status);
+  EXPECT_EQ(status, 200);
+  auto res = shared_->Client()->Get("/v1/sessions/agent-7/release");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 405);
+  j = Post(*shared_, "/v1/chat/completions", kChatHi, &status);
+  EXPECT_EQ(status, 200);
+}
+
+TEST_F(ServeReal, SixtyFourConcurrentStreams) {
+  constexpr int kStreams = 64;
+  const std::string ok_series = "prosgrow_http_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"}";
+  std::string m0 = shared_->Metrics();
+  std::vector<std::string> failures(kStreams);
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < kStreams; ++i) {
+    clients.emplace_back([&, i] {
+      json body = {{"messages", {{{"role", "user"}, {"content", "stream number " + std::to_string(i)}}}},
+                   {"stream", true},
+                   {"max_tokens", 8},
+                   {"ignore_eos", true},
+                   {"stream_options", {{"include_usage", true}}}};
+      auto res = shared_->Client(300)->Post("/v1/chat/completions", body.dump(), "application/json");
+      if (!res || res->status != 200) {
+        failures[i] = res ? "status " + std::to_string(res->status) + ": " + res->body
+                          : "request failed: " + httplib::to_string(res.error());
+        return;
+      }
+      std::vector<std::string> ev = SseData(res->body);
+      if (ev.size() < 3 || ev.back() != "[DONE]") {
+        failures[i] = "bad stream: " + res->body;
+        return;
+      }
+      json usage = json::parse(ev[ev.size() - 2])["usage"];
+      if (usage["completion_tokens"] != 8 || usage["total_tokens"] != usage["prompt_tokens"].get<int64_t>() + 8) {
+        failures[i] = "usage " + usage.dump();
+        return;
+      }
+      ok.fetch_add(1);
+    });
+  }
+  for (auto& c : clients) c.join();
+  for (int i = 0; i < kStreams; ++i) EXPECT_TRUE(failures[i].empty()) << "stream " << i << ": " << failures[i];
+  EXPECT_EQ(ok.load(), kStreams);
+  // Every stream is counted by the time its client has it.
+  std::string m = shared_->Metrics();
+  EXPECT_EQ(Sample(m, ok_series).value_or(-1), Sample(m0, ok_series).value_or(0) + kStreams) << m;
+  EXPECT_EQ(Sample(m, "prosgrow_requests_finished_total").value_or(-1),
+            Sample(m0, "prosgrow_requests_finished_total").value_or(0) + kStreams);
+  EXPECT_EQ(Sample(m, "prosgrow_completion_tokens_total").value_or(-1),
+            Sample(m0, "prosgrow_completion_tokens_total").value_or(0) + 8 * kStreams);
+  EXPECT_EQ(Sample(m, "prosgrow_time_to_first_token_seconds_count").value_or(-1),
+            Sample(m0, "prosgrow_time_to_first_token_seconds_count").value_or(0) + kStreams);
+  EXPECT_EQ(Sample(m, kDevicePinned), 0) << m;
+  EXPECT_EQ(Sample(m, "prosgrow_running_sequences"), 0) << m;
+}
+
+std::string RunShell(const std::string& cmd, int* rc) {
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) {
+    *rc = -1;
+    return "";
+  }
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), p)) out += buf;
+  *rc = pclose(p);
+  return out;
+}
+
+TEST_F(ServeReal, MetricsPassPromtool) {
+  if (access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool not installed (scripts/setup.sh)";
+  int status;
+  Post(*shared_, "/v1/chat/completions", kChatHi, &status);
+  Post(*shared_, "/v1/completions", "{}", &status);
+  auto res = shared_->Client()->Get("/metrics");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  EXPECT_NE(res->get_header_value("Content-Type").find("text/plain"), std::string::npos);
+  for (const char* name : {"prosgrow_time_to_first_token_seconds_bucket", "prosgrow_request_latency_seconds_bucket",
+                           "prosgrow_completion_tokens_total", "prosgrow_running_sequences",
+                           "prosgrow_kv_pinned_blocks", "prosgrow_kv_used_blocks", "prosgrow_queue_depth"}) {
+    EXPECT_NE(res->body.find(name), std::string::npos) << name;
+  }
+  std::string path = (*dir_ / "metrics.txt").string();
+  std::ofstream(path) << res->body;
+  int rc;
+  std::string out = RunShell("/usr/bin/promtool check metrics < " + path + " 2>&1", &rc);
+  EXPECT_EQ(rc, 0) << out << "\n" << res->body;
+}
+
+TEST_F(ServeReal, OpenAiNodeSdk) {
+  const std::string node_dir = std::string(PROSGROW_SOURCE_DIR) + "/tests/node";
+  if (access((node_dir + "/node_modules/openai/package.json").c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "run `npm ci` in " << node_dir << " first";
+  }
+  int rc;
+  RunShell("node --version > /dev/null 2>&1", &rc);
+  if (rc != 0) GTEST_SKIP() << "node not installed";
+  auto s = Serve({"--threads", "2", "--api-key", "sk-node-test"}, "node");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  // PROSGROW_EXPECT_TOOL_CALLS unset: random weights do not call tools.
+  std::string out = RunShell("cd '" + node_dir + "' && env -u PROSGROW_EXPECT_TOOL_CALLS PROSGROW_BASE_URL=" +
+                                 (*s)->base_url() + "/v1 PROSGROW_API_KEY=sk-node-test node openai_sdk_test.mjs 2>&1",
+                             &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("openai sdk test: ok"), std::string::npos) << out;
+  EXPECT_TRUE((*s)->Alive());
+  EXPECT_EQ((*s)->Stop(), 0) << (*s)->Log();
+}
+
+}  // namespace
+}  // namespace pg

@@ -515,6 +515,97 @@ TEST_F(ServeReal, SixtyFourConcurrentStreams) {
   EXPECT_EQ(Sample(m, "prosgrow_running_sequences"), 0) << m;
 }
 
+TEST_F(ServeReal, StreamFormat) {
+  auto res = shared_->Client()->Post("/v1/chat/completions",
+                                     R"({"messages":[{"role":"user","content":"Hi"}],"stream":true,"max_tokens":6,
+                                         "stream_options":{"include_usage":true}})",
+                                     "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_NE(res->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
+  std::vector<std::string> events = SseData(res->body);
+  ASSERT_GE(events.size(), 4u) << res->body;
+  EXPECT_EQ(events.back(), "[DONE]");
+  json first = json::parse(events[0]);
+  EXPECT_EQ(first["object"], "chat.completion.chunk");
+  EXPECT_EQ(first["choices"][0]["delta"]["role"], "assistant");
+  std::string finish;
+  for (size_t i = 0; i + 2 < events.size(); ++i) {
+    json c = json::parse(events[i]);
+    EXPECT_TRUE(c.contains("usage") && c["usage"].is_null()) << events[i];
+    if (!c["choices"][0]["finish_reason"].is_null()) finish = c["choices"][0]["finish_reason"];
+  }
+  EXPECT_TRUE(finish == "stop" || finish == "length") << finish;
+  json usage_chunk = json::parse(events[events.size() - 2]);
+  EXPECT_TRUE(usage_chunk["choices"].empty());
+  ExpectUsageShape(usage_chunk["usage"]);
+  // Without include_usage there is no usage anywhere.
+  res = shared_->Client()->Post("/v1/chat/completions",
+                                R"({"messages":[{"role":"user","content":"Hi"}],"stream":true,"max_tokens":4})",
+                                "application/json");
+  ASSERT_TRUE(res);
+  for (const std::string& e : SseData(res->body)) {
+    if (e == "[DONE]") continue;
+    json c = json::parse(e);
+    EXPECT_FALSE(c.contains("usage")) << e;
+    EXPECT_EQ(c["choices"].size(), 1u);
+  }
+}
+
+TEST_F(ServeReal, TokenPromptsAndModelIds) {
+  int status;
+  json j = Post(*shared_, "/v1/completions", R"({"prompt":[5,6,7],"max_tokens":3,"ignore_eos":true})", &status);
+  ASSERT_EQ(status, 200) << j.dump();
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 3);
+  EXPECT_EQ(j["usage"]["completion_tokens"], 3);
+  j = Post(*shared_, "/v1/completions", R"({"prompt":[[5,6,7]],"max_tokens":2,"ignore_eos":true})", &status);
+  ASSERT_EQ(status, 200) << j.dump();
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 3);
+  auto res = shared_->Client()->Get("/v1/models/tiny");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  res = shared_->Client()->Get("/v1/models/other");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], "model_not_found");
+}
+
+TEST_F(ServeReal, SlowHeadersAreCutOff) {
+  int fd = testing::ConnectLoopback(shared_->port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(testing::SendAll(fd, "POST /v1/completions HTTP/1.1\r\nHost: x\r\n"));
+  // Trickle a header byte at a time, never finishing, until the server's
+  // header deadline answers (whenever that is; no timing is asserted).
+  std::string got;
+  for (int i = 0; i < 1200 && got.empty(); ++i) {
+    if (!testing::SendAll(fd, "X")) break;
+    got = testing::ReadUntil(fd, "\r\n\r\n", 0.1);
+  }
+  if (got.empty()) got = testing::ReadUntil(fd, "\r\n\r\n", 10);
+  ::close(fd);
+  EXPECT_NE(got.find("400"), std::string::npos) << got;
+  EXPECT_TRUE(shared_->Alive());
+}
+
+TEST_F(ServeReal, OversizedHeadersAreRejected) {
+  int fd = testing::ConnectLoopback(shared_->port());
+  ASSERT_GE(fd, 0);
+  std::string req = "GET /health HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 200; ++i) req += "X-Filler-" + std::to_string(i) + ": " + std::string(1000, 'f') + "\r\n";
+  req += "\r\n";
+  // The server stops reading at its limit, so the send may block until the
+  // socket is shut down: send from another thread.
+  std::thread sender([fd, req] { testing::SendAll(fd, req); });
+  std::string got = testing::ReadUntil(fd, "\r\n\r\n", 60);
+  ::shutdown(fd, SHUT_RDWR);
+  sender.join();
+  ::close(fd);
+  EXPECT_NE(got.find("400"), std::string::npos) << got.substr(0, 200);
+  EXPECT_TRUE(shared_->Alive());
+}
+
 std::string RunShell(const std::string& cmd, int* rc) {
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) {

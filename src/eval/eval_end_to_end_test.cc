@@ -276,7 +276,8 @@ TEST_F(EvalEndToEnd, BadArgumentsAndInputsExitTwo) {
 }
 
 TEST_F(EvalEndToEnd, UnreachableServerCountsFailures) {
-  // Bind a port and close it again, so nothing listens there.
+  // A port held bound but not listening: connections are refused, and no
+  // other process can start listening there while the eval runs.
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd, 0);
   sockaddr_in addr{};
@@ -286,7 +287,6 @@ TEST_F(EvalEndToEnd, UnreachableServerCountsFailures) {
   socklen_t len = sizeof(addr);
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   int port = ntohs(addr.sin_port);
-  ::close(fd);
   std::string out = (dir_ / "run").string();
   EXPECT_EQ(Run({"--url", "http://127.0.0.1:" + std::to_string(port), "--model", "m", "--dataset", dataset_,
                  "--limit", "2", "--prompts", "short", "--timeout", "5", "--out", out}),
@@ -294,6 +294,7 @@ TEST_F(EvalEndToEnd, UnreachableServerCountsFailures) {
   json results = json::parse(ReadFile(std::filesystem::path(out) / "results.json"));
   EXPECT_EQ(results["summary"]["short"]["failed"], 2);
   EXPECT_EQ(results["summary"]["short"]["accuracy"], 0.0);
+  ::close(fd);
 }
 
 }  // namespace

@@ -128,15 +128,17 @@ Status MockOpenAiServer::Start() {
                   {"usage", {{"prompt_tokens", n_prompt}, {"completion_tokens", max_tokens},
                              {"total_tokens", n_prompt + max_tokens}, {"prompt_tokens_details", details}}}});
           }
-          std::string done = "data: [DONE]\n\n";
-          sink.write(done.data(), done.size());
           {
+            // Counted before [DONE] leaves: a client that has its stream
+            // sees it in counters() and /metrics.
             std::lock_guard<std::mutex> lock(mu_);
             ++counters_.completed;
             counters_.prompt_tokens += n_prompt;
             counters_.output_tokens += max_tokens;
             counters_.cached_tokens += cached;
           }
+          std::string done = "data: [DONE]\n\n";
+          sink.write(done.data(), done.size());
           sink.done();
           return true;
         });

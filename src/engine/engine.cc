@@ -225,14 +225,23 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   totals_.cached_device += s->cache.device_tokens;
   totals_.cached_host += s->cache.host_tokens;
   totals_.cached_disk += s->cache.disk_tokens;
-  // The KV was freed by Remove(); /metrics shows that (and this request
-  // finished) before the client can see the finish.
+  // Handed out by DeliverFinished(), after /metrics shows the freed KV.
+  if (s->on_event) finished_events_.emplace_back(std::move(s->on_event), std::move(ev));
+}
+
+void Engine::DeliverFinished() {
+  if (finished_events_.empty()) return;
+  // Remove() freed the KV of every finished sequence: publish that (and the
+  // finished counts) first, so a client that has its answer never sees its
+  // request still holding KV, running or unfinished on /metrics.
   PublishSnapshot();
-  if (s->on_event) s->on_event(ev);
+  for (auto& [callback, ev] : finished_events_) callback(ev);
+  finished_events_.clear();
 }
 
 void Engine::Step() {
   AcceptIncoming();
+  DeliverFinished();  // cancelled sequences
   kv_->Tick();
   StepPlan plan = scheduler_->Schedule(NowSeconds());
   for (Sequence* s : plan.failed)
@@ -247,6 +256,7 @@ void Engine::Step() {
       SampleAndAdvance(plan);
     }
   }
+  DeliverFinished();
   PublishMetrics(plan);
 }
 

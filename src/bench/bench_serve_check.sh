@@ -28,17 +28,23 @@ mkdir -p "$work"
 "$bin" make-model --shape tiny --vocab builtin --type q8_0 --arch qwen2 --seed 3 --out "$work/tiny.gguf" \
   >"$work/make-model.log" 2>&1 || { echo "make-model failed; see $work/make-model.log" >&2; exit 2; }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=""
 server=""
 trap 'kill $server 2>/dev/null || true; wait 2>/dev/null || true' EXIT
 
-serve() {  # serve NAME ARGS...: starts a server on $port and waits until it accepts
+# serve NAME ARGS...: starts a server on a port it picks itself (--port 0,
+# read back from its log, so no other process can take it first) and waits
+# until /health answers.
+serve() {
   local name=$1; shift
-  "$bin" serve -m "$work/tiny.gguf" --port "$port" --threads 2 "$@" >"$work/serve-$name.log" 2>&1 &
+  local log="$work/serve-$name.log"
+  "$bin" serve -m "$work/tiny.gguf" --port 0 --threads 2 "$@" >"$log" 2>&1 &
   server=$!
-  for _ in $(seq 1 600); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
-    kill -0 $server 2>/dev/null || { echo "serve exited; see $work/serve-$name.log" >&2; exit 2; }
+  port=""
+  for _ in $(seq 1 3000); do
+    kill -0 $server 2>/dev/null || { echo "serve exited; see $log" >&2; exit 2; }
+    [[ -n "$port" ]] || port=$(sed -n 's#.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*#\1#p' "$log" | head -1)
+    if [[ -n "$port" ]] && curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; then return 0; fi
     sleep 0.1
   done
   echo "serve ($name) did not start" >&2

@@ -235,11 +235,23 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   totals_.cached_device += s->cache.device_tokens;
   totals_.cached_host += s->cache.host_tokens;
   totals_.cached_disk += s->cache.disk_tokens;
-  if (s->on_event) s->on_event(ev);
+  // Handed out by DeliverFinished(), after /metrics shows the freed KV.
+  if (s->on_event) finished_events_.emplace_back(std::move(s->on_event), std::move(ev));
+}
+
+void Engine::DeliverFinished() {
+  if (finished_events_.empty()) return;
+  // Remove() freed the KV of every finished sequence: publish that (and the
+  // finished counts) first, so a client that has its answer never sees its
+  // request still holding KV, running or unfinished on /metrics.
+  PublishSnapshot();
+  for (auto& [callback, ev] : finished_events_) callback(ev);
+  finished_events_.clear();
 }
 
 void Engine::Step() {
   AcceptIncoming();
+  DeliverFinished();  // cancelled sequences
   kv_->Tick();
   StepPlan plan = scheduler_->Schedule(NowSeconds());
   // Unreachable for a request Submit accepted (it fits the device tier
@@ -257,12 +269,17 @@ void Engine::Step() {
       SampleAndAdvance(plan);
     }
   }
+  DeliverFinished();
   PublishMetrics(plan);
 }
 
 void Engine::PublishMetrics(const StepPlan& plan) {
   totals_.steps++;
   totals_.batch_tokens = plan.n_tokens;
+  PublishSnapshot();
+}
+
+void Engine::PublishSnapshot() {
   totals_.waiting = static_cast<int64_t>(scheduler_->n_waiting());
   totals_.running = static_cast<int64_t>(scheduler_->n_running());
   totals_.loading = static_cast<int64_t>(scheduler_->n_loading());
@@ -335,15 +352,19 @@ std::string Engine::MetricsText() const {
   counter("prosgrow_engine_steps_total", "Engine steps run.", s.steps);
   counter("prosgrow_preemptions_total", "Sequences preempted for lack of device KV blocks.", s.preemptions);
   counter("prosgrow_requests_finished_total", "Requests finished by the engine.", s.finished);
-  counter("prosgrow_prompt_tokens_total", "Prompt tokens of finished requests.", s.prompt_tokens);
+  // The HTTP layer exports prosgrow_prompt_tokens_total and
+  // prosgrow_cached_prompt_tokens_total (requests answered); the engine's own
+  // totals (every finished sequence, cancelled ones too) carry an engine_
+  // prefix so /metrics never has a family twice.
+  counter("prosgrow_engine_prompt_tokens_total", "Prompt tokens of sequences the engine finished.", s.prompt_tokens);
   counter("prosgrow_prompt_tokens_cached_total", "Prompt tokens of finished requests served from the KV cache.",
           s.cached_tokens);
   counter("prosgrow_generation_tokens_total", "Tokens generated.", s.generated_tokens);
-  o += "# HELP prosgrow_cached_prompt_tokens_total Prompt tokens served from the KV cache, by tier.\n"
-       "# TYPE prosgrow_cached_prompt_tokens_total counter\n";
-  o += fmt::format("prosgrow_cached_prompt_tokens_total{{tier=\"device\"}} {}\n", s.cached_device);
-  o += fmt::format("prosgrow_cached_prompt_tokens_total{{tier=\"host\"}} {}\n", s.cached_host);
-  o += fmt::format("prosgrow_cached_prompt_tokens_total{{tier=\"disk\"}} {}\n", s.cached_disk);
+  o += "# HELP prosgrow_engine_cached_prompt_tokens_total Prompt tokens served from the KV cache, by tier.\n"
+       "# TYPE prosgrow_engine_cached_prompt_tokens_total counter\n";
+  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"device\"}} {}\n", s.cached_device);
+  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"host\"}} {}\n", s.cached_host);
+  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"disk\"}} {}\n", s.cached_disk);
   o += fmt::format("# HELP prosgrow_cache_reuse_ratio Cached / prompt tokens over finished requests.\n"
                    "# TYPE prosgrow_cache_reuse_ratio gauge\nprosgrow_cache_reuse_ratio {}\n",
                    s.prompt_tokens ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens) : 0.0);
@@ -366,6 +387,8 @@ std::string Engine::MetricsText() const {
       {"prosgrow_kv_used_blocks", "Blocks holding data in the tier.", false, &TierCounters::used_blocks},
       {"prosgrow_kv_cached_blocks", "Blocks published in the prefix index in the tier.", false, &TierCounters::cached_blocks},
       {"prosgrow_kv_capacity_blocks", "Capacity of the tier in blocks.", false, &TierCounters::capacity_blocks},
+      {"prosgrow_kv_pinned_blocks", "Blocks referenced by a live sequence (device; 0 elsewhere).", false,
+       &TierCounters::pinned_blocks},
   };
   for (const Field& f : kFields) {
     o += fmt::format("# HELP {} {}\n# TYPE {} {}\n", f.name, f.help, f.name, f.counter ? "counter" : "gauge");

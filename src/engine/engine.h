@@ -66,8 +66,15 @@ class Engine final : public InferenceService {
   void AcceptIncoming();
   Status RunForward(const StepPlan& plan);
   void SampleAndAdvance(const StepPlan& plan);
+  // Removes the sequence (freeing its KV), counts it, and queues its finish
+  // event; DeliverFinished() publishes the metrics snapshot once, then calls
+  // the queued callbacks. Step() delivers after the cancels and at its end.
   void Finish(Sequence* seq, const std::string& reason, const std::string& error = "");
+  void DeliverFinished();
   void PublishMetrics(const StepPlan& plan);
+  // Copies the running totals, queue/running counts and KV counters into the
+  // /metrics snapshot (engine thread; also on every finish, before its event).
+  void PublishSnapshot();
   void Loop();
 
   EngineConfig config_;
@@ -106,6 +113,7 @@ class Engine final : public InferenceService {
   mutable std::mutex metrics_mu_;
   Snapshot snap_;
   Snapshot totals_;  // engine-thread running totals
+  std::vector<std::pair<EventCallback, ServiceEvent>> finished_events_;  // engine thread: queued by Finish
 };
 
 }  // namespace pg

@@ -1,4 +1,4 @@
-// End-to-end: EvalMain against a mock OpenAI-compatible server on 127.0.0.1.
+// End-to-end: EvalMain against the test-support mock OpenAI server on 127.0.0.1.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <arpa/inet.h>
@@ -16,101 +16,58 @@
 
 #include "eval/eval_cli.h"
 #include "eval/eval_test_util.h"
+#include "testing/mock_openai_server.h"
 
 namespace pg {
 namespace {
 
 using nlohmann::json;
 
-// Answers question i deterministically by i % 4:
+// The shared test server (src/testing), answering question i
+// deterministically by i % 4:
 //   0: "... The answer is <right>."          -> correct (answer phrase)
 //   1: "... The answer is <right + 1>."      -> wrong
 //   2: "I get <right> apples"                -> correct (last number), finish "length"
 //   3: "I cannot tell."                      -> no answer
 // Question 7 gets HTTP 500 when fail_seven is set.
-class MockOpenAiServer {
- public:
-  explicit MockOpenAiServer(bool fail_seven = false) : fail_seven_(fail_seven) {
-    for (int i = 0; i < 64; ++i) index_of_[testing_util::SyntheticQuestion(i)] = i;
-    server_.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(R"({"object":"list","data":[{"id":"mock-model","object":"model"}]})", "application/json");
-    });
-    auto handler = [this](const httplib::Request& req, httplib::Response& res) { Answer(req, res); };
-    server_.Post("/v1/chat/completions", handler);
-    server_.Post("/v1/completions", handler);
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~MockOpenAiServer() {
-    server_.stop();
-    thread_.join();
-  }
-
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::vector<json> requests() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return requests_;
-  }
-  std::vector<std::string> auth_headers() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return auth_;
-  }
-
- private:
-  void Answer(const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body);
-    bool chat = req.path == "/v1/chat/completions";
+std::unique_ptr<bench::MockOpenAiServer> StartMock(bool fail_seven = false) {
+  auto index_of = std::make_shared<std::map<std::string, int>>();
+  for (int i = 0; i < 64; ++i) (*index_of)[testing_util::SyntheticQuestion(i)] = i;
+  bench::MockOptions mo;
+  mo.model_id = "mock-model";
+  mo.reply_fn = [index_of, fail_seven](const json& body) {
+    bool chat = body.contains("messages");
     std::string prompt = chat ? body["messages"][0]["content"].get<std::string>() : body["prompt"].get<std::string>();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      requests_.push_back(body);
-      auth_.push_back(req.get_header_value("Authorization"));
-    }
     size_t q = prompt.rfind("Question: ");
     size_t a = prompt.rfind("\nAnswer:");
-    int i = index_of_.at(prompt.substr(q + 10, a - q - 10));
-    if (fail_seven_ && i == 7) {
-      res.status = 500;
-      res.set_content(R"({"error":{"message":"boom"}})", "application/json");
-      return;
+    int i = index_of->at(prompt.substr(q + 10, a - q - 10));
+    bench::MockReply r;
+    if (fail_seven && i == 7) {
+      r.status = 500;
+      return r;
     }
     int right = testing_util::SyntheticAnswer(i);
-    std::string text, finish = "stop";
     switch (i % 4) {
       case 0:
-        text = fmt::format(" He has {} + {} = {} apples.\nThe answer is {}.", i, i + 2, right, right);
+        r.text = fmt::format(" He has {} + {} = {} apples.\nThe answer is {}.", i, i + 2, right, right);
         break;
       case 1:
-        text = fmt::format(" The answer is {}.", right + 1);
+        r.text = fmt::format(" The answer is {}.", right + 1);
         break;
       case 2:
-        text = fmt::format(" I get {} apples", right);
-        finish = "length";
+        r.text = fmt::format(" I get {} apples", right);
+        r.finish_reason = "length";
         break;
       default:
-        text = " I cannot tell.";
+        r.text = " I cannot tell.";
     }
-    json reply = {{"id", "x"}, {"object", chat ? "chat.completion" : "text_completion"},
-                  {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 5}, {"total_tokens", 15}}}};
-    json choice = {{"index", 0}, {"finish_reason", finish}};
-    if (chat) {
-      choice["message"] = {{"role", "assistant"}, {"content", text}};
-    } else {
-      choice["text"] = text;
-    }
-    reply["choices"] = json::array({choice});
-    res.set_content(reply.dump(), "application/json");
-  }
-
-  bool fail_seven_;
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-  std::map<std::string, int> index_of_;
-  std::mutex mu_;
-  std::vector<json> requests_;
-  std::vector<std::string> auth_;
-};
+    return r;
+  };
+  auto server = std::make_unique<bench::MockOpenAiServer>(mo);
+  Status st = server->Start();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return server;
+}
 
 class EvalEndToEnd : public ::testing::Test {
  protected:
@@ -143,9 +100,9 @@ class EvalEndToEnd : public ::testing::Test {
 };
 
 TEST_F(EvalEndToEnd, ChatRunWritesResultsAndSummary) {
-  MockOpenAiServer server;
+  auto server = StartMock();
   std::string out = (dir_ / "run").string();
-  ASSERT_EQ(Run({"--url", server.url() + "/v1/", "--dataset", dataset_, "--limit", "8", "--concurrency", "3",
+  ASSERT_EQ(Run({"--url", server->url() + "/v1/", "--dataset", dataset_, "--limit", "8", "--concurrency", "3",
                  "--max-tokens", "64", "--out", out}),
             0);
   json results = json::parse(ReadFile(std::filesystem::path(out) / "results.json"));
@@ -190,7 +147,7 @@ TEST_F(EvalEndToEnd, ChatRunWritesResultsAndSummary) {
     EXPECT_EQ(shots, r["style"] == "long" ? 9u : 1u);
   }
   // What the server saw: greedy, max tokens, model name, exact prompts.
-  std::vector<json> requests = server.requests();
+  std::vector<json> requests = server->requests();
   ASSERT_EQ(requests.size(), 16u);
   for (const json& req : requests) {
     EXPECT_EQ(req["temperature"], 0.0);
@@ -205,9 +162,9 @@ TEST_F(EvalEndToEnd, ChatRunWritesResultsAndSummary) {
 }
 
 TEST_F(EvalEndToEnd, CompletionsEndpointReportsFailedRequests) {
-  MockOpenAiServer server(/*fail_seven=*/true);
+  auto server = StartMock(/*fail_seven=*/true);
   std::string out = (dir_ / "run").string();
-  EXPECT_EQ(Run({"--url", server.url(), "--dataset", dataset_, "--limit", "12", "--prompts", "short", "--endpoint",
+  EXPECT_EQ(Run({"--url", server->url(), "--dataset", dataset_, "--limit", "12", "--prompts", "short", "--endpoint",
                  "completions", "--api-key", "sekrit", "--model", "m1", "--out", out}),
             3);  // some requests failed
   json results = json::parse(ReadFile(std::filesystem::path(out) / "results.json"));
@@ -219,12 +176,12 @@ TEST_F(EvalEndToEnd, CompletionsEndpointReportsFailedRequests) {
   const json& r7 = results["results"][7];
   EXPECT_EQ(r7["verdict"], "failed");
   EXPECT_NE(r7["error"].get<std::string>().find("HTTP 500"), std::string::npos);
-  for (const json& req : server.requests()) {
+  for (const json& req : server->requests()) {
     EXPECT_EQ(req["model"], "m1");
     EXPECT_TRUE(req.contains("prompt"));
     EXPECT_EQ(req["stop"], json::array({"\nQuestion:"}));
   }
-  for (const std::string& auth : server.auth_headers()) EXPECT_EQ(auth, "Bearer sekrit");
+  for (const std::string& auth : server->auth_headers()) EXPECT_EQ(auth, "Bearer sekrit");
   std::string summary = ReadFile(std::filesystem::path(out) / "summary.md");
   EXPECT_NE(summary.find("| short | 7 | failed | - | 16 |"), std::string::npos) << summary;
 }
@@ -232,10 +189,10 @@ TEST_F(EvalEndToEnd, CompletionsEndpointReportsFailedRequests) {
 // The mechanics of the baseline-vs-optimized gate: two runs against the same
 // deterministic server are 100% identical with no flips.
 TEST_F(EvalEndToEnd, TwoRunsCompareIdentical) {
-  MockOpenAiServer server;
+  auto server = StartMock();
   std::string a = (dir_ / "a").string(), b = (dir_ / "b").string();
-  ASSERT_EQ(Run({"--url", server.url(), "--dataset", dataset_, "--limit", "10", "--out", a}), 0);
-  ASSERT_EQ(Run({"--url", server.url(), "--dataset", dataset_, "--limit", "10", "--concurrency", "4", "--out", b}),
+  ASSERT_EQ(Run({"--url", server->url(), "--dataset", dataset_, "--limit", "10", "--out", a}), 0);
+  ASSERT_EQ(Run({"--url", server->url(), "--dataset", dataset_, "--limit", "10", "--concurrency", "4", "--out", b}),
             0);
   ::testing::internal::CaptureStdout();
   int rc = Run({"compare", a + "/results.json", b + "/results.json", "--fail-on-flip"});
@@ -276,7 +233,8 @@ TEST_F(EvalEndToEnd, BadArgumentsAndInputsExitTwo) {
 }
 
 TEST_F(EvalEndToEnd, UnreachableServerCountsFailures) {
-  // Bind a port and close it again, so nothing listens there.
+  // A port held bound but not listening: connections are refused, and no
+  // other process can start listening there while the eval runs.
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd, 0);
   sockaddr_in addr{};
@@ -286,7 +244,6 @@ TEST_F(EvalEndToEnd, UnreachableServerCountsFailures) {
   socklen_t len = sizeof(addr);
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   int port = ntohs(addr.sin_port);
-  ::close(fd);
   std::string out = (dir_ / "run").string();
   EXPECT_EQ(Run({"--url", "http://127.0.0.1:" + std::to_string(port), "--model", "m", "--dataset", dataset_,
                  "--limit", "2", "--prompts", "short", "--timeout", "5", "--out", out}),
@@ -294,6 +251,7 @@ TEST_F(EvalEndToEnd, UnreachableServerCountsFailures) {
   json results = json::parse(ReadFile(std::filesystem::path(out) / "results.json"));
   EXPECT_EQ(results["summary"]["short"]["failed"], 2);
   EXPECT_EQ(results["summary"]["short"]["accuracy"], 0.0);
+  ::close(fd);
 }
 
 }  // namespace

@@ -16,25 +16,27 @@ fi
 bin=$1 model=$2 dataset=$3 work=$4 limit=${5:-16} max_tokens=${6:-24}
 mkdir -p "$work"
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-    echo $((20000 + RANDOM % 20000))
-}
-
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-serve() {  # serve POLICY: starts a server, sets $port once it accepts connections
+# serve POLICY: starts a server on a port it picks itself (--port 0, read
+# back from its log, so no other process can take it first); sets $port once
+# /health answers.
+serve() {
   local policy=$1
-  port=$(free_port)
-  "$bin" serve -m "$model" --policy "$policy" --port "$port" >"$work/serve-$policy.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 1 600); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+  local log="$work/serve-$policy.log"
+  "$bin" serve -m "$model" --policy "$policy" --port 0 >"$log" 2>&1 &
+  local pid=$!
+  pids+=($pid)
+  port=""
+  for _ in $(seq 1 3000); do
+    kill -0 "$pid" 2>/dev/null || { echo "server ($policy) exited; see $log" >&2; exit 2; }
+    [[ -n "$port" ]] || port=$(sed -n 's#.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*#\1#p' "$log" | head -1)
+    if [[ -n "$port" ]] && curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; then return 0; fi
     sleep 0.1
   done
-  echo "server ($policy) did not start; see $work/serve-$policy.log" >&2
+  echo "server ($policy) did not start; see $log" >&2
   exit 2
 }
 

@@ -2,6 +2,7 @@
 
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -63,8 +64,8 @@ std::optional<ApiError> EngineFailure(const GenerationResult& r) {
 
 // Streaming state, shared by the content provider calls of one response.
 struct StreamState {
-  StreamState(Gauge* g) : in_flight(g) {}
-  InFlight in_flight;
+  StreamState(Gauge* g) { in_flight.emplace(g); }
+  std::optional<InFlight> in_flight;     // reset before the last chunk, so a client never sees itself in flight
   std::unique_ptr<GenerationRunner> runner;
   ResponsePlan plan;
   bool sent_role = false;
@@ -121,7 +122,9 @@ void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, ht
 
         const GenerationResult& r = state->runner->result();
         state->done = true;
+        // Accounted before the final chunk and [DONE] leave.
         c.metrics->CountTokens(r);
+        state->in_flight.reset();
         if (std::optional<ApiError> err = EngineFailure(r)) {
           c.metrics->errors->Inc({err->kind()});
           std::string body = SseEvent(err->ToJson()) + "data: [DONE]\n\n";

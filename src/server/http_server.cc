@@ -326,7 +326,11 @@ void HttpServer::Impl::SetUpRoutes() {
   server.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     SendApiError(res, ServerError("internal error"), &metrics);
   });
-  server.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+  // Counted when the status line is about to be written (httplib calls the
+  // post-routing handler after the error handler, before any response byte),
+  // so a client that has its response and scrapes /metrics sees its request.
+  // A logger would run after the last byte: too late for that client.
+  server.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     metrics.requests->Inc({EndpointLabel(req.path), std::to_string(res.status)});
   });
 }

@@ -1,17 +1,16 @@
-// Integration tests: HttpServer over FakeInferenceService on a loopback port.
+// HttpServer over FakeInferenceService on a loopback port: only what the
+// real engine cannot be made to do on demand — an exact reply text (the
+// fallback template, exact prompt tokens, UTF-8 splitting), a model that
+// emits a tool call, a cache split over tiers, a service still loading.
+// Everything else (errors, API key, 429, disconnects, logprobs, stop strings,
+// 64 streams, promtool, header guards) runs against `prosgrow serve` in
+// tests/serve_real_test.cc.
 #include "server/http_server.h"
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <fstream>
-#include <thread>
-
-#include "base/clock.h"
 #include "server/stop_string_filter.h"
-#include "server/test_server_harness.h"
+#include "testing/test_server_harness.h"
 
 namespace pg {
 namespace {
@@ -36,16 +35,6 @@ json PostJson(const TestServer& t, const std::string& path, const std::string& b
 
 int64_t ReplyTokens(const TestServer& t, const std::string& reply) {
   return static_cast<int64_t>(t.service->tokenizer().Encode(reply, false, true).size());
-}
-
-template <typename Pred>
-bool WaitFor(Pred pred, double timeout_s = 5) {
-  double end = NowSeconds() + timeout_s;
-  while (NowSeconds() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return pred();
 }
 
 void ExpectUsageShape(const json& usage) {
@@ -78,54 +67,6 @@ TEST(HttpServer, ChatNonStreaming) {
   std::string prompt = t->service->tokenizer().Decode(last.prompt, /*render_special=*/true);
   EXPECT_NE(prompt.find("<|im_start|>user\nHi<|im_end|>"), std::string::npos) << prompt;
   EXPECT_NE(prompt.rfind("<|im_start|>assistant\n"), std::string::npos) << prompt;
-}
-
-TEST(HttpServer, ChatStreamingWithUsage) {
-  auto t = StartTestServer();
-  ASSERT_TRUE(t);
-  auto cli = t->Client();
-  auto res = cli.Post("/v1/chat/completions",
-                      R"({"messages":[{"role":"user","content":"Hi"}],"stream":true,
-                          "stream_options":{"include_usage":true}})",
-                      "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200) << res->body;
-  EXPECT_NE(res->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
-  std::vector<std::string> events = SseData(res->body);
-  ASSERT_GE(events.size(), 4u) << res->body;
-  EXPECT_EQ(events.back(), "[DONE]");
-  json first = json::parse(events[0]);
-  EXPECT_EQ(first["object"], "chat.completion.chunk");
-  EXPECT_EQ(first["choices"][0]["delta"]["role"], "assistant");
-  std::string content;
-  std::string finish;
-  for (size_t i = 0; i + 2 < events.size(); ++i) {
-    json c = json::parse(events[i]);
-    EXPECT_TRUE(c.contains("usage") && c["usage"].is_null()) << events[i];
-    const json& ch = c["choices"][0];
-    if (ch["delta"].contains("content")) content += ch["delta"]["content"].get<std::string>();
-    if (!ch["finish_reason"].is_null()) finish = ch["finish_reason"];
-  }
-  EXPECT_EQ(content, "Hello from the fake engine!");
-  EXPECT_EQ(finish, "stop");
-  json usage_chunk = json::parse(events[events.size() - 2]);
-  EXPECT_TRUE(usage_chunk["choices"].empty());
-  ExpectUsageShape(usage_chunk["usage"]);
-  EXPECT_EQ(usage_chunk["usage"]["completion_tokens"], ReplyTokens(*t, "Hello from the fake engine!") + 1);
-}
-
-TEST(HttpServer, StreamingWithoutUsageOmitsIt) {
-  auto t = StartTestServer();
-  ASSERT_TRUE(t);
-  auto res = t->Client().Post("/v1/chat/completions",
-                              R"({"messages":[{"role":"user","content":"Hi"}],"stream":true})", "application/json");
-  ASSERT_TRUE(res);
-  for (const std::string& e : SseData(res->body)) {
-    if (e == "[DONE]") continue;
-    json c = json::parse(e);
-    EXPECT_FALSE(c.contains("usage")) << e;
-    EXPECT_EQ(c["choices"].size(), 1u);
-  }
 }
 
 TEST(HttpServer, CompletionsStringAndTokenPrompts) {
@@ -212,68 +153,6 @@ TEST(HttpServer, Utf8IsNeverSplit) {
   EXPECT_GT(chunks, 3);
 }
 
-TEST(HttpServer, StopStringsTruncateAndCancel) {
-  FakeServiceOptions fake;
-  fake.token_delay_s = 0.002;
-  auto t = StartTestServer(fake);
-  ASSERT_TRUE(t);
-  int status;
-  json j = PostJson(*t, "/v1/chat/completions",
-                    R"({"messages":[{"role":"user","content":"x"}],"stop":"fake","ignore_eos":true,"max_tokens":500})",
-                    &status);
-  ASSERT_EQ(status, 200) << j.dump();
-  EXPECT_EQ(j["choices"][0]["message"]["content"], "Hello from the ");
-  EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
-  EXPECT_LT(j["usage"]["completion_tokens"].get<int64_t>(), ReplyTokens(*t, "Hello from the fake engine!"));
-  EXPECT_TRUE(WaitFor([&] { return t->service->cancelled_count() == 1; }));
-
-  auto res = t->Client().Post("/v1/completions",
-                              R"({"prompt":"x","stop":["zzz","engine"],"stream":true,"ignore_eos":true,"max_tokens":500})",
-                              "application/json");
-  ASSERT_TRUE(res);
-  std::string text, finish;
-  for (const std::string& e : SseData(res->body)) {
-    if (e == "[DONE]") continue;
-    json c = json::parse(e);
-    text += c["choices"][0]["text"].get<std::string>();
-    if (!c["choices"][0]["finish_reason"].is_null()) finish = c["choices"][0]["finish_reason"];
-  }
-  EXPECT_EQ(text, "Hello from the fake ");
-  EXPECT_EQ(finish, "stop");
-}
-
-TEST(HttpServer, LogprobsShape) {
-  auto t = StartTestServer();
-  ASSERT_TRUE(t);
-  int status;
-  json j = PostJson(*t, "/v1/chat/completions",
-                    R"({"messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":3})", &status);
-  ASSERT_EQ(status, 200) << j.dump();
-  const json& content = j["choices"][0]["logprobs"]["content"];
-  ASSERT_TRUE(content.is_array());
-  EXPECT_EQ(static_cast<int64_t>(content.size()), ReplyTokens(*t, "Hello from the fake engine!"));
-  std::string joined;
-  for (const json& e : content) {
-    EXPECT_TRUE(e["token"].is_string());
-    EXPECT_LE(e["logprob"].get<double>(), 0.0);
-    EXPECT_TRUE(e["bytes"].is_array());
-    ASSERT_EQ(e["top_logprobs"].size(), 3u);
-    EXPECT_EQ(e["top_logprobs"][0]["token"], e["token"]);
-    joined += e["token"].get<std::string>();
-  }
-  EXPECT_EQ(joined, "Hello from the fake engine!");
-
-  j = PostJson(*t, "/v1/completions", R"({"prompt":"x","logprobs":2,"max_tokens":5})", &status);
-  ASSERT_EQ(status, 200) << j.dump();
-  const json& lp = j["choices"][0]["logprobs"];
-  ASSERT_EQ(lp["tokens"].size(), 5u);
-  EXPECT_EQ(lp["token_logprobs"].size(), 5u);
-  EXPECT_EQ(lp["text_offset"].size(), 5u);
-  ASSERT_EQ(lp["top_logprobs"].size(), 5u);
-  EXPECT_TRUE(lp["top_logprobs"][0].is_object());
-  EXPECT_EQ(lp["text_offset"][0], 0);
-}
-
 TEST(HttpServer, ToolCallRoundTrip) {
   FakeServiceOptions fake;
   const Tokenizer* tok = nullptr;
@@ -339,95 +218,9 @@ TEST(HttpServer, ToolCallRoundTrip) {
   EXPECT_EQ(finish, "tool_calls");
 }
 
-struct ErrorCase {
-  const char* name;
-  const char* path;
-  std::string body;
-  int status;
-  const char* message_part;  // must appear in error.message
-};
-
-TEST(HttpServer, EveryErrorHasItsStatus) {
+// The real engine is ready once serve listens; "still loading" is injected.
+TEST(HttpServer, NotReadyIs503) {
   FakeServiceOptions fake;
-  fake.n_ctx = 256;
-  ServerOptions opts;
-  opts.max_body_bytes = 64 << 10;
-  auto t = StartTestServer(fake, opts);
-  ASSERT_TRUE(t);
-  std::string long_prompt;
-  for (int i = 0; i < 400; ++i) long_prompt += "word" + std::to_string(i) + " ";
-  const ErrorCase cases[] = {
-      {"malformed json", "/v1/chat/completions", "{\"messages\": [", 400, "not valid JSON"},
-      {"not an object", "/v1/chat/completions", "[1,2,3]", 400, "JSON object"},
-      {"wrong type", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}],"temperature":"hot"})", 400, "temperature"},
-      {"negative max_tokens", "/v1/completions", R"({"prompt":"x","max_tokens":-3})", 400, "max_tokens"},
-      {"absurd max_tokens", "/v1/completions", R"({"prompt":"x","max_tokens":1000000000})", 400, "max_tokens"},
-      {"temperature < 0", "/v1/completions", R"({"prompt":"x","temperature":-1})", 400, "temperature"},
-      {"top_p 0", "/v1/completions", R"({"prompt":"x","top_p":0})", 400, "top_p"},
-      {"top_p > 1", "/v1/completions", R"({"prompt":"x","top_p":1.5})", 400, "top_p"},
-      {"n > 1", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}],"n":3})", 400, "'n'"},
-      {"empty messages", "/v1/chat/completions", R"({"messages":[]})", 400, "messages"},
-      {"bad role", "/v1/chat/completions", R"({"messages":[{"role":"robot","content":"x"}]})", 400, "role"},
-      {"token out of vocab", "/v1/completions", R"({"prompt":[1,2,99999999]})", 400, "vocabulary"},
-      {"negative token", "/v1/completions", R"({"prompt":[-4]})", 400, "vocabulary"},
-      {"invalid utf-8", "/v1/completions", "{\"prompt\":\"caf\xe9\"}", 400, "UTF-8"},
-      {"prompt too long", "/v1/completions", R"({"prompt":")" + long_prompt + R"("})", 400, "context is 256 tokens"},
-      {"prompt + max_tokens too long", "/v1/completions", R"({"prompt":"hi","max_tokens":256})", 400, "lower max_tokens"},
-      {"unknown model", "/v1/chat/completions", R"({"model":"gpt-9","messages":[{"role":"user","content":"x"}]})", 404, "gpt-9"},
-      {"unknown route", "/v1/embeddings", R"({"input":"x"})", 404, "no route"},
-      {"oversized body", "/v1/completions", R"({"prompt":")" + std::string(100 << 10, 'a') + R"("})", 413, "larger than"},
-  };
-  for (const ErrorCase& c : cases) {
-    auto res = t->Client().Post(c.path, c.body, "application/json");
-    ASSERT_TRUE(res) << c.name;
-    EXPECT_EQ(res->status, c.status) << c.name << ": " << res->body;
-    json j = json::parse(res->body, nullptr, false);
-    ASSERT_TRUE(j.is_object() && j.contains("error")) << c.name << ": " << res->body;
-    const json& e = j["error"];
-    EXPECT_TRUE(e["message"].is_string() && e.contains("type") && e.contains("param") && e.contains("code")) << c.name;
-    EXPECT_NE(e["message"].get<std::string>().find(c.message_part), std::string::npos)
-        << c.name << ": " << e["message"];
-  }
-  // Wrong method.
-  auto res = t->Client().Get("/v1/chat/completions");
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 405);
-  // The server is still healthy after all that.
-  int status;
-  PostJson(*t, "/v1/chat/completions", kChatHi, &status);
-  EXPECT_EQ(status, 200);
-  // Errors are counted by kind.
-  res = t->Client().Get("/metrics");
-  ASSERT_TRUE(res);
-  EXPECT_NE(res->body.find("prosgrow_http_errors_total{kind=\"invalid_request\"} 16"), std::string::npos) << res->body;
-}
-
-TEST(HttpServer, ApiKey) {
-  ServerOptions opts;
-  opts.api_key = "sk-test-123";
-  auto t = StartTestServer({}, opts);
-  ASSERT_TRUE(t);
-  int status;
-  json j = PostJson(*t, "/v1/chat/completions", kChatHi, &status);
-  EXPECT_EQ(status, 401);
-  EXPECT_EQ(j["error"]["type"], "authentication_error");
-  PostJson(*t, "/v1/chat/completions", kChatHi, &status, {{"Authorization", "Bearer sk-test-124"}});
-  EXPECT_EQ(status, 401);
-  PostJson(*t, "/v1/chat/completions", kChatHi, &status, {{"Authorization", "Bearer "}});
-  EXPECT_EQ(status, 401);
-  PostJson(*t, "/v1/chat/completions", kChatHi, &status, {{"Authorization", "Bearer sk-test-123"}});
-  EXPECT_EQ(status, 200);
-  auto res = t->Client().Get("/v1/models");
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 401);
-  res = t->Client().Get("/health");
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 200);
-}
-
-TEST(HttpServer, QueueFullIs429AndNotReadyIs503) {
-  FakeServiceOptions fake;
-  fake.max_queue = 0;
   fake.ready = false;
   auto t = StartTestServer(fake);
   ASSERT_TRUE(t);
@@ -435,192 +228,15 @@ TEST(HttpServer, QueueFullIs429AndNotReadyIs503) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 503);
   int status;
-  PostJson(*t, "/v1/chat/completions", kChatHi, &status);
+  json j = PostJson(*t, "/v1/chat/completions", kChatHi, &status);
   EXPECT_EQ(status, 503);
+  EXPECT_EQ(j["error"]["type"], "server_error") << j.dump();
   t->service->set_ready(true);
   res = t->Client().Get("/health");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
-  json j = PostJson(*t, "/v1/chat/completions", kChatHi, &status);
-  EXPECT_EQ(status, 429);
-  EXPECT_EQ(j["error"]["type"], "rate_limit_error");
-}
-
-TEST(HttpServer, Models) {
-  auto t = StartTestServer();
-  ASSERT_TRUE(t);
-  auto res = t->Client().Get("/v1/models");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200);
-  json j = json::parse(res->body);
-  EXPECT_EQ(j["object"], "list");
-  EXPECT_EQ(j["data"][0]["id"], "fake-model");
-  EXPECT_EQ(j["data"][0]["vocab_size"], t->service->tokenizer().n_vocab());
-  EXPECT_EQ(j["data"][0]["context_length"], 2048);
-  res = t->Client().Get("/v1/models/fake-model");
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 200);
-  res = t->Client().Get("/v1/models/other");
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 404);
-}
-
-// Sends a request on a raw socket, reads the first bytes of the answer, and
-// hangs up. The fake must see the request cancelled.
-void DisconnectMidway(bool stream) {
-  FakeServiceOptions fake;
-  fake.token_delay_s = 0.01;
-  auto t = StartTestServer(fake);
-  ASSERT_TRUE(t);
-  int fd = ConnectLoopback(t->port);
-  ASSERT_GE(fd, 0);
-  std::string body = std::string(R"({"messages":[{"role":"user","content":"x"}],"ignore_eos":true,"max_tokens":1500,"stream":)") +
-                     (stream ? "true" : "false") + "}";
-  ASSERT_TRUE(SendAll(fd, PostText("/v1/chat/completions", body)));
-  if (stream) {
-    std::string got = ReadUntil(fd, "\"content\":\"", 5);
-    ASSERT_NE(got.find("200 OK"), std::string::npos) << got;
-  } else {
-    ASSERT_TRUE(WaitFor([&] { return t->service->running_count() == 1; }));
-  }
-  ::close(fd);
-  EXPECT_TRUE(WaitFor([&] { return t->service->cancelled_count() == 1; }, 3));
-  EXPECT_TRUE(WaitFor([&] { return t->service->running_count() == 0; }, 3));
-  auto res = t->Client().Get("/metrics");
-  ASSERT_TRUE(res);
-  EXPECT_NE(res->body.find("prosgrow_fake_cancelled_total 1"), std::string::npos) << res->body;
-  EXPECT_NE(res->body.find("prosgrow_http_client_disconnects_total{endpoint=\"chat\"} 1"), std::string::npos)
-      << res->body;
-}
-
-TEST(HttpServer, StreamingDisconnectCancels) { DisconnectMidway(true); }
-TEST(HttpServer, NonStreamingDisconnectCancels) { DisconnectMidway(false); }
-
-TEST(HttpServer, SixtyFourConcurrentStreams) {
-  FakeServiceOptions fake;
-  fake.token_delay_s = 0.002;
-  fake.reply_fn = [](const GenerationRequest& r) { return "reply to " + std::to_string(r.prompt.size()); };
-  ServerOptions opts;
-  opts.threads = 96;
-  auto t = StartTestServer(fake, opts);
-  ASSERT_TRUE(t);
-  constexpr int kStreams = 64;
-  std::atomic<int> ok{0};
-  std::vector<std::string> failures(kStreams);
-  std::vector<std::thread> clients;
-  for (int i = 0; i < kStreams; ++i) {
-    clients.emplace_back([&, i] {
-      std::string user_text(static_cast<size_t>(i + 1), 'a');
-      json body = {{"messages", {{{"role", "user"}, {"content", user_text}}}},
-                   {"stream", true},
-                   {"stream_options", {{"include_usage", true}}}};
-      auto res = t->Client(60).Post("/v1/chat/completions", body.dump(), "application/json");
-      if (!res || res->status != 200) {
-        failures[i] = res ? "status " + std::to_string(res->status) + ": " + res->body
-                          : "request failed: " + httplib::to_string(res.error());
-        return;
-      }
-      std::vector<std::string> ev = SseData(res->body);
-      if (ev.size() < 3 || ev.back() != "[DONE]") {
-        failures[i] = "bad stream: " + res->body;
-        return;
-      }
-      std::string content;
-      for (size_t k = 0; k + 2 < ev.size(); ++k) {
-        json c = json::parse(ev[k]);
-        if (c["choices"][0]["delta"].contains("content")) content += c["choices"][0]["delta"]["content"].get<std::string>();
-      }
-      json usage = json::parse(ev[ev.size() - 2])["usage"];
-      int64_t prompt = usage["prompt_tokens"];
-      std::string expect = "reply to " + std::to_string(prompt);
-      int64_t expect_completion = static_cast<int64_t>(t->service->tokenizer().Encode(expect, false, true).size()) + 1;
-      if (content != expect || usage["completion_tokens"] != expect_completion ||
-          usage["total_tokens"] != prompt + expect_completion) {
-        failures[i] = "content '" + content + "' usage " + usage.dump();
-        return;
-      }
-      ok.fetch_add(1);
-    });
-  }
-  for (auto& c : clients) c.join();
-  for (int i = 0; i < kStreams; ++i) EXPECT_TRUE(failures[i].empty()) << "stream " << i << ": " << failures[i];
-  EXPECT_EQ(ok.load(), kStreams);
-  auto res = t->Client().Get("/metrics");
-  ASSERT_TRUE(res);
-  EXPECT_NE(res->body.find("prosgrow_http_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"} 64"),
-            std::string::npos)
-      << res->body;
-  EXPECT_NE(res->body.find("prosgrow_time_to_first_token_seconds_count 64"), std::string::npos);
-}
-
-TEST(HttpServer, MetricsPassPromtool) {
-  if (access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool not installed";
-  auto t = StartTestServer();
-  ASSERT_TRUE(t);
-  int status;
   PostJson(*t, "/v1/chat/completions", kChatHi, &status);
-  PostJson(*t, "/v1/completions", "{}", &status);
-  auto res = t->Client().Get("/metrics");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200);
-  EXPECT_NE(res->get_header_value("Content-Type").find("text/plain"), std::string::npos);
-  for (const char* name : {"prosgrow_time_to_first_token_seconds_bucket", "prosgrow_inter_token_latency_seconds_bucket",
-                           "prosgrow_request_latency_seconds_bucket", "prosgrow_prompt_tokens_total",
-                           "prosgrow_completion_tokens_total", "prosgrow_fake_running_sequences"}) {
-    EXPECT_NE(res->body.find(name), std::string::npos) << name;
-  }
-  std::string path = ::testing::TempDir() + "/prosgrow_metrics.txt";
-  {
-    std::ofstream out(path);
-    out << res->body;
-  }
-  std::string cmd = "/usr/bin/promtool check metrics < " + path + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string output;
-  char buf[512];
-  while (fgets(buf, sizeof(buf), p)) output += buf;
-  int rc = pclose(p);
-  EXPECT_EQ(rc, 0) << output << "\n" << res->body;
-}
-
-TEST(HttpServer, SlowHeadersAreCutOff) {
-  ServerOptions opts;
-  opts.header_timeout_s = 1;
-  auto t = StartTestServer({}, opts);
-  ASSERT_TRUE(t);
-  int fd = ConnectLoopback(t->port);
-  ASSERT_GE(fd, 0);
-  double start = NowSeconds();
-  ASSERT_TRUE(SendAll(fd, "POST /v1/completions HTTP/1.1\r\nHost: x\r\n"));
-  // Trickle a header byte at a time, never finishing.
-  std::string got;
-  for (int i = 0; i < 40 && got.empty(); ++i) {
-    SendAll(fd, "X");
-    got = ReadUntil(fd, "\r\n\r\n", 0.1);
-  }
-  double elapsed = NowSeconds() - start;
-  ::close(fd);
-  EXPECT_LT(elapsed, 3.0);
-  EXPECT_NE(got.find("400"), std::string::npos) << got;
-}
-
-TEST(HttpServer, OversizedHeadersAreRejected) {
-  auto t = StartTestServer();
-  ASSERT_TRUE(t);
-  int fd = ConnectLoopback(t->port);
-  ASSERT_GE(fd, 0);
-  std::string req = "GET /health HTTP/1.1\r\nHost: x\r\n";
-  for (int i = 0; i < 200; ++i) req += "X-Filler-" + std::to_string(i) + ": " + std::string(1000, 'f') + "\r\n";
-  req += "\r\n";
-  // Send from another thread: the server stops reading at its limit, so
-  // the send may block until the socket is shut down.
-  std::thread sender([fd, req] { SendAll(fd, req); });
-  std::string got = ReadUntil(fd, "\r\n\r\n", 5);
-  ::shutdown(fd, SHUT_RDWR);
-  sender.join();
-  ::close(fd);
-  EXPECT_NE(got.find("400"), std::string::npos) << got.substr(0, 200);
+  EXPECT_EQ(status, 200);
 }
 
 }  // namespace

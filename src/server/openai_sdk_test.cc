@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "server/test_server_harness.h"
+#include "testing/test_server_harness.h"
 
 namespace pg {
 namespace {

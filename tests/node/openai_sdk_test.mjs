@@ -84,16 +84,25 @@ if (expectToolCalls) {
   assert.equal(calls.length, 1);
   assert.equal(calls[0].function.name, 'get_weather');
 }
-if (calls.length > 0) {
-  const args = JSON.parse(calls[0].function.arguments);
-  messages.push(first.choices[0].message);
-  messages.push({ role: 'tool', tool_call_id: calls[0].id, content: JSON.stringify({ city: args.city, weather: 'sunny' }) });
-  const second = await client.chat.completions.create({ model, messages, tools, max_tokens: 64 });
+// The second turn carries the assistant's call and the tool's answer. A
+// model that did not call the tool (random weights) gets the call written
+// into the history by hand, so the round trip still goes through the
+// server's chat template.
+const call = calls[0] ?? {
+  id: 'call_sdk_1',
+  type: 'function',
+  function: { name: 'get_weather', arguments: JSON.stringify({ city: 'Paris' }) },
+};
+const args = JSON.parse(call.function.arguments);
+messages.push(calls.length > 0 ? first.choices[0].message : { role: 'assistant', content: null, tool_calls: [call] });
+messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ city: args.city, weather: 'sunny' }) });
+const second = await client.chat.completions.create({ model, messages, tools, max_tokens: 64 });
+assert.ok(['stop', 'length', 'tool_calls'].includes(second.choices[0].finish_reason));
+assert.ok(second.usage.prompt_tokens > first.usage.prompt_tokens, 'the call and its result reach the prompt');
+if (expectToolCalls) {
+  assert.equal(second.choices[0].finish_reason, 'stop');
   assert.equal(typeof second.choices[0].message.content, 'string');
-  if (expectToolCalls) {
-    assert.equal(second.choices[0].finish_reason, 'stop');
-    assert.match(second.choices[0].message.content, /sunny/);
-  }
+  assert.match(second.choices[0].message.content, /sunny/);
 }
 
 // 4. Errors surface as the SDK's typed errors.

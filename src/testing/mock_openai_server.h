@@ -1,33 +1,55 @@
-// MockOpenAiServer: a small OpenAI-compatible streaming server for tests and
-// demos of the bench (no model: it streams placeholder tokens). Serves
+// MockOpenAiServer: a small OpenAI-compatible server for the bench's and the
+// eval's tests (no model). Serves
 //   POST /v1/completions       prompt as token-id array or text
 //   POST /v1/chat/completions  messages[].content text
-//   GET  /v1/models            {"data": [{"id": "mock", "vocab_size": V}]}
+//   GET  /v1/models            {"data": [{"id": model_id, "vocab_size": V}]}
 //   GET  /metrics              prosgrow_prompt_tokens_cached_total
-// Every request streams max_tokens chunks (SSE), then a finish chunk, a usage
-// chunk and [DONE]. Cached tokens come from an unlimited block-granular
-// prefix cache over the prompts it has received (text is split into words,
-// one "token" per word). Delays and failures are configurable.
-// Thread-safety: Start/Stop from one thread; counters() from any thread.
+// A streaming request gets max_tokens placeholder chunks (SSE), then a finish
+// chunk, a usage chunk and [DONE]. A request with "stream": false gets one
+// JSON body: reply_fn's answer, or max_tokens placeholder tokens. Cached
+// tokens come from an unlimited block-granular prefix cache over the prompts
+// it has received (text is split into words, one "token" per word). Delays
+// and failures are configurable. Every request body and Authorization header
+// is kept for the test to inspect.
+// Thread-safety: Start/Stop from one thread; counters(), requests() and
+// auth_headers() from any thread; reply_fn runs on server threads.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 
 namespace httplib {
 class Server;
+struct Response;
 }
 
 namespace pg::bench {
 
 class PrefixReuseTracker;
 
+// A non-streaming answer (reply_fn).
+struct MockReply {
+  int status = 200;             // != 200: an error body with this status
+  std::string text;
+  std::string finish_reason = "stop";
+  int64_t prompt_tokens = 10;
+  int64_t completion_tokens = 5;
+};
+
 struct MockOptions {
+  std::string model_id = "mock";  // /v1/models
+  // Answers "stream": false requests (given the request body); unset: the
+  // placeholder tokens, finish "length".
+  std::function<MockReply(const nlohmann::json& body)> reply_fn;
   double ttft_s = 0;           // delay before the first output chunk
   double token_gap_s = 0;      // delay between output chunks
   int64_t block_tokens = 16;   // prefix-cache granularity
@@ -41,7 +63,7 @@ struct MockOptions {
 
 struct MockCounters {
   int64_t requests = 0;        // completion requests received
-  int64_t completed = 0;       // streams finished with [DONE]
+  int64_t completed = 0;       // streams finished with [DONE], and JSON answers
   int64_t failed_500 = 0;
   int64_t dropped = 0;
   int64_t prompt_tokens = 0;   // over completed streams
@@ -59,8 +81,13 @@ class MockOpenAiServer {
   int port() const { return port_; }
   std::string url() const;
   MockCounters counters() const;
+  std::vector<nlohmann::json> requests() const;      // completion request bodies, in arrival order
+  std::vector<std::string> auth_headers() const;     // their Authorization headers
 
  private:
+  // A "stream": false request: one JSON body.
+  void Answer(const nlohmann::json& body, bool chat, int64_t n_prompt, int64_t max_tokens, httplib::Response& res);
+
   MockOptions opt_;
   std::unique_ptr<httplib::Server> server_;
   std::unique_ptr<PrefixReuseTracker> cache_;
@@ -68,6 +95,8 @@ class MockOpenAiServer {
   int port_ = -1;
   mutable std::mutex mu_;
   MockCounters counters_;  // guarded by mu_
+  std::vector<nlohmann::json> requests_;  // guarded by mu_
+  std::vector<std::string> auth_;         // guarded by mu_
 };
 
 }  // namespace pg::bench

@@ -1,4 +1,4 @@
-#include "server/fake_inference_service.h"
+#include "testing/fake_inference_service.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "bench/mock_openai_server.h"
+#include "testing/mock_openai_server.h"
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -43,16 +43,28 @@ MockCounters MockOpenAiServer::counters() const {
   return counters_;
 }
 
+std::vector<json> MockOpenAiServer::requests() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return requests_;
+}
+
+std::vector<std::string> MockOpenAiServer::auth_headers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return auth_;
+}
+
 Status MockOpenAiServer::Start() {
   server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
   server_->set_tcp_nodelay(true);  // each SSE event leaves at once (no Nagle batching)
   auto completion = [this](const httplib::Request& req, httplib::Response& res, bool chat) {
     int64_t nth;
+    json body = json::parse(req.body, nullptr, false);
     {
       std::lock_guard<std::mutex> lock(mu_);
       nth = ++counters_.requests;
+      requests_.push_back(body);
+      auth_.push_back(req.get_header_value("Authorization"));
     }
-    json body = json::parse(req.body, nullptr, false);
     std::vector<int32_t> prompt;
     int64_t max_tokens = 16;
     if (body.is_object() && body.contains("max_tokens") && body["max_tokens"].is_number_integer()) {
@@ -89,6 +101,9 @@ Status MockOpenAiServer::Start() {
       res.status = 500;
       res.set_content(R"({"error":{"message":"injected failure"}})", "application/json");
       return;
+    }
+    if (body.contains("stream") && body["stream"].is_boolean() && !body["stream"].get<bool>()) {
+      return Answer(body, chat, static_cast<int64_t>(prompt.size()), max_tokens, res);
     }
     const bool drop = opt_.drop_every > 0 && nth % opt_.drop_every == 0;
     const int64_t cached = cache_->Observe(prompt);
@@ -128,15 +143,17 @@ Status MockOpenAiServer::Start() {
                   {"usage", {{"prompt_tokens", n_prompt}, {"completion_tokens", max_tokens},
                              {"total_tokens", n_prompt + max_tokens}, {"prompt_tokens_details", details}}}});
           }
-          std::string done = "data: [DONE]\n\n";
-          sink.write(done.data(), done.size());
           {
+            // Counted before [DONE] leaves: a client that has its stream
+            // sees it in counters() and /metrics.
             std::lock_guard<std::mutex> lock(mu_);
             ++counters_.completed;
             counters_.prompt_tokens += n_prompt;
             counters_.output_tokens += max_tokens;
             counters_.cached_tokens += cached;
           }
+          std::string done = "data: [DONE]\n\n";
+          sink.write(done.data(), done.size());
           sink.done();
           return true;
         });
@@ -144,7 +161,7 @@ Status MockOpenAiServer::Start() {
   server_->Post("/v1/completions", [completion](const httplib::Request& q, httplib::Response& r) { completion(q, r, false); });
   server_->Post("/v1/chat/completions", [completion](const httplib::Request& q, httplib::Response& r) { completion(q, r, true); });
   server_->Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
-    json m = {{"id", "mock"}, {"object", "model"}};
+    json m = {{"id", opt_.model_id}, {"object", "model"}};
     if (opt_.vocab_size > 0) m["vocab_size"] = opt_.vocab_size;
     res.set_content(json{{"object", "list"}, {"data", json::array({m})}}.dump(), "application/json");
   });
@@ -160,6 +177,42 @@ Status MockOpenAiServer::Start() {
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return Status::Ok();
+}
+
+void MockOpenAiServer::Answer(const json& body, bool chat, int64_t n_prompt, int64_t max_tokens,
+                              httplib::Response& res) {
+  MockReply r;
+  if (opt_.reply_fn) {
+    r = opt_.reply_fn(body);
+  } else {
+    for (int64_t i = 0; i < max_tokens; ++i) r.text += " tok";
+    r.finish_reason = "length";
+    r.prompt_tokens = n_prompt;
+    r.completion_tokens = max_tokens;
+  }
+  if (r.status != 200) {
+    res.status = r.status;
+    res.set_content(R"({"error":{"message":"injected failure"}})", "application/json");
+    return;
+  }
+  json choice = {{"index", 0}, {"finish_reason", r.finish_reason}};
+  if (chat) {
+    choice["message"] = {{"role", "assistant"}, {"content", r.text}};
+  } else {
+    choice["text"] = r.text;
+  }
+  json reply = {{"id", "mock"},
+                {"object", chat ? "chat.completion" : "text_completion"},
+                {"choices", json::array({choice})},
+                {"usage", {{"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens},
+                           {"total_tokens", r.prompt_tokens + r.completion_tokens}}}};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++counters_.completed;
+    counters_.prompt_tokens += r.prompt_tokens;
+    counters_.output_tokens += r.completion_tokens;
+  }
+  res.set_content(reply.dump(), "application/json");
 }
 
 void MockOpenAiServer::Stop() {

@@ -25,7 +25,7 @@ std::unique_ptr<KvCacheManager> Make(KvCacheConfig c) {
   return m.ok() ? std::move(*m) : nullptr;
 }
 
-KvCacheConfig DeviceOnly(int64_t blocks, EvictionPolicy p = EvictionPolicy::kLru) {
+KvCacheConfig DeviceOnly(int64_t blocks, EvictionKind p = EvictionKind::kLru) {
   KvCacheConfig c = KvCacheConfig::Baseline(SmallLayout(), kModel, uint64_t(blocks) * kBlock);
   c.eviction = p;
   return c;
@@ -359,7 +359,7 @@ TEST(KvCacheManagerTest, WriteThroughCopiesToHostWithoutEviction) {
 }
 
 // Device only, 10 blocks: an 8-block conversation, then a 4-block stranger.
-int64_t ReuseAfterPressure(EvictionPolicy p) {
+int64_t ReuseAfterPressure(EvictionKind p) {
   auto kv = Make(DeviceOnly(10, p));
   FakeEngine eng(*kv, kModel);
   std::vector<int32_t> a = Message(80, 0, 33);
@@ -373,14 +373,14 @@ int64_t ReuseAfterPressure(EvictionPolicy p) {
 
 TEST(KvCacheEvictionTest, CostAwareEvictsTailsLruEvictsHeads) {
   // LRU drops the conversation's first blocks (the oldest commits): nothing reusable.
-  EXPECT_EQ(ReuseAfterPressure(EvictionPolicy::kLru), 0);
+  EXPECT_EQ(ReuseAfterPressure(EvictionKind::kLru), 0);
   // Cost-aware drops the tail: the head of the chain stays usable.
-  EXPECT_GE(ReuseAfterPressure(EvictionPolicy::kCostAware), 16);
+  EXPECT_GE(ReuseAfterPressure(EvictionKind::kCostAware), 16);
 }
 
 TEST(KvCacheEvictionTest, SessionHintRetainsBlocks) {
   double now = 1000;
-  KvCacheConfig c = DeviceOnly(10, EvictionPolicy::kLru);
+  KvCacheConfig c = DeviceOnly(10, EvictionKind::kLru);
   c.clock = [&now] { return now; };
   auto kv = Make(c);
   FakeEngine eng(*kv, kModel);

@@ -52,8 +52,7 @@ bool TierAllocator::EvictOne(int tier, bool may_wait) {
     store_.disk()->Remove(e.hash);
   }
   if (tag != 0) WaitFor(tag);
-  CacheCounters& c = store_.counters();
-  (tier == kDeviceTier ? c.device : tier == kHostTier ? c.host : c.disk).evictions++;
+  store_.counters().of_tier(tier).evictions++;
   store_.DropCopy(v, tier);
   return true;
 }

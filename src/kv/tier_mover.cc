@@ -104,21 +104,17 @@ void TierMover::Finish(const Move& m, const Status& st) {
   const int64_t bytes = int64_t(store_.block_bytes());
   switch (m.kind) {
     case Kind::kDeviceToHost:
-      e.host.ready = true;
-      c.device.bytes_out += bytes;
-      c.device.demotions++;
-      c.host.bytes_in += bytes;
-      store_.Unref(kDeviceTier, m.device);
-      store_.Unref(kHostTier, m.host);
+    case Kind::kHostToDevice: {
+      const int from = m.kind == Kind::kDeviceToHost ? kDeviceTier : kHostTier;
+      const int to = from == kDeviceTier ? kHostTier : kDeviceTier;
+      e.copy(to).ready = true;
+      c.of_tier(from).bytes_out += bytes;
+      (from == kDeviceTier ? c.device.demotions : c.host.promotions)++;
+      c.of_tier(to).bytes_in += bytes;
+      store_.Unref(from, from == kDeviceTier ? m.device : m.host);
+      store_.Unref(to, to == kDeviceTier ? m.device : m.host);
       break;
-    case Kind::kHostToDevice:
-      e.device.ready = true;
-      c.host.bytes_out += bytes;
-      c.host.promotions++;
-      c.device.bytes_in += bytes;
-      store_.Unref(kHostTier, m.host);
-      store_.Unref(kDeviceTier, m.device);
-      break;
+    }
     case Kind::kDiskToDevice:
       e.disk.reads--;
       if (st.ok()) {
@@ -145,8 +141,8 @@ void TierMover::Finish(const Move& m, const Status& st) {
       if (st.ok()) {
         e.disk.present = true;
         c.disk.bytes_in += int64_t(store_.disk()->file_bytes());
-        (from == kHostTier ? c.host : c.device).demotions++;
-        (from == kHostTier ? c.host : c.device).bytes_out += bytes;
+        c.of_tier(from).demotions++;
+        c.of_tier(from).bytes_out += bytes;
       } else {
         store_.CountDiskFile(-1);
         store_.DisableDiskWrites(st);

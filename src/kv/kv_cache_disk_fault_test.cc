@@ -134,12 +134,7 @@ TEST(KvCacheDiskFaultTest, TinyDiskCapEvictsAndStaysUnderCap) {
   TempDir dir;
   auto kv = Make(Tiered(8, 4, dir.path(), 3));
   FakeEngine eng(*kv, kModel);
-  std::vector<std::vector<int32_t>> convs;
-  for (int i = 0; i < 6; ++i) {
-    convs.push_back(Message(60 + i, 0, 21));
-    eng.Turn(i + 1, &convs.back(), 0);
-    EXPECT_LE(kv->counters().disk.used_blocks, 3);
-  }
+  auto convs = kvtest::OpenConversations(eng, 6, 60, 21, 0, [&] { EXPECT_LE(kv->counters().disk.used_blocks, 3); });
   EXPECT_GT(kv->counters().disk.evictions, 0);
   size_t files = 0;
   for (auto& e : std::filesystem::recursive_directory_iterator(dir.path())) files += e.path().extension() == ".kvb";

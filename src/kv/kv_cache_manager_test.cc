@@ -157,11 +157,7 @@ TEST(KvCacheManagerTest, DiskTierPromotesIdenticalBytes) {
   TempDir dir;
   auto kv = Make(Tiered(8, 4, dir.path(), 1000));
   FakeEngine eng(*kv, kModel);
-  std::vector<std::vector<int32_t>> convs;
-  for (int i = 0; i < 4; ++i) {
-    convs.push_back(Message(20 + i, 0, 29));
-    eng.Turn(i + 1, &convs.back(), 3);
-  }
+  auto convs = kvtest::OpenConversations(eng, 4, 20, 29, 3);
   auto c0 = kv->counters();
   EXPECT_GT(c0.disk.used_blocks, 0);
   EXPECT_GT(c0.host.demotions, 0);

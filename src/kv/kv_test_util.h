@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -195,6 +196,19 @@ inline std::vector<int32_t> Message(int conv, int turn, int n) {
   std::vector<int32_t> t(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) t[size_t(i)] = 1 + (conv * 7919 + turn * 104729 + i * 31) % 30000;
   return t;
+}
+
+// Opens n conversations Message(first + i, 0, len) as sequences 1..n, each
+// generating n_gen tokens; `after_each` runs after every turn. Returns them.
+inline std::vector<std::vector<int32_t>> OpenConversations(FakeEngine& eng, int n, int first, int len, int n_gen,
+                                                           const std::function<void()>& after_each = {}) {
+  std::vector<std::vector<int32_t>> convs;
+  for (int i = 0; i < n; ++i) {
+    convs.push_back(Message(first + i, 0, len));
+    eng.Turn(i + 1, &convs.back(), n_gen);
+    if (after_each) after_each();
+  }
+  return convs;
 }
 
 }  // namespace pg::kvtest

@@ -23,9 +23,9 @@ namespace {
 struct Arena {
   Arena(const ModelConfig& c, int64_t page, int64_t n_seqs, int64_t tokens_per_seq) {
     blocks_per_seq = (tokens_per_seq + page - 1) / page;
-    pages.page_tokens = page;
-    pages.kv_dim = c.kv_dim();
-    pages.block_bytes = KvPages::BlockBytes(c.n_layer, c.kv_dim(), page);
+    pages.layout = KvLayout{static_cast<int>(c.n_layer), static_cast<int>(c.n_head_kv), static_cast<int>(c.head_dim),
+                            static_cast<int>(page), KvDtype::kF16};
+    pages.block_bytes = pages.layout.block_bytes();
     mem.resize(pages.block_bytes * static_cast<size_t>(blocks_per_seq * n_seqs));
     pages.base = mem.data();
     table.resize(static_cast<size_t>(blocks_per_seq * n_seqs));

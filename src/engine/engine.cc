@@ -55,9 +55,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   e->pages_.block_bytes = e->kv_->device_blocks() > 1
                               ? static_cast<size_t>(e->kv_->DeviceBlockPtr(1) - e->kv_->DeviceBlockPtr(0))
                               : layout.block_bytes();
-  e->pages_.page_tokens = c.page_tokens;
-  e->pages_.kv_dim = mc.kv_dim();
-  e->pages_.dtype = c.kv_bf16 ? KvElemType::kBF16 : KvElemType::kF16;
+  e->pages_.layout = e->kv_->layout();  // the cache and the forward pass share one layout type
   for (int64_t b = 0; b < e->kv_->device_blocks(); ++b)
     PG_CHECK(e->kv_->DeviceBlockPtr(static_cast<BlockId>(b)) == e->pages_.base + b * e->pages_.block_bytes);
 
@@ -304,14 +302,24 @@ void Engine::RunUntilIdle() {
 Status Engine::FlushCache() { return kv_->Flush(); }
 
 void Engine::Loop() {
+  [[maybe_unused]] bool kv_checked = false;  // debug builds: CheckIntegrity ran since the last work
   while (!stop_.load()) {
+    [[maybe_unused]] bool idle = false;
     {
       std::unique_lock<std::mutex> lk(mu_);
       if (incoming_.empty() && cancels_.empty() && hints_.empty() && scheduler_->idle()) {
+        idle = true;
         cv_.wait_for(lk, std::chrono::milliseconds(50));
       }
     }
     if (stop_.load()) break;
+#ifndef NDEBUG
+    if (idle && !kv_checked) {  // once per idle spell, on the thread that owns the KV structures
+      const Status st = kv_->CheckIntegrity();
+      PG_CHECK_MSG(st.ok(), st.ToString().c_str());
+    }
+    kv_checked = idle;
+#endif
     Step();
     // Sequences only waiting for promotions: don't spin the CPU.
     if (scheduler_->n_running() == 0 && scheduler_->n_loading() > 0)

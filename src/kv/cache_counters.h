@@ -34,6 +34,8 @@ struct TierCounters {
 
 struct CacheCounters {
   TierCounters device, host, disk;
+  // t: 0 device, 1 host, 2 disk (kDeviceTier, kHostTier, kDiskTier).
+  TierCounters& of_tier(int t) { return t == 0 ? device : t == 1 ? host : disk; }
   int64_t lookups = 0;             // Match() calls with the prefix cache in use
   int64_t lookup_tokens = 0;       // prompt tokens offered to Match()
   int64_t reused_tokens = 0;       // tokens finally not recomputed (after failed loads are dropped)

@@ -48,7 +48,8 @@
 
 namespace pg {
 
-enum class EvictionPolicy {
+// Which EvictionPolicy (eviction_policy.h) the cache uses.
+enum class EvictionKind {
   kLru,        // least recently used first
   kCostAware,  // lowest (recompute cost - reload cost) x recency x frequency first; chain tails first
 };
@@ -57,10 +58,10 @@ enum class WritePolicy {
   kWriteBack,     // copy down only when a block is evicted from its tier
 };
 
-const char* EvictionPolicyName(EvictionPolicy p);
+const char* EvictionPolicyName(EvictionKind p);
 const char* WritePolicyName(WritePolicy p);
 // "lru" | "cost" ; "write-through" | "write-back".
-Result<EvictionPolicy> ParseEvictionPolicy(const std::string& s);
+Result<EvictionKind> ParseEvictionPolicy(const std::string& s);
 Result<WritePolicy> ParseWritePolicy(const std::string& s);
 
 struct KvCacheConfig {
@@ -73,7 +74,7 @@ struct KvCacheConfig {
   std::string disk_dir;       // --kv-disk-dir; "" = no disk tier (created if missing)
   uint64_t disk_bytes = 0;    // --kv-disk-size; required > 0 with a disk dir
   bool prefix_cache = true;   // false (--no-prefix-cache): no index, no reuse, allocation only
-  EvictionPolicy eviction = EvictionPolicy::kCostAware;
+  EvictionKind eviction = EvictionKind::kCostAware;
   WritePolicy write_policy = WritePolicy::kWriteBack;
   // Host/disk hits shorter than this many tokens are recomputed, not promoted.
   int64_t min_promote_tokens = 0;

@@ -19,7 +19,7 @@ using kvtest::TempDir;
 
 struct PropertyCase {
   const char* name;
-  EvictionPolicy eviction;
+  EvictionKind eviction;
   WritePolicy write;
   int64_t host_blocks;
   bool disk;
@@ -144,11 +144,11 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps) {
 
 TEST(KvCachePropertyTest, RandomOperationsKeepInvariants) {
   const PropertyCase cases[] = {
-      {"device-only lru", EvictionPolicy::kLru, WritePolicy::kWriteBack, 0, false, 0},
-      {"tiered cost write-back", EvictionPolicy::kCostAware, WritePolicy::kWriteBack, 12, true, 0},
-      {"tiered cost write-through", EvictionPolicy::kCostAware, WritePolicy::kWriteThrough, 12, true, 0},
-      {"tiered lru write-back min-promote", EvictionPolicy::kLru, WritePolicy::kWriteBack, 12, true, 8},
-      {"device+disk write-through", EvictionPolicy::kCostAware, WritePolicy::kWriteThrough, 0, true, 0},
+      {"device-only lru", EvictionKind::kLru, WritePolicy::kWriteBack, 0, false, 0},
+      {"tiered cost write-back", EvictionKind::kCostAware, WritePolicy::kWriteBack, 12, true, 0},
+      {"tiered cost write-through", EvictionKind::kCostAware, WritePolicy::kWriteThrough, 12, true, 0},
+      {"tiered lru write-back min-promote", EvictionKind::kLru, WritePolicy::kWriteBack, 12, true, 8},
+      {"device+disk write-through", EvictionKind::kCostAware, WritePolicy::kWriteThrough, 0, true, 0},
   };
   for (const auto& pc : cases) {
     for (uint32_t seed : {1u, 2u, 3u}) {

@@ -2,22 +2,43 @@
 // Thread-safety: none.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "kv/block_hash.h"
+#include "kv/kv_cache_manager.h"
 #include "kv/kv_layout.h"
 
 namespace pg::kvtest {
 
 // A small layout: 2 layers, 2 KV heads, head_dim 8, 4 tokens per page (512 B blocks).
 inline KvLayout SmallLayout() { return KvLayout{2, 2, 8, 4, KvDtype::kF16}; }
+
+inline constexpr const char* kModel = "test-model";
+inline constexpr uint64_t kBlock = 512;  // SmallLayout().block_bytes()
+
+// A manager for config c (nullptr and a test failure when Create fails).
+inline std::unique_ptr<KvCacheManager> Make(KvCacheConfig c) {
+  auto m = KvCacheManager::Create(std::move(c));
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+// Device, host and disk tiers of the given sizes in blocks (the disk in block files).
+inline KvCacheConfig Tiered(int64_t dev, int64_t host, const std::string& dir, int64_t disk_blocks) {
+  const uint64_t file_bytes = 160 + 4 * 4 + kBlock;
+  return KvCacheConfig::Optimized(SmallLayout(), kModel, uint64_t(dev) * kBlock, uint64_t(host) * kBlock, dir,
+                                  uint64_t(disk_blocks) * file_bytes);
+}
 
 // The bytes a forward pass would write into a block: a deterministic pattern
 // derived from the block's chained hash, i.e. from all tokens up to its end.
@@ -64,7 +85,6 @@ class TempDir {
 
 #include <unordered_map>
 
-#include "kv/kv_cache_manager.h"
 
 namespace pg::kvtest {
 
@@ -176,6 +196,19 @@ inline std::vector<int32_t> Message(int conv, int turn, int n) {
   std::vector<int32_t> t(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) t[size_t(i)] = 1 + (conv * 7919 + turn * 104729 + i * 31) % 30000;
   return t;
+}
+
+// Opens n conversations Message(first + i, 0, len) as sequences 1..n, each
+// generating n_gen tokens; `after_each` runs after every turn. Returns them.
+inline std::vector<std::vector<int32_t>> OpenConversations(FakeEngine& eng, int n, int first, int len, int n_gen,
+                                                           const std::function<void()>& after_each = {}) {
+  std::vector<std::vector<int32_t>> convs;
+  for (int i = 0; i < n; ++i) {
+    convs.push_back(Message(first + i, 0, len));
+    eng.Turn(i + 1, &convs.back(), n_gen);
+    if (after_each) after_each();
+  }
+  return convs;
 }
 
 }  // namespace pg::kvtest

@@ -26,19 +26,29 @@ enum Tier : int { kDeviceTier = 0, kHostTier = 1, kDiskTier = 2 };
 inline constexpr int kNumTiers = 3;
 const char* TierName(int tier);
 
+// A copy of a block in a slot tier (device or host).
+struct SlotCopy {
+  int32_t slot = -1;   // slot in that tier's arena, -1 = none
+  bool ready = false;  // bytes valid (false while a copy into the slot runs)
+  bool usable() const { return slot >= 0 && ready; }
+};
+
+// The block's file in the disk tier.
+struct FileCopy {
+  bool present = false;  // a complete, indexed file exists
+  bool writing = false;  // a file write is in flight
+  int32_t reads = 0;     // file reads in flight (the file must not be evicted)
+};
+
 struct IndexEntry {
   BlockHash hash;
   BlockHash parent;             // hash of the previous block (the root for block 0)
   int32_t depth = 0;            // block index in its sequence; first token position = depth * page_tokens
   std::vector<int32_t> tokens;  // page_tokens tokens, compared on every hit
 
-  int32_t device = -1;          // device slot, -1 = none
-  bool device_ready = false;    // device bytes valid (false while a load into it runs)
-  int32_t host = -1;            // host slot, -1 = none
-  bool host_ready = false;      // host bytes valid (false while a copy into it runs)
-  bool on_disk = false;         // a complete, indexed file exists
-  bool disk_writing = false;    // a file write is in flight
-  int32_t disk_reads = 0;       // file reads in flight (the file must not be evicted)
+  SlotCopy device;              // the copy the kernels read
+  SlotCopy host;
+  FileCopy disk;
   int32_t locks = 0;            // PrefixMatch handles / sequences waiting on loads
 
   uint64_t last_tick = 0;       // logical time of the last use (eviction order)
@@ -46,9 +56,10 @@ struct IndexEntry {
   uint32_t uses = 0;            // hits + commits
   int32_t session = -1;         // retention session, -1 = none
 
-  bool in_tier(int t) const {
-    return t == kDeviceTier ? device >= 0 : t == kHostTier ? host >= 0 : (on_disk || disk_writing);
-  }
+  // The slot copy of a slot tier (kDeviceTier or kHostTier).
+  SlotCopy& copy(int t) { return t == kDeviceTier ? device : host; }
+  const SlotCopy& copy(int t) const { return t == kDeviceTier ? device : host; }
+  bool in_tier(int t) const { return t == kDiskTier ? (disk.present || disk.writing) : copy(t).slot >= 0; }
 
   // Bookkeeping owned by PrefixIndex.
   bool live = false;

@@ -33,13 +33,13 @@ void AttendBf16(const AttentionArgs& a, const float* q, float* out, float* score
   const KvPages& kv = *a.kv;
   const int64_t HD = a.head_dim;
   for (int64_t j = 0; j < a.n_keys; ++j) {
-    const uint16_t* k = kv.Row(a.block_table[j / kv.page_tokens], a.layer, 0, j % kv.page_tokens) + a.kv_head * HD;
+    const uint16_t* k = kv.Row(a.block_table[j / kv.page_tokens()], a.layer, 0, j % kv.page_tokens()) + a.kv_head * HD;
     scores[j] = DotBF16(k, q, HD) * a.scale;
   }
   SoftmaxInPlace(scores, a.n_keys);
   std::memset(out, 0, static_cast<size_t>(HD) * sizeof(float));
   for (int64_t j = 0; j < a.n_keys; ++j) {
-    const uint16_t* v = kv.Row(a.block_table[j / kv.page_tokens], a.layer, 1, j % kv.page_tokens) + a.kv_head * HD;
+    const uint16_t* v = kv.Row(a.block_table[j / kv.page_tokens()], a.layer, 1, j % kv.page_tokens()) + a.kv_head * HD;
     AxpyBF16(scores[j], v, out, HD);
   }
 }
@@ -48,7 +48,7 @@ void AttendBf16(const AttentionArgs& a, const float* q, float* out, float* score
 
 void AttendOneScalar(const AttentionArgs& a, const float* q, float* out, float* scratch) {
   const KvPages& kv = *a.kv;
-  if (kv.dtype != KvElemType::kF16) return AttendBf16(a, q, out, scratch);
+  if (kv.dtype() != KvDtype::kF16) return AttendBf16(a, q, out, scratch);
   const int64_t HD = a.head_dim;
   uint16_t qh[512], acc[512];
   for (int64_t d = 0; d < HD; ++d) {
@@ -57,8 +57,8 @@ void AttendOneScalar(const AttentionArgs& a, const float* q, float* out, float* 
   }
   float S = 0.0f, M = -INFINITY;
   for (int64_t j = 0; j < a.n_keys; ++j) {
-    const int32_t block = a.block_table[j / kv.page_tokens];
-    const int64_t slot = j % kv.page_tokens;
+    const int32_t block = a.block_table[j / kv.page_tokens()];
+    const int64_t slot = j % kv.page_tokens();
     const uint16_t* k = kv.Row(block, a.layer, 0, slot) + a.kv_head * HD;
     const uint16_t* v = kv.Row(block, a.layer, 1, slot) + a.kv_head * HD;
     const float s = DotF16F16Ordered(k, qh, HD) * a.scale;
@@ -80,7 +80,7 @@ void AttendOneScalar(const AttentionArgs& a, const float* q, float* out, float* 
 
 void AttendOne(const AttentionArgs& a, const float* q, float* out, float* scratch) {
   static const bool avx2 = ActiveIsa() >= IsaLevel::kAvx2;
-  if (avx2 && a.kv->dtype == KvElemType::kF16 && a.head_dim % 8 == 0) return AttendOneAvx2(a, q, out, scratch);
+  if (avx2 && a.kv->dtype() == KvDtype::kF16 && a.head_dim % 8 == 0) return AttendOneAvx2(a, q, out, scratch);
   AttendOneScalar(a, q, out, scratch);
 }
 

@@ -50,8 +50,8 @@ void AttendOneAvx2(const AttentionArgs& a, const float* q, float* out, float* sc
   }
   float S = 0.0f, M = -INFINITY;
   for (int64_t j = 0; j < a.n_keys; ++j) {
-    const int32_t block = a.block_table[j / kv.page_tokens];
-    const int64_t slot = j % kv.page_tokens;
+    const int32_t block = a.block_table[j / kv.page_tokens()];
+    const int64_t slot = j % kv.page_tokens();
     const uint16_t* k = kv.Row(block, a.layer, 0, slot) + a.kv_head * HD;
     const uint16_t* v = kv.Row(block, a.layer, 1, slot) + a.kv_head * HD;
     const float s = DotF16F16(k, qh, HD) * a.scale;

@@ -15,7 +15,7 @@ namespace pg {
 namespace {
 
 struct Fixture : AttentionFixture {
-  Fixture(int64_t head_dim, int64_t n_kv_heads, int64_t n_keys, KvElemType type, uint32_t seed)
+  Fixture(int64_t head_dim, int64_t n_kv_heads, int64_t n_keys, KvDtype type, uint32_t seed)
       : AttentionFixture(head_dim, n_kv_heads, n_keys, /*page_tokens=*/16, type, seed, /*sd=*/2.0f, /*n_q=*/1) {}
 };
 
@@ -24,7 +24,7 @@ std::vector<double> Reference(const Fixture& f) {
   const auto& a = f.args;
   std::vector<double> s(static_cast<size_t>(a.n_keys)), out(static_cast<size_t>(a.head_dim), 0.0);
   auto val = [&](const uint16_t* p, int64_t d) {
-    return f.kv.dtype == KvElemType::kF16 ? F16ToF32(p[d]) : BF16ToF32(p[d]);
+    return f.kv.dtype() == KvDtype::kF16 ? F16ToF32(p[d]) : BF16ToF32(p[d]);
   };
   double mx = -1e300;
   for (int64_t j = 0; j < a.n_keys; ++j) {
@@ -44,7 +44,7 @@ std::vector<double> Reference(const Fixture& f) {
 }
 
 TEST(Attention, ScalarMatchesDoubleReference) {
-  for (KvElemType t : {KvElemType::kF16, KvElemType::kBF16})
+  for (KvDtype t : {KvDtype::kF16, KvDtype::kBF16})
     for (int64_t hd : {16, 64, 72})
       for (int64_t n : {1, 5, 33, 300}) {
         Fixture f(hd, 2, n, t, static_cast<uint32_t>(hd * 1000 + n));
@@ -59,7 +59,7 @@ TEST(Attention, Avx2IsBitIdenticalToScalar) {
   if (!HostSupports(IsaLevel::kAvx2)) GTEST_SKIP() << "no AVX2";
   for (int64_t hd : {8, 16, 64, 128, 40})
     for (int64_t n : {1, 2, 17, 100, 513}) {
-      Fixture f(hd, 3, n, KvElemType::kF16, static_cast<uint32_t>(hd * 7 + n));
+      Fixture f(hd, 3, n, KvDtype::kF16, static_cast<uint32_t>(hd * 7 + n));
       std::vector<float> a(static_cast<size_t>(hd)), b(static_cast<size_t>(hd)), scratch(static_cast<size_t>(n));
       AttendOneScalar(f.args, f.q.data(), a.data(), scratch.data());
       AttendOneAvx2(f.args, f.q.data(), b.data(), scratch.data());

@@ -39,7 +39,7 @@ void TiledRowScalar(const AttentionArgs& a, const AttentionQuery& query) {
       s[i] = -INFINITY;
       if (i >= nt) continue;
       const int64_t j = j0 + i;
-      const uint16_t* k = kv.Row(a.block_table[j / kv.page_tokens], a.layer, 0, j % kv.page_tokens) + a.kv_head * HD;
+      const uint16_t* k = kv.Row(a.block_table[j / kv.page_tokens()], a.layer, 0, j % kv.page_tokens()) + a.kv_head * HD;
       s[i] = DotF32F16(q, k, HD) * a.scale;
     }
     float m = -INFINITY;
@@ -56,7 +56,7 @@ void TiledRowScalar(const AttentionArgs& a, const AttentionQuery& query) {
       for (int64_t d = 0; d < HD; ++d) acc[d] *= alpha;
     for (int64_t i = 0; i < nt; ++i) {
       const int64_t j = j0 + i;
-      const uint16_t* v = kv.Row(a.block_table[j / kv.page_tokens], a.layer, 1, j % kv.page_tokens) + a.kv_head * HD;
+      const uint16_t* v = kv.Row(a.block_table[j / kv.page_tokens()], a.layer, 1, j % kv.page_tokens()) + a.kv_head * HD;
       for (int64_t d = 0; d < HD; ++d) acc[d] = std::fma(p[i], F16ToF32(v[d]), acc[d]);
     }
     M = m_new;
@@ -81,13 +81,13 @@ size_t AttendGroupScratchFloats(int64_t head_dim, int64_t n_queries, int64_t max
 }
 
 void AttendGroupScalar(const AttentionArgs& a, std::span<const AttentionQuery> queries, float* scratch) {
-  if (a.kv->dtype != KvElemType::kF16) return GroupFallback(a, queries, scratch);
+  if (a.kv->dtype() != KvDtype::kF16) return GroupFallback(a, queries, scratch);
   for (const AttentionQuery& query : queries) TiledRowScalar(a, query);
 }
 
 void AttendGroup(const AttentionArgs& a, std::span<const AttentionQuery> queries, float* scratch) {
   static const bool avx2 = ActiveIsa() >= IsaLevel::kAvx2;
-  if (avx2 && a.kv->dtype == KvElemType::kF16 && a.head_dim % 8 == 0) return AttendGroupAvx2(a, queries, scratch);
+  if (avx2 && a.kv->dtype() == KvDtype::kF16 && a.head_dim % 8 == 0) return AttendGroupAvx2(a, queries, scratch);
   AttendGroupScalar(a, queries, scratch);  // bf16 KV falls back to AttendOne there
 }
 

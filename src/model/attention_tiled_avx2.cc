@@ -143,14 +143,14 @@ void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> que
   for (int64_t j0 = 0; j0 < n_max; j0 += kT) {
     const int64_t nt_max = std::min(kT, n_max - j0);
     // Walk the tile's keys page by page (no division per key).
-    int64_t page = j0 / kv.page_tokens, slot = j0 % kv.page_tokens;
+    int64_t page = j0 / kv.page_tokens(), slot = j0 % kv.page_tokens();
     for (int64_t i = 0; i < nt_max;) {
       const uint16_t* k = kv.Row(a.block_table[page], a.layer, 0, slot) + a.kv_head * HD;
       const uint16_t* v = kv.Row(a.block_table[page], a.layer, 1, slot) + a.kv_head * HD;
-      const int64_t run = std::min(nt_max - i, kv.page_tokens - slot);
+      const int64_t run = std::min(nt_max - i, kv.page_tokens() - slot);
       for (int64_t r = 0; r < run; ++r, ++i) {
-        ConvertRow(k + r * kv.kv_dim, kt + i * HD, HD);
-        ConvertRow(v + r * kv.kv_dim, vt + i * HD, HD);
+        ConvertRow(k + r * kv.kv_dim(), kt + i * HD, HD);
+        ConvertRow(v + r * kv.kv_dim(), vt + i * HD, HD);
       }
       ++page;
       slot = 0;

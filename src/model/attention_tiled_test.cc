@@ -21,7 +21,7 @@ namespace {
 // per head of one GQA group.
 struct Fixture : AttentionFixture {
   Fixture(int64_t head_dim, int64_t n_kv_heads, int64_t n_keys, int64_t page_tokens, uint32_t seed, float sd = 2.0f)
-      : AttentionFixture(head_dim, n_kv_heads, n_keys, page_tokens, KvElemType::kF16, seed, sd, /*n_q=*/8) {}
+      : AttentionFixture(head_dim, n_kv_heads, n_keys, page_tokens, KvDtype::kF16, seed, sd, /*n_q=*/8) {}
 };
 
 std::vector<float> RunGroup(const Fixture& f, const std::vector<int64_t>& n_keys, bool avx2) {
@@ -77,7 +77,7 @@ TEST(AttentionTiled, IgnoresKeysAfterItsPrefix) {
   for (int64_t j = 150; j < 260; ++j)
     for (int kvv = 0; kvv < 2; ++kvv) {
       uint16_t* row = g.kv.Row(g.table[j / 16], 1, kvv, j % 16);
-      for (int64_t d = 0; d < g.kv.kv_dim; ++d) row[d] = F32ToF16(static_cast<float>((j * 31 + d) % 17) - 8.0f);
+      for (int64_t d = 0; d < g.kv.kv_dim(); ++d) row[d] = F32ToF16(static_cast<float>((j * 31 + d) % 17) - 8.0f);
     }
   for (bool avx2 : {false, true}) {
     if (avx2 && !HostSupports(IsaLevel::kAvx2)) continue;
@@ -90,7 +90,7 @@ TEST(AttentionTiled, IgnoresKeysAfterItsPrefix) {
 // Softmax-weighted V in double precision, with q rounded to f16 as the tiled path does.
 std::vector<double> Reference(const Fixture& f, const float* q, int64_t n_keys) {
   const auto& a = f.args;
-  const int64_t P = f.kv.page_tokens;
+  const int64_t P = f.kv.page_tokens();
   std::vector<double> s(static_cast<size_t>(n_keys)), out(static_cast<size_t>(a.head_dim), 0.0);
   double mx = -1e300;
   for (int64_t j = 0; j < n_keys; ++j) {

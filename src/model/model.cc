@@ -103,7 +103,7 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
   for (const BatchSeq& b : batch) {
     if (b.n_tokens <= 0) return InvalidArgument("forward: a sequence has no new tokens");
     int64_t end = b.start_pos + b.n_tokens;
-    if (b.start_pos < 0 || b.n_blocks * kv.page_tokens < end)
+    if (b.start_pos < 0 || b.n_blocks * kv.page_tokens() < end)
       return InvalidArgument(fmt::format("forward: block table of {} pages cannot hold {} positions", b.n_blocks, end));
     for (int64_t i = 0; i < b.n_tokens; ++i)
       if (b.tokens[i] < 0 || b.tokens[i] >= c.n_vocab)
@@ -113,7 +113,7 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
     max_ctx = std::max(max_ctx, end);
   }
   if (n_tok == 0) return Status::Ok();
-  if (kv.kv_dim != c.kv_dim()) return InvalidArgument("forward: KV pages have the wrong row size");
+  if (kv.kv_dim() != c.kv_dim()) return InvalidArgument("forward: KV pages have the wrong row size");
   s.Reserve(c, n_tok, n_logits, max_ctx, pool.size());
 
   const int64_t D = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim(), HD = c.head_dim, R2 = c.n_rot / 2;
@@ -163,9 +163,9 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
       // Store this token's K/V into its page slot.
       const BatchSeq& b = batch[static_cast<size_t>(s.tok_seq_[t])];
       int64_t pos = s.tok_pos_[t];
-      int32_t block = b.block_table[pos / kv.page_tokens];
-      int64_t slot = pos % kv.page_tokens;
-      if (kv.dtype == KvElemType::kF16) {
+      int32_t block = b.block_table[pos / kv.page_tokens()];
+      int64_t slot = pos % kv.page_tokens();
+      if (kv.dtype() == KvDtype::kF16) {
         StoreRowF16(k, kv.Row(block, l, 0, slot), KVD);
         StoreRowF16(v, kv.Row(block, l, 1, slot), KVD);
       } else {
@@ -204,7 +204,7 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
 
 void Model::Attention(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
                       ThreadPool& pool, ForwardScratch& s) const {
-  if (options_.attention == AttentionMode::kTiledF32 && kv.dtype == KvElemType::kF16)
+  if (options_.attention == AttentionMode::kTiledF32 && kv.dtype() == KvDtype::kF16)
     AttentionGrouped(l, batch, kv, n_tok, pool, s);
   else
     AttentionPerHead(l, batch, kv, n_tok, pool, s);

@@ -14,12 +14,11 @@ namespace pg {
 
 class TestKvArena {
  public:
-  TestKvArena(const ModelConfig& c, int64_t page_tokens, int64_t max_tokens, KvElemType dtype = KvElemType::kF16) {
+  TestKvArena(const ModelConfig& c, int64_t page_tokens, int64_t max_tokens, KvDtype dtype = KvDtype::kF16) {
     n_blocks_ = (max_tokens + page_tokens - 1) / page_tokens;
-    pages_.page_tokens = page_tokens;
-    pages_.kv_dim = c.kv_dim();
-    pages_.dtype = dtype;
-    pages_.block_bytes = KvPages::BlockBytes(c.n_layer, c.kv_dim(), page_tokens);
+    pages_.layout = KvLayout{static_cast<int>(c.n_layer), static_cast<int>(c.n_head_kv), static_cast<int>(c.head_dim),
+                             static_cast<int>(page_tokens), dtype};
+    pages_.block_bytes = pages_.layout.block_bytes();
     mem_.resize(pages_.block_bytes * static_cast<size_t>(n_blocks_));
     pages_.base = mem_.data();
     table_.resize(static_cast<size_t>(n_blocks_));

@@ -1,4 +1,4 @@
-#include "kv/kv_layout.h"
+#include "base/kv_layout.h"
 
 #include <fmt/format.h>
 

@@ -1,0 +1,321 @@
+// KvCacheManager::Impl: the sequence table and the verbs that fill it.
+#include "kv/kv_cache_manager_impl.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/check.h"
+#include "base/clock.h"
+
+namespace pg {
+
+namespace {
+std::function<double()> ClockOrNow(std::function<double()> clock) {
+  if (clock) return clock;
+  return [] { return NowSeconds(); };
+}
+}  // namespace
+
+KvCacheManager::Impl::Impl(KvCacheConfig config)
+    : cfg_(std::move(config)),
+      page_(cfg_.layout.page_tokens),
+      retention_(ClockOrNow(cfg_.clock), cfg_.default_session_ttl_s) {}
+
+Status KvCacheManager::Impl::Init() {
+  PG_RETURN_IF_ERROR(store_.Open(cfg_));
+  if (cfg_.eviction == EvictionKind::kLru) policy_ = std::make_unique<LruEviction>();
+  else policy_ = std::make_unique<CostAwareEviction>();
+  mover_ = std::make_unique<TierMover>(store_, cfg_.io_threads);
+  alloc_ = std::make_unique<TierAllocator>(store_, *mover_, *policy_, retention_, cfg_.write_policy);
+  alloc_->TrimDisk();
+  return Status::Ok();
+}
+
+void KvCacheManager::Impl::Touch(IndexEntry& e, int32_t session) {
+  e.last_tick = tick_;
+  e.last_use_s = retention_.now();
+  e.uses++;
+  if (session >= 0) e.session = session;
+}
+
+const KvCacheManager::Impl::Seq& KvCacheManager::Impl::seq(SeqId id) const {
+  auto it = seqs_.find(id);
+  PG_CHECK_MSG(it != seqs_.end(), "unknown sequence");
+  return it->second;
+}
+
+void KvCacheManager::Impl::ProcessCompletions() {
+  alloc_->Collect(false);
+  SettleAll();
+}
+
+int32_t KvCacheManager::Impl::AllocDeviceSlot() {
+  const int32_t slot = alloc_->AllocDeviceSlot();
+  PG_CHECK_MSG(slot >= 0, "device slot vanished between CanAllocate and allocation");
+  return slot;
+}
+
+// ---------------------------------------------------------------- lookups
+
+PrefixMatch KvCacheManager::Impl::Match(std::span<const int32_t> tokens, const CacheRequest& request,
+                                        KvCacheManager* owner) {
+  ProcessCompletions();
+  PrefixMatch m;
+  m.session_ = retention_.Index(request.session);
+  if (!cfg_.prefix_cache || !request.use_prefix_cache) return m;
+  m.eligible_ = true;
+  m.root_ = RootHash(cfg_.model_identity, request.salt);
+  const int64_t max_blocks = tokens.empty() ? 0 : int64_t(tokens.size() - 1) / page_;
+  PrefixIndex& index = store_.index();
+  std::vector<uint32_t> chain;
+  index.MatchChain(m.root_, tokens, page_, max_blocks, &chain);
+
+  // Keep the chain while every block has a usable copy; note the tier.
+  std::vector<uint8_t> tiers;
+  int64_t first_slow = -1;
+  for (uint32_t id : chain) {
+    const IndexEntry& e = index.at(id);
+    int tier;
+    if (e.device.usable()) tier = kDeviceTier;
+    else if (e.device.slot >= 0) break;  // a load into the device is in flight for another sequence
+    else if (e.host.usable()) tier = kHostTier;
+    else if (e.disk.present) tier = kDiskTier;
+    else break;
+    if (tier != kDeviceTier && first_slow < 0) first_slow = int64_t(tiers.size());
+    tiers.push_back(uint8_t(tier));
+  }
+  CacheCounters& c = store_.counters();
+  const int64_t n_slow = int64_t(tiers.size()) - std::count(tiers.begin(), tiers.end(), uint8_t(kDeviceTier));
+  if (n_slow > 0 && n_slow * page_ < cfg_.min_promote_tokens) {
+    tiers.resize(size_t(first_slow));  // not worth moving: recompute from the first slow block
+    c.skipped_short_hits++;
+  }
+  ++tick_;
+  for (size_t i = 0; i < tiers.size(); ++i) {
+    const uint32_t id = chain[i];
+    IndexEntry& e = index.at(id);
+    e.locks++;
+    match_locks_++;
+    Touch(e, m.session_);
+    store_.RefreshEntry(id);
+    m.entries_.push_back(id);
+    (tiers[i] == kDeviceTier ? m.device_tokens : tiers[i] == kHostTier ? m.host_tokens : m.disk_tokens) += page_;
+  }
+  m.owner_ = owner;
+  c.lookups++;
+  c.lookup_tokens += int64_t(tokens.size());
+  const int64_t nd = m.device_tokens / page_, nh = m.host_tokens / page_, nk = m.disk_tokens / page_;
+  c.device.hit_blocks += nd;
+  c.device.hit_tokens += m.device_tokens;
+  c.host.hit_blocks += nh;
+  c.host.hit_tokens += m.host_tokens;
+  c.disk.hit_blocks += nk;
+  c.disk.hit_tokens += m.disk_tokens;
+  c.device.miss_blocks += max_blocks - nd;
+  c.host.miss_blocks += max_blocks - nd - nh;
+  c.disk.miss_blocks += max_blocks - nd - nh - nk;
+  return m;
+}
+
+void KvCacheManager::Impl::ReleaseMatch(PrefixMatch* m) {
+  for (uint32_t id : m->entries_) {
+    IndexEntry& e = store_.index().at(id);
+    PG_CHECK(e.locks > 0);
+    e.locks--;
+    match_locks_--;
+    store_.RefreshEntry(id);
+    store_.MaybeErase(id);
+  }
+  m->entries_.clear();
+}
+
+// ---------------------------------------------------------------- sequences
+
+Status KvCacheManager::Impl::AllocateSequence(SeqId id, PrefixMatch&& match, int64_t total_tokens,
+                                              std::vector<BlockId>* table) {
+  ProcessCompletions();
+  PG_CHECK_MSG(seqs_.find(id) == seqs_.end(), "AllocateSequence: sequence id already allocated");
+  if (total_tokens < match.tokens() || total_tokens < 0) {
+    return InvalidArgument(fmt::format("AllocateSequence: {} tokens < matched {}", total_tokens, match.tokens()));
+  }
+  const int64_t n_blocks = BlocksFor(total_tokens);
+  const int64_t need = n_blocks - match.device_tokens / page_;
+  if (!CanAllocate(need)) {
+    match.Release();
+    return ResourceExhausted(fmt::format("kv device tier: {} blocks needed, {} free or evictable", need,
+                                         store_.device().n_free() + alloc_->EvictableDevice()));
+  }
+  alloc_->PrepareDeviceRoom(need);
+  Seq s;
+  s.n_tokens = total_tokens;
+  s.root = match.root_;
+  s.eligible = match.eligible_;
+  s.session = match.session_;
+  s.table.reserve(size_t(n_blocks));
+  for (uint32_t eid : match.entries_) {
+    IndexEntry& e = store_.index().at(eid);
+    s.hashes.push_back(e.hash);
+    s.matched.push_back(eid);
+    if (e.device.usable()) {
+      store_.device().Ref(e.device.slot);
+      s.table.push_back(e.device.slot);
+      s.matched_tier.push_back(kDeviceTier);
+      continue;
+    }
+    const int tier = e.host.usable() ? kHostTier : kDiskTier;
+    const int32_t slot = AllocDeviceSlot();
+    s.table.push_back(slot);  // the sequence's reference (refcount 1 from Allocate)
+    s.matched_tier.push_back(uint8_t(tier));
+    mover_->StartLoad(eid, slot);
+    s.loading.push_back(eid);
+    store_.index().at(eid).locks++;  // held until the sequence settles
+  }
+  while (int64_t(s.table.size()) < n_blocks) s.table.push_back(AllocDeviceSlot());
+  match.Release();  // drops the Match locks; the table references / load locks keep what is needed
+  s.settled = s.loading.empty();
+  auto [it, ok] = seqs_.emplace(id, std::move(s));
+  if (it->second.settled) {
+    Settle(id, it->second);
+  } else {
+    unsettled_.insert(id);
+  }
+  *table = it->second.table;
+  return Status::Ok();
+}
+
+bool KvCacheManager::Impl::PromotionReady(SeqId id, std::vector<BlockId>* table) {
+  ProcessCompletions();
+  const Seq& s = seq(id);
+  if (!s.settled) return false;
+  *table = s.table;
+  return true;
+}
+
+void KvCacheManager::Impl::SettleAll() {
+  if (unsettled_.empty()) return;
+  std::vector<SeqId> ids(unsettled_.begin(), unsettled_.end());
+  for (SeqId id : ids) Settle(id, seqs_.at(id));
+}
+
+// Once no load of s is in flight: cut the chain at the first block that did
+// not arrive, give the sequence private blocks from there on, unlock.
+bool KvCacheManager::Impl::Settle(SeqId id, Seq& s) {
+  PrefixIndex& index = store_.index();
+  SlotTier& dev = store_.device();
+  for (uint32_t eid : s.loading) {
+    const IndexEntry& e = index.at(eid);
+    if (e.device.slot >= 0 && !e.device.ready) return false;  // still loading
+  }
+  size_t cut = 0;
+  while (cut < s.matched.size()) {
+    const IndexEntry& e = index.at(s.matched[cut]);
+    if (!(e.device.slot == s.table[cut] && e.device.ready)) break;
+    ++cut;
+  }
+  for (size_t i = cut; i < s.matched.size(); ++i) {
+    const int32_t slot = s.table[i];
+    const int32_t owner = dev.owner(slot);
+    if (owner < 0) continue;  // already private (its load failed)
+    if (dev.refcount(slot) == 1) {
+      store_.DropCopy(uint32_t(owner), kDeviceTier);  // hand the slot to the sequence; the entry keeps its other copies
+      continue;
+    }
+    const int32_t fresh = alloc_->AllocDeviceSlot();
+    if (fresh < 0) return false;  // retried on the next call
+    s.table[i] = fresh;
+    store_.Unref(kDeviceTier, slot);
+  }
+  if (cut < s.matched.size()) {
+    store_.counters().failed_loads++;
+    s.matched.resize(cut);
+    s.matched_tier.resize(cut);
+    s.hashes.resize(cut);
+  }
+  for (uint32_t eid : s.loading) {
+    index.at(eid).locks--;
+    store_.RefreshEntry(eid);
+    store_.MaybeErase(eid);
+  }
+  s.loading.clear();
+  s.settled = true;
+  s.cached_tokens = int64_t(cut) * page_;
+  for (uint8_t t : s.matched_tier) {
+    (t == kDeviceTier ? s.reuse.device_tokens : t == kHostTier ? s.reuse.host_tokens : s.reuse.disk_tokens) += page_;
+  }
+  store_.counters().reused_tokens += s.cached_tokens;
+  unsettled_.erase(id);
+  return true;
+}
+
+void KvCacheManager::Impl::CommitFullBlock(SeqId id, int block_index, std::span<const int32_t> tokens) {
+  ProcessCompletions();
+  auto it = seqs_.find(id);
+  PG_CHECK_MSG(it != seqs_.end(), "CommitFullBlock: unknown sequence");
+  Seq& s = it->second;
+  PG_CHECK_MSG(tokens.size() == size_t(page_), "CommitFullBlock: block must hold page_tokens tokens");
+  PG_CHECK_MSG(block_index >= 0 && size_t(block_index) < s.table.size(), "CommitFullBlock: block index out of range");
+  PG_CHECK_MSG(s.settled, "CommitFullBlock before PromotionReady");
+  if (!s.eligible) return;
+  if (size_t(block_index) < s.hashes.size()) return;  // matched or committed already
+  PG_CHECK_MSG(size_t(block_index) == s.hashes.size(), "CommitFullBlock: blocks must be committed in order");
+  const BlockHash parent = block_index == 0 ? s.root : s.hashes.back();
+  const BlockHash h = ChainHash(parent, tokens);
+  s.hashes.push_back(h);
+  const int32_t slot = s.table[size_t(block_index)];
+  PG_CHECK(store_.device().owner(slot) < 0);
+  ++tick_;
+  PrefixIndex& index = store_.index();
+  uint32_t eid = index.Find(h);
+  if (eid == PrefixIndex::kNone) {
+    eid = index.Insert(h, parent, block_index, tokens);
+  } else {
+    IndexEntry& e = index.at(eid);
+    if (e.device.slot >= 0 || !std::equal(tokens.begin(), tokens.end(), e.tokens.begin(), e.tokens.end())) {
+      Touch(e, s.session);  // another copy serves the index; this block stays private
+      store_.RefreshEntry(eid);
+      return;
+    }
+  }
+  IndexEntry& e = index.at(eid);
+  e.device = SlotCopy{slot, true};
+  store_.device().SetOwner(slot, eid);
+  store_.counters().device.bytes_in += int64_t(store_.block_bytes());
+  Touch(e, s.session);
+  store_.RefreshEntry(eid);
+  if (cfg_.write_policy == WritePolicy::kWriteThrough) alloc_->WriteThrough(eid);
+}
+
+void KvCacheManager::Impl::FreeSequence(SeqId id) {
+  ProcessCompletions();
+  auto it = seqs_.find(id);
+  PG_CHECK_MSG(it != seqs_.end(), "FreeSequence: unknown sequence");
+  Seq& s = it->second;
+  for (uint32_t eid : s.loading) {
+    store_.index().at(eid).locks--;
+    store_.RefreshEntry(eid);
+  }
+  for (int32_t slot : s.table) store_.Unref(kDeviceTier, slot);
+  for (uint32_t eid : s.loading) store_.MaybeErase(eid);
+  unsettled_.erase(id);
+  seqs_.erase(it);
+}
+
+Status KvCacheManager::Impl::Append(SeqId id, int64_t n_new, std::vector<BlockId>* table) {
+  ProcessCompletions();
+  auto it = seqs_.find(id);
+  PG_CHECK_MSG(it != seqs_.end(), "Append: unknown sequence");
+  if (n_new < 0) return InvalidArgument("Append: negative token count");
+  Seq& s = it->second;
+  const int64_t need = BlocksFor(s.n_tokens + n_new) - int64_t(s.table.size());
+  if (need > 0 && !CanAllocate(need)) {
+    return ResourceExhausted(fmt::format("kv device tier: {} blocks needed to grow, none left", need));
+  }
+  alloc_->PrepareDeviceRoom(need);
+  for (int64_t i = 0; i < need; ++i) s.table.push_back(AllocDeviceSlot());
+  s.n_tokens += n_new;
+  *table = s.table;
+  return Status::Ok();
+}
+
+}  // namespace pg

@@ -147,7 +147,10 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, OracleTest,
                          ::testing::Values(Bound{"tiny-llama-gpt2", 0.1, 0.1, true},
                                            Bound{"tiny-qwen3-spm", 0.1, 0.1, true},
                                            Bound{"small-llama-spm-q8_0", 1.0, 1.1, false, 1},
-                                           Bound{"small-llama-spm-q4_k_m", 2.5, 2.5, false}));
+                                           Bound{"small-llama-spm-q4_k_m", 2.5, 2.5, false},
+                                           Bound{"tiny-qwen3moe-gpt2", 99, 99, false},
+                                           Bound{"tiny-glm4moe-spm", 99, 99, false},
+                                           Bound{"small-qwen3moe-q4_k_m", 99, 99, false}));
 
 // The criterion. Disabled until every kernel reproduces llama.cpp's
 // arithmetic order; run with --gtest_also_run_disabled_tests.

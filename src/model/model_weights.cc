@@ -64,6 +64,23 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, cons
     return Status::Ok();
   };
 
+  auto experts = [&](const std::string& name, int64_t rows, int64_t cols, ExpertStack* out) -> Status {
+    const int64_t n = c.moe.n_expert;
+    const GgufTensorInfo* t = f.FindTensor(name);
+    if (!t) return InvalidArgument(f.path() + ": missing tensor " + name);
+    if (t->dims.size() != 3 || t->dims[0] != cols || t->dims[1] != rows || t->dims[2] != n)
+      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected [{}, {}, {}]", f.path(), name,
+                                         Shape(*t), cols, rows, n));
+    if (!IsSupportedWeightType(t->type))
+      return Unimplemented(f.path() + ": tensor " + name + " has unsupported type " + TypeName(t->type));
+    out->first = MakeWeightMatrix(t->type, t->data, rows, cols);
+    out->expert_bytes = static_cast<size_t>(rows) * out->first.row_bytes;
+    out->n_expert = n;
+    if (out->expert_bytes * static_cast<size_t>(n) != t->n_bytes)
+      return InvalidArgument(f.path() + ": tensor " + name + " has the wrong size");
+    return out->first.Validate();
+  };
+
   PG_RETURN_IF_ERROR(matrix("token_embd.weight", c.n_vocab, c.n_embd, &w->token_embd));
   if (c.tied_embeddings) w->output = w->token_embd;
   else PG_RETURN_IF_ERROR(matrix("output.weight", c.n_vocab, c.n_embd, &w->output));
@@ -79,24 +96,48 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, cons
     PG_RETURN_IF_ERROR(matrix(p + "attn_k.weight", c.kv_dim(), c.n_embd, &L.wk));
     PG_RETURN_IF_ERROR(matrix(p + "attn_v.weight", c.kv_dim(), c.n_embd, &L.wv));
     PG_RETURN_IF_ERROR(matrix(p + "attn_output.weight", c.n_embd, c.q_dim(), &L.wo));
+    // glm4moe's biases and q/k norms are optional (llama.cpp loads them if present).
+    const bool glm = c.arch == "glm4moe";
     PG_RETURN_IF_ERROR(vec(p + "attn_q.bias", c.q_dim(), &L.bq, !c.qkv_bias));
     PG_RETURN_IF_ERROR(vec(p + "attn_k.bias", c.kv_dim(), &L.bk, !c.qkv_bias));
     PG_RETURN_IF_ERROR(vec(p + "attn_v.bias", c.kv_dim(), &L.bv, !c.qkv_bias));
-    if (c.qk_norm) {
-      PG_RETURN_IF_ERROR(vec(p + "attn_q_norm.weight", c.head_dim, &L.q_norm, false));
-      PG_RETURN_IF_ERROR(vec(p + "attn_k_norm.weight", c.head_dim, &L.k_norm, false));
+    if (c.qk_norm || glm) {
+      PG_RETURN_IF_ERROR(vec(p + "attn_q_norm.weight", c.head_dim, &L.q_norm, glm));
+      PG_RETURN_IF_ERROR(vec(p + "attn_k_norm.weight", c.head_dim, &L.k_norm, glm));
     }
-    PG_RETURN_IF_ERROR(vec(p + "ffn_norm.weight", c.n_embd, &L.ffn_norm, false));
-    PG_RETURN_IF_ERROR(matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd, &L.gate));
-    PG_RETURN_IF_ERROR(matrix(p + "ffn_up.weight", c.n_ff, c.n_embd, &L.up));
-    PG_RETURN_IF_ERROR(matrix(p + "ffn_down.weight", c.n_embd, c.n_ff, &L.down));
+    if ((L.bq == nullptr) != (L.bk == nullptr) || (L.bq == nullptr) != (L.bv == nullptr))
+      return InvalidArgument(f.path() + ": layer " + std::to_string(i) + " has some of the q/k/v biases, not all");
+    if ((L.q_norm == nullptr) != (L.k_norm == nullptr))
+      return InvalidArgument(f.path() + ": layer " + std::to_string(i) + " has one of attn_q_norm / attn_k_norm");
+    PG_RETURN_IF_ERROR(vec(p + (glm ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd, &L.ffn_norm, false));
+    if (!c.IsMoeLayer(i)) {
+      PG_RETURN_IF_ERROR(matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd, &L.gate));
+      PG_RETURN_IF_ERROR(matrix(p + "ffn_up.weight", c.n_ff, c.n_embd, &L.up));
+      PG_RETURN_IF_ERROR(matrix(p + "ffn_down.weight", c.n_embd, c.n_ff, &L.down));
+      continue;
+    }
+    const int64_t E = c.moe.n_expert, F = c.moe.n_ff_exp, FS = c.moe.n_shared * F;
+    PG_RETURN_IF_ERROR(matrix(p + "ffn_gate_inp.weight", E, c.n_embd, &L.router));
+    PG_RETURN_IF_ERROR(vec(p + "exp_probs_b.bias", E, &L.router_bias, true));
+    PG_RETURN_IF_ERROR(experts(p + "ffn_gate_exps.weight", F, c.n_embd, &L.gate_exps));
+    PG_RETURN_IF_ERROR(experts(p + "ffn_up_exps.weight", F, c.n_embd, &L.up_exps));
+    PG_RETURN_IF_ERROR(experts(p + "ffn_down_exps.weight", c.n_embd, F, &L.down_exps));
+    if (FS > 0) {
+      PG_RETURN_IF_ERROR(matrix(p + "ffn_gate_shexp.weight", FS, c.n_embd, &L.gate_shexp));
+      PG_RETURN_IF_ERROR(matrix(p + "ffn_up_shexp.weight", FS, c.n_embd, &L.up_shexp));
+      PG_RETURN_IF_ERROR(matrix(p + "ffn_down_shexp.weight", c.n_embd, FS, &L.down_shexp));
+    }
   }
   if (repack) {
     // A tied output projection gets its own copy: token_embd stays row-major
     // (and mapped) for the embedding lookup.
     std::vector<WeightMatrix*> ms{&w->output};
+    // Expert stacks are not repacked (they stay mapped and are read only
+    // where routed); the shared expert runs for every token and is.
     for (LayerWeights& L : w->layers) {
-      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) ms.push_back(m);
+      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp,
+                              &L.down_shexp})
+        if (m->rows > 0) ms.push_back(m);
     }
     ThreadPool pool(0);  // one thread per core: the copy is memory-bound
     w->repacked_.AddAll(ms, pool, ActiveKernels(), [&](size_t i, const WeightMatrix& src) {

@@ -39,7 +39,7 @@ void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_l
     tok_id_.resize(T);
     mm_.Reserve(std::max({c.n_embd, c.n_ff, c.q_dim(), c.moe.n_ff_exp * std::max<int64_t>(1, c.moe.n_shared)}),
                 n_tokens);
-    moe_.Reserve(c, n_tokens);
+    moe_.Reserve(c, n_tokens, n_threads);
     cap_tokens_ = n_tokens;
   }
   if (n_logits > cap_logits_) {

@@ -12,7 +12,11 @@
 //                                                              no token: empty)
 //   3. one SwiGLU (a GEMM per projection, a GEMV when it has one token) per
 //      expert that has >= 1 token, on views of that expert's slice of the
-//      mapped 3-D tensors (model_weights.h, ExpertStack);
+//      mapped 3-D tensors (model_weights.h, ExpertStack). With at least two
+//      active experts per thread (decode, and most prefills of many-expert
+//      models) each thread runs whole experts, largest first, in one
+//      parallel region; otherwise the experts run one after another, each
+//      product spread over the pool;
 //   4. each token's k outputs are summed with their weights in the router's
 //      slot order, then the shared expert (glm4moe) is added.
 // A token's result is the same bits whatever else is in the batch: MatMul is
@@ -22,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "backend/cpu/matmul.h"
@@ -39,12 +44,20 @@ void SwiGluFfn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMat
 // Per-caller buffers of MoeFfn; grown by Reserve, never on the hot path.
 class MoeScratch {
  public:
-  void Reserve(const ModelConfig& c, int64_t n_tokens);
+  void Reserve(const ModelConfig& c, int64_t n_tokens, int n_threads);
 
  private:
+  // One thread's private pool (just that thread) and activation buffer, for
+  // running whole experts in parallel.
+  struct Lane {
+    ThreadPool pool{1};
+    MatMulScratch mm;
+  };
   friend void MoeFfn(const ModelConfig&, const LayerWeights&, const float*, int64_t, float*, ThreadPool&,
                      MoeScratch&, MatMulScratch&);
   int64_t cap_tokens_ = 0;
+  std::vector<std::unique_ptr<Lane>> lanes_;  // (n_threads)
+  std::vector<int32_t> active_;     // experts with >= 1 token, most rows first
   std::vector<float> logits_;       // (T, n_expert) router outputs
   std::vector<float> probs_;        // (T, n_expert) gate probabilities
   std::vector<int32_t> experts_;    // (T, k) chosen experts per token, in slot order

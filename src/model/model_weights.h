@@ -83,6 +83,7 @@ struct ModelWeights {
   size_t repacked_bytes() const { return repacked_.bytes(); }
 
  private:
+  friend class WeightLoader;
   std::vector<std::vector<float>> owned_;  // f32 copies of small vectors
   RepackedWeights repacked_;
 };

@@ -120,8 +120,8 @@ std::string ModelConfig::Summary() const {
   if (n_rot != head_dim) s += fmt::format(", rope dims {}", n_rot);
   if (is_moe())
     s += fmt::format(", experts {} top-{} x {}{}{}, {} router{}{}", moe.n_expert, moe.n_expert_used, moe.n_ff_exp,
-                     moe.n_dense_lead ? fmt::format(", {} dense layers", moe.n_dense_lead) : "",
-                     moe.n_shared ? fmt::format(", {} shared", moe.n_shared) : "",
+                     moe.n_dense_lead ? fmt::format(", leading dense {}", moe.n_dense_lead) : "",
+                     moe.n_shared ? fmt::format(", shared {}", moe.n_shared) : "",
                      moe.gating == ExpertGating::kSoftmax ? "softmax" : "sigmoid", moe.norm_weights ? ", norm" : "",
                      moe.weights_scale != 0 && moe.weights_scale != 1 ? fmt::format(", scale {}", moe.weights_scale)
                                                                         : "");

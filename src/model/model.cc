@@ -31,12 +31,15 @@ void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_l
     attn_.resize(T * c.q_dim());
     gate_.resize(T * c.n_ff);
     up_.resize(T * c.n_ff);
+    ffn_out_.resize(T * c.n_embd);
     cos_.resize(T * c.n_rot / 2);
     sin_.resize(T * c.n_rot / 2);
     tok_seq_.resize(T);
     tok_pos_.resize(T);
     tok_id_.resize(T);
-    mm_.Reserve(std::max({c.n_embd, c.n_ff, c.q_dim()}), n_tokens);
+    mm_.Reserve(std::max({c.n_embd, c.n_ff, c.q_dim(), c.moe.n_ff_exp * std::max<int64_t>(1, c.moe.n_shared)}),
+                n_tokens);
+    moe_.Reserve(c, n_tokens, n_threads);
     cap_tokens_ = n_tokens;
   }
   if (n_logits > cap_logits_) {
@@ -149,7 +152,7 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
       float* q = &s.q_[t * QD];
       float* k = &s.k_[t * KVD];
       float* v = &s.v_[t * KVD];
-      if (L.bq) {
+      if (L.bq) {  // the loader guarantees all three or none
         AddInPlace(q, L.bq, QD);
         AddInPlace(k, L.bk, KVD);
         AddInPlace(v, L.bv, KVD);
@@ -179,13 +182,13 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
 
     // --- feed-forward block ---
     pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.ffn_norm, &s.h_[t * D], D, c.rms_eps); });
-    const MatMulOut gate_up[2] = {{&L.gate, s.gate_.data(), c.n_ff}, {&L.up, s.up_.data(), c.n_ff}};
-    MatMulMany(gate_up, 2, s.h_.data(), n_tok, pool, s.mm_);
-    pool.ParallelFor(n_tok, [&](int64_t t) {
-      SiluMul(&s.gate_[t * c.n_ff], &s.up_[t * c.n_ff], &s.gate_[t * c.n_ff], c.n_ff);
-    });
-    MatMul(L.down, s.gate_.data(), n_tok, s.h_.data(), pool, s.mm_);
-    pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.h_[t * D], D); });
+    if (c.IsMoeLayer(l)) {
+      MoeFfn(c, L, s.h_.data(), n_tok, s.ffn_out_.data(), pool, s.moe_, s.mm_);
+    } else {
+      SwiGluFfn(L.gate, L.up, L.down, s.h_.data(), n_tok, s.gate_.data(), s.up_.data(), s.ffn_out_.data(), pool,
+                s.mm_);
+    }
+    pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.ffn_out_[t * D], D); });
   }
 
   if (n_logits == 0) return Status::Ok();

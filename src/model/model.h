@@ -25,6 +25,7 @@
 #include "model/kv_pages.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
+#include "model/moe_ffn.h"
 
 namespace pg {
 
@@ -73,8 +74,9 @@ class ForwardScratch {
   std::vector<float> k_;        // (T, kv_dim)
   std::vector<float> v_;        // (T, kv_dim)
   std::vector<float> attn_;     // (T, q_dim) attention output
-  std::vector<float> gate_;     // (T, n_ff)
+  std::vector<float> gate_;     // (T, n_ff) dense FFN hidden
   std::vector<float> up_;       // (T, n_ff)
+  std::vector<float> ffn_out_;  // (T, n_embd) FFN output before the residual add
   std::vector<float> cos_;      // (T, n_rot/2)
   std::vector<float> sin_;      // (T, n_rot/2)
   std::vector<float> scores_;   // (n_threads, scores_stride_) attention scratch
@@ -89,6 +91,7 @@ class ForwardScratch {
   std::vector<int64_t> tok_pos_;  // (T) position of each token
   std::vector<int32_t> tok_id_;   // (T)
   MatMulScratch mm_;
+  MoeScratch moe_;
 };
 
 class Model {

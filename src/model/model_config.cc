@@ -5,19 +5,73 @@
 #include "gguf/gguf_file.h"
 
 namespace pg {
+namespace {
+
+bool IsMoeArch(const std::string& arch) { return arch == "qwen3moe" || arch == "glm4moe"; }
+
+// The {arch}.expert_* keys, with llama.cpp's semantics per architecture:
+// qwen3moe always uses softmax gating and renormalised top-k weights (its
+// graph hard-codes both and never reads expert_weights_scale); glm4moe reads
+// expert_gating_func (0 = unset, sigmoid), expert_weights_norm (default
+// false) and expert_weights_scale. Expert groups (group-limited routing) are
+// not implemented: more than one group is an error.
+Status ReadMoe(const GgufFile& f, ModelConfig* c) {
+  const std::string a = c->arch + ".";
+  MoeConfig& m = c->moe;
+  auto bad = [&](const std::string& what) { return InvalidArgument(f.path() + ": " + what); };
+  PG_ASSIGN_OR_RETURN(m.n_expert, f.GetInt(a + "expert_count"));
+  PG_ASSIGN_OR_RETURN(m.n_expert_used, f.GetInt(a + "expert_used_count"));
+  PG_ASSIGN_OR_RETURN(m.n_ff_exp, f.GetInt(a + "expert_feed_forward_length"));
+  if (m.n_expert <= 0 || m.n_expert > 4096) return bad("expert_count out of range");
+  if (m.n_expert_used <= 0 || m.n_expert_used > m.n_expert) return bad("expert_used_count out of range");
+  if (m.n_ff_exp <= 0 || m.n_ff_exp > 1 << 20) return bad("expert_feed_forward_length out of range");
+  if (f.GetIntOr(a + "expert_group_count", 1) > 1)
+    return InvalidArgument(f.path() + ": expert groups (expert_group_count > 1) are not supported");
+  if (c->arch == "qwen3moe") {
+    m.gating = ExpertGating::kSoftmax;
+    m.norm_weights = true;
+    return Status::Ok();
+  }
+  // glm4moe
+  const int64_t nextn = f.GetIntOr(a + "nextn_predict_layers", 0);
+  if (nextn < 0 || nextn >= c->n_layer) return bad("nextn_predict_layers out of range");
+  c->n_layer -= nextn;  // the NextN (multi-token prediction) blocks follow the main ones and are not run
+  m.n_dense_lead = f.GetIntOr(a + "leading_dense_block_count", 0);
+  if (m.n_dense_lead < 0 || m.n_dense_lead > c->n_layer) return bad("leading_dense_block_count out of range");
+  m.n_shared = f.GetIntOr(a + "expert_shared_count", 0);
+  if (m.n_shared < 0 || m.n_shared > 64) return bad("expert_shared_count out of range");
+  const int64_t gating = f.GetIntOr(a + "expert_gating_func", 0);
+  if (gating < 0 || gating > 2) return bad("expert_gating_func " + std::to_string(gating) + " is not 1 (softmax) or 2 (sigmoid)");
+  m.gating = gating == 1 ? ExpertGating::kSoftmax : ExpertGating::kSigmoid;
+  m.norm_weights = f.GetBoolOr(a + "expert_weights_norm", false);
+  m.weights_scale = static_cast<float>(f.GetFloatOr(a + "expert_weights_scale", 0.0));
+  if (!(m.weights_scale >= 0 && m.weights_scale < 1e6f)) return bad("expert_weights_scale out of range");
+  return Status::Ok();
+}
+
+}  // namespace
 
 Result<ModelConfig> ModelConfig::FromGguf(const GgufFile& f) {
   ModelConfig c;
   PG_ASSIGN_OR_RETURN(c.arch, f.GetString("general.architecture"));
-  if (c.arch != "llama" && c.arch != "qwen2" && c.arch != "qwen3")
-    return InvalidArgument(f.path() + ": unsupported architecture '" + c.arch + "' (llama, qwen2, qwen3)");
+  if (c.arch != "llama" && c.arch != "qwen2" && c.arch != "qwen3" && !IsMoeArch(c.arch))
+    return InvalidArgument(f.path() + ": unsupported architecture '" + c.arch +
+                           "' (llama, qwen2, qwen3, qwen3moe, glm4moe)");
   const std::string a = c.arch + ".";
   c.name = f.GetStringOr("general.name", c.arch);
   PG_ASSIGN_OR_RETURN(c.n_embd, f.GetInt(a + "embedding_length"));
   PG_ASSIGN_OR_RETURN(c.n_layer, f.GetInt(a + "block_count"));
   PG_ASSIGN_OR_RETURN(c.n_head, f.GetInt(a + "attention.head_count"));
   c.n_head_kv = f.GetIntOr(a + "attention.head_count_kv", c.n_head);
-  PG_ASSIGN_OR_RETURN(c.n_ff, f.GetInt(a + "feed_forward_length"));
+  if (IsMoeArch(c.arch)) {
+    if (c.n_layer <= 0 || c.n_layer > 512) return InvalidArgument(f.path() + ": block_count out of range");
+    PG_RETURN_IF_ERROR(ReadMoe(f, &c));
+  }
+  // qwen3moe has no dense layer; its feed_forward_length (if any) is unused.
+  const bool any_dense = !c.is_moe() || c.moe.n_dense_lead > 0;
+  if (any_dense) {
+    PG_ASSIGN_OR_RETURN(c.n_ff, f.GetInt(a + "feed_forward_length"));
+  }
   c.n_ctx_train = f.GetIntOr(a + "context_length", 4096);
   c.rms_eps = static_cast<float>(f.GetFloatOr(a + "attention.layer_norm_rms_epsilon", 1e-6));
   c.rope_base = static_cast<float>(f.GetFloatOr(a + "rope.freq_base", c.arch == "llama" ? 10000.0 : 1000000.0));
@@ -27,7 +81,7 @@ Result<ModelConfig> ModelConfig::FromGguf(const GgufFile& f) {
   if (c.n_layer <= 0 || c.n_layer > 512) return bad("block_count out of range");
   if (c.n_head <= 0 || c.n_head > 1024 || c.n_head_kv <= 0 || c.n_head_kv > c.n_head || c.n_head % c.n_head_kv)
     return bad("attention head counts are inconsistent");
-  if (c.n_ff <= 0 || c.n_ff > 1 << 20) return bad("feed_forward_length out of range");
+  if (any_dense && (c.n_ff <= 0 || c.n_ff > 1 << 20)) return bad("feed_forward_length out of range");
   if (c.n_ctx_train <= 0) return bad("context_length out of range");
 
   c.head_dim = f.GetIntOr(a + "attention.key_length", c.n_embd / c.n_head);
@@ -38,7 +92,7 @@ Result<ModelConfig> ModelConfig::FromGguf(const GgufFile& f) {
   if (c.n_rot <= 0 || c.n_rot > c.head_dim || c.n_rot % 2) return bad("rope.dimension_count out of range");
   c.rope_style = c.arch == "llama" ? RopeStyle::kNorm : RopeStyle::kNeox;
   c.qkv_bias = c.arch == "qwen2";
-  c.qk_norm = c.arch == "qwen3";
+  c.qk_norm = c.arch == "qwen3" || c.arch == "qwen3moe";
 
   std::string scaling = f.GetStringOr(a + "rope.scaling.type", "");
   double factor = f.GetFloatOr(a + "rope.scaling.factor", 0);
@@ -58,10 +112,20 @@ Result<ModelConfig> ModelConfig::FromGguf(const GgufFile& f) {
 }
 
 std::string ModelConfig::Summary() const {
-  return fmt::format("{} '{}': vocab {}, dim {}, layers {}, heads {}/{} x {}, ffn {}, rope {} base {}{}{}{}", arch,
-                     name, n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff,
-                     rope_style == RopeStyle::kNorm ? "norm" : "neox", rope_base, qkv_bias ? ", qkv bias" : "",
-                     qk_norm ? ", qk norm" : "", tied_embeddings ? ", tied embeddings" : "");
+  std::string s = fmt::format("{} '{}': vocab {}, dim {}, layers {}, heads {}/{} x {}, ffn {}, rope {} base {}{}{}{}",
+                              arch, name, n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff,
+                              rope_style == RopeStyle::kNorm ? "norm" : "neox", rope_base,
+                              qkv_bias ? ", qkv bias" : "", qk_norm ? ", qk norm" : "",
+                              tied_embeddings ? ", tied embeddings" : "");
+  if (n_rot != head_dim) s += fmt::format(", rope dims {}", n_rot);
+  if (is_moe())
+    s += fmt::format(", experts {} top-{} x {}{}{}, {} router{}{}", moe.n_expert, moe.n_expert_used, moe.n_ff_exp,
+                     moe.n_dense_lead ? fmt::format(", leading dense {}", moe.n_dense_lead) : "",
+                     moe.n_shared ? fmt::format(", shared {}", moe.n_shared) : "",
+                     moe.gating == ExpertGating::kSoftmax ? "softmax" : "sigmoid", moe.norm_weights ? ", norm" : "",
+                     moe.weights_scale != 0 && moe.weights_scale != 1 ? fmt::format(", scale {}", moe.weights_scale)
+                                                                        : "");
+  return s;
 }
 
 }  // namespace pg

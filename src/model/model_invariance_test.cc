@@ -7,6 +7,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "model/model.h"
@@ -43,12 +45,14 @@ std::vector<float> Prefill(const Model& m, const std::vector<int32_t>& prompt, c
   return logits;
 }
 
-class ForwardInvariance : public ::testing::TestWithParam<AttentionMode> {};
+// A dense model and the two MoE architectures (whose expert GEMMs group a
+// batch's tokens by expert, so the grouping must not change a token's bits).
+class ForwardInvariance : public ::testing::TestWithParam<std::tuple<const char*, AttentionMode>> {};
 
 TEST_P(ForwardInvariance, LogitsDoNotDependOnChunkingBatchOrThreads) {
-  fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models/tiny-qwen3-spm.gguf";
+  fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (std::string(std::get<0>(GetParam())) + ".gguf");
   if (!fs::exists(path)) GTEST_SKIP() << "fixtures absent";
-  auto model = Model::Load(path.string(), ModelOptionsFor(GetParam()));
+  auto model = Model::Load(path.string(), ModelOptionsFor(std::get<1>(GetParam())));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const Model& m = **model;
   std::vector<int32_t> prompt, other;
@@ -64,10 +68,30 @@ TEST_P(ForwardInvariance, LogitsDoNotDependOnChunkingBatchOrThreads) {
   EXPECT_EQ(0, std::memcmp(one.data(), Prefill(m, prompt, {20, 130}, other, 4).data(), bytes)) << "beside, chunked";
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, ForwardInvariance,
-                         ::testing::Values(AttentionMode::kLlamaF16, AttentionMode::kTiledF32),
+// MoE: a prompt prefilled in one batch (every expert's tokens in one GEMM)
+// against the same prompt run one token at a time (a GEMV per chosen
+// expert): the last logits must be the same bits.
+TEST_P(ForwardInvariance, PrefillEqualsTokenByTokenDecode) {
+  fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (std::string(std::get<0>(GetParam())) + ".gguf");
+  if (!fs::exists(path)) GTEST_SKIP() << "fixtures absent";
+  auto model = Model::Load(path.string(), ModelOptionsFor(std::get<1>(GetParam())));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const Model& m = **model;
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 40; ++i) prompt.push_back(static_cast<int32_t>((i * 101 + 7) % m.config().n_vocab));
+  const std::vector<float> batched = Prefill(m, prompt, {40}, {}, 2);
+  const std::vector<float> decoded = Prefill(m, prompt, std::vector<int64_t>(40, 1), {}, 2);
+  EXPECT_EQ(0, std::memcmp(batched.data(), decoded.data(), batched.size() * sizeof(float)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ForwardInvariance,
+                         ::testing::Combine(::testing::Values("tiny-qwen3-spm", "tiny-qwen3moe-gpt2",
+                                                              "tiny-glm4moe-spm"),
+                                            ::testing::Values(AttentionMode::kLlamaF16, AttentionMode::kTiledF32)),
                          [](const auto& info) {
-                           return std::string(info.param == AttentionMode::kLlamaF16 ? "Llama" : "Fast");
+                           std::string s = std::get<0>(info.param);
+                           std::erase(s, '-');
+                           return s + (std::get<1>(info.param) == AttentionMode::kLlamaF16 ? "Llama" : "Fast");
                          });
 
 }  // namespace

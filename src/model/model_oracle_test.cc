@@ -124,6 +124,11 @@ struct Bound {
   // llama.cpp's own Feb-2026 build also resolves the other way
   // (docs/performance.md, "How far llama.cpp is from its own oracle").
   int first_step_flips_fast = 0;
+  // MoE: the bounds apply to the first generated position only. Later steps
+  // follow routing: where two experts' scores nearly tie, rounding picks one
+  // and the log-probs move by whole units in either engine
+  // (fixtures/README.md), so the worst step is not a bound on anything.
+  bool first_step_only = false;
 };
 
 class OracleTest : public ::testing::TestWithParam<Bound> {};
@@ -136,7 +141,8 @@ TEST_P(OracleTest, AgreesWithLlamaCppWithinMeasuredBounds) {
     Agreement ag = Measure(b.model, mode);
     EXPECT_EQ(ag.prompt_token_mismatches, 0);
     EXPECT_LE(ag.first_step_mismatches, mode == AttentionMode::kLlamaF16 ? 0 : b.first_step_flips_fast);
-    EXPECT_LT(ag.worst_logprob, mode == AttentionMode::kLlamaF16 ? b.max_logprob_diff : b.max_logprob_diff_fast);
+    EXPECT_LT(b.first_step_only ? ag.worst_first_step : ag.worst_logprob,
+              mode == AttentionMode::kLlamaF16 ? b.max_logprob_diff : b.max_logprob_diff_fast);
     if (b.greedy_all_steps) {
       EXPECT_EQ(ag.greedy_mismatches, 0);
     }
@@ -147,7 +153,13 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, OracleTest,
                          ::testing::Values(Bound{"tiny-llama-gpt2", 0.1, 0.1, true},
                                            Bound{"tiny-qwen3-spm", 0.1, 0.1, true},
                                            Bound{"small-llama-spm-q8_0", 1.0, 1.1, false, 1},
-                                           Bound{"small-llama-spm-q4_k_m", 2.5, 2.5, false}));
+                                           Bound{"small-llama-spm-q4_k_m", 2.5, 2.5, false},
+                                           // MoE, first step: measured 0.046 / 0.009, 0.027 / 0.059 and
+                                           // 1.08 / 1.13 (llama / fast); the Q4_K file's prompts cross
+                                           // routing near-ties (gaps down to 7e-7) before their last token.
+                                           Bound{"tiny-qwen3moe-gpt2", 0.1, 0.1, false, 0, true},
+                                           Bound{"tiny-glm4moe-spm", 0.1, 0.1, false, 0, true},
+                                           Bound{"small-qwen3moe-q4_k_m", 1.5, 1.5, false, 0, true}));
 
 // The criterion. Disabled until every kernel reproduces llama.cpp's
 // arithmetic order; run with --gtest_also_run_disabled_tests.

@@ -34,69 +34,125 @@ std::string Shape(const GgufTensorInfo& t) {
 
 }  // namespace
 
-Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, const ModelConfig& c, bool repack) {
-  auto w = std::make_unique<ModelWeights>();
-  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, WeightMatrix* out) -> Status {
-    const GgufTensorInfo* t = f.FindTensor(name);
-    if (!t) return InvalidArgument(f.path() + ": missing tensor " + name);
+// Reads one model's tensors into a ModelWeights: shape and type checks with
+// one-line errors, f32 copies of small vectors.
+class WeightLoader {
+ public:
+  WeightLoader(const GgufFile& f, const ModelConfig& c, ModelWeights* w) : f_(f), c_(c), w_(w) {}
+
+  Status Matrix(const std::string& name, int64_t rows, int64_t cols, WeightMatrix* out) const {
+    const GgufTensorInfo* t = f_.FindTensor(name);
+    if (!t) return InvalidArgument(f_.path() + ": missing tensor " + name);
     if (t->dims.size() != 2 || t->dims[0] != cols || t->dims[1] != rows)
-      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected [{}, {}]", f.path(), name, Shape(*t),
+      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected [{}, {}]", f_.path(), name, Shape(*t),
                                          cols, rows));
-    if (!IsSupportedWeightType(t->type))
-      return Unimplemented(f.path() + ": tensor " + name + " has unsupported type " + TypeName(t->type));
+    PG_RETURN_IF_ERROR(CheckType(*t));
     *out = MakeWeightMatrix(t->type, t->data, rows, cols);
     return out->Validate();
-  };
-  auto vec = [&](const std::string& name, int64_t n, const float** out, bool optional) -> Status {
-    const GgufTensorInfo* t = f.FindTensor(name);
-    if (!t) {
-      if (optional) return Status::Ok();
-      return InvalidArgument(f.path() + ": missing tensor " + name);
-    }
-    if (t->n_elements() != n)
-      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected {} elements", f.path(), name,
-                                         Shape(*t), n));
-    if (!IsSupportedWeightType(t->type))
-      return Unimplemented(f.path() + ": tensor " + name + " has unsupported type " + TypeName(t->type));
-    w->owned_.emplace_back(static_cast<size_t>(n));
-    PG_RETURN_IF_ERROR(DequantizeRow(t->type, t->data, w->owned_.back().data(), n));
-    *out = w->owned_.back().data();
-    return Status::Ok();
-  };
-
-  PG_RETURN_IF_ERROR(matrix("token_embd.weight", c.n_vocab, c.n_embd, &w->token_embd));
-  if (c.tied_embeddings) w->output = w->token_embd;
-  else PG_RETURN_IF_ERROR(matrix("output.weight", c.n_vocab, c.n_embd, &w->output));
-  PG_RETURN_IF_ERROR(vec("output_norm.weight", c.n_embd, &w->output_norm, false));
-  PG_RETURN_IF_ERROR(vec("rope_freqs.weight", c.n_rot / 2, &w->rope_freqs, true));
-
-  w->layers.resize(static_cast<size_t>(c.n_layer));
-  for (int64_t i = 0; i < c.n_layer; ++i) {
-    LayerWeights& L = w->layers[static_cast<size_t>(i)];
-    const std::string p = "blk." + std::to_string(i) + ".";
-    PG_RETURN_IF_ERROR(vec(p + "attn_norm.weight", c.n_embd, &L.attn_norm, false));
-    PG_RETURN_IF_ERROR(matrix(p + "attn_q.weight", c.q_dim(), c.n_embd, &L.wq));
-    PG_RETURN_IF_ERROR(matrix(p + "attn_k.weight", c.kv_dim(), c.n_embd, &L.wk));
-    PG_RETURN_IF_ERROR(matrix(p + "attn_v.weight", c.kv_dim(), c.n_embd, &L.wv));
-    PG_RETURN_IF_ERROR(matrix(p + "attn_output.weight", c.n_embd, c.q_dim(), &L.wo));
-    PG_RETURN_IF_ERROR(vec(p + "attn_q.bias", c.q_dim(), &L.bq, !c.qkv_bias));
-    PG_RETURN_IF_ERROR(vec(p + "attn_k.bias", c.kv_dim(), &L.bk, !c.qkv_bias));
-    PG_RETURN_IF_ERROR(vec(p + "attn_v.bias", c.kv_dim(), &L.bv, !c.qkv_bias));
-    if (c.qk_norm) {
-      PG_RETURN_IF_ERROR(vec(p + "attn_q_norm.weight", c.head_dim, &L.q_norm, false));
-      PG_RETURN_IF_ERROR(vec(p + "attn_k_norm.weight", c.head_dim, &L.k_norm, false));
-    }
-    PG_RETURN_IF_ERROR(vec(p + "ffn_norm.weight", c.n_embd, &L.ffn_norm, false));
-    PG_RETURN_IF_ERROR(matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd, &L.gate));
-    PG_RETURN_IF_ERROR(matrix(p + "ffn_up.weight", c.n_ff, c.n_embd, &L.up));
-    PG_RETURN_IF_ERROR(matrix(p + "ffn_down.weight", c.n_embd, c.n_ff, &L.down));
   }
+
+  // A 3-D [cols, rows, n_expert] stack, left in the mapping.
+  Status Experts(const std::string& name, int64_t rows, int64_t cols, ExpertStack* out) const {
+    const int64_t n = c_.moe.n_expert;
+    const GgufTensorInfo* t = f_.FindTensor(name);
+    if (!t) return InvalidArgument(f_.path() + ": missing tensor " + name);
+    if (t->dims.size() != 3 || t->dims[0] != cols || t->dims[1] != rows || t->dims[2] != n)
+      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected [{}, {}, {}]", f_.path(), name,
+                                         Shape(*t), cols, rows, n));
+    PG_RETURN_IF_ERROR(CheckType(*t));
+    out->first = MakeWeightMatrix(t->type, t->data, rows, cols);
+    out->expert_bytes = static_cast<size_t>(rows) * out->first.row_bytes;
+    out->n_expert = n;
+    if (out->expert_bytes * static_cast<size_t>(n) != t->n_bytes)
+      return InvalidArgument(f_.path() + ": tensor " + name + " has the wrong size");
+    return out->first.Validate();
+  }
+
+  Status Vec(const std::string& name, int64_t n, const float** out, bool optional) const {
+    const GgufTensorInfo* t = f_.FindTensor(name);
+    if (!t) return optional ? Status::Ok() : InvalidArgument(f_.path() + ": missing tensor " + name);
+    if (t->n_elements() != n)
+      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected {} elements", f_.path(), name,
+                                         Shape(*t), n));
+    PG_RETURN_IF_ERROR(CheckType(*t));
+    w_->owned_.emplace_back(static_cast<size_t>(n));
+    PG_RETURN_IF_ERROR(DequantizeRow(t->type, t->data, w_->owned_.back().data(), n));
+    *out = w_->owned_.back().data();
+    return Status::Ok();
+  }
+
+  Status Layer(int64_t i, LayerWeights* L) const {
+    const ModelConfig& c = c_;
+    const std::string p = "blk." + std::to_string(i) + ".";
+    PG_RETURN_IF_ERROR(Vec(p + "attn_norm.weight", c.n_embd, &L->attn_norm, false));
+    PG_RETURN_IF_ERROR(Matrix(p + "attn_q.weight", c.q_dim(), c.n_embd, &L->wq));
+    PG_RETURN_IF_ERROR(Matrix(p + "attn_k.weight", c.kv_dim(), c.n_embd, &L->wk));
+    PG_RETURN_IF_ERROR(Matrix(p + "attn_v.weight", c.kv_dim(), c.n_embd, &L->wv));
+    PG_RETURN_IF_ERROR(Matrix(p + "attn_output.weight", c.n_embd, c.q_dim(), &L->wo));
+    // glm4moe's biases and q/k norms are optional (llama.cpp loads them if present).
+    const bool glm = c.arch == "glm4moe";
+    PG_RETURN_IF_ERROR(Vec(p + "attn_q.bias", c.q_dim(), &L->bq, !c.qkv_bias));
+    PG_RETURN_IF_ERROR(Vec(p + "attn_k.bias", c.kv_dim(), &L->bk, !c.qkv_bias));
+    PG_RETURN_IF_ERROR(Vec(p + "attn_v.bias", c.kv_dim(), &L->bv, !c.qkv_bias));
+    if (c.qk_norm || glm) {
+      PG_RETURN_IF_ERROR(Vec(p + "attn_q_norm.weight", c.head_dim, &L->q_norm, glm));
+      PG_RETURN_IF_ERROR(Vec(p + "attn_k_norm.weight", c.head_dim, &L->k_norm, glm));
+    }
+    if ((L->bq == nullptr) != (L->bk == nullptr) || (L->bq == nullptr) != (L->bv == nullptr))
+      return InvalidArgument(f_.path() + ": layer " + std::to_string(i) + " has some of the q/k/v biases, not all");
+    if ((L->q_norm == nullptr) != (L->k_norm == nullptr))
+      return InvalidArgument(f_.path() + ": layer " + std::to_string(i) + " has one of attn_q_norm / attn_k_norm");
+    PG_RETURN_IF_ERROR(Vec(p + (glm ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd, &L->ffn_norm, false));
+    if (c.IsMoeLayer(i)) return MoeFfn(p, L);
+    PG_RETURN_IF_ERROR(Matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd, &L->gate));
+    PG_RETURN_IF_ERROR(Matrix(p + "ffn_up.weight", c.n_ff, c.n_embd, &L->up));
+    return Matrix(p + "ffn_down.weight", c.n_embd, c.n_ff, &L->down);
+  }
+
+ private:
+  Status CheckType(const GgufTensorInfo& t) const {
+    if (IsSupportedWeightType(t.type)) return Status::Ok();
+    return Unimplemented(f_.path() + ": tensor " + t.name + " has unsupported type " + TypeName(t.type));
+  }
+
+  Status MoeFfn(const std::string& p, LayerWeights* L) const {
+    const int64_t D = c_.n_embd, E = c_.moe.n_expert, F = c_.moe.n_ff_exp, FS = c_.moe.n_shared * F;
+    PG_RETURN_IF_ERROR(Matrix(p + "ffn_gate_inp.weight", E, D, &L->router));
+    PG_RETURN_IF_ERROR(Vec(p + "exp_probs_b.bias", E, &L->router_bias, true));
+    PG_RETURN_IF_ERROR(Experts(p + "ffn_gate_exps.weight", F, D, &L->gate_exps));
+    PG_RETURN_IF_ERROR(Experts(p + "ffn_up_exps.weight", F, D, &L->up_exps));
+    PG_RETURN_IF_ERROR(Experts(p + "ffn_down_exps.weight", D, F, &L->down_exps));
+    if (FS == 0) return Status::Ok();
+    PG_RETURN_IF_ERROR(Matrix(p + "ffn_gate_shexp.weight", FS, D, &L->gate_shexp));
+    PG_RETURN_IF_ERROR(Matrix(p + "ffn_up_shexp.weight", FS, D, &L->up_shexp));
+    return Matrix(p + "ffn_down_shexp.weight", D, FS, &L->down_shexp);
+  }
+
+  const GgufFile& f_;
+  const ModelConfig& c_;
+  ModelWeights* w_;
+};
+
+Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, const ModelConfig& c, bool repack) {
+  auto w = std::make_unique<ModelWeights>();
+  const WeightLoader load(f, c, w.get());
+  PG_RETURN_IF_ERROR(load.Matrix("token_embd.weight", c.n_vocab, c.n_embd, &w->token_embd));
+  if (c.tied_embeddings) w->output = w->token_embd;
+  else PG_RETURN_IF_ERROR(load.Matrix("output.weight", c.n_vocab, c.n_embd, &w->output));
+  PG_RETURN_IF_ERROR(load.Vec("output_norm.weight", c.n_embd, &w->output_norm, false));
+  PG_RETURN_IF_ERROR(load.Vec("rope_freqs.weight", c.n_rot / 2, &w->rope_freqs, true));
+  w->layers.resize(static_cast<size_t>(c.n_layer));
+  for (int64_t i = 0; i < c.n_layer; ++i) PG_RETURN_IF_ERROR(load.Layer(i, &w->layers[static_cast<size_t>(i)]));
   if (repack) {
     // A tied output projection gets its own copy: token_embd stays row-major
     // (and mapped) for the embedding lookup.
     std::vector<WeightMatrix*> ms{&w->output};
+    // Expert stacks are not repacked (they stay mapped and are read only
+    // where routed); the shared expert runs for every token and is.
     for (LayerWeights& L : w->layers) {
-      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) ms.push_back(m);
+      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp,
+                              &L.down_shexp})
+        if (m->rows > 0) ms.push_back(m);
     }
     ThreadPool pool(0);  // one thread per core: the copy is memory-bound
     w->repacked_.AddAll(ms, pool, ActiveKernels(), [&](size_t i, const WeightMatrix& src) {

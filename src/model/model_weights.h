@@ -2,7 +2,9 @@
 // stay in the file's mapping (any supported type), unless repacked at load
 // (then the repacked copies are owned here; token_embd, read by row for the
 // embedding lookup, always stays in the mapping); small vectors (norms,
-// biases) are converted to f32 and owned here.
+// biases) are converted to f32 and owned here. Expert tensors of MoE layers
+// are never repacked or copied: they stay mapped, so only the experts a
+// token is routed to are ever paged in.
 // Thread-safety: immutable after Load(); shared by all forward passes.
 #pragma once
 
@@ -18,21 +20,49 @@ namespace pg {
 
 class GgufFile;
 
+// One projection of all the experts of a layer: a 3-D GGUF tensor with
+// ne = [cols, rows, n_expert], left in the file's mapping. Expert e's
+// (rows, cols) matrix is the contiguous slice at data + e * expert_bytes,
+// an ordinary row-major matrix:
+//
+//   data -> | expert 0: rows x row_bytes | expert 1 | ... | expert n-1 |
+struct ExpertStack {
+  WeightMatrix first;       // expert 0's view; the others differ only in data
+  size_t expert_bytes = 0;  // first.rows * first.row_bytes
+  int64_t n_expert = 0;
+
+  WeightMatrix Expert(int64_t e) const {
+    WeightMatrix m = first;
+    m.data = static_cast<const uint8_t*>(first.data) + static_cast<size_t>(e) * expert_bytes;
+    return m;
+  }
+};
+
 struct LayerWeights {
   const float* attn_norm = nullptr;  // (n_embd)
   WeightMatrix wq;                   // (q_dim, n_embd)
   WeightMatrix wk;                   // (kv_dim, n_embd)
   WeightMatrix wv;                   // (kv_dim, n_embd)
   WeightMatrix wo;                   // (n_embd, q_dim)
-  const float* bq = nullptr;         // (q_dim)  qwen2 only
-  const float* bk = nullptr;         // (kv_dim) qwen2 only
-  const float* bv = nullptr;         // (kv_dim) qwen2 only
-  const float* q_norm = nullptr;     // (head_dim) qwen3 only
-  const float* k_norm = nullptr;     // (head_dim) qwen3 only
-  const float* ffn_norm = nullptr;   // (n_embd)
+  const float* bq = nullptr;         // (q_dim)  qwen2, glm4moe; else null
+  const float* bk = nullptr;         // (kv_dim) idem
+  const float* bv = nullptr;         // (kv_dim) idem
+  const float* q_norm = nullptr;     // (head_dim) qwen3, qwen3moe, optional in glm4moe
+  const float* k_norm = nullptr;     // (head_dim) idem
+  const float* ffn_norm = nullptr;   // (n_embd) glm4moe: post_attention_norm
+  // Dense layers (rows == 0 in MoE layers):
   WeightMatrix gate;                 // (n_ff, n_embd)
   WeightMatrix up;                   // (n_ff, n_embd)
   WeightMatrix down;                 // (n_embd, n_ff)
+  // MoE layers (ModelConfig::IsMoeLayer):
+  WeightMatrix router;               // (n_expert, n_embd) ffn_gate_inp
+  const float* router_bias = nullptr;  // (n_expert) glm4moe exp_probs_b: expert choice only
+  ExpertStack gate_exps;             // n_expert x (n_ff_exp, n_embd)
+  ExpertStack up_exps;               // n_expert x (n_ff_exp, n_embd)
+  ExpertStack down_exps;             // n_expert x (n_embd, n_ff_exp)
+  WeightMatrix gate_shexp;           // (n_shared * n_ff_exp, n_embd) glm4moe; rows == 0 if none
+  WeightMatrix up_shexp;             // (n_shared * n_ff_exp, n_embd)
+  WeightMatrix down_shexp;           // (n_embd, n_shared * n_ff_exp)
 };
 
 struct ModelWeights {
@@ -53,6 +83,7 @@ struct ModelWeights {
   size_t repacked_bytes() const { return repacked_.bytes(); }
 
  private:
+  friend class WeightLoader;
   std::vector<std::vector<float>> owned_;  // f32 copies of small vectors
   RepackedWeights repacked_;
 };

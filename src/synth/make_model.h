@@ -20,10 +20,10 @@
 namespace pg {
 
 struct MakeModelOptions {
-  std::string shape = "tiny";          // tiny | 60m | 0.5b | 1.5b
+  std::string shape = "tiny";          // tiny | 60m | 0.5b | 1.5b | tiny-moe | 30b-a3b-mini
   std::string vocab_path = "builtin";  // a GGUF to copy tokenizer.* from, or "builtin"
   GgmlType type = GgmlType::F16;       // F16, BF16, Q8_0, Q4_K (Q4_K_M-like mix)
-  std::string arch = "qwen2";          // llama | qwen2 | qwen3
+  std::string arch = "qwen2";          // llama | qwen2 | qwen3 (dense); qwen3moe | glm4moe (MoE shapes)
   uint64_t seed = 0;
   std::string out_path;
   int n_threads = 0;                   // 0 = all cores

@@ -15,14 +15,16 @@ int MakeModelMain(int argc, char** argv) {
   CLI::App app{"Write a GGUF model with seeded random weights in a real model's shape.", "prosgrow make-model"};
   MakeModelOptions opt;
   std::string type = "f16";
-  app.add_option("--shape", opt.shape, "tiny | 60m | 0.5b (Qwen2.5-0.5B layers) | 1.5b (Qwen2.5-1.5B layers)")
+  app.add_option("--shape", opt.shape, "tiny | 60m | 0.5b (Qwen2.5-0.5B layers) | 1.5b (Qwen2.5-1.5B layers) | "
+                 "tiny-moe | 30b-a3b-mini (Qwen3-30B-A3B's proportions, scaled down; MoE shapes take "
+                 "--arch qwen3moe or glm4moe)")
       ->required();
   app.add_option("--out,-o", opt.out_path, "output GGUF path")->required();
   app.add_option("--vocab", opt.vocab_path,
                  "GGUF (vocab-only or full model) whose tokenizer.* keys are copied, or 'builtin'")
       ->capture_default_str();
   app.add_option("--type", type, "f16 | bf16 | q8_0 | q4_k (a Q4_K_M-like mix)")->capture_default_str();
-  app.add_option("--arch", opt.arch, "llama | qwen2 | qwen3")->capture_default_str();
+  app.add_option("--arch", opt.arch, "llama | qwen2 | qwen3 | qwen3moe | glm4moe")->capture_default_str();
   app.add_option("--seed", opt.seed, "random seed")->capture_default_str();
   app.add_option("--threads", opt.n_threads, "generator threads (0 = all cores)")->capture_default_str();
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;

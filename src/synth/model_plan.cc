@@ -36,6 +36,31 @@ ModelShape Qwen15() {
   return {"1.5b", 1536, 28, 12, 2, 128, 8960, 32768, true, 1000000.0f, 1e-6f};
 }
 
+ModelShape TinyMoe() {
+  // For tests: the tiny fixtures' attention (dim 64, 4 heads / 2 KV heads of
+  // 16) over 3 layers, 8 experts, top-2. Expert and dense widths are 256 so
+  // that ffn_down rows take real K-quants in q4_k files.
+  ModelShape s{"tiny-moe", 64, 3, 4, 2, 16, 256, 4096, false, 1000000.0f, 1e-6f};
+  s.n_expert = 8;
+  s.n_expert_used = 2;
+  s.n_ff_exp = 256;
+  return s;
+}
+ModelShape Qwen3MoeMini() {
+  // Qwen3-30B-A3B (config.json: hidden 2048, 48 layers, 32 heads / 4 KV heads
+  // of head_dim 128, so q width 4096 = 2 x hidden; 128 experts, top-8,
+  // moe_intermediate_size 768 = 0.375 x hidden; rope_theta 1e6, rms 1e-6,
+  // 40960 positions, untied) scaled to run on 2 cores: hidden 512, 8 layers,
+  // 16 heads / 2 KV heads of 64 (q width 1024 = 2 x hidden, GQA 8:1), the
+  // same 128 experts and top-8, expert width 192 = 0.375 x hidden. About 0.3B
+  // parameters, ~20M of them active per token.
+  ModelShape s{"30b-a3b-mini", 512, 8, 16, 2, 64, 1536, 40960, false, 1000000.0f, 1e-6f};
+  s.n_expert = 128;
+  s.n_expert_used = 8;
+  s.n_ff_exp = 192;
+  return s;
+}
+
 // llama.cpp's use_more_bits(): the layers a Q4_K_M file gives Q6_K for
 // attn_v and ffn_down: the first and last eighth, and every third between.
 bool UseMoreBits(int64_t layer, int64_t n_layer) {
@@ -55,7 +80,9 @@ bool UseMoreBits(int64_t layer, int64_t n_layer) {
 GgmlType MatrixType(GgmlType requested, const std::string& role, int64_t layer, int64_t n_layer, int64_t ne0) {
   if (requested != GgmlType::Q4_K) return requested;
   bool six = role == "token_embd" || role == "output";
-  if ((role == "attn_v" || role == "ffn_down") && UseMoreBits(layer, n_layer)) six = true;
+  // llama.cpp matches "ffn_down" in the name: the expert and shared-expert stacks too.
+  const bool down = role == "ffn_down" || role == "ffn_down_exps" || role == "ffn_down_shexp";
+  if ((role == "attn_v" || down) && UseMoreBits(layer, n_layer)) six = true;
   if (ne0 % 256 != 0) return six ? GgmlType::Q8_0 : GgmlType::Q4_0;
   return six ? GgmlType::Q6_K : GgmlType::Q4_K;
 }
@@ -77,16 +104,21 @@ Result<ModelShape> FindModelShape(const std::string& name) {
   if (name == "60m") return M60();
   if (name == "0.5b") return Qwen05();
   if (name == "1.5b") return Qwen15();
-  return InvalidArgument("unknown model shape '" + name + "' (expected tiny, 60m, 0.5b or 1.5b)");
+  if (name == "tiny-moe") return TinyMoe();
+  if (name == "30b-a3b-mini") return Qwen3MoeMini();
+  return InvalidArgument("unknown model shape '" + name +
+                         "' (expected tiny, 60m, 0.5b, 1.5b, tiny-moe or 30b-a3b-mini)");
 }
 
 const std::vector<std::string>& ModelShapeNames() {
-  static const std::vector<std::string> kNames = {"tiny", "60m", "0.5b", "1.5b"};
+  static const std::vector<std::string> kNames = {"tiny", "60m", "0.5b", "1.5b", "tiny-moe", "30b-a3b-mini"};
   return kNames;
 }
 
+bool IsMoeSynthArch(const std::string& arch) { return arch == "qwen3moe" || arch == "glm4moe"; }
+
 bool IsSupportedSynthArch(const std::string& arch) {
-  return arch == "llama" || arch == "qwen2" || arch == "qwen3";
+  return arch == "llama" || arch == "qwen2" || arch == "qwen3" || IsMoeSynthArch(arch);
 }
 
 int64_t PlannedTensor::n_elements() const {
@@ -117,11 +149,51 @@ Result<GgmlType> ParseSynthType(const std::string& name) {
   return InvalidArgument("unknown weight type '" + name + "' (expected f16, bf16, q8_0 or q4_k)");
 }
 
+namespace {
+
+// glm4moe: leading dense layers, shared experts, routed scaling (GLM-4.5's
+// first_k_dense_replace, n_shared_experts, routed_scaling_factor).
+constexpr int64_t kGlmDenseLayers = 1;
+constexpr int64_t kGlmSharedExperts = 1;
+constexpr float kGlmRoutedScale = 2.5f;
+
+// The tensors of one MoE layer: the router (F32, as llama.cpp's quantizer
+// leaves it), glm4moe's selection bias, the three expert stacks and
+// glm4moe's shared expert. Router std 2/sqrt(d) gives logits of std ~2, so
+// routing is decided, not uniform.
+void AddMoeTensors(const std::string& b, int64_t layer, int64_t d, const std::string& arch, GgmlType type,
+                   ModelPlan* p) {
+  const ModelShape& s = p->shape;
+  const int64_t E = s.n_expert, F = s.n_ff_exp, L = s.n_layer;
+  auto inv_sqrt = [](int64_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); };
+  p->tensors.push_back({b + "ffn_gate_inp.weight", GgmlType::F32, {d, E}, 0.0f, 2.0f * inv_sqrt(d)});
+  if (arch == "glm4moe") p->tensors.push_back({b + "exp_probs_b.bias", GgmlType::F32, {E}, 0.0f, 0.05f});
+  auto stack = [&](const std::string& name, const std::string& role, int64_t ne0, int64_t ne1, float std) {
+    p->tensors.push_back({b + name, MatrixType(type, role, layer, L, ne0), {ne0, ne1, E}, 0.0f, std});
+  };
+  stack("ffn_gate_exps.weight", "ffn_gate_exps", d, F, inv_sqrt(d));
+  stack("ffn_up_exps.weight", "ffn_up_exps", d, F, inv_sqrt(d));
+  stack("ffn_down_exps.weight", "ffn_down_exps", F, d, inv_sqrt(F));
+  if (arch != "glm4moe") return;
+  const int64_t FS = kGlmSharedExperts * F;
+  auto mat = [&](const std::string& name, const std::string& role, int64_t ne0, int64_t ne1, float std) {
+    p->tensors.push_back({b + name, MatrixType(type, role, layer, L, ne0), {ne0, ne1}, 0.0f, std});
+  };
+  mat("ffn_gate_shexp.weight", "ffn_gate_shexp", d, FS, inv_sqrt(d));
+  mat("ffn_up_shexp.weight", "ffn_up_shexp", d, FS, inv_sqrt(d));
+  mat("ffn_down_shexp.weight", "ffn_down_shexp", FS, d, inv_sqrt(FS));
+}
+
+}  // namespace
+
 Result<ModelPlan> PlanModel(const std::string& shape_name, const std::string& arch, GgmlType type,
                             int64_t vocab_size) {
   PG_ASSIGN_OR_RETURN(ModelShape shape, FindModelShape(shape_name));
   if (!IsSupportedSynthArch(arch))
-    return InvalidArgument("unknown architecture '" + arch + "' (expected llama, qwen2 or qwen3)");
+    return InvalidArgument("unknown architecture '" + arch + "' (expected llama, qwen2, qwen3, qwen3moe or glm4moe)");
+  if (shape.is_moe() != IsMoeSynthArch(arch))
+    return InvalidArgument("shape '" + shape_name + "' is " + (shape.is_moe() ? "MoE" : "dense") +
+                           ": use --arch " + (shape.is_moe() ? "qwen3moe or glm4moe" : "llama, qwen2 or qwen3"));
   if (FileTypeOf(type) == 0)
     return InvalidArgument(std::string("unsupported weight type ") + TypeName(type) +
                            " (expected F16, BF16, Q8_0 or Q4_K)");
@@ -162,21 +234,25 @@ Result<ModelPlan> PlanModel(const std::string& shape_name, const std::string& ar
     mat(b + "attn_q.weight", "attn_q", i, d, nq, std::sqrt(3.0f) * inv_sqrt(d));
     mat(b + "attn_k.weight", "attn_k", i, d, nkv, std::sqrt(3.0f) * inv_sqrt(d));
     mat(b + "attn_v.weight", "attn_v", i, d, nkv, inv_sqrt(d));
-    if (arch == "qwen2") {
+    if (arch == "qwen2" || arch == "glm4moe") {
       vec(b + "attn_q.bias", nq, 0.0f, 0.1f);
       vec(b + "attn_k.bias", nkv, 0.0f, 0.1f);
       vec(b + "attn_v.bias", nkv, 0.0f, 0.1f);
     }
-    if (arch == "qwen3") {
+    if (arch == "qwen3" || arch == "qwen3moe") {
       // q/k are RMS-normalized per head; a gain of ~1.5 keeps scores at std ~2.
       vec(b + "attn_q_norm.weight", hd, 1.5f, 0.1f);
       vec(b + "attn_k_norm.weight", hd, 1.5f, 0.1f);
     }
     mat(b + "attn_output.weight", "attn_output", i, nq, d, inv_sqrt(nq));
-    vec(b + "ffn_norm.weight", d, 1.0f, 0.1f);
-    mat(b + "ffn_gate.weight", "ffn_gate", i, d, shape.n_ff, inv_sqrt(d));
-    mat(b + "ffn_up.weight", "ffn_up", i, d, shape.n_ff, inv_sqrt(d));
-    mat(b + "ffn_down.weight", "ffn_down", i, shape.n_ff, d, inv_sqrt(shape.n_ff));
+    vec(b + (arch == "glm4moe" ? "post_attention_norm.weight" : "ffn_norm.weight"), d, 1.0f, 0.1f);
+    if (!shape.is_moe() || (arch == "glm4moe" && i < kGlmDenseLayers)) {
+      mat(b + "ffn_gate.weight", "ffn_gate", i, d, shape.n_ff, inv_sqrt(d));
+      mat(b + "ffn_up.weight", "ffn_up", i, d, shape.n_ff, inv_sqrt(d));
+      mat(b + "ffn_down.weight", "ffn_down", i, shape.n_ff, d, inv_sqrt(shape.n_ff));
+      continue;
+    }
+    AddMoeTensors(b, i, d, arch, type, &p);
   }
   vec("output_norm.weight", d, 1.0f, 0.1f);
   if (!shape.tied_embeddings) mat("output.weight", "output", -1, d, vocab_size, out_std);
@@ -197,13 +273,27 @@ void AddModelMetadata(const ModelPlan& p, const std::string& model_name, GgufWri
   w->SetU32(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
   w->SetU32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
   w->SetU32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
-  w->SetU32(a + "rope.dimension_count", static_cast<uint32_t>(s.head_dim));
-  if (p.arch == "qwen3" || s.head_dim * s.n_head != s.n_embd) {
+  // glm4moe rotates half of each head (GLM-4.5's partial_rotary_factor 0.5).
+  w->SetU32(a + "rope.dimension_count", static_cast<uint32_t>(p.arch == "glm4moe" ? s.head_dim / 2 : s.head_dim));
+  if (p.arch == "qwen3" || s.is_moe() || s.head_dim * s.n_head != s.n_embd) {
     w->SetU32(a + "attention.key_length", static_cast<uint32_t>(s.head_dim));
     w->SetU32(a + "attention.value_length", static_cast<uint32_t>(s.head_dim));
   }
   w->SetF32(a + "rope.freq_base", s.rope_theta);
   w->SetF32(a + "attention.layer_norm_rms_epsilon", s.rms_eps);
+  if (!s.is_moe()) return;
+  w->SetU32(a + "expert_count", static_cast<uint32_t>(s.n_expert));
+  w->SetU32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+  w->SetU32(a + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff_exp));
+  if (p.arch != "glm4moe") return;
+  w->SetU32(a + "expert_shared_count", static_cast<uint32_t>(kGlmSharedExperts));
+  w->SetU32(a + "leading_dense_block_count", static_cast<uint32_t>(kGlmDenseLayers));
+  w->SetU32(a + "expert_gating_func", 2);  // sigmoid
+  w->SetF32(a + "expert_weights_scale", kGlmRoutedScale);
+  w->SetBool(a + "expert_weights_norm", true);
+  w->SetU32(a + "expert_group_count", 1);
+  w->SetU32(a + "expert_group_used_count", 1);
+  w->SetU32(a + "nextn_predict_layers", 0);
 }
 
 }  // namespace pg

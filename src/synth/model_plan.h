@@ -29,21 +29,32 @@ struct ModelShape {
   bool tied_embeddings = false;  // output.weight omitted, token_embd reused
   float rope_theta = 10000.0f;
   float rms_eps = 1e-6f;
+  // Mixture of Experts (n_expert == 0: dense). An MoE shape is written as
+  // qwen3moe (every layer MoE) or glm4moe (layer 0 dense with n_ff, then MoE,
+  // plus one shared expert of n_ff_exp, rope on half of each head).
+  int64_t n_expert = 0;
+  int64_t n_expert_used = 0;   // top-k
+  int64_t n_ff_exp = 0;        // one expert's SwiGLU width
+
+  bool is_moe() const { return n_expert > 0; }
 };
 
-// Shapes: "tiny", "60m", "0.5b", "1.5b". InvalidArgument for other names.
+// Shapes: "tiny", "60m", "0.5b", "1.5b" (dense); "tiny-moe", "30b-a3b-mini"
+// (MoE). InvalidArgument for other names.
 Result<ModelShape> FindModelShape(const std::string& name);
 const std::vector<std::string>& ModelShapeNames();
 
-// Architectures: "llama", "qwen2", "qwen3".
+// Architectures: "llama", "qwen2", "qwen3" (dense shapes); "qwen3moe",
+// "glm4moe" (MoE shapes).
 bool IsSupportedSynthArch(const std::string& arch);
+bool IsMoeSynthArch(const std::string& arch);
 
 // One tensor. Values are mean + std * z with z ~ N(0, 1)-like (see
 // weight_generator.h), then converted to `type`.
 struct PlannedTensor {
   std::string name;
   GgmlType type = GgmlType::F32;
-  std::vector<int64_t> dims;  // dims[0] contiguous (GGUF ne order)
+  std::vector<int64_t> dims;  // dims[0] contiguous (GGUF ne order); 3-D for expert stacks
   float mean = 0.0f;
   float std = 0.0f;
 

@@ -1,0 +1,133 @@
+// MoeFfn on a fixture's MoE layer against a plain double-precision
+// evaluation (dequantized weights, per token: route, top-k, weighted sum of
+// SwiGLU experts, shared expert), for a batch whose tokens spread over the
+// experts unevenly; and the expert stacks still in the file's mapping after
+// a repacking load.
+#include "model/moe_ffn.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "backend/cpu/quant.h"
+#include "model/model.h"
+#include "model/router.h"
+
+namespace pg {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<double> Dequant(const WeightMatrix& m) {
+  std::vector<float> f(static_cast<size_t>(m.rows * m.cols));
+  for (int64_t r = 0; r < m.rows; ++r)
+    EXPECT_TRUE(DequantizeRow(m.type, static_cast<const uint8_t*>(m.data) + r * m.row_bytes, &f[r * m.cols], m.cols)
+                    .ok());
+  return {f.begin(), f.end()};
+}
+
+// y (rows) = W x
+std::vector<double> Apply(const WeightMatrix& m, const std::vector<double>& x) {
+  const std::vector<double> w = Dequant(m);
+  std::vector<double> y(static_cast<size_t>(m.rows));
+  for (int64_t r = 0; r < m.rows; ++r)
+    for (int64_t c = 0; c < m.cols; ++c) y[r] += w[r * m.cols + c] * x[c];
+  return y;
+}
+
+std::vector<double> SwiGlu(const WeightMatrix& g, const WeightMatrix& u, const WeightMatrix& d,
+                           const std::vector<double>& x) {
+  std::vector<double> a = Apply(g, x), b = Apply(u, x);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = a[i] / (1 + std::exp(-a[i])) * b[i];
+  return Apply(d, a);
+}
+
+std::unique_ptr<Model> LoadFixture(const std::string& name) {
+  const fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (name + ".gguf");
+  if (!fs::exists(path)) return nullptr;
+  auto m = Model::Load(path.string());  // default options: repacking on
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+class MoeFfnTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(MoeFfnTest, GroupedExpertsMatchAPlainEvaluation) {
+  auto model = LoadFixture(GetParam());
+  if (!model) GTEST_SKIP() << "fixtures absent";
+  const ModelConfig& c = model->config();
+  const int64_t layer = c.moe.n_dense_lead, D = c.n_embd, K = c.moe.n_expert_used, T = 23;
+  const LayerWeights& L = model->weights().layers[static_cast<size_t>(layer)];
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> h(static_cast<size_t>(T * D)), out(static_cast<size_t>(T * D));
+  for (float& v : h) v = nd(rng);
+  ThreadPool pool(3);
+  MoeScratch scratch;
+  MatMulScratch mm;
+  mm.Reserve(std::max(D, c.moe.n_ff_exp * std::max<int64_t>(1, c.moe.n_shared)), T);
+  MoeFfn(c, L, h.data(), T, out.data(), pool, scratch, mm);
+
+  // F16 experts see activations rounded to f16; K-quants see them quantized
+  // to 8 bits per element (Q8_K), twice (gate/up, then down).
+  const double tol = L.gate_exps.first.type == GgmlType::F16 ? 2e-3 : 5e-2;
+  double worst = 0;
+  const RouterParams rp = RouterParams::From(c.moe);
+  for (int64_t t = 0; t < T; ++t) {
+    const std::vector<double> x(h.begin() + t * D, h.begin() + (t + 1) * D);
+    const std::vector<double> logits = Apply(L.router, x);
+    std::vector<float> lf(logits.begin(), logits.end()), probs(lf.size()), w(static_cast<size_t>(K));
+    std::vector<int32_t> ex(static_cast<size_t>(K));
+    RouteToken(rp, lf.data(), L.router_bias, probs.data(), ex.data(), w.data());  // router_test checks the routing
+    std::vector<double> want(static_cast<size_t>(D));
+    for (int64_t j = 0; j < K; ++j) {
+      const std::vector<double> y =
+          SwiGlu(L.gate_exps.Expert(ex[j]), L.up_exps.Expert(ex[j]), L.down_exps.Expert(ex[j]), x);
+      for (int64_t d = 0; d < D; ++d) want[d] += w[j] * y[d];
+    }
+    if (L.gate_shexp.rows > 0) {
+      const std::vector<double> y = SwiGlu(L.gate_shexp, L.up_shexp, L.down_shexp, x);
+      for (int64_t d = 0; d < D; ++d) want[d] += y[d];
+    }
+    double scale = 0;
+    for (double v : want) scale = std::max(scale, std::fabs(v));
+    for (int64_t d = 0; d < D; ++d) {
+      worst = std::max(worst, std::fabs(out[t * D + d] - want[d]) / scale);
+      ASSERT_NEAR(out[t * D + d], want[d], tol * scale) << "token " << t << " dim " << d;
+    }
+  }
+  std::printf("%s: worst |grouped - double| / max|double| = %.2e\n", GetParam(), worst);
+}
+
+TEST_P(MoeFfnTest, ExpertStacksStayInTheFileMapping) {
+  auto model = LoadFixture(GetParam());
+  if (!model) GTEST_SKIP() << "fixtures absent";
+  const ModelConfig& c = model->config();
+  for (int64_t l = c.moe.n_dense_lead; l < c.n_layer; ++l) {
+    const LayerWeights& L = model->weights().layers[static_cast<size_t>(l)];
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const std::pair<const ExpertStack*, const char*> stacks[] = {
+        {&L.gate_exps, "ffn_gate_exps.weight"}, {&L.up_exps, "ffn_up_exps.weight"}, {&L.down_exps, "ffn_down_exps.weight"}};
+    for (const auto& [s, name] : stacks) {
+      const GgufTensorInfo* t = model->file().FindTensor(p + name);
+      ASSERT_NE(t, nullptr);
+      EXPECT_EQ(s->first.data, t->data) << p << name;
+      EXPECT_EQ(s->first.layout, WeightLayout::kRowMajor);
+      EXPECT_EQ(s->expert_bytes * static_cast<size_t>(c.moe.n_expert), t->n_bytes);
+      EXPECT_EQ(s->Expert(3).data, t->data + 3 * s->expert_bytes);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, MoeFfnTest,
+                         ::testing::Values("tiny-qwen3moe-gpt2", "tiny-glm4moe-spm", "small-qwen3moe-q4_k_m"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           std::erase(s, '-');
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace pg

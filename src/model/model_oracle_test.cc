@@ -143,7 +143,12 @@ TEST_P(OracleTest, AgreesWithLlamaCppWithinMeasuredBounds) {
     EXPECT_LE(ag.first_step_mismatches, mode == AttentionMode::kLlamaF16 ? 0 : b.first_step_flips_fast);
     EXPECT_LT(b.first_step_only ? ag.worst_first_step : ag.worst_logprob,
               mode == AttentionMode::kLlamaF16 ? b.max_logprob_diff : b.max_logprob_diff_fast);
-    if (b.greedy_all_steps) {
+    // Greedy-identical to llama.cpp is asked only of --attn llama, which
+    // follows llama.cpp's arithmetic; --attn fast rounds its own way (and
+    // differently again with AVX-512 kernels: tiny-llama-gpt2 flips 1 of 192
+    // steps there, 0 on AVX2), and is held to exact arithmetic instead by
+    // model_truth_test.cc.
+    if (b.greedy_all_steps && mode == AttentionMode::kLlamaF16) {
       EXPECT_EQ(ag.greedy_mismatches, 0);
     }
   }

@@ -96,7 +96,8 @@ Fidelity Measure(const Model& m, const nlohmann::json& truth) {
     EXPECT_TRUE(m.Forward({&b, 1}, arena.pages(), pool, scratch, logits.data()).ok());
     int64_t pos = static_cast<int64_t>(prompt.size());
     for (size_t i = 0; i < tokens.size(); ++i) {
-      const auto& gap = cs["route_gap"][i];
+      // Routing gaps exist for MoE models only; a dense step is never a near-tie.
+      const nlohmann::json gap = cs.contains("route_gap") ? cs["route_gap"][i] : nlohmann::json();
       Score(LogSoftmax(logits), cs["truth_top20"][i], gap.is_null() ? INFINITY : gap.get<double>(), i == 0, &f);
       BatchSeq d{&tokens[i], 1, pos++, arena.table(), arena.n_blocks(), true};
       EXPECT_TRUE(m.Forward({&d, 1}, arena.pages(), pool, scratch, logits.data()).ok());
@@ -120,15 +121,18 @@ struct TruthBar {
   // long_1400_words prompt's step 23, a routing gap of 8.9e-6 (llama.cpp's
   // one miss, "short" step 17 at a gap of 8e-5, is also ours).
   int extra_wrong;
+  // Dense models: the issue's bar on the worst step too (max_err <= llama.cpp's);
+  // on MoE models a routing near-tie moves later steps by O(1) in any engine.
+  bool bound_max_err = false;
 };
 
 void PrintTo(const TruthBar& b, std::ostream* os) { *os << b.model; }
 
-class MoeTruthTest : public ::testing::TestWithParam<TruthBar> {};
+class TruthTest : public ::testing::TestWithParam<TruthBar> {};
 
 // The default arithmetic (--attn fast); --attn llama's agreement with
 // llama.cpp is model_oracle_test's.
-TEST_P(MoeTruthTest, NoFurtherFromExactArithmeticThanLlamaCpp) {
+TEST_P(TruthTest, NoFurtherFromExactArithmeticThanLlamaCpp) {
   const TruthBar& bar = GetParam();
   const std::string name = bar.model;
   const fs::path model_path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (name + ".gguf");
@@ -144,16 +148,25 @@ TEST_P(MoeTruthTest, NoFurtherFromExactArithmeticThanLlamaCpp) {
   std::printf("%s vs float64: first_step_err %.6f (llama.cpp %.6f), wrong_argmax %d (llama.cpp %d), max_err %.4f "
               "(llama.cpp %.4f), away from routing near-ties %.4f (llama.cpp %.4f), %d steps\n",
               name.c_str(), f.first_step_err, llama_first, f.wrong_argmax, llama_wrong, f.max_err,
-              llama["llama_max_err"].get<double>(), f.max_err_no_tie, llama["llama_max_err_no_near_tie"].get<double>(),
+              llama["llama_max_err"].get<double>(), f.max_err_no_tie, llama.value("llama_max_err_no_near_tie", llama["llama_max_err"].get<double>()),
               f.steps);
   EXPECT_EQ(f.steps, llama["steps"].get<int>());
   EXPECT_EQ(f.uncovered_first, 0) << "first-step top-10 ids outside the truth's top-20";
   EXPECT_LE(f.first_step_err, bar.first_step_bound < 0 ? llama_first : bar.first_step_bound);
   EXPECT_LE(f.wrong_argmax, llama_wrong + bar.extra_wrong);
+  if (bar.bound_max_err) {
+    EXPECT_LE(f.max_err, llama["llama_max_err"].get<double>());
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, MoeTruthTest,
-                         ::testing::Values(TruthBar{"tiny-qwen3moe-gpt2", -1, 1}, TruthBar{"tiny-glm4moe-spm", -1, 0},
+// The float fixtures carry the whole bar (max error and wrong steps). The
+// quantized dense fixtures do not yet: our Q8_0/Q4_K products are further
+// from exact than llama.cpp's (issue 13's table: Q8_0 1.151 vs 1.023 max,
+// 13 vs 6 wrong), the next thing to fix in the kernels.
+INSTANTIATE_TEST_SUITE_P(Fixtures, TruthTest,
+                         ::testing::Values(TruthBar{"tiny-llama-gpt2", -1, 0, true},
+                                           TruthBar{"tiny-qwen3-spm", -1, 0, true},
+                                           TruthBar{"tiny-qwen3moe-gpt2", -1, 1}, TruthBar{"tiny-glm4moe-spm", -1, 0},
                                            TruthBar{"small-qwen3moe-q4_k_m", 1.3, 0}),
                          [](const auto& info) {
                            std::string s = info.param.model;

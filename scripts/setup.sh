@@ -3,7 +3,7 @@
 # Idempotent: packages already present are left alone.
 set -euo pipefail
 PKGS=(
-  build-essential cmake ninja-build git pkg-config clang
+  build-essential cmake ninja-build git pkg-config clang ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libfmt-dev
   libxxhash-dev libzstd-dev liblz4-dev libssl-dev

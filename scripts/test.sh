@@ -7,8 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 JOBS=$(nproc)
+# ccache (from setup.sh) with the checkout as base directory: compile commands
+# are then the same in any clone, so a machine that built prosgrow before
+# reuses its objects. A cold cache only costs a lookup per file.
+export CCACHE_BASEDIR="$PWD"
+LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROSGROW_WERROR=ON >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROSGROW_WERROR=ON "${LAUNCHER[@]}" >/dev/null
 ninja -C build -j"$JOBS"
 if [ -f tests/node/package-lock.json ]; then
   (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
@@ -17,7 +22,8 @@ ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900
 
 # The sanitizer build compiles only what the unit tests (and the CLI's corrupt-
 # file test) need, at -O1 (quick to build, still fast enough to run).
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DPROSGROW_SANITIZE=ON >/dev/null
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DPROSGROW_SANITIZE=ON "${LAUNCHER[@]}" \
+  >/dev/null
 unit_targets=$(ninja -C build-asan -t targets all | sed -n 's/^\([a-z0-9_]*_tests\): .*/\1/p' | grep -v -e '^e2e_tests$' -e '^cmake_' | sort -u)
 # prosgrow itself too: the CLI's corrupt-GGUF test (label unit) runs on it.
 ninja -C build-asan -j"$JOBS" $unit_targets prosgrow

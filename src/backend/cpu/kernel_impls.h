@@ -72,7 +72,9 @@ namespace pg {
   void GemmF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, \
                     int64_t r0, int64_t r1, float* y, int64_t ldy);                           \
   void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,\
-                     int64_t r0, int64_t r1, float* y, int64_t ldy);
+                     int64_t r0, int64_t r1, float* y, int64_t ldy);                          \
+  void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,   \
+                  int64_t r0, int64_t r1, float* y, int64_t ldy);
 
 namespace scalar {
 PG_DECLARE_KERNELS

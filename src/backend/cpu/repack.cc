@@ -42,6 +42,51 @@ WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst) {
   return v;
 }
 
+bool CanRepackQ4_Kx8(const WeightMatrix& w) {
+  return w.type == GgmlType::Q4_K && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
+         w.cols > 0 && w.cols % kQKK == 0 && w.row_bytes >= RowBytes(GgmlType::Q4_K, w.cols);
+}
+
+size_t RepackedBytesQ4_Kx8(const WeightMatrix& w) {
+  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
+  return static_cast<size_t>(groups * (w.cols / kQKK)) * sizeof(BlockQ4_Kx8);
+}
+
+namespace {
+
+void PutRowQ4_Kx8(const BlockQ4_K& src, int r, BlockQ4_Kx8& o) {
+  o.d[r] = src.d;
+  o.dmin[r] = src.dmin;
+  for (int j = 0; j < 8; ++j) GetScaleMinK4(j, src.scales, &o.sc[j][r], &o.m[j / 2][r][j % 2]);
+  for (int p = 0; p < 4; ++p)
+    for (int k = 0; k < 8; ++k) std::memcpy(&o.qs[256 * p + 32 * k + 4 * r], &src.qs[32 * p + 4 * k], 4);
+}
+
+}  // namespace
+
+WeightMatrix RepackQ4_Kx8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ4_Kx8(w));
+  const int64_t nb = w.cols / kQKK;
+  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
+  auto* out = static_cast<BlockQ4_Kx8*>(dst);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockQ4_Kx8& o = out[g * nb + b];
+      std::memset(&o, 0, sizeof o);
+      for (int r = 0; r < kQ4_Kx8Rows; ++r) {
+        const int64_t row = g * kQ4_Kx8Rows + r;
+        if (row >= w.rows) break;
+        PutRowQ4_Kx8(reinterpret_cast<const BlockQ4_K*>(base + row * w.row_bytes)[b], r, o);
+      }
+    }
+  }
+  WeightMatrix v = w;
+  v.data = dst;
+  v.layout = WeightLayout::kQ4_Kx8;
+  return v;
+}
+
 bool CanRepackHalf4(const WeightMatrix& w) {
   return (w.type == GgmlType::F16 || w.type == GgmlType::BF16) && w.layout == WeightLayout::kRowMajor &&
          w.data != nullptr && w.rows > 0 && w.cols > 0 && w.cols % kHalf4Cols == 0 &&
@@ -82,20 +127,29 @@ void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 namespace {
 
-enum class RepackKind { kNone, kQ8_0x8, kHalf4 };
+enum class RepackKind { kNone, kQ8_0x8, kQ4_Kx8, kHalf4 };
 
 RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
   if (CanRepackQ8_0x8(w)) return RepackKind::kQ8_0x8;
+  if (CanRepackQ4_Kx8(w) && k.q4_kx8) return RepackKind::kQ4_Kx8;
   if (CanRepackHalf4(w) && (w.type == GgmlType::F16 ? k.half4_f16 : k.half4_bf16)) return RepackKind::kHalf4;
   return RepackKind::kNone;
 }
 
 size_t BytesFor(RepackKind kind, const WeightMatrix& w) {
-  return kind == RepackKind::kQ8_0x8 ? RepackedBytesQ8_0x8(w) : RepackedBytesHalf4(w);
+  switch (kind) {
+    case RepackKind::kQ8_0x8: return RepackedBytesQ8_0x8(w);
+    case RepackKind::kQ4_Kx8: return RepackedBytesQ4_Kx8(w);
+    default: return RepackedBytesHalf4(w);
+  }
 }
 
 WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
-  return kind == RepackKind::kQ8_0x8 ? RepackQ8_0x8(w, dst) : RepackHalf4(w, dst);
+  switch (kind) {
+    case RepackKind::kQ8_0x8: return RepackQ8_0x8(w, dst);
+    case RepackKind::kQ4_Kx8: return RepackQ4_Kx8(w, dst);
+    default: return RepackHalf4(w, dst);
+  }
 }
 
 }  // namespace

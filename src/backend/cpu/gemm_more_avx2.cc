@@ -1,7 +1,8 @@
 // AVX2 GEMM tiles for Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 (the 32-element
 // register tile of gemm_tiles_avx2.h with one weight-loading traits struct
-// each) and for Q2_K, Q3_K (unpacked into the K-quant tile's form). IQ4_XS
-// runs the scalar reference.
+// each), for Q2_K, Q3_K (unpacked into the K-quant tile's form) and IQ4_XS
+// (one row x up to 4 tokens, below).
+#include <algorithm>
 #include <cstring>
 
 #include "backend/cpu/gemm_tiles_avx2.h"
@@ -131,6 +132,39 @@ void UnpackQ3K(const BlockQ3_K& b, UnpackedK& u) {
   u.dmo = u.d;
 }
 
+// IQ4_XS: one row x RN tokens. Per 32-element sub-block the 32 table values
+// (signed) meet the token's quants through sign + maddubs, and one madd with
+// the sub-block's scale adds ls * (pair sums) to the int32 super-block sum;
+// then one FMA per super-block.
+template <int RN>
+void RowIQ4_XS(const BlockIQ4_XS* wr, int64_t nb, const uint8_t* xbase, size_t xs, float* out) {
+  __m256 acc[RN];
+  for (int j = 0; j < RN; ++j) acc[j] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const BlockIQ4_XS& wb = wr[b];
+    __m256i isum[RN];
+    for (int j = 0; j < RN; ++j) isum[j] = _mm256_setzero_si256();
+    for (int s = 0; s < kQKK / 32; ++s) {
+      const int lo = (wb.scales_l[s / 2] >> (4 * (s % 2))) & 15, hi = (wb.scales_h >> (2 * s)) & 3;
+      const __m256i ls = _mm256_set1_epi16(static_cast<int16_t>((lo | (hi << 4)) - 32));
+      const __m256i w = LookUp(kIq4nlValues, wb.qs + 16 * s);
+      for (int j = 0; j < RN; ++j) {
+        const auto* xb = reinterpret_cast<const BlockQ8_K*>(xbase + j * xs) + b;
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb->qs + 32 * s));
+        // Q8_K quants reach -128, whose |x| is 128 only as an unsigned byte:
+        // x is maddubs' unsigned side, w (|w| <= 127) takes x's sign.
+        const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(w, x));
+        isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(p16, ls));
+      }
+    }
+    for (int j = 0; j < RN; ++j) {
+      const float xd = (reinterpret_cast<const BlockQ8_K*>(xbase + j * xs) + b)->d;
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(H2F(wb.d) * xd), _mm256_cvtepi32_ps(isum[j]), acc[j]);
+    }
+  }
+  for (int j = 0; j < RN; ++j) out[j] = HSum(acc[j]);
+}
+
 }  // namespace
 
 #define PG_GEMM_Q8_TILED(T)                                                                          \
@@ -155,7 +189,24 @@ void GemmQ3_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int6
 }
 void GemmIQ4_XS(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
                 int64_t r1, float* y, int64_t ldy) {
-  scalar::GemmIQ4_XS(w, xa, xs, t0, t1, r0, r1, y, ldy);
+  constexpr int RN = 4;
+  const int64_t nb = w.cols / kQKK;
+  const auto* xbase = static_cast<const uint8_t*>(xa);
+  for (int64_t r = r0; r < r1; ++r) {
+    const auto* wr = reinterpret_cast<const BlockIQ4_XS*>(static_cast<const uint8_t*>(w.data) + r * w.row_bytes);
+    for (int64_t t = t0; t < t1; t += RN) {
+      float out[RN];
+      const uint8_t* xt = xbase + t * xs;
+      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
+      switch (rn) {
+        case 4: RowIQ4_XS<4>(wr, nb, xt, xs, out); break;
+        case 3: RowIQ4_XS<3>(wr, nb, xt, xs, out); break;
+        case 2: RowIQ4_XS<2>(wr, nb, xt, xs, out); break;
+        default: RowIQ4_XS<1>(wr, nb, xt, xs, out); break;
+      }
+      for (int j = 0; j < rn; ++j) y[(t + j) * ldy + r] = out[j];
+    }
+  }
 }
 
 }  // namespace pg::avx2

@@ -1,8 +1,10 @@
 #include "backend/cpu/repack.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/cpu/quant_levels.h"
 #include "base/check.h"
 
 namespace pg {
@@ -17,12 +19,15 @@ size_t RepackedBytesQ8_0x8(const WeightMatrix& w) {
   return static_cast<size_t>(groups * (w.cols / kQK)) * sizeof(BlockQ8_0x8);
 }
 
-WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst) {
-  PG_CHECK(CanRepackQ8_0x8(w));
+namespace {
+
+// Fills Q8_0x8 groups from `as_q8_0(row, block)`, which returns that block of
+// the source as a Q8_0 block.
+template <typename AsQ8_0>
+WeightMatrix FillQ8_0x8(const WeightMatrix& w, void* dst, AsQ8_0 as_q8_0) {
   const int64_t nb = w.cols / kQK;
   const int64_t groups = (w.rows + kQ8_0x8Rows - 1) / kQ8_0x8Rows;
   auto* out = static_cast<BlockQ8_0x8*>(dst);
-  const auto* base = static_cast<const uint8_t*>(w.data);
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t b = 0; b < nb; ++b) {
       BlockQ8_0x8& o = out[g * nb + b];
@@ -30,16 +35,46 @@ WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst) {
       for (int r = 0; r < kQ8_0x8Rows; ++r) {
         const int64_t row = g * kQ8_0x8Rows + r;
         if (row >= w.rows) break;
-        const auto* src = reinterpret_cast<const BlockQ8_0*>(base + row * w.row_bytes) + b;
-        o.d[r] = src->d;
-        for (int k = 0; k < kQK / 4; ++k) std::memcpy(&o.qs[kQK * k + 4 * r], &src->qs[4 * k], 4);
+        const BlockQ8_0 src = as_q8_0(row, b);
+        o.d[r] = src.d;
+        for (int k = 0; k < kQK / 4; ++k) std::memcpy(&o.qs[kQK * k + 4 * r], &src.qs[4 * k], 4);
       }
     }
   }
   WeightMatrix v = w;
+  v.type = GgmlType::Q8_0;
+  v.row_bytes = std::max(w.row_bytes, RowBytes(GgmlType::Q8_0, w.cols));
   v.data = dst;
   v.layout = WeightLayout::kQ8_0x8;
   return v;
+}
+
+}  // namespace
+
+WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ8_0x8(w));
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  return FillQ8_0x8(w, dst, [&](int64_t row, int64_t b) {
+    return reinterpret_cast<const BlockQ8_0*>(base + row * w.row_bytes)[b];
+  });
+}
+
+bool CanRepackQ5_0AsQ8_0x8(const WeightMatrix& w) {
+  return w.type == GgmlType::Q5_0 && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
+         w.cols > 0 && w.cols % kQK == 0 && w.row_bytes >= RowBytes(GgmlType::Q5_0, w.cols);
+}
+
+WeightMatrix RepackQ5_0AsQ8_0x8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ5_0AsQ8_0x8(w));
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  return FillQ8_0x8(w, dst, [&](int64_t row, int64_t b) {
+    const BlockQ5_0& src = reinterpret_cast<const BlockQ5_0*>(base + row * w.row_bytes)[b];
+    BlockQ8_0 q;
+    q.d = src.d;
+    const uint32_t qh = LoadQh(src.qh);
+    for (int i = 0; i < kQK; ++i) q.qs[i] = static_cast<int8_t>(Q5LevelAt(src.qs, qh, i) - 16);
+    return q;
+  });
 }
 
 bool CanRepackQ4_Kx8(const WeightMatrix& w) {
@@ -127,10 +162,11 @@ void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 namespace {
 
-enum class RepackKind { kNone, kQ8_0x8, kQ4_Kx8, kHalf4 };
+enum class RepackKind { kNone, kQ8_0x8, kQ5_0AsQ8_0x8, kQ4_Kx8, kHalf4 };
 
 RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
   if (CanRepackQ8_0x8(w)) return RepackKind::kQ8_0x8;
+  if (CanRepackQ5_0AsQ8_0x8(w)) return RepackKind::kQ5_0AsQ8_0x8;
   if (CanRepackQ4_Kx8(w) && k.q4_kx8) return RepackKind::kQ4_Kx8;
   if (CanRepackHalf4(w) && (w.type == GgmlType::F16 ? k.half4_f16 : k.half4_bf16)) return RepackKind::kHalf4;
   return RepackKind::kNone;
@@ -138,7 +174,8 @@ RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
 
 size_t BytesFor(RepackKind kind, const WeightMatrix& w) {
   switch (kind) {
-    case RepackKind::kQ8_0x8: return RepackedBytesQ8_0x8(w);
+    case RepackKind::kQ8_0x8:
+    case RepackKind::kQ5_0AsQ8_0x8: return RepackedBytesQ8_0x8(w);
     case RepackKind::kQ4_Kx8: return RepackedBytesQ4_Kx8(w);
     default: return RepackedBytesHalf4(w);
   }
@@ -147,6 +184,7 @@ size_t BytesFor(RepackKind kind, const WeightMatrix& w) {
 WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
   switch (kind) {
     case RepackKind::kQ8_0x8: return RepackQ8_0x8(w, dst);
+    case RepackKind::kQ5_0AsQ8_0x8: return RepackQ5_0AsQ8_0x8(w, dst);
     case RepackKind::kQ4_Kx8: return RepackQ4_Kx8(w, dst);
     default: return RepackHalf4(w, dst);
   }

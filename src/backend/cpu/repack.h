@@ -70,12 +70,20 @@ static_assert(sizeof(BlockQ8_0x8) == 272);
 // Whether `w` can be repacked into Q8_0x8 (a row-major Q8_0 matrix).
 bool CanRepackQ8_0x8(const WeightMatrix& w);
 
-// Bytes RepackQ8_0x8 writes for `w`.
+// Bytes RepackQ8_0x8 (or RepackQ5_0AsQ8_0x8) writes for `w`.
 size_t RepackedBytesQ8_0x8(const WeightMatrix& w);
 
 // Writes `w` (CanRepackQ8_0x8) into `dst` (RepackedBytesQ8_0x8 bytes) and
 // returns the view of it: same type, rows, cols and row_bytes, layout kQ8_0x8.
 WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst);
+
+// A Q5_0 block is exactly a Q8_0 block with levels q - 16 in [-16, 15] and
+// the same f16 scale, so a row-major Q5_0 matrix is repacked into Q8_0x8
+// losslessly (the view's type is then Q8_0, its row_bytes at least a Q8_0
+// row's) and runs the Q8_0x8 kernels: 55% more bytes than Q5_0, but 2-3x the
+// speed of its own kernels (docs/performance.md, "Weight types").
+bool CanRepackQ5_0AsQ8_0x8(const WeightMatrix& w);
+WeightMatrix RepackQ5_0AsQ8_0x8(const WeightMatrix& w, void* dst);
 
 constexpr int kQ4_Kx8Rows = 8;
 
@@ -105,7 +113,7 @@ WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst);
 // Owns the repacked copies of a model's matrices.
 class RepackedWeights {
  public:
-  // Repacks `w` if it can be repacked (Q8_0 -> Q8_0x8; Q4_K -> Q4_Kx8 where
+  // Repacks `w` if it can be repacked (Q8_0 and Q5_0 -> Q8_0x8; Q4_K -> Q4_Kx8 where
   // `k` asks for it, CpuKernels::q4_kx8; F16 / BF16 -> Half4 where `k` asks
   // for it, CpuKernels::half4_*), into memory owned here, and
   // returns the repacked view; returns `w` unchanged otherwise.

@@ -32,6 +32,7 @@ WeightKind WeightKindOf(const WeightMatrix& w) {
     case WeightLayout::kRowMajor: return WeightKindOf(w.type);
     case WeightLayout::kQ8_0x8: return w.type == GgmlType::Q8_0 ? WeightKind::kQ8_0x8 : WeightKind::kCount;
     case WeightLayout::kQ4_Kx8: return w.type == GgmlType::Q4_K ? WeightKind::kQ4_Kx8 : WeightKind::kCount;
+    case WeightLayout::kQ6_Kx8: return w.type == GgmlType::Q6_K ? WeightKind::kQ6_Kx8 : WeightKind::kCount;
     case WeightLayout::kHalf4:
       if (w.type == GgmlType::F16) return WeightKind::kF16Half4;
       return w.type == GgmlType::BF16 ? WeightKind::kBF16Half4 : WeightKind::kCount;
@@ -53,6 +54,7 @@ ActFormat ActFormatOf(WeightKind kind) {
     case WeightKind::kQ5_K:
     case WeightKind::kQ6_K:
     case WeightKind::kQ4_Kx8:
+    case WeightKind::kQ6_Kx8:
     case WeightKind::kQ2_K:
     case WeightKind::kQ3_K:
     case WeightKind::kIQ4_XS: return ActFormat::kQ8_K;
@@ -85,7 +87,7 @@ size_t ActRowBytes(ActFormat f, int64_t cols) {
       ns::GemmF32, ns::GemmF16, ns::GemmBF16, ns::GemmQ8_0, ns::GemmQ4_0, ns::GemmQ4_K,   \
           ns::GemmQ5_K, ns::GemmQ6_K, ns::GemmQ4_1, ns::GemmQ5_0, ns::GemmQ5_1,             \
       ns::GemmIQ4_NL, ns::GemmMXFP4, ns::GemmQ2_K, ns::GemmQ3_K, ns::GemmIQ4_XS,        \
-      ns::GemmQ8_0x8, ns::GemmF16Half4, ns::GemmBF16Half4, ns::GemmQ4_Kx8               \
+      ns::GemmQ8_0x8, ns::GemmF16Half4, ns::GemmBF16Half4, ns::GemmQ4_Kx8, ns::GemmQ6_Kx8 \
     }                                                                                     \
   }
 
@@ -98,7 +100,7 @@ const CpuKernels& Avx2Kernels() {
   static const CpuKernels k = [] {
     CpuKernels t = PG_KERNEL_TABLE(avx2, IsaLevel::kAvx2);
     t.half4_f16 = t.half4_bf16 = true;
-    t.q4_kx8 = true;
+    t.k_quant_x8 = true;
     return t;
   }();
   return k;

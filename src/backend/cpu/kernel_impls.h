@@ -74,6 +74,8 @@ namespace pg {
   void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,\
                      int64_t r0, int64_t r1, float* y, int64_t ldy);                          \
   void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,   \
+                  int64_t r0, int64_t r1, float* y, int64_t ldy);                             \
+  void GemmQ6_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,   \
                   int64_t r0, int64_t r1, float* y, int64_t ldy);
 
 namespace scalar {

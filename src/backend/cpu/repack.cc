@@ -122,6 +122,47 @@ WeightMatrix RepackQ4_Kx8(const WeightMatrix& w, void* dst) {
   return v;
 }
 
+bool CanRepackQ6_Kx8(const WeightMatrix& w) {
+  return w.type == GgmlType::Q6_K && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
+         w.cols > 0 && w.cols % kQKK == 0 && w.row_bytes >= RowBytes(GgmlType::Q6_K, w.cols);
+}
+
+size_t RepackedBytesQ6_Kx8(const WeightMatrix& w) {
+  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
+  return static_cast<size_t>(groups * (w.cols / kQKK)) * sizeof(BlockQ6_Kx8);
+}
+
+WeightMatrix RepackQ6_Kx8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ6_Kx8(w));
+  const int64_t nb = w.cols / kQKK;
+  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
+  auto* out = static_cast<BlockQ6_Kx8*>(dst);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockQ6_Kx8& o = out[g * nb + b];
+      std::memset(&o, 0, sizeof o);
+      for (int r = 0; r < kQ4_Kx8Rows; ++r) {
+        const int64_t row = g * kQ4_Kx8Rows + r;
+        if (row >= w.rows) break;
+        const BlockQ6_K& src = reinterpret_cast<const BlockQ6_K*>(base + row * w.row_bytes)[b];
+        o.d[r] = src.d;
+        for (int j = 0; j < 16; ++j) o.sc[j][r] = src.scales[j];
+        for (int h = 0; h < 2; ++h)
+          for (int k = 0; k < 8; ++k) {
+            for (int c = 0; c < 2; ++c)
+              std::memcpy(&o.ql[512 * h + 256 * c + 32 * k + 4 * r], &src.ql[64 * h + 32 * c + 4 * k], 4);
+            std::memcpy(&o.qh[256 * h + 32 * k + 4 * r], &src.qh[32 * h + 4 * k], 4);
+          }
+      }
+    }
+  }
+  WeightMatrix v = w;
+  v.data = dst;
+  v.layout = WeightLayout::kQ6_Kx8;
+  return v;
+}
+
 bool CanRepackHalf4(const WeightMatrix& w) {
   return (w.type == GgmlType::F16 || w.type == GgmlType::BF16) && w.layout == WeightLayout::kRowMajor &&
          w.data != nullptr && w.rows > 0 && w.cols > 0 && w.cols % kHalf4Cols == 0 &&
@@ -162,12 +203,13 @@ void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 namespace {
 
-enum class RepackKind { kNone, kQ8_0x8, kQ5_0AsQ8_0x8, kQ4_Kx8, kHalf4 };
+enum class RepackKind { kNone, kQ8_0x8, kQ5_0AsQ8_0x8, kQ4_Kx8, kQ6_Kx8, kHalf4 };
 
 RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
   if (CanRepackQ8_0x8(w)) return RepackKind::kQ8_0x8;
   if (CanRepackQ5_0AsQ8_0x8(w)) return RepackKind::kQ5_0AsQ8_0x8;
-  if (CanRepackQ4_Kx8(w) && k.q4_kx8) return RepackKind::kQ4_Kx8;
+  if (CanRepackQ4_Kx8(w) && k.k_quant_x8) return RepackKind::kQ4_Kx8;
+  if (CanRepackQ6_Kx8(w) && k.k_quant_x8) return RepackKind::kQ6_Kx8;
   if (CanRepackHalf4(w) && (w.type == GgmlType::F16 ? k.half4_f16 : k.half4_bf16)) return RepackKind::kHalf4;
   return RepackKind::kNone;
 }
@@ -177,6 +219,7 @@ size_t BytesFor(RepackKind kind, const WeightMatrix& w) {
     case RepackKind::kQ8_0x8:
     case RepackKind::kQ5_0AsQ8_0x8: return RepackedBytesQ8_0x8(w);
     case RepackKind::kQ4_Kx8: return RepackedBytesQ4_Kx8(w);
+    case RepackKind::kQ6_Kx8: return RepackedBytesQ6_Kx8(w);
     default: return RepackedBytesHalf4(w);
   }
 }
@@ -186,6 +229,7 @@ WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
     case RepackKind::kQ8_0x8: return RepackQ8_0x8(w, dst);
     case RepackKind::kQ5_0AsQ8_0x8: return RepackQ5_0AsQ8_0x8(w, dst);
     case RepackKind::kQ4_Kx8: return RepackQ4_Kx8(w, dst);
+    case RepackKind::kQ6_Kx8: return RepackQ6_Kx8(w, dst);
     default: return RepackHalf4(w, dst);
   }
 }

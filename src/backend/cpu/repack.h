@@ -40,6 +40,17 @@
 // acc = fma(d*xd, isum, acc); acc = fma(-(dmin*xd), msum, acc)
 // (scalar::GemmQ4_Kx8 defines the arithmetic).
 //
+// Q6_Kx8 groups 8 rows of Q6_K the same way, at Q6_K's 210 bytes per row and
+// super-block: the 8 rows' f16 d, their int8 scales [16 sub-blocks][8 rows],
+// and ql / qh interleaved 4 bytes per row:
+//
+//   BlockQ6_Kx8 { d[8]; sc[16][8]; ql[1024]; qh[512] }
+//   ql[512 * h + 256 * c + 32 * k + 4 * r + i] = row r's ql[64 * h + 32 * c + 4 * k + i]
+//   qh[256 * h + 32 * k + 4 * r + i]           = row r's qh[32 * h + 4 * k + i]
+//
+// Per row and token: isum = sum_j sc_j q.x_j - 32 sum_j sc_j bsum_j, exact in
+// int32, then acc = fma(d*xd, isum, acc) (scalar::GemmQ6_Kx8).
+//
 // A group at the end of a matrix whose row count is not a multiple of its
 // group size is padded with zero rows.
 //
@@ -101,6 +112,19 @@ bool CanRepackQ4_Kx8(const WeightMatrix& w);
 size_t RepackedBytesQ4_Kx8(const WeightMatrix& w);
 WeightMatrix RepackQ4_Kx8(const WeightMatrix& w, void* dst);
 
+struct BlockQ6_Kx8 {
+  uint16_t d[kQ4_Kx8Rows];
+  int8_t sc[16][kQ4_Kx8Rows];            // [sub-block of 16][row]
+  uint8_t ql[kQ4_Kx8Rows * kQKK / 2];    // see above
+  uint8_t qh[kQ4_Kx8Rows * kQKK / 4];
+};
+static_assert(sizeof(BlockQ6_Kx8) == 8 * 210);
+
+// Whether `w` can be repacked into Q6_Kx8 (a row-major Q6_K matrix).
+bool CanRepackQ6_Kx8(const WeightMatrix& w);
+size_t RepackedBytesQ6_Kx8(const WeightMatrix& w);
+WeightMatrix RepackQ6_Kx8(const WeightMatrix& w, void* dst);
+
 constexpr int kHalf4Rows = 4;
 constexpr int kHalf4Cols = 32;
 
@@ -113,8 +137,9 @@ WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst);
 // Owns the repacked copies of a model's matrices.
 class RepackedWeights {
  public:
-  // Repacks `w` if it can be repacked (Q8_0 and Q5_0 -> Q8_0x8; Q4_K -> Q4_Kx8 where
-  // `k` asks for it, CpuKernels::q4_kx8; F16 / BF16 -> Half4 where `k` asks
+  // Repacks `w` if it can be repacked (Q8_0 and Q5_0 -> Q8_0x8; Q4_K -> Q4_Kx8
+  // and Q6_K -> Q6_Kx8 where `k` asks for it, CpuKernels::k_quant_x8; F16 /
+  // BF16 -> Half4 where `k` asks
   // for it, CpuKernels::half4_*), into memory owned here, and
   // returns the repacked view; returns `w` unchanged otherwise.
   WeightMatrix Add(const WeightMatrix& w, const CpuKernels& k);

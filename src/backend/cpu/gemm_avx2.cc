@@ -159,7 +159,7 @@ void GemmFloatTiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0
   }
 }
 
-// ---- K-quants ----
+// ---- K-quants: unpackers into GemmKQuant's form (gemm_tiles_avx2.h) ----
 
 void UnpackQ4K(const BlockQ4_K& b, UnpackedK& u) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);

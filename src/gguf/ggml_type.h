@@ -5,10 +5,22 @@
 // Block layouts (little-endian, packed, as stored in GGUF files):
 //   Q8_0 : { f16 d; int8 qs[32]; }                              32 elems, 34 B
 //   Q4_0 : { f16 d; uint8 qs[16]; }  x = (nibble - 8) * d       32 elems, 18 B
+//   Q4_1 : { f16 d; f16 m; uint8 qs[16]; }  x = nibble * d + m   32 elems, 20 B
+//   Q5_0 : { f16 d; uint8 qh[4]; uint8 qs[16]; }  x = (q - 16) * d,
+//          q = nibble | (bit i of qh as uint32) << 4              32 elems, 22 B
+//   Q5_1 : { f16 d; f16 m; uint8 qh[4]; uint8 qs[16]; }  x = q * d + m  32, 24 B
+//          (nibbles: element i < 16 is the low nibble of qs[i], i + 16 the high one)
+//   IQ4_NL: { f16 d; uint8 qs[16]; }  x = d * kvalues_iq4nl[nibble]  32 elems, 18 B
+//   MXFP4: { uint8 e; uint8 qs[16]; }  x = 2^(e-128) * kvalues_fp4[nibble] 32, 17 B
+//          (E8M0 scale; the table holds doubled E2M1 values, hence e - 128)
+//   Q2_K : { uint8 scales[16]; uint8 qs[64]; f16 d; f16 dmin; }  256 elems, 84 B
+//   Q3_K : { uint8 hmask[32]; uint8 qs[64]; uint8 scales[12]; f16 d; }  256, 110 B
+//   IQ4_XS: { f16 d; uint16 scales_h; uint8 scales_l[4]; uint8 qs[128]; } 256, 136 B
 //   Q4_K : { f16 d; f16 dmin; uint8 scales[12]; uint8 qs[128]; } 256 elems, 144 B
 //   Q5_K : { f16 d; f16 dmin; uint8 scales[12]; uint8 qh[32]; uint8 qs[128]; } 256, 176 B
 //   Q6_K : { uint8 ql[128]; uint8 qh[64]; int8 scales[16]; f16 d; }  256 elems, 210 B
 //   Q8_K : { f32 d; int8 qs[256]; int16 bsums[16]; }  (activations only) 256, 292 B
+// backend/cpu/quant.h has the element order inside each block.
 #pragma once
 
 #include <cstddef>
@@ -32,12 +44,15 @@ enum class GgmlType : uint32_t {
   Q5_K = 13,
   Q6_K = 14,
   Q8_K = 15,
+  IQ4_NL = 20,
+  IQ4_XS = 23,
   I8 = 24,
   I16 = 25,
   I32 = 26,
   I64 = 27,
   F64 = 28,
   BF16 = 30,
+  MXFP4 = 39,
 };
 
 struct GgmlTypeInfo {

@@ -75,7 +75,7 @@ TEST_F(MakeModelTest, TinyFilesOfEveryTypeAndArchLoadWithThePlannedTensors) {
         // rows are real K-quants (Q6_K in the last layer, Q4_K before).
         EXPECT_EQ((*f)->FindTensor("blk.0.ffn_down.weight")->type, GgmlType::Q4_K);
         EXPECT_EQ((*f)->FindTensor("blk.1.ffn_down.weight")->type, GgmlType::Q6_K);
-        EXPECT_EQ((*f)->FindTensor("blk.0.attn_q.weight")->type, GgmlType::Q4_0);
+        EXPECT_EQ((*f)->FindTensor("blk.0.attn_q.weight")->type, GgmlType::Q5_0);
       }
     }
   }

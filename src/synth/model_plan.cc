@@ -76,14 +76,14 @@ bool UseMoreBits(int64_t layer, int64_t n_layer) {
 //   every other matrix                         -> Q4_K
 // A K-quant needs rows that are a multiple of 256; where they are not (e.g.
 // the 896-wide rows of the 0.5b shape, or all of tiny), Q6_K falls back to
-// Q8_0 and Q4_K to Q4_0, as llama.cpp also falls back to 32-blocks there.
+// Q8_0 and Q4_K to Q5_0, as llama.cpp's tensor_type_fallback does.
 GgmlType MatrixType(GgmlType requested, const std::string& role, int64_t layer, int64_t n_layer, int64_t ne0) {
   if (requested != GgmlType::Q4_K) return requested;
   bool six = role == "token_embd" || role == "output";
   // llama.cpp matches "ffn_down" in the name: the expert and shared-expert stacks too.
   const bool down = role == "ffn_down" || role == "ffn_down_exps" || role == "ffn_down_shexp";
   if ((role == "attn_v" || down) && UseMoreBits(layer, n_layer)) six = true;
-  if (ne0 % 256 != 0) return six ? GgmlType::Q8_0 : GgmlType::Q4_0;
+  if (ne0 % 256 != 0) return six ? GgmlType::Q8_0 : GgmlType::Q5_0;
   return six ? GgmlType::Q6_K : GgmlType::Q4_K;
 }
 

@@ -76,7 +76,7 @@ TEST(ModelPlan, Q4KIsAQ4KMLikeMix) {
   ASSERT_TRUE(h.ok());
   auto hm = ByName(*h);
   EXPECT_EQ(hm["token_embd.weight"]->type, GgmlType::Q8_0);
-  EXPECT_EQ(hm["blk.1.attn_q.weight"]->type, GgmlType::Q4_0);
+  EXPECT_EQ(hm["blk.1.attn_q.weight"]->type, GgmlType::Q5_0);
   EXPECT_EQ(hm["blk.4.ffn_down.weight"]->type, GgmlType::Q4_K);  // 4864 rows are fine
   EXPECT_EQ(hm["blk.5.ffn_down.weight"]->type, GgmlType::Q6_K);
   EXPECT_EQ(hm["blk.0.ffn_down.weight"]->type, GgmlType::Q6_K);

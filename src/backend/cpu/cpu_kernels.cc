@@ -15,6 +15,14 @@ WeightKind WeightKindOf(GgmlType type) {
     case GgmlType::Q4_K: return WeightKind::kQ4_K;
     case GgmlType::Q5_K: return WeightKind::kQ5_K;
     case GgmlType::Q6_K: return WeightKind::kQ6_K;
+    case GgmlType::Q4_1: return WeightKind::kQ4_1;
+    case GgmlType::Q5_0: return WeightKind::kQ5_0;
+    case GgmlType::Q5_1: return WeightKind::kQ5_1;
+    case GgmlType::IQ4_NL: return WeightKind::kIQ4_NL;
+    case GgmlType::MXFP4: return WeightKind::kMXFP4;
+    case GgmlType::Q2_K: return WeightKind::kQ2_K;
+    case GgmlType::Q3_K: return WeightKind::kQ3_K;
+    case GgmlType::IQ4_XS: return WeightKind::kIQ4_XS;
     default: return WeightKind::kCount;
   }
 }
@@ -23,6 +31,8 @@ WeightKind WeightKindOf(const WeightMatrix& w) {
   switch (w.layout) {
     case WeightLayout::kRowMajor: return WeightKindOf(w.type);
     case WeightLayout::kQ8_0x8: return w.type == GgmlType::Q8_0 ? WeightKind::kQ8_0x8 : WeightKind::kCount;
+    case WeightLayout::kQ4_Kx8: return w.type == GgmlType::Q4_K ? WeightKind::kQ4_Kx8 : WeightKind::kCount;
+    case WeightLayout::kQ6_Kx8: return w.type == GgmlType::Q6_K ? WeightKind::kQ6_Kx8 : WeightKind::kCount;
     case WeightLayout::kHalf4:
       if (w.type == GgmlType::F16) return WeightKind::kF16Half4;
       return w.type == GgmlType::BF16 ? WeightKind::kBF16Half4 : WeightKind::kCount;
@@ -34,10 +44,20 @@ ActFormat ActFormatOf(WeightKind kind) {
   switch (kind) {
     case WeightKind::kQ8_0:
     case WeightKind::kQ8_0x8:
-    case WeightKind::kQ4_0: return ActFormat::kQ8_0;
+    case WeightKind::kQ4_0:
+    case WeightKind::kQ4_1:
+    case WeightKind::kQ5_0:
+    case WeightKind::kQ5_1:
+    case WeightKind::kIQ4_NL:
+    case WeightKind::kMXFP4: return ActFormat::kQ8_0;
     case WeightKind::kQ4_K:
     case WeightKind::kQ5_K:
-    case WeightKind::kQ6_K: return ActFormat::kQ8_K;
+    case WeightKind::kQ6_K:
+    case WeightKind::kQ4_Kx8:
+    case WeightKind::kQ6_Kx8:
+    case WeightKind::kQ2_K:
+    case WeightKind::kQ3_K:
+    case WeightKind::kIQ4_XS: return ActFormat::kQ8_K;
     case WeightKind::kF16:
     case WeightKind::kF16Half4: return ActFormat::kF32AsF16;
     case WeightKind::kBF16:
@@ -65,7 +85,9 @@ size_t ActRowBytes(ActFormat f, int64_t cols) {
         ns::QuantizeQ8_0, ns::QuantizeQ8_K,                                               \
     {                                                                                     \
       ns::GemmF32, ns::GemmF16, ns::GemmBF16, ns::GemmQ8_0, ns::GemmQ4_0, ns::GemmQ4_K,   \
-          ns::GemmQ5_K, ns::GemmQ6_K, ns::GemmQ8_0x8, ns::GemmF16Half4, ns::GemmBF16Half4 \
+          ns::GemmQ5_K, ns::GemmQ6_K, ns::GemmQ4_1, ns::GemmQ5_0, ns::GemmQ5_1,             \
+      ns::GemmIQ4_NL, ns::GemmMXFP4, ns::GemmQ2_K, ns::GemmQ3_K, ns::GemmIQ4_XS,        \
+      ns::GemmQ8_0x8, ns::GemmF16Half4, ns::GemmBF16Half4, ns::GemmQ4_Kx8, ns::GemmQ6_Kx8 \
     }                                                                                     \
   }
 
@@ -78,11 +100,15 @@ const CpuKernels& Avx2Kernels() {
   static const CpuKernels k = [] {
     CpuKernels t = PG_KERNEL_TABLE(avx2, IsaLevel::kAvx2);
     t.half4_f16 = t.half4_bf16 = true;
+    t.k_quant_x8 = true;
     return t;
   }();
   return k;
 }
 
+// The AVX-512 table starts from the AVX2 one: every weight kind without an
+// AVX-512 kernel below (the K-quants, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q2_K,
+// Q3_K, IQ4_XS, the repacked layouts) runs its AVX2 kernel.
 const CpuKernels& Avx512Kernels() {
   static const CpuKernels k = [] {
     CpuKernels t = Avx2Kernels();

@@ -18,9 +18,11 @@ namespace pg {
 struct WeightMatrix;
 
 // The weight types MatMul handles, as a dense index for the gemm[] table.
-// The last three are repacked layouts (WeightLayout::kQ8_0x8, kHalf4).
+// The last five are repacked layouts (WeightLayout::kQ8_0x8, kHalf4, kQ4_Kx8, kQ6_Kx8).
 enum class WeightKind {
-  kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_0x8, kF16Half4, kBF16Half4, kCount
+  kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K,
+  kQ4_1, kQ5_0, kQ5_1, kIQ4_NL, kMXFP4, kQ2_K, kQ3_K, kIQ4_XS,
+  kQ8_0x8, kF16Half4, kBF16Half4, kQ4_Kx8, kQ6_Kx8, kCount
 };
 
 // Index for `type` in the row-major layout, or kCount if unsupported.
@@ -37,8 +39,8 @@ enum class ActFormat {
   kF32,        // x as is
   kF32AsF16,   // float[cols] per token, each value rounded to the nearest f16
   kF32AsBF16,  // float[cols] per token, each value rounded to the nearest bf16
-  kQ8_0,       // BlockQ8_0[cols / 32] per token
-  kQ8_K,       // BlockQ8_K[cols / 256] per token
+  kQ8_0,       // BlockQ8_0[cols / 32] per token (all 32-element weight blocks)
+  kQ8_K,       // BlockQ8_K[cols / 256] per token (all 256-element weight blocks)
 };
 ActFormat ActFormatOf(WeightKind kind);
 // Bytes of one token's prepared activations.
@@ -83,6 +85,10 @@ struct CpuKernels {
   // own row-major layout (measured on a Sapphire Rapids host, docs/performance.md).
   bool half4_f16 = false;
   bool half4_bf16 = false;
+  // Whether models repack Q4_K / Q6_K matrices into Q4_Kx8 / Q6_Kx8 (repack.h)
+  // for this table: true where SIMD kernels for them exist (AVX2, and AVX-512
+  // through it).
+  bool k_quant_x8 = false;
 };
 
 // The table for `level`, or nullptr if the host cannot run it.

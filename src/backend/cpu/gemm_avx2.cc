@@ -1,19 +1,12 @@
-// AVX2 GEMM tiles and activation quantizers.
-//
-// Q8_0 / Q4_0: register tiles of RM weight rows x RN tokens. Per 32-element
-// block, each (row, token) pair costs sign + maddubs + madd + cvt + fma: the
-// weight block is loaded (and for Q4_0 unpacked) once per RN tokens and the
-// activation block once per RM rows.
-//
-// Q4_K / Q5_K / Q6_K: each weight row is first unpacked, one chunk of
-// super-blocks at a time, into an L1-resident form shared by the three types
-// (unsigned levels q in [0, 63] plus per-16 integer scales and offsets):
-//   row . x = sum_sb xd * (d * sum_16 sc16 * (q . x) - dmo * sum_16 mo16 * bsum)
-// and then meets every token of the tile through the same integer kernel.
+// AVX2 GEMM tiles and activation quantizers for F32 / F16 / BF16 (and their
+// Half4 layouts), Q8_0, Q4_0, Q4_K, Q5_K and Q6_K. The quantized tiles are the
+// templates of gemm_tiles_avx2.h (the file comment there says how they work);
+// the other weight types are in gemm_more_avx2.cc.
 #include <algorithm>
 #include <cstring>
 
 #include "backend/cpu/fp16.h"
+#include "backend/cpu/gemm_tiles_avx2.h"
 #include "backend/cpu/kernel_impls.h"
 #include "backend/cpu/repack.h"
 #include "backend/cpu/simd_avx2.h"
@@ -49,107 +42,6 @@ void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
 void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n) { scalar::QuantizeQ8_K(src, dst, n); }
 
 namespace {
-
-inline float H2F(uint16_t h) { return _cvtsh_ss(h); }
-
-// 32 signed weight levels of a block.
-inline __m256i LoadWeightsQ8_0(const BlockQ8_0* b) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs));
-}
-inline __m256i LoadWeightsQ4_0(const BlockQ4_0* b) {
-  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
-  return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
-}
-
-// Signed int8 x int8 dot of 32 lanes -> 8 int32 partial sums, as floats.
-inline __m256 DotI8(__m256i w_abs, __m256i w, __m256i x) {
-  const __m256i p16 = _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(x, w));
-  return _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
-}
-
-template <typename WBlock, int RM, int RN>
-void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb,
-            float* y, int64_t ldy) {
-  __m256 acc[RM][RN];
-  for (int i = 0; i < RM; ++i)
-    for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_setzero_ps();
-  const __m256i ones = _mm256_set1_epi16(1);
-  // maddubs needs one unsigned operand: |a| against sign(b, a). Take the
-  // absolute value on the side with fewer vectors per block (x for decode).
-  constexpr bool kAbsX = RN < RM;
-  for (int64_t b = 0; b < nb; ++b) {
-    __m256 xd[RN];
-    __m256i xv[RN], xabs[RN];
-    for (int j = 0; j < RN; ++j) {
-      const BlockQ8_0* xb = reinterpret_cast<const BlockQ8_0*>(xbase + j * xs) + b;
-      xd[j] = _mm256_set1_ps(H2F(xb->d));
-      xv[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb->qs));
-      if constexpr (kAbsX) xabs[j] = _mm256_sign_epi8(xv[j], xv[j]);
-    }
-    for (int i = 0; i < RM; ++i) {
-      const WBlock* wb = reinterpret_cast<const WBlock*>(wbase + i * wstride) + b;
-      __m256i w;
-      if constexpr (sizeof(WBlock) == sizeof(BlockQ8_0)) {
-        w = LoadWeightsQ8_0(reinterpret_cast<const BlockQ8_0*>(wb));
-      } else {
-        w = LoadWeightsQ4_0(reinterpret_cast<const BlockQ4_0*>(wb));
-      }
-      const __m256 wd = _mm256_set1_ps(H2F(wb->d));
-      __m256i w_abs;
-      if constexpr (!kAbsX) w_abs = _mm256_sign_epi8(w, w);
-      for (int j = 0; j < RN; ++j) {
-        __m256i p16;
-        if constexpr (kAbsX) {
-          p16 = _mm256_maddubs_epi16(xabs[j], _mm256_sign_epi8(w, xv[j]));
-        } else {
-          p16 = _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(xv[j], w));
-        }
-        const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
-        acc[i][j] = _mm256_fmadd_ps(_mm256_mul_ps(wd, xd[j]), dot, acc[i][j]);
-      }
-    }
-  }
-  for (int i = 0; i < RM; ++i)
-    for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum(acc[i][j]);
-}
-
-template <typename WBlock, int RM, int RN>
-void TileQ8Any(int rn, const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs,
-               int64_t nb, float* y, int64_t ldy) {
-  if constexpr (RN > 0) {
-    if (rn == RN) return TileQ8<WBlock, RM, RN>(wbase, wstride, xbase, xs, nb, y, ldy);
-    return TileQ8Any<WBlock, RM, RN - 1>(rn, wbase, wstride, xbase, xs, nb, y, ldy);
-  }
-}
-
-template <typename WBlock, int RM, int RN>
-void TileQ8Rows(int rm, int rn, const uint8_t* wbase, size_t wstride, const uint8_t* xbase,
-                size_t xs, int64_t nb, float* y, int64_t ldy) {
-  if constexpr (RM > 0) {
-    if (rm == RM) return TileQ8Any<WBlock, RM, RN>(rn, wbase, wstride, xbase, xs, nb, y, ldy);
-    return TileQ8Rows<WBlock, RM - 1, RN>(rm, rn, wbase, wstride, xbase, xs, nb, y, ldy);
-  }
-}
-
-// Register tile of 4 rows x 3 tokens: 12 accumulators of the 16 ymm registers
-// (4x2, 3x3 and 2x4 measured no faster).
-template <typename WBlock>
-void GemmQ8Tiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                 int64_t r0, int64_t r1, float* y, int64_t ldy) {
-  constexpr int RM = 4, RN = 3;
-  const int64_t nb = w.cols / kQK;
-  const auto* wbase = static_cast<const uint8_t*>(w.data);
-  const auto* xbase = static_cast<const uint8_t*>(xa);
-  for (int64_t r = r0; r < r1; r += RM) {
-    const int rm = static_cast<int>(std::min<int64_t>(RM, r1 - r));
-    for (int64_t t = t0; t < t1; t += RN) {
-      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
-      TileQ8Rows<WBlock, RM, RN>(rm, rn, wbase + r * w.row_bytes, w.row_bytes, xbase + t * xs, xs,
-                                 nb, y + t * ldy + r, ldy);
-    }
-  }
-}
 
 // ---- float weights: 4 rows x 3 tokens of f32 FMAs, 8 columns at a time ----
 //
@@ -267,16 +159,7 @@ void GemmFloatTiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0
   }
 }
 
-// ---- K-quants ----
-
-// One unpacked super-block (see the file comment).
-struct alignas(32) UnpackedK {
-  uint8_t q[kQKK];        // levels, q[i] for element i
-  int16_t scv[8][16];     // per 32-element chunk: 8 x scale(first 16), 8 x scale(second 16)
-  int16_t mo[16];         // per-16 offset multipliers (pairs with bsums)
-  float d;                // scale of sc
-  float dmo;              // scale of the offset term
-};
+// ---- K-quants: unpackers into GemmKQuant's form (gemm_tiles_avx2.h) ----
 
 void UnpackQ4K(const BlockQ4_K& b, UnpackedK& u) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -351,66 +234,6 @@ void UnpackQ6K(const BlockQ6_K& b, UnpackedK& u) {
   u.dmo = u.d;
 }
 
-// acc[j] += dot(unpacked super-block, token j's Q8_K block), RN tokens.
-template <int RN>
-inline void DotUnpacked(const UnpackedK& u, const BlockQ8_K* const* xb, __m256* acc) {
-  __m256i sumi[RN];
-  for (int j = 0; j < RN; ++j) sumi[j] = _mm256_setzero_si256();
-  for (int c = 0; c < 8; ++c) {
-    const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(u.q + 32 * c));
-    const __m256i sc = _mm256_load_si256(reinterpret_cast<const __m256i*>(u.scv[c]));
-    for (int j = 0; j < RN; ++j) {
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[j]->qs + 32 * c));
-      sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), sc));
-    }
-  }
-  const __m256i mo = _mm256_load_si256(reinterpret_cast<const __m256i*>(u.mo));
-  for (int j = 0; j < RN; ++j) {
-    const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[j]->bsums));
-    const __m256 summ = _mm256_cvtepi32_ps(_mm256_madd_epi16(bs, mo));
-    const float xd = xb[j]->d;
-    acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(u.d * xd), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
-    acc[j] = _mm256_fnmadd_ps(_mm256_set1_ps(u.dmo * xd), summ, acc[j]);
-  }
-}
-
-template <typename Block, void (*Unpack)(const Block&, UnpackedK&)>
-void GemmKQuant(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                int64_t r0, int64_t r1, float* y, int64_t ldy) {
-  constexpr int kChunk = 16;  // super-blocks unpacked at a time (~9 KiB)
-  constexpr int RN = 4;
-  UnpackedK u[kChunk];
-  const int64_t nb = w.cols / kQKK;
-  const auto* xbase = static_cast<const uint8_t*>(xa);
-  for (int64_t r = r0; r < r1; ++r) {
-    const Block* wr = reinterpret_cast<const Block*>(static_cast<const uint8_t*>(w.data) + r * w.row_bytes);
-    for (int64_t t = t0; t < t1; t += RN) {
-      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
-      __m256 acc[RN] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-      for (int64_t c0 = 0; c0 < nb; c0 += kChunk) {
-        const int nc = static_cast<int>(std::min<int64_t>(kChunk, nb - c0));
-        // Unpack once per row chunk; with many tokens the chunk is reused from L1.
-        if (t == t0 || nb > kChunk) {
-          for (int c = 0; c < nc; ++c) Unpack(wr[c0 + c], u[c]);
-        }
-        for (int c = 0; c < nc; ++c) {
-          const BlockQ8_K* xb[RN];
-          for (int j = 0; j < rn; ++j) {
-            xb[j] = reinterpret_cast<const BlockQ8_K*>(xbase + (t + j) * xs) + c0 + c;
-          }
-          switch (rn) {
-            case 4: DotUnpacked<4>(u[c], xb, acc); break;
-            case 3: DotUnpacked<3>(u[c], xb, acc); break;
-            case 2: DotUnpacked<2>(u[c], xb, acc); break;
-            case 1: DotUnpacked<1>(u[c], xb, acc); break;
-          }
-        }
-      }
-      for (int j = 0; j < rn; ++j) y[(t + j) * ldy + r] = HSum(acc[j]);
-    }
-  }
-}
-
 }  // namespace
 
 void GemmF32(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
@@ -435,11 +258,11 @@ void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0,
 }
 void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
               int64_t r1, float* y, int64_t ldy) {
-  GemmQ8Tiled<BlockQ8_0>(w, xa, xs, t0, t1, r0, r1, y, ldy);
+  GemmQ8Tiled<Q8_0Weights>(w, xa, xs, t0, t1, r0, r1, y, ldy);
 }
 void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
               int64_t r1, float* y, int64_t ldy) {
-  GemmQ8Tiled<BlockQ4_0>(w, xa, xs, t0, t1, r0, r1, y, ldy);
+  GemmQ8Tiled<Q4_0Weights>(w, xa, xs, t0, t1, r0, r1, y, ldy);
 }
 void GemmQ4_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
               int64_t r1, float* y, int64_t ldy) {

@@ -201,6 +201,73 @@ void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
   }
 }
 
+// Q4_Kx8 (repack.h): per row and token, each super-block summed exactly in
+// int32, then two FMAs, super-blocks in order. The SIMD kernels do the same
+// operations, so their results are bit-identical.
+void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+                int64_t r1, float* y, int64_t ldy) {
+  const int64_t nb = w.cols / kQKK;
+  const auto* groups = static_cast<const BlockQ4_Kx8*>(w.data);
+  for (int64_t r = r0; r < r1; ++r) {
+    const BlockQ4_Kx8* g = groups + (r / kQ4_Kx8Rows) * nb;
+    const int lane = static_cast<int>(r % kQ4_Kx8Rows);
+    for (int64_t t = t0; t < t1; ++t) {
+      const auto* x = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(xa) + t * xs);
+      float acc = 0;
+      for (int64_t b = 0; b < nb; ++b) {
+        int32_t isum = 0, msum = 0;
+        for (int j = 0; j < 8; ++j) {
+          int32_t s = 0;
+          for (int l = 0; l < kQK; ++l) {
+            const uint8_t byte = g[b].qs[256 * (j / 2) + 32 * (l / 4) + 4 * lane + l % 4];
+            s += ((byte >> (4 * (j % 2))) & 15) * x[b].qs[32 * j + l];
+          }
+          isum += g[b].sc[j][lane] * s;
+          msum += g[b].m[j / 2][lane][j % 2] * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
+        }
+        const float xd = x[b].d;
+        acc = std::fma(F16ToF32(g[b].d[lane]) * xd, static_cast<float>(isum), acc);
+        acc = std::fma(-(F16ToF32(g[b].dmin[lane]) * xd), static_cast<float>(msum), acc);
+      }
+      y[t * ldy + r] = acc;
+    }
+  }
+}
+
+// Q6_Kx8 (repack.h): per row and token, isum = sum_j sc_j (q . x)_j -
+// 32 sum_j sc_j bsum_j exactly in int32, then one FMA per super-block.
+void GemmQ6_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+                int64_t r1, float* y, int64_t ldy) {
+  const int64_t nb = w.cols / kQKK;
+  const auto* groups = static_cast<const BlockQ6_Kx8*>(w.data);
+  for (int64_t r = r0; r < r1; ++r) {
+    const BlockQ6_Kx8* g = groups + (r / kQ4_Kx8Rows) * nb;
+    const int lane = static_cast<int>(r % kQ4_Kx8Rows);
+    for (int64_t t = t0; t < t1; ++t) {
+      const auto* x = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(xa) + t * xs);
+      float acc = 0;
+      for (int64_t b = 0; b < nb; ++b) {
+        int32_t sj[16] = {};
+        // Element e = 128h + 64hi + 32c + 4k + i.
+        for (int e = 0; e < kQKK; ++e) {
+          const int h = e / 128, hi = (e / 64) % 2, c = (e / 32) % 2, k = (e % 32) / 4, i = e % 4;
+          const uint8_t lb = g[b].ql[512 * h + 256 * c + 32 * k + 4 * lane + i];
+          const uint8_t hb = g[b].qh[256 * h + 32 * k + 4 * lane + i];
+          const int q = (hi ? lb >> 4 : lb & 15) | (((hb >> (2 * c + 4 * hi)) & 3) << 4);
+          sj[e / 16] += q * x[b].qs[e];
+        }
+        int32_t isum = 0, msum = 0;
+        for (int j = 0; j < 16; ++j) {
+          isum += g[b].sc[j][lane] * sj[j];
+          msum += g[b].sc[j][lane] * x[b].bsums[j];
+        }
+        acc = std::fma(F16ToF32(g[b].d[lane]) * x[b].d, static_cast<float>(isum - 32 * msum), acc);
+      }
+      y[t * ldy + r] = acc;
+    }
+  }
+}
+
 // Half4 (repack.h): the same double-accumulated dot as row-major, element by
 // element in column order, so the results are those of GemmF16 / GemmBF16.
 template <float (*ToF32)(uint16_t)>

@@ -51,12 +51,32 @@ namespace pg {
                 int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
   void GemmQ6_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
                 int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmQ4_1(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmQ5_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmQ5_1(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmIQ4_NL(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmMXFP4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmQ2_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmQ3_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
+  void GemmIQ4_XS(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
+                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
   void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,   \
                   int64_t r0, int64_t r1, float* y, int64_t ldy);                             \
   void GemmF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, \
                     int64_t r0, int64_t r1, float* y, int64_t ldy);                           \
   void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,\
-                     int64_t r0, int64_t r1, float* y, int64_t ldy);
+                     int64_t r0, int64_t r1, float* y, int64_t ldy);                          \
+  void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,   \
+                  int64_t r0, int64_t r1, float* y, int64_t ldy);                             \
+  void GemmQ6_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,   \
+                  int64_t r0, int64_t r1, float* y, int64_t ldy);
 
 namespace scalar {
 PG_DECLARE_KERNELS
@@ -66,6 +86,14 @@ float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t nb);
 float DotQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t nb);
 float DotQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t nb);
 float DotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb);
+float DotQ4_1(const BlockQ4_1* w, const BlockQ8_0* x, int64_t nb);
+float DotQ5_0(const BlockQ5_0* w, const BlockQ8_0* x, int64_t nb);
+float DotQ5_1(const BlockQ5_1* w, const BlockQ8_0* x, int64_t nb);
+float DotIQ4_NL(const BlockIQ4_NL* w, const BlockQ8_0* x, int64_t nb);
+float DotMXFP4(const BlockMXFP4* w, const BlockQ8_0* x, int64_t nb);
+float DotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb);
+float DotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb);
+float DotIQ4_XS(const BlockIQ4_XS* w, const BlockQ8_K* x, int64_t nb);
 }  // namespace scalar
 
 namespace avx2 {

@@ -35,12 +35,15 @@ enum class WeightLayout : uint8_t {
   kRowMajor,  // as in a GGUF file: row r at data + r * row_bytes
   kQ8_0x8,    // Q8_0 repacked in groups of 8 rows (backend/cpu/repack.h)
   kHalf4,     // F16 / BF16 repacked in groups of 4 rows (backend/cpu/repack.h)
+  kQ4_Kx8,    // Q4_K repacked in groups of 8 rows (backend/cpu/repack.h)
+  kQ6_Kx8,    // Q6_K repacked in groups of 8 rows (backend/cpu/repack.h)
 };
 
 // A weight matrix: `rows` output features of `cols` input features. As stored
 // in a GGUF file (kRowMajor) each row is contiguous, row r at
 // data + r * row_bytes; a repacked matrix (repack.h) keeps the type, rows,
-// cols and row_bytes of its source and only rearranges the blocks.
+// cols and row_bytes of its source and only rearranges the blocks (except
+// Q5_0 repacked as Q8_0x8, whose view says Q8_0 and a Q8_0 row's bytes).
 struct WeightMatrix {
   GgmlType type = GgmlType::F32;
   const void* data = nullptr;

@@ -17,7 +17,8 @@ using testing::HostKernelTables;
 using testing::RandomWeights;
 
 const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,
-                           GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+                           GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
+                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 // The activations each weight type's kernels actually see: x itself for float
 // weights, else x quantized to Q8_0 / Q8_K and dequantized. With those, the
@@ -194,7 +195,7 @@ TEST(MatMul, ManyMatchesSeparateCalls) {
 
 TEST(MatMul, ValidateRejectsBadMatrices) {
   float buf[64] = {};
-  EXPECT_EQ(MakeWeightMatrix(GgmlType::Q2_K, buf, 1, 256).Validate().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(MakeWeightMatrix(GgmlType::Q8_1, buf, 1, 256).Validate().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(MakeWeightMatrix(GgmlType::Q8_0, buf, 1, 48).Validate().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(MakeWeightMatrix(GgmlType::F32, nullptr, 1, 4).Validate().code(), StatusCode::kInvalidArgument);
   WeightMatrix w = MakeWeightMatrix(GgmlType::F32, buf, 2, 8);

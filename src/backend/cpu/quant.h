@@ -6,6 +6,25 @@
 //   Q8_0 (32 elems, 34 B)   x[i] = d * qs[i]
 //   Q4_0 (32 elems, 18 B)   x[i]    = d * ((qs[i] & 15) - 8)     i < 16
 //                           x[i+16] = d * ((qs[i] >> 4) - 8)
+//   Q4_1 (32 elems, 20 B)   x[i] = d * q[i] + m, q[i] / q[i+16] the low / high
+//                           nibble of qs[i] (as Q4_0)
+//   Q5_0 (32 elems, 22 B)   x[i] = d * (q[i] - 16), q[i] = nibble as Q4_0 plus
+//                           bit i of qh (read as a little-endian uint32) << 4
+//   Q5_1 (32 elems, 24 B)   x[i] = d * q[i] + m, q[i] as Q5_0
+//   IQ4_NL (32 elems, 18 B) x[i] = d * kIq4nlValues[nibble], nibbles as Q4_0
+//   MXFP4 (32 elems, 17 B)  x[i] = 2^(e - 128) * kFp4Values[nibble], nibbles as
+//                           Q4_0; e is an E8M0 exponent, the table doubled E2M1
+//   Q2_K (256 elems, 84 B)  16 sub-blocks of 16; scales[j] = sc | m << 4 (4 bits
+//                           each); x = d*sc*q - dmin*m, q in [0, 3]. Element
+//                           128h + 32k + i (i < 32) is bits 2k..2k+1 of qs[32h + i].
+//   Q3_K (256 elems, 110 B) 16 sub-blocks of 16 with 6-bit scales s (12 bytes,
+//                           see UnpackScalesQ3K); x = d*(s-32)*(q-4), q = the
+//                           2 bits of qs placed as in Q2_K | bit k' of
+//                           hmask[i] << 2, k' = 4h + k.
+//   IQ4_XS (256 elems, 136 B) 8 sub-blocks of 32, 6-bit scale ls (low 4 bits in
+//                           scales_l, high 2 in scales_h); x = d*(ls-32)*
+//                           kIq4nlValues[nibble]; sub-block j's nibbles as Q4_0
+//                           in qs[16j .. 16j+15].
 //   Q4_K (256 elems, 144 B) 8 sub-blocks of 32, each with a 6-bit scale sc and
 //                           6-bit min m packed in scales[12];
 //                           x = d*sc*q - dmin*m, q a 4-bit value. qs holds
@@ -44,6 +63,64 @@ struct BlockQ4_0 {
 };
 static_assert(sizeof(BlockQ4_0) == 18);
 
+struct BlockQ4_1 {
+  uint16_t d;  // f16 scale
+  uint16_t m;  // f16 offset (the block minimum)
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ4_1) == 20);
+
+struct BlockQ5_0 {
+  uint16_t d;     // f16 scale
+  uint8_t qh[4];  // fifth bits, bit i for element i (little-endian uint32)
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ5_0) == 22);
+
+struct BlockQ5_1 {
+  uint16_t d;  // f16 scale
+  uint16_t m;  // f16 offset
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ5_1) == 24);
+
+struct BlockIQ4_NL {
+  uint16_t d;  // f16 scale
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockIQ4_NL) == 18);
+
+struct BlockMXFP4 {
+  uint8_t e;  // E8M0 shared exponent
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockMXFP4) == 17);
+
+struct BlockQ2_K {
+  uint8_t scales[kQKK / 16];  // sc | m << 4 per 16-element sub-block
+  uint8_t qs[kQKK / 4];       // 2-bit levels
+  uint16_t d;                 // f16 scale of sc
+  uint16_t dmin;              // f16 scale of m
+};
+static_assert(sizeof(BlockQ2_K) == 84);
+
+struct BlockQ3_K {
+  uint8_t hmask[kQKK / 8];  // third bit of each level
+  uint8_t qs[kQKK / 4];     // low 2 bits
+  uint8_t scales[kKScaleBytes];
+  uint16_t d;  // f16 super-block scale
+};
+static_assert(sizeof(BlockQ3_K) == 110);
+
+struct BlockIQ4_XS {
+  uint16_t d;         // f16 super-block scale
+  uint16_t scales_h;  // high 2 bits of the 8 sub-block scales
+  uint8_t scales_l[kQKK / 64];  // low 4 bits, two per byte
+  uint8_t qs[kQKK / 2];
+};
+static_assert(sizeof(BlockIQ4_XS) == 136);
+
 struct BlockQ4_K {
   uint16_t d;     // f16 super-block scale for the sub-block scales
   uint16_t dmin;  // f16 super-block scale for the sub-block mins
@@ -77,12 +154,14 @@ struct BlockQ8_K {
 static_assert(sizeof(BlockQ8_K) == 292);
 
 // Quantizes n floats into dst (RowBytes(type, n) bytes). Types: F32, F16,
-// BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. n must be a multiple of the block size.
-// K-quants search per-sub-block scales/mins to minimize squared error.
+// BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K. n must be a multiple
+// of the block size. K-quants search per-sub-block scales/mins to minimize
+// squared error; the 32-blocks use the block's min/max. Q2_K, Q3_K, IQ4_NL,
+// IQ4_XS and MXFP4 are read (DequantizeRow, MatMul) but not written.
 Status QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n);
 
-// Dequantizes n elements of a row of `type` into dst. Same types as
-// QuantizeRow, plus Q8_K.
+// Dequantizes n elements of a row of `type` into dst: every weight type
+// MatMul supports, plus Q8_K.
 Status DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);
 
 // Whether QuantizeRow / DequantizeRow / MatMul handle this weight type.
@@ -93,6 +172,20 @@ bool IsSupportedWeightType(GgmlType type);
 // llama.cpp (so the extreme value maps to -128 or 127 exactly).
 void QuantizeRowQ8_0(const float* src, BlockQ8_0* dst, int64_t n);
 void QuantizeRowQ8_K(const float* src, BlockQ8_K* dst, int64_t n);
+
+// The 16 levels of IQ4_NL / IQ4_XS and of MXFP4 (E2M1 values times 2), as in ggml.
+inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+inline constexpr int8_t kFp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// MXFP4 block scale: 2^(e - 128), i.e. half the E8M0 value 2^(e - 127), as an
+// exact float (subnormal for e < 2).
+float Mxfp4Scale(uint8_t e);
+
+// Q3_K: the 16 signed sub-block scales (s - 32, in [-32, 31]) from scales[12]:
+// scale j takes its low 4 bits from byte j % 8 (low nibble for j < 8, high
+// nibble after) and its high 2 bits from byte 8 + j % 4, bits 2 * (j / 4).
+void UnpackScalesQ3K(const uint8_t* scales, int8_t* out16);
 
 // K-quant 6-bit scale/min unpacking: sub-block j (0..7) of scales[12].
 inline void GetScaleMinK4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {

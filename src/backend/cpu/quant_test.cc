@@ -25,7 +25,8 @@ struct Bound {
 const Bound kBounds[] = {
     {GgmlType::F32, 0.0},       {GgmlType::F16, 1e-3},      {GgmlType::BF16, 5e-3},
     {GgmlType::Q8_0, 0.01},     {GgmlType::Q6_K, 0.03},     {GgmlType::Q5_K, 0.05},
-    {GgmlType::Q4_K, 0.10},     {GgmlType::Q4_0, 0.15},
+    {GgmlType::Q4_K, 0.10},     {GgmlType::Q4_0, 0.15},     {GgmlType::Q4_1, 0.15},
+    {GgmlType::Q5_0, 0.08},     {GgmlType::Q5_1, 0.08},
 };
 
 TEST(Quant, RoundTripErrorIsBounded) {
@@ -93,7 +94,8 @@ TEST(Quant, BadArgumentsAreErrors) {
   EXPECT_EQ(QuantizeRow(GgmlType::Q8_0, x.data(), q.data(), 33).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(QuantizeRow(GgmlType::Q4_K, x.data(), q.data(), 64).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(QuantizeRow(GgmlType::Q2_K, x.data(), q.data(), 256).code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(DequantizeRow(GgmlType::Q4_1, q.data(), x.data(), 32).code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(DequantizeRow(GgmlType::Q8_1, q.data(), x.data(), 32).code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(DequantizeRow(GgmlType::I8, q.data(), x.data(), 32).code(), StatusCode::kUnimplemented);
   EXPECT_EQ(QuantizeRow(static_cast<GgmlType>(99), x.data(), q.data(), 32).code(), StatusCode::kUnimplemented);
   EXPECT_FALSE(QuantizeRow(GgmlType::Q8_K, x.data(), q.data(), 256).ok());
 }

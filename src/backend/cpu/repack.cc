@@ -1,8 +1,10 @@
 #include "backend/cpu/repack.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/cpu/quant_levels.h"
 #include "base/check.h"
 
 namespace pg {
@@ -17,12 +19,15 @@ size_t RepackedBytesQ8_0x8(const WeightMatrix& w) {
   return static_cast<size_t>(groups * (w.cols / kQK)) * sizeof(BlockQ8_0x8);
 }
 
-WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst) {
-  PG_CHECK(CanRepackQ8_0x8(w));
+namespace {
+
+// Fills Q8_0x8 groups from `as_q8_0(row, block)`, which returns that block of
+// the source as a Q8_0 block.
+template <typename AsQ8_0>
+WeightMatrix FillQ8_0x8(const WeightMatrix& w, void* dst, AsQ8_0 as_q8_0) {
   const int64_t nb = w.cols / kQK;
   const int64_t groups = (w.rows + kQ8_0x8Rows - 1) / kQ8_0x8Rows;
   auto* out = static_cast<BlockQ8_0x8*>(dst);
-  const auto* base = static_cast<const uint8_t*>(w.data);
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t b = 0; b < nb; ++b) {
       BlockQ8_0x8& o = out[g * nb + b];
@@ -30,15 +35,131 @@ WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst) {
       for (int r = 0; r < kQ8_0x8Rows; ++r) {
         const int64_t row = g * kQ8_0x8Rows + r;
         if (row >= w.rows) break;
-        const auto* src = reinterpret_cast<const BlockQ8_0*>(base + row * w.row_bytes) + b;
-        o.d[r] = src->d;
-        for (int k = 0; k < kQK / 4; ++k) std::memcpy(&o.qs[kQK * k + 4 * r], &src->qs[4 * k], 4);
+        const BlockQ8_0 src = as_q8_0(row, b);
+        o.d[r] = src.d;
+        for (int k = 0; k < kQK / 4; ++k) std::memcpy(&o.qs[kQK * k + 4 * r], &src.qs[4 * k], 4);
+      }
+    }
+  }
+  WeightMatrix v = w;
+  v.type = GgmlType::Q8_0;
+  v.row_bytes = std::max(w.row_bytes, RowBytes(GgmlType::Q8_0, w.cols));
+  v.data = dst;
+  v.layout = WeightLayout::kQ8_0x8;
+  return v;
+}
+
+}  // namespace
+
+WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ8_0x8(w));
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  return FillQ8_0x8(w, dst, [&](int64_t row, int64_t b) {
+    return reinterpret_cast<const BlockQ8_0*>(base + row * w.row_bytes)[b];
+  });
+}
+
+bool CanRepackQ5_0AsQ8_0x8(const WeightMatrix& w) {
+  return w.type == GgmlType::Q5_0 && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
+         w.cols > 0 && w.cols % kQK == 0 && w.row_bytes >= RowBytes(GgmlType::Q5_0, w.cols);
+}
+
+WeightMatrix RepackQ5_0AsQ8_0x8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ5_0AsQ8_0x8(w));
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  return FillQ8_0x8(w, dst, [&](int64_t row, int64_t b) {
+    const BlockQ5_0& src = reinterpret_cast<const BlockQ5_0*>(base + row * w.row_bytes)[b];
+    BlockQ8_0 q;
+    q.d = src.d;
+    const uint32_t qh = LoadQh(src.qh);
+    for (int i = 0; i < kQK; ++i) q.qs[i] = static_cast<int8_t>(Q5LevelAt(src.qs, qh, i) - 16);
+    return q;
+  });
+}
+
+bool CanRepackQ4_Kx8(const WeightMatrix& w) {
+  return w.type == GgmlType::Q4_K && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
+         w.cols > 0 && w.cols % kQKK == 0 && w.row_bytes >= RowBytes(GgmlType::Q4_K, w.cols);
+}
+
+size_t RepackedBytesQ4_Kx8(const WeightMatrix& w) {
+  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
+  return static_cast<size_t>(groups * (w.cols / kQKK)) * sizeof(BlockQ4_Kx8);
+}
+
+namespace {
+
+void PutRowQ4_Kx8(const BlockQ4_K& src, int r, BlockQ4_Kx8& o) {
+  o.d[r] = src.d;
+  o.dmin[r] = src.dmin;
+  for (int j = 0; j < 8; ++j) GetScaleMinK4(j, src.scales, &o.sc[j][r], &o.m[j / 2][r][j % 2]);
+  for (int p = 0; p < 4; ++p)
+    for (int k = 0; k < 8; ++k) std::memcpy(&o.qs[256 * p + 32 * k + 4 * r], &src.qs[32 * p + 4 * k], 4);
+}
+
+}  // namespace
+
+WeightMatrix RepackQ4_Kx8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ4_Kx8(w));
+  const int64_t nb = w.cols / kQKK;
+  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
+  auto* out = static_cast<BlockQ4_Kx8*>(dst);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockQ4_Kx8& o = out[g * nb + b];
+      std::memset(&o, 0, sizeof o);
+      for (int r = 0; r < kQ4_Kx8Rows; ++r) {
+        const int64_t row = g * kQ4_Kx8Rows + r;
+        if (row >= w.rows) break;
+        PutRowQ4_Kx8(reinterpret_cast<const BlockQ4_K*>(base + row * w.row_bytes)[b], r, o);
       }
     }
   }
   WeightMatrix v = w;
   v.data = dst;
-  v.layout = WeightLayout::kQ8_0x8;
+  v.layout = WeightLayout::kQ4_Kx8;
+  return v;
+}
+
+bool CanRepackQ6_Kx8(const WeightMatrix& w) {
+  return w.type == GgmlType::Q6_K && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
+         w.cols > 0 && w.cols % kQKK == 0 && w.row_bytes >= RowBytes(GgmlType::Q6_K, w.cols);
+}
+
+size_t RepackedBytesQ6_Kx8(const WeightMatrix& w) {
+  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
+  return static_cast<size_t>(groups * (w.cols / kQKK)) * sizeof(BlockQ6_Kx8);
+}
+
+WeightMatrix RepackQ6_Kx8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ6_Kx8(w));
+  const int64_t nb = w.cols / kQKK;
+  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
+  auto* out = static_cast<BlockQ6_Kx8*>(dst);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockQ6_Kx8& o = out[g * nb + b];
+      std::memset(&o, 0, sizeof o);
+      for (int r = 0; r < kQ4_Kx8Rows; ++r) {
+        const int64_t row = g * kQ4_Kx8Rows + r;
+        if (row >= w.rows) break;
+        const BlockQ6_K& src = reinterpret_cast<const BlockQ6_K*>(base + row * w.row_bytes)[b];
+        o.d[r] = src.d;
+        for (int j = 0; j < 16; ++j) o.sc[j][r] = src.scales[j];
+        for (int h = 0; h < 2; ++h)
+          for (int k = 0; k < 8; ++k) {
+            for (int c = 0; c < 2; ++c)
+              std::memcpy(&o.ql[512 * h + 256 * c + 32 * k + 4 * r], &src.ql[64 * h + 32 * c + 4 * k], 4);
+            std::memcpy(&o.qh[256 * h + 32 * k + 4 * r], &src.qh[32 * h + 4 * k], 4);
+          }
+      }
+    }
+  }
+  WeightMatrix v = w;
+  v.data = dst;
+  v.layout = WeightLayout::kQ6_Kx8;
   return v;
 }
 
@@ -82,20 +203,35 @@ void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 namespace {
 
-enum class RepackKind { kNone, kQ8_0x8, kHalf4 };
+enum class RepackKind { kNone, kQ8_0x8, kQ5_0AsQ8_0x8, kQ4_Kx8, kQ6_Kx8, kHalf4 };
 
 RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
   if (CanRepackQ8_0x8(w)) return RepackKind::kQ8_0x8;
+  if (CanRepackQ5_0AsQ8_0x8(w)) return RepackKind::kQ5_0AsQ8_0x8;
+  if (CanRepackQ4_Kx8(w) && k.k_quant_x8) return RepackKind::kQ4_Kx8;
+  if (CanRepackQ6_Kx8(w) && k.k_quant_x8) return RepackKind::kQ6_Kx8;
   if (CanRepackHalf4(w) && (w.type == GgmlType::F16 ? k.half4_f16 : k.half4_bf16)) return RepackKind::kHalf4;
   return RepackKind::kNone;
 }
 
 size_t BytesFor(RepackKind kind, const WeightMatrix& w) {
-  return kind == RepackKind::kQ8_0x8 ? RepackedBytesQ8_0x8(w) : RepackedBytesHalf4(w);
+  switch (kind) {
+    case RepackKind::kQ8_0x8:
+    case RepackKind::kQ5_0AsQ8_0x8: return RepackedBytesQ8_0x8(w);
+    case RepackKind::kQ4_Kx8: return RepackedBytesQ4_Kx8(w);
+    case RepackKind::kQ6_Kx8: return RepackedBytesQ6_Kx8(w);
+    default: return RepackedBytesHalf4(w);
+  }
 }
 
 WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
-  return kind == RepackKind::kQ8_0x8 ? RepackQ8_0x8(w, dst) : RepackHalf4(w, dst);
+  switch (kind) {
+    case RepackKind::kQ8_0x8: return RepackQ8_0x8(w, dst);
+    case RepackKind::kQ5_0AsQ8_0x8: return RepackQ5_0AsQ8_0x8(w, dst);
+    case RepackKind::kQ4_Kx8: return RepackQ4_Kx8(w, dst);
+    case RepackKind::kQ6_Kx8: return RepackQ6_Kx8(w, dst);
+    default: return RepackHalf4(w, dst);
+  }
 }
 
 }  // namespace

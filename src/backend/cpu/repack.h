@@ -22,6 +22,35 @@
 // slower for prefill: a 4-row tile then reads every other 256 bytes, and those
 // lines crowd a few L1 sets.)
 //
+// Q4_Kx8 groups 8 consecutive rows of Q4_K. For each group and each 256-column
+// super-block it stores the 8 rows' f16 d and dmin, their 6-bit sub-block
+// scales and mins already unpacked (GetScaleMinK4), and their quants with the
+// Q4_K byte pairing kept (byte l of pair p holds sub-block 2p's column l in
+// its low nibble and sub-block 2p + 1's in its high nibble), interleaved 4
+// bytes at a time as in Q8_0x8:
+//
+//   BlockQ4_Kx8 { d[8]; dmin[8]; sc[8 sub-blocks][8 rows];
+//                 m[4 pairs][8 rows][2]; qs[1024] }
+//   qs[256 * p + 32 * k + 4 * r + i] = row r's Q4_K qs[32 * p + 4 * k + i]
+//
+// so one 32-byte load holds 4 columns of two sub-blocks for all 8 rows, one
+// row per 32-bit lane (148 bytes per row and super-block; Q4_K has 144). Per
+// row and token the kernels sum the super-block exactly in int32
+// (isum = sum_j sc_j q.x_j, msum = sum_j m_j bsum_j) and then do two f32 FMAs:
+// acc = fma(d*xd, isum, acc); acc = fma(-(dmin*xd), msum, acc)
+// (scalar::GemmQ4_Kx8 defines the arithmetic).
+//
+// Q6_Kx8 groups 8 rows of Q6_K the same way, at Q6_K's 210 bytes per row and
+// super-block: the 8 rows' f16 d, their int8 scales [16 sub-blocks][8 rows],
+// and ql / qh interleaved 4 bytes per row:
+//
+//   BlockQ6_Kx8 { d[8]; sc[16][8]; ql[1024]; qh[512] }
+//   ql[512 * h + 256 * c + 32 * k + 4 * r + i] = row r's ql[64 * h + 32 * c + 4 * k + i]
+//   qh[256 * h + 32 * k + 4 * r + i]           = row r's qh[32 * h + 4 * k + i]
+//
+// Per row and token: isum = sum_j sc_j q.x_j - 32 sum_j sc_j bsum_j, exact in
+// int32, then acc = fma(d*xd, isum, acc) (scalar::GemmQ6_Kx8).
+//
 // A group at the end of a matrix whose row count is not a multiple of its
 // group size is padded with zero rows.
 //
@@ -52,12 +81,49 @@ static_assert(sizeof(BlockQ8_0x8) == 272);
 // Whether `w` can be repacked into Q8_0x8 (a row-major Q8_0 matrix).
 bool CanRepackQ8_0x8(const WeightMatrix& w);
 
-// Bytes RepackQ8_0x8 writes for `w`.
+// Bytes RepackQ8_0x8 (or RepackQ5_0AsQ8_0x8) writes for `w`.
 size_t RepackedBytesQ8_0x8(const WeightMatrix& w);
 
 // Writes `w` (CanRepackQ8_0x8) into `dst` (RepackedBytesQ8_0x8 bytes) and
 // returns the view of it: same type, rows, cols and row_bytes, layout kQ8_0x8.
 WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst);
+
+// A Q5_0 block is exactly a Q8_0 block with levels q - 16 in [-16, 15] and
+// the same f16 scale, so a row-major Q5_0 matrix is repacked into Q8_0x8
+// losslessly (the view's type is then Q8_0, its row_bytes at least a Q8_0
+// row's) and runs the Q8_0x8 kernels: 55% more bytes than Q5_0, but 2-3x the
+// speed of its own kernels (docs/performance.md, "Weight types").
+bool CanRepackQ5_0AsQ8_0x8(const WeightMatrix& w);
+WeightMatrix RepackQ5_0AsQ8_0x8(const WeightMatrix& w, void* dst);
+
+constexpr int kQ4_Kx8Rows = 8;
+
+struct BlockQ4_Kx8 {
+  uint16_t d[kQ4_Kx8Rows];     // f16 scale of each row's sub-block scales
+  uint16_t dmin[kQ4_Kx8Rows];  // f16 scale of each row's sub-block mins
+  uint8_t sc[8][kQ4_Kx8Rows];  // [sub-block][row], 6 bits
+  uint8_t m[4][kQ4_Kx8Rows][2];  // [sub-block pair][row][which of the pair], 6 bits
+  uint8_t qs[kQ4_Kx8Rows * kQKK / 2];  // see above
+};
+static_assert(sizeof(BlockQ4_Kx8) == 8 * 148);
+
+// Whether `w` can be repacked into Q4_Kx8 (a row-major Q4_K matrix).
+bool CanRepackQ4_Kx8(const WeightMatrix& w);
+size_t RepackedBytesQ4_Kx8(const WeightMatrix& w);
+WeightMatrix RepackQ4_Kx8(const WeightMatrix& w, void* dst);
+
+struct BlockQ6_Kx8 {
+  uint16_t d[kQ4_Kx8Rows];
+  int8_t sc[16][kQ4_Kx8Rows];            // [sub-block of 16][row]
+  uint8_t ql[kQ4_Kx8Rows * kQKK / 2];    // see above
+  uint8_t qh[kQ4_Kx8Rows * kQKK / 4];
+};
+static_assert(sizeof(BlockQ6_Kx8) == 8 * 210);
+
+// Whether `w` can be repacked into Q6_Kx8 (a row-major Q6_K matrix).
+bool CanRepackQ6_Kx8(const WeightMatrix& w);
+size_t RepackedBytesQ6_Kx8(const WeightMatrix& w);
+WeightMatrix RepackQ6_Kx8(const WeightMatrix& w, void* dst);
 
 constexpr int kHalf4Rows = 4;
 constexpr int kHalf4Cols = 32;
@@ -71,8 +137,10 @@ WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst);
 // Owns the repacked copies of a model's matrices.
 class RepackedWeights {
  public:
-  // Repacks `w` if it can be repacked (Q8_0 -> Q8_0x8; F16 / BF16 -> Half4
-  // where `k` asks for it, CpuKernels::half4_*), into memory owned here, and
+  // Repacks `w` if it can be repacked (Q8_0 and Q5_0 -> Q8_0x8; Q4_K -> Q4_Kx8
+  // and Q6_K -> Q6_Kx8 where `k` asks for it, CpuKernels::k_quant_x8; F16 /
+  // BF16 -> Half4 where `k` asks
+  // for it, CpuKernels::half4_*), into memory owned here, and
   // returns the repacked view; returns `w` unchanged otherwise.
   WeightMatrix Add(const WeightMatrix& w, const CpuKernels& k);
   // Add() for every matrix in `ms`, replacing each with what Add returns; the

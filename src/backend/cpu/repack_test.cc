@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/fp16.h"
 #include "backend/cpu/test_util.h"
 
 namespace pg {
@@ -138,6 +140,50 @@ TEST(GemmQ8_0x8, EveryLevelMatchesScalarBitForBit) {
         }
       }
     }
+  }
+}
+
+// Q5_0 becomes Q8_0x8 losslessly: the view dequantizes to the same values,
+// runs the Q8_0x8 kernels, and every level gives the scalar bits.
+TEST(RepackQ5_0AsQ8_0x8, SameValuesAndQ8_0x8Kernels) {
+  const int64_t rows = 13, cols = 128, nb = cols / kQK;
+  const std::vector<float> wf = RandomWeights(static_cast<size_t>(rows * cols), 21);
+  const size_t rb = RowBytes(GgmlType::Q5_0, cols);
+  std::vector<uint8_t> q5(rb * rows);
+  for (int64_t r = 0; r < rows; ++r) ASSERT_TRUE(QuantizeRow(GgmlType::Q5_0, wf.data() + r * cols, q5.data() + r * rb, cols).ok());
+  const WeightMatrix w = MakeWeightMatrix(GgmlType::Q5_0, q5.data(), rows, cols);
+  ASSERT_TRUE(CanRepackQ5_0AsQ8_0x8(w));
+  EXPECT_FALSE(CanRepackQ8_0x8(w));
+  RepackedWeights store;
+  const WeightMatrix v = store.Add(w, ScalarKernels());
+  EXPECT_EQ(v.layout, WeightLayout::kQ8_0x8);
+  EXPECT_EQ(v.type, GgmlType::Q8_0);
+  EXPECT_EQ(v.row_bytes, RowBytes(GgmlType::Q8_0, cols));
+  EXPECT_TRUE(v.Validate().ok());
+  EXPECT_EQ(store.bytes(), 2u * nb * sizeof(BlockQ8_0x8));
+  const auto* g = static_cast<const BlockQ8_0x8*>(v.data);
+  std::vector<float> want(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    ASSERT_TRUE(DequantizeRow(GgmlType::Q5_0, q5.data() + r * rb, want.data(), cols).ok());
+    for (int64_t c = 0; c < cols; ++c) {
+      const BlockQ8_0x8& blk = g[(r / 8) * nb + c / kQK];
+      const int lane = static_cast<int>(r % 8), i = static_cast<int>(c % kQK);
+      EXPECT_EQ(F16ToF32(blk.d[lane]) * blk.qs[kQK * (i / 4) + 4 * lane + i % 4], want[c]) << r << " " << c;
+    }
+  }
+  const int64_t n_tok = 5;
+  const std::vector<float> x = RandomWeights(static_cast<size_t>(n_tok * cols), 22, 1.0f);
+  std::vector<BlockQ8_0> xq(static_cast<size_t>(n_tok * nb));
+  for (int64_t t = 0; t < n_tok; ++t) ScalarKernels().quantize_q8_0(x.data() + t * cols, &xq[t * nb], cols);
+  const size_t xs = sizeof(BlockQ8_0) * nb;
+  std::vector<float> ref(static_cast<size_t>(n_tok * rows)), rowmajor(ref.size());
+  ScalarKernels().gemm[static_cast<int>(WeightKind::kQ8_0x8)](v, xq.data(), xs, 0, n_tok, 0, rows, ref.data(), rows);
+  ScalarKernels().gemm[static_cast<int>(WeightKind::kQ5_0)](w, xq.data(), xs, 0, n_tok, 0, rows, rowmajor.data(), rows);
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(ref[i], rowmajor[i], 1e-5f * (1 + std::fabs(ref[i])));
+  for (const CpuKernels* k : HostKernelTables()) {
+    std::vector<float> got(ref.size());
+    k->gemm[static_cast<int>(WeightKind::kQ8_0x8)](v, xq.data(), xs, 0, n_tok, 0, rows, got.data(), rows);
+    EXPECT_EQ(0, std::memcmp(got.data(), ref.data(), ref.size() * sizeof(float))) << IsaName(k->level);
   }
 }
 

@@ -1,0 +1,163 @@
+// Q4_Kx8 and Q6_Kx8 (repack.h): layouts, and their GEMM kernels against the
+// scalar reference (bit for bit) and the row-major product.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/repack.h"
+#include "backend/cpu/test_util.h"
+
+namespace pg {
+namespace {
+
+using testing::HostKernelTables;
+using testing::RandomWeights;
+
+struct KMatrix {
+  std::vector<uint8_t> bytes;
+  WeightMatrix w;
+};
+
+KMatrix MakeK(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
+  KMatrix m;
+  const std::vector<float> wf = RandomWeights(static_cast<size_t>(rows * cols), seed);
+  const size_t rb = RowBytes(type, cols);
+  m.bytes.resize(rb * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    EXPECT_TRUE(QuantizeRow(type, wf.data() + r * cols, m.bytes.data() + r * rb, cols).ok());
+  if (type == GgmlType::Q4_K) {
+    // Extreme 6-bit scales and mins a file may hold: 63 for sub-block 0 of row 0.
+    auto* b0 = reinterpret_cast<BlockQ4_K*>(m.bytes.data());
+    b0->scales[0] = 63;
+    b0->scales[4] = 63;
+  } else {
+    // Extreme int8 scales: -128 and 127.
+    auto* b0 = reinterpret_cast<BlockQ6_K*>(m.bytes.data());
+    b0->scales[0] = -128;
+    b0->scales[15] = 127;
+  }
+  m.w = MakeWeightMatrix(type, m.bytes.data(), rows, cols);
+  return m;
+}
+KMatrix MakeQ4K(int64_t rows, int64_t cols, uint32_t seed) { return MakeK(GgmlType::Q4_K, rows, cols, seed); }
+
+TEST(RepackQ4_Kx8, EveryQuantScaleAndMinLandsInItsLane) {
+  const int64_t rows = 11, cols = 512, nb = cols / kQKK;
+  KMatrix m = MakeQ4K(rows, cols, 1);
+  ASSERT_TRUE(CanRepackQ4_Kx8(m.w));
+  EXPECT_EQ(RepackedBytesQ4_Kx8(m.w), 2u * nb * sizeof(BlockQ4_Kx8));
+  RepackedWeights store;
+  const WeightMatrix v = store.Add(m.w, Avx2Kernels());  // the AVX2 table asks for Q4_Kx8
+  EXPECT_EQ(v.layout, WeightLayout::kQ4_Kx8);
+  EXPECT_EQ(store.Add(m.w, ScalarKernels()).layout, WeightLayout::kRowMajor);  // the scalar one does not
+  EXPECT_TRUE(v.Validate().ok());
+  EXPECT_FALSE(CanRepackQ4_Kx8(v));
+  const auto* g = static_cast<const BlockQ4_Kx8*>(v.data);
+  for (int64_t r = 0; r < 16; ++r) {
+    for (int64_t b = 0; b < nb; ++b) {
+      const BlockQ4_Kx8& blk = g[(r / 8) * nb + b];
+      const int lane = static_cast<int>(r % 8);
+      const BlockQ4_K* src = r < rows ? reinterpret_cast<const BlockQ4_K*>(m.bytes.data() + r * m.w.row_bytes) + b
+                                      : nullptr;
+      EXPECT_EQ(blk.d[lane], src ? src->d : 0);
+      EXPECT_EQ(blk.dmin[lane], src ? src->dmin : 0);
+      for (int j = 0; j < 8; ++j) {
+        uint8_t sc = 0, mn = 0;
+        if (src) GetScaleMinK4(j, src->scales, &sc, &mn);
+        EXPECT_EQ(blk.sc[j][lane], sc);
+        EXPECT_EQ(blk.m[j / 2][lane][j % 2], mn);
+      }
+      for (int i = 0; i < kQKK / 2; ++i) {
+        const int p = i / 32, l = i % 32;
+        EXPECT_EQ(blk.qs[256 * p + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qs[i] : 0) << r << " " << i;
+      }
+    }
+  }
+  std::vector<uint8_t> odd(RowBytes(GgmlType::Q4_0, 256) * 8);
+  EXPECT_FALSE(CanRepackQ4_Kx8(MakeWeightMatrix(GgmlType::Q4_0, odd.data(), 8, 256)));
+}
+
+TEST(RepackQ6_Kx8, EveryQuantAndScaleLandsInItsLane) {
+  const int64_t rows = 11, cols = 512, nb = cols / kQKK;
+  KMatrix m = MakeK(GgmlType::Q6_K, rows, cols, 2);
+  ASSERT_TRUE(CanRepackQ6_Kx8(m.w));
+  EXPECT_EQ(RepackedBytesQ6_Kx8(m.w), 2u * nb * sizeof(BlockQ6_Kx8));
+  RepackedWeights store;
+  const WeightMatrix v = store.Add(m.w, Avx2Kernels());
+  EXPECT_EQ(v.layout, WeightLayout::kQ6_Kx8);
+  EXPECT_EQ(store.Add(m.w, ScalarKernels()).layout, WeightLayout::kRowMajor);
+  EXPECT_TRUE(v.Validate().ok());
+  const auto* g = static_cast<const BlockQ6_Kx8*>(v.data);
+  for (int64_t r = 0; r < 16; ++r) {
+    for (int64_t b = 0; b < nb; ++b) {
+      const BlockQ6_Kx8& blk = g[(r / 8) * nb + b];
+      const int lane = static_cast<int>(r % 8);
+      const BlockQ6_K* src = r < rows ? reinterpret_cast<const BlockQ6_K*>(m.bytes.data() + r * m.w.row_bytes) + b
+                                      : nullptr;
+      EXPECT_EQ(blk.d[lane], src ? src->d : 0);
+      for (int j = 0; j < 16; ++j) EXPECT_EQ(blk.sc[j][lane], src ? src->scales[j] : 0);
+      for (int i = 0; i < kQKK / 2; ++i) {
+        const int h = i / 64, c = (i % 64) / 32, l = i % 32;
+        EXPECT_EQ(blk.ql[512 * h + 256 * c + 32 * (l / 4) + 4 * lane + l % 4], src ? src->ql[i] : 0) << r << " " << i;
+      }
+      for (int i = 0; i < kQKK / 4; ++i) {
+        const int h = i / 32, l = i % 32;
+        EXPECT_EQ(blk.qh[256 * h + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qh[i] : 0) << r << " " << i;
+      }
+    }
+  }
+}
+
+// Every level gives the scalar reference's bits for every tile shape (1-9
+// tokens), partial groups and row ranges ending inside a group; the result is
+// within float rounding of the row-major product.
+void CheckKernels(GgmlType type, WeightKind kx8, WeightKind row_kind) {
+  const int kind = static_cast<int>(kx8);
+  for (int64_t rows : {8, 13, 64}) {
+    const int64_t cols = 512;
+    KMatrix m = MakeK(type, rows, cols, 7 + static_cast<uint32_t>(rows));
+    RepackedWeights store;
+    const WeightMatrix v = store.Add(m.w, Avx2Kernels());
+    ASSERT_EQ(WeightKindOf(v), kx8);
+    for (int64_t n_tok = 1; n_tok <= 9; ++n_tok) {
+      const std::vector<float> x = RandomWeights(static_cast<size_t>(n_tok * cols), 99, 1.0f);
+      std::vector<BlockQ8_K> xq(static_cast<size_t>(n_tok * cols / kQKK));
+      for (int64_t t = 0; t < n_tok; ++t) ScalarKernels().quantize_q8_k(x.data() + t * cols, &xq[t * cols / kQKK], cols);
+      const size_t xs = sizeof(BlockQ8_K) * cols / kQKK;
+      std::vector<float> want(static_cast<size_t>(n_tok * rows), -1.0f);
+      ScalarKernels().gemm[kind](v, xq.data(), xs, 0, n_tok, 0, rows, want.data(), rows);
+      std::vector<float> rowmajor(want.size());
+      ScalarKernels().gemm[static_cast<int>(row_kind)](m.w, xq.data(), xs, 0, n_tok, 0, rows, rowmajor.data(), rows);
+      for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(want[i], rowmajor[i], 1e-4f * (1 + std::fabs(want[i])));
+      for (const CpuKernels* k : HostKernelTables()) {
+        SCOPED_TRACE(std::string(IsaName(k->level)) + " " + TypeName(type) + " rows " + std::to_string(rows) +
+                     " tokens " + std::to_string(n_tok));
+        std::vector<float> got(want.size(), -2.0f);
+        k->gemm[kind](v, xq.data(), xs, 0, n_tok, 0, rows, got.data(), rows);
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
+        if (rows > 8) {
+          std::vector<float> part(want.size(), -3.0f);
+          k->gemm[kind](v, xq.data(), xs, 0, n_tok, 8, rows - 1, part.data(), rows);
+          for (int64_t t = 0; t < n_tok; ++t)
+            for (int64_t r = 0; r < rows; ++r)
+              EXPECT_EQ(part[t * rows + r], (r >= 8 && r < rows - 1) ? want[t * rows + r] : -3.0f) << t << " " << r;
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmQ4_Kx8, EveryLevelMatchesScalarBitForBit) {
+  CheckKernels(GgmlType::Q4_K, WeightKind::kQ4_Kx8, WeightKind::kQ4_K);
+}
+
+TEST(GemmQ6_Kx8, EveryLevelMatchesScalarBitForBit) {
+  CheckKernels(GgmlType::Q6_K, WeightKind::kQ6_Kx8, WeightKind::kQ6_K);
+}
+
+}  // namespace
+}  // namespace pg

@@ -42,10 +42,11 @@ struct BatchSeq {
 // How a Model runs (not part of the file).
 struct ModelOptions {
   AttentionMode attention = AttentionMode::kTiledF32;  // f16-KV attention arithmetic (attention.h)
-  // Repack matrices at load (backend/cpu/repack.h): Q8_0 into Q8_0x8 (~2x
-  // faster GEMV; int32 block sums instead of llama.cpp's per-lane float partial
-  // sums) and, where the kernel table asks, F16/BF16 into Half4 (same bits).
-  // Off keeps llama.cpp's Q8_0 arithmetic (--attn llama).
+  // Repack matrices at load (backend/cpu/repack.h): Q8_0 (and Q5_0,
+  // losslessly widened) into Q8_0x8 (~2x faster GEMV; int32 block sums
+  // instead of llama.cpp's per-lane float partial sums); where the kernel
+  // table asks, Q4_K/Q6_K into Q4_Kx8/Q6_Kx8 and F16/BF16 into Half4 (same
+  // bits). Off keeps llama.cpp's row-major arithmetic (--attn llama).
   bool repack_weights = true;
 };
 

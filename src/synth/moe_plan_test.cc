@@ -42,7 +42,7 @@ TEST(MoePlan, Mini30bA3bKeepsQwen3MoeProportions) {
   EXPECT_EQ(m["blk.0.attn_q.weight"]->type, GgmlType::Q4_K);
   // 192-wide expert rows cannot be K-quants: Q8_0 where Q4_K_M has Q6_K.
   EXPECT_EQ(m["blk.0.ffn_down_exps.weight"]->type, GgmlType::Q8_0);
-  EXPECT_EQ(m["blk.1.ffn_down_exps.weight"]->type, GgmlType::Q4_0);
+  EXPECT_EQ(m["blk.1.ffn_down_exps.weight"]->type, GgmlType::Q5_0);  // llama.cpp's fallback for Q4_K
   EXPECT_EQ(m.count("blk.0.ffn_gate.weight"), 0u);
   EXPECT_EQ(m.count("blk.0.attn_q_norm.weight"), 1u);
   // ~0.3B parameters; ~20M active per token (attention, 8 of 128 experts, embeddings not counted).
@@ -148,7 +148,7 @@ TEST(MoePlan, TinyMoeQ4KFilesHaveKQuantExpertStacks) {
   // 256-wide expert ffn_down rows: Q4_K, and Q6_K in use_more_bits layers (the last of 3).
   EXPECT_EQ((*f)->FindTensor("blk.0.ffn_down_exps.weight")->type, GgmlType::Q4_K);
   EXPECT_EQ((*f)->FindTensor("blk.2.ffn_down_exps.weight")->type, GgmlType::Q6_K);
-  EXPECT_EQ((*f)->FindTensor("blk.0.ffn_gate_exps.weight")->type, GgmlType::Q4_0);
+  EXPECT_EQ((*f)->FindTensor("blk.0.ffn_gate_exps.weight")->type, GgmlType::Q5_0);  // 64-wide rows: the fallback
   EXPECT_EQ((*f)->FindTensor("blk.0.ffn_gate_exps.weight")->dims, (std::vector<int64_t>{64, 256, 8}));
 }
 

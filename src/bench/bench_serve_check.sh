@@ -13,24 +13,40 @@
 # The device tier is sized below the workload so the host tier is used too.
 # Needs no ../shared: the model comes from `make-model --vocab builtin`.
 #
-# usage: bench_serve_check.sh PROSGROW_BIN WORKDIR
+# usage: bench_serve_check.sh PROSGROW_BIN WORKDIR [MAKE_MODEL_ARGS]
+#   MAKE_MODEL_ARGS: the model's make-model flags (default: a tiny qwen2,
+#   "--shape tiny --arch qwen2"), e.g. "--shape tiny-moe --arch qwen3moe".
 # Exit: 0 pass, 1 a figure differs, 2 usage or setup error.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 PROSGROW_BIN WORKDIR" >&2
+if [[ $# -lt 2 || $# -gt 3 ]]; then
+  echo "usage: $0 PROSGROW_BIN WORKDIR [MAKE_MODEL_ARGS]" >&2
   exit 2
 fi
 bin=$1 work=$2
+read -r -a model_args <<<"${3:---shape tiny --arch qwen2}"
 rm -rf "$work"
 mkdir -p "$work"
 
-"$bin" make-model --shape tiny --vocab builtin --type q8_0 --arch qwen2 --seed 3 --out "$work/tiny.gguf" \
+"$bin" make-model "${model_args[@]}" --vocab builtin --type q8_0 --seed 3 --out "$work/tiny.gguf" \
   >"$work/make-model.log" 2>&1 || { echo "make-model failed; see $work/make-model.log" >&2; exit 2; }
 
 port=""
 server=""
-trap 'kill $server 2>/dev/null || true; wait 2>/dev/null || true' EXIT
+# On failure, show what the server and the bench said (the work dir is
+# recreated by the next run).
+on_exit() {
+  local rc=$?
+  kill $server 2>/dev/null || true
+  wait 2>/dev/null || true
+  if [[ $rc -ne 0 ]]; then
+    for f in "$work"/*.log; do
+      [[ -f "$f" ]] && { echo "--- tail of $f" >&2; tail -15 "$f" >&2; }
+    done
+  fi
+  return $rc
+}
+trap on_exit EXIT
 
 # serve NAME ARGS...: starts a server on a port it picks itself (--port 0,
 # read back from its log, so no other process can take it first) and waits

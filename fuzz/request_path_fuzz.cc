@@ -17,7 +17,8 @@
 //   - every rejection is an ApiError with a 4xx status whose JSON is one line
 //     and parses back; no exception escapes (one would abort the fuzzer);
 //   - an accepted request respects RequestLimits;
-//   - Decode(Encode(x)) == x for valid UTF-8 x (no special-token parsing);
+//   - Decode(Encode(x)) == x for valid UTF-8 x (no special-token parsing;
+//     SPM: no user-defined token nor U+2581 in x, see CheckRoundTrip);
 //   - streaming decode + stop filtering emits exactly the decoded text, or,
 //     when a stop string hit, a prefix of it that holds no stop string;
 //   - parsed tool calls have a name and arguments that are a JSON object.
@@ -48,7 +49,7 @@ bool Verbose() {
 }
 
 void Note(const std::string& stage, const std::string& what) {
-  if (Verbose()) std::fprintf(stderr, "  %s: %s\n", stage.c_str(), what.substr(0, 200).c_str());
+  if (Verbose()) std::fprintf(stderr, "  %s: %s\n", stage.c_str(), what.substr(0, 400).c_str());
 }
 
 void Require(bool ok, const char* what) {
@@ -88,8 +89,22 @@ void FuzzToolCallParser(std::string_view raw) {
 
 void CheckRoundTrip(const Tokenizer& tok, const std::string& text) {
   if (!IsValidUtf8(text)) return;
-  Require(tok.Decode(tok.Encode(text, /*add_special=*/false, /*parse_special=*/false)) == text,
-          "Decode(Encode(text)) == text");
+  const std::vector<int32_t> ids = tok.Encode(text, /*add_special=*/false, /*parse_special=*/false);
+  // SPM, as llama.cpp, prefixes a space to the text after a special token
+  // (user-defined ones are split out even here), and decodes U+2581 (its
+  // space marker) to a space: such text cannot round-trip.
+  if (tok.model() == "llama") {
+    if (text.find("\xE2\x96\x81") != std::string::npos) return;
+    for (int32_t id : ids) {
+      if (tok.token_type(id) == TokenType::kUserDefined) return;
+    }
+  }
+  const std::string back = tok.Decode(ids);
+  if (back != text) {
+    Note("text", nlohmann::json(text).dump());
+    Note("decoded", nlohmann::json(back).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  Require(back == text, "Decode(Encode(text)) == text");
 }
 
 // What CompletionHandler::Handle does with the prompt text.

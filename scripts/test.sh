@@ -29,3 +29,4 @@ unit_targets=$(ninja -C build-asan -t targets all | sed -n 's/^\([a-z0-9_]*_test
 ninja -C build-asan -j"$JOBS" $unit_targets prosgrow
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L unit --output-on-failure -j"$JOBS" --timeout 1800
+bash scripts/fuzz_smoke.sh  # libFuzzer targets (clang, ASan+UBSan): replay both corpora, fuzz the request path 60 s

@@ -108,7 +108,10 @@ class Tokenizer {
   // Concatenated pieces; for SPM with add_space_prefix the first token's
   // leading space is dropped (as llama.cpp's detokenize does), so
   // Decode(Encode(x, false, false)) == x for valid UTF-8 x whose bytes all
-  // have tokens. No clean-up of spaces before punctuation is applied.
+  // have tokens (SPM: and that holds neither U+2581, which decodes to a
+  // space, nor a user-defined token's text, since the text after a special
+  // token gets the space prefix too, as in llama.cpp).
+  // No clean-up of spaces before punctuation is applied.
   std::string Decode(const std::vector<int32_t>& ids, bool render_special = false) const;
 
   int32_t n_vocab() const { return static_cast<int32_t>(tokens_.size()); }

@@ -5,7 +5,8 @@
 //     pre-tokenizers (qwen2, llama-bpe, gpt-2, deepseek-llm, falcon), and a
 //     small SentencePiece vocabulary with byte fallback;
 //   - the server's ChatPrompt over the built-in default template and over
-//     each real model template compiled in from fuzz/templates/*.jinja,
+//     each real model template compiled in from ../shared/fixtures/templates
+//     (when present at configure time; model templates stay out of the tree),
 //     each paired with the tokenizer of its family.
 // Any failure to build it is a bug in the fuzzer setup: it aborts.
 #pragma once
@@ -26,7 +27,8 @@ struct EmbeddedTemplate {
   const char* source;  // the template text
 };
 
-// fuzz/templates/*.jinja (generated file request_fuzz_templates.cc).
+// ../shared/fixtures/templates/*.jinja (generated file request_fuzz_templates.cc;
+// empty when the fixtures are absent).
 const std::vector<EmbeddedTemplate>& EmbeddedTemplates();
 
 struct FuzzChatPrompt {

@@ -12,6 +12,7 @@
 
 #include "engine/engine.h"
 #include "synth/make_model.h"
+#include "tiny_model.h"
 #include "test_util.h"
 
 namespace pg {
@@ -19,24 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A tiny synthetic model shared by the tests in this file (made once).
+// A tiny synthetic model shared by the tests in this file (tiny_model.h).
 const std::string& TinyModel() {
-  static std::string path = [] {
-    fs::path dir = fs::temp_directory_path() / "prosgrow-e2e-models";
-    fs::create_directories(dir);
-    MakeModelOptions o;
-    o.shape = "tiny";
-    o.vocab_path = "builtin";
-    o.type = GgmlType::F16;
-    o.arch = "qwen2";
-    o.seed = 7;
-    o.out_path = (dir / "tiny-qwen2-f16.gguf").string();
-    if (!fs::exists(o.out_path)) {
-      Status st = MakeModel(o);
-      if (!st.ok()) return std::string();
-    }
-    return o.out_path;
-  }();
+  static const std::string path = test::TinyQwen2Model(7);
   return path;
 }
 

@@ -14,31 +14,16 @@
 
 #include "engine/engine.h"
 #include "synth/make_model.h"
+#include "tiny_model.h"
 
 namespace pg {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A tiny random qwen2 model, written once per machine (atomically, so
-// concurrent test processes never read a half-written file).
+// A tiny random qwen2 model (tiny_model.h).
 const std::string& TinyModel() {
-  static std::string path = [] {
-    fs::path dir = fs::temp_directory_path() / "prosgrow-e2e-models";
-    fs::create_directories(dir);
-    MakeModelOptions o;
-    o.shape = "tiny";
-    o.vocab_path = "builtin";
-    o.type = GgmlType::F16;
-    o.arch = "qwen2";
-    o.seed = 12;
-    const fs::path out = dir / "tiny-qwen2-f16-seed12.gguf";
-    if (fs::exists(out)) return out.string();
-    o.out_path = (dir / ("tiny-qwen2-f16-seed12.gguf.tmp" + std::to_string(::getpid()))).string();
-    if (!MakeModel(o).ok()) return std::string();
-    fs::rename(o.out_path, out);
-    return out.string();
-  }();
+  static const std::string path = test::TinyQwen2Model(12);
   return path;
 }
 

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
+#include "testing/http_test_util.h"
 
 extern char** environ;
 
@@ -44,15 +45,8 @@ struct HttpReply {
 // reading at a limit) and reads the answer until the server closes.
 HttpReply Exchange(int port, const std::string& request) {
   HttpReply r;
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return r;
-  }
+  int fd = testing::ConnectLoopback(port);
+  if (fd < 0) return r;
   std::thread sender([fd, &request] {
     size_t off = 0;
     while (off < request.size()) {

@@ -52,6 +52,10 @@ bench_pid=$!
 # 2. Bad requests and abandoned streams, one kind after another. Each line
 # of bad.txt is "kind http_code" (000: no answer).
 big=$(head -c 2000000 /dev/zero | tr '\0' 'a')
+# The body that once crashed the server: 100,000 levels of brackets.
+deep="{\"messages\": $(head -c 100000 /dev/zero | tr '\0' '[')$(head -c 100000 /dev/zero | tr '\0' ']')}"
+many_headers=()
+for h in $(seq 1 150); do many_headers+=(-H "X-Filler-$h: x"); done
 bad_loop() {
   local i=0
   while [ "$(date +%s)" -lt "$end" ]; do
@@ -68,6 +72,13 @@ bad_loop() {
       echo "bad_role $(code -d '{"messages": [{"role": "wizard", "content": "x"}]}' "$URL/v1/chat/completions")"
       echo "unknown_route $(code "$URL/v1/nothing")"
       echo "oversized_body $(printf '{"prompt": "%s"}' "$big" | code --data-binary @- "$URL/v1/completions")"
+      echo "deep_nesting $(printf '%s' "$deep" | code -H 'Content-Type: application/json' --data-binary @- \
+        "$URL/v1/chat/completions")"
+      echo "too_many_headers $(code "${many_headers[@]}" "$URL/v1/models")"
+      echo "bad_logit_bias $(code -d '{"prompt": "hi", "logit_bias": {"abc": 5}}' "$URL/v1/completions")"
+      echo "json_schema_unsupported $(code -d '{"messages": [{"role": "user", "content": "x"}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}}' \
+        "$URL/v1/chat/completions")"
     } >>"$OUT/bad.txt"
     # An abandoned stream: the client hangs up after 0.3 s.
     curl -s -o /dev/null --max-time 0.3 -d '{"prompt": "tell me a long story", "max_tokens": 400, "stream": true}' \

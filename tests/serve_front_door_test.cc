@@ -180,6 +180,20 @@ TEST_F(ServeFrontDoor, DeeplyNestedBodyIsRefusedAndTheServerLives) {
   ExpectServing();
 }
 
+// `curl -d` without a Content-Type sends application/x-www-form-urlencoded,
+// which cpp-httplib caps at 8,192 bytes itself: the 413 must say so, not
+// blame --max-body-bytes (the body is far below it).
+TEST_F(ServeFrontDoor, LargeFormEncodedBodyGetsA413ThatNamesTheContentType) {
+  std::string body = R"({"prompt": ")" + std::string(20000, 'a') + R"(", "max_tokens": 1})";
+  std::string req = Post("/v1/completions", body);
+  req.replace(req.find("application/json"), 16, "application/x-www-form-urlencoded");
+  HttpReply r = Exchange(port_, req);
+  EXPECT_EQ(r.status, 413) << r.head << "\n" << r.body;
+  EXPECT_NE(ErrorMessage(r).find("Content-Type: application/json"), std::string::npos) << r.body;
+  EXPECT_EQ(ErrorMessage(r).find("--max-body-bytes"), std::string::npos) << r.body;
+  ExpectServing();
+}
+
 TEST_F(ServeFrontDoor, TooManyHeadersGet431NamingTheFlag) {
   std::string headers;
   for (int i = 0; i < 150; ++i) headers += "X-Many-" + std::to_string(i) + ": v\r\n";

@@ -59,6 +59,12 @@ ApiError BodyTooLargeError(const ServerOptions& o) {
       fmt::format("the request body is larger than {} bytes (--max-body-bytes)", o.max_body_bytes));
 }
 
+ApiError FormBodyTooLargeError() {
+  return PayloadTooLarge(
+      "a request body sent as application/x-www-form-urlencoded is limited to 8192 bytes; send the JSON "
+      "body with 'Content-Type: application/json'");
+}
+
 std::string RawErrorResponse(const ApiError& error) {
   const std::string body = error.ToJson();
   return fmt::format(

@@ -19,6 +19,11 @@ ApiError StreamLimitError(GuardedStream::Limit limit, const ServerOptions& optio
 
 // 413 for a body past --max-body-bytes.
 ApiError BodyTooLargeError(const ServerOptions& options);
+// cpp-httplib parses an application/x-www-form-urlencoded body into form
+// fields and refuses one over its compiled-in 8,192 bytes with a 413 of its
+// own, before --max-body-bytes applies (`curl -d` sends that type unless
+// told otherwise). The answer says so and names the fix.
+ApiError FormBodyTooLargeError();
 
 // "HTTP/1.1 <status> <reason>" with a JSON body and Connection: close.
 std::string RawErrorResponse(const ApiError& error);

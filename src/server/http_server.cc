@@ -312,7 +312,11 @@ void HttpServer::Impl::SetUpRoutes() {
     ApiError e;
     switch (res.status) {
       case 404: e = NotFoundError("no route for " + req.method + " " + req.path, "unknown_route"); break;
-      case 413: e = BodyTooLargeError(options); break;
+      case 413:
+        e = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0
+                ? FormBodyTooLargeError()
+                : BodyTooLargeError(options);
+        break;
       case 414: e = StreamLimitError(GuardedStream::Limit::kUrl, options); break;
       case 400:
         e = BadRequest("malformed HTTP request");

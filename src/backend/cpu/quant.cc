@@ -81,14 +81,8 @@ AffineFit FitAffine(const float* x, const float* w, int n, int nmax, uint8_t* q)
 
 // Weighted least-squares symmetric fit x ~ scale * q, q in [-nmax, nmax - 1].
 float FitSymmetric(const float* x, int n, int nmax) {
-  float amax = 0, maxv = 0;
-  for (int i = 0; i < n; ++i) {
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      maxv = x[i];
-    }
-  }
-  if (amax == 0) return 0;
+  const float maxv = SignedAbsMax(x, n);
+  if (maxv == 0) return 0;
   float best = -1, best_scale = 0;
   for (int step = -9; step <= 9; ++step) {
     const float iscale = -(nmax + 0.1f * step) / maxv;
@@ -161,13 +155,7 @@ void QuantizeSuperK(const float* x, int nmax, uint16_t* d_out, uint16_t* dmin_ou
 void QuantizeQ4_0Row(const float* src, BlockQ4_0* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b) {
     const float* x = src + b * kQK;
-    float amax = 0, maxv = 0;
-    for (int i = 0; i < kQK; ++i) {
-      if (std::fabs(x[i]) > amax) {
-        amax = std::fabs(x[i]);
-        maxv = x[i];
-      }
-    }
+    const float maxv = SignedAbsMax(x, kQK);
     const float d = maxv / -8.0f;
     const float id = d != 0 ? 1.0f / d : 0.0f;
     dst[b].d = F32ToF16(d);

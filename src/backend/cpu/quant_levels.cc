@@ -72,13 +72,7 @@ void QuantizeQ5_0Row(const float* src, BlockQ5_0* dst, int64_t n) {
   int q[kQK];
   for (int64_t b = 0; b < n / kQK; ++b) {
     const float* x = src + b * kQK;
-    float amax = 0, maxv = 0;
-    for (int i = 0; i < kQK; ++i) {
-      if (std::fabs(x[i]) > amax) {
-        amax = std::fabs(x[i]);
-        maxv = x[i];
-      }
-    }
+    const float maxv = SignedAbsMax(x, kQK);
     const float d = maxv / -16.0f;
     const float id = d != 0 ? 1.0f / d : 0.0f;
     for (int i = 0; i < kQK; ++i) q[i] = std::clamp(static_cast<int>(x[i] * id + 16.5f), 0, 31);

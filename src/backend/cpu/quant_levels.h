@@ -6,6 +6,8 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cmath>
+
 #include <cstdint>
 #include <cstring>
 
@@ -46,6 +48,19 @@ inline int Iq4xsScaleAt(const BlockIQ4_XS& b, int j) {
   const int lo = (b.scales_l[j / 2] >> (4 * (j % 2))) & 15;
   const int hi = (b.scales_h >> (2 * j)) & 3;
   return (lo | (hi << 4)) - 32;
+}
+
+// The element of x[0..n) with the largest magnitude, sign kept (the first on
+// ties; 0 when all are 0): the symmetric quantizers map it to the extreme level.
+inline float SignedAbsMax(const float* x, int n) {
+  float amax = 0, maxv = 0;
+  for (int i = 0; i < n; ++i) {
+    if (std::fabs(x[i]) > amax) {
+      amax = std::fabs(x[i]);
+      maxv = x[i];
+    }
+  }
+  return maxv;
 }
 
 // Row quantizers (n a multiple of 32): each block's min/max grid.

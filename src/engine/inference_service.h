@@ -44,12 +44,23 @@ struct SamplingParams {
   bool logprobs = false;     // report the chosen token's logprob
 };
 
+// One retention instruction for the KV of a prompt prefix (KV hints on
+// OpenAI requests, cache_control breakpoints on Anthropic ones). What each
+// action does in the tiers is written in docs/kv-cache.md.
+struct KvHint {
+  enum class Action { kRetain, kPin, kDemote, kPrefetch };
+  Action action = Action::kRetain;
+  int64_t prefix_tokens = -1;       // the first N prompt tokens; -1 = the whole prompt
+  double ttl_s = -1;                // how long the hint holds; < 0 = the server's default
+};
+
 struct GenerationRequest {
   std::string id;                   // unique, chosen by the server
   std::vector<int32_t> prompt;      // token ids, already validated < vocab size
   SamplingParams sampling;
   std::string session_id;           // agent session ("" = none)
   double cache_ttl_s = -1;          // retention hint; < 0 = none
+  std::vector<KvHint> kv_hints;     // explicit retention hints, in request order
   double arrival_s = 0;             // NowSeconds() at arrival
 };
 
@@ -59,11 +70,24 @@ struct TokenEvent {
   std::vector<std::pair<int32_t, float>> top;       // top_logprobs alternatives
 };
 
+// Why the prompt tokens that were not cached missed; the five counts sum to
+// prompt_tokens - cached_tokens (docs/kv-cache.md defines each reason).
+struct MissReasons {
+  int64_t never_seen = 0;     // no tier ever held this prefix
+  int64_t evicted = 0;        // a tier held it and dropped it (sum of the two below)
+  int64_t evicted_device = 0; // ... last held in the device tier
+  int64_t evicted_host = 0;   // ... last held in the host (or disk) tier
+  int64_t diverged = 0;       // the prefix matched up to a block, then differed
+  int64_t loading = 0;        // a promotion did not finish in time
+  int64_t policy = 0;         // skipped by policy (quota, fair share)
+};
+
 struct CacheUsage {
   int64_t cached_tokens = 0;  // prompt tokens not recomputed (sum of the three below)
   int64_t device_tokens = 0;
   int64_t host_tokens = 0;
   int64_t disk_tokens = 0;
+  MissReasons miss;
 };
 
 struct FinishEvent {

@@ -29,7 +29,11 @@ struct ApiRequest {
   // string, tool-call arguments parsed into objects); tools as sent or null.
   nlohmann::ordered_json messages;
   nlohmann::ordered_json tools;
-  bool tool_choice_none = false;      // tool_choice "none": tools dropped before rendering
+  // tool_choice: kNone drops the tools before rendering; kRequired and
+  // kNamed (tool_choice_name) force a call to an allowed tool.
+  enum class ToolChoice { kAuto, kNone, kRequired, kNamed };
+  ToolChoice tool_choice = ToolChoice::kAuto;
+  std::string tool_choice_name;
   bool parallel_tool_calls = true;    // false: only the first parsed call is returned
 
   // completions: either text or token ids.
@@ -44,6 +48,7 @@ struct ApiRequest {
   bool include_usage = false;         // stream_options.include_usage
   std::string user;
   double cache_ttl_s = -1;
+  std::vector<KvHint> kv_hints;       // KV retention hints (GenerationRequest::kv_hints)
 };
 
 // `n_vocab` bounds token ids in a token-array prompt; `n_ctx` bounds max_tokens.

@@ -31,7 +31,7 @@ void ReadOutputControls(FieldReader& r, ApiRequest* req) {
   }
   if (const json* tc = r.Get("tool_choice")) {
     if (tc->is_string() && (*tc == "auto" || *tc == "none")) {
-      req->tool_choice_none = *tc == "none";
+      req->tool_choice = *tc == "none" ? ApiRequest::ToolChoice::kNone : ApiRequest::ToolChoice::kAuto;
     } else if (tc->is_string() || tc->is_object()) {
       r.Fail(BadRequest(fmt::format("'tool_choice' {} is not supported yet (forcing a tool call needs constrained "
                                     "decoding); use \"auto\" or \"none\"",
@@ -186,7 +186,7 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
           break;
         }
       }
-      if (!tools->empty() && !req.tool_choice_none) req.tools = *tools;
+      if (!tools->empty() && req.tool_choice != ApiRequest::ToolChoice::kNone) req.tools = *tools;
     }
   }
   if (r.failed()) return r.error();

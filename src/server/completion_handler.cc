@@ -260,6 +260,7 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   g.sampling = api.sampling;
   g.session_id = plan.session_id;
   g.cache_ttl_s = api.cache_ttl_s;
+  g.kv_hints = api.kv_hints;
   g.arrival_s = arrival;
   auto runner = std::make_unique<GenerationRunner>(service, std::move(g), std::move(api.stop),
                                                    ctx_.metrics->generation());

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/cli_util.h"
 #include "build_info.h"
+#include "doctor/preflight.h"
 #include "engine/engine.h"
 #include "engine_flags.h"
 #include "server/http_server.h"
@@ -15,6 +16,23 @@
 #include "subcommands.h"
 
 namespace pg {
+namespace {
+
+// `prosgrow doctor`'s checks (src/doctor/preflight.h) for this configuration:
+// warnings are logged, the first failure refuses the start with doctor's line.
+Status Preflight(const EngineConfig& config, const ServerOptions& so) {
+  PreflightPlan plan = PlanFromConfig(config);
+  plan.http_host = so.host;
+  plan.http_port = so.port;
+  for (const CheckResult& r : RunPreflight(plan)) {
+    if (r.verdict == CheckResult::Verdict::kWarn) PG_LOG_WARN("preflight {}", FormatCheck(r));
+    if (r.verdict == CheckResult::Verdict::kFail) return Status(StatusCode::kInvalidArgument, FormatCheck(r) + " (prosgrow doctor lists every check)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 int ServeMain(int argc, char** argv) {
   CLI::App app("OpenAI-compatible HTTP server (chat, completions, models, health, metrics)", "prosgrow serve");
   EngineFlags ef;
@@ -35,6 +53,7 @@ int ServeMain(int argc, char** argv) {
   if (!config.ok()) return Fail("serve", config.status().message());
   config->model_name = served_name;
   config->session_ttl_s = session_ttl;
+  if (Status pre = Preflight(*config, so); !pre.ok()) return Fail("serve", pre.message());
   // SIGINT/SIGTERM are taken by a watcher thread (sigwait), never by a
   // handler: stopping the server is not async-signal-safe. Block them before
   // any thread starts so every thread inherits the mask.

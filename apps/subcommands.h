@@ -8,5 +8,6 @@ int GenerateMain(int argc, char** argv);
 int TokenizeMain(int argc, char** argv);
 int BenchModelMain(int argc, char** argv);
 int ServeMain(int argc, char** argv);
+int DoctorMain(int argc, char** argv);
 
 }  // namespace pg

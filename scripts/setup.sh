@@ -9,6 +9,7 @@ PKGS=(
   libxxhash-dev libzstd-dev liblz4-dev libssl-dev
   libclang-rt-14-dev curl python3 gnuplot-nox prometheus
   python3-numpy  # ../shared/tools/fidelity.py, the float64 reference (docs/performance.md)
+  libhiredis-dev redis-server  # the Redis check of `prosgrow doctor` and its test
 )
 # Node.js (for the OpenAI SDK test): some images ship a nodejs that bundles npm
 # and conflicts with Debian's npm package, so only ask for them when absent.

@@ -35,9 +35,8 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (c.policy == ServePolicy::kBaseline) {
     kc = KvCacheConfig::Baseline(layout, e->model_->identity(), c.kv_device_bytes);
   } else {
-    uint64_t host = c.kv_host_bytes ? c.kv_host_bytes : 4 * c.kv_device_bytes;
-    uint64_t disk = c.kv_disk_dir.empty() ? 0 : (c.kv_disk_bytes ? c.kv_disk_bytes : 4ull << 30);
-    kc = KvCacheConfig::Optimized(layout, e->model_->identity(), c.kv_device_bytes, host, c.kv_disk_dir, disk);
+    kc = KvCacheConfig::Optimized(layout, e->model_->identity(), c.kv_device_bytes, HostTierBytes(c), c.kv_disk_dir,
+                                  DiskTierBytes(c));
     kc.min_promote_tokens = c.min_promote_tokens;
     kc.default_session_ttl_s = c.session_ttl_s;
   }

@@ -39,4 +39,15 @@ struct EngineConfig {
   std::string model_name;           // served name; "" = file stem
 };
 
+// The host and disk tiers' real sizes after the defaults above (0 = no such
+// tier): what Engine::Create builds and what `prosgrow doctor` checks.
+inline uint64_t HostTierBytes(const EngineConfig& c) {
+  if (c.policy == ServePolicy::kBaseline) return 0;
+  return c.kv_host_bytes ? c.kv_host_bytes : 4 * c.kv_device_bytes;
+}
+inline uint64_t DiskTierBytes(const EngineConfig& c) {
+  if (c.policy == ServePolicy::kBaseline || c.kv_disk_dir.empty()) return 0;
+  return c.kv_disk_bytes ? c.kv_disk_bytes : 4ull << 30;
+}
+
 }  // namespace pg

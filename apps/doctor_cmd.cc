@@ -1,0 +1,46 @@
+// prosgrow doctor: the deployment checklist, one line per check with its
+// verdict and fix (src/doctor/preflight.h). Takes serve's flags, so it checks
+// exactly what `serve` with the same flags would use; exits 1 when a check
+// fails (serve refuses to start on the same failures).
+#include <cstdio>
+
+#include "base/cli_util.h"
+#include "doctor/preflight.h"
+#include "engine_flags.h"
+#include "server/server_options.h"
+#include "subcommands.h"
+
+namespace pg {
+
+int DoctorMain(int argc, char** argv) {
+  CLI::App app("Deployment checklist: CPU and kernels, memory, disk tier, Redis, KV-event endpoint, HTTP port, "
+               "model file. Takes serve's flags; exits 1 when a check fails.",
+               "prosgrow doctor");
+  EngineFlags ef;
+  AddEngineFlags(app, &ef);
+  ServerOptions so;
+  AddServerFlags(app, &so);
+  std::string kv_remote, kv_events;
+  app.add_option("--kv-remote", kv_remote, "remote KV tier to check: redis://HOST:PORT[/DB]");
+  app.add_option("--kv-events", kv_events, "KV-event endpoint to check: tcp://HOST:PORT");
+  // serve's own options, accepted so a serve command line can be checked as is.
+  std::string served_name;
+  double session_ttl = 120;
+  app.add_option("--served-model-name", served_name, "as for serve (not checked)");
+  app.add_option("--session-ttl", session_ttl, "as for serve (not checked)");
+  if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
+  auto config = ToEngineConfig(ef);
+  if (!config.ok()) return Fail("doctor", config.status().message());
+  PreflightPlan plan = PlanFromConfig(*config);
+  plan.http_host = so.host;
+  plan.http_port = so.port;
+  plan.kv_remote = kv_remote;
+  plan.kv_events = kv_events;
+  std::vector<CheckResult> results = RunPreflight(plan);
+  for (const CheckResult& r : results) std::printf("%s\n", FormatCheck(r).c_str());
+  bool failed = AnyFailed(results);
+  std::printf("%s\n", failed ? "doctor: some checks FAILED; serve would refuse to start" : "doctor: ready to serve");
+  return failed ? 1 : 0;
+}
+
+}  // namespace pg

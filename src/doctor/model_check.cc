@@ -1,0 +1,56 @@
+#include "doctor/model_check.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "backend/cpu/quant.h"
+#include "base/units.h"
+#include "gguf/ggml_type.h"
+#include "gguf/gguf_file.h"
+#include "model/model_config.h"
+#include "tokenizer/tokenizer.h"
+
+namespace pg {
+
+ModelCheck CheckModelFile(const std::string& path) {
+  const char* name = "model";
+  ModelCheck out;
+  auto file = GgufFile::Open(path);
+  if (!file.ok()) {
+    out.result = CheckResult::Fail(name, file.status().message(), "pass a readable GGUF file with -m");
+    return out;
+  }
+  out.file_bytes = (*file)->file_size();
+  auto config = ModelConfig::FromGguf(**file);
+  if (!config.ok()) {
+    out.result = CheckResult::Fail(name, config.status().message(),
+                                   "use a llama, qwen2, qwen3, qwen3moe or glm4moe GGUF");
+    return out;
+  }
+  std::map<std::string, int> types;  // type name -> tensor count
+  for (const GgufTensorInfo& t : (*file)->tensors()) {
+    ++types[TypeName(t.type)];
+    if (t.dims.size() >= 2 && !IsSupportedWeightType(t.type)) {
+      out.result = CheckResult::Fail(name, fmt::format("{}: tensor {} has type {}, which no kernel handles", path,
+                                                       t.name, TypeName(t.type)),
+                                     "requantize it with llama-quantize to a supported type (docs/performance.md)");
+      return out;
+    }
+  }
+  auto tokenizer = Tokenizer::FromGguf(**file);
+  if (!tokenizer.ok()) {
+    out.result = CheckResult::Fail(name, tokenizer.status().message(),
+                                   "use a GGUF whose tokenizer.ggml.pre prosgrow implements (docs/architecture.md)");
+    return out;
+  }
+  std::string mix;
+  for (const auto& [type, n] : types) mix += fmt::format("{}{} x{}", mix.empty() ? "" : ", ", type, n);
+  out.result = CheckResult::Ok(name, fmt::format("{} ({}): arch {}, {} layers, vocab {}, pre-tokenizer '{}'; "
+                                                 "tensors {}",
+                                                 path, FormatBytes(out.file_bytes), config->arch, config->n_layer,
+                                                 (*tokenizer)->n_vocab(), (*tokenizer)->pre(), mix));
+  return out;
+}
+
+}  // namespace pg

@@ -1,0 +1,21 @@
+// The model-file check of `prosgrow doctor`: the GGUF opens and validates,
+// its architecture is one prosgrow runs, every tensor type has a kernel, and
+// its tokenizer (pre-tokenizer included) loads. Reads metadata only; no
+// weights are touched beyond the header. Thread-safety: pure function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "doctor/check.h"
+
+namespace pg {
+
+struct ModelCheck {
+  CheckResult result;
+  uint64_t file_bytes = 0;  // 0 when the file could not be opened
+};
+
+ModelCheck CheckModelFile(const std::string& path);
+
+}  // namespace pg

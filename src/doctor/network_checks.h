@@ -1,0 +1,42 @@
+// Checks of the network endpoints a deployment depends on: the Redis/Valkey
+// remote KV tier (reachable, and whether its memory policy suits a cache)
+// and the TCP endpoints the server binds (the HTTP port, the ZMQ KV-event
+// endpoint). Each check connects or binds once, with a short timeout, and
+// releases what it opened. Thread-safety: pure functions of their arguments.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "doctor/check.h"
+
+namespace pg {
+
+// redis://[[user]:password@]HOST[:PORT][/DB] (port 6379, db 0 by default).
+struct RedisUrl {
+  std::string host;
+  int port = 6379;
+  int db = 0;
+  std::string user;
+  std::string password;
+};
+Result<RedisUrl> ParseRedisUrl(const std::string& url);
+
+// Skip when `url` is empty. Fails when the URL is malformed or the server
+// does not answer PING within `timeout_s`; warns when its maxmemory-policy
+// refuses writes when full (noeviction), when maxmemory is 0 (unbounded),
+// or when CONFIG cannot be read.
+CheckResult CheckRedis(const std::string& url, double timeout_s = 1.0);
+
+// "tcp://HOST:PORT" ("*" or "0.0.0.0" = every interface).
+struct TcpEndpoint {
+  std::string host;
+  int port = 0;
+};
+Result<TcpEndpoint> ParseTcpEndpoint(const std::string& endpoint);
+
+// Whether HOST:PORT can be bound now (SO_REUSEADDR, like a server would);
+// `name` labels the line ("http port", "kv events"). Port 0 always binds.
+CheckResult CheckBindable(const std::string& name, const std::string& host, int port, const std::string& flag);
+
+}  // namespace pg

@@ -1,0 +1,52 @@
+#include "doctor/preflight.h"
+
+#include "doctor/host_checks.h"
+#include "doctor/model_check.h"
+#include "doctor/network_checks.h"
+
+namespace pg {
+namespace {
+
+CheckResult CheckEvents(const std::string& endpoint) {
+  const char* name = "kv events";
+  if (endpoint.empty()) return CheckResult::Skip(name, "no --kv-events");
+  auto e = ParseTcpEndpoint(endpoint);
+  if (!e.ok()) return CheckResult::Fail(name, e.status().message(), "use --kv-events tcp://HOST:PORT");
+  return CheckBindable(name, e->host, e->port, "--kv-events");
+}
+
+}  // namespace
+
+PreflightPlan PlanFromConfig(const EngineConfig& c) {
+  PreflightPlan p;
+  p.model_path = c.model_path;
+  p.kv_device_bytes = c.kv_device_bytes;
+  p.kv_host_bytes = HostTierBytes(c);
+  p.kv_disk_dir = DiskTierBytes(c) ? c.kv_disk_dir : "";
+  p.kv_disk_bytes = DiskTierBytes(c);
+  return p;
+}
+
+std::vector<CheckResult> RunPreflight(const PreflightPlan& plan) {
+  std::vector<CheckResult> out;
+  out.push_back(CheckCpu());
+  ModelCheck model = CheckModelFile(plan.model_path);
+  out.push_back(model.result);
+  uint64_t total = 0, available = 0;
+  if (ReadMeminfo(&total, &available)) {
+    out.push_back(CheckMemory({model.file_bytes, plan.kv_device_bytes, plan.kv_host_bytes}, total, available));
+  } else {
+    out.push_back(CheckResult::Skip("memory", "/proc/meminfo unreadable"));
+  }
+  out.push_back(CheckDiskTier(plan.kv_disk_dir, plan.kv_disk_bytes));
+  out.push_back(CheckRedis(plan.kv_remote));
+  out.push_back(CheckEvents(plan.kv_events));
+  if (plan.http_host.empty()) {
+    out.push_back(CheckResult::Skip("http port", "not serving"));
+  } else {
+    out.push_back(CheckBindable("http port", plan.http_host, plan.http_port, "--host/--port"));
+  }
+  return out;
+}
+
+}  // namespace pg

@@ -1,0 +1,36 @@
+// Preflight: the deployment checklist `prosgrow doctor` prints and `prosgrow
+// serve` runs before it loads anything. Both take the same plan (what the
+// flags configure), run the same checks and print the same lines, so serve
+// refuses to start on exactly the failures doctor reports, with the same
+// message. Thread-safety: pure function of the plan and the host's state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "doctor/check.h"
+#include "engine/engine_config.h"
+
+namespace pg {
+
+struct PreflightPlan {
+  std::string model_path;         // resolved (the default model already made)
+  uint64_t kv_device_bytes = 0;
+  uint64_t kv_host_bytes = 0;     // the host tier's real size (0 = none)
+  std::string kv_disk_dir;        // "" = no disk tier
+  uint64_t kv_disk_bytes = 0;
+  std::string http_host;          // "" = not serving HTTP (no port check)
+  int http_port = 0;
+  std::string kv_remote;          // redis://... ("" = no remote tier)
+  std::string kv_events;          // tcp://HOST:PORT ("" = no KV events)
+};
+
+// The plan for an engine configuration (tier sizes after the defaults); the
+// HTTP and remote/event fields are left for the caller.
+PreflightPlan PlanFromConfig(const EngineConfig& config);
+
+// In order: cpu, model, memory, disk tier, redis, kv events, http port.
+std::vector<CheckResult> RunPreflight(const PreflightPlan& plan);
+
+}  // namespace pg

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Issue 16, `prosgrow doctor`: one line per check with its verdict, exit 0
+# when ready; a failing check exits 1, and `prosgrow serve` with the same
+# flags refuses to start with the same line on stderr.
+#
+# usage: doctor_cli_check.sh PROSGROW_BIN
+set -uo pipefail
+bin=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$bin" make-model --shape tiny --type f16 -o "$work/tiny.gguf" >/dev/null 2>&1 || fail "make-model"
+
+out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 2>&1); rc=$?
+[[ $rc -eq 0 ]] || fail "doctor on a good setup exited $rc: $out"
+for name in cpu model memory "disk tier" redis "kv events" "http port"; do
+  grep -qE "^\[ *(ok|warn|skip) *\] $name: " <<<"$out" || fail "no '$name' line in: $out"
+done
+grep -q "ready to serve" <<<"$out" || fail "no verdict line: $out"
+
+# A disk-tier directory under a regular file cannot be created.
+touch "$work/file"
+out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 --kv-disk-dir "$work/file/kv" 2>&1); rc=$?
+[[ $rc -eq 1 ]] || fail "doctor with a broken disk tier exited $rc: $out"
+line=$(grep '^\[FAIL\] disk tier: ' <<<"$out") || fail "no FAIL line: $out"
+err=$(timeout 60 "$bin" serve -m "$work/tiny.gguf" --port 0 --kv-disk-dir "$work/file/kv" 2>&1 >/dev/null); rc=$?
+[[ $rc -ne 0 && $rc -ne 124 ]] || fail "serve started (or hung) with a broken disk tier: rc $rc"
+grep -qF "$line" <<<"$err" || fail "serve's refusal differs from doctor's line. doctor: $line serve: $err"
+
+# A Redis that does not answer fails; so does an event endpoint already bound.
+out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 --kv-remote redis://127.0.0.1:1 2>&1); rc=$?
+[[ $rc -eq 1 ]] && grep -q '^\[FAIL\] redis: ' <<<"$out" || fail "unreachable redis not a failure: $out"
+echo "doctor_cli_check: ok"

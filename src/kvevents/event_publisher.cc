@@ -62,19 +62,28 @@ void ServiceReplay(KvEventPublisher::Sockets& s) {
 
 }  // namespace
 
+bool PublisherBinds(const std::string& endpoint) {
+  return endpoint.find('*') != std::string::npos || endpoint.find("::") != std::string::npos ||
+         endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0;
+}
+
 Result<std::unique_ptr<KvEventPublisher>> KvEventPublisher::Create(const KvEventPublisherOptions& options) {
   auto sockets = std::make_unique<Sockets>();
   try {
     sockets->pub.set(zmq::sockopt::sndhwm, 100000);
     sockets->pub.set(zmq::sockopt::linger, 1000);
-    sockets->pub.bind(options.endpoint);
+    if (PublisherBinds(options.endpoint)) {
+      sockets->pub.bind(options.endpoint);
+    } else {
+      sockets->pub.connect(options.endpoint);
+    }
     if (!options.replay_endpoint.empty()) {
       sockets->replay = zmq::socket_t(sockets->ctx, zmq::socket_type::router);
       sockets->replay.set(zmq::sockopt::linger, 0);
       sockets->replay.bind(options.replay_endpoint);
     }
   } catch (const zmq::error_t& e) {
-    return InvalidArgument(fmt::format("KV events: cannot bind {}{}: {}", options.endpoint,
+    return InvalidArgument(fmt::format("KV events: cannot open {}{}: {}", options.endpoint,
                                        options.replay_endpoint.empty() ? "" : " / " + options.replay_endpoint,
                                        e.what()));
   }
@@ -123,7 +132,7 @@ void KvEventPublisher::Run() {
       std::string payload = EncodeKvEventBatch(b);
       uint64_t seq = s.next_seq++;
       try {
-        s.pub.send(zmq::message_t(), zmq::send_flags::sndmore);  // topic ""
+        s.pub.send(zmq::buffer(options_.topic), zmq::send_flags::sndmore);
         s.pub.send(zmq::buffer(SeqBytes(static_cast<int64_t>(seq))), zmq::send_flags::sndmore);
         s.pub.send(zmq::buffer(payload), zmq::send_flags::none);
         sent_.fetch_add(1);

@@ -8,8 +8,11 @@
 //           8-byte big-endian start sequence gets back, for every buffered
 //           batch from that sequence on, [identity, "", seq, payload], then
 //           the end marker [identity, "", -1 as 8 bytes, ""].
-// prosgrow always binds its endpoints (tcp://HOST:PORT; "*" = every
-// interface), as vLLM does with its default tcp://*:5557.
+// The PUB endpoint is bound when it is a wildcard (tcp://*:PORT, one with
+// "::") or ipc:// / inproc://, and connected to otherwise, as vLLM decides:
+// llm-d's endpoint picker binds one SUB socket that every model server's
+// PUB connects to, with a topic naming the pod ("kv@POD@MODEL"). The replay
+// endpoint is always bound.
 //
 // Publish() never blocks and never fails: batches go to a bounded queue that
 // one background thread drains (encode, send, keep for replay). When the
@@ -36,11 +39,15 @@
 namespace pg {
 
 struct KvEventPublisherOptions {
-  std::string endpoint;         // tcp://HOST:PORT, bound
+  std::string endpoint;         // bound or connected (PublisherBinds)
+  std::string topic;            // first frame of every message ("" = none)
   std::string replay_endpoint;  // "" = no replay socket
   size_t max_queue = 4096;      // batches waiting to be sent
   size_t replay_batches = 10000;
 };
+
+// Whether the publisher binds `endpoint` (else it connects to it).
+bool PublisherBinds(const std::string& endpoint);
 
 class KvEventPublisher {
  public:

@@ -98,15 +98,19 @@ uint64_t Seq(const zmq::message_t& m) {
 }
 
 TEST(EventPublisher, PublishesSequencedBatchesAndReplays) {
-  std::string ep = "tcp://127.0.0.1:" + std::to_string(FreePort());
-  std::string replay_ep = "tcp://127.0.0.1:" + std::to_string(FreePort());
-  auto pub = KvEventPublisher::Create({ep, replay_ep});
+  std::string ep = "tcp://*:" + std::to_string(FreePort());
+  std::string replay_ep = "tcp://*:" + std::to_string(FreePort());
+  KvEventPublisherOptions o;
+  o.endpoint = ep;
+  o.replay_endpoint = replay_ep;
+  auto pub = KvEventPublisher::Create(o);
   ASSERT_TRUE(pub.ok()) << pub.status().message();
   zmq::context_t ctx;
   zmq::socket_t sub(ctx, zmq::socket_type::sub);
   sub.set(zmq::sockopt::subscribe, "");
   sub.set(zmq::sockopt::rcvtimeo, 200);
-  sub.connect(ep);
+  sub.set(zmq::sockopt::linger, 0);
+  sub.connect("tcp://127.0.0.1:" + ep.substr(ep.rfind(':') + 1));
   // PUB drops messages until the subscription arrives: publish until one lands.
   zmq::message_t topic, seq, payload;
   bool got = false;
@@ -133,7 +137,8 @@ TEST(EventPublisher, PublishesSequencedBatchesAndReplays) {
   // Replay from 0: every batch so far, in order, then the end marker.
   zmq::socket_t req(ctx, zmq::socket_type::req);
   req.set(zmq::sockopt::rcvtimeo, 2000);
-  req.connect(replay_ep);
+  req.set(zmq::sockopt::linger, 0);
+  req.connect("tcp://127.0.0.1:" + replay_ep.substr(replay_ep.rfind(':') + 1));
   std::string start(8, '\0');
   req.send(zmq::buffer(start));
   // A REQ socket takes one reply at a time; a DEALER would stream them. The
@@ -147,8 +152,41 @@ TEST(EventPublisher, PublishesSequencedBatchesAndReplays) {
   EXPECT_GE((*pub)->sent(), first + 2);
 }
 
+TEST(EventPublisher, BindsWildcardsConnectsElsewhere) {
+  EXPECT_TRUE(PublisherBinds("tcp://*:5557"));
+  EXPECT_TRUE(PublisherBinds("tcp://[::]:5557"));
+  EXPECT_TRUE(PublisherBinds("ipc:///tmp/kv"));
+  EXPECT_FALSE(PublisherBinds("tcp://127.0.0.1:5557"));
+  EXPECT_FALSE(PublisherBinds("tcp://epp.default.svc:5557"));
+}
+
+// llm-d's layout: the subscriber binds, the model server's PUB connects and
+// names itself in the topic.
+TEST(EventPublisher, ConnectsToABoundSubscriberWithTopic) {
+  zmq::context_t ctx;
+  zmq::socket_t sub(ctx, zmq::socket_type::sub);
+  sub.set(zmq::sockopt::subscribe, "kv@");
+  sub.set(zmq::sockopt::rcvtimeo, 200);
+  sub.set(zmq::sockopt::linger, 0);
+  const int port = FreePort();
+  sub.bind("tcp://127.0.0.1:" + std::to_string(port));
+  KvEventPublisherOptions o;
+  o.endpoint = "tcp://127.0.0.1:" + std::to_string(port);
+  o.topic = "kv@10.0.0.7@tiny";
+  auto pub = KvEventPublisher::Create(o);
+  ASSERT_TRUE(pub.ok()) << pub.status().message();
+  zmq::message_t topic;
+  bool got = false;
+  for (int i = 0; i < 50 && !got; ++i) {
+    (*pub)->Publish(SampleBatch(i));
+    got = sub.recv(topic).has_value();
+  }
+  ASSERT_TRUE(got);
+  EXPECT_EQ(topic.to_string(), "kv@10.0.0.7@tiny");
+}
+
 TEST(EventPublisher, BindErrorNamesTheEndpoint) {
-  std::string ep = "tcp://127.0.0.1:" + std::to_string(FreePort());
+  std::string ep = "tcp://*:" + std::to_string(FreePort());
   auto a = KvEventPublisher::Create({ep});
   ASSERT_TRUE(a.ok());
   auto b = KvEventPublisher::Create({ep});
@@ -158,7 +196,7 @@ TEST(EventPublisher, BindErrorNamesTheEndpoint) {
 }
 
 TEST(EventPublisher, FullQueueDropsOldestNeverBlocks) {
-  std::string ep = "tcp://127.0.0.1:" + std::to_string(FreePort());
+  std::string ep = "tcp://*:" + std::to_string(FreePort());
   KvEventPublisherOptions o{ep};
   o.max_queue = 2;
   auto pub = KvEventPublisher::Create(o);

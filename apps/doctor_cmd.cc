@@ -20,9 +20,8 @@ int DoctorMain(int argc, char** argv) {
   AddEngineFlags(app, &ef);
   ServerOptions so;
   AddServerFlags(app, &so);
-  std::string kv_remote, kv_events;
+  std::string kv_remote;
   app.add_option("--kv-remote", kv_remote, "remote KV tier to check: redis://HOST:PORT[/DB]");
-  app.add_option("--kv-events", kv_events, "KV-event endpoint to check: tcp://HOST:PORT");
   // serve's own options, accepted so a serve command line can be checked as is.
   std::string served_name;
   double session_ttl = 120;
@@ -35,7 +34,6 @@ int DoctorMain(int argc, char** argv) {
   plan.http_host = so.host;
   plan.http_port = so.port;
   plan.kv_remote = kv_remote;
-  plan.kv_events = kv_events;
   std::vector<CheckResult> results = RunPreflight(plan);
   for (const CheckResult& r : results) std::printf("%s\n", FormatCheck(r).c_str());
   bool failed = AnyFailed(results);

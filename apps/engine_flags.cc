@@ -36,6 +36,12 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("--kv-min-promote", f->kv_min_promote, "host/disk hits shorter than this are recomputed")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   app.add_flag("--no-prefix-cache", f->no_prefix_cache, "disable prefix reuse");
+  app.add_option("--kv-events", f->kv_events,
+                 "publish KV events in vLLM's format (ZMQ PUB, msgpack): bound when a wildcard (tcp://*:5557), "
+                 "else connected to (a subscriber that binds, as llm-d's endpoint picker does)");
+  app.add_option("--kv-events-topic", f->kv_events_topic, "topic frame of every KV event message (llm-d: kv@POD@MODEL)");
+  app.add_option("--kv-events-replay", f->kv_events_replay,
+                 "ZMQ ROUTER endpoint answering replay requests for missed KV event batches, e.g. tcp://*:5558");
 }
 
 Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
@@ -68,6 +74,11 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   c.write_policy = f.kv_write_policy;
   c.min_promote_tokens = f.kv_min_promote;
   c.prefix_cache = !f.no_prefix_cache;
+  if (!f.kv_events_replay.empty() && f.kv_events.empty())
+    return InvalidArgument("--kv-events-replay needs --kv-events");
+  c.kv_events = f.kv_events;
+  c.kv_events_replay = f.kv_events_replay;
+  c.kv_events_topic = f.kv_events_topic;
   return c;
 }
 

@@ -30,6 +30,9 @@ struct EngineFlags {
   std::string kv_write_policy;
   int64_t kv_min_promote = 32;
   bool no_prefix_cache = false;
+  std::string kv_events;
+  std::string kv_events_replay;
+  std::string kv_events_topic;
 };
 
 void AddEngineFlags(CLI::App& app, EngineFlags* f);

@@ -10,6 +10,8 @@ PKGS=(
   libclang-rt-14-dev curl python3 gnuplot-nox prometheus
   python3-numpy  # ../shared/tools/fidelity.py, the float64 reference (docs/performance.md)
   libhiredis-dev redis-server  # the Redis check of `prosgrow doctor` and its test
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev  # KV events (vLLM's ZMQ + msgpack format)
+  python3-zmq python3-msgpack  # the independent KV-event subscriber in the tests
 )
 # Node.js (for the OpenAI SDK test): some images ship a nodejs that bundles npm
 # and conflicts with Debian's npm package, so only ask for them when absent.

@@ -255,7 +255,7 @@ TEST(Preflight, RunsEveryCheckInOrder) {
   for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(r[i].name, names[i]);
   EXPECT_FALSE(AnyFailed(r));
   HeldPort held;
-  plan.kv_events = "tcp://127.0.0.1:" + std::to_string(held.port);
+  plan.kv_events = "tcp://*:" + std::to_string(held.port);
   EXPECT_TRUE(AnyFailed(RunPreflight(plan)));
 }
 

@@ -58,6 +58,18 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   for (int64_t b = 0; b < e->kv_->device_blocks(); ++b)
     PG_CHECK(e->kv_->DeviceBlockPtr(static_cast<BlockId>(b)) == e->pages_.base + b * e->pages_.block_bytes);
 
+  if (!c.kv_events.empty()) {
+    KvEventPublisherOptions po;
+    po.endpoint = c.kv_events;
+    po.replay_endpoint = c.kv_events_replay;
+    po.topic = c.kv_events_topic;
+    PG_ASSIGN_OR_RETURN(e->kv_events_, KvEventBridge::Create(po, layout.page_tokens));
+    e->kv_->SetBlockObserver(e->kv_events_.get());
+    e->info_.kv_events_endpoint = c.kv_events;
+    e->info_.kv_events_replay_endpoint = c.kv_events_replay;
+    e->info_.kv_events_topic = c.kv_events_topic;
+    e->info_.kv_block_size = layout.page_tokens;
+  }
   e->scheduler_ = std::make_unique<Scheduler>(e->config_, *e->kv_);
   e->info_.model_name = c.model_name.empty() ? std::filesystem::path(c.model_path).stem().string() : c.model_name;
   e->info_.n_vocab = mc.n_vocab;
@@ -268,6 +280,7 @@ void Engine::Step() {
   }
   DeliverFinished();
   PublishMetrics(plan);
+  if (kv_events_) kv_events_->Flush();
 }
 
 void Engine::PublishMetrics(const StepPlan& plan) {
@@ -403,6 +416,21 @@ std::string Engine::MetricsText() const {
     o += fmt::format("{}{{tier=\"host\"}} {}\n", f.name, s.kv.host.*f.member);
     o += fmt::format("{}{{tier=\"disk\"}} {}\n", f.name, s.kv.disk.*f.member);
   }
+  // The Model Server Protocol's three signals for an inference gateway (llm-d's
+  // endpoint picker): queued requests, running requests, KV-cache utilisation
+  // in [0, 1] (device blocks holding data / device capacity). docs/server.md.
+  gauge("prosgrow_num_requests_waiting",
+        "Requests not yet generating: queued or waiting for KV promotion (Model Server Protocol queue size).",
+        s.waiting + s.loading);
+  gauge("prosgrow_num_requests_running", "Requests running (Model Server Protocol running requests).", s.running);
+  const double usage = s.kv.device.capacity_blocks > 0
+                           ? double(s.kv.device.used_blocks) / double(s.kv.device.capacity_blocks)
+                           : 0.0;
+  o += fmt::format("# HELP prosgrow_kv_cache_usage_perc Device-tier KV blocks in use, as a fraction of its capacity "
+                   "(Model Server Protocol KV utilisation).\n# TYPE prosgrow_kv_cache_usage_perc gauge\n"
+                   "prosgrow_kv_cache_usage_perc {:.6f}\n",
+                   usage);
+  if (kv_events_) o += kv_events_->MetricsText();
   return o;
 }
 

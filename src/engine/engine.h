@@ -24,6 +24,7 @@
 #include "base/thread_pool.h"
 #include "engine/engine_config.h"
 #include "engine/inference_service.h"
+#include "engine/kv_event_bridge.h"
 #include "engine/scheduler.h"
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
@@ -78,6 +79,7 @@ class Engine final : public InferenceService {
   void Loop();
 
   EngineConfig config_;
+  std::unique_ptr<KvEventBridge> kv_events_;  // --kv-events; declared before kv_ so it outlives it
   ServiceInfo info_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;

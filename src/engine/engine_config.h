@@ -37,6 +37,9 @@ struct EngineConfig {
   double session_ttl_s = 120;       // optimized: retention of tool-waiting sessions
   double fairness_s = 2.0;          // optimized: max extra wait cache-aware ordering may impose
   std::string model_name;           // served name; "" = file stem
+  std::string kv_events;            // ZMQ PUB endpoint for KV events ("" = none)
+  std::string kv_events_replay;     // ZMQ ROUTER replay endpoint ("" = none)
+  std::string kv_events_topic;      // first frame of every KV event message
 };
 
 // The host and disk tiers' real sizes after the defaults above (0 = no such

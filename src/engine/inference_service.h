@@ -118,6 +118,12 @@ struct ServiceInfo {
   int64_t max_seq_tokens = 0;
   std::string chat_template;    // tokenizer.chat_template ("" if none)
   std::string bos_token, eos_token;  // text of the special tokens
+  // KV events (--kv-events): the ZMQ endpoints routers subscribe to ("" =
+  // not published) and tokens per block; reported by GET /kv-events.
+  std::string kv_events_endpoint;
+  std::string kv_events_replay_endpoint;
+  std::string kv_events_topic;
+  int64_t kv_block_size = 0;
 };
 
 class InferenceService {

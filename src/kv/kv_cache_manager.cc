@@ -86,6 +86,8 @@ KvCacheManager::KvCacheManager(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 
 KvCacheManager::~KvCacheManager() { impl_->WaitAll(); }
 
+void KvCacheManager::SetBlockObserver(KvBlockObserver* observer) { impl_->store().index().set_observer(observer); }
+
 const KvLayout& KvCacheManager::layout() const { return impl_->store().layout(); }
 int64_t KvCacheManager::device_blocks() const { return impl_->store().device().capacity(); }
 

@@ -48,6 +48,8 @@
 
 namespace pg {
 
+class KvBlockObserver;
+
 // Which EvictionPolicy (eviction_policy.h) the cache uses.
 enum class EvictionKind {
   kLru,        // least recently used first
@@ -214,6 +216,9 @@ class KvCacheManager {
   uint8_t* DeviceBlockPtr(BlockId id);
 
   CacheCounters counters() const;
+  // Told of every block a tier starts or stops holding (kv_block_observer.h);
+  // null = none. Set before the first request.
+  void SetBlockObserver(KvBlockObserver* observer);
   // Verifies refcounts, free lists, the index's parent chains and tier
   // bookkeeping; Internal error naming the first violation.
   Status CheckIntegrity() const;

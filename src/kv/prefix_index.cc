@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "kv/kv_block_observer.h"
 
 namespace pg {
 
@@ -76,6 +77,13 @@ void PrefixIndex::Refresh(uint32_t id, uint8_t evictable_mask) {
   for (int t = 0; t < kNumTiers; ++t)
     if (e.in_tier(t)) present |= uint8_t(1u << t);
   AdjustChildren(e.parent, e.present_mask, present);
+  if (observer_ != nullptr && present != e.present_mask) {
+    for (int t = 0; t < kNumTiers; ++t) {
+      const bool was = (e.present_mask >> t) & 1, now = (present >> t) & 1;
+      if (now && !was) observer_->OnBlockStored(t, e);
+      if (was && !now) observer_->OnBlockRemoved(t, e);
+    }
+  }
   e.present_mask = present;
   evictable_mask &= present;
   if (evictable_mask == e.evictable_mask && e.keyed_tick == e.last_tick) return;
@@ -85,6 +93,18 @@ void PrefixIndex::Refresh(uint32_t id, uint8_t evictable_mask) {
   }
   e.evictable_mask = evictable_mask;
   e.keyed_tick = e.last_tick;
+}
+
+void PrefixIndex::set_observer(KvBlockObserver* observer) {
+  observer_ = observer;
+  if (observer == nullptr) return;
+  std::vector<uint32_t> held;
+  for (uint32_t id = 0; id < id_limit(); ++id)
+    if (entries_[id].live && entries_[id].present_mask != 0) held.push_back(id);
+  std::sort(held.begin(), held.end(), [&](uint32_t a, uint32_t b) { return entries_[a].depth < entries_[b].depth; });
+  for (uint32_t id : held)
+    for (int t = 0; t < kNumTiers; ++t)
+      if ((entries_[id].present_mask >> t) & 1) observer->OnBlockStored(t, entries_[id]);
 }
 
 int32_t PrefixIndex::children_in(const BlockHash& hash, int t) const {

@@ -68,6 +68,8 @@ struct IndexEntry {
   uint64_t keyed_tick = 0;     // last_tick used in the eviction sets
 };
 
+class KvBlockObserver;
+
 class PrefixIndex {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -109,10 +111,15 @@ class PrefixIndex {
   void MatchChain(const BlockHash& root, std::span<const int32_t> tokens, int page_tokens, int64_t max_blocks,
                   std::vector<uint32_t>* out) const;
 
+  // Told of every tier that starts or stops holding an entry (null = none).
+  // The blocks already held are reported to it at once, parents first.
+  void set_observer(KvBlockObserver* observer);
+
   // Child counts, map and eviction sets agree with the entries.
   Status CheckIntegrity() const;
 
  private:
+  KvBlockObserver* observer_ = nullptr;
   struct ChildCounts {
     int32_t in_tier[kNumTiers] = {0, 0, 0};
     int32_t any = 0;

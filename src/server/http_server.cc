@@ -266,6 +266,23 @@ void HttpServer::Impl::SetUpRoutes() {
     res.status = ready ? 200 : 503;
     res.set_content(ready ? R"({"status":"ok"})" : R"({"status":"loading"})", "application/json");
   });
+  // Where this replica publishes its KV events (--kv-events), so a router
+  // needs only the replica's URL. 404 when it publishes none.
+  server.Get("/kv-events", [this](const httplib::Request&, httplib::Response& res) {
+    const ServiceInfo& info = service->info();
+    if (info.kv_events_endpoint.empty()) {
+      return SendApiError(res, NotFoundError("this server publishes no KV events (start it with --kv-events)"),
+                          &metrics);
+    }
+    res.set_content(DumpJson({{"endpoint", info.kv_events_endpoint},
+                              {"replay_endpoint", info.kv_events_replay_endpoint},
+                              {"topic", info.kv_events_topic},
+                              {"format", "vllm"},
+                              {"block_size", info.kv_block_size},
+                              {"hash", "first 63 bits of the chained SHA-256 block hash"},
+                              {"media", {"GPU", "CPU", "DISK"}}}),
+                    "application/json");
+  });
   registry.AddInfo("prosgrow_build_info", "Version, git commit, build type and CPU kernel ISA of this server.",
                    {{"version", options.build.version},
                     {"commit", options.build.commit},
@@ -289,7 +306,7 @@ void HttpServer::Impl::SetUpRoutes() {
     server.Put(p, not_allowed("POST"));
     server.Delete(p, not_allowed("POST"));
   }
-  for (const char* p : {"/v1/models", "/health", "/metrics"}) {
+  for (const char* p : {"/v1/models", "/health", "/metrics", "/kv-events"}) {
     server.Post(p, not_allowed("GET"));
     server.Put(p, not_allowed("GET"));
     server.Delete(p, not_allowed("GET"));

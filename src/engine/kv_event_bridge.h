@@ -1,0 +1,53 @@
+// KvEventBridge: turns the KV tiers' block changes (KvBlockObserver) into
+// vLLM-format KV events on a ZMQ publisher (src/kvevents), one batch per
+// engine step. A block's event carries its tokens, its parent's hash (none
+// for a sequence's first block) and its tier as the medium; consecutive
+// blocks of one chain stored in one tier within a step share one
+// BlockStored event, as vLLM groups a request's new blocks.
+//
+// On creation it publishes AllBlocksCleared (a router drops what it knew of
+// a restarted replica), then, once attached, every block the tiers already
+// hold (the disk tier's, indexed at start-up).
+//
+// Thread-safety: the observer calls and Flush() run on the engine thread;
+// the counters may be read from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "kv/kv_block_observer.h"
+#include "kvevents/event_publisher.h"
+
+namespace pg {
+
+class KvEventBridge final : public KvBlockObserver {
+ public:
+  // Opens the publisher's sockets (event_publisher.h).
+  static Result<std::unique_ptr<KvEventBridge>> Create(const KvEventPublisherOptions& options, int block_size);
+
+  void OnBlockStored(int tier, const IndexEntry& e) override;
+  void OnBlockRemoved(int tier, const IndexEntry& e) override;
+  // Publishes what this step changed (nothing when nothing did).
+  void Flush();
+
+  // Prometheus lines: batches sent and dropped.
+  std::string MetricsText() const;
+  const std::string& endpoint() const { return publisher_->endpoint(); }
+  const std::string& replay_endpoint() const { return publisher_->replay_endpoint(); }
+
+ private:
+  KvEventBridge(std::unique_ptr<KvEventPublisher> publisher, int block_size)
+      : publisher_(std::move(publisher)), block_size_(block_size) {}
+
+  std::unique_ptr<KvEventPublisher> publisher_;
+  int block_size_;
+  KvEventBatch pending_;
+};
+
+// The medium name of a tier ("GPU", "CPU", "DISK").
+const char* MediumOfTier(int tier);
+
+}  // namespace pg

@@ -169,9 +169,17 @@ void RewriteAnthropicError(httplib::Response& res) {
 
 std::optional<ApiError> CheckAnthropicVersion(const httplib::Request& req) {
   if (!req.has_header("anthropic-version")) return std::nullopt;
+  // A date, YYYY-MM-DD, from 2023-01-01 on: the shape served is 2023-06-01's,
+  // which later versions (SDKs send their own date) keep.
   const std::string v = req.get_header_value("anthropic-version");
-  if (v == "2023-06-01" || v == "2023-01-01") return std::nullopt;
-  return BadRequest("anthropic-version '" + v + "' is not supported; send 2023-06-01 (or omit the header)",
+  bool date = v.size() == 10 && v[4] == '-' && v[7] == '-';
+  for (size_t i = 0; date && i < v.size(); ++i) date = i == 4 || i == 7 || (v[i] >= '0' && v[i] <= '9');
+  if (date && v >= "2023-01-01" && v.substr(5, 2) >= "01" && v.substr(5, 2) <= "12" && v.substr(8) >= "01" &&
+      v.substr(8) <= "31") {
+    return std::nullopt;
+  }
+  return BadRequest("anthropic-version '" + v + "' is not a supported version; send a date such as 2023-06-01 (or "
+                    "omit the header)",
                     "anthropic-version");
 }
 

@@ -29,7 +29,7 @@ void SendAnthropicError(httplib::Response& res, const ApiError& error, ServerMet
 bool IsAnthropicPath(const std::string& path);
 // An OpenAI error body already in `res` -> Anthropic's shape and status.
 void RewriteAnthropicError(httplib::Response& res);
-// The anthropic-version header: absent, "2023-06-01" or "2023-01-01".
+// The anthropic-version header: absent, or a YYYY-MM-DD date from 2023-01-01 on.
 std::optional<ApiError> CheckAnthropicVersion(const httplib::Request& req);
 
 class AnthropicHandler {

@@ -163,7 +163,10 @@ void RewriteAnthropicError(httplib::Response& res) {
   e.http_status = res.status;
   e.message = body["error"].value("message", std::string("error"));
   res.status = AnthropicHttpStatus(e.http_status);
+  // httplib has already set Content-Length for the old body (headers are a
+  // multimap: replace, do not add).
   res.body = DumpJson(AnthropicErrorJson(e));
+  res.headers.erase("Content-Length");
   res.set_header("Content-Length", std::to_string(res.body.size()));
 }
 

@@ -131,6 +131,11 @@ std::string AnthropicStreamWriter::Text(const std::string& text) {
 std::string AnthropicStreamWriter::Finish(const std::vector<ToolCall>& calls, const std::string& stop_reason,
                                           const std::string& stop_sequence, const json& usage) {
   std::string out;
+  if (!text_open_ && next_index_ == 0 && calls.empty()) {  // as the message object: one (empty) text block
+    text_open_ = true;
+    out += NamedSseEvent(
+        {{"type", "content_block_start"}, {"index", next_index_}, {"content_block", {{"type", "text"}, {"text", ""}}}});
+  }
   if (text_open_) {
     out += NamedSseEvent({{"type", "content_block_stop"}, {"index", next_index_++}});
     text_open_ = false;

@@ -161,7 +161,8 @@ void RewriteAnthropicError(httplib::Response& res) {
   if (!body.is_object() || !body.contains("error") || !body["error"].is_object() || body.contains("type")) return;
   ApiError e;
   e.http_status = res.status;
-  e.message = body["error"].value("message", std::string("error"));
+  const json& message = body["error"]["message"];
+  e.message = message.is_string() ? message.get<std::string>() : "HTTP error " + std::to_string(res.status);
   res.status = AnthropicHttpStatus(e.http_status);
   // httplib has already set Content-Length for the old body (headers are a
   // multimap: replace, do not add).

@@ -37,7 +37,7 @@ std::optional<ApiError> RefuseUnknownFields(const json& body, const char* const 
 void ReadThinking(FieldReader& r) {
   const json* t = r.Get("thinking");
   if (!t) return;
-  if (t->is_object() && t->size() == 1 && t->value("type", "") == "disabled") return;
+  if (t->is_object() && t->size() == 1 && t->contains("type") && (*t)["type"] == "disabled") return;
   r.Fail(BadRequest("'thinking' (extended thinking) is not supported by this server; omit it or send "
                     "{\"type\": \"disabled\"}",
                     "thinking", "unsupported_parameter"));

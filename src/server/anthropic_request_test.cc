@@ -200,5 +200,45 @@ TEST(AnthropicRequest, CountTokensTakesNoGenerationFields) {
   EXPECT_NE(bad.error.message.find("'max_tokens'"), std::string::npos);
 }
 
+// Every node of a body that uses every feature, replaced by a value of each
+// JSON type: the parser never throws, and refuses with a 400 or accepts.
+TEST(AnthropicRequest, AnyValueAnywhereIsAnsweredNotThrown) {
+  const json full = json::parse(R"({"model": "m", "max_tokens": 8, "temperature": 0.5, "top_p": 0.9, "top_k": 4,
+      "stop_sequences": ["x"], "stream": false, "metadata": {"user_id": "u"}, "thinking": {"type": "disabled"},
+      "service_tier": "auto",
+      "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral", "ttl": "5m"}}],
+      "tools": [{"name": "f", "description": "d", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}}],
+      "tool_choice": {"type": "tool", "name": "f", "disable_parallel_tool_use": true},
+      "messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "a"},
+          {"type": "tool_use", "id": "t1", "name": "f", "input": {"k": 1}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": false,
+          "content": [{"type": "text", "text": "r"}], "cache_control": {"type": "ephemeral"}}]}]})");
+  ASSERT_TRUE(ParseAnthropicMessages(full, kCtx).ok());
+  const json values[] = {nullptr, json(true), json(-1), json(1e300), json("s"), json::array(), json::object(),
+                         json::array({1, "x"}), json{{"type", 5}}};
+  std::vector<json::json_pointer> pointers;
+  auto walk = [&](auto&& self, const json& node, const json::json_pointer& at) -> void {
+    if (!at.empty()) pointers.push_back(at);
+    if (node.is_object()) {
+      for (auto it = node.begin(); it != node.end(); ++it) self(self, it.value(), at / it.key());
+    } else if (node.is_array()) {
+      for (size_t i = 0; i < node.size(); ++i) self(self, node[i], at / i);
+    }
+  };
+  walk(walk, full, json::json_pointer());
+  ASSERT_GT(pointers.size(), 50u);
+  for (const auto& at : pointers) {
+    for (const json& v : values) {
+      json body = full;
+      body[at] = v;
+      ApiResult<AnthropicRequest> r = ParseAnthropicMessages(body, kCtx);  // must not throw
+      EXPECT_TRUE(r.ok() || r.error.http_status == 400) << at.to_string() << " = " << v.dump();
+      ApiResult<AnthropicRequest> c = ParseAnthropicCountTokens(body);
+      EXPECT_TRUE(c.ok() || c.error.http_status == 400) << at.to_string() << " = " << v.dump();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pg

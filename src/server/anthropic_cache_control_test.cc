@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "server/generation_pipeline.h"
 #include "testing/fake_inference_service.h"
 
@@ -103,6 +107,56 @@ TEST_F(BreakpointPrefixesTest, ABlockTheTemplateDropsHasNoPrefix) {
   ASSERT_EQ(texts.size(), 1u);
   EXPECT_EQ(p[0].tokens, -1);
   EXPECT_TRUE(CacheHints(p).empty());
+}
+
+// The real templates of ../shared/fixtures/templates (Qwen2.5, Qwen3,
+// Llama 3.1, GLM-4.6): each breakpoint's prefix is a prefix of the prompt
+// that ends at its block (system and user text, which every template
+// writes), or covers the arguments of the tool_use it marks.
+TEST_F(BreakpointPrefixesTest, RealTemplates) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(PROSGROW_SHARED_DIR) / "fixtures" / "templates";
+  if (!fs::exists(dir)) GTEST_SKIP() << dir << " absent";
+  const std::string body = R"({"model": "m", "max_tokens": 8,
+      "tools": [{"name": "get_weather", "description": "Weather of a city", "input_schema": {"type": "object",
+                 "properties": {"city": {"type": "string"}}}, "cache_control": {"type": "ephemeral"}}],
+      "system": [{"type": "text", "text": "You are a terse assistant.", "cache_control": {"type": "ephemeral"}}],
+      "messages": [{"role": "user", "content": [{"type": "text", "text": "Weather in Paris today?",
+                                                 "cache_control": {"type": "ephemeral"}}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                                           "input": {"city": "Paris"}, "cache_control": {"type": "ephemeral"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny, 21 C"}]}]})";
+  int templates = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".jinja") continue;
+    SCOPED_TRACE(entry.path().filename().string());
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    ServiceInfo info;
+    info.chat_template = text.str();
+    info.bos_token = "<|begin_of_text|>";
+    info.eos_token = "<|im_end|>";
+    auto chat = ChatPrompt::Create(info);
+    ASSERT_TRUE(chat.ok()) << chat.status().ToString();
+    chat_ = std::move(chat).value();
+    std::vector<BreakpointPrefix> p;
+    std::vector<std::string> texts = PrefixTexts(body, &p);
+    ASSERT_EQ(texts.size(), 4u);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      if (p[i].tokens >= 0) {
+        EXPECT_EQ(rendered_.compare(0, texts[i].size(), texts[i]), 0) << i << ": " << texts[i];
+      }
+    }
+    ExpectEndsAt(texts[1], "You are a terse assistant.");
+    ExpectEndsAt(texts[2], "Weather in Paris today?");
+    if (p[3].tokens >= 0) {
+      EXPECT_GT(p[3].tokens, p[2].tokens);
+      EXPECT_NE(texts[3].find("Paris", texts[2].size()), std::string::npos) << texts[3];
+    }
+    ++templates;
+  }
+  EXPECT_GT(templates, 0);
 }
 
 }  // namespace

@@ -39,7 +39,9 @@ ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, cons
 std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text);
 
 // Builds the GenerationRequest from `api` (sampling, stop strings, session,
-// cache TTL, KV hints) and submits it. 429 when the queue is full.
+// cache TTL, KV hints) and submits it. 429 when the queue is full. Anything
+// else derived from the ApiRequest for the engine (output constraints for
+// tool_choice required / named) belongs here, so both APIs get it.
 struct GenerationStart {
   std::string id;          // the request id ("chatcmpl-...", "msg_...")
   std::string session_id;  // "" = none

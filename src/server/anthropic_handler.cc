@@ -8,6 +8,7 @@
 #include "server/anthropic_cache_control.h"
 #include "server/anthropic_request.h"
 #include "server/anthropic_response.h"
+#include "server/anthropic_tool_stream.h"
 #include "server/generation_pipeline.h"
 #include "server/guarded_stream.h"
 #include "tokenizer/tokenizer.h"
@@ -66,7 +67,8 @@ struct StreamState {
   AnthropicStreamWriter writer;
   bool started = false;
   bool done = false;
-  std::string text;          // all visible text (with tools: held back until the end)
+  std::string text;          // all visible text
+  ToolTextGate gate;         // with tools: what can be sent before the calls are parsed
   std::vector<int32_t> ids;  // generated tokens, for the stop sequence
 };
 
@@ -88,7 +90,8 @@ void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, ht
         if (c.stopping->load() || !sink.is_writable()) return false;
         state->text += step.text;
         Append(&state->ids, step.tokens);
-        if (!state->plan.tools && !write(state->writer.Text(step.text))) return false;
+        const std::string now = state->plan.tools ? state->gate.Push(step.text) : step.text;
+        if (!write(state->writer.Text(now))) return false;
         if (!finished) return true;
 
         const GenerationResult& r = state->runner->result();
@@ -102,7 +105,9 @@ void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, ht
           return true;
         }
         MessageEnd end = EndMessage(c, state->plan, r, state->runner->tokenizer(), state->text, state->ids);
-        if (state->plan.tools && !write(state->writer.Text(end.text))) return false;
+        if (state->plan.tools && !write(state->writer.Text(state->gate.Remainder(end.text, !end.calls.empty())))) {
+          return false;
+        }
         if (!write(state->writer.Finish(end.calls, end.stop_reason, end.stop_sequence, end.usage))) return false;
         sink.done();
         return true;

@@ -145,15 +145,20 @@ TEST(AnthropicHandler, ToolUseFromTheModel) {
   auto res = t->Client().Post("/v1/messages", streamed, "application/json");
   ASSERT_TRUE(res);
   auto ev = SseEvents(res->body);
-  std::string partial;
+  std::string partial, text;
   bool tool_block = false;
   for (auto& [name, data] : ev) {
+    if (name == "content_block_delta" && data["delta"]["type"] == "text_delta") {
+      EXPECT_FALSE(tool_block);  // the text before the call streams first, in its own block
+      text += data["delta"]["text"].get<std::string>();
+    }
     if (name == "content_block_start" && data["content_block"]["type"] == "tool_use") tool_block = true;
     if (name == "content_block_delta" && data["delta"]["type"] == "input_json_delta") {
       partial += data["delta"]["partial_json"].get<std::string>();
     }
   }
   EXPECT_TRUE(tool_block) << res->body;
+  EXPECT_EQ(text, "Checking.");
   EXPECT_EQ(json::parse(partial), json::parse(R"({"city": "Paris"})"));
   EXPECT_EQ(ev[ev.size() - 2].second["delta"]["stop_reason"], "tool_use");
 }

@@ -118,6 +118,7 @@ class Converter {
                                          JsonTypeName(system)),
                              "system", "invalid_type"));
     }
+    if (text.empty() && !PendingBreakpoint()) return;  // "" or []: no system turn at all
     msg["content"] = text;
     out_->api.messages.push_back(std::move(msg));
   }
@@ -169,14 +170,14 @@ class Converter {
       }
     }
     if (!text.empty() || blocks.empty() || out_->api.messages.empty() ||
-        out_->api.messages.back()["role"] != "tool" || PendingUserBreakpoint()) {
+        out_->api.messages.back()["role"] != "tool" || PendingBreakpoint()) {
       user["content"] = text;
       out_->api.messages.push_back(std::move(user));
     }
   }
 
-  // A breakpoint recorded for a user message that was not pushed yet.
-  bool PendingUserBreakpoint() const {
+  // A breakpoint recorded for the message about to be pushed.
+  bool PendingBreakpoint() const {
     return !out_->breakpoints.empty() && out_->breakpoints.back().kind == CacheBreakpoint::Kind::kContent &&
            out_->breakpoints.back().index == out_->api.messages.size();
   }

@@ -47,6 +47,15 @@ TEST(AnthropicRequest, SystemBlocksAndTextBlocksAreJoined) {
                                                   {"role": "user", "content": "ab"}])"));
 }
 
+TEST(AnthropicRequest, EmptySystemAddsNoTurn) {
+  for (const char* system : {R"("")", "[]"}) {
+    auto r = Parse(std::string(R"({"model": "m", "max_tokens": 8, "system": )") + system +
+                   R"(, "messages": [{"role": "user", "content": "Hi"}]})");
+    ASSERT_TRUE(r.ok()) << r.error.message;
+    EXPECT_EQ(r.value.api.messages.size(), 1u) << system;
+  }
+}
+
 TEST(AnthropicRequest, ToolRoundTripBecomesToolCallsAndToolMessages) {
   auto r = Parse(R"({"model": "m", "max_tokens": 8,
       "tools": [{"name": "get_weather", "description": "Weather", "input_schema": {"type": "object"}}],

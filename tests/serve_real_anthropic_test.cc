@@ -19,8 +19,17 @@ TEST_F(ServeReal, AnthropicNodeSdk) {
   if (rc != 0) GTEST_SKIP() << "node not installed";
   auto s = Serve({"--threads", "2", "--api-key", "sk-node-test"}, "anthropic");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
+  // Where the server enforces tool_choice (the OpenAI path accepts
+  // "required"), the script also forces tool calls from the random model.
+  int status = 0;
+  Post(**s, "/v1/chat/completions",
+       R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1, "tool_choice": "required",
+           "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]})",
+       &status, {{"Authorization", "Bearer sk-node-test"}});
+  const std::string forced = status == 200 ? "1" : "0";
   std::string out = RunShell("cd '" + node_dir + "' && env -u PROSGROW_EXPECT_TOOL_CALLS PROSGROW_BASE_URL=" +
-                                 (*s)->base_url() + " PROSGROW_API_KEY=sk-node-test node anthropic_sdk_test.mjs 2>&1",
+                                 (*s)->base_url() + " PROSGROW_API_KEY=sk-node-test PROSGROW_EXPECT_FORCED_TOOLS=" +
+                                 forced + " node anthropic_sdk_test.mjs 2>&1",
                              &rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("anthropic sdk test: ok"), std::string::npos) << out;

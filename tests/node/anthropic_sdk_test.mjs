@@ -9,6 +9,8 @@
 //                       a get_weather tool call and the tool result with
 //                       "sunny" (true for the fake engine; a random-weight
 //                       model is sent the tool_use history instead)
+//   PROSGROW_EXPECT_FORCED_TOOLS=1  the server enforces tool_choice any / tool
+//                       (constrained decoding): a forced call and its round trip
 // Exits 0 on success; prints the failed assertion otherwise.
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
@@ -143,6 +145,26 @@ checkUsage(answer.usage);
 if (expectToolCalls) {
   assert.equal(answer.stop_reason, 'end_turn');
   assert.match(textOf(answer), /sunny/);
+}
+
+// 5b. tool_choice forces the call (constrained decoding), then the round trip
+// with the model's own tool_use. PROSGROW_EXPECT_FORCED_TOOLS=1 where the
+// server enforces tool_choice (a random-weight model never calls on its own).
+if (process.env.PROSGROW_EXPECT_FORCED_TOOLS === '1') {
+  for (const tool_choice of [{ type: 'tool', name: 'get_weather' }, { type: 'any' }]) {
+    const forced = await client.messages.create({ model, max_tokens: 256, tools, tool_choice, messages: [question] });
+    assert.equal(forced.stop_reason, 'tool_use', JSON.stringify(forced));
+    const use = forced.content.find((b) => b.type === 'tool_use');
+    assert.equal(use.name, 'get_weather');
+    assert.match(use.id, /^toolu_/);
+    assert.equal(typeof use.input, 'object');
+    const reply = await client.messages.create({
+      model, max_tokens: 16, tools,
+      messages: [question, { role: 'assistant', content: forced.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'sunny, 21 C' }] }],
+    });
+    checkUsage(reply.usage);
+  }
 }
 
 // 6. Errors come back as Anthropic errors the SDK maps to its classes.

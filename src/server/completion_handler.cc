@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "server/api_request.h"
+#include "server/generation_pipeline.h"
 #include "server/generation_runner.h"
 #include "server/guarded_stream.h"
 #include "server/openai_response.h"
@@ -17,19 +18,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr double kPollSeconds = 0.05;
-
-// Keeps the in-flight gauge right whichever way a request ends.
-class InFlight {
- public:
-  explicit InFlight(Gauge* g) : g_(g) { g_->Add(1); }
-  ~InFlight() { g_->Add(-1); }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-
- private:
-  Gauge* g_;
-};
+using InFlight = InFlightGauge;
 
 // What a response needs to know about its request once generation runs.
 struct ResponsePlan {
@@ -45,21 +34,7 @@ struct ResponsePlan {
 // Tool-call parsing at the end of a chat with tools. Returns the finish reason.
 std::string FinishWithTools(const HandlerContext& ctx, const ResponsePlan& plan, const std::string& reason,
                             std::string* text, std::vector<ToolCall>* calls) {
-  if (!plan.tools || (reason != "stop" && reason != "length")) return reason;
-  AssistantOutput out = ctx.chat()->ParseToolCalls(*text);
-  if (out.tool_calls.empty()) return reason;
-  *text = std::move(out.content);
-  *calls = std::move(out.tool_calls);
-  if (!plan.parallel_tool_calls && calls->size() > 1) calls->resize(1);
-  if (!plan.session_id.empty()) ctx.service->NoteToolCall(plan.session_id);
-  return "tool_calls";
-}
-
-// An engine-side end that is not a normal finish, as an API error.
-std::optional<ApiError> EngineFailure(const GenerationResult& r) {
-  if (r.finish_reason == "error") return ServerError("generation failed: " + r.error);
-  if (r.finish_reason == "cancelled") return ServiceUnavailable("the request was cancelled by the server");
-  return std::nullopt;
+  return FinishWithTools(ctx, plan.tools, plan.parallel_tool_calls, plan.session_id, reason, text, calls);
 }
 
 // Streaming state, shared by the content provider calls of one response.
@@ -161,22 +136,11 @@ void RunToCompletion(const HandlerContext& ctx, GenerationRunner* runner, const 
                      httplib::Response& res) {
   std::string text;
   std::vector<TokenEvent> tokens;
-  GenerationStep step;
-  GuardedStream* conn = GuardedStream::Current();
-  for (;;) {
-    bool finished = runner->Poll(kPollSeconds, &step);
-    text += step.text;
-    tokens.insert(tokens.end(), step.tokens.begin(), step.tokens.end());
-    step.Clear();
-    if (finished) break;
-    if (ctx.stopping->load() || (conn && conn->PeerClosed())) {
-      runner->Cancel();
-      ctx.metrics->client_disconnects->Inc({plan.header.chat ? "chat" : "completions"});
-      // Nobody reads this; 499 ("client closed request") marks it in the logs.
-      res.status = 499;
-      res.set_content(ServiceUnavailable("client disconnected or server stopping").ToJson(), "application/json");
-      return;
-    }
+  if (!CollectAll(ctx, runner, plan.header.chat ? "chat" : "completions", &text, &tokens)) {
+    // Nobody reads this; 499 ("client closed request") marks it in the logs.
+    res.status = 499;
+    res.set_content(ServiceUnavailable("client disconnected or server stopping").ToJson(), "application/json");
+    return;
   }
   const GenerationResult& r = runner->result();
   ctx.metrics->CountTokens(r);
@@ -214,24 +178,15 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
                                       : ParseCompletionRequest(body.value, info.n_vocab, info.n_ctx, ctx_.limits);
   if (!parsed.ok()) return SendApiError(res, parsed.error, ctx_.metrics);
   ApiRequest& api = parsed.value;
-  if (!api.model.empty() && api.model != info.model_name) {
-    return SendApiError(
-        res, NotFoundError("model '" + api.model + "' does not exist; this server serves '" + info.model_name + "'",
-                           "model_not_found"),
-        ctx_.metrics);
-  }
+  if (std::optional<ApiError> err = CheckModelName(api.model, info)) return SendApiError(res, *err, ctx_.metrics);
 
   // Prompt tokens.
   const Tokenizer& tok = service->tokenizer();
   std::vector<int32_t> prompt;
   if (chat) {
-    Result<std::string> text = ctx_.chat()->Render(api.messages, api.tools);
-    if (!text.ok()) return SendApiError(res, BadRequest(text.status().message(), "messages"), ctx_.metrics);
-    prompt = tok.Encode(*text, /*add_special=*/true, /*parse_special=*/true);
-    // Templates usually write the BOS text themselves; do not double it.
-    if (prompt.size() >= 2 && tok.bos_id() >= 0 && prompt[0] == tok.bos_id() && prompt[1] == tok.bos_id()) {
-      prompt.erase(prompt.begin());
-    }
+    ApiResult<std::vector<int32_t>> tokens = ChatPromptTokens(ctx_, api.messages, api.tools);
+    if (!tokens.ok()) return SendApiError(res, tokens.error, ctx_.metrics);
+    prompt = std::move(tokens.value);
   } else if (api.prompt_is_tokens) {
     prompt = std::move(api.prompt_tokens);
   } else {
@@ -254,17 +209,10 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   plan.parallel_tool_calls = api.parallel_tool_calls;
   plan.session_id = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
 
-  GenerationRequest g;
-  g.id = plan.header.id;
-  g.prompt = std::move(prompt);
-  g.sampling = api.sampling;
-  g.session_id = plan.session_id;
-  g.cache_ttl_s = api.cache_ttl_s;
-  g.kv_hints = api.kv_hints;
-  g.arrival_s = arrival;
-  auto runner = std::make_unique<GenerationRunner>(service, std::move(g), std::move(api.stop),
-                                                   ctx_.metrics->generation());
-  if (Status st = runner->Start(); !st.ok()) return SendApiError(res, FromStatus(st), ctx_.metrics);
+  ApiResult<std::unique_ptr<GenerationRunner>> started =
+      StartGeneration(ctx_, &api, std::move(prompt), {plan.header.id, plan.session_id, arrival});
+  if (!started.ok()) return SendApiError(res, started.error, ctx_.metrics);
+  std::unique_ptr<GenerationRunner> runner = std::move(started.value);
   PG_LOG_DEBUG("{}: submitted ({} prompt tokens, stream={})", plan.header.id, runner->result().prompt_tokens,
                plan.stream);
 

@@ -13,6 +13,7 @@
 
 #include "base/check.h"
 #include "base/log.h"
+#include "server/anthropic_handler.h"
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
 #include "server/completion_handler.h"
@@ -138,6 +139,7 @@ std::string EndpointLabel(const std::string& path) {
   for (const char* k : kKnown) {
     if (path == k) return k;
   }
+  if (path == "/v1/messages" || path == "/v1/messages/count_tokens") return path;
   if (path.rfind("/v1/sessions/", 0) == 0) return "/v1/sessions/{id}/release";
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
   return "other";
@@ -183,6 +185,7 @@ struct HttpServer::Impl {
     std::string auth = req.get_header_value("Authorization");
     static const std::string kBearer = "Bearer ";
     std::string given = auth.rfind(kBearer, 0) == 0 ? auth.substr(kBearer.size()) : std::string();
+    if (given.empty()) given = req.get_header_value("x-api-key");  // Anthropic clients
     auto d = Sha256(given);
     // Digests have a fixed length, so the comparison time does not depend on the key.
     return CRYPTO_memcmp(d.data(), key_digest.data(), d.size()) == 0 && !given.empty();
@@ -222,6 +225,7 @@ struct HttpServer::Impl {
   std::once_flag chat_once;
   std::unique_ptr<ChatPrompt> chat;
   std::unique_ptr<CompletionHandler> completions;
+  std::unique_ptr<AnthropicHandler> anthropic;
 };
 
 void HttpServer::Impl::SetUpRoutes() {
@@ -238,6 +242,13 @@ void HttpServer::Impl::SetUpRoutes() {
   }));
   server.Post("/v1/completions", Api([this](const httplib::Request& req, httplib::Response& res) {
     completions->Handle(req, res, /*chat=*/false);
+  }));
+  anthropic = std::make_unique<AnthropicHandler>(ctx);
+  server.Post("/v1/messages", Api([this](const httplib::Request& req, httplib::Response& res) {
+    anthropic->Messages(req, res);
+  }));
+  server.Post("/v1/messages/count_tokens", Api([this](const httplib::Request& req, httplib::Response& res) {
+    anthropic->CountTokens(req, res);
   }));
 
   auto model_json = [this] {
@@ -306,6 +317,11 @@ void HttpServer::Impl::SetUpRoutes() {
     server.Put(p, not_allowed("POST"));
     server.Delete(p, not_allowed("POST"));
   }
+  for (const char* p : {"/v1/messages", "/v1/messages/count_tokens"}) {
+    server.Get(p, not_allowed("POST"));
+    server.Put(p, not_allowed("POST"));
+    server.Delete(p, not_allowed("POST"));
+  }
   for (const char* p : {"/v1/models", "/health", "/metrics", "/kv-events"}) {
     server.Post(p, not_allowed("GET"));
     server.Put(p, not_allowed("GET"));
@@ -352,6 +368,7 @@ void HttpServer::Impl::SetUpRoutes() {
   // so a client that has its response and scrapes /metrics sees its request.
   // A logger would run after the last byte: too late for that client.
   server.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (IsAnthropicPath(req.path)) RewriteAnthropicError(res);  // Anthropic's error shape on its paths
     metrics.requests->Inc({EndpointLabel(req.path), std::to_string(res.status)});
   });
 }

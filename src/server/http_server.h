@@ -3,10 +3,11 @@
 //   POST /v1/chat/completions   POST /v1/completions     (completion_handler.h)
 //   GET  /v1/models             GET  /health (503 while the model loads)
 //   GET  /metrics (Prometheus)  POST /v1/sessions/{id}/release
+//   POST /v1/messages           POST /v1/messages/count_tokens  (anthropic_handler.h)
 //
 // cpp-httplib parses HTTP; every connection runs over a GuardedStream that
 // bounds slow or oversized headers and bodies. With an API key set, /v1/*
-// requires "Authorization: Bearer KEY" (compared in constant time);
+// requires "Authorization: Bearer KEY" or "x-api-key: KEY" (compared in constant time);
 // /health and /metrics stay open for probes and scrapers.
 //
 // Thread-safety: Start/Stop/Run from one controlling thread; requests are

@@ -1,0 +1,84 @@
+#include "server/generation_pipeline.h"
+
+#include "base/log.h"
+#include "server/guarded_stream.h"
+#include "tokenizer/tokenizer.h"
+
+namespace pg {
+
+std::optional<ApiError> CheckModelName(const std::string& requested, const ServiceInfo& info) {
+  if (requested.empty() || requested == info.model_name) return std::nullopt;
+  return NotFoundError("model '" + requested + "' does not exist; this server serves '" + info.model_name + "'",
+                       "model_not_found");
+}
+
+ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, const nlohmann::ordered_json& messages,
+                                                 const nlohmann::ordered_json& tools, const std::string& param) {
+  Result<std::string> text = ctx.chat()->Render(messages, tools);
+  if (!text.ok()) return BadRequest(text.status().message(), param);
+  return EncodeChatText(ctx.service->tokenizer(), *text);
+}
+
+std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text) {
+  std::vector<int32_t> prompt = tok.Encode(text, /*add_special=*/true, /*parse_special=*/true);
+  // Templates usually write the BOS text themselves; do not double it.
+  if (prompt.size() >= 2 && tok.bos_id() >= 0 && prompt[0] == tok.bos_id() && prompt[1] == tok.bos_id()) {
+    prompt.erase(prompt.begin());
+  }
+  return prompt;
+}
+
+ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContext& ctx, ApiRequest* api,
+                                                             std::vector<int32_t> prompt,
+                                                             const GenerationStart& start) {
+  GenerationRequest g;
+  g.id = start.id;
+  g.prompt = std::move(prompt);
+  g.sampling = api->sampling;
+  g.session_id = start.session_id;
+  g.cache_ttl_s = api->cache_ttl_s;
+  g.kv_hints = api->kv_hints;
+  g.arrival_s = start.arrival_s;
+  auto runner = std::make_unique<GenerationRunner>(ctx.service, std::move(g), std::move(api->stop),
+                                                   ctx.metrics->generation());
+  if (Status st = runner->Start(); !st.ok()) return FromStatus(st);
+  return runner;
+}
+
+bool CollectAll(const HandlerContext& ctx, GenerationRunner* runner, const char* endpoint, std::string* text,
+                std::vector<TokenEvent>* tokens) {
+  GenerationStep step;
+  GuardedStream* conn = GuardedStream::Current();
+  for (;;) {
+    bool finished = runner->Poll(kPollSeconds, &step);
+    *text += step.text;
+    tokens->insert(tokens->end(), step.tokens.begin(), step.tokens.end());
+    step.Clear();
+    if (finished) return true;
+    if (ctx.stopping->load() || (conn && conn->PeerClosed())) {
+      runner->Cancel();
+      ctx.metrics->client_disconnects->Inc({endpoint});
+      return false;
+    }
+  }
+}
+
+std::optional<ApiError> EngineFailure(const GenerationResult& r) {
+  if (r.finish_reason == "error") return ServerError("generation failed: " + r.error);
+  if (r.finish_reason == "cancelled") return ServiceUnavailable("the request was cancelled by the server");
+  return std::nullopt;
+}
+
+std::string FinishWithTools(const HandlerContext& ctx, bool tools, bool parallel, const std::string& session_id,
+                            const std::string& reason, std::string* text, std::vector<ToolCall>* calls) {
+  if (!tools || (reason != "stop" && reason != "length")) return reason;
+  AssistantOutput out = ctx.chat()->ParseToolCalls(*text);
+  if (out.tool_calls.empty()) return reason;
+  *text = std::move(out.content);
+  *calls = std::move(out.tool_calls);
+  if (!parallel && calls->size() > 1) calls->resize(1);
+  if (!session_id.empty()) ctx.service->NoteToolCall(session_id);
+  return "tool_calls";
+}
+
+}  // namespace pg

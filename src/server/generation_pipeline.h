@@ -1,0 +1,84 @@
+// The steps every generation endpoint takes between a validated ApiRequest
+// and the text it answers with, shared by CompletionHandler (OpenAI) and
+// AnthropicHandler (Anthropic Messages), which differ only in how they read
+// requests and write responses:
+//
+//   CheckModelName -> ChatPromptTokens (template + tokenize) -> FitToContext
+//   -> StartGeneration (the one place an ApiRequest becomes a
+//      GenerationRequest) -> CollectAll or the endpoint's own stream loop
+//   -> FinishWithTools (tool calls parsed out of the text).
+//
+// Thread-safety: free functions over thread-safe HandlerContext members;
+// a runner is used by one HTTP thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/api_request.h"
+#include "server/completion_handler.h"
+#include "server/generation_runner.h"
+#include "server/metrics_registry.h"
+
+namespace pg {
+
+// 404 when a client names a model other than the one served ("" = any).
+std::optional<ApiError> CheckModelName(const std::string& requested, const ServiceInfo& info);
+
+// Renders `messages` (+ `tools`) through the chat template and tokenizes the
+// text (special tokens parsed; a BOS the template already wrote is not
+// doubled). 400 naming `param` when the template raises.
+ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, const nlohmann::ordered_json& messages,
+                                                 const nlohmann::ordered_json& tools,
+                                                 const std::string& param = "messages");
+
+// Tokenizes rendered chat text as ChatPromptTokens does.
+std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text);
+
+// Builds the GenerationRequest from `api` (sampling, stop strings, session,
+// cache TTL, KV hints) and submits it. 429 when the queue is full. Anything
+// else derived from the ApiRequest for the engine (output constraints for
+// tool_choice required / named) belongs here, so both APIs get it.
+struct GenerationStart {
+  std::string id;          // the request id ("chatcmpl-...", "msg_...")
+  std::string session_id;  // "" = none
+  double arrival_s = 0;
+};
+ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContext& ctx, ApiRequest* api,
+                                                             std::vector<int32_t> prompt,
+                                                             const GenerationStart& start);
+
+// Non-streaming: polls until the generation finishes, appending its text and
+// tokens. False when the client disconnected or the server is stopping (the
+// request is then cancelled and counted under `endpoint`).
+bool CollectAll(const HandlerContext& ctx, GenerationRunner* runner, const char* endpoint, std::string* text,
+                std::vector<TokenEvent>* tokens);
+
+// An engine-side end that is not a normal finish ("error", "cancelled").
+std::optional<ApiError> EngineFailure(const GenerationResult& r);
+
+// At the end of a chat with tools: splits tool calls out of *text (keeping
+// the first only when !parallel) and notes the tool call for the session's
+// KV retention. Returns "tool_calls" when there were calls, else `reason`.
+std::string FinishWithTools(const HandlerContext& ctx, bool tools, bool parallel, const std::string& session_id,
+                            const std::string& reason, std::string* text, std::vector<ToolCall>* calls);
+
+// Keeps the in-flight gauge right whichever way a request ends.
+class InFlightGauge {
+ public:
+  explicit InFlightGauge(Gauge* g) : g_(g) { g_->Add(1); }
+  ~InFlightGauge() { g_->Add(-1); }
+  InFlightGauge(const InFlightGauge&) = delete;
+  InFlightGauge& operator=(const InFlightGauge&) = delete;
+
+ private:
+  Gauge* g_;
+};
+
+// Seconds between polls of a runner.
+inline constexpr double kPollSeconds = 0.05;
+
+}  // namespace pg

@@ -23,6 +23,7 @@ const Command kCommands[] = {
     {"make-model", pg::MakeModelMain, "write a synthetic GGUF model in a real model's shape"},
     {"bench-model", pg::BenchModelMain, "prefill / decode throughput of a model (like llama-bench)"},
     {"serve", pg::ServeMain, "OpenAI-compatible HTTP server"},
+    {"route", pg::RouteMain, "cache-aware router in front of serve replicas (follows their KV events)"},
     {"doctor", pg::DoctorMain, "deployment checklist: CPU, memory, disk tier, Redis, endpoints, model"},
     {"bench", pg::BenchMain, "agentic benchmark against an OpenAI-compatible server"},
     {"eval", pg::EvalMain, "math quality check against an OpenAI-compatible server"},

@@ -9,5 +9,6 @@ int TokenizeMain(int argc, char** argv);
 int BenchModelMain(int argc, char** argv);
 int ServeMain(int argc, char** argv);
 int DoctorMain(int argc, char** argv);
+int RouteMain(int argc, char** argv);
 
 }  // namespace pg

@@ -1,4 +1,5 @@
 #include "server/http_server.h"
+#include "server/tokenize_handler.h"
 
 #include <httplib.h>
 #include <openssl/crypto.h>
@@ -139,7 +140,7 @@ std::string EndpointLabel(const std::string& path) {
   for (const char* k : kKnown) {
     if (path == k) return k;
   }
-  if (path == "/v1/messages" || path == "/v1/messages/count_tokens") return path;
+  if (path == "/v1/messages" || path == "/v1/messages/count_tokens" || path == "/tokenize") return path;
   if (path.rfind("/v1/sessions/", 0) == 0) return "/v1/sessions/{id}/release";
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
   return "other";
@@ -244,6 +245,9 @@ void HttpServer::Impl::SetUpRoutes() {
     completions->Handle(req, res, /*chat=*/false);
   }));
   anthropic = std::make_unique<AnthropicHandler>(ctx);
+  server.Post("/tokenize", Api([ctx](const httplib::Request& req, httplib::Response& res) {
+    HandleTokenize(ctx, req, res);
+  }));
   server.Post("/v1/messages", Api([this](const httplib::Request& req, httplib::Response& res) {
     anthropic->Messages(req, res);
   }));

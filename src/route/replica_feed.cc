@@ -1,0 +1,142 @@
+#include "route/replica_feed.h"
+
+#include <httplib.h>
+#include <zmq.hpp>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "base/log.h"
+#include "route/event_decoder.h"
+
+namespace pg {
+namespace {
+
+std::string HostOf(const std::string& base_url) {
+  std::string rest = base_url.substr(base_url.find("//") == std::string::npos ? 0 : base_url.find("//") + 2);
+  rest = rest.substr(0, rest.find('/'));
+  size_t colon = rest.rfind(':');
+  return colon == std::string::npos ? rest : rest.substr(0, colon);
+}
+
+uint64_t SeqOf(const zmq::message_t& m) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < m.size(); ++i) v = (v << 8) | static_cast<const uint8_t*>(m.data())[i];
+  return v;
+}
+
+std::string SeqBytes(uint64_t seq) {
+  std::string b(8, '\0');
+  for (int i = 7; i >= 0; --i, seq >>= 8) b[i] = static_cast<char>(seq & 0xff);
+  return b;
+}
+
+}  // namespace
+
+std::string ResolveEventEndpoint(const std::string& endpoint, const std::string& base_url) {
+  size_t scheme = endpoint.find("://");
+  size_t colon = endpoint.rfind(':');
+  if (scheme == std::string::npos || colon == std::string::npos || colon <= scheme + 3) return endpoint;
+  std::string host = endpoint.substr(scheme + 3, colon - scheme - 3);
+  if (host != "*" && host != "0.0.0.0") return endpoint;
+  return endpoint.substr(0, scheme + 3) + HostOf(base_url) + endpoint.substr(colon);
+}
+
+ReplicaFeed::ReplicaFeed(std::string base_url, std::string api_key, ReplicaIndex* index)
+    : base_url_(std::move(base_url)), api_key_(std::move(api_key)), index_(index) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+ReplicaFeed::~ReplicaFeed() {
+  stop_ = true;
+  thread_.join();
+}
+
+void ReplicaFeed::Run() {
+  while (!stop_) {
+    httplib::Client cli(base_url_);
+    cli.set_connection_timeout(1);
+    cli.set_read_timeout(2);
+    httplib::Headers h;
+    if (!api_key_.empty()) h.emplace("Authorization", "Bearer " + api_key_);
+    auto res = cli.Get("/kv-events", h);
+    if (res && res->status == 200) {
+      auto info = nlohmann::json::parse(res->body, nullptr, false);
+      if (info.is_object() && info.value("endpoint", "") != "") {
+        Follow(ResolveEventEndpoint(info.value("endpoint", ""), base_url_),
+               info.value("replay_endpoint", "").empty()
+                   ? ""
+                   : ResolveEventEndpoint(info.value("replay_endpoint", ""), base_url_));
+      } else {
+        PG_LOG_WARN("route: {} answers /kv-events without an endpoint", base_url_);
+      }
+    }
+    subscribed_ = false;
+    index_->Clear();
+    for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void ReplicaFeed::Follow(const std::string& endpoint, const std::string& replay_endpoint) {
+  zmq::context_t ctx;
+  zmq::socket_t sub(ctx, zmq::socket_type::sub);
+  sub.set(zmq::sockopt::linger, 0);
+  sub.set(zmq::sockopt::subscribe, "");
+  sub.set(zmq::sockopt::rcvtimeo, 200);
+  sub.connect(endpoint);
+  int64_t last = -1;  // last applied sequence
+  auto apply = [&](uint64_t seq, const zmq::message_t& payload) {
+    if (seq == 0 && last >= 0) last = -1;  // the replica restarted: its batch 0 clears
+    if (int64_t(seq) <= last) return;
+    auto batch = DecodeKvEventBatch(std::string_view(static_cast<const char*>(payload.data()), payload.size()));
+    if (!batch.ok()) {
+      PG_LOG_WARN("route: {}: {}", base_url_, batch.status().message());
+      return;
+    }
+    index_->Apply(*batch);
+    last = int64_t(seq);
+    batches_++;
+  };
+  auto replay = [&](uint64_t from) {
+    if (replay_endpoint.empty()) return false;
+    zmq::socket_t req(ctx, zmq::socket_type::dealer);
+    req.set(zmq::sockopt::linger, 0);
+    req.set(zmq::sockopt::rcvtimeo, 2000);
+    req.connect(replay_endpoint);
+    req.send(zmq::message_t(), zmq::send_flags::sndmore);
+    req.send(zmq::buffer(SeqBytes(from)), zmq::send_flags::none);
+    while (true) {
+      zmq::message_t empty, seq, payload;
+      if (!req.recv(empty) || !req.recv(seq) || !req.recv(payload)) return false;
+      if (SeqOf(seq) == UINT64_MAX) return true;  // end marker (-1)
+      apply(SeqOf(seq), payload);
+    }
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the subscription reach the publisher
+  if (!replay(0) && !replay_endpoint.empty()) return;
+  subscribed_ = true;
+  auto quiet_since = std::chrono::steady_clock::now();
+  while (!stop_) {
+    zmq::message_t topic, seq, payload;
+    if (!sub.recv(topic)) {
+      // No event for a while: is the replica still there?
+      if (std::chrono::steady_clock::now() - quiet_since > std::chrono::seconds(2)) {
+        httplib::Client cli(base_url_);
+        cli.set_connection_timeout(1);
+        if (!cli.Get("/health")) return;
+        quiet_since = std::chrono::steady_clock::now();
+      }
+      continue;
+    }
+    quiet_since = std::chrono::steady_clock::now();
+    if (!topic.more() || !sub.recv(seq) || !seq.more() || !sub.recv(payload)) continue;
+    const uint64_t s = SeqOf(seq);
+    if (last >= 0 && s > uint64_t(last) + 1 && s != 0) {
+      gaps_++;
+      if (!replay(uint64_t(last) + 1)) index_->Clear(), last = int64_t(s) - 1;
+    }
+    apply(s, payload);
+  }
+}
+
+}  // namespace pg

@@ -1,0 +1,50 @@
+// ReplicaFeed: keeps one replica's ReplicaIndex current from its KV events.
+// It learns the event endpoints from the replica itself (GET /kv-events),
+// subscribes (ZMQ SUB), loads the history from the replay endpoint, then
+// applies live batches in sequence order. A sequence gap replays the missing
+// batches (or, without a replay endpoint, clears the index: a router that
+// under-estimates a cache only routes worse, one that over-estimates routes
+// wrong); a sequence that restarts from 0 is a restarted replica, whose
+// first batch clears the index itself. When the replica cannot be reached
+// the index is cleared and discovery retried every second.
+//
+// Thread-safety: one background thread per feed; the counters are atomics.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "route/replica_index.h"
+
+namespace pg {
+
+class ReplicaFeed {
+ public:
+  // `base_url`: http://HOST:PORT of the replica; `api_key` for its /kv-events.
+  ReplicaFeed(std::string base_url, std::string api_key, ReplicaIndex* index);
+  ~ReplicaFeed();  // stops and joins the thread
+
+  bool subscribed() const { return subscribed_.load(); }
+  uint64_t batches() const { return batches_.load(); }
+  uint64_t gaps() const { return gaps_.load(); }
+
+ private:
+  void Run();
+  // One subscription's life: returns when the replica stops answering or on stop.
+  void Follow(const std::string& endpoint, const std::string& replay_endpoint);
+
+  std::string base_url_, api_key_;
+  ReplicaIndex* index_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> subscribed_{false};
+  std::atomic<uint64_t> batches_{0}, gaps_{0};
+  std::thread thread_;
+};
+
+// "tcp://*:5557" as seen from a client of `base_url` (http://HOST:PORT):
+// a wildcard or 0.0.0.0 host becomes HOST.
+std::string ResolveEventEndpoint(const std::string& endpoint, const std::string& base_url);
+
+}  // namespace pg

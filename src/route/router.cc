@@ -1,0 +1,288 @@
+#include "route/router.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "base/log.h"
+#include "route/replica_feed.h"
+#include "route/replica_index.h"
+#include "route/upstream_call.h"
+
+namespace pg {
+namespace {
+
+using json = nlohmann::json;
+
+struct Replica {
+  std::string url;
+  ReplicaIndex index;
+  std::unique_ptr<ReplicaFeed> feed;
+  std::atomic<bool> healthy{false};
+  std::atomic<int64_t> inflight{0};
+  std::atomic<uint64_t> routed{0};
+  std::atomic<uint64_t> failures{0};
+};
+
+// The headers a replica needs from the client's request.
+httplib::Headers ForwardHeaders(const httplib::Request& req) {
+  httplib::Headers out;
+  for (const char* k : {"Authorization", "x-api-key", "anthropic-version", "anthropic-beta", "X-Session-Id", "Accept"})
+    if (req.has_header(k)) out.emplace(k, req.get_header_value(k));
+  return out;
+}
+
+std::string SessionOf(const httplib::Request& req, const json& body) {
+  if (req.has_header("X-Session-Id")) return req.get_header_value("X-Session-Id");
+  if (!body.is_object()) return "";
+  if (auto it = body.find("user"); it != body.end() && it->is_string()) return it->get<std::string>();
+  if (auto m = body.find("metadata"); m != body.end() && m->is_object())
+    if (auto u = m->find("user_id"); u != m->end() && u->is_string()) return u->get<std::string>();
+  return "";
+}
+
+void SendError(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(json{{"error", {{"message", message}, {"type", status == 503 ? "unavailable" : "invalid_request_error"}}}}
+                      .dump(),
+                  "application/json");
+}
+
+}  // namespace
+
+struct Router::Impl {
+  RouterOptions options;
+  std::vector<std::unique_ptr<Replica>> replicas;
+  httplib::Server server;
+  std::mutex mu;  // sessions, turn
+  std::unordered_map<std::string, int> session_home;
+  std::vector<int64_t> sessions_per_replica;
+  uint64_t turn = 0;
+  std::atomic<uint64_t> retries{0}, predicted_cached_tokens{0}, requests{0};
+  std::atomic<bool> stop{false};
+  std::thread health;
+
+  void CheckHealth() {
+    while (!stop) {
+      for (auto& r : replicas) {
+        httplib::Client cli(r->url);
+        cli.set_connection_timeout(1);
+        cli.set_read_timeout(1);
+        auto res = cli.Get("/health");
+        r->healthy = res && res->status == 200;
+      }
+      for (int i = 0; i < 5 && !stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  // The prompt's token ids, from the first healthy replica's /tokenize.
+  std::vector<int32_t> PromptTokens(const httplib::Request& req) {
+    if (options.mode != RouteMode::kCacheAware) return {};
+    if (req.path != "/v1/chat/completions" && req.path != "/v1/completions") return {};
+    for (auto& r : replicas) {
+      if (!r->healthy) continue;
+      httplib::Client cli(r->url);
+      cli.set_connection_timeout(1);
+      cli.set_read_timeout(30);
+      auto res = cli.Post("/tokenize", ForwardHeaders(req), req.body, "application/json");
+      if (!res) continue;
+      if (res->status != 200) return {};  // the replica will answer the request with the same error
+      json j = json::parse(res->body, nullptr, false);
+      if (j.is_object() && j.contains("tokens") && j["tokens"].is_array()) return j["tokens"].get<std::vector<int32_t>>();
+      return {};
+    }
+    return {};
+  }
+
+  int Choose(const std::vector<int32_t>& tokens, const std::string& session, const std::vector<bool>& excluded,
+             int64_t* cached) {
+    std::vector<ReplicaView> views(replicas.size());
+    std::lock_guard<std::mutex> lock(mu);
+    auto home = session.empty() ? session_home.end() : session_home.find(session);
+    int64_t block = 16;
+    for (size_t i = 0; i < replicas.size(); ++i) {
+      Replica& r = *replicas[i];
+      views[i].healthy = r.healthy && !excluded[i];
+      ReplicaIndex::Match m = r.index.Longest(tokens);
+      views[i].cached_tokens = m.tokens;
+      views[i].device_tokens = m.device_tokens;
+      views[i].inflight = r.inflight;
+      views[i].session_home = home != session_home.end() && home->second == int(i);
+      views[i].sessions = sessions_per_replica[i];
+      if (r.index.block_size() > 0) block = r.index.block_size();
+    }
+    RoutePolicyOptions po;
+    po.mode = options.mode;
+    po.block_size = block;
+    int i = ChooseReplica(views, po, &turn);
+    if (i < 0) return i;
+    *cached = views[i].cached_tokens;
+    if (!session.empty()) {
+      if (home != session_home.end()) {
+        sessions_per_replica[home->second]--;
+        home->second = i;
+      } else {
+        session_home.emplace(session, i);
+      }
+      sessions_per_replica[i]++;
+    }
+    return i;
+  }
+
+  void Relay(const std::shared_ptr<UpstreamCall>& call, bool stream, httplib::Response& res) {
+    res.status = call->status();
+    std::string type = call->header("Content-Type");
+    if (type.empty()) type = "application/json";
+    if (!stream || type.rfind("text/event-stream", 0) != 0) {
+      std::string body;
+      call->ReadAll(&body);
+      res.set_content(body, type);
+      return;
+    }
+    res.set_chunked_content_provider(type, [call](size_t, httplib::DataSink& sink) {
+      std::string chunk;
+      while (call->NextChunk(&chunk)) {
+        if (!sink.write(chunk.data(), chunk.size())) {
+          call->Cancel();
+          return false;
+        }
+      }
+      sink.done();
+      return true;
+    });
+  }
+
+  void Forward(const httplib::Request& req, httplib::Response& res) {
+    requests++;
+    json body = json::parse(req.body, nullptr, false);
+    const bool stream = body.is_object() && body.value("stream", false) == true;
+    const std::string session = SessionOf(req, body);
+    const std::vector<int32_t> tokens = PromptTokens(req);
+    std::vector<bool> excluded(replicas.size(), false);
+    for (size_t attempt = 0; attempt < replicas.size(); ++attempt) {
+      int64_t cached = 0;
+      int i = Choose(tokens, session, excluded, &cached);
+      if (i < 0) break;
+      Replica& r = *replicas[i];
+      r.inflight++;
+      auto call = UpstreamCall::Start(r.url, req.method, req.path, ForwardHeaders(req), req.body,
+                                      req.get_header_value("Content-Type"));
+      if (!call->WaitHeaders()) {
+        r.inflight--;
+        r.failures++;
+        r.healthy = false;  // until the health checker sees it again
+        excluded[i] = true;
+        retries++;
+        PG_LOG_WARN("route: {} did not answer {}; retrying elsewhere", r.url, req.path);
+        continue;
+      }
+      r.routed++;
+      predicted_cached_tokens += uint64_t(cached);
+      res.set_header("X-Prosgrow-Replica", r.url);
+      Relay(call, stream, res);
+      r.inflight--;
+      return;
+    }
+    SendError(res, 503, "no replica answered");
+  }
+
+  std::string MetricsText() const {
+    std::string o;
+    o += "# HELP prosgrow_route_requests_total Requests the router received.\n"
+         "# TYPE prosgrow_route_requests_total counter\n";
+    o += fmt::format("prosgrow_route_requests_total {}\n", requests.load());
+    o += "# HELP prosgrow_route_retries_total Requests moved to another replica after one did not answer.\n"
+         "# TYPE prosgrow_route_retries_total counter\n";
+    o += fmt::format("prosgrow_route_retries_total {}\n", retries.load());
+    o += "# HELP prosgrow_route_predicted_cached_tokens_total Prompt tokens the index said the chosen replica held.\n"
+         "# TYPE prosgrow_route_predicted_cached_tokens_total counter\n";
+    o += fmt::format("prosgrow_route_predicted_cached_tokens_total {}\n", predicted_cached_tokens.load());
+    o += "# HELP prosgrow_route_replica_requests_total Requests routed to each replica.\n"
+         "# TYPE prosgrow_route_replica_requests_total counter\n";
+    for (const auto& r : replicas)
+      o += fmt::format("prosgrow_route_replica_requests_total{{replica=\"{}\"}} {}\n", r->url, r->routed.load());
+    o += "# HELP prosgrow_route_replica_up Whether the replica answers /health.\n"
+         "# TYPE prosgrow_route_replica_up gauge\n";
+    for (const auto& r : replicas)
+      o += fmt::format("prosgrow_route_replica_up{{replica=\"{}\"}} {}\n", r->url, r->healthy ? 1 : 0);
+    o += "# HELP prosgrow_route_index_blocks Blocks the router believes each replica holds, per medium.\n"
+         "# TYPE prosgrow_route_index_blocks gauge\n";
+    for (const auto& r : replicas)
+      for (const auto& [medium, n] : r->index.BlocksPerMedium())
+        o += fmt::format("prosgrow_route_index_blocks{{replica=\"{}\",medium=\"{}\"}} {}\n", r->url, medium, n);
+    return o;
+  }
+
+  void SetUpRoutes() {
+    auto forward = [this](const httplib::Request& req, httplib::Response& res) { Forward(req, res); };
+    for (const char* p : {"/v1/chat/completions", "/v1/completions", "/v1/messages", "/v1/messages/count_tokens",
+                          "/tokenize", "/apply-template"})
+      server.Post(p, forward);
+    server.Get("/v1/models", forward);
+    server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      bool any = false;
+      for (auto& r : replicas) any = any || r->healthy;
+      res.status = any ? 200 : 503;
+      res.set_content(any ? R"({"status":"ok"})" : R"({"status":"no replica"})", "application/json");
+    });
+    server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    server.set_read_timeout(600);
+    server.set_write_timeout(600);
+  }
+};
+
+Result<std::unique_ptr<Router>> Router::Create(RouterOptions options) {
+  if (options.replicas.empty()) return InvalidArgument("route: give at least one --replica URL");
+  auto impl = std::make_unique<Impl>();
+  for (const std::string& url : options.replicas) {
+    if (url.rfind("http://", 0) != 0) return InvalidArgument(fmt::format("route: replica '{}' is not http://HOST:PORT", url));
+    auto r = std::make_unique<Replica>();
+    r->url = url;
+    impl->replicas.push_back(std::move(r));
+  }
+  impl->sessions_per_replica.assign(impl->replicas.size(), 0);
+  impl->options = std::move(options);
+  for (auto& r : impl->replicas) r->feed = std::make_unique<ReplicaFeed>(r->url, impl->options.api_key, &r->index);
+  impl->SetUpRoutes();
+  impl->health = std::thread([p = impl.get()] { p->CheckHealth(); });
+  return std::unique_ptr<Router>(new Router(std::move(impl)));
+}
+
+Router::Router(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Router::~Router() {
+  Stop();
+  impl_->stop = true;
+  impl_->health.join();
+  for (auto& r : impl_->replicas) r->feed.reset();
+}
+
+Status Router::Run() {
+  impl_->server.new_task_queue = [n = impl_->options.http_threads] { return new httplib::ThreadPool(n); };
+  if (impl_->options.port == 0) {
+    int p = impl_->server.bind_to_any_port(impl_->options.host);
+    if (p < 0) return InvalidArgument("route: cannot bind " + impl_->options.host);
+    impl_->options.port = p;
+  } else if (!impl_->server.bind_to_port(impl_->options.host, impl_->options.port)) {
+    return InvalidArgument(fmt::format("route: cannot bind {}:{}", impl_->options.host, impl_->options.port));
+  }
+  PG_LOG_INFO("route: listening on {}:{} for {} replicas", impl_->options.host, impl_->options.port,
+              impl_->replicas.size());
+  impl_->server.listen_after_bind();
+  return Status::Ok();
+}
+
+void Router::Stop() { impl_->server.stop(); }
+
+int Router::port() const { return impl_->options.port; }
+
+}  // namespace pg

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""`prosgrow route` against real replicas: cache-aware placement, session
+affinity, streaming relay, and failover when a replica dies.
+
+usage: route_check.py ROUTER_URL REPLICA_PID_FILE
+"""
+import json
+import os
+import signal
+import sys
+import time
+import urllib.request
+
+
+def post(base, path, body, headers=None):
+    req = urllib.request.Request(base + path, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json", **(headers or {})})
+    with urllib.request.urlopen(req, timeout=300) as r:
+        return r.headers.get("X-Prosgrow-Replica"), r.read().decode()
+
+
+def chat(base, session, messages, stream=False):
+    body = {"messages": messages, "max_tokens": 4, "temperature": 0, "stream": stream}
+    replica, text = post(base, "/v1/chat/completions", body, {"X-Session-Id": session})
+    return replica, (text if stream else json.loads(text))
+
+
+def main():
+    base, pids = sys.argv[1], json.load(open(sys.argv[2]))
+    system = {"role": "system", "content": " ".join(f"rule {i}: keep the context." for i in range(60))}
+    m1 = [system, {"role": "user", "content": "first question"}]
+    r1, a1 = chat(base, "s1", m1)
+    time.sleep(0.5)  # the replica's events reach the router
+    m2 = m1 + [{"role": "assistant", "content": a1["choices"][0]["message"]["content"]},
+               {"role": "user", "content": "second question"}]
+    r2, a2 = chat(base, "s1", m2)
+    assert r1 == r2, f"session moved: {r1} -> {r2}"
+    cached = a2["usage"]["prompt_tokens_details"]["cached_tokens"]
+    assert cached > 0, f"second turn not cached: {a2['usage']}"
+
+    # Another session with the same long system prompt under another id: the
+    # cache-aware router sends it where that prefix is cached.
+    r3, a3 = chat(base, "s2", [system, {"role": "user", "content": "another question"}])
+    assert r3 == r1, f"shared prefix not followed: {r3} vs {r1}"
+    assert a3["usage"]["prompt_tokens_details"]["cached_tokens"] > 0, a3["usage"]
+
+    # A different context goes to the idle replica.
+    r4, _ = chat(base, "s3", [{"role": "user", "content": "something else entirely " * 20}])
+    assert r4 != r1, "a new context did not spread to the other replica"
+
+    # Streaming is relayed as it comes.
+    _, sse = chat(base, "s1", m2, stream=True)
+    assert sse.rstrip().endswith("data: [DONE]"), sse[-200:]
+
+    # Kill s1's replica: its next turn goes elsewhere and succeeds.
+    os.kill(pids[r1], signal.SIGKILL)
+    r5, a5 = chat(base, "s1", m2 + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "third"}])
+    assert r5 != r1 and a5["choices"][0]["finish_reason"] in ("stop", "length"), (r5, a5)
+    print(f"route_check: ok: s1 on {r1}, cached {cached} tokens on turn 2; failover to {r5}")
+
+
+if __name__ == "__main__":
+    main()

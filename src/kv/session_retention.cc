@@ -26,7 +26,7 @@ void SessionRetention::Release(const std::string& session) {
 }
 
 bool SessionRetention::Retained(int32_t session) const {
-  return session >= 0 && deadline_[size_t(session)] > clock_();
+  return session >= 0 && size_t(session) < deadline_.size() && deadline_[size_t(session)] > clock_();
 }
 
 void SessionRetention::SetBudget(BlockHold kind, int64_t blocks) { budget_[Slot(kind)] = std::max<int64_t>(0, blocks); }

@@ -37,6 +37,12 @@ struct EngineConfig {
   double session_ttl_s = 120;       // optimized: retention of tool-waiting sessions
   double fairness_s = 2.0;          // optimized: max extra wait cache-aware ordering may impose
   std::string model_name;           // served name; "" = file stem
+  // KV hints and quotas (docs/kv-cache.md "KV hints", "Quotas and fair share").
+  int64_t kv_pin_budget_bytes = -1;           // --kv-pin-budget; -1 = the cache's default
+  int64_t kv_retain_budget_bytes = -1;        // --kv-retain-budget; -1 = the cache's default
+  uint64_t kv_session_quota_device_bytes = 0; // --kv-session-quota-device; 0 = none
+  uint64_t kv_session_quota_host_bytes = 0;   // --kv-session-quota-host; 0 = none
+  bool kv_fair_share = false;                 // --kv-fair-share
 };
 
 }  // namespace pg

@@ -90,6 +90,7 @@ const KvLayout& KvCacheManager::layout() const { return impl_->store().layout();
 int64_t KvCacheManager::device_blocks() const { return impl_->store().device().capacity(); }
 
 PrefixMatch KvCacheManager::Match(std::span<const int32_t> tokens, const CacheRequest& request) {
+  impl_->hints().SettlePrefetches();  // KV hints: a prefetched prefix is matched on the device
   return impl_->Match(tokens, request, this);
 }
 void KvCacheManager::ReleaseMatch(PrefixMatch* m) { impl_->ReleaseMatch(m); }

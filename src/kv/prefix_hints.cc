@@ -86,12 +86,17 @@ int64_t PrefixHints::Prefetch(std::span<const uint32_t> chain) {
     if (!e.host.usable() && !e.disk.present) break;  // a write in flight: the chain would stop here anyway
     const int32_t slot = store_.device().Allocate();
     if (slot < 0) break;  // free device slots only
-    mover_.StartLoad(id, slot);
+    prefetches_.push_back(mover_.StartLoad(id, slot));
     store_.Unref(kDeviceTier, slot);  // the move's pin keeps it; the slot is cached once the load lands
     ++n;
   }
   c_.prefetched_blocks += n;
   return n;
+}
+
+void PrefixHints::SettlePrefetches() {
+  for (uint64_t tag : prefetches_) alloc_.WaitFor(tag);
+  prefetches_.clear();
 }
 
 uint32_t PrefixHints::OldestOf(int32_t session, int tier) const {

@@ -9,8 +9,8 @@
 //   Demote    each device copy of the prefix that no sequence uses moves to
 //             the host (or disk) tier now; one with no lower tier stays.
 //   Prefetch  each host or disk block of the prefix gets a free device slot
-//             and a load (no eviction is made for it); the next request's
-//             Match finds it on the device once the load landed.
+//             and a load (no eviction is made for it); the next Match waits
+//             for those loads, so it finds the prefix on the device.
 //   Enforce   a session over its device / host quota gives up its own oldest
 //             evictable blocks in that tier (demoted when a lower tier takes
 //             them, else dropped) until it is within the quota.
@@ -27,6 +27,7 @@
 #include <span>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "kv/hint_counters.h"
 #include "kv/session_retention.h"
@@ -61,6 +62,10 @@ class PrefixHints {
   int64_t Hold(std::span<const uint32_t> chain, BlockHold kind, double ttl_s, std::string* refused);
   int64_t Demote(std::span<const uint32_t> chain);
   int64_t Prefetch(std::span<const uint32_t> chain);
+  // Waits for the loads Prefetch started (Match calls it, so that a prompt
+  // whose prefix is being prefetched finds it on the device, not cut short
+  // at the first block still loading). Cheap when none is in flight.
+  void SettlePrefetches();
   // Brings `session` within its quotas (no-op without quotas or session).
   void Enforce(int32_t session);
 
@@ -85,6 +90,7 @@ class PrefixHints {
   HintCounters c_;
   std::unordered_set<BlockHash, BlockHashHasher> ghosts_;
   std::deque<BlockHash> ghost_order_;  // oldest first
+  std::vector<uint64_t> prefetches_;   // tags of the prefetch loads not yet waited for
 };
 
 }  // namespace pg

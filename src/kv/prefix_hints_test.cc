@@ -118,8 +118,7 @@ TEST(PrefixHintsTest, DemoteMovesThePrefixToHostAndPrefetchBringsItBack) {
   EXPECT_EQ(kv->counters().device.demotions, 6);
   PrefixHintResult p = kv->ApplyPrefixHint(Prompt(1), {}, PrefixAction::kPrefetch, -1);
   EXPECT_EQ(p.blocks, 6);
-  kv->WaitIdle();
-  {
+  {  // Match waits for the prefetch loads
     PrefixMatch m = kv->Match(Prompt(1), {});
     EXPECT_EQ(m.device_tokens, 24);
   }
@@ -195,11 +194,13 @@ TEST(PrefixHintsTest, BadQuotaConfigNamesTheFlag) {
 }
 
 // One heavy session and three light ones on a device of 12 blocks and a host
-// of 12 (no disk): light sessions open a 3-block conversation each, then the
+// of 16 (no disk): light sessions open a 3-block conversation each, then the
 // heavy one runs turns of fresh 3-block prompts; then each light session
 // comes back. Returns the light sessions' reused tokens (ideal: 3 x 12).
+// The host's fair share is 16 / 4 = 4 blocks: the light sessions stay within
+// it, so once the host is full the heavy session is above it.
 int64_t LightReuse(bool fair_share) {
-  KvCacheConfig c = Tiered(12, 12, "", 0);
+  KvCacheConfig c = Tiered(12, 16, "", 0);
   c.eviction = EvictionKind::kLru;
   c.fair_share = fair_share;
   auto kv = Make(c);

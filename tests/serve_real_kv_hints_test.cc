@@ -21,8 +21,9 @@ json Complete(const ServeProcess& s, int seed, const std::string& hints = "") {
   std::string body = R"({"max_tokens":1,"temperature":0,"prompt":)" + TokenPrompt(seed);
   if (!hints.empty()) body += R"(,"kv_hints":)" + hints;
   body += "}";
-  int status;
-  json j = ServeReal::Post(s, "/v1/completions", body, &status);
+  auto res = s.Client()->Post("/v1/completions", body, "application/json");
+  const int status = res ? res->status : -1;
+  json j = res ? json::parse(res->body, nullptr, false) : json();
   EXPECT_EQ(status, 200) << j.dump();
   return j.value("usage", json::object());
 }
@@ -39,9 +40,9 @@ TEST_F(ServeReal, KvHintRetainedPrefixSurvivesPressureThatEvictsAnUnhintedOne) {
   auto s = Serve(kSmallTiers, "kv-hints-retain");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ServeProcess& srv = **s;
+  Complete(srv, 1, R"([{"action":"retain","ttl_s":600}])");  // A: retained
   ASSERT_EQ(Metric(srv, "prosgrow_kv_capacity_blocks{tier=\"device\"}"), 16);
   ASSERT_EQ(Metric(srv, "prosgrow_kv_capacity_blocks{tier=\"host\"}"), 16);
-  Complete(srv, 1, R"([{"action":"retain","ttl_s":600}])");  // A: retained
   Complete(srv, 2);                                           // B: no hint
   EXPECT_EQ(Metric(srv, "prosgrow_kv_hint_held_blocks{hold=\"retain\"}"), 4);
   for (int p = 10; p < 20; ++p) Complete(srv, p);  // 40 more blocks through 32 slots

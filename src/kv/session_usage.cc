@@ -54,7 +54,9 @@ Status SessionUsage::CheckIntegrity(const PrefixIndex& index) const {
   for (uint32_t id = 0; id < index.id_limit(); ++id) {
     const IndexEntry& e = index.at(id);
     if (!e.live || e.session < 0) continue;
-    if (size_t(e.session) >= recount.size()) return Internal(fmt::format("session usage: session {} never counted", e.session));
+    if (size_t(e.session) >= recount.size()) {
+      return Internal(fmt::format("session usage: session {} never counted", e.session));
+    }
     for (int t : {kDeviceTier, kHostTier})
       if (e.in_tier(t)) recount[size_t(e.session)][size_t(t)]++;
   }

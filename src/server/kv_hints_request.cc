@@ -29,7 +29,8 @@ struct HintReader {
   }
 
   bool PrefixTokens(const json& v, const std::string& param, KvHint* h) {
-    const bool integral = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+    const bool integral =
+        v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
     if (!integral) return Bad(param, fmt::format("must be an integer, got {}", JsonTypeName(v)));
     const double n = v.get<double>();
     if (n < 1 || n > double(n_ctx)) {
@@ -42,7 +43,9 @@ struct HintReader {
   bool Ttl(const json& v, const std::string& param, KvHint* h) {
     if (!v.is_number()) return Bad(param, fmt::format("must be a number, got {}", JsonTypeName(v)));
     const double t = v.get<double>();
-    if (!(t > 0 && t <= kMaxKvHintTtlS)) return Bad(param, fmt::format("must be in (0, {}] seconds, got {}", kMaxKvHintTtlS, v.dump()));
+    if (!(t > 0 && t <= kMaxKvHintTtlS)) {
+      return Bad(param, fmt::format("must be in (0, {}] seconds, got {}", kMaxKvHintTtlS, v.dump()));
+    }
     h->ttl_s = t;
     return true;
   }
@@ -84,7 +87,8 @@ struct HintReader {
         for (auto p = x.begin(); p != x.end(); ++p)
           if (!Field(p.key(), p.value(), base + ".payload", h)) return false;
       } else {
-        return Bad(base + "." + k, "is not a kv_hints action field (expected action_id, action_type, action_version, payload)");
+        return Bad(base + "." + k,
+                   "is not a kv_hints action field (expected action_id, action_type, action_version, payload)");
       }
     }
     return true;
@@ -116,7 +120,8 @@ struct HintReader {
       } else if (k == "message_id") {
         if (!x.is_string()) return Bad("kv_hints.message_id", fmt::format("must be a string, got {}", JsonTypeName(x)));
       } else {
-        return Bad("kv_hints." + k, "is not a kv_hints envelope field (expected protocol_version, message_id, actions)");
+        return Bad("kv_hints." + k,
+                   "is not a kv_hints envelope field (expected protocol_version, message_id, actions)");
       }
     }
     if (actions == nullptr) return Bad("kv_hints.actions", "is required");

@@ -86,8 +86,8 @@ struct KvCacheConfig {
   std::function<double()> clock;
   // KV hints and quotas (docs/kv-cache.md "KV hints", "Quotas and fair share").
   // Most blocks held by pin / retain hints at once; -1 = the default (pin:
-  // 1/4 of the host tier, or of the disk without one, 0 with neither;
-  // retain: 1/2 of host + disk).
+  // 1/4 of the host tier, or of the disk without one, or of the device with
+  // neither; retain: 1/2 of host + disk, or of the device with neither).
   int64_t pin_budget_blocks = -1;
   int64_t retain_budget_blocks = -1;
   // Cached blocks one session may keep in the device / host tier (0 = no quota).

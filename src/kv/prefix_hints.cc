@@ -14,10 +14,13 @@ Status InitHints(const KvCacheConfig& cfg, const TierStore& store, SessionRetent
   }
   const int64_t host = store.host().capacity();
   const int64_t disk = store.disk_enabled() ? store.disk_capacity() : 0;
+  // The defaults: a share of the tiers where holds are absolute (host, disk);
+  // with neither, of the device, where a hold only orders the demotions.
+  const int64_t lower = host + disk > 0 ? host + disk : store.device().capacity();
   int64_t pin = cfg.pin_budget_blocks;
-  if (pin < 0) pin = host > 0 ? host / 4 : disk / 4;
+  if (pin < 0) pin = (host > 0 ? host : lower) / 4;
   int64_t retain = cfg.retain_budget_blocks;
-  if (retain < 0) retain = (host + disk) / 2;
+  if (retain < 0) retain = lower / 2;
   retention.SetBudget(BlockHold::kPinned, pin);
   retention.SetBudget(BlockHold::kRetained, retain);
   return Status::Ok();

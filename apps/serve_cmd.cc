@@ -11,6 +11,7 @@
 #include "doctor/preflight.h"
 #include "engine/engine.h"
 #include "engine_flags.h"
+#include "kv_hint_flags.h"
 #include "server/http_server.h"
 #include "server/server_options.h"
 #include "subcommands.h"
@@ -44,6 +45,8 @@ int ServeMain(int argc, char** argv) {
   app.add_option("--served-model-name", served_name, "model id reported by /v1/models (default: file stem)");
   app.add_option("--session-ttl", session_ttl, "optimized: seconds a tool-waiting session's KV is retained")
       ->check(CLI::Range(0.0, 86400.0));
+  KvHintFlags hf;
+  AddKvHintFlags(app, &hf);
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   Status v = so.Validate();
   if (!v.ok()) return Fail("serve", v.message());
@@ -53,6 +56,7 @@ int ServeMain(int argc, char** argv) {
   if (!config.ok()) return Fail("serve", config.status().message());
   config->model_name = served_name;
   config->session_ttl_s = session_ttl;
+  if (Status hs = ApplyKvHintFlags(hf, &*config); !hs.ok()) return Fail("serve", hs.message());
   if (Status pre = Preflight(*config, so); !pre.ok()) return Fail("serve", pre.message());
   // SIGINT/SIGTERM are taken by a watcher thread (sigwait), never by a
   // handler: stopping the server is not async-signal-safe. Block them before

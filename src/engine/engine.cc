@@ -47,6 +47,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (!c.write_policy.empty()) {
     PG_ASSIGN_OR_RETURN(kc.write_policy, ParseWritePolicy(c.write_policy));
   }
+  PG_RETURN_IF_ERROR(ApplyHintConfig(c, layout.block_bytes(), &kc));
   PG_ASSIGN_OR_RETURN(e->kv_, KvCacheManager::Create(std::move(kc)));
 
   // The device arena is one block array: block b at DeviceBlockPtr(0) + b * stride.
@@ -160,6 +161,7 @@ void Engine::AcceptIncoming() {
     s->id = next_seq_id_++;
     if (config_.policy == ServePolicy::kOptimized && !s->request.session_id.empty() && s->request.cache_ttl_s >= 0)
       kv_->Hint(s->request.session_id, s->request.cache_ttl_s);
+    ApplyKvHints(*s, /*finished=*/false);
     scheduler_->AddWaiting(std::move(s));
   }
   for (const std::string& id : cancels)
@@ -224,6 +226,7 @@ void Engine::SampleAndAdvance(const StepPlan& plan) {
 void Engine::Finish(Sequence* seq, const std::string& reason, const std::string& error) {
   std::unique_ptr<Sequence> s = scheduler_->Remove(seq);
   if (!s) return;
+  ApplyKvHints(*s, /*finished=*/true);
   {
     std::lock_guard<std::mutex> lk(mu_);
     --queued_;
@@ -295,6 +298,7 @@ void Engine::PublishSnapshot() {
   totals_.loading = static_cast<int64_t>(scheduler_->n_loading());
   totals_.preemptions = scheduler_->preemptions();
   totals_.kv = kv_->counters();
+  totals_.hints = kv_->hint_counters();
   std::lock_guard<std::mutex> lk(metrics_mu_);
   snap_ = totals_;
 }
@@ -431,6 +435,7 @@ std::string Engine::MetricsText() const {
                    "prosgrow_kv_cache_usage_perc {:.6f}\n",
                    usage);
   if (kv_events_) o += kv_events_->MetricsText();
+  o += HintMetricsText(s.hints);
   return o;
 }
 

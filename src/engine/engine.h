@@ -64,6 +64,10 @@ class Engine final : public InferenceService {
 
  private:
   explicit Engine(const EngineConfig& config) : config_(config) {}
+  // The KV hint and quota settings of c, in blocks of block_bytes (engine_kv_hints.cc).
+  static Status ApplyHintConfig(const EngineConfig& c, size_t block_bytes, KvCacheConfig* kc);
+  // Prometheus lines of the KV hint and quota counters (engine_kv_hints.cc).
+  static std::string HintMetricsText(const HintCounters& h);
   void AcceptIncoming();
   Status RunForward(const StepPlan& plan);
   void SampleAndAdvance(const StepPlan& plan);
@@ -72,6 +76,10 @@ class Engine final : public InferenceService {
   // the queued callbacks. Step() delivers after the cancels and at its end.
   void Finish(Sequence* seq, const std::string& reason, const std::string& error = "");
   void DeliverFinished();
+  // The request's kv_hints (engine_kv_hints.cc): on arrival prefetch, and
+  // retain/pin of what is cached already; when it finished, retain/pin of the
+  // whole prefix and demote.
+  void ApplyKvHints(const Sequence& s, bool finished);
   void PublishMetrics(const StepPlan& plan);
   // Copies the running totals, queue/running counts and KV counters into the
   // /metrics snapshot (engine thread; also on every finish, before its event).
@@ -111,6 +119,7 @@ class Engine final : public InferenceService {
     int64_t prompt_tokens = 0, cached_tokens = 0, cached_device = 0, cached_host = 0, cached_disk = 0;
     int64_t generated_tokens = 0, finished = 0;
     CacheCounters kv;
+    HintCounters hints;  // KV hints and session quotas
   };
   mutable std::mutex metrics_mu_;
   Snapshot snap_;

@@ -40,6 +40,12 @@ struct EngineConfig {
   std::string kv_events;            // ZMQ PUB endpoint for KV events ("" = none)
   std::string kv_events_replay;     // ZMQ ROUTER replay endpoint ("" = none)
   std::string kv_events_topic;      // first frame of every KV event message
+  // KV hints and quotas (docs/kv-cache.md "KV hints", "Quotas and fair share").
+  int64_t kv_pin_budget_bytes = -1;           // --kv-pin-budget; -1 = the cache's default
+  int64_t kv_retain_budget_bytes = -1;        // --kv-retain-budget; -1 = the cache's default
+  uint64_t kv_session_quota_device_bytes = 0; // --kv-session-quota-device; 0 = none
+  uint64_t kv_session_quota_host_bytes = 0;   // --kv-session-quota-host; 0 = none
+  bool kv_fair_share = false;                 // --kv-fair-share
 };
 
 // The host and disk tiers' real sizes after the defaults above (0 = no such

@@ -12,23 +12,40 @@ bool EvictionPolicy::Dirty(const IndexEntry& e, int tier, const EvictionContext&
   return false;
 }
 
+bool EvictionPolicy::HoldExcludes(BlockHold hold, const IndexEntry&, int tier) {
+  return tier != kDeviceTier && (hold == BlockHold::kRetained || hold == BlockHold::kPinned);
+}
+
 uint32_t EvictionPolicy::PickVictim(int tier, bool need_clean, const EvictionContext& ctx) const {
   const auto& set = ctx.index.evictable(tier);
   const double now = ctx.retention.now();
-  using Key = std::tuple<int, int, double>;  // (retained, breaks a chain, value): smallest goes
+  const int32_t preferred = Preferred(tier, ctx);
+  // (hold, not the preferred session, breaks a chain, value): smallest goes.
+  using Key = std::tuple<int, int, int, double>;
   uint32_t best = PrefixIndex::kNone;
   Key best_key{};
-  int seen = 0;
-  for (auto it = set.begin(); it != set.end() && seen < kCandidates; ++it, ++seen) {
+  int seen = 0, skipped = 0;
+  for (auto it = set.begin(); it != set.end() && seen < candidates(); ++it) {
     const IndexEntry& e = ctx.index.at(it->id);
+    const BlockHold hold = ctx.retention.HoldOf(e.session, e.hash);
+    if (HoldExcludes(hold, e, tier)) {
+      if (++skipped > kMaxHeldSkip) break;
+      continue;
+    }
+    const int rank_age = seen++;
     if (need_clean && Dirty(e, tier, ctx)) continue;
-    const int retained = ctx.retention.Retained(e.session) ? 1 : 0;
-    const Rank r = RankOf(e, tier, seen, now, ctx);
-    const Key k{retained, r.breaks_chain, r.value};
+    const int other = preferred >= 0 && e.session != preferred ? 1 : 0;
+    const Rank r = RankOf(e, tier, rank_age, now, ctx);
+    const Key k{int(hold), other, r.breaks_chain, r.value};
     if (best == PrefixIndex::kNone || k < best_key) best = it->id, best_key = k;
-    if (oldest_wins() && !retained) break;
+    if (oldest_wins() && hold == BlockHold::kNone) break;
   }
   return best;
+}
+
+int32_t FairShareEviction::Preferred(int tier, const EvictionContext& ctx) const {
+  if (ctx.usage == nullptr || tier == kDiskTier) return -1;
+  return ctx.usage->Heaviest(tier);
 }
 
 double CostAwareEviction::RecomputeCost(int32_t depth, int page_tokens) {

@@ -7,6 +7,21 @@
 // Both keep retained sessions' blocks (SessionRetention) until nothing else
 // is left, and both look only at the kCandidates oldest evictable blocks of
 // the tier (the index's eviction order: oldest use, then deepest block).
+// A third wraps either one:
+//   FairShareEviction  takes the session furthest above its fair share of
+//                      the tier first (SessionUsage), then ranks as the inner
+//                      policy does; it looks further down the order
+//                      (kFairShareCandidates).
+//
+// Block holds (SessionRetention::HoldOf, from KV hints) rank before all else:
+//   kSession   (session deadline) evicted only when nothing unheld is left;
+//   kRetained  never evicted from host or disk; on the device it goes after
+//              every unheld and session-held block (it is demoted, so it
+//              normally stays cached one tier down);
+//   kPinned    the same, and on the device after retained blocks too.
+// A device copy is never excluded, so the device can always make room for a
+// running sequence (CanAllocate counts every evictable device block).
+// Blocks a hold excludes do not count towards the candidate window.
 //
 // A policy is stateless: it reads the index and the context it is given, so
 // a test can build a PrefixIndex by hand and ask it.
@@ -14,9 +29,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "kv/prefix_index.h"
 #include "kv/session_retention.h"
+#include "kv/session_usage.h"
 
 namespace pg {
 
@@ -27,12 +44,15 @@ struct EvictionContext {
   int page_tokens;
   bool host_enabled;   // a device block can be copied down to host
   bool disk_writable;  // a block can be written down to disk
+  const SessionUsage* usage = nullptr;  // per-session blocks (fair share); null = not tracked
 };
 
 class EvictionPolicy {
  public:
   // Victims are chosen among this many oldest evictable blocks of a tier.
   static constexpr int kCandidates = 64;
+  // Most blocks that holds exclude skipped past per pick (beyond the window).
+  static constexpr int kMaxHeldSkip = 1 << 16;
 
   virtual ~EvictionPolicy() = default;
   virtual const char* name() const = 0;
@@ -44,6 +64,8 @@ class EvictionPolicy {
 
   // True when the copy of `e` in `tier` must be copied down before it goes.
   static bool Dirty(const IndexEntry& e, int tier, const EvictionContext& ctx);
+  // True when `hold` forbids evicting e's copy in `tier` at all.
+  static bool HoldExcludes(BlockHold hold, const IndexEntry& e, int tier);
 
  protected:
   // Smaller goes first; retention is compared before both fields.
@@ -55,6 +77,13 @@ class EvictionPolicy {
   virtual Rank RankOf(const IndexEntry& e, int tier, int age_rank, double now, const EvictionContext& ctx) const = 0;
   // True when the oldest unretained candidate always wins (the scan stops there).
   virtual bool oldest_wins() const = 0;
+  // Size of the candidate window.
+  virtual int candidates() const { return kCandidates; }
+  // A session whose blocks go before every other session's (-1 = none).
+  virtual int32_t Preferred(int /*tier*/, const EvictionContext& /*ctx*/) const { return -1; }
+
+ private:
+  friend class FairShareEviction;
 };
 
 class LruEviction final : public EvictionPolicy {
@@ -89,6 +118,31 @@ class CostAwareEviction final : public EvictionPolicy {
  protected:
   Rank RankOf(const IndexEntry& e, int tier, int age_rank, double now, const EvictionContext& ctx) const override;
   bool oldest_wins() const override { return false; }
+};
+
+// Fair share of a tier: capacity / sessions holding blocks there. While one
+// session holds more than that, its blocks go first (ranked by the inner
+// policy among themselves); otherwise the inner policy decides alone. Needs
+// ctx.usage (without it, it is the inner policy).
+class FairShareEviction final : public EvictionPolicy {
+ public:
+  // How far down the eviction order it looks for the heaviest session's blocks.
+  static constexpr int kFairShareCandidates = 4096;
+
+  explicit FairShareEviction(std::unique_ptr<EvictionPolicy> inner) : inner_(std::move(inner)) {}
+  const char* name() const override { return "fair"; }
+  const EvictionPolicy& inner() const { return *inner_; }
+
+ protected:
+  Rank RankOf(const IndexEntry& e, int tier, int age_rank, double now, const EvictionContext& ctx) const override {
+    return inner_->RankOf(e, tier, age_rank, now, ctx);
+  }
+  bool oldest_wins() const override { return false; }
+  int candidates() const override { return kFairShareCandidates; }
+  int32_t Preferred(int tier, const EvictionContext& ctx) const override;
+
+ private:
+  std::unique_ptr<EvictionPolicy> inner_;
 };
 
 }  // namespace pg

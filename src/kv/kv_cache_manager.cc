@@ -92,6 +92,7 @@ const KvLayout& KvCacheManager::layout() const { return impl_->store().layout();
 int64_t KvCacheManager::device_blocks() const { return impl_->store().device().capacity(); }
 
 PrefixMatch KvCacheManager::Match(std::span<const int32_t> tokens, const CacheRequest& request) {
+  impl_->hints().SettlePrefetches();  // KV hints: a prefetched prefix is matched on the device
   return impl_->Match(tokens, request, this);
 }
 void KvCacheManager::ReleaseMatch(PrefixMatch* m) { impl_->ReleaseMatch(m); }
@@ -133,8 +134,34 @@ void KvCacheManager::FreeSequence(SeqId seq) { impl_->FreeSequence(seq); }
 void KvCacheManager::Hint(const std::string& session, double ttl_s) { impl_->retention().Hint(session, ttl_s); }
 void KvCacheManager::ReleaseSession(const std::string& session) { impl_->retention().Release(session); }
 
+PrefixHintResult KvCacheManager::ApplyPrefixHint(std::span<const int32_t> prefix, const CacheRequest& request,
+                                                 PrefixAction action, double ttl_s) {
+  impl_->ProcessCompletions();
+  PrefixHintResult r;
+  if (!impl_->config().prefix_cache || !request.use_prefix_cache) return r;
+  const int page = page_tokens();
+  std::vector<uint32_t> chain;
+  impl_->store().index().MatchChain(RootHash(impl_->config().model_identity, request.salt), prefix, page,
+                                    int64_t(prefix.size()) / page, &chain);
+  PrefixHints& h = impl_->hints();
+  switch (action) {
+    case PrefixAction::kRetain: r.blocks = h.Hold(chain, BlockHold::kRetained, ttl_s, &r.refused); break;
+    case PrefixAction::kPin: r.blocks = h.Hold(chain, BlockHold::kPinned, ttl_s, &r.refused); break;
+    case PrefixAction::kDemote:
+      r.blocks = h.Demote(chain);
+      h.Enforce(impl_->retention().Index(request.session));
+      break;
+    case PrefixAction::kPrefetch: r.blocks = h.Prefetch(chain); break;
+  }
+  return r;
+}
+
+HintCounters KvCacheManager::hint_counters() const { return impl_->hints().counters(); }
+bool KvCacheManager::DroppedByPolicy(const BlockHash& h) const { return impl_->hints().DroppedByPolicy(h); }
+
 void KvCacheManager::Tick() {
   impl_->ProcessCompletions();
+  impl_->retention().Expire();
   impl_->allocator().CleanInBackground();
 }
 Status KvCacheManager::Flush() { return impl_->allocator().Flush(); }

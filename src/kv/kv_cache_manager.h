@@ -45,6 +45,7 @@
 #include "kv/block_hash.h"
 #include "kv/cache_counters.h"
 #include "kv/kv_layout.h"
+#include "kv/hint_counters.h"
 
 namespace pg {
 
@@ -85,6 +86,17 @@ struct KvCacheConfig {
   int io_threads = 2;  // background mover threads (>= 1)
   // Time source in seconds (tests inject a fake clock); default NowSeconds.
   std::function<double()> clock;
+  // KV hints and quotas (docs/kv-cache.md "KV hints", "Quotas and fair share").
+  // Most blocks held by pin / retain hints at once; -1 = the default (pin:
+  // 1/4 of the host tier, or of the disk without one, or of the device with
+  // neither; retain: 1/2 of host + disk, or of the device with neither).
+  int64_t pin_budget_blocks = -1;
+  int64_t retain_budget_blocks = -1;
+  // Cached blocks one session may keep in the device / host tier (0 = no quota).
+  int64_t session_quota_device_blocks = 0;
+  int64_t session_quota_host_blocks = 0;
+  // Eviction takes the session furthest above its fair share first (FairShareEviction).
+  bool fair_share = false;
 
   // Device only, LRU, write-back (the baseline of the benchmarks).
   static KvCacheConfig Baseline(const KvLayout& layout, std::string model_identity, uint64_t device_bytes);
@@ -129,6 +141,15 @@ class PrefixMatch {
   BlockHash root_;                   // hash of the empty prefix for (model, salt)
   int32_t session_ = -1;             // session index, -1 = none
   bool eligible_ = false;            // its full blocks may be published
+};
+
+// What a KV hint asks of a prompt prefix (docs/kv-cache.md "KV hints").
+enum class PrefixAction { kRetain, kPin, kDemote, kPrefetch };
+
+// The outcome of one hint.
+struct PrefixHintResult {
+  int64_t blocks = 0;   // blocks acted on (held, demoted, loads started)
+  std::string refused;  // why the hint was refused (in part); "" = not refused
 };
 
 // Per-sequence reuse, after promotions settle (tokens).
@@ -202,6 +223,21 @@ class KvCacheManager {
   // config's default): eviction takes them only when nothing else is left.
   void Hint(const std::string& session, double ttl_s);
   void ReleaseSession(const std::string& session);
+
+  // KV hints: applies `action` to the full blocks of `prefix` (the first
+  // tokens of a prompt) that the index holds now for request.salt. Retain and
+  // pin hold them for ttl_s (< 0: the default session ttl), within the
+  // budgets; demote moves their unused device copies down a tier; prefetch
+  // starts loads of their host/disk copies into free device slots.
+  // request.session names the session whose quota is enforced after a demote.
+  PrefixHintResult ApplyPrefixHint(std::span<const int32_t> prefix, const CacheRequest& request, PrefixAction action,
+                                   double ttl_s);
+  // Counters of hints and quotas (gauges of live holds included).
+  HintCounters hint_counters() const;
+  // True when block h left the cache entirely because a session quota evicted
+  // it (a bounded memory of recent ones): a later miss on it is a policy miss
+  // (MissReasons::policy).
+  bool DroppedByPolicy(const BlockHash& h) const;
 
   // Call once per engine step: collects finished moves and starts background
   // demotions. Cheap when nothing happened.

@@ -26,9 +26,13 @@ Status KvCacheManager::Impl::Init() {
   PG_RETURN_IF_ERROR(store_.Open(cfg_));
   if (cfg_.eviction == EvictionKind::kLru) policy_ = std::make_unique<LruEviction>();
   else policy_ = std::make_unique<CostAwareEviction>();
+  if (cfg_.fair_share) policy_ = std::make_unique<FairShareEviction>(std::move(policy_));
   mover_ = std::make_unique<TierMover>(store_, cfg_.io_threads);
   alloc_ = std::make_unique<TierAllocator>(store_, *mover_, *policy_, retention_, cfg_.write_policy);
   alloc_->TrimDisk();
+  PG_RETURN_IF_ERROR(InitHints(cfg_, store_, retention_));
+  hints_ = std::make_unique<PrefixHints>(store_, *alloc_, *mover_, retention_);
+  hints_->SetQuotas(cfg_.session_quota_device_blocks, cfg_.session_quota_host_blocks);
   return Status::Ok();
 }
 
@@ -284,6 +288,7 @@ void KvCacheManager::Impl::CommitFullBlock(SeqId id, int block_index, std::span<
   Touch(e, s.session);
   store_.RefreshEntry(eid);
   if (cfg_.write_policy == WritePolicy::kWriteThrough) alloc_->WriteThrough(eid);
+  hints_->Enforce(s.session);
 }
 
 void KvCacheManager::Impl::FreeSequence(SeqId id) {
@@ -298,7 +303,9 @@ void KvCacheManager::Impl::FreeSequence(SeqId id) {
   for (int32_t slot : s.table) store_.Unref(kDeviceTier, slot);
   for (uint32_t eid : s.loading) store_.MaybeErase(eid);
   unsettled_.erase(id);
+  const int32_t session = s.session;
   seqs_.erase(it);
+  hints_->Enforce(session);
 }
 
 Status KvCacheManager::Impl::Append(SeqId id, int64_t n_new, std::vector<BlockId>* table) {

@@ -22,6 +22,7 @@
 
 #include "kv/eviction_policy.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/prefix_hints.h"
 #include "kv/session_retention.h"
 #include "kv/tier_allocator.h"
 #include "kv/tier_mover.h"
@@ -69,6 +70,8 @@ class KvCacheManager::Impl {
   TierStore& store() { return store_; }
   SessionRetention& retention() { return retention_; }
   TierAllocator& allocator() { return *alloc_; }
+  PrefixHints& hints() { return *hints_; }
+  const PrefixHints& hints() const { return *hints_; }
 
  private:
   int32_t AllocDeviceSlot();
@@ -83,6 +86,7 @@ class KvCacheManager::Impl {
   std::unique_ptr<EvictionPolicy> policy_;
   std::unique_ptr<TierMover> mover_;
   std::unique_ptr<TierAllocator> alloc_;
+  std::unique_ptr<PrefixHints> hints_;  // KV hints and session quotas
   std::unordered_map<SeqId, Seq> seqs_;
   std::unordered_set<SeqId> unsettled_;
   int64_t match_locks_ = 0;  // entry locks held by live PrefixMatch handles

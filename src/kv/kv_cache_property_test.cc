@@ -24,6 +24,7 @@ struct PropertyCase {
   int64_t host_blocks;
   bool disk;
   int64_t min_promote_tokens;
+  bool hints = false;  // random KV hints, session quotas and fair share (prefix_hints.h)
 };
 
 void RunCase(const PropertyCase& pc, uint32_t seed, int steps) {
@@ -35,6 +36,13 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps) {
   c.eviction = pc.eviction;
   c.write_policy = pc.write;
   c.min_promote_tokens = pc.min_promote_tokens;
+  if (pc.hints) {
+    c.fair_share = true;
+    c.pin_budget_blocks = 4;
+    c.retain_budget_blocks = 8;
+    c.session_quota_device_blocks = 6;
+    c.session_quota_host_blocks = pc.host_blocks > 0 ? 5 : 0;
+  }
   double now = 0;
   c.clock = [&now] { return now; };
   auto made = KvCacheManager::Create(c);
@@ -104,6 +112,14 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps) {
     } else if (op < 92) {
       const std::string s = "s" + std::to_string(pick(kConvs));
       if (pick(2)) kv.Hint(s, 1 + pick(20)); else kv.ReleaseSession(s);
+    } else if (op < 96 && pc.hints && pick(2)) {  // a KV hint on some conversation's prefix
+      const auto& h = history[size_t(pick(kConvs))];
+      const size_t n = h.empty() ? 0 : size_t(pick(int(h.size()) + 1));
+      CacheRequest req;
+      req.session = "s" + std::to_string(pick(kConvs));
+      const PrefixAction a = PrefixAction(pick(4));
+      const PrefixHintResult r = kv.ApplyPrefixHint(std::span<const int32_t>(h.data(), n), req, a, 1 + pick(20));
+      EXPECT_LE(r.blocks, int64_t(n) / kv.page_tokens());
     } else if (op < 96) {  // look up and drop the lock
       const int conv = pick(kConvs);
       PrefixMatch m = kv.Match(history[size_t(conv)], {});
@@ -140,6 +156,11 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps) {
   EXPECT_GT(started, steps / 20);
   EXPECT_GT(reused, 0);
   EXPECT_GT(eng.checked(), 0);
+  if (pc.hints) {  // the hints and the quotas did act
+    const HintCounters hc = kv.hint_counters();
+    EXPECT_GT(hc.retained_blocks + hc.pinned_blocks, 0);
+    EXPECT_GT(hc.quota_evictions, 0);
+  }
 }
 
 TEST(KvCachePropertyTest, RandomOperationsKeepInvariants) {
@@ -149,6 +170,10 @@ TEST(KvCachePropertyTest, RandomOperationsKeepInvariants) {
       {"tiered cost write-through", EvictionKind::kCostAware, WritePolicy::kWriteThrough, 12, true, 0},
       {"tiered lru write-back min-promote", EvictionKind::kLru, WritePolicy::kWriteBack, 12, true, 8},
       {"device+disk write-through", EvictionKind::kCostAware, WritePolicy::kWriteThrough, 0, true, 0},
+      {"tiered cost hints quotas fair-share", EvictionKind::kCostAware, WritePolicy::kWriteBack, 12, true, 0, true},
+      {"tiered lru write-through hints quotas fair-share", EvictionKind::kLru, WritePolicy::kWriteThrough, 12, true, 0,
+       true},
+      {"device-only hints", EvictionKind::kLru, WritePolicy::kWriteBack, 0, false, 0, true},
   };
   for (const auto& pc : cases) {
     for (uint32_t seed : {1u, 2u, 3u}) {

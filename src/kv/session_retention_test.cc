@@ -37,3 +37,54 @@ TEST(SessionRetentionTest, DefaultTtlReleaseAndParking) {
 
 }  // namespace
 }  // namespace pg
+
+namespace pg {
+namespace {
+
+TEST(SessionRetentionTest, BlockHoldsHaveDeadlinesAndBudgets) {
+  double now = 0;
+  SessionRetention r([&] { return now; }, 30);
+  const BlockHash a = RootHash("m", "a"), b = RootHash("m", "b"), c = RootHash("m", "c");
+  r.SetBudget(BlockHold::kPinned, 2);
+  EXPECT_EQ(r.HoldOf(-1, a), BlockHold::kNone);
+  EXPECT_TRUE(r.HoldBlock(a, BlockHold::kPinned, 10));
+  EXPECT_TRUE(r.HoldBlock(b, BlockHold::kPinned, -1));  // the default ttl: 30 s
+  EXPECT_FALSE(r.HoldBlock(c, BlockHold::kPinned, 10)); // the budget of 2 is full
+  EXPECT_TRUE(r.HoldBlock(a, BlockHold::kPinned, 5));   // already held: kept (never shortened)
+  EXPECT_TRUE(r.HoldBlock(c, BlockHold::kRetained, 10)); // retain has its own (unbounded) budget
+  EXPECT_EQ(r.held(BlockHold::kPinned), 2);
+  EXPECT_EQ(r.HoldOf(-1, a), BlockHold::kPinned);
+  EXPECT_EQ(r.HoldOf(-1, c), BlockHold::kRetained);
+  now = 10;  // a's pin and c's retain expired
+  EXPECT_EQ(r.HoldOf(-1, a), BlockHold::kNone);
+  EXPECT_EQ(r.HoldOf(-1, c), BlockHold::kNone);
+  EXPECT_TRUE(r.HoldBlock(c, BlockHold::kPinned, 10));  // room again once a expired
+  EXPECT_EQ(r.held(BlockHold::kPinned), 2);
+  EXPECT_EQ(r.held(BlockHold::kRetained), 0);
+  r.ReleaseBlock(c);
+  EXPECT_EQ(r.held(BlockHold::kPinned), 1);
+  EXPECT_EQ(r.HoldOf(-1, c), BlockHold::kNone);
+}
+
+TEST(SessionRetentionTest, TheStrongestHoldWins) {
+  double now = 0;
+  SessionRetention r([&] { return now; }, 30);
+  const BlockHash a = RootHash("m", "a");
+  const int32_t s = r.Index("agent");
+  r.Hint("agent", 100);
+  EXPECT_EQ(r.HoldOf(s, a), BlockHold::kSession);
+  r.HoldBlock(a, BlockHold::kRetained, 50);
+  EXPECT_EQ(r.HoldOf(s, a), BlockHold::kRetained);
+  r.SetBudget(BlockHold::kPinned, 1);
+  r.HoldBlock(a, BlockHold::kPinned, 20);
+  EXPECT_EQ(r.HoldOf(s, a), BlockHold::kPinned);
+  now = 30;
+  EXPECT_EQ(r.HoldOf(s, a), BlockHold::kRetained);
+  now = 60;
+  EXPECT_EQ(r.HoldOf(s, a), BlockHold::kSession);
+  r.HoldBlock(a, BlockHold::kRetained, 0);  // a zero ttl holds nothing
+  EXPECT_EQ(r.held(BlockHold::kRetained), 0);
+}
+
+}  // namespace
+}  // namespace pg

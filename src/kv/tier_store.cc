@@ -34,6 +34,8 @@ Status TierStore::Open(const KvCacheConfig& cfg) {
   const size_t bb = block_bytes();
   PG_ASSIGN_OR_RETURN(device_, SlotTier::Create(kDeviceTier, int64_t(cfg.device_bytes / bb), bb));
   PG_ASSIGN_OR_RETURN(host_, SlotTier::Create(kHostTier, int64_t(cfg.host_bytes / bb), bb));
+  usage_.SetCapacity(kDeviceTier, device_.capacity());
+  usage_.SetCapacity(kHostTier, host_.capacity());
   if (!cfg.disk_dir.empty() && cfg.prefix_cache) return OpenDisk(cfg);
   return Status::Ok();
 }
@@ -81,6 +83,7 @@ void TierStore::RefreshEntry(uint32_t id) {
     if (e.disk.present && !e.disk.writing && e.disk.reads == 0) mask |= 1u << kDiskTier;
   }
   index_.Refresh(id, mask);
+  usage_.Update(id, e);
 }
 
 void TierStore::MaybeErase(uint32_t id) {
@@ -117,6 +120,7 @@ Status TierStore::CheckIntegrity(std::span<const int32_t> device_holders, std::s
   PG_RETURN_IF_ERROR(index_.CheckIntegrity());
   PG_RETURN_IF_ERROR(device_.CheckIntegrity(device_holders, index_));
   PG_RETURN_IF_ERROR(host_.CheckIntegrity(host_holders, index_));
+  PG_RETURN_IF_ERROR(usage_.CheckIntegrity(index_));
   int64_t files = 0, locks = 0;
   for (uint32_t id = 0; id < index_.id_limit(); ++id) {
     const IndexEntry& e = index_.at(id);

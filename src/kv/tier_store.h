@@ -22,6 +22,7 @@
 #include "kv/eviction_policy.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/prefix_index.h"
+#include "kv/session_usage.h"
 #include "kv/slot_tier.h"
 
 namespace pg {
@@ -48,6 +49,8 @@ class TierStore {
   const SlotTier& host() const { return host_; }
   DiskTier* disk() { return disk_.get(); }  // null without a disk tier
   CacheCounters& counters() { return c_; }
+  // Blocks per session and slot tier (quotas, fair share); kept by RefreshEntry.
+  const SessionUsage& usage() const { return usage_; }
 
   bool host_enabled() const { return host_.enabled(); }
   bool disk_enabled() const { return disk_ != nullptr; }
@@ -55,13 +58,14 @@ class TierStore {
   bool disk_full() const { return disk_used_ >= disk_capacity_; }
   bool disk_over_cap() const { return disk_used_ > disk_capacity_; }
   int64_t disk_used() const { return disk_used_; }
+  int64_t disk_capacity() const { return disk_capacity_; }  // block files
   // A file was started (+1) or dropped / failed (-1); writes in flight count.
   void CountDiskFile(int delta) { disk_used_ += delta; }
   // Stops disk writes for good (full disk, read-only dir): one warning.
   void DisableDiskWrites(const Status& why);
 
   EvictionContext eviction_context(const SessionRetention& retention) const {
-    return EvictionContext{index_, retention, layout_.page_tokens, host_enabled(), disk_writable()};
+    return EvictionContext{index_, retention, layout_.page_tokens, host_enabled(), disk_writable(), &usage_};
   }
 
   // Recomputes which tiers may evict entry `id` now and updates the index.
@@ -95,6 +99,7 @@ class TierStore {
   int64_t disk_used_ = 0;      // entries with a file or a file write in flight
   bool disk_writes_ok_ = true;
   CacheCounters c_;
+  SessionUsage usage_;
 };
 
 }  // namespace pg

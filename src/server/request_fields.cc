@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "server/kv_hints_request.h"
+
 namespace pg {
 namespace {
 
@@ -196,6 +198,7 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
     }
   }
   ReadLogitBias(r, n_vocab, limits, &s);
+  ReadKvHints(r, n_ctx, req);
 }
 
 }  // namespace pg

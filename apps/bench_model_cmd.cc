@@ -13,6 +13,8 @@
 #include "backend/cpu/cpu_features.h"
 #include "base/clock.h"
 #include "base/cli_util.h"
+#include "bench_spec.h"
+#include "engine_flags.h"
 #include "model/model.h"
 #include "subcommands.h"
 #include "synth/make_model.h"
@@ -65,7 +67,11 @@ int BenchModelMain(int argc, char** argv) {
   app.add_option("-n,--n-gen", n_gen, "generated tokens for tg / batched decode")->check(CLI::Range(1, 1 << 16));
   app.add_flag("--no-repack", no_repack, "keep weights in the file's row-major layout (A/B of the repacked kernels)");
   app.add_flag("--json", json, "print JSON");
+  SpecFlags spec_flags;
+  AddSpecFlags(app, &spec_flags);
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
+  auto spec = ToSpecConfig(spec_flags);
+  if (!spec.ok()) return Fail("bench-model", spec.status().message());
   if (model_path.empty()) {
     auto def = EnsureDefaultModel("");
     if (!def.ok()) return Fail("bench-model", def.status().message());
@@ -128,6 +134,23 @@ int BenchModelMain(int argc, char** argv) {
   measure("tg" + std::to_string(n_gen), [&] { return run_decode(1); });
   measure("bd4x" + std::to_string(n_gen), [&] { return run_decode(4); });
   measure("bd16x" + std::to_string(n_gen), [&] { return run_decode(16); });
+  // tg with speculative decoding (--spec ...): greedy, drafts verified per step.
+  SpecDecodeResult spec_total;
+  if (spec->enabled()) {
+    measure("tg" + std::to_string(n_gen) + "+spec", [&] {
+      SpecDecodeResult r = RunSpecDecode(m, pool, *spec, n_gen, tok_dist(rng), rng());
+      spec_total.steps += r.steps;
+      spec_total.drafted += r.drafted;
+      spec_total.accepted += r.accepted;
+      return r.tokens_per_s;
+    });
+    std::fprintf(stderr, "spec: %s, K=%d%s: %lld steps, %lld drafted, %lld accepted (rate %.3f, mean length %.2f)\n",
+                 spec_flags.spec.c_str(), spec->draft_max, spec->synthetic() ? ", SYNTHETIC acceptance" : "",
+                 static_cast<long long>(spec_total.steps), static_cast<long long>(spec_total.drafted),
+                 static_cast<long long>(spec_total.accepted),
+                 spec_total.drafted ? static_cast<double>(spec_total.accepted) / static_cast<double>(spec_total.drafted) : 0.0,
+                 spec_total.steps ? 1.0 + static_cast<double>(spec_total.accepted) / static_cast<double>(spec_total.steps) : 0.0);
+  }
 
   std::string types;
   for (const auto& t : m.file().tensors())

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/attention.h"
+#include "spec/spec_config.h"
 
 namespace pg {
 
@@ -37,6 +38,7 @@ struct EngineConfig {
   double session_ttl_s = 120;       // optimized: retention of tool-waiting sessions
   double fairness_s = 2.0;          // optimized: max extra wait cache-aware ordering may impose
   std::string model_name;           // served name; "" = file stem
+  SpecConfig spec;                  // speculative decoding (--spec*); off by default
 };
 
 }  // namespace pg

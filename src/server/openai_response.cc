@@ -143,4 +143,29 @@ std::string SseEvent(const std::string& payload) { return "data: " + payload + "
 
 std::string DumpJson(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+json SpecUsageJson(const SpecUsage& spec) {
+  const double rate = spec.drafted ? static_cast<double>(spec.accepted) / static_cast<double>(spec.drafted) : 0.0;
+  const double length = spec.steps ? 1.0 + static_cast<double>(spec.accepted) / static_cast<double>(spec.steps) : 0.0;
+  return {{"steps", spec.steps},           {"drafted_tokens", spec.drafted},
+          {"accepted_tokens", spec.accepted}, {"acceptance_rate", rate},
+          {"mean_accepted_length", length}, {"synthetic_acceptance", spec.synthetic}};
+}
+
+void AddSpecUsage(json* usage, const SpecUsage& spec) {
+  if (spec.steps > 0 || spec.synthetic) (*usage)["speculative"] = SpecUsageJson(spec);
+}
+
+json SpeculativeModelJson(const ServiceInfo& info) {
+  json j = {{"speculative", info.speculative.empty() ? json(nullptr) : json(info.speculative)},
+            {"synthetic_acceptance", info.synthetic_acceptance_length > 0}};
+  if (info.synthetic_acceptance_length > 0) j["synthetic_acceptance_length"] = info.synthetic_acceptance_length;
+  return j;
+}
+
+std::string SyntheticAcceptanceHeaderValue(const ServiceInfo& info) {
+  if (info.synthetic_acceptance_length <= 0) return "";
+  return "benchmark-only; mean accepted length " + json(info.synthetic_acceptance_length).dump() +
+         "; outputs are not the model's own";
+}
+
 }  // namespace pg

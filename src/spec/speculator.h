@@ -10,7 +10,7 @@
 // always exactly `limit` tokens (padded with the last context token when the
 // drafters propose fewer), so every step verifies K positions.
 //
-// Thread-safety: engine thread only.
+// Thread-safety: engine thread only (NewSequence: any thread).
 #pragma once
 
 #include <cstdint>
@@ -49,6 +49,7 @@ class Speculator {
 
   const SpecConfig& config() const { return config_; }
   double synthetic_p() const { return synthetic_p_; }
+  // Reads only the immutable config: may run on any thread (Engine::Submit).
   std::unique_ptr<SpecSequence> NewSequence(uint64_t seed) const;
 
   // Fills *draft (cleared first) with the tokens to verify after `context`

@@ -33,7 +33,7 @@ class SuffixCache {
   struct Options {
     int depth = 24;             // longest path (match + draft) in tokens
     int max_match = 12;         // longest context suffix looked up
-    int64_t max_nodes = 1 << 20;
+    int64_t max_nodes = 1 << 18;     // ~25 MB at ~100 B per node (node, children, edge)
     int64_t max_doc_tokens = 4096;  // longer documents keep their last tokens
   };
   SuffixCache() : SuffixCache(Options{}) {}

@@ -224,6 +224,11 @@ StepPlan Scheduler::Schedule(double now_s) {
       if ((pass == 0) != decoding || remaining <= 0) continue;
       // A decoding sequence with a draft verifies 1 + k positions; a short
       // budget shortens the draft.
+      // Speculation never preempts: without free blocks for the draft's
+      // positions the sequence decodes one token this step.
+      if (decoding && !s->draft.empty() &&
+          !kv_.CanAppend(s->id, s->n_computed + 1 + static_cast<int64_t>(s->draft.size()) - s->allocated_tokens))
+        s->draft.clear();
       const int64_t want = decoding ? 1 + static_cast<int64_t>(s->draft.size()) : remaining;
       const int64_t chunk = std::min(want, budget);
       if (decoding && chunk < want) s->draft.resize(static_cast<size_t>(chunk - 1));

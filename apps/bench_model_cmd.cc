@@ -5,6 +5,7 @@
 // Tokens are pseudo-random ids; the KV arena is private (no tiers), f16.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -13,6 +14,8 @@
 #include "backend/cpu/cpu_features.h"
 #include "base/clock.h"
 #include "base/cli_util.h"
+#include "bench_spec.h"
+#include "engine_flags.h"
 #include "model/model.h"
 #include "subcommands.h"
 #include "synth/make_model.h"
@@ -65,7 +68,15 @@ int BenchModelMain(int argc, char** argv) {
   app.add_option("-n,--n-gen", n_gen, "generated tokens for tg / batched decode")->check(CLI::Range(1, 1 << 16));
   app.add_flag("--no-repack", no_repack, "keep weights in the file's row-major layout (A/B of the repacked kernels)");
   app.add_flag("--json", json, "print JSON");
+  SpecFlags spec_flags;
+  AddSpecFlags(app, &spec_flags);
+  std::vector<std::string> tests = {"pp", "tg", "bd4", "bd16"};
+  app.add_option("--tests", tests, "tests to run, e.g. --tests tg (tg+spec runs with --spec)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"pp", "tg", "bd4", "bd16"}));
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
+  auto spec = ToSpecConfig(spec_flags);
+  if (!spec.ok()) return Fail("bench-model", spec.status().message());
   if (model_path.empty()) {
     auto def = EnsureDefaultModel("");
     if (!def.ok()) return Fail("bench-model", def.status().message());
@@ -124,10 +135,35 @@ int BenchModelMain(int argc, char** argv) {
     for (int r = 0; r < reps; ++r) v.push_back(fn());
     rows.push_back({name, Summarize(v)});
   };
-  measure("pp" + std::to_string(n_prompt), run_pp);
-  measure("tg" + std::to_string(n_gen), [&] { return run_decode(1); });
-  measure("bd4x" + std::to_string(n_gen), [&] { return run_decode(4); });
-  measure("bd16x" + std::to_string(n_gen), [&] { return run_decode(16); });
+  auto wanted = [&](const char* t) { return std::find(tests.begin(), tests.end(), t) != tests.end(); };
+  if (wanted("pp")) measure("pp" + std::to_string(n_prompt), run_pp);
+  if (wanted("tg") && !spec->enabled()) measure("tg" + std::to_string(n_gen), [&] { return run_decode(1); });
+  if (wanted("bd4")) measure("bd4x" + std::to_string(n_gen), [&] { return run_decode(4); });
+  if (wanted("bd16")) measure("bd16x" + std::to_string(n_gen), [&] { return run_decode(16); });
+  // tg with speculative decoding (--spec ...): greedy, drafts verified per step.
+  SpecDecodeResult spec_total;
+  if (spec->enabled()) {
+    // Plain tg and tg+spec alternate, so a shared machine's load hits both alike.
+    std::vector<double> plain, with_spec;
+    for (int r = 0; r < reps; ++r) {
+      if (wanted("tg")) plain.push_back(run_decode(1));
+      SpecDecodeResult s = RunSpecDecode(m, pool, *spec, n_gen, tok_dist(rng), rng());
+      spec_total.steps += s.steps;
+      spec_total.drafted += s.drafted;
+      spec_total.accepted += s.accepted;
+      with_spec.push_back(s.tokens_per_s);
+    }
+    if (wanted("tg")) rows.push_back({"tg" + std::to_string(n_gen), Summarize(plain)});
+    rows.push_back({"tg" + std::to_string(n_gen) + "+spec", Summarize(with_spec)});
+    if (wanted("tg"))
+      std::fprintf(stderr, "spec: tg+spec / tg = %.2fx\n", rows.back().tps.mean / rows[rows.size() - 2].tps.mean);
+    std::fprintf(stderr, "spec: %s, K=%d%s: %lld steps, %lld drafted, %lld accepted (rate %.3f, mean length %.2f)\n",
+                 spec_flags.spec.c_str(), spec->draft_max, spec->synthetic() ? ", SYNTHETIC acceptance" : "",
+                 static_cast<long long>(spec_total.steps), static_cast<long long>(spec_total.drafted),
+                 static_cast<long long>(spec_total.accepted),
+                 spec_total.drafted ? static_cast<double>(spec_total.accepted) / static_cast<double>(spec_total.drafted) : 0.0,
+                 spec_total.steps ? 1.0 + static_cast<double>(spec_total.accepted) / static_cast<double>(spec_total.steps) : 0.0);
+  }
 
   std::string types;
   for (const auto& t : m.file().tensors())

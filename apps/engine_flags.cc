@@ -42,6 +42,30 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("--kv-events-topic", f->kv_events_topic, "topic frame of every KV event message (llm-d: kv@POD@MODEL)");
   app.add_option("--kv-events-replay", f->kv_events_replay,
                  "ZMQ ROUTER endpoint answering replay requests for missed KV event batches, e.g. tcp://*:5558");
+  AddSpecFlags(app, &f->spec);
+}
+
+void AddSpecFlags(CLI::App& app, SpecFlags* f) {
+  app.add_option("--spec", f->spec,
+                 "speculative decoding: none (default) | ngram (prompt lookup in the request's own context) | suffix "
+                 "(suffix decoding over recent requests) | draft (a draft model); several joined with commas are "
+                 "tried in order");
+  app.add_option("--spec-draft-model", f->draft_model, "GGUF draft model for --spec draft (same vocabulary)");
+  app.add_option("--spec-draft-max", f->draft_max, "most draft tokens verified per step (K)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--spec-synthetic-acceptance-length", f->synthetic_length,
+                 "BENCHMARK ONLY: accept drafts at random so a step yields L tokens on average (1 <= L <= K + 1); "
+                 "outputs are then not the model's own");
+}
+
+Result<SpecConfig> ToSpecConfig(const SpecFlags& f) {
+  SpecConfig c;
+  PG_ASSIGN_OR_RETURN(c.drafters, ParseDrafterList(f.spec));
+  c.draft_model = f.draft_model;
+  c.draft_max = f.draft_max;
+  c.synthetic_length = f.synthetic_length;
+  PG_RETURN_IF_ERROR(ValidateSpecConfig(c));
+  return c;
 }
 
 Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
@@ -79,6 +103,7 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   c.kv_events = f.kv_events;
   c.kv_events_replay = f.kv_events_replay;
   c.kv_events_topic = f.kv_events_topic;
+  PG_ASSIGN_OR_RETURN(c.spec, ToSpecConfig(f.spec));
   return c;
 }
 

@@ -11,6 +11,17 @@
 
 namespace pg {
 
+// --spec* (speculative decoding), shared by generate, serve and bench-model.
+struct SpecFlags {
+  std::string spec = "none";
+  std::string draft_model;
+  int draft_max = 4;
+  double synthetic_length = 0;
+};
+void AddSpecFlags(CLI::App& app, SpecFlags* f);
+// One-line errors (unknown drafter, L outside [1, K + 1], ...).
+Result<SpecConfig> ToSpecConfig(const SpecFlags& f);
+
 struct EngineFlags {
   std::string model;
   std::string policy = "optimized";
@@ -33,6 +44,7 @@ struct EngineFlags {
   std::string kv_events;
   std::string kv_events_replay;
   std::string kv_events_topic;
+  SpecFlags spec;
 };
 
 void AddEngineFlags(CLI::App& app, EngineFlags* f);

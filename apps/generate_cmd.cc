@@ -100,6 +100,11 @@ int GenerateMain(int argc, char** argv) {
     j["top_logprobs"] = top;
     j["finish_reason"] = finish.finish_reason;
     j["cached_tokens"] = finish.cache.cached_tokens;
+    if (config->spec.enabled())
+      j["speculative"] = {{"steps", finish.spec.steps},
+                          {"drafted_tokens", finish.spec.drafted},
+                          {"accepted_tokens", finish.spec.accepted},
+                          {"synthetic_acceptance", finish.spec.synthetic}};
     std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::printf("%s\n", s.c_str());
   } else {
@@ -108,6 +113,13 @@ int GenerateMain(int argc, char** argv) {
     std::fprintf(stderr, "[%zu prompt tokens (%lld cached), %zu generated in %.2f s, %s]\n", prompt_tokens.size(),
                  static_cast<long long>(finish.cache.cached_tokens), out_tokens.size(), dt,
                  finish.finish_reason.c_str());
+    if (config->spec.enabled())
+      std::fprintf(stderr, "[speculative %s: %lld steps, %lld drafted, %lld accepted (rate %.3f, mean length %.2f)%s]\n",
+                   e.info().speculative.c_str(), static_cast<long long>(finish.spec.steps),
+                   static_cast<long long>(finish.spec.drafted), static_cast<long long>(finish.spec.accepted),
+                   finish.spec.drafted ? static_cast<double>(finish.spec.accepted) / static_cast<double>(finish.spec.drafted) : 0.0,
+                   finish.spec.steps ? 1.0 + static_cast<double>(finish.spec.accepted) / static_cast<double>(finish.spec.steps) : 0.0,
+                   finish.spec.synthetic ? " SYNTHETIC: not the model's output" : "");
   }
   Status flush = e.FlushCache();
   if (!flush.ok()) std::fprintf(stderr, "prosgrow generate: warning: %s\n", flush.message().c_str());

@@ -83,6 +83,18 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (t.bos_id() >= 0) e->info_.bos_token = t.TokenText(t.bos_id());
   if (t.eos_id() >= 0) e->info_.eos_token = t.TokenText(t.eos_id());
   e->logits_.resize(static_cast<size_t>(mc.n_vocab));
+  if (c.spec.enabled()) {
+    PG_ASSIGN_OR_RETURN(e->spec_, Speculator::Create(c.spec));
+    for (DrafterKind k : c.spec.drafters)
+      e->info_.speculative += (e->info_.speculative.empty() ? "" : ",") + std::string(DrafterName(k));
+    e->info_.synthetic_acceptance_length = c.spec.synthetic_length;
+    PG_LOG_INFO("engine: speculative decoding with {}, at most {} draft tokens per step", e->info_.speculative,
+                c.spec.draft_max);
+    if (c.spec.synthetic())
+      PG_LOG_WARN("engine: SYNTHETIC ACCEPTANCE (benchmark only): mean accepted length {} (p = {:.4f}); accepted "
+                  "drafts are NOT the model's output",
+                  c.spec.synthetic_length, e->spec_->synthetic_p());
+  }
   PG_LOG_INFO("engine: {}; policy {}; KV {} device blocks of {} tokens ({})", mc.Summary(),
               c.policy == ServePolicy::kBaseline ? "baseline" : "optimized", e->kv_->device_blocks(),
               c.page_tokens, e->kv_->layout().ToString());
@@ -111,6 +123,7 @@ Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
   seq->request = std::move(request);
   seq->on_event = std::move(on_event);
   seq->sampler = std::make_unique<Sampler>(seq->request.sampling, seq->request.prompt);
+  if (spec_) seq->spec = spec_->NewSequence(seq->request.sampling.seed ^ std::hash<std::string>{}(seq->request.id));
   seq->tokens = seq->request.prompt;
   seq->n_prompt = n;
   seq->arrival_s = seq->request.arrival_s > 0 ? seq->request.arrival_s : NowSeconds();
@@ -182,6 +195,7 @@ Status Engine::RunForward(const StepPlan& plan) {
     n_logits += b.want_logits ? 1 : 0;
     batch_.push_back(b);
   }
+  if (spec_) AddVerifyEntries(plan, &n_logits);
   if (logits_.size() < static_cast<size_t>(n_logits * model_->config().n_vocab))
     logits_.resize(static_cast<size_t>(n_logits * model_->config().n_vocab));
   return model_->Forward(batch_, pages_, *pool_, scratch_, logits_.data());
@@ -194,6 +208,11 @@ void Engine::SampleAndAdvance(const StepPlan& plan) {
   std::vector<Sequence*> done;
   for (size_t i = 0; i < plan.batch.size(); ++i) {
     Sequence* s = plan.batch[i];
+    if (!s->draft.empty()) {
+      AdvanceSpeculative(s, &logits_[static_cast<size_t>(li * V)], &done);
+      ++li;
+      continue;
+    }
     s->n_computed += s->step_tokens;
     // Publish every block that just became full.
     while ((s->n_committed_blocks + 1) * page <= s->n_computed) {
@@ -241,6 +260,9 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   f.cache = s->cache;
   f.queue_s = s->first_scheduled_s >= 0 ? s->first_scheduled_s - s->arrival_s : 0;
   f.ttft_s = s->first_token_s >= 0 ? s->first_token_s - s->arrival_s : 0;
+  f.spec = s->spec_usage;
+  f.spec.synthetic = config_.spec.synthetic();
+  if (spec_) spec_->Finished(s->tokens);
   totals_.finished++;
   totals_.prompt_tokens += s->n_prompt;
   totals_.cached_tokens += s->cache.cached_tokens;
@@ -265,6 +287,7 @@ void Engine::Step() {
   AcceptIncoming();
   DeliverFinished();  // cancelled sequences
   kv_->Tick();
+  if (spec_) ProposeDrafts();
   StepPlan plan = scheduler_->Schedule(NowSeconds());
   // Unreachable for a request Submit accepted (it fits the device tier
   // alone); kept so a broken invariant ends one request, not the server.
@@ -299,6 +322,7 @@ void Engine::PublishSnapshot() {
   totals_.preemptions = scheduler_->preemptions();
   totals_.kv = kv_->counters();
   totals_.hints = kv_->hint_counters();
+  if (spec_) totals_.spec = spec_->stats();
   std::lock_guard<std::mutex> lk(metrics_mu_);
   snap_ = totals_;
 }
@@ -436,6 +460,7 @@ std::string Engine::MetricsText() const {
                    usage);
   if (kv_events_) o += kv_events_->MetricsText();
   o += HintMetricsText(s.hints);
+  o += SpecMetricsText(s.spec);
   return o;
 }
 

@@ -28,6 +28,7 @@
 #include "engine/scheduler.h"
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
+#include "spec/speculator.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -86,6 +87,19 @@ class Engine final : public InferenceService {
   void PublishSnapshot();
   void Loop();
 
+  // Speculative decoding (engine_spec.cc; docs/speculative.md).
+  // Drafts for every running decoding sequence (before Schedule).
+  void ProposeDrafts();
+  // RunForward: a verifying sequence's draft positions 1..k become extra
+  // one-token batch entries after the plan's own (logits at every position).
+  void AddVerifyEntries(const StepPlan& plan, int64_t* n_logits);
+  // SampleAndAdvance for a verifying sequence: accept while the sampler's
+  // token equals the draft, emit, roll back the rejected tail of the KV.
+  void AdvanceSpeculative(Sequence* s, const float* row0, std::vector<Sequence*>* done);
+  void CommitFullBlocks(Sequence* s);
+  bool ShouldStop(const Sequence& s) const;
+  std::string SpecMetricsText(const std::vector<DrafterStats>& stats) const;
+
   EngineConfig config_;
   std::unique_ptr<KvEventBridge> kv_events_;  // --kv-events; declared before kv_ so it outlives it
   ServiceInfo info_;
@@ -97,6 +111,7 @@ class Engine final : public InferenceService {
   ForwardScratch scratch_;
   KvPages pages_;
   SeqId next_seq_id_ = 1;
+  std::unique_ptr<Speculator> spec_;  // null = speculation off
 
   // Step buffers (reused).
   std::vector<BatchSeq> batch_;
@@ -120,6 +135,7 @@ class Engine final : public InferenceService {
     int64_t generated_tokens = 0, finished = 0;
     CacheCounters kv;
     HintCounters hints;  // KV hints and session quotas
+    std::vector<DrafterStats> spec;  // per drafter, SpecConfig order
   };
   mutable std::mutex metrics_mu_;
   Snapshot snap_;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/attention.h"
+#include "spec/spec_config.h"
 
 namespace pg {
 
@@ -46,6 +47,7 @@ struct EngineConfig {
   uint64_t kv_session_quota_device_bytes = 0; // --kv-session-quota-device; 0 = none
   uint64_t kv_session_quota_host_bytes = 0;   // --kv-session-quota-host; 0 = none
   bool kv_fair_share = false;                 // --kv-fair-share
+  SpecConfig spec;                  // speculative decoding (--spec*); off by default
 };
 
 // The host and disk tiers' real sizes after the defaults above (0 = no such

@@ -90,6 +90,14 @@ struct CacheUsage {
   MissReasons miss;
 };
 
+// Speculative decoding of one request (a prosgrow extension of usage).
+struct SpecUsage {
+  int64_t steps = 0;      // verification steps that carried a draft
+  int64_t drafted = 0;    // draft tokens verified
+  int64_t accepted = 0;   // draft tokens accepted
+  bool synthetic = false; // benchmark-only synthetic acceptance: the output is NOT the model's own
+};
+
 struct FinishEvent {
   std::string finish_reason;  // "stop" (EOS), "length", "cancelled", "error"
   std::string error;          // when finish_reason == "error"
@@ -98,6 +106,7 @@ struct FinishEvent {
   CacheUsage cache;
   double queue_s = 0;         // arrival -> first scheduled
   double ttft_s = 0;          // arrival -> first token
+  SpecUsage spec;             // speculative decoding counts (zeros when off)
 };
 
 struct ServiceEvent {
@@ -124,6 +133,10 @@ struct ServiceInfo {
   std::string kv_events_replay_endpoint;
   std::string kv_events_topic;
   int64_t kv_block_size = 0;
+  std::string speculative;      // drafters of speculative decoding ("ngram,suffix"); "" = off
+  // Benchmark-only synthetic acceptance (--spec-synthetic-acceptance-length):
+  // > 0 means outputs are NOT the model's own; servers must say so.
+  double synthetic_acceptance_length = 0;
 };
 
 class InferenceService {

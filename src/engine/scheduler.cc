@@ -91,6 +91,7 @@ void Scheduler::Preempt(Sequence* victim) {
     s->allocated_tokens = 0;
     s->n_computed = 0;
     s->n_committed_blocks = 0;
+    s->draft.clear();
     s->state = SeqState::kWaiting;
     s->preemptions++;
     preemptions_++;
@@ -221,7 +222,16 @@ StepPlan Scheduler::Schedule(double now_s) {
       const int64_t remaining = s->remaining_to_compute();
       const bool decoding = remaining == 1 && s->n_generated > 0;
       if ((pass == 0) != decoding || remaining <= 0) continue;
-      const int64_t chunk = std::min(remaining, budget);
+      // A decoding sequence with a draft verifies 1 + k positions; a short
+      // budget shortens the draft.
+      // Speculation never preempts: without free blocks for the draft's
+      // positions the sequence decodes one token this step.
+      if (decoding && !s->draft.empty() &&
+          !kv_.CanAppend(s->id, s->n_computed + 1 + static_cast<int64_t>(s->draft.size()) - s->allocated_tokens))
+        s->draft.clear();
+      const int64_t want = decoding ? 1 + static_cast<int64_t>(s->draft.size()) : remaining;
+      const int64_t chunk = std::min(want, budget);
+      if (decoding && chunk < want) s->draft.resize(static_cast<size_t>(chunk - 1));
       if (!EnsureBlocks(s, s->n_computed + chunk, &plan)) {
         i = static_cast<size_t>(-1);  // running_ changed: rescan
         continue;

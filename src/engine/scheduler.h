@@ -54,6 +54,8 @@ class Scheduler {
   size_t n_loading() const { return loading_.size(); }
   int64_t preemptions() const { return preemptions_; }
   bool idle() const { return waiting_.empty() && running_.empty() && loading_.empty(); }
+  // Running sequences in admission order (the engine drafts for them before Schedule).
+  const std::vector<std::unique_ptr<Sequence>>& running() const { return running_; }
 
  private:
   void PromoteLoaded(double now_s);

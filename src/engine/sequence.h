@@ -21,6 +21,7 @@
 #include "engine/inference_service.h"
 #include "engine/sampler.h"
 #include "kv/kv_layout.h"
+#include "spec/speculator.h"
 
 namespace pg {
 
@@ -51,6 +52,15 @@ struct Sequence {
 
   // This step.
   int64_t step_tokens = 0;            // tokens scheduled this step
+
+  // Speculative decoding (engine_spec.cc). A decoding sequence with a draft
+  // of k tokens is scheduled 1 + k positions: tokens.back() and the draft,
+  // each scored (logits at every position) in the same forward pass.
+  std::unique_ptr<SpecSequence> spec;  // drafting state; null when speculation is off
+  std::vector<int32_t> draft;          // (k) tokens proposed for this step; empty = plain decode
+  std::vector<int32_t> verify_tokens;  // (1 + k) this step's inputs: tokens.back(), then the draft
+  int64_t verify_extra_row = 0;        // logits row of draft position 1 (rows after the plan's own)
+  SpecUsage spec_usage;
 
   int64_t remaining_to_compute() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
 };

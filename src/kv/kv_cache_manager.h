@@ -209,6 +209,14 @@ class KvCacheManager {
   // Grows seq by n_new_tokens, appending new private blocks to block_table as needed.
   Status Append(SeqId seq, int64_t n_new_tokens, std::vector<BlockId>* block_table);
 
+  // Shrinks seq to its first n_tokens tokens (speculative decoding rolls
+  // back rejected draft positions): the blocks past ceil(n_tokens / page) are
+  // released. Only private, unpublished blocks may go: InvalidArgument when
+  // n_tokens would cut a committed or matched block, or exceeds the sequence.
+  // Slots of positions >= n_tokens inside the kept last block are simply
+  // overwritten later. Only after PromotionReady(seq).
+  Status TruncateSequence(SeqId seq, int64_t n_tokens, std::vector<BlockId>* block_table);
+
   // After the forward pass filled block `block_index` of seq completely:
   // publishes it in the prefix index (hash chained on block_index-1, which must
   // already be committed or matched). block_tokens: its page_tokens tokens.

@@ -57,6 +57,7 @@ class KvCacheManager::Impl {
   void CommitFullBlock(SeqId id, int block_index, std::span<const int32_t> tokens);
   void FreeSequence(SeqId id);
   Status Append(SeqId id, int64_t n_new, std::vector<BlockId>* table);
+  Status TruncateSequence(SeqId id, int64_t n_tokens, std::vector<BlockId>* table);  // kv_cache_truncate.cc
   // Finishes done copies, then settles the sequences whose loads all landed.
   void ProcessCompletions();
   void WaitAll() { alloc_->WaitAll(); }

@@ -93,6 +93,7 @@ void GenerationRunner::OnFinish(const FinishEvent& finish, double at_s, Generati
   if (metrics_.e2e_s) metrics_.e2e_s->Observe(at_s - request_.arrival_s);
   if (metrics_.queue_s) metrics_.queue_s->Observe(finish.queue_s);
   result_.cache = finish.cache;
+  result_.spec = finish.spec;
   if (finish.prompt_tokens > 0) result_.prompt_tokens = finish.prompt_tokens;
   if (stop_filter_.stopped()) return;  // finish_reason and counts were set at the stop
   if (!cancelled_) step->text += stop_filter_.Push(decoder_.Flush());

@@ -43,6 +43,7 @@ struct GenerationResult {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   CacheUsage cache;
+  SpecUsage spec;             // speculative decoding counts (usage.speculative)
 };
 
 // Latency histograms fed by runners (any may be null).

@@ -196,6 +196,8 @@ struct HttpServer::Impl {
   httplib::Server::Handler Api(std::function<void(const httplib::Request&, httplib::Response&)> fn) {
     return [this, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
       if (GuardedStream* conn = GuardedStream::Current()) conn->BeginHandling();
+      if (std::string synthetic = SyntheticAcceptanceHeaderValue(service->info()); !synthetic.empty())
+        res.set_header(kSyntheticAcceptanceHeader, synthetic);
       if (!Authorized(req)) {
         res.set_header("WWW-Authenticate", "Bearer");
         return SendApiError(res, Unauthorized("missing or invalid API key"), &metrics);
@@ -257,8 +259,10 @@ void HttpServer::Impl::SetUpRoutes() {
 
   auto model_json = [this] {
     const ServiceInfo& info = service->info();
-    return json{{"id", info.model_name},       {"object", "model"},         {"created", started_unix},
-                {"owned_by", "prosgrow"},      {"vocab_size", info.n_vocab}, {"context_length", info.n_ctx}};
+    json m{{"id", info.model_name},       {"object", "model"},         {"created", started_unix},
+           {"owned_by", "prosgrow"},      {"vocab_size", info.n_vocab}, {"context_length", info.n_ctx}};
+    m.update(SpeculativeModelJson(info));  // speculative drafters; synthetic acceptance said out loud
+    return m;
   };
   server.Get("/v1/models", Api([model_json](const httplib::Request&, httplib::Response& res) {
     res.set_content(DumpJson({{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");

@@ -30,13 +30,15 @@ std::string PieceText(const Tokenizer& tok, int32_t id) {
 }  // namespace
 
 json UsageJson(const GenerationResult& r) {
-  return {{"prompt_tokens", r.prompt_tokens},
+  json u = {{"prompt_tokens", r.prompt_tokens},
           {"completion_tokens", r.completion_tokens},
           {"total_tokens", r.prompt_tokens + r.completion_tokens},
           {"prompt_tokens_details",
            {{"cached_tokens", r.cache.cached_tokens},
             {"cached_tokens_by_tier",
              {{"device", r.cache.device_tokens}, {"host", r.cache.host_tokens}, {"disk", r.cache.disk_tokens}}}}}};
+  AddSpecUsage(&u, r.spec);
+  return u;
 }
 
 json ChatLogprobsJson(const std::vector<TokenEvent>& tokens, const Tokenizer& tok) {
@@ -142,5 +144,30 @@ std::string NewResponseId(const char* prefix) {
 std::string SseEvent(const std::string& payload) { return "data: " + payload + "\n\n"; }
 
 std::string DumpJson(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json SpecUsageJson(const SpecUsage& spec) {
+  const double rate = spec.drafted ? static_cast<double>(spec.accepted) / static_cast<double>(spec.drafted) : 0.0;
+  const double length = spec.steps ? 1.0 + static_cast<double>(spec.accepted) / static_cast<double>(spec.steps) : 0.0;
+  return {{"steps", spec.steps},           {"drafted_tokens", spec.drafted},
+          {"accepted_tokens", spec.accepted}, {"acceptance_rate", rate},
+          {"mean_accepted_length", length}, {"synthetic_acceptance", spec.synthetic}};
+}
+
+void AddSpecUsage(json* usage, const SpecUsage& spec) {
+  if (spec.steps > 0 || spec.synthetic) (*usage)["speculative"] = SpecUsageJson(spec);
+}
+
+json SpeculativeModelJson(const ServiceInfo& info) {
+  json j = {{"speculative", info.speculative.empty() ? json(nullptr) : json(info.speculative)},
+            {"synthetic_acceptance", info.synthetic_acceptance_length > 0}};
+  if (info.synthetic_acceptance_length > 0) j["synthetic_acceptance_length"] = info.synthetic_acceptance_length;
+  return j;
+}
+
+std::string SyntheticAcceptanceHeaderValue(const ServiceInfo& info) {
+  if (info.synthetic_acceptance_length <= 0) return "";
+  return "benchmark-only; mean accepted length " + json(info.synthetic_acceptance_length).dump() +
+         "; outputs are not the model's own";
+}
 
 }  // namespace pg

@@ -64,4 +64,19 @@ std::string DumpJson(const nlohmann::json& value);
 // SSE framing: "data: <json>\n\n".
 std::string SseEvent(const std::string& payload);
 
+// Speculative decoding (issue 15; a prosgrow extension, docs/speculative.md).
+// usage["speculative"] = {"steps", "drafted_tokens", "accepted_tokens",
+// "acceptance_rate", "mean_accepted_length", "synthetic_acceptance"}.
+nlohmann::json SpecUsageJson(const SpecUsage& spec);
+// Adds usage["speculative"] when speculation verified a draft or synthetic
+// acceptance is on; leaves other usage objects as they are.
+void AddSpecUsage(nlohmann::json* usage, const SpecUsage& spec);
+// Fields for the /v1/models entry: {"speculative": "ngram,suffix" | null,
+// "synthetic_acceptance": bool, "synthetic_acceptance_length": L (when on)}.
+nlohmann::json SpeculativeModelJson(const ServiceInfo& info);
+// Response header on every /v1 response while synthetic acceptance is on:
+// its value says the output is not the model's own.
+inline constexpr const char* kSyntheticAcceptanceHeader = "X-Prosgrow-Synthetic-Acceptance";
+std::string SyntheticAcceptanceHeaderValue(const ServiceInfo& info);  // "" when off
+
 }  // namespace pg

@@ -1,0 +1,177 @@
+// The engine's side of speculative decoding (docs/speculative.md): drafting
+// before Schedule, verification rows in RunForward, acceptance in
+// SampleAndAdvance. Engine thread only, like the rest of Engine.
+//
+// Verification. A decoding sequence has tokens t[0..n) with K/V computed for
+// [0, n-1). With a draft d[0..k) it runs positions n-1 .. n-1+k with inputs
+// t[n-1], d[0], ..., d[k-1], one one-token batch entry each (so every
+// position gets logits, and each row's arithmetic is exactly a decode row's:
+// the forward pass is batch-invariant, model_invariance_test.cc). Row i
+// predicts the token at position n+i. The sequence's own Sampler picks a
+// token from row 0, 1, ... in turn, as plain decoding would; while the pick
+// equals the draft token the next row is valid too, and the first
+// mismatching pick (or the pick after the last draft token) ends the step.
+//
+// Greedy: the picks are the argmax, so the output is bit-identical to
+// non-speculative decoding. Sampling: for a deterministic drafter (point mass
+// q = [d]) standard rejection sampling accepts d with probability
+// min(1, p(d) / 1) = p(d) and otherwise draws from norm(max(0, p - q)) = p
+// without d; drawing x ~ p and accepting iff x == d (else emitting x) has
+// exactly that law, with one draw per emitted token, so even the RNG stream
+// (and a seeded request's output) is the same as without speculation. p is
+// the Sampler's processed distribution (penalties, temperature, top-k/p,
+// min-p), because the Sampler itself draws.
+//
+// Rollback. After e tokens are emitted, K/V is valid for [0, n-1+e); the
+// blocks past that are released (KvCacheManager::TruncateSequence) and only
+// blocks full of verified tokens are ever committed to the prefix index.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/check.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "engine/engine.h"
+
+namespace pg {
+
+void Engine::ProposeDrafts() {
+  for (const auto& up : scheduler_->running()) {
+    Sequence* s = up.get();
+    s->draft.clear();
+    if (!s->spec || s->remaining_to_compute() != 1 || s->n_generated == 0) continue;
+    // Room: the step emits at most k + 1 tokens; all must fit max_tokens and
+    // the context, and the k + 1 positions the device tier.
+    const int64_t n = static_cast<int64_t>(s->tokens.size());
+    int64_t limit = s->request.sampling.max_tokens - s->n_generated - 1;
+    limit = std::min(limit, config_.ctx_size - n - 1);
+    limit = std::min(limit, info_.max_seq_tokens - s->n_computed - 1);
+    spec_->Propose(*s->spec, s->tokens, static_cast<int>(std::clamp<int64_t>(limit, 0, 1 << 20)), &s->draft);
+  }
+}
+
+void Engine::AddVerifyEntries(const StepPlan& plan, int64_t* n_logits) {
+  for (size_t i = 0; i < plan.batch.size(); ++i) {
+    Sequence* s = plan.batch[i];
+    if (s->draft.empty()) continue;
+    const size_t k = s->draft.size();
+    PG_CHECK(s->step_tokens == static_cast<int64_t>(k) + 1 && s->remaining_to_compute() == 1);
+    s->verify_tokens.assign(1, s->tokens.back());
+    s->verify_tokens.insert(s->verify_tokens.end(), s->draft.begin(), s->draft.end());
+    BatchSeq& first = batch_[i];  // position n-1: the plan's own entry, now one token with logits
+    first.tokens = s->verify_tokens.data();
+    first.n_tokens = 1;
+    first.want_logits = true;
+    ++*n_logits;
+  }
+  // Draft positions after every plan entry, so the plan's rows keep their order.
+  const int64_t plan_rows = *n_logits;
+  int64_t extra = 0;
+  for (Sequence* s : plan.batch) {
+    if (s->draft.empty()) continue;
+    s->verify_extra_row = plan_rows + extra;
+    for (size_t j = 1; j < s->verify_tokens.size(); ++j) {
+      BatchSeq b;
+      b.tokens = s->verify_tokens.data() + j;
+      b.n_tokens = 1;
+      b.start_pos = s->n_computed + static_cast<int64_t>(j);
+      b.block_table = s->block_table.data();
+      b.n_blocks = static_cast<int64_t>(s->block_table.size());
+      b.want_logits = true;
+      batch_.push_back(b);
+      ++extra;
+    }
+  }
+  *n_logits += extra;
+}
+
+void Engine::CommitFullBlocks(Sequence* s) {
+  const int page = kv_->page_tokens();
+  while ((s->n_committed_blocks + 1) * page <= s->n_computed) {
+    const int64_t b = s->n_committed_blocks;
+    kv_->CommitFullBlock(s->id, static_cast<int>(b),
+                         std::span<const int32_t>(s->tokens.data() + b * page, static_cast<size_t>(page)));
+    s->n_committed_blocks++;
+  }
+}
+
+bool Engine::ShouldStop(const Sequence& s) const {
+  if (!s.request.sampling.ignore_eos && tokenizer_->IsEog(s.tokens.back())) return true;
+  return s.n_generated >= s.request.sampling.max_tokens || static_cast<int64_t>(s.tokens.size()) >= config_.ctx_size;
+}
+
+void Engine::AdvanceSpeculative(Sequence* s, const float* row0, std::vector<Sequence*>* done) {
+  const int64_t V = model_->config().n_vocab;
+  const int k = static_cast<int>(s->draft.size());
+  // Synthetic acceptance decides the accepted count up front, ignoring the target.
+  const int synthetic = config_.spec.synthetic() ? spec_->SyntheticAccepted(*s->spec, k) : -1;
+  int emitted = 0, accepted = 0;
+  for (int i = 0; i <= k; ++i) {
+    const float* row = i == 0 ? row0 : &logits_[static_cast<size_t>((s->verify_extra_row + i - 1) * V)];
+    ServiceEvent ev;
+    ev.kind = ServiceEvent::Kind::kToken;
+    int32_t tok;
+    if (i < synthetic) {
+      tok = s->draft[static_cast<size_t>(i)];  // the draft's token, not the model's
+      ev.token.token = tok;
+    } else {
+      tok = s->sampler->Sample(row, V, &ev.token);
+    }
+    s->tokens.push_back(tok);
+    s->n_generated++;
+    totals_.generated_tokens++;
+    ++emitted;
+    if (s->on_event) s->on_event(ev);
+    const bool match = i < k && (synthetic >= 0 ? i < synthetic : tok == s->draft[static_cast<size_t>(i)]);
+    if (match) ++accepted;
+    if (ShouldStop(*s)) {
+      done->push_back(s);
+      break;
+    }
+    if (!match) break;
+  }
+  // K/V is valid for positions [0, old n_computed + emitted): each emitted
+  // token but the last was the input of the next verified position.
+  s->n_computed += emitted;
+  CommitFullBlocks(s);
+  Status st = kv_->TruncateSequence(s->id, s->n_computed, &s->block_table);
+  PG_CHECK_MSG(st.ok(), st.ToString().c_str());
+  s->allocated_tokens = s->n_computed;
+  spec_->Record(*s->spec, k, accepted);
+  s->spec_usage.steps++;
+  s->spec_usage.drafted += k;
+  s->spec_usage.accepted += accepted;
+  s->draft.clear();
+}
+
+std::string Engine::SpecMetricsText(const std::vector<DrafterStats>& stats) const {
+  if (!spec_) return "";
+  std::string o;
+  auto family = [&](const char* name, const char* help, const char* type, auto value) {
+    o += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    for (size_t i = 0; i < stats.size(); ++i)
+      o += fmt::format("{}{{drafter=\"{}\"}} {}\n", name, DrafterName(config_.spec.drafters[i]), value(stats[i]));
+  };
+  family("prosgrow_spec_steps_total", "Verification steps that carried a draft.", "counter",
+         [](const DrafterStats& d) { return d.steps; });
+  family("prosgrow_spec_draft_tokens_total", "Draft tokens verified.", "counter",
+         [](const DrafterStats& d) { return d.drafted; });
+  family("prosgrow_spec_accepted_tokens_total", "Draft tokens accepted.", "counter",
+         [](const DrafterStats& d) { return d.accepted; });
+  family("prosgrow_spec_acceptance_rate", "Accepted / drafted tokens.", "gauge", [](const DrafterStats& d) {
+    return d.drafted ? static_cast<double>(d.accepted) / static_cast<double>(d.drafted) : 0.0;
+  });
+  family("prosgrow_spec_mean_accepted_length",
+         "Tokens emitted per verification step (accepted drafts + the target's token).", "gauge",
+         [](const DrafterStats& d) {
+           return d.steps ? 1.0 + static_cast<double>(d.accepted) / static_cast<double>(d.steps) : 0.0;
+         });
+  o += fmt::format("# HELP prosgrow_spec_synthetic_acceptance 1 when benchmark-only synthetic acceptance is on "
+                   "(outputs are not the model's own).\n# TYPE prosgrow_spec_synthetic_acceptance gauge\n"
+                   "prosgrow_spec_synthetic_acceptance {}\n",
+                   config_.spec.synthetic() ? 1 : 0);
+  return o;
+}
+
+}  // namespace pg

@@ -1,0 +1,36 @@
+// SpecConfig: the speculative-decoding flags (--spec, --spec-draft-max,
+// --spec-draft-model, --spec-synthetic-acceptance-length) as one value.
+// Plain value type.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace pg {
+
+enum class DrafterKind {
+  kNgram,   // prompt lookup over the sequence's own context (NgramIndex)
+  kSuffix,  // suffix decoding over recent requests (SuffixCache)
+  kDraft,   // a small draft model (--spec-draft-model)
+};
+
+const char* DrafterName(DrafterKind k);
+
+struct SpecConfig {
+  std::vector<DrafterKind> drafters;  // tried in order each step; empty = speculation off
+  int draft_max = 4;                  // K: most draft tokens per step
+  std::string draft_model;            // GGUF for kDraft
+  double synthetic_length = 0;        // > 0: benchmark-only synthetic acceptance of mean length L
+  bool enabled() const { return !drafters.empty(); }
+  bool synthetic() const { return synthetic_length > 0; }
+};
+
+// "none" | a comma list of ngram, suffix, draft (each at most once).
+Result<std::vector<DrafterKind>> ParseDrafterList(const std::string& list);
+// Checks the combination: draft_max in [1, 64], a draft model exactly when
+// kDraft is listed, the synthetic length in [1, K + 1] and only with a drafter.
+Status ValidateSpecConfig(const SpecConfig& c);
+
+}  // namespace pg

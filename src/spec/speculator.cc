@@ -1,0 +1,71 @@
+#include "spec/speculator.h"
+
+#include <algorithm>
+
+namespace pg {
+
+Result<std::unique_ptr<Speculator>> Speculator::Create(SpecConfig config) {
+  PG_RETURN_IF_ERROR(ValidateSpecConfig(config));
+  for (DrafterKind k : config.drafters)
+    if (k == DrafterKind::kDraft)
+      return Unimplemented(
+          "--spec draft: draft-model speculation is not implemented yet (docs/speculative.md); use ngram or suffix");
+  std::unique_ptr<Speculator> s(new Speculator(std::move(config)));
+  if (s->config_.synthetic()) {
+    PG_ASSIGN_OR_RETURN(s->synthetic_p_, SolveConditionalAcceptance(s->config_.synthetic_length, s->config_.draft_max));
+  }
+  s->uses_suffix_ = std::find(s->config_.drafters.begin(), s->config_.drafters.end(), DrafterKind::kSuffix) !=
+                    s->config_.drafters.end();
+  return s;
+}
+
+std::unique_ptr<SpecSequence> Speculator::NewSequence(uint64_t seed) const {
+  auto s = std::make_unique<SpecSequence>(config_.draft_max);
+  if (config_.synthetic()) s->synthetic = std::make_unique<SyntheticAcceptance>(synthetic_p_, seed);
+  return s;
+}
+
+void Speculator::Propose(SpecSequence& s, std::span<const int32_t> context, int limit, std::vector<int32_t>* draft) {
+  draft->clear();
+  s.drafter = -1;
+  if (limit <= 0 || context.empty()) return;
+  const int want = config_.synthetic() ? std::min(limit, config_.draft_max) : std::min(limit, s.length.next());
+  for (size_t i = 0; i < config_.drafters.size() && draft->empty(); ++i) {
+    switch (config_.drafters[i]) {
+      case DrafterKind::kNgram:
+        s.ngram.Extend(context);
+        s.ngram.Propose(context, want, draft);
+        break;
+      case DrafterKind::kSuffix:
+        suffix_.Propose(context, want, draft);
+        break;
+      case DrafterKind::kDraft:
+        break;  // refused by Create
+    }
+    if (!draft->empty()) s.drafter = static_cast<int>(i);
+  }
+  if (config_.synthetic()) {
+    if (s.drafter < 0) s.drafter = 0;
+    while (static_cast<int>(draft->size()) < want) draft->push_back(draft->empty() ? context.back() : draft->back());
+  }
+}
+
+int Speculator::SyntheticAccepted(SpecSequence& s, int drafted) {
+  return s.synthetic ? s.synthetic->Accepted(drafted) : 0;
+}
+
+void Speculator::Record(SpecSequence& s, int drafted, int accepted) {
+  if (s.drafter < 0 || drafted <= 0) return;
+  DrafterStats& st = stats_[static_cast<size_t>(s.drafter)];
+  st.steps++;
+  st.drafted += drafted;
+  st.accepted += accepted;
+  s.length.Record(drafted, accepted);
+  s.drafter = -1;
+}
+
+void Speculator::Finished(std::span<const int32_t> tokens) {
+  if (uses_suffix_) suffix_.Insert(tokens);
+}
+
+}  // namespace pg

@@ -1,0 +1,127 @@
+#include "spec/synthetic_acceptance.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "spec/spec_config.h"
+#include "spec/speculator.h"
+
+namespace pg {
+namespace {
+
+TEST(SyntheticAcceptanceTest, SolvesTheGeometricSum) {
+  for (int k : {1, 2, 4, 8}) {
+    for (double len : {1.0, 1.5, 2.0, 3.0, 4.5}) {
+      if (len > k + 1) continue;
+      auto p = SolveConditionalAcceptance(len, k);
+      ASSERT_TRUE(p.ok()) << p.status().ToString();
+      double s = 0, t = 1;
+      for (int i = 0; i < k; ++i) s += (t *= *p);
+      EXPECT_NEAR(s, len - 1, 1e-9) << "k=" << k << " L=" << len;
+    }
+  }
+  EXPECT_DOUBLE_EQ(*SolveConditionalAcceptance(5.0, 4), 1.0);
+  EXPECT_DOUBLE_EQ(*SolveConditionalAcceptance(1.0, 4), 0.0);
+  // L = 3, K = 4: p + p^2 + p^3 + p^4 = 2 -> p ~= 0.7413 (0.7413 + 0.5495 + 0.4073 + 0.3020).
+  EXPECT_NEAR(*SolveConditionalAcceptance(3.0, 4), 0.74127, 1e-4);
+}
+
+TEST(SyntheticAcceptanceTest, RejectsLengthsOutsideOneToKPlusOne) {
+  auto r = SolveConditionalAcceptance(5.5, 4);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("[1, 5]"), std::string::npos) << r.status().message();
+  EXPECT_FALSE(SolveConditionalAcceptance(0.5, 4).ok());
+  EXPECT_FALSE(SolveConditionalAcceptance(std::nan(""), 4).ok());
+  EXPECT_FALSE(SolveConditionalAcceptance(2, 0).ok());
+}
+
+TEST(SyntheticAcceptanceTest, MeanStepLengthMatches) {
+  const int k = 4;
+  const double len = 3.0;
+  SyntheticAcceptance a(*SolveConditionalAcceptance(len, k), 7);
+  const int n = 200000;
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += a.Accepted(k) + 1;
+  EXPECT_NEAR(sum / n, len, 0.02);  // standard error ~0.003
+}
+
+TEST(SpecConfigTest, ParsesAndValidates) {
+  EXPECT_TRUE(ParseDrafterList("none")->empty());
+  auto l = ParseDrafterList("ngram,suffix");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(*l, (std::vector<DrafterKind>{DrafterKind::kNgram, DrafterKind::kSuffix}));
+  EXPECT_FALSE(ParseDrafterList("ngram,ngram").ok());
+  EXPECT_FALSE(ParseDrafterList("eagle").ok());
+  EXPECT_FALSE(ParseDrafterList("ngram,").ok());
+  SpecConfig c;
+  c.drafters = {DrafterKind::kNgram};
+  EXPECT_TRUE(ValidateSpecConfig(c).ok());
+  c.synthetic_length = 6;  // K = 4
+  EXPECT_FALSE(ValidateSpecConfig(c).ok());
+  c.synthetic_length = 3;
+  EXPECT_TRUE(ValidateSpecConfig(c).ok());
+  c.drafters.clear();
+  EXPECT_FALSE(ValidateSpecConfig(c).ok());  // synthetic without a drafter
+  c.synthetic_length = 0;
+  c.drafters = {DrafterKind::kDraft};
+  EXPECT_FALSE(ValidateSpecConfig(c).ok());  // no model file
+  c.draft_max = 0;
+  c.drafters = {DrafterKind::kNgram};
+  EXPECT_FALSE(ValidateSpecConfig(c).ok());
+}
+
+TEST(SpeculatorTest, ChainsDraftersAndCountsPerDrafter) {
+  SpecConfig c;
+  c.drafters = {DrafterKind::kNgram, DrafterKind::kSuffix};
+  c.draft_max = 3;
+  auto sp = Speculator::Create(c);
+  ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+  Speculator& s = **sp;
+  s.Finished(std::vector<int32_t>{50, 51, 52, 53, 54});
+  auto seq = s.NewSequence(1);
+  std::vector<int32_t> draft;
+  // Own context repeats: n-gram proposes.
+  std::vector<int32_t> ctx = {1, 2, 3, 4, 1, 2};
+  s.Propose(*seq, ctx, 8, &draft);
+  EXPECT_EQ(draft, (std::vector<int32_t>{3, 4, 1}));
+  EXPECT_EQ(seq->drafter, 0);
+  s.Record(*seq, 3, 1);
+  // No n-gram hit: the suffix cache's earlier document proposes.
+  ctx = {9, 8, 50, 51};
+  s.Propose(*seq, ctx, 8, &draft);
+  EXPECT_EQ(draft, (std::vector<int32_t>{52, 53}));  // adapted length 1 + 1
+  EXPECT_EQ(seq->drafter, 1);
+  s.Record(*seq, 2, 2);
+  EXPECT_EQ(s.stats()[0].drafted, 3);
+  EXPECT_EQ(s.stats()[0].accepted, 1);
+  EXPECT_EQ(s.stats()[1].steps, 1);
+  EXPECT_EQ(s.stats()[1].accepted, 2);
+  // Limit caps the draft; nothing at all leaves no drafter.
+  s.Propose(*seq, std::vector<int32_t>{77, 78}, 2, &draft);
+  EXPECT_TRUE(draft.empty());
+  EXPECT_EQ(seq->drafter, -1);
+}
+
+TEST(SpeculatorTest, SyntheticDraftsAreAlwaysFullLength) {
+  SpecConfig c;
+  c.drafters = {DrafterKind::kNgram};
+  c.draft_max = 4;
+  c.synthetic_length = 3;
+  auto sp = Speculator::Create(c);
+  ASSERT_TRUE(sp.ok());
+  auto seq = (*sp)->NewSequence(1);
+  std::vector<int32_t> draft;
+  (*sp)->Propose(*seq, std::vector<int32_t>{5, 6, 7}, 9, &draft);
+  EXPECT_EQ(draft.size(), 4u);
+  (*sp)->Propose(*seq, std::vector<int32_t>{5, 6, 7}, 2, &draft);
+  EXPECT_EQ(draft.size(), 2u);
+  c.synthetic_length = 0;
+  c.drafters = {DrafterKind::kDraft};
+  c.draft_model = "x.gguf";
+  auto draft_model = Speculator::Create(c);
+  EXPECT_EQ(draft_model.status().code(), StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace pg

@@ -45,6 +45,7 @@
 #include "kv/block_hash.h"
 #include "kv/cache_counters.h"
 #include "kv/kv_layout.h"
+#include "kv/miss_counts.h"
 
 namespace pg {
 
@@ -81,6 +82,12 @@ struct KvCacheConfig {
   // Retention applied by Hint() when it is given ttl_s < 0.
   double default_session_ttl_s = 60;
   int io_threads = 2;  // background mover threads (>= 1)
+  // Evicted blocks remembered per tier for miss reasons and what-if
+  // (ghost_index.h); -1 = enough for the largest what-if point (4 GiB).
+  int64_t ghost_blocks = -1;
+  // Fault injection (--kv-debug-load-delay): every promotion copy waits this
+  // long on its mover thread first, as a slow host/disk would. 0 = off.
+  double debug_load_delay_s = 0;
   // Time source in seconds (tests inject a fake clock); default NowSeconds.
   std::function<double()> clock;
 
@@ -127,6 +134,8 @@ class PrefixMatch {
   BlockHash root_;                   // hash of the empty prefix for (model, salt)
   int32_t session_ = -1;             // session index, -1 = none
   bool eligible_ = false;            // its full blocks may be published
+  MatchStop stop_ = MatchStop::kNone;  // why the chain stopped at a present block
+  MissExplanation explain_;          // filled by ExplainMisses
 };
 
 // Per-sequence reuse, after promotions settle (tokens).
@@ -214,6 +223,18 @@ class KvCacheManager {
   uint8_t* DeviceBlockPtr(BlockId id);
 
   CacheCounters counters() const;
+
+  // Miss accounting (docs/kv-cache.md, "Miss reasons"). Call once per
+  // admitted request, on the match that will be allocated, before
+  // AllocateSequence: classifies every uncached token of `tokens` and the
+  // what-if hits; AllocateSequence then counts it in counters().miss and
+  // whatif, and Misses(seq) returns it (failed loads move to `loading`).
+  void ExplainMisses(PrefixMatch* match, std::span<const int32_t> tokens);
+  MissCounts Misses(SeqId seq) const;
+  // Policy hook (quotas, fair share): keeps at most max_tokens of the match
+  // (whole blocks), unlocking the rest; the dropped blocks are recomputed and
+  // their tokens count as miss reason `policy`. Call before ExplainMisses.
+  void LimitMatch(PrefixMatch* match, int64_t max_tokens);
   // Verifies refcounts, free lists, the index's parent chains and tier
   // bookkeeping; Internal error naming the first violation.
   Status CheckIntegrity() const;

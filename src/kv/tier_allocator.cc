@@ -53,6 +53,7 @@ bool TierAllocator::EvictOne(int tier, bool may_wait) {
   }
   if (tag != 0) WaitFor(tag);
   store_.counters().of_tier(tier).evictions++;
+  store_.accounting().NoteEvicted(tier, e.hash);
   store_.DropCopy(v, tier);
   return true;
 }

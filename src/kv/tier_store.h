@@ -21,6 +21,7 @@
 #include "kv/disk_tier.h"
 #include "kv/eviction_policy.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/miss_accounting.h"
 #include "kv/prefix_index.h"
 #include "kv/slot_tier.h"
 
@@ -48,6 +49,7 @@ class TierStore {
   const SlotTier& host() const { return host_; }
   DiskTier* disk() { return disk_.get(); }  // null without a disk tier
   CacheCounters& counters() { return c_; }
+  MissAccounting& accounting() { return accounting_; }
 
   bool host_enabled() const { return host_.enabled(); }
   bool disk_enabled() const { return disk_ != nullptr; }
@@ -95,6 +97,7 @@ class TierStore {
   int64_t disk_used_ = 0;      // entries with a file or a file write in flight
   bool disk_writes_ok_ = true;
   CacheCounters c_;
+  MissAccounting accounting_;  // miss reasons, ghosts, what-if totals
 };
 
 }  // namespace pg

@@ -30,6 +30,7 @@ struct EngineFlags {
   std::string kv_write_policy;
   int64_t kv_min_promote = 32;
   bool no_prefix_cache = false;
+  double kv_debug_load_delay = 0;
 };
 
 void AddEngineFlags(CLI::App& app, EngineFlags* f);

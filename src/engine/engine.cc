@@ -42,6 +42,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
     kc.default_session_ttl_s = c.session_ttl_s;
   }
   kc.prefix_cache = c.prefix_cache;
+  kc.debug_load_delay_s = c.kv_debug_load_delay_s;
   if (!c.eviction.empty()) {
     PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
   }
@@ -404,6 +405,7 @@ std::string Engine::MetricsText() const {
     o += fmt::format("{}{{tier=\"host\"}} {}\n", f.name, s.kv.host.*f.member);
     o += fmt::format("{}{{tier=\"disk\"}} {}\n", f.name, s.kv.disk.*f.member);
   }
+  o += s.kv.WhatIfMetricsText();
   return o;
 }
 

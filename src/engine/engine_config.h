@@ -37,6 +37,7 @@ struct EngineConfig {
   double session_ttl_s = 120;       // optimized: retention of tool-waiting sessions
   double fairness_s = 2.0;          // optimized: max extra wait cache-aware ordering may impose
   std::string model_name;           // served name; "" = file stem
+  double kv_debug_load_delay_s = 0; // fault injection: each KV promotion waits this long (slow tier)
 };
 
 }  // namespace pg

@@ -16,6 +16,20 @@ CacheRequest CacheRequestOf(const Sequence& s, const EngineConfig& c) {
   return r;
 }
 
+MissReasons MissReasonsOf(const MissCounts& m) {
+  MissReasons r;
+  r.never_seen = m.never_seen;
+  r.evicted_device = m.evicted[0];
+  r.evicted_host = m.evicted[1] + m.evicted[2];
+  r.evicted_disk = m.evicted[2];  // MissCounts::evicted: device, host, disk
+  r.evicted = m.evicted_total();
+  r.evicted_age_s = m.evicted_age_s;
+  r.diverged = m.diverged;
+  r.loading = m.loading;
+  r.policy = m.policy;
+  return r;
+}
+
 }  // namespace
 
 Scheduler::Scheduler(const EngineConfig& config, KvCacheManager& kv) : config_(config), kv_(kv) {}
@@ -63,6 +77,7 @@ void Scheduler::StartRunning(Sequence* s, double now_s) {
     s->cache.host_tokens = r.host_tokens;
     s->cache.disk_tokens = r.disk_tokens;
     s->cache.cached_tokens = r.total();
+    s->cache.miss = MissReasonsOf(kv_.Misses(s->id));
     s->cache_reported = true;
   }
   if (s->first_scheduled_s < 0) s->first_scheduled_s = now_s;
@@ -161,6 +176,7 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
     match = kv_.Match(s->tokens, CacheRequestOf(*s, config_));
   }
   Sequence* s = waiting_[pick].get();
+  if (!s->cache_reported) kv_.ExplainMisses(&match, s->tokens);  // miss reasons of the first admission
   const int64_t total = static_cast<int64_t>(s->tokens.size());
   const int64_t need = kv_.BlocksNeeded(match, total);
   // Headroom keeps room for the running sequences to grow; a sequence alone

@@ -74,6 +74,10 @@ struct CacheCounters {
 
   // Multi-line human summary (for --cache-report).
   std::string Report() const;
+  // Prometheus text for the what-if estimate and the ghosts:
+  //   prosgrow_kv_whatif_hit_ratio{tier, extra_gib} (extra_gib="0": measured),
+  //   prosgrow_kv_whatif_extra_blocks{tier, extra_gib}, prosgrow_kv_ghost_blocks{tier}.
+  std::string WhatIfMetricsText() const;
 };
 
 }  // namespace pg

@@ -176,7 +176,6 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
     match = kv_.Match(s->tokens, CacheRequestOf(*s, config_));
   }
   Sequence* s = waiting_[pick].get();
-  if (!s->cache_reported) kv_.ExplainMisses(&match, s->tokens);  // miss reasons of the first admission
   const int64_t total = static_cast<int64_t>(s->tokens.size());
   const int64_t need = kv_.BlocksNeeded(match, total);
   // Headroom keeps room for the running sequences to grow; a sequence alone
@@ -201,6 +200,7 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
     }
     return false;
   }
+  if (!s->cache_reported) kv_.ExplainMisses(&match, s->tokens);  // miss reasons of the first admission
   Status st = kv_.AllocateSequence(s->id, std::move(match), total, &s->block_table);
   if (!st.ok()) return false;
   s->allocated_tokens = total;

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -158,6 +160,24 @@ TEST_F(ServeMissReasons, EveryReasonWithExactCounts) {
     const std::string cmd = "/usr/bin/promtool check metrics < " + path.string() + " > " + (dir_ / "promtool.txt").string() + " 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << metrics;
   }
+}
+
+// The same usage field through the official OpenAI Node SDK
+// (tests/node/miss_reasons_test.mjs).
+TEST_F(ServeMissReasons, OpenAiNodeSdkReadsThem) {
+  const std::string node_dir = std::string(PROSGROW_SOURCE_DIR) + "/tests/node";
+  if (access((node_dir + "/node_modules/openai/package.json").c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "run `npm ci` in " << node_dir << " first";
+  }
+  if (std::system("node --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "node not installed";
+  const std::string out = (dir_ / "node.txt").string();
+  const std::string cmd = "cd '" + node_dir + "' && PROSGROW_BASE_URL=" + serve_->base_url() +
+                          "/v1 node miss_reasons_test.mjs > '" + out + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(rc, 0) << text;
+  EXPECT_NE(text.find("miss reasons sdk test: ok"), std::string::npos) << text;
 }
 
 }  // namespace

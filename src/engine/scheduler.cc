@@ -78,6 +78,10 @@ void Scheduler::StartRunning(Sequence* s, double now_s) {
     s->cache.disk_tokens = r.disk_tokens;
     s->cache.cached_tokens = r.total();
     s->cache.miss = MissReasonsOf(kv_.Misses(s->id));
+    if (s->cache.miss.evicted > 0)
+      PG_LOG_DEBUG("{}: {} prompt tokens missed as evicted (device {}, host/disk {}), {:.1f} s after the eviction",
+                   s->request.id, s->cache.miss.evicted, s->cache.miss.evicted_device, s->cache.miss.evicted_host,
+                   s->cache.miss.evicted_age_s);
     s->cache_reported = true;
   }
   if (s->first_scheduled_s < 0) s->first_scheduled_s = now_s;

@@ -42,6 +42,7 @@ void GhostIndex::NoteEvicted(int tier, uint64_t fp, double now_s) {
   if (r.tree.empty()) {
     r.fp.assign(size_t(cap_), 0);
     r.at_s.assign(size_t(cap_), 0);
+    r.stamp.assign(size_t(cap_), 0);
     r.tree.assign(size_t(cap_), 0);
   }
   auto it = r.ordinal_of.find(fp);
@@ -53,6 +54,7 @@ void GhostIndex::NoteEvicted(int tier, uint64_t fp, double now_s) {
   }
   r.fp[size_t(pos)] = fp;
   r.at_s[size_t(pos)] = now_s;
+  r.stamp[size_t(pos)] = ++stamp_;
   Add(r, pos, +1);
   r.ordinal_of[fp] = r.next;
   r.next++;
@@ -79,6 +81,7 @@ bool GhostIndex::Find(int tier, uint64_t fp, Record* out) const {
   else after = Range(r, pos + 1, cap_ - 1) + Range(r, 0, last);
   out->rank = after;
   out->evicted_at_s = r.at_s[size_t(pos)];
+  out->stamp = r.stamp[size_t(pos)];
   return true;
 }
 

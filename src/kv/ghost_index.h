@@ -35,6 +35,7 @@ class GhostIndex {
   struct Record {
     int64_t rank = 0;          // remembered blocks of the tier evicted after this one
     double evicted_at_s = 0;   // clock time of the eviction
+    uint64_t stamp = 0;        // order of the eviction across all tiers (larger = later)
   };
 
   explicit GhostIndex(int64_t capacity_per_tier = 1 << 16);
@@ -52,6 +53,7 @@ class GhostIndex {
   struct Ring {
     std::vector<uint64_t> fp;     // [ordinal % cap]
     std::vector<double> at_s;     // [ordinal % cap]
+    std::vector<uint64_t> stamp;  // [ordinal % cap]: GhostIndex-wide eviction order
     std::vector<int32_t> tree;    // Fenwick tree over positions: 1 per remembered block
     std::unordered_map<uint64_t, uint64_t> ordinal_of;
     uint64_t next = 0;            // ordinals issued so far
@@ -62,6 +64,7 @@ class GhostIndex {
   void Remove(Ring& r, uint64_t ordinal);
 
   int64_t cap_;
+  uint64_t stamp_ = 0;  // evictions noted, all tiers
   Ring rings_[kTiers];
 };
 

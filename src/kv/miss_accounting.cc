@@ -53,14 +53,16 @@ MissAccounting::Status MissAccounting::StatusOf(const PrefixIndex& index, const 
     return Status::kNotReady;  // only a copy in flight (a disk write)
   }
   const uint64_t fp = Fingerprint(h);
-  for (int t = GhostIndex::kTiers - 1; t >= 0; --t) {  // blocks move down: the lowest record is the last tier left
+  uint64_t last = 0;  // the latest eviction record names the tier it left last
+  for (int t = 0; t < GhostIndex::kTiers; ++t) {
     GhostIndex::Record r;
-    if (ghost_.Find(t, fp, &r)) {
+    if (ghost_.Find(t, fp, &r) && r.stamp > last) {
+      last = r.stamp;
       *tier = t;
       *evicted_at = r.evicted_at_s;
-      return Status::kEvicted;
     }
   }
+  if (last > 0) return Status::kEvicted;
   if (history_.Seen(fp)) {
     *tier = cfg_.disk_enabled ? kDiskTier : cfg_.host_enabled ? kHostTier : kDeviceTier;
     *evicted_at = -1;

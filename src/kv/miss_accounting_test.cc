@@ -132,6 +132,23 @@ TEST(MissReasonsTest, DroppedFromHostIsEvictedFromHost) {
   EXPECT_EQ(cc.whatif[0].hit_tokens, cc.miss.cached_tokens + 8);
 }
 
+TEST(MissReasonsTest, DroppedPastAFullHostIsEvictedFromDeviceAndCountsForMoreHost) {
+  KvCacheConfig c = Tiered(4, 2, "", 0);
+  c.eviction = EvictionKind::kLru;
+  auto kv = Make(c);
+  Admit(*kv, 1, Message(20, 0, 9));   // 2 blocks
+  Admit(*kv, 2, Message(21, 0, 16));  // the 2 go to host, which is then full
+  Admit(*kv, 3, Message(22, 0, 16));  // 2 host blocks leave host; the device drops 2 more past it
+  const CacheCounters before = kv->counters();
+  EXPECT_GT(before.ghost_blocks[kHostTier], 2);  // host evictions and blocks dropped past the host
+  Outcome o = Admit(*kv, 4, Message(21, 0, 16));
+  EXPECT_EQ(o.cached, 0);
+  EXPECT_EQ(o.miss.evicted_total() + o.miss.policy, 16);
+  EXPECT_GT(o.miss.evicted[kDeviceTier], 0);  // some of it never reached the full host
+  const CacheCounters after = kv->counters();
+  EXPECT_EQ(after.whatif[0].hit_tokens - after.miss.cached_tokens, before.whatif[0].hit_tokens - before.miss.cached_tokens + 12);
+}
+
 TEST(MissReasonsTest, BlockStillLoadingForAnotherRequestIsLoading) {
   KvCacheConfig c = Tiered(16, 64, "", 0);
   c.debug_load_delay_s = 0.5;  // the promotion cannot land between the two admissions

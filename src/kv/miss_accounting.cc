@@ -124,19 +124,27 @@ MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHas
       case Why::kLoading: m.loading += page; break;
       case Why::kPolicy: m.policy += page; break;
     }
-    for (int p = 0; p < kWhatIfPoints; ++p) {
-      if (!run[p] || i >= max_blocks) continue;
-      GhostIndex::Record r;
-      const bool hit = (i > f && st == Status::kPresent) ||
-                       (st == Status::kEvicted &&
-                        ghost_.Find(GhostTierFor(kWhatIfTiers[p / kWhatIfSizes]), Fingerprint(h), &r) &&
-                        r.rank < extra_blocks_[p]);
-      if (hit) x.would_hit[p] += page;
-      else run[p] = false;
-    }
+    if (i < max_blocks) ExtendWhatIf(st, h, i == f, run, &x);
     parent = h;
   }
   return x;
+}
+
+// Block after block from the first miss: each what-if point's run of would-be
+// hits goes on while the block is present (past the first) or remembered by
+// that point's ghost within its extra blocks.
+void MissAccounting::ExtendWhatIf(Status st, const BlockHash& h, bool first_miss, bool* run,
+                                  MissExplanation* x) const {
+  for (int p = 0; p < kWhatIfPoints; ++p) {
+    if (!run[p]) continue;
+    GhostIndex::Record r;
+    const bool hit = (!first_miss && st == Status::kPresent) ||
+                     (st == Status::kEvicted &&
+                      ghost_.Find(GhostTierFor(kWhatIfTiers[p / kWhatIfSizes]), Fingerprint(h), &r) &&
+                      r.rank < extra_blocks_[p]);
+    if (hit) x->would_hit[p] += cfg_.page_tokens;
+    else run[p] = false;
+  }
 }
 
 void MissAccounting::Count(const MissExplanation& x) {

@@ -79,6 +79,7 @@ class MissAccounting {
   Status StatusOf(const PrefixIndex& index, const BlockHash& h, std::span<const int32_t> block, int* tier,
                   double* evicted_at) const;
   int GhostTierFor(int whatif_tier) const;
+  void ExtendWhatIf(Status st, const BlockHash& h, bool first_miss, bool* run, MissExplanation* x) const;
 
   Config cfg_;
   BlockHistory history_;

@@ -32,7 +32,8 @@ std::string CacheCounters::Report() const {
         miss.never_seen, miss.evicted[0] + miss.evicted[1] + miss.evicted[2], miss.evicted[0], miss.evicted[1],
         miss.evicted[2], miss.diverged, miss.loading, miss.policy);
     out += fmt::format("  hit ratio {:.3f}", hit_ratio());
-    for (const WhatIfPoint& p : whatif) out += fmt::format("  +{}GiB {} {:.3f}", p.extra_gib, p.tier, whatif_ratio(p));
+    for (const WhatIfPoint& p : whatif)
+      if (*p.tier) out += fmt::format("  +{}GiB {} {:.3f}", p.extra_gib, p.tier, whatif_ratio(p));
     out += "\n";
   }
   return out;
@@ -45,11 +46,11 @@ std::string CacheCounters::WhatIfMetricsText() const {
       "# TYPE prosgrow_kv_whatif_hit_ratio gauge\n";
   for (const char* tier : {"host", "disk"}) o += fmt::format("prosgrow_kv_whatif_hit_ratio{{tier=\"{}\",extra_gib=\"0\"}} {}\n", tier, hit_ratio());
   for (const WhatIfPoint& p : whatif)
-    o += fmt::format("prosgrow_kv_whatif_hit_ratio{{tier=\"{}\",extra_gib=\"{}\"}} {}\n", p.tier, p.extra_gib, whatif_ratio(p));
+    if (*p.tier) o += fmt::format("prosgrow_kv_whatif_hit_ratio{{tier=\"{}\",extra_gib=\"{}\"}} {}\n", p.tier, p.extra_gib, whatif_ratio(p));
   o += "# HELP prosgrow_kv_whatif_extra_blocks Blocks of the tier that extra_gib stands for.\n"
        "# TYPE prosgrow_kv_whatif_extra_blocks gauge\n";
   for (const WhatIfPoint& p : whatif)
-    o += fmt::format("prosgrow_kv_whatif_extra_blocks{{tier=\"{}\",extra_gib=\"{}\"}} {}\n", p.tier, p.extra_gib, p.extra_blocks);
+    if (*p.tier) o += fmt::format("prosgrow_kv_whatif_extra_blocks{{tier=\"{}\",extra_gib=\"{}\"}} {}\n", p.tier, p.extra_gib, p.extra_blocks);
   o += "# HELP prosgrow_kv_ghost_blocks Evicted blocks remembered for the what-if estimate, by the tier they left.\n"
        "# TYPE prosgrow_kv_ghost_blocks gauge\n";
   const char* names[] = {"device", "host", "disk"};

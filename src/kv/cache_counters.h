@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <string>
-#include <vector>
+
+#include "kv/miss_counts.h"
 
 namespace pg {
 
@@ -56,7 +58,7 @@ struct CacheCounters {
     int64_t prompt_tokens = 0;  // prompts classified
     int64_t cached_tokens = 0;  // of those, served from the cache (after failed loads)
   } miss;
-  // "What if tier T had extra_gib more": the tokens that would have been
+  // "What if tier T had extra_gib more" (tier "" = not filled in yet): the tokens that would have been
   // served (cached now + would-be hits). Ratio = hit_tokens / miss.prompt_tokens.
   struct WhatIfPoint {
     const char* tier = "";     // "host" | "disk"
@@ -64,7 +66,7 @@ struct CacheCounters {
     int64_t extra_blocks = 0;  // extra_gib in blocks of that tier
     int64_t hit_tokens = 0;
   };
-  std::vector<WhatIfPoint> whatif;
+  std::array<WhatIfPoint, kWhatIfPoints> whatif{};  // fixed size: snapshots allocate nothing
   int64_t ghost_blocks[3] = {0, 0, 0};  // evicted blocks remembered per tier
 
   double hit_ratio() const { return miss.prompt_tokens ? double(miss.cached_tokens) / double(miss.prompt_tokens) : 0; }

@@ -166,10 +166,10 @@ void MissAccounting::CountFailedLoads(int64_t tokens) {
 
 void MissAccounting::Fill(CacheCounters* c) const {
   c->miss = totals_;
-  c->whatif.clear();
   for (int p = 0; p < kWhatIfPoints; ++p) {
     const int t = kWhatIfTiers[p / kWhatIfSizes];
-    c->whatif.push_back({TierName(t), kWhatIfGiB[p % kWhatIfSizes], extra_blocks_[p], totals_.cached_tokens + would_hit_[p]});
+    c->whatif[size_t(p)] = {TierName(t), kWhatIfGiB[p % kWhatIfSizes], extra_blocks_[p],
+                            totals_.cached_tokens + would_hit_[p]};
   }
   for (int t = 0; t < GhostIndex::kTiers; ++t) c->ghost_blocks[t] = ghost_.size(t);
 }

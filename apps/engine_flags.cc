@@ -36,6 +36,9 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("--kv-min-promote", f->kv_min_promote, "host/disk hits shorter than this are recomputed")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   app.add_flag("--no-prefix-cache", f->no_prefix_cache, "disable prefix reuse");
+  app.add_option("--kv-debug-load-delay", f->kv_debug_load_delay,
+                 "fault injection: every host/disk promotion waits this many seconds first (a slow tier)")
+      ->check(CLI::Range(0.0, 60.0));
   app.add_option("--kv-events", f->kv_events,
                  "publish KV events in vLLM's format (ZMQ PUB, msgpack): bound when a wildcard (tcp://*:5557), "
                  "else connected to (a subscriber that binds, as llm-d's endpoint picker does)");
@@ -98,6 +101,7 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   c.write_policy = f.kv_write_policy;
   c.min_promote_tokens = f.kv_min_promote;
   c.prefix_cache = !f.no_prefix_cache;
+  c.kv_debug_load_delay_s = f.kv_debug_load_delay;
   if (!f.kv_events_replay.empty() && f.kv_events.empty())
     return InvalidArgument("--kv-events-replay needs --kv-events");
   c.kv_events = f.kv_events;

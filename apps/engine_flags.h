@@ -45,6 +45,7 @@ struct EngineFlags {
   std::string kv_events_replay;
   std::string kv_events_topic;
   SpecFlags spec;
+  double kv_debug_load_delay = 0;
 };
 
 void AddEngineFlags(CLI::App& app, EngineFlags* f);

@@ -167,6 +167,10 @@ int RunCommand(RunFlags& f) {
                   {"wall_s", run->wall_s},  {"ignore_eos", copt.ignore_eos}};
     completed += rep.summary.completed;
     std::printf("\n%s\n", SummaryTable({rep.summary}).c_str());
+    if (auto m = (*probe)->Get("/metrics"); m.ok()) {  // the server's KV accounting (miss reasons, what-if)
+      rep.config["kv_accounting"] = KvAccountingFromMetrics(*m);
+      if (std::string t = KvAccountingTable(rep.config["kv_accounting"]); !t.empty()) std::printf("%s\n", t.c_str());
+    }
     for (const RequestRecord& r : rep.records) {
       if (!r.ok && !r.warmup) {
         std::printf("first failure: request %lld (%s): %s\n", static_cast<long long>(r.index), r.session.c_str(),
@@ -185,6 +189,9 @@ int RunCommand(RunFlags& f) {
   for (const RunReport& r : reports) sums.push_back(r.summary);
   std::string md = SummaryTable(sums);
   std::string ref_md = refs.empty() ? "" : ReferenceTable(sums, refs);
+  if (!reports.empty() && reports.back().config.contains("kv_accounting")) {
+    if (std::string t = KvAccountingTable(reports.back().config["kv_accounting"]); !t.empty()) md += "\n" + t;
+  }
   if (levels.size() > 1) std::printf("\n%s\n", md.c_str());
   if (!ref_md.empty()) std::printf("\n%s\n", ref_md.c_str());
   if (!ref_md.empty()) md += "\n" + ref_md;

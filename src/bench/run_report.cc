@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -119,6 +120,61 @@ std::string SummaryTable(const std::vector<Summary>& runs) {
   for (const Summary& s : runs) out += fmt::format(" {} / {} |", s.completed, s.failed);
   out += "\n";
   return out;
+}
+
+namespace {
+
+// The value of label `key` in a sample line's {...}, "" when absent.
+std::string LabelValue(const std::string& line, const std::string& key) {
+  const std::string pat = key + "=\"";
+  const size_t at = line.find(pat);
+  if (at == std::string::npos) return "";
+  const size_t end = line.find('"', at + pat.size());
+  return end == std::string::npos ? "" : line.substr(at + pat.size(), end - at - pat.size());
+}
+
+}  // namespace
+
+nlohmann::json KvAccountingFromMetrics(const std::string& metrics_text) {
+  nlohmann::json out = nlohmann::json::object();
+  std::istringstream in(metrics_text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t close = line.rfind('}');
+    if (close == std::string::npos) continue;
+    const double v = std::strtod(line.c_str() + close + 1, nullptr);
+    if (line.rfind("prosgrow_prompt_tokens_missed_total{", 0) == 0) {
+      out["miss_reasons"][LabelValue(line, "reason")] = v;
+    } else if (line.rfind("prosgrow_kv_whatif_hit_ratio{", 0) == 0) {
+      out["whatif"].push_back({{"tier", LabelValue(line, "tier")},
+                               {"extra_gib", std::strtod(LabelValue(line, "extra_gib").c_str(), nullptr)},
+                               {"hit_ratio", v}});
+    }
+  }
+  return out;
+}
+
+std::string KvAccountingTable(const nlohmann::json& a) {
+  std::string md;
+  if (a.contains("miss_reasons")) {
+    double total = 0;
+    for (const auto& [reason, v] : a["miss_reasons"].items()) total += v.get<double>();
+    md += "| prompt tokens missed, by reason | tokens | share |\n|---|---|---|\n";
+    for (const auto& [reason, v] : a["miss_reasons"].items()) {
+      md += fmt::format("| {} | {:.0f} | {:.1f}% |\n", reason, v.get<double>(),
+                        total > 0 ? 100 * v.get<double>() / total : 0.0);
+    }
+  }
+  if (a.contains("whatif")) {
+    if (!md.empty()) md += "\n";
+    md += "| KV hit ratio if the tier had more (ghost estimate; +0 = measured) | tier | hit ratio |\n|---|---|---|\n";
+    for (const auto& p : a["whatif"]) {
+      md += fmt::format("| +{} GiB | {} | {:.3f} |\n", p["extra_gib"].get<double>(), p["tier"].get<std::string>(),
+                        p["hit_ratio"].get<double>());
+    }
+  }
+  return md;
 }
 
 }  // namespace pg::bench

@@ -32,6 +32,16 @@ Status WriteTextFile(const std::string& path, const std::string& text);
 // reuse and cost when present, completed / failed.
 std::string SummaryTable(const std::vector<Summary>& runs);
 
+// The server's KV accounting at the end of a run, read from its /metrics
+// text: {"miss_reasons": {reason: tokens}, "whatif": [{"tier", "extra_gib",
+// "hit_ratio"}]} (extra_gib 0 = measured). Empty object when the server
+// exports neither prosgrow_prompt_tokens_missed_total nor
+// prosgrow_kv_whatif_hit_ratio.
+nlohmann::json KvAccountingFromMetrics(const std::string& metrics_text);
+// Markdown: the miss reasons as shares of the missed tokens, and the
+// what-if hit ratios per tier and extra GiB. "" for an empty object.
+std::string KvAccountingTable(const nlohmann::json& accounting);
+
 // "n/a" for nullopt, else the value with `digits` decimals.
 std::string FormatOpt(const std::optional<double>& v, int digits);
 

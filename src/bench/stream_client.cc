@@ -1,7 +1,6 @@
 #include "bench/stream_client.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <cmath>
 #include <sstream>
@@ -9,7 +8,7 @@
 
 #include "base/clock.h"
 #include "bench/output_match.h"
-#include "bench/sse_parser.h"
+#include "client/openai_http.h"
 #include "bench/token_space.h"
 
 namespace pg::bench {
@@ -58,68 +57,37 @@ const char* PromptModeName(PromptMode m) {
   return "?";
 }
 
-Result<ParsedUrl> ParseServerUrl(const std::string& url) {
-  // Debian's cpp-httplib is built with OpenSSL, so https:// works too.
-  size_t scheme_end = url.rfind("http://", 0) == 0 ? 7 : url.rfind("https://", 0) == 0 ? 8 : 0;
-  if (scheme_end == 0) return InvalidArgument("--url must start with http:// or https://, got '" + url + "'");
-  size_t slash = url.find('/', scheme_end);
-  ParsedUrl p;
-  p.origin = url.substr(0, slash);
-  std::string host = p.origin.substr(scheme_end);
-  if (host.empty() || host[0] == ':') return InvalidArgument("--url has no host: '" + url + "'");
-  size_t colon = host.rfind(':');
-  if (colon != std::string::npos && host.back() != ']') {
-    std::string port = host.substr(colon + 1);
-    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(port) < 1 || std::stoi(port) > 65535) {
-      return InvalidArgument("--url has a bad port: '" + url + "'");
-    }
-  }
-  if (slash != std::string::npos) p.prefix = url.substr(slash);
-  while (!p.prefix.empty() && p.prefix.back() == '/') p.prefix.pop_back();
-  if (p.prefix.size() >= 3 && p.prefix.compare(p.prefix.size() - 3, 3, "/v1") == 0) {
-    p.prefix.resize(p.prefix.size() - 3);
-  }
-  return p;
-}
-
 Result<std::unique_ptr<StreamClient>> StreamClient::Create(const ClientOptions& opt) {
-  PG_ASSIGN_OR_RETURN(ParsedUrl url, ParseServerUrl(opt.url));
   if (!(opt.timeout_s > 0)) return InvalidArgument("--timeout must be > 0");
-  return std::unique_ptr<StreamClient>(new StreamClient(opt, std::move(url)));
+  HttpOptions h;
+  h.url = opt.url;
+  h.api_key = opt.api_key;
+  h.timeout_s = opt.timeout_s;
+  h.connect_timeout_s = 10;
+  h.keep_alive = true;
+  auto http = OpenAiHttp::Create(h);
+  if (!http.ok()) return InvalidArgument("--url: " + http.status().message());
+  return std::unique_ptr<StreamClient>(new StreamClient(opt, std::move(*http)));
 }
 
-StreamClient::StreamClient(const ClientOptions& opt, ParsedUrl url) : opt_(opt), url_(std::move(url)) {
-  http_ = std::make_unique<httplib::Client>(url_.origin);
-  http_->set_keep_alive(true);
-  http_->set_connection_timeout(10, 0);
-  auto secs = static_cast<time_t>(opt_.timeout_s);
-  auto usecs = static_cast<time_t>((opt_.timeout_s - static_cast<double>(secs)) * 1e6);
-  http_->set_read_timeout(secs, usecs);
-  http_->set_write_timeout(secs, usecs);
-  if (!opt_.api_key.empty()) http_->set_bearer_token_auth(opt_.api_key.c_str());
-}
+StreamClient::StreamClient(const ClientOptions& opt, std::unique_ptr<OpenAiHttp> http)
+    : opt_(opt), http_(std::move(http)) {}
 
 StreamClient::~StreamClient() = default;
 
-Result<std::string> StreamClient::Get(const std::string& path) {
-  auto res = http_->Get((url_.prefix + path).c_str());
-  if (!res) return Unavailable(fmt::format("GET {}{}: {}", url_.origin, path, httplib::to_string(res.error())));
-  if (res->status != 200) return Unavailable(fmt::format("GET {}: HTTP {}", path, res->status));
-  return res->body;
-}
+Result<std::string> StreamClient::Get(const std::string& path) { return http_->Get(path); }
 
 void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, RequestRecord* rec) {
   json body;
   if (!opt_.model.empty()) body["model"] = opt_.model;
-  std::string path = url_.prefix + "/v1/completions";
+  std::string path = "/v1/completions";
   const bool chat = opt_.mode == PromptMode::kChat;
   if (opt_.mode == PromptMode::kTokens) {
     body["prompt"] = prompt;
   } else if (opt_.mode == PromptMode::kText) {
     body["prompt"] = TokenSpace::TextFor(prompt);
   } else {
-    path = url_.prefix + "/v1/chat/completions";
+    path = "/v1/chat/completions";
     body["messages"] = json::array({{{"role", "user"}, {"content", TokenSpace::TextFor(prompt)}}});
   }
   body["max_tokens"] = max_tokens;
@@ -129,7 +97,6 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
   if (opt_.ignore_eos) body["ignore_eos"] = true;
 
   StreamState st;
-  std::string error_body;
   auto on_event = [&](const std::string& data) {
     if (data == "[DONE]") {
       st.done = true;
@@ -216,53 +183,22 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
       if (rec->prompt_tokens < 0 && cache_n >= 0 && prompt_n >= 0) rec->prompt_tokens = cache_n + prompt_n;
     }
   };
-  SseParser parser(on_event);
-
-  httplib::Request req;
-  req.method = "POST";
-  req.path = path;
-  req.body = body.dump();
-  req.set_header("Content-Type", "application/json");
-  req.set_header("Accept", "text/event-stream");
-  req.response_handler = [&](const httplib::Response& r) {
-    rec->http_status = r.status;
-    return true;
-  };
-  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
-    if (rec->http_status != 200) {
-      if (error_body.size() < 4096) error_body.append(data, std::min<size_t>(n, 4096));
-      return true;
-    }
-    parser.Feed(data, n);
-    return !parser.overflowed();
-  };
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
-  st.t0 = NowSeconds();
-  bool sent = http_->send(req, res, err);
-  // A kept-alive connection the server closed while idle fails at once with
-  // no response byte (llama-server closes idle connections): the request never
-  // reached the server, so send it once more on a fresh connection.
-  if (!sent && rec->http_status == 0 && parser.bytes_fed() == 0 &&
-      (err == httplib::Error::Read || err == httplib::Error::Write)) {
-    st.t0 = NowSeconds();
-    sent = http_->send(req, res, err);
-  }
+  OpenAiHttp::StreamHandlers h;
+  h.on_start = [&] { st.t0 = NowSeconds(); };
+  h.on_status = [&](int status) { rec->http_status = status; };
+  h.on_data = on_event;
+  const HttpReply reply = http_->PostStream(path, body.dump(), h);
   const double end = NowSeconds();
-  if (sent && rec->http_status == 200) parser.Finish();
   rec->e2e_s = end - st.t0;
   if (rec->output_tokens < 0) rec->output_tokens = rec->output_chunks;
   rec->output_hash = OutputHash(st.text);
 
-  if (!sent) {
+  if (!reply.error.empty()) {
     rec->ok = false;
-    rec->error = fmt::format("transport: {}", httplib::to_string(err));
+    rec->error = reply.error;
   } else if (rec->http_status != 200) {
     rec->ok = false;
-    rec->error = fmt::format("HTTP {}: {}", rec->http_status, OneLine(error_body.empty() ? res.body : error_body));
-  } else if (parser.overflowed()) {
-    rec->ok = false;
-    rec->error = "stream line longer than 64 MiB";
+    rec->error = fmt::format("HTTP {}: {}", rec->http_status, OneLine(reply.body));
   } else if (st.failed) {
     rec->ok = false;
     rec->error = st.error;
@@ -291,15 +227,7 @@ Result<int64_t> QueryVocabSize(StreamClient& client) {
   return NotFound("/v1/models reports no vocab_size");
 }
 
-Result<std::string> QueryModelId(StreamClient& client) {
-  PG_ASSIGN_OR_RETURN(std::string body, client.Get("/v1/models"));
-  json j = json::parse(body, nullptr, false);
-  if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty() &&
-      j["data"][0].is_object() && j["data"][0].contains("id") && j["data"][0]["id"].is_string()) {
-    return j["data"][0]["id"].get<std::string>();
-  }
-  return NotFound("/v1/models lists no model");
-}
+Result<std::string> QueryModelId(StreamClient& client) { return FirstModelId(client.http()); }
 
 Result<double> PrometheusCounter(const std::string& metrics_text, const std::string& name) {
   std::istringstream in(metrics_text);

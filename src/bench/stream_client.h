@@ -14,6 +14,8 @@
 // number of output chunks when usage is absent.
 // A request fails on a transport error, a non-200 status, an error event in
 // the stream, or a stream that ends without [DONE] or a finish_reason.
+// The HTTP side (URL, connection, SSE) is the OpenAiHttp that eval shares
+// (client/openai_http.h); this class builds the body and measures.
 // Thread-safety: one StreamClient per thread (it owns a keep-alive connection).
 #pragma once
 
@@ -24,8 +26,8 @@
 #include "base/status.h"
 #include "bench/request_record.h"
 
-namespace httplib {
-class Client;
+namespace pg {
+class OpenAiHttp;
 }
 
 namespace pg::bench {
@@ -43,13 +45,6 @@ struct ClientOptions {
   bool ignore_eos = true;
 };
 
-// Splits a --url into httplib's "http://host:port" and a path prefix.
-struct ParsedUrl {
-  std::string origin;  // "http[s]://host:port"
-  std::string prefix;  // "" or "/some/base" (no trailing '/', "/v1" removed)
-};
-Result<ParsedUrl> ParseServerUrl(const std::string& url);
-
 class StreamClient {
  public:
   static Result<std::unique_ptr<StreamClient>> Create(const ClientOptions& opt);
@@ -60,16 +55,16 @@ class StreamClient {
 
   // GET path; returns the body of a 200 response.
   Result<std::string> Get(const std::string& path);
+  OpenAiHttp& http() { return *http_; }
 
  private:
-  StreamClient(const ClientOptions& opt, ParsedUrl url);
+  StreamClient(const ClientOptions& opt, std::unique_ptr<OpenAiHttp> http);
  public:
   ~StreamClient();
 
  private:
   ClientOptions opt_;
-  ParsedUrl url_;
-  std::unique_ptr<httplib::Client> http_;
+  std::unique_ptr<OpenAiHttp> http_;  // the shared OpenAI HTTP client (src/client)
 };
 
 // Vocabulary size from GET /v1/models: data[0].vocab_size (prosgrow),

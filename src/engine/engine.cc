@@ -41,6 +41,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
     kc.default_session_ttl_s = c.session_ttl_s;
   }
   kc.prefix_cache = c.prefix_cache;
+  kc.debug_load_delay_s = c.kv_debug_load_delay_s;
   if (!c.eviction.empty()) {
     PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
   }
@@ -461,6 +462,7 @@ std::string Engine::MetricsText() const {
   if (kv_events_) o += kv_events_->MetricsText();
   o += HintMetricsText(s.hints);
   o += SpecMetricsText(s.spec);
+  o += s.kv.WhatIfMetricsText();
   return o;
 }
 

@@ -48,6 +48,7 @@ struct EngineConfig {
   uint64_t kv_session_quota_host_bytes = 0;   // --kv-session-quota-host; 0 = none
   bool kv_fair_share = false;                 // --kv-fair-share
   SpecConfig spec;                  // speculative decoding (--spec*); off by default
+  double kv_debug_load_delay_s = 0; // fault injection: each KV promotion waits this long (slow tier)
 };
 
 // The host and disk tiers' real sizes after the defaults above (0 = no such

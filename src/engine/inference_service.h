@@ -80,6 +80,8 @@ struct MissReasons {
   int64_t diverged = 0;       // the prefix matched up to a block, then differed
   int64_t loading = 0;        // a promotion did not finish in time
   int64_t policy = 0;         // skipped by policy (quota, fair share)
+  int64_t evicted_disk = 0;   // of evicted_host, the tokens last held on disk
+  double evicted_age_s = -1;  // seconds since the first evicted block of the prompt was dropped; -1 = none
 };
 
 struct CacheUsage {

@@ -16,6 +16,20 @@ CacheRequest CacheRequestOf(const Sequence& s, const EngineConfig& c) {
   return r;
 }
 
+MissReasons MissReasonsOf(const MissCounts& m) {
+  MissReasons r;
+  r.never_seen = m.never_seen;
+  r.evicted_device = m.evicted[0];
+  r.evicted_host = m.evicted[1] + m.evicted[2];
+  r.evicted_disk = m.evicted[2];  // MissCounts::evicted: device, host, disk
+  r.evicted = m.evicted_total();
+  r.evicted_age_s = m.evicted_age_s;
+  r.diverged = m.diverged;
+  r.loading = m.loading;
+  r.policy = m.policy;
+  return r;
+}
+
 }  // namespace
 
 Scheduler::Scheduler(const EngineConfig& config, KvCacheManager& kv) : config_(config), kv_(kv) {}
@@ -63,6 +77,11 @@ void Scheduler::StartRunning(Sequence* s, double now_s) {
     s->cache.host_tokens = r.host_tokens;
     s->cache.disk_tokens = r.disk_tokens;
     s->cache.cached_tokens = r.total();
+    s->cache.miss = MissReasonsOf(kv_.Misses(s->id));
+    if (s->cache.miss.evicted > 0)
+      PG_LOG_DEBUG("{}: {} prompt tokens missed as evicted (device {}, host/disk {}), {:.1f} s after the eviction",
+                   s->request.id, s->cache.miss.evicted, s->cache.miss.evicted_device, s->cache.miss.evicted_host,
+                   s->cache.miss.evicted_age_s);
     s->cache_reported = true;
   }
   if (s->first_scheduled_s < 0) s->first_scheduled_s = now_s;
@@ -186,6 +205,7 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
     }
     return false;
   }
+  if (!s->cache_reported) kv_.ExplainMisses(&match, s->tokens);  // miss reasons of the first admission
   Status st = kv_.AllocateSequence(s->id, std::move(match), total, &s->block_table);
   if (!st.ok()) return false;
   s->allocated_tokens = total;

@@ -1,12 +1,12 @@
 #include "eval/openai_client.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "client/openai_http.h"
 
 namespace pg {
 namespace {
@@ -18,17 +18,6 @@ std::string OneLine(std::string_view text, size_t max_len = 200) {
   for (char c : text.substr(0, max_len)) out.push_back(c == '\n' || c == '\r' ? ' ' : c);
   if (text.size() > max_len) out += "...";
   return out;
-}
-
-std::unique_ptr<httplib::Client> MakeHttpClient(const ClientConfig& config, const std::string& host_port) {
-  auto client = std::make_unique<httplib::Client>(host_port);
-  time_t sec = static_cast<time_t>(config.timeout_s);
-  time_t usec = static_cast<time_t>((config.timeout_s - static_cast<double>(sec)) * 1e6);
-  client->set_connection_timeout(sec, usec);
-  client->set_read_timeout(sec, usec);
-  client->set_write_timeout(sec, usec);
-  if (!config.api_key.empty()) client->set_bearer_token_auth(config.api_key);
-  return client;
 }
 
 }  // namespace
@@ -51,32 +40,11 @@ Result<OpenAiClient> OpenAiClient::Create(ClientConfig config) {
   if (!(config.timeout_s > 0) || !std::isfinite(config.timeout_s)) {
     return InvalidArgument("timeout must be a positive number of seconds");
   }
-  std::string_view url = config.url;
-  std::string_view scheme;
-  for (std::string_view candidate : {"http://", "https://"}) {
-    if (url.rfind(candidate, 0) == 0) scheme = candidate;
-  }
-  if (scheme.empty()) return InvalidArgument(fmt::format("URL \"{}\" must start with http:// or https://", url));
-  std::string_view rest = url.substr(scheme.size());
-  size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  std::string path = slash == std::string_view::npos ? "" : std::string(rest.substr(slash));
-  if (authority.empty()) return InvalidArgument(fmt::format("URL \"{}\" has no host", url));
-  size_t colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
-    std::string_view port = authority.substr(colon + 1);
-    bool digits = !port.empty() && port.size() <= 5;
-    for (char c : port) digits = digits && c >= '0' && c <= '9';
-    if (!digits || std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535) {
-      return InvalidArgument(fmt::format("URL \"{}\" has a bad port", url));
-    }
-  }
-  while (!path.empty() && path.back() == '/') path.pop_back();
-  if (path.size() >= 3 && path.compare(path.size() - 3, 3, "/v1") == 0) path.resize(path.size() - 3);
-
+  auto url = ParseServerUrl(config.url);
+  if (!url.ok()) return url.status();
   OpenAiClient client(std::move(config));
-  client.host_port_ = fmt::format("{}{}", scheme, authority);
-  client.path_prefix_ = std::move(path);
+  client.host_port_ = url->origin;
+  client.path_prefix_ = url->prefix;
   return client;
 }
 
@@ -94,28 +62,32 @@ CompletionResult OpenAiClient::Complete(const std::string& prompt) const {
   body["max_tokens"] = config_.max_tokens;
   body["temperature"] = config_.temperature;
   body["stream"] = false;
-  std::string path = path_prefix_ + (chat ? "/v1/chat/completions" : "/v1/completions");
+  const std::string path = chat ? "/v1/chat/completions" : "/v1/completions";
 
-  auto http = MakeHttpClient(config_, host_port_);
+  auto http = Connect();
+  if (!http.ok()) {
+    result.error = http.status().message();
+    return result;
+  }
   double start = NowSeconds();
-  httplib::Result res = http->Post(path.c_str(), body.dump(), "application/json");
+  const HttpReply res = (*http)->PostJson(path, body.dump());
   result.latency_s = NowSeconds() - start;
-  if (!res) {
-    result.error = fmt::format("request to {}{} failed: {}", host_port_, path, httplib::to_string(res.error()));
+  if (!res.sent) {
+    result.error = res.error;
     return result;
   }
-  if (res->status != 200) {
-    result.error = fmt::format("HTTP {}: {}", res->status, OneLine(res->body));
+  if (res.status != 200) {
+    result.error = fmt::format("HTTP {}: {}", res.status, OneLine(res.body));
     return result;
   }
-  json reply = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  json reply = json::parse(res.body, nullptr, /*allow_exceptions=*/false);
   if (reply.is_discarded() || !reply.is_object()) {
-    result.error = fmt::format("response is not a JSON object: {}", OneLine(res->body));
+    result.error = fmt::format("response is not a JSON object: {}", OneLine(res.body));
     return result;
   }
   auto choices = reply.find("choices");
   if (choices == reply.end() || !choices->is_array() || choices->empty() || !(*choices)[0].is_object()) {
-    result.error = fmt::format("response has no choices: {}", OneLine(res->body));
+    result.error = fmt::format("response has no choices: {}", OneLine(res.body));
     return result;
   }
   const json& choice = (*choices)[0];
@@ -132,7 +104,7 @@ CompletionResult OpenAiClient::Complete(const std::string& prompt) const {
   }
   if (text == nullptr || !(text->is_string() || text->is_null())) {
     result.error = fmt::format("response has no choices[0].{}: {}", chat ? "message.content" : "text",
-                               OneLine(res->body));
+                               OneLine(res.body));
     return result;
   }
   if (text->is_string()) result.text = text->get<std::string>();
@@ -147,23 +119,19 @@ CompletionResult OpenAiClient::Complete(const std::string& prompt) const {
   return result;
 }
 
+Result<std::unique_ptr<OpenAiHttp>> OpenAiClient::Connect() const {
+  HttpOptions h;
+  h.url = config_.url;
+  h.api_key = config_.api_key;
+  h.timeout_s = config_.timeout_s;
+  return OpenAiHttp::Create(h);
+}
+
 Result<std::string> OpenAiClient::FirstModelId() const {
-  auto http = MakeHttpClient(config_, host_port_);
-  std::string path = path_prefix_ + "/v1/models";
-  httplib::Result res = http->Get(path.c_str());
-  if (!res) {
-    return Unavailable(fmt::format("GET {}{} failed: {}", host_port_, path, httplib::to_string(res.error())));
-  }
-  if (res->status != 200) return Unavailable(fmt::format("GET {}: HTTP {}", path, res->status));
-  json reply = json::parse(res->body, nullptr, false);
-  if (reply.is_object()) {
-    auto data = reply.find("data");
-    if (data != reply.end() && data->is_array() && !data->empty() && (*data)[0].is_object()) {
-      auto id = (*data)[0].find("id");
-      if (id != (*data)[0].end() && id->is_string()) return id->get<std::string>();
-    }
-  }
-  return Unavailable(fmt::format("GET {}: no model id in the reply", path));
+  PG_ASSIGN_OR_RETURN(auto http, Connect());
+  auto id = pg::FirstModelId(*http);
+  if (!id.ok()) return Unavailable(id.status().message());
+  return id;
 }
 
 }  // namespace pg

@@ -1,19 +1,23 @@
 // OpenAiClient: a minimal blocking client for an OpenAI-compatible server's
 // /v1/chat/completions or /v1/completions, non-streaming, for the eval.
 //
-// Every Complete() call opens its own HTTP connection, so one client may be
+// Every Complete() call opens its own HTTP connection (an OpenAiHttp, the
+// client that bench shares: client/openai_http.h), so one client may be
 // shared by many threads. Failures (transport, HTTP status, malformed JSON)
 // are returned in CompletionResult::error, never thrown; no retries.
 //
 // Thread-safety: immutable after Create; Complete is safe to call concurrently.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
 
 namespace pg {
+
+class OpenAiHttp;
 
 enum class CompletionEndpoint {
   kChat,         // POST {base}/v1/chat/completions, one user message
@@ -58,6 +62,7 @@ class OpenAiClient {
 
  private:
   explicit OpenAiClient(ClientConfig config) : config_(std::move(config)) {}
+  Result<std::unique_ptr<OpenAiHttp>> Connect() const;  // a fresh connection
 
   ClientConfig config_;
   std::string host_port_;

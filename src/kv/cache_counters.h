@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <string>
+
+#include "kv/miss_counts.h"
 
 namespace pg {
 
@@ -44,8 +47,39 @@ struct CacheCounters {
   int64_t index_entries = 0;       // blocks in the prefix index (any tier)
   bool disk_writes_disabled = false;  // after a full disk / read-only dir
 
+  // Uncached prompt tokens of admitted requests, by reason (miss_counts.h,
+  // docs/kv-cache.md "Miss reasons"); explained_* are the prompts classified.
+  struct MissTotals {
+    int64_t never_seen = 0;
+    int64_t evicted[3] = {0, 0, 0};  // by the tier the block left last
+    int64_t diverged = 0;
+    int64_t loading = 0;
+    int64_t policy = 0;
+    int64_t prompt_tokens = 0;  // prompts classified
+    int64_t cached_tokens = 0;  // of those, served from the cache (after failed loads)
+  } miss;
+  // "What if tier T had extra_gib more" (tier "" = not filled in yet): the tokens that would have been
+  // served (cached now + would-be hits). Ratio = hit_tokens / miss.prompt_tokens.
+  struct WhatIfPoint {
+    const char* tier = "";     // "host" | "disk"
+    double extra_gib = 0;
+    int64_t extra_blocks = 0;  // extra_gib in blocks of that tier
+    int64_t hit_tokens = 0;
+  };
+  std::array<WhatIfPoint, kWhatIfPoints> whatif{};  // fixed size: snapshots allocate nothing
+  int64_t ghost_blocks[3] = {0, 0, 0};  // evicted blocks remembered per tier
+
+  double hit_ratio() const { return miss.prompt_tokens ? double(miss.cached_tokens) / double(miss.prompt_tokens) : 0; }
+  double whatif_ratio(const WhatIfPoint& p) const {
+    return miss.prompt_tokens ? double(p.hit_tokens) / double(miss.prompt_tokens) : 0;
+  }
+
   // Multi-line human summary (for --cache-report).
   std::string Report() const;
+  // Prometheus text for the what-if estimate and the ghosts:
+  //   prosgrow_kv_whatif_hit_ratio{tier, extra_gib} (extra_gib="0": measured),
+  //   prosgrow_kv_whatif_extra_blocks{tier, extra_gib}, prosgrow_kv_ghost_blocks{tier}.
+  std::string WhatIfMetricsText() const;
 };
 
 }  // namespace pg

@@ -61,6 +61,8 @@ PrefixMatch& PrefixMatch::operator=(PrefixMatch&& o) noexcept {
   root_ = o.root_;
   session_ = o.session_;
   eligible_ = o.eligible_;
+  stop_ = o.stop_;
+  explain_ = o.explain_;
   o.owner_ = nullptr;
   o.entries_.clear();
   o.device_tokens = o.host_tokens = o.disk_tokens = 0;
@@ -172,6 +174,11 @@ void KvCacheManager::WaitIdle() {
 
 uint8_t* KvCacheManager::DeviceBlockPtr(BlockId id) { return impl_->store().device().Ptr(id); }
 CacheCounters KvCacheManager::counters() const { return impl_->store().Snapshot(); }
+void KvCacheManager::ExplainMisses(PrefixMatch* match, std::span<const int32_t> tokens) {
+  impl_->ExplainMisses(match, tokens);
+}
+MissCounts KvCacheManager::Misses(SeqId seq) const { return impl_->seq(seq).miss; }
+void KvCacheManager::LimitMatch(PrefixMatch* match, int64_t max_tokens) { impl_->LimitMatch(match, max_tokens); }
 Status KvCacheManager::CheckIntegrity() const { return impl_->CheckIntegrity(); }
 
 }  // namespace pg

@@ -46,6 +46,7 @@
 #include "kv/cache_counters.h"
 #include "kv/kv_layout.h"
 #include "kv/hint_counters.h"
+#include "kv/miss_counts.h"
 
 namespace pg {
 
@@ -84,6 +85,12 @@ struct KvCacheConfig {
   // Retention applied by Hint() when it is given ttl_s < 0.
   double default_session_ttl_s = 60;
   int io_threads = 2;  // background mover threads (>= 1)
+  // Evicted blocks remembered per tier for miss reasons and what-if
+  // (ghost_index.h); -1 = enough for the largest what-if point (4 GiB).
+  int64_t ghost_blocks = -1;
+  // Fault injection (--kv-debug-load-delay): every promotion copy waits this
+  // long on its mover thread first, as a slow host/disk would. 0 = off.
+  double debug_load_delay_s = 0;
   // Time source in seconds (tests inject a fake clock); default NowSeconds.
   std::function<double()> clock;
   // KV hints and quotas (docs/kv-cache.md "KV hints", "Quotas and fair share").
@@ -141,6 +148,8 @@ class PrefixMatch {
   BlockHash root_;                   // hash of the empty prefix for (model, salt)
   int32_t session_ = -1;             // session index, -1 = none
   bool eligible_ = false;            // its full blocks may be published
+  MatchStop stop_ = MatchStop::kNone;  // why the chain stopped at a present block
+  MissExplanation explain_;          // filled by ExplainMisses
 };
 
 // What a KV hint asks of a prompt prefix (docs/kv-cache.md "KV hints").
@@ -263,6 +272,18 @@ class KvCacheManager {
   // Told of every block a tier starts or stops holding (kv_block_observer.h);
   // null = none. Set before the first request.
   void SetBlockObserver(KvBlockObserver* observer);
+
+  // Miss accounting (docs/kv-cache.md, "Miss reasons"). Call once per
+  // admitted request, on the match that will be allocated, before
+  // AllocateSequence: classifies every uncached token of `tokens` and the
+  // what-if hits; AllocateSequence then counts it in counters().miss and
+  // whatif, and Misses(seq) returns it (failed loads move to `loading`).
+  void ExplainMisses(PrefixMatch* match, std::span<const int32_t> tokens);
+  MissCounts Misses(SeqId seq) const;
+  // Policy hook (quotas, fair share): keeps at most max_tokens of the match
+  // (whole blocks), unlocking the rest; the dropped blocks are recomputed and
+  // their tokens count as miss reason `policy`. Call before ExplainMisses.
+  void LimitMatch(PrefixMatch* match, int64_t max_tokens);
   // Verifies refcounts, free lists, the index's parent chains and tier
   // bookkeeping; Internal error naming the first violation.
   Status CheckIntegrity() const;

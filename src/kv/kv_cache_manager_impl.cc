@@ -28,6 +28,7 @@ Status KvCacheManager::Impl::Init() {
   else policy_ = std::make_unique<CostAwareEviction>();
   if (cfg_.fair_share) policy_ = std::make_unique<FairShareEviction>(std::move(policy_));
   mover_ = std::make_unique<TierMover>(store_, cfg_.io_threads);
+  mover_->set_load_delay(cfg_.debug_load_delay_s);
   alloc_ = std::make_unique<TierAllocator>(store_, *mover_, *policy_, retention_, cfg_.write_policy);
   alloc_->TrimDisk();
   PG_RETURN_IF_ERROR(InitHints(cfg_, store_, retention_));
@@ -67,7 +68,10 @@ PrefixMatch KvCacheManager::Impl::Match(std::span<const int32_t> tokens, const C
   ProcessCompletions();
   PrefixMatch m;
   m.session_ = retention_.Index(request.session);
-  if (!cfg_.prefix_cache || !request.use_prefix_cache) return m;
+  if (!cfg_.prefix_cache || !request.use_prefix_cache) {
+    m.stop_ = MatchStop::kNoCache;
+    return m;
+  }
   m.eligible_ = true;
   m.root_ = RootHash(cfg_.model_identity, request.salt);
   const int64_t max_blocks = tokens.empty() ? 0 : int64_t(tokens.size() - 1) / page_;
@@ -93,6 +97,7 @@ PrefixMatch KvCacheManager::Impl::Match(std::span<const int32_t> tokens, const C
   const int64_t n_slow = int64_t(tiers.size()) - std::count(tiers.begin(), tiers.end(), uint8_t(kDeviceTier));
   if (n_slow > 0 && n_slow * page_ < cfg_.min_promote_tokens) {
     tiers.resize(size_t(first_slow));  // not worth moving: recompute from the first slow block
+    m.stop_ = MatchStop::kShortHit;
     c.skipped_short_hits++;
   }
   ++tick_;
@@ -134,6 +139,26 @@ void KvCacheManager::Impl::ReleaseMatch(PrefixMatch* m) {
   m->entries_.clear();
 }
 
+void KvCacheManager::Impl::ExplainMisses(PrefixMatch* m, std::span<const int32_t> tokens) {
+  m->explain_ = store_.accounting().Explain(store_.index(), m->root_, m->entries_, tokens, m->stop_);
+}
+
+void KvCacheManager::Impl::LimitMatch(PrefixMatch* m, int64_t max_tokens) {
+  const size_t keep = size_t(std::max<int64_t>(0, max_tokens) / page_);
+  if (keep >= m->entries_.size()) return;
+  for (size_t i = keep; i < m->entries_.size(); ++i) {
+    IndexEntry& e = store_.index().at(m->entries_[i]);
+    (e.device.usable() ? m->device_tokens : e.host.usable() ? m->host_tokens : m->disk_tokens) -= page_;
+    PG_CHECK(e.locks > 0);
+    e.locks--;
+    match_locks_--;
+    store_.RefreshEntry(m->entries_[i]);
+    store_.MaybeErase(m->entries_[i]);
+  }
+  m->entries_.resize(keep);
+  m->stop_ = MatchStop::kPolicy;
+}
+
 // ---------------------------------------------------------------- sequences
 
 Status KvCacheManager::Impl::AllocateSequence(SeqId id, PrefixMatch&& match, int64_t total_tokens,
@@ -157,8 +182,14 @@ Status KvCacheManager::Impl::AllocateSequence(SeqId id, PrefixMatch&& match, int
   s.eligible = match.eligible_;
   s.session = match.session_;
   s.table.reserve(size_t(n_blocks));
+  if (match.explain_.valid) {
+    store_.accounting().Count(match.explain_);
+    s.miss = match.explain_.miss;
+    s.explained = true;
+  }
   for (uint32_t eid : match.entries_) {
     IndexEntry& e = store_.index().at(eid);
+    store_.accounting().NoteReused(e.hash, e.device.usable() ? kDeviceTier : e.host.usable() ? kHostTier : kDiskTier);
     s.hashes.push_back(e.hash);
     s.matched.push_back(eid);
     if (e.device.usable()) {
@@ -231,6 +262,9 @@ bool KvCacheManager::Impl::Settle(SeqId id, Seq& s) {
     store_.Unref(kDeviceTier, slot);
   }
   if (cut < s.matched.size()) {
+    const int64_t lost = int64_t(s.matched.size() - cut) * page_;
+    s.miss.loading += lost;  // the load did not deliver: recomputed
+    if (s.explained) store_.accounting().CountFailedLoads(lost);
     store_.counters().failed_loads++;
     s.matched.resize(cut);
     s.matched_tier.resize(cut);
@@ -273,6 +307,7 @@ void KvCacheManager::Impl::CommitFullBlock(SeqId id, int block_index, std::span<
   uint32_t eid = index.Find(h);
   if (eid == PrefixIndex::kNone) {
     eid = index.Insert(h, parent, block_index, tokens);
+    store_.accounting().NotePublished(h, parent);
   } else {
     IndexEntry& e = index.at(eid);
     if (e.device.slot >= 0 || !std::equal(tokens.begin(), tokens.end(), e.tokens.begin(), e.tokens.end())) {

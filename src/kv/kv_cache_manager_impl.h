@@ -48,10 +48,14 @@ class KvCacheManager::Impl {
     bool settled = true;
     int64_t cached_tokens = 0;
     SequenceReuse reuse;
+    MissCounts miss;                    // why the uncached prompt tokens missed
+    bool explained = false;             // miss came from ExplainMisses (counted in the totals)
   };
 
   PrefixMatch Match(std::span<const int32_t> tokens, const CacheRequest& request, KvCacheManager* owner);
   void ReleaseMatch(PrefixMatch* m);
+  void ExplainMisses(PrefixMatch* m, std::span<const int32_t> tokens);
+  void LimitMatch(PrefixMatch* m, int64_t max_tokens);
   Status AllocateSequence(SeqId id, PrefixMatch&& match, int64_t total_tokens, std::vector<BlockId>* table);
   bool PromotionReady(SeqId id, std::vector<BlockId>* table);
   void CommitFullBlock(SeqId id, int block_index, std::span<const int32_t> tokens);

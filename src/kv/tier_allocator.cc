@@ -53,6 +53,10 @@ bool TierAllocator::EvictOne(int tier, bool may_wait) {
   }
   if (tag != 0) WaitFor(tag);
   store_.counters().of_tier(tier).evictions++;
+  // Dropped past a full host tier: a bigger host would have taken it now
+  // (noted first, so the device stays the tier it left last).
+  if (tier == kDeviceTier && store_.host_enabled() && e.host.slot < 0) store_.accounting().NoteEvicted(kHostTier, e.hash);
+  store_.accounting().NoteEvicted(tier, e.hash);
   store_.DropCopy(v, tier);
   return true;
 }

@@ -1,6 +1,8 @@
 #include "kv/tier_mover.h"
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "base/check.h"
 #include "base/log.h"
@@ -72,7 +74,8 @@ uint64_t TierMover::Submit(const Move& m) {
     case Kind::kHostToDevice: {
       const uint8_t* src = store_.host().Ptr(m.host);
       BlockArena* dev = &store_.device().arena();
-      mover_.Submit(tag, [dev, slot = m.device, src] {
+      mover_.Submit(tag, [dev, slot = m.device, src, delay = load_delay_s_] {
+        if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
         dev->CopyIn(slot, src);
         return Status::Ok();
       });
@@ -80,7 +83,8 @@ uint64_t TierMover::Submit(const Move& m) {
     }
     case Kind::kDiskToDevice: {
       uint8_t* dst = store_.device().Ptr(m.device);
-      mover_.Submit(tag, [disk, dst, hash = e.hash, tokens = e.tokens] {
+      mover_.Submit(tag, [disk, dst, hash = e.hash, tokens = e.tokens, delay = load_delay_s_] {
+        if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
         Status st = disk->Read(hash, tokens, dst);
         if (st.code() == StatusCode::kCorrupt) disk->Remove(hash);
         return st;

@@ -34,6 +34,8 @@ class TierMover {
   };
 
   TierMover(TierStore& store, int io_threads);
+  // Fault injection: each promotion job sleeps this long first (slow tier).
+  void set_load_delay(double seconds) { load_delay_s_ = seconds; }
 
   // Copies entry id's ready device copy into host slot `host_slot` (freshly
   // allocated; its reference becomes the move's pin). Returns the move's tag.
@@ -62,6 +64,7 @@ class TierMover {
   BlockMover mover_;
   std::unordered_map<uint64_t, Move> moves_;  // in flight, by tag
   uint64_t next_tag_ = 1;
+  double load_delay_s_ = 0;
 };
 
 }  // namespace pg

@@ -23,6 +23,9 @@ Status TierStore::Validate(const KvCacheConfig& cfg) {
   }
   if (n_host >= (uint64_t(1) << 31)) return InvalidArgument("--kv-host-mem: too many blocks");
   if (cfg.io_threads < 1 || cfg.io_threads > 64) return InvalidArgument("kv io threads must be in [1, 64]");
+  if (cfg.debug_load_delay_s < 0 || cfg.debug_load_delay_s > 60) {
+    return InvalidArgument("--kv-debug-load-delay must be in [0, 60] seconds");
+  }
   if (cfg.min_promote_tokens < 0) return InvalidArgument("kv min promote tokens must be >= 0");
   if (!cfg.disk_dir.empty() && cfg.disk_bytes == 0) return InvalidArgument("--kv-disk-dir needs --kv-disk-size > 0");
   return Status::Ok();
@@ -36,7 +39,14 @@ Status TierStore::Open(const KvCacheConfig& cfg) {
   PG_ASSIGN_OR_RETURN(host_, SlotTier::Create(kHostTier, int64_t(cfg.host_bytes / bb), bb));
   usage_.SetCapacity(kDeviceTier, device_.capacity());
   usage_.SetCapacity(kHostTier, host_.capacity());
-  if (!cfg.disk_dir.empty() && cfg.prefix_cache) return OpenDisk(cfg);
+  if (!cfg.disk_dir.empty() && cfg.prefix_cache) PG_RETURN_IF_ERROR(OpenDisk(cfg));
+  accounting_.Configure({.block_bytes = bb,
+                         .page_tokens = layout_.page_tokens,
+                         .host_enabled = host_enabled(),
+                         .disk_enabled = disk_enabled(),
+                         .disk_file_bytes = disk_ ? uint64_t(disk_->file_bytes()) : 0,
+                         .ghost_blocks = cfg.ghost_blocks,
+                         .clock = cfg.clock});
   return Status::Ok();
 }
 
@@ -52,6 +62,7 @@ Status TierStore::OpenDisk(const KvCacheConfig& cfg) {
   for (auto& b : scan.blocks) {
     if (index_.Find(b.hash) != PrefixIndex::kNone) continue;
     const uint32_t id = index_.Insert(b.hash, b.parent, b.depth, b.tokens);
+    accounting_.NotePublished(b.hash, b.parent);
     IndexEntry& e = index_.at(id);
     e.disk.present = true;
     e.last_tick = 0;
@@ -163,6 +174,7 @@ CacheCounters TierStore::Snapshot() const {
   }
   c.index_entries = int64_t(index_.size());
   c.disk_writes_disabled = !disk_writes_ok_;
+  accounting_.Fill(&c);
   return c;
 }
 

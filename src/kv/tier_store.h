@@ -21,6 +21,7 @@
 #include "kv/disk_tier.h"
 #include "kv/eviction_policy.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/miss_accounting.h"
 #include "kv/prefix_index.h"
 #include "kv/session_usage.h"
 #include "kv/slot_tier.h"
@@ -51,6 +52,7 @@ class TierStore {
   CacheCounters& counters() { return c_; }
   // Blocks per session and slot tier (quotas, fair share); kept by RefreshEntry.
   const SessionUsage& usage() const { return usage_; }
+  MissAccounting& accounting() { return accounting_; }
 
   bool host_enabled() const { return host_.enabled(); }
   bool disk_enabled() const { return disk_ != nullptr; }
@@ -100,6 +102,7 @@ class TierStore {
   bool disk_writes_ok_ = true;
   CacheCounters c_;
   SessionUsage usage_;
+  MissAccounting accounting_;  // miss reasons, ghosts, what-if totals
 };
 
 }  // namespace pg

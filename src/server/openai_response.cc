@@ -29,6 +29,18 @@ std::string PieceText(const Tokenizer& tok, int32_t id) {
 
 }  // namespace
 
+json MissReasonsJson(const MissReasons& m) {
+  json j = {{"never_seen", m.never_seen},
+            {"evicted", m.evicted},
+            {"diverged", m.diverged},
+            {"loading", m.loading},
+            {"policy", m.policy},
+            {"evicted_by_tier",
+             {{"device", m.evicted_device}, {"host", m.evicted_host - m.evicted_disk}, {"disk", m.evicted_disk}}}};
+  if (m.evicted_age_s >= 0) j["evicted_seconds_ago"] = m.evicted_age_s;
+  return j;
+}
+
 json UsageJson(const GenerationResult& r) {
   json u = {{"prompt_tokens", r.prompt_tokens},
           {"completion_tokens", r.completion_tokens},
@@ -38,6 +50,7 @@ json UsageJson(const GenerationResult& r) {
             {"cached_tokens_by_tier",
              {{"device", r.cache.device_tokens}, {"host", r.cache.host_tokens}, {"disk", r.cache.disk_tokens}}}}}};
   AddSpecUsage(&u, r.spec);
+  u["prompt_tokens_details"]["miss_reasons"] = MissReasonsJson(r.cache.miss);
   return u;
 }
 

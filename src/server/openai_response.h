@@ -30,6 +30,12 @@ struct ResponseHeader {
 // {"prompt_tokens", "completion_tokens", "total_tokens",
 //  "prompt_tokens_details": {"cached_tokens", "cached_tokens_by_tier": {device, host, disk}}}
 nlohmann::json UsageJson(const GenerationResult& result);
+// Why the uncached prompt tokens missed (docs/kv-cache.md, "Miss reasons"):
+// {"never_seen", "evicted", "diverged", "loading", "policy" (these five sum to
+// prompt_tokens - cached_tokens), "evicted_by_tier": {device, host, disk},
+// "evicted_seconds_ago" (only when some evicted: since the first evicted
+// block of the prompt was dropped)}. Inside prompt_tokens_details.
+nlohmann::json MissReasonsJson(const MissReasons& m);
 
 // Chat: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}.
 nlohmann::json ChatLogprobsJson(const std::vector<TokenEvent>& tokens, const Tokenizer& tok);

@@ -21,6 +21,16 @@ ServerMetrics::ServerMetrics(MetricsRegistry* r)
                             MetricsRegistry::LatencyBuckets())),
       queue_s(r->AddHistogram("prosgrow_queue_time_seconds", "Arrival to first scheduled, seconds.",
                               MetricsRegistry::LatencyBuckets())) {
+  missed_tokens = r->AddCounter("prosgrow_prompt_tokens_missed_total",
+                                "Prompt tokens of finished requests not served from the KV cache, by reason.", {"reason"});
+  evicted_tokens = r->AddCounter("prosgrow_prompt_tokens_evicted_total",
+                                 "Prompt tokens that missed because their KV was evicted, by the tier it left last.",
+                                 {"tier"});
+  evicted_age_s = r->AddHistogram("prosgrow_prompt_evicted_age_seconds",
+                                  "Per request that missed evicted KV: seconds since it was evicted.",
+                                  EvictionAgeBuckets());
+  for (const char* reason : {"never_seen", "evicted", "diverged", "loading", "policy"}) missed_tokens->Inc({reason}, 0);
+  for (const char* tier : {"device", "host", "disk"}) evicted_tokens->Inc({tier}, 0);
   // Series that should exist from the start, so dashboards see zeros.
   prompt_tokens->Inc({}, 0);
   completion_tokens->Inc({}, 0);
@@ -33,6 +43,21 @@ void ServerMetrics::CountTokens(const GenerationResult& result) {
   cached_tokens->Inc({"device"}, static_cast<double>(result.cache.device_tokens));
   cached_tokens->Inc({"host"}, static_cast<double>(result.cache.host_tokens));
   cached_tokens->Inc({"disk"}, static_cast<double>(result.cache.disk_tokens));
+  CountMisses(result.cache.miss);
+}
+
+std::vector<double> ServerMetrics::EvictionAgeBuckets() { return {1, 5, 15, 60, 300, 900, 3600, 14400, 86400}; }
+
+void ServerMetrics::CountMisses(const MissReasons& m) {
+  missed_tokens->Inc({"never_seen"}, static_cast<double>(m.never_seen));
+  missed_tokens->Inc({"evicted"}, static_cast<double>(m.evicted));
+  missed_tokens->Inc({"diverged"}, static_cast<double>(m.diverged));
+  missed_tokens->Inc({"loading"}, static_cast<double>(m.loading));
+  missed_tokens->Inc({"policy"}, static_cast<double>(m.policy));
+  evicted_tokens->Inc({"device"}, static_cast<double>(m.evicted_device));
+  evicted_tokens->Inc({"host"}, static_cast<double>(m.evicted_host - m.evicted_disk));
+  evicted_tokens->Inc({"disk"}, static_cast<double>(m.evicted_disk));
+  if (m.evicted > 0 && m.evicted_age_s >= 0) evicted_age_s->Observe(m.evicted_age_s);
 }
 
 }  // namespace pg

@@ -16,15 +16,22 @@ struct ServerMetrics {
   CounterFamily* prompt_tokens;     // {}
   CounterFamily* completion_tokens; // {}
   CounterFamily* cached_tokens;     // {tier}
+  CounterFamily* missed_tokens;     // {reason}: never_seen, evicted, diverged, loading, policy
+  CounterFamily* evicted_tokens;    // {tier}: the evicted reason by the tier the blocks left last
+  Histogram* evicted_age_s;         // per request with evicted tokens: seconds since the eviction
   Gauge* in_flight;                 // generation requests being served
   Histogram* ttft_s;
   Histogram* itl_s;
   Histogram* e2e_s;
   Histogram* queue_s;
+  // Buckets of evicted_age_s: 1 s to 1 day.
+  static std::vector<double> EvictionAgeBuckets();
 
   GenerationMetrics generation() const { return {ttft_s, itl_s, e2e_s, queue_s}; }
   // Adds one finished request's token counts.
   void CountTokens(const GenerationResult& result);
+  // Adds one finished request's miss reasons.
+  void CountMisses(const MissReasons& miss);
 };
 
 }  // namespace pg

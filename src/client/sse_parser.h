@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-namespace pg::bench {
+namespace pg {
 
 class SseParser {
  public:
@@ -35,4 +35,4 @@ class SseParser {
   size_t bytes_fed_ = 0;
 };
 
-}  // namespace pg::bench
+}  // namespace pg

@@ -1,6 +1,6 @@
-#include "bench/sse_parser.h"
+#include "client/sse_parser.h"
 
-namespace pg::bench {
+namespace pg {
 
 void SseParser::Feed(const char* data, size_t n) {
   bytes_fed_ += n;
@@ -50,4 +50,4 @@ void SseParser::Finish() {
   Line("");
 }
 
-}  // namespace pg::bench
+}  // namespace pg

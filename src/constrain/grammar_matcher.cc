@@ -22,6 +22,7 @@ constexpr int kOpen = 0;     // expects the opening quote
 constexpr int kBody = 1;
 constexpr int kEscape = 2;   // after a backslash
 constexpr int kHex0 = 3;     // \u: kHex0 + digits read (0..3)
+constexpr int kHexD = 7;     // \uD: 0..7 (no surrogate escapes: many parsers refuse them)
 constexpr int kCont1 = 10;   // kCont1 - 1 + n: n UTF-8 continuation bytes (80..BF) to go
 constexpr int kE0 = 20;      // after E0: A0..BF, then one more
 constexpr int kED = 21;      // after ED: 80..9F, then one more
@@ -50,7 +51,9 @@ int StringNext(uint32_t upos, uint8_t b) {
       if (b == 'u') return kHex0;
       return (b == '"' || b == '\\' || b == '/' || b == 'b' || b == 'f' || b == 'n' || b == 'r' || b == 't') ? kBody
                                                                                                             : -1;
-    case kHex0: case kHex0 + 1: case kHex0 + 2: return IsHex(b) ? pos + 1 : -1;
+    case kHex0: return (b == 'd' || b == 'D') ? kHexD : IsHex(b) ? kHex0 + 1 : -1;
+    case kHexD: return (b >= '0' && b <= '7') ? kHex0 + 2 : -1;
+    case kHex0 + 1: case kHex0 + 2: return IsHex(b) ? pos + 1 : -1;
     case kHex0 + 3: return IsHex(b) ? kBody : -1;
     case kCont1: return (b >= 0x80 && b <= 0xBF) ? kBody : -1;
     case kCont1 + 1: case kCont1 + 2: return (b >= 0x80 && b <= 0xBF) ? pos - 1 : -1;
@@ -64,7 +67,8 @@ int StringNext(uint32_t upos, uint8_t b) {
 
 // Number lexer: 0 start, 1 after '-', 2 leading 0, 3 integer digits,
 // 4 after '.', 5 fraction digits, 6 after e, 7 after exponent sign,
-// 8 exponent digits. Accepting: 2, 3, 5, 8.
+// 8 one exponent digit, 9 two (the last: exponents stay within +-99, so
+// every number is a finite double). Accepting: 2, 3, 5, 8, 9.
 int NumberNext(uint32_t pos, uint8_t b, bool integer) {
   const bool digit = IsDigit(b);
   const bool frac = !integer && b == '.';
@@ -77,11 +81,12 @@ int NumberNext(uint32_t pos, uint8_t b, bool integer) {
     case 4: return digit ? 5 : -1;
     case 5: return digit ? 5 : exp ? 6 : -1;
     case 6: return (b == '+' || b == '-') ? 7 : digit ? 8 : -1;
-    case 7: case 8: return digit ? 8 : -1;
+    case 7: return digit ? 8 : -1;
+    case 8: return digit ? 9 : -1;
   }
   return -1;
 }
-bool NumberAccepts(uint32_t pos) { return pos == 2 || pos == 3 || pos == 5 || pos == 8; }
+bool NumberAccepts(uint32_t pos) { return pos == 2 || pos == 3 || pos == 5 || pos == 8 || pos == 9; }
 
 // Longest prefix of `t` that is a suffix of t[0, pos) + b.
 uint32_t KmpNext(const std::string& t, uint32_t pos, uint8_t b) {

@@ -61,7 +61,8 @@ TEST(JsonSchemaGrammar, WhitespaceIsBounded) {
 TEST(JsonSchemaGrammar, ScalarsEnumConstAndTypeArrays) {
   Grammar num = Compile(R"({"type": "number"})");
   for (const char* ok : {"0", "-0", "12", "-3.25", "1e5", "2.5E-3", "0.0"}) EXPECT_TRUE(Accepts(num, ok)) << ok;
-  for (const char* bad : {"01", "-", "1.", ".5", "1e", "+1", "NaN", "1.2.3"}) EXPECT_FALSE(Accepts(num, bad)) << bad;
+  EXPECT_TRUE(Accepts(num, "1e-99"));
+  for (const char* bad : {"01", "-", "1.", ".5", "1e", "+1", "NaN", "1.2.3", "1e308"}) EXPECT_FALSE(Accepts(num, bad)) << bad;
   EXPECT_FALSE(Prefix(num, std::string(GrammarBuilder::kMaxNumberBytes + 1, '1')));
   Grammar integer = Compile(R"({"type": "integer"})");
   EXPECT_TRUE(Accepts(integer, "-42"));

@@ -10,6 +10,7 @@
 #include "server/generation_runner.h"
 #include "server/guarded_stream.h"
 #include "server/openai_response.h"
+#include "server/output_constraint_request.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -223,6 +224,8 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
 
   // Prompt tokens.
   const Tokenizer& tok = service->tokenizer();
+  ApiResult<std::shared_ptr<const CompiledConstraint>> constraint = BuildOutputConstraint(api, tok, info.chat_template);
+  if (!constraint.ok()) return SendApiError(res, constraint.error, ctx_.metrics);
   std::vector<int32_t> prompt;
   if (chat) {
     Result<std::string> text = ctx_.chat()->Render(api.messages, api.tools);
@@ -262,6 +265,7 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   g.cache_ttl_s = api.cache_ttl_s;
   g.kv_hints = api.kv_hints;
   g.arrival_s = arrival;
+  g.constraint = std::move(constraint.value);
   auto runner = std::make_unique<GenerationRunner>(service, std::move(g), std::move(api.stop),
                                                    ctx_.metrics->generation());
   if (Status st = runner->Start(); !st.ok()) return SendApiError(res, FromStatus(st), ctx_.metrics);

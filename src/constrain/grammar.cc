@@ -27,7 +27,9 @@ NodeId GrammarBuilder::Choice(std::vector<NodeId> children) {
 
 NodeId GrammarBuilder::Ws(uint32_t max) { return Add({GrammarNode::Kind::kWs, "", {}, 0, max}); }
 
-NodeId GrammarBuilder::String() { return Add({GrammarNode::Kind::kString, "", {}, 0, 0}); }
+NodeId GrammarBuilder::String(uint32_t min_chars, uint32_t max_chars) {
+  return Add({GrammarNode::Kind::kString, "", {}, min_chars, max_chars});
+}
 
 NodeId GrammarBuilder::Number(bool integer) {
   return Add({GrammarNode::Kind::kNumber, "", {}, integer ? 1u : 0u, kMaxNumberBytes});

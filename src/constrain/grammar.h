@@ -10,7 +10,8 @@
 //   kWs         0..max bytes of JSON whitespace (space, \n, \r, \t): bounded so
 //               a model cannot loop on whitespace
 //   kString     one JSON string, quotes included: escapes checked, UTF-8
-//               checked (lead/continuation bytes), no raw control characters
+//               checked (lead/continuation bytes), no raw control characters,
+//               min..max characters (code points; an escape is one)
 //   kNumber     one JSON number (min == 1: an integer, no fraction or
 //               exponent), at most max bytes
 //   kRepeat     children[0] repeated count in [min, max] times, with
@@ -63,7 +64,7 @@ class GrammarBuilder {
   NodeId Seq(std::vector<NodeId> children);
   NodeId Choice(std::vector<NodeId> children);
   NodeId Ws(uint32_t max = kMaxWs);
-  NodeId String();
+  NodeId String(uint32_t min_chars = 0, uint32_t max_chars = Grammar::kUnbounded);
   NodeId Number(bool integer);
   NodeId Repeat(NodeId item, NodeId separator, uint32_t min, uint32_t max);
   NodeId FreeUntil(std::string trigger, NodeId body);

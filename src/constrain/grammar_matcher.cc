@@ -147,10 +147,17 @@ class Feeder {
           break;
         case Kind::kString: {
           if (b_ < 0) return false;
+          // count = characters so far; a new one may start only below max,
+          // and the closing quote needs min.
+          if (f.pos == kBody && (b_ == '"' ? f.count < n.min : f.count >= n.max)) return false;
           const int next = StringNext(f.pos, static_cast<uint8_t>(b_));
           if (next == -1) return false;
-          if (next == -2) s.pop_back();
-          else f.pos = static_cast<uint32_t>(next);
+          if (next == -2) {
+            s.pop_back();
+          } else {
+            if (next == kBody && f.pos != kOpen) ++f.count;  // a character ended
+            f.pos = static_cast<uint32_t>(next);
+          }
           return Emit(std::move(s));
         }
         case Kind::kNumber: {

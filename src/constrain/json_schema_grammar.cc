@@ -17,7 +17,7 @@ using json = nlohmann::ordered_json;
 constexpr size_t kMaxNodes = 200000;
 // A minItems / maxItems beyond this is refused (the count lives in a frame, so
 // this is a sanity bound, not a cost).
-constexpr int64_t kMaxItemsBound = 1 << 20;
+constexpr int64_t kMaxItemsBound = 1 << 20;  // also bounds minLength / maxLength
 
 const std::set<std::string>& Annotations() {
   static const std::set<std::string> k = {"title",   "description", "default", "examples", "$schema",
@@ -28,7 +28,8 @@ const std::set<std::string>& Annotations() {
 const std::set<std::string>& Supported() {
   static const std::set<std::string> k = {"type",  "properties", "required", "additionalProperties",
                                           "items", "minItems",   "maxItems", "enum",
-                                          "const", "anyOf",      "$ref"};
+                                          "const", "anyOf",      "$ref",     "minLength",
+                                          "maxLength"};
   return k;
 }
 
@@ -81,7 +82,7 @@ class SchemaCompiler {
   Result<NodeId> Typed(const json& s, const std::string& type, const std::string& path) {
     if (type == "object") return Object(s, path);
     if (type == "array") return Array(s, path);
-    if (type == "string") return b_->String();
+    if (type == "string") return String(s, path);
     if (type == "number") return b_->Number(false);
     if (type == "integer") return b_->Number(true);
     if (type == "boolean") return b_->Choice({b_->Literal("true"), b_->Literal("false")});
@@ -147,6 +148,35 @@ class SchemaCompiler {
     return b_->Choice(std::move(nodes));
   }
 
+  Result<NodeId> String(const json& s, const std::string& path) {
+    int64_t bounds[2] = {0, -1};
+    const char* names[2] = {"minLength", "maxLength"};
+    if (!Bounds(s, names, path, bounds)) return InvalidArgument(bounds_error_);
+    return b_->String(static_cast<uint32_t>(bounds[0]),
+                      bounds[1] < 0 ? Grammar::kUnbounded : static_cast<uint32_t>(bounds[1]));
+  }
+
+  // Reads a (min, max) pair of non-negative integer keywords into bounds
+  // (-1 = max absent); false with bounds_error_ set when malformed.
+  bool Bounds(const json& s, const char* const names[2], const std::string& path, int64_t bounds[2]) {
+    for (int i = 0; i < 2; ++i) {
+      auto it = s.find(names[i]);
+      if (it == s.end()) continue;
+      if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > kMaxItemsBound) {
+        bounds_error_ = fmt::format("{}: '{}' at {} must be an integer in [0, {}]", where_, names[i], path,
+                                    kMaxItemsBound);
+        return false;
+      }
+      bounds[i] = it->get<int64_t>();
+    }
+    if (bounds[1] >= 0 && bounds[0] > bounds[1]) {
+      bounds_error_ = fmt::format("{}: '{}' {} is above '{}' {} at {}", where_, names[0], bounds[0], names[1],
+                                  bounds[1], path);
+      return false;
+    }
+    return true;
+  }
+
   Result<NodeId> Object(const json& s, const std::string& path);
   Result<NodeId> Array(const json& s, const std::string& path);
 
@@ -154,6 +184,7 @@ class SchemaCompiler {
   std::string where_;
   GrammarBuilder* b_;
   std::map<std::string, NodeId> refs_;  // $ref text -> its node (filled once compiled)
+  std::string bounds_error_;
 };
 
 Result<NodeId> SchemaCompiler::Object(const json& s, const std::string& path) {
@@ -222,17 +253,7 @@ Result<NodeId> SchemaCompiler::Array(const json& s, const std::string& path) {
   }
   int64_t bounds[2] = {0, -1};
   const char* names[2] = {"minItems", "maxItems"};
-  for (int i = 0; i < 2; ++i) {
-    auto it = s.find(names[i]);
-    if (it == s.end()) continue;
-    if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > kMaxItemsBound)
-      return InvalidArgument(fmt::format("{}: '{}' at {} must be an integer in [0, {}]", where_, names[i], path,
-                                         kMaxItemsBound));
-    bounds[i] = it->get<int64_t>();
-  }
-  if (bounds[1] >= 0 && bounds[0] > bounds[1])
-    return InvalidArgument(fmt::format("{}: 'minItems' {} is above 'maxItems' {} at {}", where_, bounds[0], bounds[1],
-                                       path));
+  if (!Bounds(s, names, path, bounds)) return InvalidArgument(bounds_error_);
   const uint32_t max = bounds[1] < 0 ? Grammar::kUnbounded : static_cast<uint32_t>(bounds[1]);
   const NodeId sep = b_->Seq({b_->Ws(), b_->Literal(","), b_->Ws()});
   return b_->Seq({b_->Literal("["), b_->Ws(), b_->Repeat(item, sep, static_cast<uint32_t>(bounds[0]), max), b_->Ws(),

@@ -12,6 +12,8 @@
 //                        schema with no `properties` and additionalProperties
 //                        not false is any JSON object.
 //   items, minItems, maxItems
+//   minLength, maxLength (strings: characters, i.e. code points; an escape
+//                        such as \n or \u00e9 is one)
 //   enum, const          (on any type) exactly one of the listed JSON values,
 //                        written compactly
 //   anyOf                any one alternative
@@ -21,7 +23,7 @@
 //                        $id, $comment, $defs, definitions: ignored
 // A schema of `true` or `{}` is any JSON value. An integer is written without
 // fraction or exponent; a number has at most 24 characters. Any other keyword
-// (pattern, minLength, format, oneOf, allOf, not, minimum, ...) is an error
+// (pattern, format, oneOf, allOf, not, minimum, ...) is an error
 // naming it: Status Unimplemented, message "unsupported JSON schema keyword
 // 'KEY' at PATH". A malformed schema is InvalidArgument.
 //

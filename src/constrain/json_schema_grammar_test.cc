@@ -80,6 +80,17 @@ TEST(JsonSchemaGrammar, ScalarsEnumConstAndTypeArrays) {
   EXPECT_FALSE(Accepts(t, "1"));
 }
 
+TEST(JsonSchemaGrammar, StringLengthsCountCharacters) {
+  Grammar g = Compile(R"({"type": "string", "minLength": 2, "maxLength": 3})");
+  EXPECT_FALSE(Accepts(g, R"("a")"));
+  EXPECT_TRUE(Accepts(g, R"("ab")"));
+  EXPECT_TRUE(Accepts(g, "\"a\xc3\xa9\\n\""));  // a, e-acute (2 bytes), \n: 3 characters
+  EXPECT_TRUE(Accepts(g, R"("\u00e9b")"));
+  EXPECT_FALSE(Prefix(g, R"("abcd)"));
+  EXPECT_FALSE(Prefix(g, "\"abc\xc3"));
+  EXPECT_FALSE(Prefix(g, R"("abc\)"));
+}
+
 TEST(JsonSchemaGrammar, ArrayBounds) {
   Grammar g = Compile(R"({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 3})");
   EXPECT_FALSE(Accepts(g, "[]"));
@@ -126,7 +137,7 @@ TEST(JsonSchemaGrammar, OpenObjectsAndAnnotations) {
 }
 
 TEST(JsonSchemaGrammar, EveryUnsupportedKeywordIsNamed) {
-  for (const char* kw : {"pattern", "minLength", "maxLength", "format", "oneOf", "allOf", "not", "minimum", "maximum",
+  for (const char* kw : {"pattern", "format", "oneOf", "allOf", "not", "minimum", "maximum",
                          "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "uniqueItems", "contains",
                          "prefixItems", "patternProperties", "propertyNames", "minProperties", "maxProperties",
                          "dependentRequired", "if", "then", "else", "unevaluatedProperties"}) {
@@ -149,6 +160,8 @@ TEST(JsonSchemaGrammar, EveryUnsupportedKeywordIsNamed) {
 TEST(JsonSchemaGrammar, MalformedSchemasAreInvalid) {
   for (const char* schema : {R"({"type": "strin"})", R"({"type": 3})", R"({"type": []})", R"({"enum": []})",
                              R"({"anyOf": {}})", R"({"properties": []})", R"({"required": "a"})",
+                             R"({"type": "string", "maxLength": 1.5})", R"({"type": "string", "minLength": 3,
+                             "maxLength": 1})",
                              R"({"type": "array", "minItems": -1})", R"({"type": "array", "minItems": 3,
                              "maxItems": 2})", R"({"$ref": "#/$defs/missing"})", "false", "[]", "3"}) {
     Result<Grammar> g = JsonSchemaGrammar(json::parse(schema), "s");

@@ -9,16 +9,16 @@ void Set(TokenBitmask* m, int32_t id) { (*m)[static_cast<size_t>(id) >> 6] |= ui
 
 // Depth-first walk of the trie below `node`, the matcher at `state` (the
 // bytes of the path so far accepted). depth_states[d] is scratch for depth d.
-void Walk(const Grammar& g, const TokenVocabulary& v, uint32_t node, size_t depth,
+void Walk(const Grammar& g, const TokenTrie& t, uint32_t node, size_t depth,
           std::vector<GrammarMatcher::State>* depth_states, TokenBitmask* out) {
-  const TokenVocabulary::TrieNode& n = v.nodes()[node];
-  for (uint32_t i = 0; i < n.n_tokens; ++i) Set(out, v.token_ids()[n.first_token + i]);
+  const TokenTrie::Node& n = t.nodes[node];
+  for (uint32_t i = 0; i < n.n_tokens; ++i) Set(out, t.token_ids[n.first_token + i]);
   if (depth_states->size() < depth + 2) depth_states->resize(depth + 2);
   for (uint32_t e = 0; e < n.n_edges; ++e) {
-    const TokenVocabulary::Edge& edge = v.edges()[n.first_edge + e];
+    const TokenTrie::Edge& edge = t.edges[n.first_edge + e];
     GrammarMatcher::State& next = (*depth_states)[depth + 1];
     GrammarMatcher::Step(g, (*depth_states)[depth], edge.byte, &next);
-    if (!next.empty()) Walk(g, v, edge.child, depth + 1, depth_states, out);
+    if (!next.empty()) Walk(g, t, edge.child, depth + 1, depth_states, out);
   }
 }
 
@@ -30,9 +30,16 @@ CompiledConstraint::CompiledConstraint(Grammar grammar, std::shared_ptr<const To
 
 void CompiledConstraint::ComputeMask(const GrammarMatcher& m, TokenBitmask* out) const {
   const TokenVocabulary& v = *vocab_;
-  out->assign((static_cast<size_t>(v.n_vocab()) + 63) / 64, 0);
   std::vector<GrammarMatcher::State> depth_states(1, m.state());
-  Walk(grammar_, v, 0, 0, &depth_states, out);
+  if (GrammarMatcher::InUnboundedStringBody(grammar_, m.state())) {
+    // Inside a string: every token that keeps the body open is allowed, and
+    // only the others (quotes, escapes, split UTF-8...) need the walk.
+    *out = v.string_body_mask();
+    Walk(grammar_, v.non_string_body_trie(), 0, 0, &depth_states, out);
+  } else {
+    out->assign((static_cast<size_t>(v.n_vocab()) + 63) / 64, 0);
+    Walk(grammar_, v.trie(), 0, 0, &depth_states, out);
+  }
   bool any = false;
   for (uint64_t w : *out) any |= w != 0;
   if (!any || GrammarMatcher::Ends(grammar_, m.state()))

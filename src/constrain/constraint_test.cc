@@ -113,7 +113,11 @@ TEST(ConstraintMask, ControlTokensNeverAllowedAndTriePartitionsTheVocabulary) {
       EXPECT_FALSE(v.in_trie(id)) << id;
     }
   }
-  EXPECT_EQ(v.token_ids().size(), in_trie);  // every allowed token ends at exactly one trie node
+  EXPECT_EQ(v.trie().token_ids.size(), in_trie);  // every allowed token ends at exactly one trie node
+  size_t body = 0;
+  for (uint64_t w : v.string_body_mask()) body += static_cast<size_t>(__builtin_popcountll(w));
+  EXPECT_EQ(body + v.non_string_body_trie().token_ids.size(), in_trie);
+  EXPECT_GT(body, in_trie / 2);
   ASSERT_FALSE(v.eog_ids().empty());
   EXPECT_EQ(v.eog_ids()[0], tok->eos_id());
 }

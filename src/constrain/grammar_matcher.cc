@@ -155,7 +155,9 @@ class Feeder {
           if (next == -2) {
             s.pop_back();
           } else {
-            if (next == kBody && f.pos != kOpen) ++f.count;  // a character ended
+            // A character ended; counted only where a bound needs it, so an
+            // unbounded string's state (and its cached mask) never changes.
+            if (next == kBody && f.pos != kOpen && (n.min > 0 || n.max != Grammar::kUnbounded)) ++f.count;
             f.pos = static_cast<uint32_t>(next);
           }
           return Emit(std::move(s));
@@ -288,6 +290,27 @@ bool GrammarMatcher::AdvanceBytes(std::string_view bytes) {
       state_ = std::move(saved);
       return false;
     }
+  }
+  return true;
+}
+
+bool GrammarMatcher::KeepsStringBody(std::string_view bytes) {
+  if (bytes.empty()) return false;
+  int pos = kBody;
+  for (char c : bytes) {
+    pos = StringNext(static_cast<uint32_t>(pos), static_cast<uint8_t>(c));
+    if (pos < 0) return false;
+  }
+  return pos == kBody;
+}
+
+bool GrammarMatcher::InUnboundedStringBody(const Grammar& g, const State& state) {
+  if (state.empty()) return false;
+  for (const Stack& s : state) {
+    if (s.empty()) return false;
+    const MatchFrame& f = s.back();
+    const GrammarNode& n = g.node(f.node);
+    if (n.kind != Kind::kString || f.pos != kBody || n.max != Grammar::kUnbounded) return false;
   }
   return true;
 }

@@ -58,6 +58,13 @@ class GrammarMatcher {
   static void Step(const Grammar& g, const State& in, uint8_t byte, State* out);
   static bool Ends(const Grammar& g, const State& s);
 
+  // `bytes`, fed inside a JSON string's body, leave it inside the body (no
+  // closing quote, escapes and UTF-8 sequences complete): such a token is
+  // allowed wherever InUnboundedStringBody holds (the mask's fast path).
+  static bool KeepsStringBody(std::string_view bytes);
+  // Every live parse is inside the body of a string with no length bound.
+  static bool InUnboundedStringBody(const Grammar& g, const State& s);
+
  private:
   const Grammar* g_;
   State state_;

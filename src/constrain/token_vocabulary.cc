@@ -6,6 +6,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "constrain/grammar_matcher.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -37,14 +38,24 @@ TokenVocabulary::TokenVocabulary(const Tokenizer& t) : n_vocab_(t.n_vocab()) {
     in_trie_[static_cast<size_t>(id)] = bytes_[static_cast<size_t>(id)].empty() ? 0 : 1;
   }
   fingerprint_ = h;
-  BuildTrie();
+  std::vector<int32_t> all, non_body;
+  body_mask_.assign((static_cast<size_t>(n_vocab_) + 63) / 64, 0);
+  for (int32_t id = 0; id < n_vocab_; ++id) {
+    if (!in_trie(id)) continue;
+    all.push_back(id);
+    if (GrammarMatcher::KeepsStringBody(bytes(id))) body_mask_[static_cast<size_t>(id) / 64] |= uint64_t{1} << (id % 64);
+    else non_body.push_back(id);
+  }
+  trie_ = TokenTrie::Build(std::move(all), bytes_);
+  non_body_trie_ = TokenTrie::Build(std::move(non_body), bytes_);
 }
 
-void TokenVocabulary::BuildTrie() {
-  std::vector<int32_t> order;
-  for (int32_t id = 0; id < n_vocab_; ++id)
-    if (in_trie(id)) order.push_back(id);
-  std::sort(order.begin(), order.end(), [this](int32_t a, int32_t b) {
+TokenTrie TokenTrie::Build(std::vector<int32_t> order, const std::vector<std::string>& bytes_) {
+  TokenTrie t;
+  std::vector<Node>& nodes_ = t.nodes;
+  std::vector<Edge>& edges_ = t.edges;
+  std::vector<int32_t>& token_ids_ = t.token_ids;
+  std::sort(order.begin(), order.end(), [&bytes_](int32_t a, int32_t b) {
     return std::tie(bytes_[static_cast<size_t>(a)], a) < std::tie(bytes_[static_cast<size_t>(b)], b);
   });
   // Explicit stack of (node, range of `order`, depth): the ids in a range
@@ -60,7 +71,7 @@ void TokenVocabulary::BuildTrie() {
     const Work w = stack.back();
     stack.pop_back();
     size_t i = w.lo;
-    TrieNode& node = nodes_[w.node];
+    Node& node = nodes_[w.node];
     node.first_token = static_cast<uint32_t>(token_ids_.size());
     while (i < w.hi && bytes_[static_cast<size_t>(order[i])].size() == w.depth) token_ids_.push_back(order[i++]);
     node.n_tokens = static_cast<uint32_t>(token_ids_.size()) - node.first_token;
@@ -82,6 +93,7 @@ void TokenVocabulary::BuildTrie() {
       stack.push_back({child, lo, hi, w.depth + 1});
     }
   }
+  return t;
 }
 
 std::shared_ptr<const TokenVocabulary> TokenVocabulary::For(const Tokenizer& t) {

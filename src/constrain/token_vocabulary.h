@@ -7,6 +7,11 @@
 // end-of-generation tokens (Tokenizer::IsEog) are kept apart, allowed only
 // where the constrained output may end.
 //
+// Two tries: one over every allowed token, one over those that do not keep
+// a JSON string's body open (GrammarMatcher::KeepsStringBody); inside an
+// unbounded string the mask is string_body_mask() plus a walk of the second,
+// much smaller trie.
+//
 // Trie layout (flattened, built once):
 //   nodes[i]   = {first_edge, n_edges, first_token, n_tokens}
 //   edges[e]   = (byte, child node), a node's edges contiguous, bytes ascending
@@ -25,9 +30,8 @@ namespace pg {
 
 class Tokenizer;
 
-class TokenVocabulary {
- public:
-  struct TrieNode {
+struct TokenTrie {
+  struct Node {
     uint32_t first_edge = 0, n_edges = 0;
     uint32_t first_token = 0, n_tokens = 0;
   };
@@ -35,6 +39,16 @@ class TokenVocabulary {
     uint8_t byte = 0;
     uint32_t child = 0;
   };
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+  std::vector<int32_t> token_ids;
+
+  // The trie of `ids` (bytes[id] non-empty).
+  static TokenTrie Build(std::vector<int32_t> ids, const std::vector<std::string>& bytes);
+};
+
+class TokenVocabulary {
+ public:
 
   explicit TokenVocabulary(const Tokenizer& tokenizer);
 
@@ -50,21 +64,21 @@ class TokenVocabulary {
   // FNV-1a over every token's type and text: the tokenizer's identity in cache keys.
   uint64_t fingerprint() const { return fingerprint_; }
 
-  const std::vector<TrieNode>& nodes() const { return nodes_; }
-  const std::vector<Edge>& edges() const { return edges_; }
-  const std::vector<int32_t>& token_ids() const { return token_ids_; }
+  const TokenTrie& trie() const { return trie_; }
+  // The tokens that do not keep a string body open, and the bitset of those that do.
+  const TokenTrie& non_string_body_trie() const { return non_body_trie_; }
+  const std::vector<uint64_t>& string_body_mask() const { return body_mask_; }
 
  private:
-  void BuildTrie();
 
   int32_t n_vocab_ = 0;
   std::vector<std::string> bytes_;  // (n_vocab) the bytes each token writes ("" for control)
   std::vector<uint8_t> in_trie_;    // (n_vocab) 1 = may be allowed by a mask
   std::vector<int32_t> eog_ids_;
   uint64_t fingerprint_ = 0;
-  std::vector<TrieNode> nodes_;
-  std::vector<Edge> edges_;
-  std::vector<int32_t> token_ids_;
+  TokenTrie trie_;
+  TokenTrie non_body_trie_;
+  std::vector<uint64_t> body_mask_;  // (ceil(n_vocab / 64)) bit id: KeepsStringBody(bytes(id))
 };
 
 }  // namespace pg

@@ -109,98 +109,117 @@ class Feeder {
     while (budget_-- > 0) {
       if (s.empty()) return b_ < 0;
       if (s.size() > GrammarMatcher::kMaxDepth) return false;
-      MatchFrame& f = s.back();
-      const GrammarNode& n = g_.node(f.node);
+      const GrammarNode& n = g_.node(s.back().node);
       switch (n.kind) {
         case Kind::kSeq:
-          if (f.pos >= n.children.size()) {
-            s.pop_back();
-          } else {
-            const NodeId child = n.children[f.pos];
-            if (f.pos + 1 == n.children.size()) s.pop_back();  // tail position: no frame to come back to
-            else ++f.pos;
-            s.push_back({child, 0, 0});
-          }
+          SeqMove(n, &s);
           break;
-        case Kind::kChoice: {
+        case Kind::kChoice:
           if (n.children.empty()) return false;
-          s.pop_back();
-          for (size_t i = 0; i + 1 < n.children.size(); ++i) {
-            Stack alt = s;
-            alt.push_back({n.children[i], 0, 0});
-            if (Run(std::move(alt)) && b_ < 0) return true;
-          }
-          s.push_back({n.children.back(), 0, 0});
+          if (ChoiceMove(n, &s)) return true;
           break;
-        }
         case Kind::kLiteral:
-          if (b_ < 0 || static_cast<uint8_t>(n.text[f.pos]) != b_) return false;
-          if (++f.pos == n.text.size()) s.pop_back();
-          return Emit(std::move(s));
+          return LiteralConsume(n, std::move(s));
+        case Kind::kString:
+          return StringConsume(n, std::move(s));
         case Kind::kWs:
-          if (b_ >= 0 && f.pos < n.max && IsWs(static_cast<uint8_t>(b_))) {
-            Stack more = s;
-            ++more.back().pos;
-            Emit(std::move(more));
-          }
+        case Kind::kNumber:
+        case Kind::kFreeUntil:
+          // These may take the byte and go on, or end here and leave it to
+          // what follows: both paths are followed.
+          if (b_ >= 0) ConsumeAndStay(n, s);
+          if (n.kind == Kind::kNumber && !NumberAccepts(s.back().pos)) return false;
           s.pop_back();
           break;
-        case Kind::kString: {
-          if (b_ < 0) return false;
-          // count = characters so far; a new one may start only below max,
-          // and the closing quote needs min.
-          if (f.pos == kBody && (b_ == '"' ? f.count < n.min : f.count >= n.max)) return false;
-          const int next = StringNext(f.pos, static_cast<uint8_t>(b_));
-          if (next == -1) return false;
-          if (next == -2) {
-            s.pop_back();
-          } else {
-            // A character ended; counted only where a bound needs it, so an
-            // unbounded string's state (and its cached mask) never changes.
-            if (next == kBody && f.pos != kOpen && (n.min > 0 || n.max != Grammar::kUnbounded)) ++f.count;
-            f.pos = static_cast<uint32_t>(next);
-          }
-          return Emit(std::move(s));
-        }
-        case Kind::kNumber: {
-          if (b_ >= 0 && f.count < n.max) {
-            const int next = NumberNext(f.pos, static_cast<uint8_t>(b_), n.min == 1);
-            if (next >= 0) {
-              Stack more = s;
-              more.back().pos = static_cast<uint32_t>(next);
-              ++more.back().count;
-              Emit(std::move(more));
-            }
-          }
-          if (!NumberAccepts(f.pos)) return false;
-          s.pop_back();
-          break;
-        }
         case Kind::kRepeat:
           if (!RepeatMove(n, &s)) return b_ < 0 && stopped_;
           break;
-        case Kind::kFreeUntil: {
-          if (b_ >= 0) {
-            Stack more = s;
-            MatchFrame& mf = more.back();
-            const uint32_t next = KmpNext(n.text, mf.pos, static_cast<uint8_t>(b_));
-            if (next == n.text.size()) {
-              mf.pos = 0;
-              more.push_back({n.children[0], 0, 0});
-            } else {
-              mf.pos = next;
-            }
-            Emit(std::move(more));
-          }
-          s.pop_back();
-          break;
-        }
       }
     }
     return false;
   }
 
  private:
+  void SeqMove(const GrammarNode& n, Stack* s) {
+    MatchFrame& f = s->back();
+    if (f.pos >= n.children.size()) {
+      s->pop_back();
+      return;
+    }
+    const NodeId child = n.children[f.pos];
+    if (f.pos + 1 == n.children.size()) s->pop_back();  // tail position: no frame to come back to
+    else ++f.pos;
+    s->push_back({child, 0, 0});
+  }
+
+  // Follows every alternative but the last (recursively), leaves the last
+  // on *s. True when looking for the end (b_ < 0) and one reached it.
+  bool ChoiceMove(const GrammarNode& n, Stack* s) {
+    s->pop_back();
+    for (size_t i = 0; i + 1 < n.children.size(); ++i) {
+      Stack alt = *s;
+      alt.push_back({n.children[i], 0, 0});
+      if (Run(std::move(alt)) && b_ < 0) return true;
+    }
+    s->push_back({n.children.back(), 0, 0});
+    return false;
+  }
+
+  bool LiteralConsume(const GrammarNode& n, Stack s) {
+    MatchFrame& f = s.back();
+    if (b_ < 0 || static_cast<uint8_t>(n.text[f.pos]) != b_) return false;
+    if (++f.pos == n.text.size()) s.pop_back();
+    return Emit(std::move(s));
+  }
+
+  bool StringConsume(const GrammarNode& n, Stack s) {
+    if (b_ < 0) return false;
+    MatchFrame& f = s.back();
+    // count = characters so far; a new one may start only below max, and
+    // the closing quote needs min.
+    if (f.pos == kBody && (b_ == '"' ? f.count < n.min : f.count >= n.max)) return false;
+    const int next = StringNext(f.pos, static_cast<uint8_t>(b_));
+    if (next == -1) return false;
+    if (next == -2) {
+      s.pop_back();
+    } else {
+      // A character ended; counted only where a bound needs it, so an
+      // unbounded string's state (and its cached mask) never changes.
+      if (next == kBody && f.pos != kOpen && (n.min > 0 || n.max != Grammar::kUnbounded)) ++f.count;
+      f.pos = static_cast<uint32_t>(next);
+    }
+    return Emit(std::move(s));
+  }
+
+  // kWs / kNumber / kFreeUntil taking the byte and staying on top (a copy
+  // of `s` is emitted when it can).
+  void ConsumeAndStay(const GrammarNode& n, const Stack& s) {
+    const uint8_t b = static_cast<uint8_t>(b_);
+    const MatchFrame& f = s.back();
+    Stack more;
+    if (n.kind == Kind::kWs) {
+      if (f.pos >= n.max || !IsWs(b)) return;
+      more = s;
+      ++more.back().pos;
+    } else if (n.kind == Kind::kNumber) {
+      const int next = f.count < n.max ? NumberNext(f.pos, b, n.min == 1) : -1;
+      if (next < 0) return;
+      more = s;
+      more.back().pos = static_cast<uint32_t>(next);
+      ++more.back().count;
+    } else {
+      more = s;
+      const uint32_t next = KmpNext(n.text, f.pos, b);
+      if (next == n.text.size()) {
+        more.back().pos = 0;
+        more.push_back({n.children[0], 0, 0});  // the trigger appeared: its body must follow
+      } else {
+        more.back().pos = next;
+      }
+    }
+    Emit(std::move(more));
+  }
+
   // Repeat frame: pos 0 = no item yet, 1 = after an item, 2 = after a
   // separator. Forks where both going on and stopping are allowed.
   bool RepeatMove(const GrammarNode& n, Stack* s) {

@@ -25,7 +25,9 @@ ApiError SchemaError(const Status& st, const std::string& param) {
   return BadRequest(st.message(), param, st.code() == StatusCode::kUnimplemented ? "unsupported_parameter" : "");
 }
 
-// The tools' function objects (ParseChatRequest checked each has a string name).
+// The tools' function objects, in OpenAI's shape ({"type": "function",
+// "function": {"name", "parameters", "strict"}}); entries of another shape
+// are skipped (ParseChatRequest refuses them on the OpenAI route).
 struct Tool {
   std::string name;
   json parameters;  // null when absent
@@ -36,11 +38,21 @@ std::vector<Tool> ToolsOf(const json& tools) {
   std::vector<Tool> out;
   if (!tools.is_array()) return out;
   for (const json& t : tools) {
-    const json& fn = t["function"];
+    auto fn = t.is_object() ? t.find("function") : t.end();
+    if (fn == t.end() || !fn->is_object()) continue;
+    auto name = fn->find("name");
+    if (name == fn->end() || !name->is_string()) continue;
     Tool tool;
-    tool.name = fn["name"].get<std::string>();
-    if (fn.contains("parameters")) tool.parameters = fn["parameters"];
-    tool.strict = fn.contains("strict") && fn["strict"].is_boolean() && fn["strict"].get<bool>();
+    tool.name = name->get<std::string>();
+    if (auto p = fn->find("parameters"); p != fn->end()) tool.parameters = *p;
+    // Arguments are an object: a parameters schema that does not say what
+    // it is ({} or just properties) means an object.
+    json& p = tool.parameters;
+    if (p.is_object() && !p.contains("type") && !p.contains("anyOf") && !p.contains("$ref") && !p.contains("enum") &&
+        !p.contains("const"))
+      p["type"] = "object";
+    auto strict = fn->find("strict");
+    tool.strict = strict != fn->end() && strict->is_boolean() && strict->get<bool>();
     out.push_back(std::move(tool));
   }
   return out;

@@ -22,6 +22,11 @@
 // with a JSON response_format is a 400 (they cannot both hold); under
 // tool_choice auto, response_format wins and strict tools are not enforced.
 //
+// `api.tools` is read in OpenAI's shape ({"type": "function", "function":
+// {"name", "parameters", "strict"}}), so another front end (Anthropic's
+// tool_choice any / tool) fills ApiRequest's tools, tool_choice and
+// tool_choice_name in that shape and calls this too.
+//
 // Errors are 400s naming the field: an unsupported schema keyword has code
 // "unsupported_parameter" and names the keyword and where it is.
 //

@@ -72,6 +72,13 @@ TEST(OutputConstraintRequest, EachChoiceGetsItsGrammar) {
   EXPECT_TRUE(Accepts(*lazy.value, "no call needed"));
   EXPECT_FALSE(Accepts(*lazy.value, R"(<tool_call>{"name": "g", "arguments": {"s": "xyz"}}</tool_call>)"));
 
+  // A parameters schema that does not say what it is means an object.
+  auto loose = BuildOutputConstraint(Chat(R"(, "tool_choice": "required", "tools": [{"type": "function",
+      "function": {"name": "h", "parameters": {}}}])"), *tok, "");
+  ASSERT_TRUE(loose.ok()) << loose.error.message;
+  EXPECT_TRUE(Accepts(*loose.value, R"(<tool_call>{"name": "h", "arguments": {"x": [1]}}</tool_call>)"));
+  EXPECT_FALSE(Accepts(*loose.value, R"(<tool_call>{"name": "h", "arguments": 5}</tool_call>)"));
+
   auto obj = BuildOutputConstraint(Chat(R"(, "tool_choice": "none", "response_format": {"type": "json_object"})"),
                                    *tok, "");
   ASSERT_TRUE(obj.ok());

@@ -64,7 +64,9 @@ NodeId GrammarBuilder::JsonObject() {
   return any_object_;
 }
 
-std::string GrammarBuilder::Quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string GrammarBuilder::Quoted(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 Grammar GrammarBuilder::Build(NodeId root) && {
   g_.root = root;

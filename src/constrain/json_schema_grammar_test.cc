@@ -205,6 +205,19 @@ TEST(OutputGrammar, JsonObjectAndToolCalls) {
   EXPECT_FALSE(Prefix(*lazy, "x <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"town\""));
   EXPECT_FALSE(Accepts(*lazy, "x <tool_call>{\"name\": \"noop\""));  // a started call must finish
 
+  // The name outside the JSON, calls wrapped: DeepSeek V3's pieces.
+  Result<Grammar> ds = ToolCallGrammar(ToolCallFormat::DeepSeekV3(), tools, true, false, "tools");
+  ASSERT_TRUE(ds.ok());
+  const std::string ds_call = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Oslo\"}\n```"
+                              "<｜tool▁call▁end｜>";
+  EXPECT_TRUE(Accepts(*ds, "<｜tool▁calls▁begin｜>" + ds_call + "<｜tool▁calls▁end｜>"));
+  EXPECT_TRUE(Accepts(*ds, "<｜tool▁calls▁begin｜>" + ds_call + "\n" + ds_call + "<｜tool▁calls▁end｜>"));
+  EXPECT_FALSE(Accepts(*ds, "<｜tool▁calls▁begin｜>" + ds_call));
+  Result<Grammar> ds_lazy = ToolCallGrammar(ToolCallFormat::DeepSeekV3(), tools, true, true, "tools");
+  ASSERT_TRUE(ds_lazy.ok());
+  EXPECT_TRUE(Accepts(*ds_lazy, "Checking. <｜tool▁calls▁begin｜>" + ds_call + "<｜tool▁calls▁end｜> Done."));
+  EXPECT_FALSE(Prefix(*ds_lazy, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>other"));
+
   tools[0].parameters = json::parse(R"({"type": "object", "properties": {"d": {"type": "string", "format": "date"}}})");
   Result<Grammar> bad = ToolCallGrammar(ToolCallFormat::Hermes(), tools, true, false, "tools");
   ASSERT_FALSE(bad.ok());

@@ -13,10 +13,32 @@ constexpr uint32_t kMaxParallelCalls = 8;
 }  // namespace
 
 ToolCallFormat ToolCallFormat::Hermes() {
-  return {"hermes", "<tool_call>", "</tool_call>", "arguments", true};
+  ToolCallFormat f;
+  f.name = "hermes";
+  f.begin = "<tool_call>";
+  f.end = "</tool_call>";
+  f.args_key = "arguments";
+  return f;
 }
 
-ToolCallFormat ToolCallFormat::Llama3Json() { return {"llama3_json", "", "", "parameters", false}; }
+ToolCallFormat ToolCallFormat::Llama3Json() {
+  ToolCallFormat f;
+  f.name = "llama3_json";
+  f.args_key = "parameters";
+  f.multiple = false;
+  return f;
+}
+
+ToolCallFormat ToolCallFormat::DeepSeekV3() {
+  ToolCallFormat f;
+  f.name = "deepseek_v3";
+  f.calls_begin = "<｜tool▁calls▁begin｜>";
+  f.calls_end = "<｜tool▁calls▁end｜>";
+  f.begin = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>";
+  f.end = "\n```<｜tool▁call▁end｜>";
+  f.name_suffix = "\n```json\n";
+  return f;
+}
 
 Grammar JsonObjectGrammar() {
   GrammarBuilder b;
@@ -37,10 +59,9 @@ Result<Grammar> ToolCallGrammar(const ToolCallFormat& format, const std::vector<
                                 bool lazy, const std::string& where) {
   if (tools.empty()) return InvalidArgument(fmt::format("{}: no tool to call", where));
   GrammarBuilder b;
-  // {"name": "NAME", "ARGS_KEY": ARGS}, whitespace allowed between tokens.
+  // One alternative per tool: its name and its arguments.
   std::vector<NodeId> named;
-  for (size_t i = 0; i < tools.size(); ++i) {
-    const ToolGrammarSpec& t = tools[i];
+  for (const ToolGrammarSpec& t : tools) {
     NodeId args;
     if (t.constrain_arguments && !t.parameters.is_null()) {
       Result<NodeId> n = AddJsonSchema(t.parameters, fmt::format("{} '{}' parameters", where, t.name), &b);
@@ -49,24 +70,37 @@ Result<Grammar> ToolCallGrammar(const ToolCallFormat& format, const std::vector<
     } else {
       args = b.JsonObject();
     }
-    named.push_back(b.Seq({b.Literal(GrammarBuilder::Quoted(t.name)), b.Ws(), b.Literal(","), b.Ws(),
-                           b.Literal(GrammarBuilder::Quoted(format.args_key)), b.Ws(), b.Literal(":"), b.Ws(), args}));
+    if (format.args_key.empty()) {  // NAME outside the JSON
+      named.push_back(b.Seq({b.Literal(format.name_prefix + t.name + format.name_suffix), b.Ws(), args}));
+    } else {  // "NAME", "ARGS_KEY": ARGS inside {"name": ...}
+      named.push_back(b.Seq({b.Literal(GrammarBuilder::Quoted(t.name)), b.Ws(), b.Literal(","), b.Ws(),
+                             b.Literal(GrammarBuilder::Quoted(format.args_key)), b.Ws(), b.Literal(":"), b.Ws(),
+                             args}));
+    }
   }
-  const NodeId object = b.Seq({b.Literal("{"), b.Ws(), b.Literal("\"name\""), b.Ws(), b.Literal(":"), b.Ws(),
-                               b.Choice(std::move(named)), b.Ws(), b.Literal("}")});
-  // begin, then the object, then end; whitespace allowed around the object.
-  const NodeId after_begin = b.Seq({b.Ws(), object, b.Ws(), b.Literal(format.end)});
+  NodeId body = b.Choice(std::move(named));
+  if (!format.args_key.empty())
+    body = b.Seq({b.Literal("{"), b.Ws(), b.Literal("\"name\""), b.Ws(), b.Literal(":"), b.Ws(), body, b.Ws(),
+                  b.Literal("}")});
+  // begin, the call, end; whitespace allowed around a JSON object.
+  const NodeId ws_in = format.args_key.empty() ? b.Seq({}) : b.Ws();
+  const NodeId call = b.Seq({b.Literal(format.begin), ws_in, body, ws_in, b.Literal(format.end)});
+  const uint32_t max = parallel && format.multiple ? kMaxParallelCalls : 1;
+  const NodeId calls = b.Repeat(call, b.Ws(), 1, max);
   NodeId root;
   if (lazy) {
-    if (format.begin.empty())
+    if (format.trigger().empty())
       return Unimplemented(fmt::format("{}: strict tools under tool_choice auto are not enforced for the {} tool-call "
                                        "format",
                                        where, format.name));
-    root = b.FreeUntil(format.begin, after_begin);
+    // After the trigger: the rest of the call (the trigger is its begin;
+    // free text, and so further calls, may follow), or all the calls and
+    // calls_end.
+    const NodeId after = format.calls_begin.empty() ? b.Seq({ws_in, body, ws_in, b.Literal(format.end)})
+                                                    : b.Seq({calls, b.Literal(format.calls_end)});
+    root = b.FreeUntil(format.trigger(), after);
   } else {
-    const NodeId call = b.Seq({b.Literal(format.begin), after_begin});
-    const uint32_t max = parallel && format.multiple ? kMaxParallelCalls : 1;
-    root = b.Seq({b.Ws(), b.Repeat(call, b.Ws(), 1, max)});
+    root = b.Seq({b.Ws(), b.Literal(format.calls_begin), calls, b.Literal(format.calls_end)});
   }
   return std::move(b).Build(root);
 }

@@ -118,7 +118,7 @@ ConstraintResult BuildOutputConstraint(const ApiRequest& api, const Tokenizer& t
   if (api.tool_choice == TC::kAuto) {
     bool any_strict = false;
     for (const Tool& t : ToolsOf(api.tools)) any_strict |= t.strict;
-    if (any_strict && !FormatFor(chat_template).begin.empty()) return ForToolCalls(api, tok, chat_template, true);
+    if (any_strict && !FormatFor(chat_template).trigger().empty()) return ForToolCalls(api, tok, chat_template, true);
   }
   return std::shared_ptr<const CompiledConstraint>();
 }

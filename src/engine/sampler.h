@@ -44,7 +44,8 @@
 // Sample() is not reentrant on one object. Scratch buffers are sized on the
 // first call and the token counts are reserved at construction (the prompt's
 // distinct ids plus up to 8192 generated), so steady-state sampling allocates
-// nothing beyond event->top.
+// nothing beyond event->top (a constraint's matcher does allocate as it
+// advances, and on a mask-cache miss).
 #pragma once
 
 #include <cstdint>

@@ -77,7 +77,7 @@ bad_loop() {
       echo "too_many_headers $(code "${many_headers[@]}" "$URL/v1/models")"
       echo "bad_logit_bias $(code -d '{"prompt": "hi", "logit_bias": {"abc": 5}}' "$URL/v1/completions")"
       echo "json_schema_unsupported $(code -d '{"messages": [{"role": "user", "content": "x"}],
-        "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}}' \
+        "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "string", "pattern": "a+"}}}}' \
         "$URL/v1/chat/completions")"
     } >>"$OUT/bad.txt"
     # An abandoned stream: the client hangs up after 0.3 s.

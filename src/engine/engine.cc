@@ -125,6 +125,7 @@ Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
   seq->on_event = std::move(on_event);
   seq->sampler = std::make_unique<Sampler>(seq->request.sampling, seq->request.prompt);
   if (spec_) seq->spec = spec_->NewSequence(seq->request.sampling.seed ^ std::hash<std::string>{}(seq->request.id));
+  if (seq->request.constraint) seq->constraint = std::make_unique<ConstraintMatcher>(seq->request.constraint);
   seq->tokens = seq->request.prompt;
   seq->n_prompt = n;
   seq->arrival_s = seq->request.arrival_s > 0 ? seq->request.arrival_s : NowSeconds();
@@ -225,7 +226,7 @@ void Engine::SampleAndAdvance(const StepPlan& plan) {
     if (!batch_[i].want_logits) continue;
     ServiceEvent ev;
     ev.kind = ServiceEvent::Kind::kToken;
-    int32_t tok = s->sampler->Sample(&logits_[static_cast<size_t>(li * V)], V, &ev.token);
+    int32_t tok = s->sampler->Sample(&logits_[static_cast<size_t>(li * V)], V, &ev.token, s->constraint.get());
     ++li;
     if (s->first_token_s < 0) s->first_token_s = NowSeconds();
     s->tokens.push_back(tok);
@@ -233,12 +234,14 @@ void Engine::SampleAndAdvance(const StepPlan& plan) {
     totals_.generated_tokens++;
     if (s->on_event) s->on_event(ev);
     if (!s->request.sampling.ignore_eos && tokenizer_->IsEog(tok)) done.push_back(s);
+    else if (s->constraint && s->constraint->finished()) done.push_back(s);  // the constrained output is complete
     else if (s->n_generated >= s->request.sampling.max_tokens ||
              static_cast<int64_t>(s->tokens.size()) >= config_.ctx_size)
       done.push_back(s);
   }
   for (Sequence* s : done) {
     bool eos = !s->request.sampling.ignore_eos && tokenizer_->IsEog(s->tokens.back());
+    if (s->constraint && s->constraint->finished()) eos = true;
     Finish(s, eos ? "stop" : "length");
   }
 }

@@ -40,7 +40,9 @@ void Engine::ProposeDrafts() {
   for (const auto& up : scheduler_->running()) {
     Sequence* s = up.get();
     s->draft.clear();
-    if (!s->spec || s->remaining_to_compute() != 1 || s->n_generated == 0) continue;
+    // Constrained outputs (src/constrain) decode one token per step: the matcher
+    // advances inside Sample, which verification does not feed.
+    if (!s->spec || s->constraint || s->remaining_to_compute() != 1 || s->n_generated == 0) continue;
     // Room: the step emits at most k + 1 tokens; all must fit max_tokens and
     // the context, and the k + 1 positions the device tier.
     const int64_t n = static_cast<int64_t>(s->tokens.size());

@@ -23,6 +23,7 @@
 namespace pg {
 
 class Tokenizer;
+class CompiledConstraint;  // src/constrain/constraint.h
 
 // What Sampler (src/engine/sampler.h) does with each field, and in which
 // order, is written there.
@@ -62,6 +63,10 @@ struct GenerationRequest {
   double cache_ttl_s = -1;          // retention hint; < 0 = none
   std::vector<KvHint> kv_hints;     // explicit retention hints, in request order
   double arrival_s = 0;             // NowSeconds() at arrival
+  // Structured output / enforced tool calls: the grammar the output must
+  // follow (null = free text). Built by the server for this tokenizer; the
+  // engine keeps a per-sequence matcher and masks every sampling step.
+  std::shared_ptr<const CompiledConstraint> constraint;
 };
 
 struct TokenEvent {

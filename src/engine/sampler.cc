@@ -44,18 +44,34 @@ void Sampler::LogSoftmax(const float* logits, int64_t n, std::vector<float>* out
   for (int64_t i = 0; i < n; ++i) (*out)[i] = static_cast<float>(logits[i] - lse);
 }
 
-int32_t Sampler::Sample(const float* logits, int64_t n, TokenEvent* event) {
-  const int32_t chosen = Pick(Adjust(logits, n), n);
+int32_t Sampler::Sample(const float* logits, int64_t n, TokenEvent* event, ConstraintMatcher* constraint) {
+  const TokenBitmask* allowed = constraint ? &constraint->Allowed() : nullptr;
+  const float* x = Adjust(logits, n, allowed);
+  int32_t chosen = Pick(x, n);
+  // A draw lands on a zero-probability candidate only through rounding at the
+  // end of the walk; under a mask that could be a forbidden token.
+  if (allowed && !MaskHas(*allowed, chosen)) chosen = Argmax(x, n);
+  if (constraint) constraint->Accept(chosen);
   if (penalised_) counts_.AddGenerated(chosen);
   if (event) Report(logits, n, chosen, event);
   return chosen;
 }
 
-const float* Sampler::Adjust(const float* logits, int64_t n) {
-  if (params_.logit_bias.empty() && !penalised_) return logits;
+const float* Sampler::Adjust(const float* logits, int64_t n, const TokenBitmask* allowed) {
+  if (params_.logit_bias.empty() && !penalised_ && !allowed) return logits;
   adjusted_.resize(static_cast<size_t>(n));
   std::memcpy(adjusted_.data(), logits, static_cast<size_t>(n) * sizeof(float));
   float* x = adjusted_.data();
+  if (allowed) {
+    // Ids past the mask (a model's padded vocabulary) are never allowed.
+    for (int64_t w = 0; w * 64 < n; ++w) {
+      const uint64_t bits = static_cast<size_t>(w) < allowed->size() ? (*allowed)[static_cast<size_t>(w)] : 0;
+      if (bits == ~uint64_t{0}) continue;
+      const int64_t end = std::min<int64_t>(n, (w + 1) * 64);
+      for (int64_t j = w * 64; j < end; ++j)
+        if (!((bits >> (j & 63)) & 1u)) x[j] = -INFINITY;
+    }
+  }
   for (const auto& [id, bias] : params_.logit_bias)
     if (id >= 0 && id < n) x[id] += bias;  // ids were checked against the vocabulary by the server
   const float rep = params_.repetition_penalty;
@@ -89,8 +105,9 @@ int32_t Sampler::Pick(const float* x, int64_t n) {
   return cand_[keep - 1].second;
 }
 
-void Sampler::Distribution(const float* logits, int64_t n, std::vector<std::pair<int32_t, float>>* out) {
-  const float* x = Adjust(logits, n);
+void Sampler::Distribution(const float* logits, int64_t n, std::vector<std::pair<int32_t, float>>* out,
+                           ConstraintMatcher* constraint) {
+  const float* x = Adjust(logits, n, constraint ? &constraint->Allowed() : nullptr);
   out->clear();
   if (params_.temperature < kGreedyBelow) {
     out->emplace_back(Argmax(x, n), 1.0f);

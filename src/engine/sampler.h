@@ -1,6 +1,11 @@
 // Sampler: turns one row of logits into the next token, for one sequence.
 //
 // Order of operations on the row (x[j] = the model's logit of token j):
+//   0. constraint          with a ConstraintMatcher (structured outputs,
+//                          enforced tool calls; src/constrain): x[j] = -inf
+//                          for every token the grammar does not allow next,
+//                          so greedy and sampled picks both stay inside it.
+//                          The picked token is then fed to the matcher.
 //   1. logit_bias          x[j] += bias[j]
 //   2. repetition_penalty  for each j in the prompt or generated so far:
 //                          x[j] > 0 ? x[j] / penalty : x[j] * penalty
@@ -27,7 +32,9 @@
 // from the full softmax of the RAW logits, before steps 1-8: the model's own
 // distribution, as vLLM reports by default (logprobs_mode raw_logprobs) and
 // llama.cpp's server without post_sampling_probs. So a token forced by a
-// +100 logit_bias still shows the model's (possibly low) logprob.
+// +100 logit_bias, or by a constraint's mask, still shows the model's
+// (possibly low) logprob, and top_logprobs may list tokens the constraint
+// did not allow.
 //
 // Penalty state is a TokenCounts filled from the prompt at construction and
 // updated with each token Sample() returns: the caller must append exactly
@@ -37,7 +44,8 @@
 // Sample() is not reentrant on one object. Scratch buffers are sized on the
 // first call and the token counts are reserved at construction (the prompt's
 // distinct ids plus up to 8192 generated), so steady-state sampling allocates
-// nothing beyond event->top.
+// nothing beyond event->top (a constraint's matcher does allocate as it
+// advances, and on a mask-cache miss).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "constrain/constraint.h"
 #include "engine/inference_service.h"
 #include "engine/token_counts.h"
 
@@ -64,21 +73,24 @@ class Sampler {
   // Picks the next token from logits[n_vocab]. When params.logprobs or
   // params.top_logprobs > 0, fills event->logprob / event->top (top_logprobs
   // alternatives, most likely first). The returned token counts as generated
-  // from now on.
-  int32_t Sample(const float* logits, int64_t n_vocab, TokenEvent* event);
+  // from now on. With `constraint`, only tokens it allows are picked (step 0)
+  // and the pick is accepted into it.
+  int32_t Sample(const float* logits, int64_t n_vocab, TokenEvent* event, ConstraintMatcher* constraint = nullptr);
 
   // The distribution step 8 would draw from for these logits: (id,
   // probability) of every kept candidate, renormalised to sum to 1, in
   // candidate order ({argmax, 1} when greedy). Draws nothing and counts
   // nothing. For tests and inspection; allocates.
-  void Distribution(const float* logits, int64_t n_vocab, std::vector<std::pair<int32_t, float>>* out);
+  void Distribution(const float* logits, int64_t n_vocab, std::vector<std::pair<int32_t, float>>* out,
+                    ConstraintMatcher* constraint = nullptr);
 
   // log softmax of the raw logits into out[n] (double accumulation).
   static void LogSoftmax(const float* logits, int64_t n, std::vector<float>* out);
 
  private:
-  // Steps 1-3 into adjusted_ (or `logits` itself when none applies).
-  const float* Adjust(const float* logits, int64_t n);
+  // Steps 0-3 into adjusted_ (or `logits` itself when none applies).
+  // `allowed`: the constraint's mask, or null.
+  const float* Adjust(const float* logits, int64_t n, const TokenBitmask* allowed);
   // Steps 4-8.
   int32_t Pick(const float* x, int64_t n);
   static int32_t Argmax(const float* x, int64_t n);
@@ -96,7 +108,7 @@ class Sampler {
   bool penalised_ = false;  // any of the three penalties is on
   std::mt19937_64 rng_;
   TokenCounts counts_;
-  std::vector<float> adjusted_;                  // (n_vocab) logits after steps 1-3
+  std::vector<float> adjusted_;                  // (n_vocab) logits after steps 0-3
   std::vector<std::pair<float, int32_t>> cand_;  // (logit, then probability; id) candidates
   std::vector<float> logprobs_;                  // (n_vocab) raw log-softmax
 };

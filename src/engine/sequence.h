@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "constrain/constraint.h"
 #include "engine/inference_service.h"
 #include "engine/sampler.h"
 #include "kv/kv_layout.h"
@@ -32,6 +33,7 @@ struct Sequence {
   GenerationRequest request;
   EventCallback on_event;
   std::unique_ptr<Sampler> sampler;   // this request's RNG and penalty counts (built with the prompt)
+  std::unique_ptr<ConstraintMatcher> constraint;  // where the output stands in request.constraint (null = none)
 
   SeqState state = SeqState::kWaiting;
   std::vector<int32_t> tokens;        // prompt followed by generated tokens

@@ -140,7 +140,8 @@ void KvCacheManager::Impl::ReleaseMatch(PrefixMatch* m) {
 }
 
 void KvCacheManager::Impl::ExplainMisses(PrefixMatch* m, std::span<const int32_t> tokens) {
-  m->explain_ = store_.accounting().Explain(store_.index(), m->root_, m->entries_, tokens, m->stop_);
+  m->explain_ = store_.accounting().Explain(store_.index(), m->root_, m->entries_, tokens, m->stop_,
+                                            [this](const BlockHash& h) { return hints().DroppedByPolicy(h); });
 }
 
 void KvCacheManager::Impl::LimitMatch(PrefixMatch* m, int64_t max_tokens) {

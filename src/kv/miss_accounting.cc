@@ -73,7 +73,8 @@ MissAccounting::Status MissAccounting::StatusOf(const PrefixIndex& index, const 
 
 MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHash& root,
                                         std::span<const uint32_t> matched, std::span<const int32_t> tokens,
-                                        MatchStop stop) const {
+                                        MatchStop stop,
+                                        const std::function<bool(const BlockHash&)>& dropped_by_policy) const {
   MissExplanation x;
   x.valid = true;
   const int64_t page = cfg_.page_tokens, n = int64_t(tokens.size());
@@ -113,6 +114,9 @@ MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHas
           why = first == Why::kDiverged ? Why::kDiverged : Why::kNever;
         }
     }
+    if (i == f && (why == Why::kEvicted || why == Why::kNever || why == Why::kDiverged) && dropped_by_policy &&
+        dropped_by_policy(h))
+      why = Why::kPolicy;
     if (i == f) first = why;
     switch (why) {
       case Why::kNever: m.never_seen += page; break;

@@ -60,9 +60,12 @@ class MissAccounting {
   // Blocks served from `found_tier` come back: forget their ghosts above it.
   void NoteReused(const BlockHash& hash, int found_tier) { ghost_.Forget(Fingerprint(hash), found_tier); }
 
-  // Classifies `tokens` given the matched chain (entry ids, in order).
+  // Classifies `tokens` given the matched chain (entry ids, in order). A
+  // first missing block that `dropped_by_policy` says a quota took counts as
+  // policy (and so do the misses after it).
   MissExplanation Explain(const PrefixIndex& index, const BlockHash& root, std::span<const uint32_t> matched,
-                          std::span<const int32_t> tokens, MatchStop stop) const;
+                          std::span<const int32_t> tokens, MatchStop stop,
+                          const std::function<bool(const BlockHash&)>& dropped_by_policy = {}) const;
   // Adds an explanation to the totals (once per admitted request).
   void Count(const MissExplanation& x);
   // Loads that failed after the match: `tokens` move from cached to loading.

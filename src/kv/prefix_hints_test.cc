@@ -179,6 +179,18 @@ TEST(PrefixHintsTest, SessionQuotaEvictsTheSessionsOwnBlocksFirst) {
   const auto chain = kvtest::ChainOf(RootHash(kModel, ""), Prompt(2), 4);
   EXPECT_TRUE(kv->DroppedByPolicy(chain[0]));  // the oldest copy went first
   EXPECT_FALSE(kv->DroppedByPolicy(chain[5]));
+  // The next turn's miss reason names the quota: policy, not evicted.
+  const std::vector<int32_t> again = Prompt(2);
+  PrefixMatch m = kv->Match(again, heavy);
+  kv->ExplainMisses(&m, again);
+  std::vector<BlockId> table;
+  ASSERT_TRUE(kv->AllocateSequence(99, std::move(m), int64_t(again.size()), &table).ok());
+  while (!kv->PromotionReady(99, &table)) kv->Tick();
+  const MissCounts mc = kv->Misses(99);
+  EXPECT_EQ(mc.evicted_total(), 0);
+  EXPECT_GE(mc.policy, kv->page_tokens());
+  EXPECT_EQ(mc.total(), int64_t(again.size()) - kv->CachedTokens(99));
+  kv->FreeSequence(99);
   EXPECT_INTEGRITY(*kv);
 }
 

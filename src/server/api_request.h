@@ -35,6 +35,13 @@ struct ApiRequest {
   ToolChoice tool_choice = ToolChoice::kAuto;
   std::string tool_choice_name;
   bool parallel_tool_calls = true;    // false: only the first parsed call is returned
+  // response_format: kText (free), kJsonObject (any JSON object) or
+  // kJsonSchema (a value valid under response_schema, json_schema.schema).
+  // Enforced by constrained decoding (server/output_constraint_request.h).
+  enum class ResponseFormat { kText, kJsonObject, kJsonSchema };
+  ResponseFormat response_format = ResponseFormat::kText;
+  std::string response_schema_name;       // json_schema.name
+  nlohmann::ordered_json response_schema;  // json_schema.schema (an object or a boolean)
 
   // completions: either text or token ids.
   bool prompt_is_tokens = false;

@@ -310,12 +310,33 @@ ApiResult<ApiRequest> ChatWithTool(const std::string& extra) {
 
 TEST(ApiRequest, OutputControlsAreHonouredOrRefusedNeverIgnored) {
   EXPECT_TRUE(ChatWithTool(R"(, "response_format": {"type": "text"})").ok());
-  for (const char* rf : {R"({"type": "json_object"})", R"({"type": "json_schema", "json_schema": {"name": "x"}})",
-                         R"("json")", R"({})"}) {
+  auto obj = ChatWithTool(R"(, "response_format": {"type": "json_object"})");
+  ASSERT_TRUE(obj.ok());
+  EXPECT_EQ(obj.value.response_format, ApiRequest::ResponseFormat::kJsonObject);
+  auto schema = ChatWithTool(R"(, "response_format": {"type": "json_schema", "json_schema": {"name": "p-1_x",
+      "strict": true, "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}})");
+  ASSERT_TRUE(schema.ok()) << schema.error.message;
+  EXPECT_EQ(schema.value.response_format, ApiRequest::ResponseFormat::kJsonSchema);
+  EXPECT_EQ(schema.value.response_schema_name, "p-1_x");
+  EXPECT_EQ(schema.value.response_schema["properties"]["a"]["type"], "string");
+  const std::pair<const char*, const char*> bad_formats[] = {
+      {R"("json")", "response_format"},
+      {R"({})", "response_format"},
+      {R"({"type": "yaml"})", "response_format.type"},
+      {R"({"type": "json_schema"})", "response_format.json_schema"},
+      {R"({"type": "json_schema", "json_schema": {"name": "x"}})", "response_format.json_schema.schema"},
+      {R"({"type": "json_schema", "json_schema": {"name": "x", "schema": []}})", "response_format.json_schema.schema"},
+      {R"({"type": "json_schema", "json_schema": {"schema": {}}})", "response_format.json_schema.name"},
+      {R"({"type": "json_schema", "json_schema": {"name": "a b", "schema": {}}})", "response_format.json_schema.name"},
+      {R"({"type": "json_schema", "json_schema": {"name": 3, "schema": {}}})", "response_format.json_schema.name"},
+      {R"({"type": "json_schema", "json_schema": {"name": "x", "schema": {}, "strict": "yes"}})",
+       "response_format.json_schema.strict"},
+  };
+  for (const auto& [rf, param] : bad_formats) {
     auto r = ChatWithTool(std::string(R"(, "response_format": )") + rf);
     ASSERT_FALSE(r.ok()) << rf;
     EXPECT_EQ(r.error.http_status, 400);
-    EXPECT_EQ(r.error.param, "response_format");
+    EXPECT_EQ(r.error.param, param) << rf;
   }
   auto autochoice = ChatWithTool(R"(, "tool_choice": "auto")");
   ASSERT_TRUE(autochoice.ok());
@@ -323,7 +344,15 @@ TEST(ApiRequest, OutputControlsAreHonouredOrRefusedNeverIgnored) {
   auto none = ChatWithTool(R"(, "tool_choice": "none")");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none.value.tools.is_null());  // neither rendered nor parsed
-  for (const char* tc : {R"("required")", R"({"type": "function", "function": {"name": "f"}})", "3"}) {
+  auto required = ChatWithTool(R"(, "tool_choice": "required")");
+  ASSERT_TRUE(required.ok());
+  EXPECT_EQ(required.value.tool_choice, ApiRequest::ToolChoice::kRequired);
+  auto named = ChatWithTool(R"(, "tool_choice": {"type": "function", "function": {"name": "f"}})");
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named.value.tool_choice, ApiRequest::ToolChoice::kNamed);
+  EXPECT_EQ(named.value.tool_choice_name, "f");
+  for (const char* tc : {R"("any")", R"({"type": "function"})", R"({"type": "tool", "function": {"name": "f"}})",
+                         R"({"type": "function", "function": {"name": 3}})", "3"}) {
     auto r = ChatWithTool(std::string(R"(, "tool_choice": )") + tc);
     ASSERT_FALSE(r.ok()) << tc;
     EXPECT_EQ(r.error.param, "tool_choice");

@@ -1,4 +1,6 @@
 // ParseChatRequest: the /v1/chat/completions body (see api_request.h).
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "base/bounded_json.h"
@@ -11,36 +13,105 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // Chat fields that shape the output beyond sampling. What is implemented is
-// honoured; what is not yet (constrained decoding) is a 400, never ignored.
-//   response_format: {"type": "text"} (the default) only.
-//   tool_choice: "auto" (default) or "none" (the tools are neither rendered
-//     nor parsed); "required" and a named function need constrained decoding.
+// honoured; what is not is a 400, never ignored. The constraints they imply
+// are compiled later (server/output_constraint_request.h: schema keywords,
+// the tool named by tool_choice).
+//   response_format: {"type": "text"} (the default), {"type": "json_object"},
+//     or {"type": "json_schema", "json_schema": {"name": ..., "schema": {...},
+//     "strict": bool, "description": ...}} (OpenAI's shape; name 1-64 of
+//     a-z A-Z 0-9 _ -).
+//   tool_choice: "auto" (default), "none" (the tools are neither rendered
+//     nor parsed), "required" (some call must be made) or
+//     {"type": "function", "function": {"name": ...}} (that call).
 //   parallel_tool_calls: false keeps only the first parsed call.
 //   functions / function_call (the API's deprecated form): use 'tools'.
+bool ValidSchemaName(const std::string& n) {
+  if (n.empty() || n.size() > 64) return false;
+  for (char c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  return true;
+}
+
+void ReadResponseFormat(const json& rf, FieldReader& r, ApiRequest* req) {
+  auto type = rf.is_object() ? rf.find("type") : rf.end();
+  if (!rf.is_object() || type == rf.end() || !type->is_string()) {
+    r.Fail(BadRequest("'response_format' must be an object with a string 'type'", "response_format"));
+    return;
+  }
+  const std::string t = type->get<std::string>();
+  if (t == "text") return;
+  if (t == "json_object") {
+    req->response_format = ApiRequest::ResponseFormat::kJsonObject;
+    return;
+  }
+  if (t != "json_schema") {
+    r.Fail(BadRequest(fmt::format("'response_format' type '{}' is not one of text, json_object, json_schema", t),
+                      "response_format.type"));
+    return;
+  }
+  auto js = rf.find("json_schema");
+  if (js == rf.end() || !js->is_object()) {
+    r.Fail(BadRequest("'response_format' json_schema needs a 'json_schema' object", "response_format.json_schema"));
+    return;
+  }
+  auto name = js->find("name");
+  if (name == js->end() || !name->is_string() || !ValidSchemaName(name->get<std::string>())) {
+    r.Fail(BadRequest("'response_format.json_schema.name' must be a string of 1 to 64 letters, digits, '_' or '-'",
+                      "response_format.json_schema.name"));
+    return;
+  }
+  auto schema = js->find("schema");
+  if (schema == js->end() || !(schema->is_object() || schema->is_boolean())) {
+    r.Fail(BadRequest("'response_format.json_schema.schema' must be a JSON schema object",
+                      "response_format.json_schema.schema"));
+    return;
+  }
+  for (const char* key : {"strict", "description"}) {
+    auto it = js->find(key);
+    const bool ok = it == js->end() || it->is_null() || (std::string(key) == "strict" ? it->is_boolean() : it->is_string());
+    if (!ok) {
+      r.Fail(BadRequest(fmt::format("'response_format.json_schema.{}' must be a {}", key,
+                                    std::string(key) == "strict" ? "boolean" : "string"),
+                        fmt::format("response_format.json_schema.{}", key)));
+      return;
+    }
+  }
+  req->response_format = ApiRequest::ResponseFormat::kJsonSchema;
+  req->response_schema_name = name->get<std::string>();
+  req->response_schema = *schema;
+}
+
+void ReadToolChoice(const json& tc, FieldReader& r, ApiRequest* req) {
+  if (tc.is_string()) {
+    if (tc == "auto") req->tool_choice = ApiRequest::ToolChoice::kAuto;
+    else if (tc == "none") req->tool_choice = ApiRequest::ToolChoice::kNone;
+    else if (tc == "required") req->tool_choice = ApiRequest::ToolChoice::kRequired;
+    else
+      r.Fail(BadRequest(fmt::format("'tool_choice' {} is not one of \"auto\", \"none\", \"required\" or "
+                                    "{{\"type\": \"function\", \"function\": {{\"name\": ...}}}}",
+                                    tc.dump()),
+                        "tool_choice"));
+    return;
+  }
+  if (!tc.is_object()) {
+    r.WrongType("tool_choice", "a string or an object", tc);
+    return;
+  }
+  auto type = tc.find("type");
+  auto fn = tc.find("function");
+  if (type == tc.end() || *type != "function" || fn == tc.end() || !fn->is_object() || !fn->contains("name") ||
+      !(*fn)["name"].is_string()) {
+    r.Fail(BadRequest("'tool_choice' as an object must be {\"type\": \"function\", \"function\": {\"name\": ...}}",
+                      "tool_choice"));
+    return;
+  }
+  req->tool_choice = ApiRequest::ToolChoice::kNamed;
+  req->tool_choice_name = (*fn)["name"].get<std::string>();
+}
+
 void ReadOutputControls(FieldReader& r, ApiRequest* req) {
-  if (const json* rf = r.Get("response_format")) {
-    auto type = rf->is_object() ? rf->find("type") : rf->end();
-    if (!rf->is_object() || type == rf->end() || !type->is_string()) {
-      r.Fail(BadRequest("'response_format' must be an object with a string 'type'", "response_format"));
-    } else if (*type != "text") {
-      r.Fail(BadRequest(fmt::format("'response_format' type '{}' is not supported yet (structured output needs "
-                                    "constrained decoding); only 'text' is",
-                                    type->get<std::string>()),
-                        "response_format", "unsupported_parameter"));
-    }
-  }
-  if (const json* tc = r.Get("tool_choice")) {
-    if (tc->is_string() && (*tc == "auto" || *tc == "none")) {
-      req->tool_choice = *tc == "none" ? ApiRequest::ToolChoice::kNone : ApiRequest::ToolChoice::kAuto;
-    } else if (tc->is_string() || tc->is_object()) {
-      r.Fail(BadRequest(fmt::format("'tool_choice' {} is not supported yet (forcing a tool call needs constrained "
-                                    "decoding); use \"auto\" or \"none\"",
-                                    tc->dump()),
-                        "tool_choice", "unsupported_parameter"));
-    } else {
-      r.WrongType("tool_choice", "a string or an object", *tc);
-    }
-  }
+  if (const json* rf = r.Get("response_format")) ReadResponseFormat(*rf, r, req);
+  if (const json* tc = r.Get("tool_choice")) ReadToolChoice(*tc, r, req);
   bool parallel = true;
   if (r.Bool("parallel_tool_calls", &parallel)) req->parallel_tool_calls = parallel;
   for (const char* key : {"functions", "function_call"}) {

@@ -2,6 +2,7 @@
 
 #include "base/log.h"
 #include "server/guarded_stream.h"
+#include "server/output_constraint_request.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -31,6 +32,11 @@ std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& tex
 ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContext& ctx, ApiRequest* api,
                                                              std::vector<int32_t> prompt,
                                                              const GenerationStart& start) {
+  // Output constraints (response_format json, tool_choice required/named,
+  // strict tools) for both APIs: compiled and cached for this tokenizer.
+  ApiResult<std::shared_ptr<const CompiledConstraint>> constraint =
+      BuildOutputConstraint(*api, ctx.service->tokenizer(), ctx.service->info().chat_template);
+  if (!constraint.ok()) return constraint.error;
   GenerationRequest g;
   g.id = start.id;
   g.prompt = std::move(prompt);
@@ -39,6 +45,7 @@ ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContex
   g.cache_ttl_s = api->cache_ttl_s;
   g.kv_hints = api->kv_hints;
   g.arrival_s = start.arrival_s;
+  g.constraint = std::move(constraint.value);
   auto runner = std::make_unique<GenerationRunner>(ctx.service, std::move(g), std::move(api->stop),
                                                    ctx.metrics->generation());
   if (Status st = runner->Start(); !st.ok()) return FromStatus(st);

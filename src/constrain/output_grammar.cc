@@ -1,0 +1,108 @@
+#include "constrain/output_grammar.h"
+
+#include <fmt/format.h>
+
+#include "constrain/json_schema_grammar.h"
+
+namespace pg {
+namespace {
+
+// Calls one output may hold when parallel calls are allowed.
+constexpr uint32_t kMaxParallelCalls = 8;
+
+}  // namespace
+
+ToolCallFormat ToolCallFormat::Hermes() {
+  ToolCallFormat f;
+  f.name = "hermes";
+  f.begin = "<tool_call>";
+  f.end = "</tool_call>";
+  f.args_key = "arguments";
+  return f;
+}
+
+ToolCallFormat ToolCallFormat::Llama3Json() {
+  ToolCallFormat f;
+  f.name = "llama3_json";
+  f.args_key = "parameters";
+  f.multiple = false;
+  return f;
+}
+
+ToolCallFormat ToolCallFormat::DeepSeekV3() {
+  ToolCallFormat f;
+  f.name = "deepseek_v3";
+  f.calls_begin = "<｜tool▁calls▁begin｜>";
+  f.calls_end = "<｜tool▁calls▁end｜>";
+  f.begin = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>";
+  f.end = "\n```<｜tool▁call▁end｜>";
+  f.name_suffix = "\n```json\n";
+  return f;
+}
+
+Grammar JsonObjectGrammar() {
+  GrammarBuilder b;
+  const NodeId root = b.Seq({b.Ws(), b.JsonObject()});
+  return std::move(b).Build(root);
+}
+
+Result<Grammar> JsonSchemaGrammar(const nlohmann::ordered_json& schema, const std::string& where) {
+  GrammarBuilder b;
+  const NodeId ws = b.Ws();
+  Result<NodeId> value = AddJsonSchema(schema, where, &b);
+  if (!value.ok()) return value.status();
+  const NodeId root = b.Seq({ws, *value});
+  return std::move(b).Build(root);
+}
+
+Result<Grammar> ToolCallGrammar(const ToolCallFormat& format, const std::vector<ToolGrammarSpec>& tools, bool parallel,
+                                bool lazy, const std::string& where) {
+  if (tools.empty()) return InvalidArgument(fmt::format("{}: no tool to call", where));
+  GrammarBuilder b;
+  // One alternative per tool: its name and its arguments.
+  std::vector<NodeId> named;
+  for (const ToolGrammarSpec& t : tools) {
+    NodeId args;
+    if (t.constrain_arguments && !t.parameters.is_null()) {
+      Result<NodeId> n = AddJsonSchema(t.parameters, fmt::format("{} '{}' parameters", where, t.name), &b);
+      if (!n.ok()) return n.status();
+      args = *n;
+    } else {
+      args = b.JsonObject();
+    }
+    if (format.args_key.empty()) {  // NAME outside the JSON
+      named.push_back(b.Seq({b.Literal(format.name_prefix + t.name + format.name_suffix), b.Ws(), args}));
+    } else {  // "NAME", "ARGS_KEY": ARGS inside {"name": ...}
+      named.push_back(b.Seq({b.Literal(GrammarBuilder::Quoted(t.name)), b.Ws(), b.Literal(","), b.Ws(),
+                             b.Literal(GrammarBuilder::Quoted(format.args_key)), b.Ws(), b.Literal(":"), b.Ws(),
+                             args}));
+    }
+  }
+  NodeId body = b.Choice(std::move(named));
+  if (!format.args_key.empty())
+    body = b.Seq({b.Literal("{"), b.Ws(), b.Literal("\"name\""), b.Ws(), b.Literal(":"), b.Ws(), body, b.Ws(),
+                  b.Literal("}")});
+  // begin, the call, end; whitespace allowed around a JSON object.
+  const NodeId ws_in = format.args_key.empty() ? b.Seq({}) : b.Ws();
+  const NodeId call = b.Seq({b.Literal(format.begin), ws_in, body, ws_in, b.Literal(format.end)});
+  const uint32_t max = parallel && format.multiple ? kMaxParallelCalls : 1;
+  const NodeId calls = b.Repeat(call, b.Ws(), 1, max);
+  NodeId root;
+  if (lazy) {
+    if (format.trigger().empty())
+      return Unimplemented(fmt::format("{}: strict tools under tool_choice auto are not enforced for the {} tool-call "
+                                       "format",
+                                       where, format.name));
+    // After the trigger: the rest of the call (the trigger is its begin;
+    // free text, and so further calls, may follow), or all the calls and
+    // calls_end.
+    const NodeId after = format.calls_begin.empty() ? b.Seq({ws_in, body, ws_in, b.Literal(format.end)})
+                                                    : b.Seq({calls, b.Literal(format.calls_end)});
+    root = b.FreeUntil(format.trigger(), after);
+  } else {
+    root = b.Seq({b.Ws(), b.Literal(format.calls_begin), calls, b.Literal(format.calls_end)});
+  }
+  return std::move(b).Build(root);
+}
+
+}  // namespace pg

@@ -1,0 +1,81 @@
+// Structured outputs and enforced tool calls on the real engine (`prosgrow
+// serve` on the tiny random-weight model): a streamed json_schema answer
+// assembles into a valid value, and tests/node/openai_structured_test.mjs
+// drives the server with the official OpenAI SDK, validating every output
+// with ajv (skipped without node or tests/node/node_modules).
+#include <unistd.h>
+
+#include "serve_real_fixture.h"
+
+namespace pg::serve_real {
+namespace {
+
+TEST_F(ServeReal, StreamedJsonSchemaOutputIsOneValidValue) {
+  auto s = Serve({"--threads", "2"}, "structured-stream");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ServeProcess& srv = **s;
+  const std::string body = R"({"messages": [{"role": "user", "content": "A point."}], "stream": true,
+      "temperature": 1.0, "seed": 5, "max_tokens": 200,
+      "response_format": {"type": "json_schema", "json_schema": {"name": "point", "schema": {"type": "object",
+        "properties": {"x": {"type": "integer"}, "tag": {"type": "string", "maxLength": 5},
+                       "ok": {"type": "boolean"}},
+        "required": ["x", "tag", "ok"], "additionalProperties": false}}}})";
+  for (int i = 0; i < 3; ++i) {
+    json req = json::parse(body);
+    req["seed"] = i;
+    auto res = srv.Client()->Post("/v1/chat/completions", req.dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    std::string content, finish;
+    for (const std::string& e : SseData(res->body)) {
+      if (e == "[DONE]") continue;
+      json c = json::parse(e);
+      if (c["choices"].empty()) continue;
+      const json& d = c["choices"][0]["delta"];
+      if (d.contains("content") && d["content"].is_string()) content += d["content"].get<std::string>();
+      if (!c["choices"][0]["finish_reason"].is_null()) finish = c["choices"][0]["finish_reason"];
+    }
+    EXPECT_EQ(finish, "stop") << content;
+    json v = json::parse(content, nullptr, false);
+    ASSERT_TRUE(v.is_object()) << content;
+    EXPECT_TRUE(v["x"].is_number_integer()) << content;
+    EXPECT_TRUE(v["tag"].is_string() && v["tag"].get<std::string>().size() <= 5 * 4) << content;
+    EXPECT_TRUE(v["ok"].is_boolean()) << content;
+    EXPECT_EQ(v.size(), 3u) << content;
+  }
+  int status;
+  json err = Post(srv, "/v1/chat/completions", R"({"messages": [{"role": "user", "content": "x"}],
+      "response_format": {"type": "json_schema", "json_schema": {"name": "p", "schema": {"type": "object",
+      "properties": {"n": {"type": "number", "minimum": 0}}}}}})", &status);
+  EXPECT_EQ(status, 400) << err.dump();
+  EXPECT_EQ(err["error"]["code"], "unsupported_parameter") << err.dump();
+  EXPECT_EQ(err["error"]["param"], "response_format.json_schema.schema") << err.dump();
+  EXPECT_NE(err["error"]["message"].get<std::string>().find("'minimum' at #/properties/n"), std::string::npos)
+      << err.dump();
+  EXPECT_TRUE(srv.Alive());
+  EXPECT_EQ(srv.Stop(), 0) << srv.Log();
+}
+
+TEST_F(ServeReal, OpenAiSdkStructuredOutputsValidateWithAjv) {
+  const std::string dir = std::string(PROSGROW_SOURCE_DIR) + "/tests/node";
+  if (access((dir + "/node_modules/openai/package.json").c_str(), R_OK) != 0 ||
+      access((dir + "/node_modules/ajv/package.json").c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "run `npm ci` in " << dir << " first";
+  }
+  int rc = 0;
+  RunShell("node --version > /dev/null 2>&1", &rc);
+  if (rc != 0) GTEST_SKIP() << "node not installed";
+  auto s = Serve({"--threads", "2", "--max-seqs", "16"}, "structured-sdk");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ServeProcess& srv = **s;
+  const std::string out = RunShell("cd '" + dir + "' && PROSGROW_BASE_URL=" + srv.base_url() +
+                                       "/v1 node openai_structured_test.mjs 2>&1",
+                                   &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("openai structured test: ok"), std::string::npos) << out;
+  EXPECT_TRUE(srv.Alive());
+  EXPECT_EQ(srv.Stop(), 0) << srv.Log();
+}
+
+}  // namespace
+}  // namespace pg::serve_real

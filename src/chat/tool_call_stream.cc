@@ -136,28 +136,27 @@ bool ToolCallStream::StepText(bool final) {
 bool ToolCallStream::StepSection(bool final) {
   size_t i = 0;
   while (i < buf_.size() && IsJsonSpace(buf_[i])) ++i;
-  buf_.erase(0, i);  // whitespace between calls
-  if (StartsWith(buf_, kDsCallBegin)) {
-    buf_.erase(0, kDsCallBegin.size());
+  std::string_view rest = std::string_view(buf_).substr(i);
+  if (StartsWith(rest, kDsCallBegin)) {  // whitespace between calls is dropped
+    buf_.erase(0, i + kDsCallBegin.size());
     raw_ = std::string(kDsCallBegin);
     mode_ = Mode::kHeader;
     return true;
   }
-  if (StartsWith(buf_, kDsCallsEnd)) {
-    buf_.erase(0, kDsCallsEnd.size());
+  if (StartsWith(rest, kDsCallsEnd)) {
+    buf_.erase(0, i + kDsCallsEnd.size());
     in_section_ = false;
     mode_ = Mode::kText;
     return true;
   }
-  if (buf_.empty()) return false;
-  if (!final && (PrefixOf(buf_, kDsCallBegin) || PrefixOf(buf_, kDsCallsEnd))) return false;
   if (final) {
     in_section_ = false;
     mode_ = Mode::kText;  // an unterminated section: the rest is content
-    return true;
+    return !buf_.empty();
   }
+  if (rest.empty() || PrefixOf(rest, kDsCallBegin) || PrefixOf(rest, kDsCallsEnd)) return false;
   // Stray text in the section is content, up to the next possible marker.
-  size_t next = buf_.find('<', 1);
+  size_t next = buf_.find('<', i + 1);
   if (next == std::string::npos) next = buf_.size();
   EmitContent(std::string_view(buf_).substr(0, next));
   buf_.erase(0, next);

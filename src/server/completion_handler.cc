@@ -10,6 +10,7 @@
 #include "server/generation_runner.h"
 #include "server/guarded_stream.h"
 #include "server/openai_response.h"
+#include "server/tool_call_chunks.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -39,6 +40,7 @@ struct ResponsePlan {
   bool logprobs = false;
   bool tools = false;        // chat with tools: look for tool calls at the end
   bool parallel_tool_calls = true;  // false: keep only the first call
+  nlohmann::ordered_json tool_defs;   // the request's tools (GLM argument types)
   std::string session_id;
 };
 
@@ -46,13 +48,24 @@ struct ResponsePlan {
 std::string FinishWithTools(const HandlerContext& ctx, const ResponsePlan& plan, const std::string& reason,
                             std::string* text, std::vector<ToolCall>* calls) {
   if (!plan.tools || (reason != "stop" && reason != "length")) return reason;
-  AssistantOutput out = ctx.chat()->ParseToolCalls(*text);
+  AssistantOutput out = ctx.chat()->ParseToolCalls(*text, plan.tool_defs);
+  *text = std::move(out.content);  // as streamed: trimmed, calls taken out
   if (out.tool_calls.empty()) return reason;
-  *text = std::move(out.content);
   *calls = std::move(out.tool_calls);
   if (!plan.parallel_tool_calls && calls->size() > 1) calls->resize(1);
   if (!plan.session_id.empty()) ctx.service->NoteToolCall(plan.session_id);
   return "tool_calls";
+}
+
+// The control tokens that spell a format's markers: shown in the text so the
+// tool-call parser sees them (decoding drops control tokens otherwise).
+std::vector<int32_t> ToolMarkerTokens(ToolCallFormat format, const Tokenizer& tok) {
+  std::vector<int32_t> ids;
+  for (std::string_view marker : ToolCallMarkers(format)) {
+    std::optional<int32_t> id = tok.FindToken(marker);
+    if (id && tok.IsControl(*id)) ids.push_back(*id);
+  }
+  return ids;
 }
 
 // An engine-side end that is not a normal finish, as an API error.
@@ -70,8 +83,7 @@ struct StreamState {
   ResponsePlan plan;
   bool sent_role = false;
   bool done = false;
-  std::string held_text;                 // chat with tools: everything, parsed at the end
-  std::vector<TokenEvent> held_tokens;
+  std::unique_ptr<ToolCallChunks> tool_chunks;  // chat with tools: parsed as it streams
   int64_t text_offset = 0;               // completions logprobs text_offset
 };
 
@@ -111,9 +123,22 @@ void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, ht
           }
           return send(ChunkJson(p.header, {{"content", text}}, "", lp, p.include_usage));
         };
+        // Chat with tools: content and tool-call deltas in order; the step's
+        // logprobs ride on its first content delta (or an empty one).
+        auto emit_deltas = [&](std::vector<json> deltas, const std::vector<TokenEvent>& tokens) -> bool {
+          bool lp_sent = !p.logprobs || tokens.empty();
+          for (json& d : deltas) {
+            json lp = nullptr;
+            if (!lp_sent && d.contains("content")) {
+              lp = ChatLogprobsJson(tokens, tok);
+              lp_sent = true;
+            }
+            if (!send(ChunkJson(p.header, d, "", lp, p.include_usage))) return false;
+          }
+          return lp_sent || emit("", tokens);
+        };
         if (p.tools) {
-          state->held_text += step.text;
-          state->held_tokens.insert(state->held_tokens.end(), step.tokens.begin(), step.tokens.end());
+          if (!emit_deltas(state->tool_chunks->Push(step.text), step.tokens)) return false;
         } else if (!emit(step.text, step.tokens)) {
           PG_LOG_DEBUG("{}: write failed", p.header.id);
           return false;
@@ -132,13 +157,12 @@ void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, ht
           sink.done();
           return true;
         }
-        std::vector<ToolCall> calls;
-        std::string reason = FinishWithTools(c, p, r.finish_reason, &state->held_text, &calls);
+        std::string reason = r.finish_reason;
         if (p.tools) {
-          if (!emit(state->held_text, state->held_tokens)) return false;
-          if (!calls.empty() && !send(ChunkJson(p.header, {{"tool_calls", ToolCallsJson(calls, true)}}, "", nullptr,
-                                                p.include_usage))) {
-            return false;
+          if (!emit_deltas(state->tool_chunks->Finish(), {})) return false;
+          if (!state->tool_chunks->ids().empty() && (reason == "stop" || reason == "length")) {
+            reason = "tool_calls";
+            if (!p.session_id.empty()) c.service->NoteToolCall(p.session_id);
           }
         }
         if (!send(ChunkJson(p.header, json::object(), reason, nullptr, p.include_usage))) return false;
@@ -252,6 +276,7 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   plan.logprobs = api.sampling.logprobs;
   plan.tools = chat && !api.tools.is_null();
   plan.parallel_tool_calls = api.parallel_tool_calls;
+  plan.tool_defs = api.tools;
   plan.session_id = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
 
   GenerationRequest g;
@@ -264,6 +289,7 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   g.arrival_s = arrival;
   auto runner = std::make_unique<GenerationRunner>(service, std::move(g), std::move(api.stop),
                                                    ctx_.metrics->generation());
+  if (plan.tools) runner->RenderSpecialTokens(ToolMarkerTokens(ctx_.chat()->tool_call_format(), tok));
   if (Status st = runner->Start(); !st.ok()) return SendApiError(res, FromStatus(st), ctx_.metrics);
   PG_LOG_DEBUG("{}: submitted ({} prompt tokens, stream={})", plan.header.id, runner->result().prompt_tokens,
                plan.stream);
@@ -272,6 +298,10 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
     auto state = std::make_shared<StreamState>(ctx_.metrics->in_flight);
     state->runner = std::move(runner);
     state->plan = std::move(plan);
+    if (state->plan.tools) {
+      state->tool_chunks = std::make_unique<ToolCallChunks>(ctx_.chat()->tool_call_format(), state->plan.tool_defs,
+                                                            state->plan.parallel_tool_calls);
+    }
     RunStream(ctx_, std::move(state), res);
   } else {
     InFlight in_flight(ctx_.metrics->in_flight);

@@ -20,6 +20,7 @@
 #include "server/http_limit_error.h"
 #include "server/openai_response.h"
 #include "server/server_metrics.h"
+#include "server/template_handler.h"
 
 namespace pg {
 namespace {
@@ -138,6 +139,7 @@ std::string EndpointLabel(const std::string& path) {
   for (const char* k : kKnown) {
     if (path == k) return k;
   }
+  if (path == "/apply-template") return path;
   if (path.rfind("/v1/sessions/", 0) == 0) return "/v1/sessions/{id}/release";
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
   return "other";
@@ -222,6 +224,7 @@ struct HttpServer::Impl {
   std::once_flag chat_once;
   std::unique_ptr<ChatPrompt> chat;
   std::unique_ptr<CompletionHandler> completions;
+  std::unique_ptr<TemplateHandler> apply_template;
 };
 
 void HttpServer::Impl::SetUpRoutes() {
@@ -238,6 +241,11 @@ void HttpServer::Impl::SetUpRoutes() {
   }));
   server.Post("/v1/completions", Api([this](const httplib::Request& req, httplib::Response& res) {
     completions->Handle(req, res, /*chat=*/false);
+  }));
+  // llama.cpp's /apply-template; behind the API key as in llama.cpp.
+  apply_template = std::make_unique<TemplateHandler>(ctx);
+  server.Post("/apply-template", Api([this](const httplib::Request& req, httplib::Response& res) {
+    apply_template->Handle(req, res);
   }));
 
   auto model_json = [this] {
@@ -289,6 +297,9 @@ void HttpServer::Impl::SetUpRoutes() {
     server.Put(p, not_allowed("POST"));
     server.Delete(p, not_allowed("POST"));
   }
+  server.Get("/apply-template", not_allowed("POST"));
+  server.Put("/apply-template", not_allowed("POST"));
+  server.Delete("/apply-template", not_allowed("POST"));
   for (const char* p : {"/v1/models", "/health", "/metrics"}) {
     server.Post(p, not_allowed("GET"));
     server.Put(p, not_allowed("GET"));

@@ -3,6 +3,7 @@
 //   POST /v1/chat/completions   POST /v1/completions     (completion_handler.h)
 //   GET  /v1/models             GET  /health (503 while the model loads)
 //   GET  /metrics (Prometheus)  POST /v1/sessions/{id}/release
+//   POST /apply-template (template_handler.h; behind the API key)
 //
 // cpp-httplib parses HTTP; every connection runs over a GuardedStream that
 // bounds slow or oversized headers and bodies. With an API key set, /v1/*

@@ -7,6 +7,9 @@
 // and success paths on the same server.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <map>
 
 #include "server/tool_call_chunks.h"
@@ -132,6 +135,34 @@ TEST(ToolCallStreaming, EveryFormatStreamsWhatTheFullResponseHolds) {
     r = Reassemble(res->body);
     EXPECT_EQ(r.calls.size(), 1u) << res->body;
     EXPECT_EQ(r.finish, "tool_calls");
+  }
+}
+
+// The official OpenAI Node SDK's stream helper assembles our deltas into the
+// same message as the non-streamed answer (tests/node/tool_stream_test.mjs).
+// Skipped when node or the SDK (npm ci in tests/node) is missing.
+TEST(ToolCallStreaming, OpenAiSdkAssemblesTheStreamedCalls) {
+  const std::string dir = std::string(PROSGROW_SOURCE_DIR) + "/tests/node";
+  if (access((dir + "/node_modules/openai/package.json").c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "run `npm ci` in " << dir << " first";
+  }
+  if (system("node --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "node not installed";
+  for (const FormatCase& fc : kCases) {
+    SCOPED_TRACE(fc.name);
+    FakeServiceOptions fake;
+    fake.chat_template = fc.chat_template;
+    fake.reply = fc.reply;
+    auto t = StartTestServer(fake);
+    ASSERT_TRUE(t);
+    std::string cmd = "cd '" + dir + "' && PROSGROW_BASE_URL=http://127.0.0.1:" + std::to_string(t->port) +
+                      "/v1 node tool_stream_test.mjs 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string output;
+    char buf[512];
+    while (fgets(buf, sizeof(buf), p)) output += buf;
+    EXPECT_EQ(pclose(p), 0) << output;
+    EXPECT_NE(output.find("tool stream test: ok"), std::string::npos) << output;
   }
 }
 

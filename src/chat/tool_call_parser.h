@@ -38,12 +38,12 @@ struct ParsedAssistant {
 };
 
 struct ToolCallParseOptions {
-  ToolCallFormat format = kDefaultToolCallFormat;
-  // The request's OpenAI tools array, for GLM argument types (null = none).
-  nlohmann::ordered_json tools;
   // kHermes: accept a bare JSON object as the whole output (Llama 3.1). Only
   // sensible when the request offered tools.
   bool bare_json = true;
+  ToolCallFormat format = kDefaultToolCallFormat;
+  // The request's OpenAI tools array, for GLM argument types (null = none).
+  nlohmann::ordered_json tools;
 };
 
 ParsedAssistant ParseToolCalls(std::string_view generated, const ToolCallParseOptions& opt);

@@ -189,8 +189,8 @@ bool ToolCallStream::StepHeader(bool final) {
     EmitArgs("{");
     mode_ = Mode::kGlmArgs;
   } else {
-    depth_ = 0;
-    in_string_ = escaped_ = false;
+    scanner_ = JsonStreamScanner();
+    json_args_ = true;
     mode_ = Mode::kArgs;
   }
   return true;
@@ -199,38 +199,17 @@ bool ToolCallStream::StepHeader(bool final) {
 bool ToolCallStream::StepArgs() {
   std::string frag;
   size_t i = 0;
-  bool done = false;
-  for (; i < buf_.size() && !done; ++i) {
-    char c = buf_[i];
-    if (in_string_) {
-      frag += c;
-      if (escaped_) {
-        escaped_ = false;
-      } else if (c == '\\') {
-        escaped_ = true;
-      } else if (c == '"') {
-        in_string_ = false;
-      }
-      continue;
-    }
-    if (IsJsonSpace(c)) continue;
-    if (c == '<' || c == '`') {  // markup where JSON should be: the arguments broke off
-      done = true;
-      break;
-    }
-    frag += c;
-    if (c == '"') {
-      in_string_ = true;
-    } else if (c == '{' || c == '[') {
-      ++depth_;
-    } else if ((c == '}' || c == ']') && --depth_ == 0) {
-      done = true;
-    }
+  bool ended = false;
+  for (; i < buf_.size() && !ended; ++i) {
+    JsonStreamScanner::Step st = scanner_.Push(buf_[i], &frag);
+    if (st == JsonStreamScanner::Step::kBroken) break;  // not JSON any more: the arguments end here
+    ended = st == JsonStreamScanner::Step::kDone;
   }
+  ended = ended || i < buf_.size();
   buf_.erase(0, i);
   EmitArgs(frag);
-  if (done) mode_ = Mode::kTrailer;
-  return done;
+  if (ended) mode_ = Mode::kTrailer;
+  return ended;
 }
 
 bool ToolCallStream::StepTrailer(bool final) {
@@ -352,6 +331,8 @@ void ToolCallStream::EmitArgs(std::string_view fragment) {
 }
 
 void ToolCallStream::EndCall(bool to_section) {
+  if (json_args_) EmitArgs(scanner_.Completion());  // "" unless cut off or broken
+  json_args_ = false;
   out_->push_back(ToolCallEvent{ToolCallEvent::Kind::kCallEnd, calls_ - 1, ""});
   raw_.clear();
   bare_ = false;

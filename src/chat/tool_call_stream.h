@@ -25,7 +25,8 @@
 // that is not an object, an unterminated block at Finish) is released as
 // content, byte for byte. A call that has started stays a call: if its text
 // breaks off or stops at Finish (max_tokens), it ends with the arguments
-// received so far (GLM calls are always closed with "}").
+// received so far, completed into valid JSON (json_stream_scanner.h): the
+// arguments of every call always parse as a JSON object.
 //
 // Thread-safety: one stream per response, used by one thread at a time.
 #pragma once
@@ -36,6 +37,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/json_stream_scanner.h"
 #include "chat/tool_call_format.h"
 
 namespace pg {
@@ -101,9 +103,9 @@ class ToolCallStream {
   bool in_section_ = false;    // DeepSeek: the current block sits in a section
   std::string raw_;            // the current block's text so far (for BlockIsContent)
   int calls_ = 0;
-  // kArgs: the JSON scanner.
-  int depth_ = 0;
-  bool in_string_ = false, escaped_ = false;
+  // kArgs: the arguments' scanner; json_args_ while its call is open.
+  JsonStreamScanner scanner_;
+  bool json_args_ = false;
   // kGlmArgs: pairs written so far, and the function's name.
   int glm_pairs_ = 0;
   std::string glm_name_;

@@ -209,6 +209,11 @@ TEST(ToolCallStreamTest, GarbageNeverCrashesInAnyFormat) {
       s += pieces[(seed >> 16) % 20];
       ParsedAssistant p = Whole(f, s, kTools);
       EXPECT_LE(p.content.size(), s.size());
+      for (const ParsedToolCall& c : p.tool_calls) {
+        EXPECT_FALSE(c.name.empty());
+        ojson args = ojson::parse(c.arguments_json, nullptr, false);
+        EXPECT_TRUE(args.is_object()) << ToolCallFormatName(f) << ": " << c.arguments_json << " from " << s;
+      }
     }
     ExpectSplitInvariant(f, s.substr(0, 400), kTools);
   }

@@ -176,6 +176,7 @@ struct HttpServer::Impl {
       }
       PG_CHECK_MSG(made.ok(), "the fallback chat template must parse");
       chat = std::move(made).value();
+      PG_LOG_INFO("tool-call format: {}", ToolCallFormatName(chat->tool_call_format()));
     });
     return chat.get();
   }

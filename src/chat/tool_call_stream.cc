@@ -85,6 +85,7 @@ bool ToolCallStream::Step(bool final) {
     case Mode::kTrailer: return StepTrailer(final);
     case Mode::kWhole: return StepWhole(final);
     case Mode::kGlmArgs: return StepGlmArgs(final);
+    case Mode::kGlmString: return StepGlmString(final);
   }
   return false;
 }
@@ -271,6 +272,7 @@ bool ToolCallStream::StepGlmArgs(bool final) {
     return true;
   };
   if (StartsWith(rest, kToolCallClose)) return close_call(kToolCallClose.size());
+  if (StartsWith(rest, kArgKey) && StartGlmString(rest)) return true;
   size_t close_at = rest.find(kToolCallClose);
   size_t pair_end = rest.find(kArgValueEnd);
   if (StartsWith(rest, kArgKey) && pair_end != std::string::npos && pair_end < close_at) {
@@ -298,6 +300,42 @@ bool ToolCallStream::StepGlmArgs(bool final) {
   }
   size_t next = buf_.find('<', 1);  // stray text between pairs is dropped
   buf_.erase(0, next == std::string::npos ? buf_.size() : next);
+  return true;
+}
+
+bool ToolCallStream::StartGlmString(std::string_view rest) {
+  size_t key_end = rest.find(kArgKeyEnd);
+  // The key must close before any other tag ends (its first '>' is that of </arg_key>).
+  if (key_end == std::string::npos || key_end > rest.find('>', kArgKey.size())) return false;
+  size_t v = key_end + kArgKeyEnd.size();
+  while (v < rest.size() && IsJsonSpace(rest[v])) ++v;
+  if (!StartsWith(rest.substr(v), kArgValue)) return false;
+  std::string key(TrimJsonSpace(rest.substr(kArgKey.size(), key_end - kArgKey.size())));
+  if (key.empty() || !IsStringParam(tools_, glm_name_, key)) return false;
+  std::string frag(glm_pairs_++ ? "," : "");
+  frag.append(nlohmann::ordered_json(key).dump()).append(":\"");
+  EmitArgs(frag);
+  buf_.erase(0, v + kArgValue.size());
+  mode_ = Mode::kGlmString;
+  return true;
+}
+
+bool ToolCallStream::StepGlmString(bool final) {
+  size_t end = std::min(buf_.find(kArgValueEnd), buf_.find(kToolCallClose));
+  if (end == std::string::npos && !final) {
+    size_t keep = HeldSuffix(buf_, {kArgValueEnd, kToolCallClose});
+    EmitArgs(JsonStringBody(std::string_view(buf_).substr(0, buf_.size() - keep)));
+    buf_.erase(0, buf_.size() - keep);
+    return false;
+  }
+  if (end == std::string::npos) end = buf_.size();
+  std::string frag = JsonStringBody(std::string_view(buf_).substr(0, end));
+  frag += '"';
+  EmitArgs(frag);
+  // </arg_value> is consumed here; a </tool_call> is left to close the call.
+  bool value_end = std::string_view(buf_).substr(end, kArgValueEnd.size()) == kArgValueEnd;
+  buf_.erase(0, value_end ? end + kArgValueEnd.size() : end);
+  mode_ = Mode::kGlmArgs;
   return true;
 }
 

@@ -26,7 +26,9 @@
 // content, byte for byte. A call that has started stays a call: if its text
 // breaks off or stops at Finish (max_tokens), it ends with the arguments
 // received so far, completed into valid JSON (json_stream_scanner.h): the
-// arguments of every call always parse as a JSON object.
+// arguments of every call always parse as a JSON object. GLM arguments go
+// out one pair at a time, except values the tool's schema types as strings,
+// which stream as they are generated.
 //
 // Thread-safety: one stream per response, used by one thread at a time.
 #pragma once
@@ -72,6 +74,7 @@ class ToolCallStream {
     kTrailer,   // after the arguments: skipping to the closing marker
     kWhole,     // a block that may still be a call: held to its closing marker
     kGlmArgs,   // GLM: <arg_key>/<arg_value> pairs
+    kGlmString, // GLM: inside a string-typed <arg_value>, streamed as it comes
   };
   bool Step(bool final);
   bool StepText(bool final);
@@ -81,6 +84,8 @@ class ToolCallStream {
   bool StepTrailer(bool final);
   bool StepWhole(bool final);
   bool StepGlmArgs(bool final);
+  bool StepGlmString(bool final);
+  bool StartGlmString(std::string_view rest);  // a string-typed pair's value begins
 
   void EmitContent(std::string_view text);
   void StartCall(std::string name);

@@ -113,6 +113,32 @@ TEST(ToolCallStreamTest, Glm45) {
   ExpectSplitInvariant(ToolCallFormat::kGlm45, text, kTools);
 }
 
+TEST(ToolCallStreamTest, Glm45StringValuesStreamAsGenerated) {
+  ToolCallStream s(ToolCallFormat::kGlm45, kTools);
+  std::vector<ToolCallEvent> ev;
+  std::string args;
+  auto push = [&](std::string_view piece) {
+    ev.clear();
+    s.Push(piece, &ev);
+    std::string got;
+    for (const ToolCallEvent& e : ev) {
+      if (e.kind == ToolCallEvent::Kind::kArguments) got += e.text;
+    }
+    args += got;
+    return got;
+  };
+  push("<tool_call>read_file\n<arg_key>lines</arg_key>\n<arg_value>1");
+  EXPECT_EQ(args, "{");  // an integer waits for its end
+  EXPECT_EQ(push("2</arg_value>\n<arg_key>path</arg_key>\n<arg_value>src/\"a"), "\"lines\":12,\"path\":\"src/\\\"a");
+  EXPECT_EQ(push(".txt</arg_v"), ".txt");  // a possible closing tag is held
+  EXPECT_EQ(push("alue>\n</tool_call>"), "\"}");
+  EXPECT_EQ(nlohmann::json::parse(args), nlohmann::json::parse(R"({"lines": 12, "path": "src/\"a.txt"})"));
+  // Cut off inside a string value: closed.
+  ParsedAssistant p = Whole(ToolCallFormat::kGlm45, "<tool_call>read_file\n<arg_key>path</arg_key><arg_value>ab", kTools);
+  ASSERT_EQ(p.tool_calls.size(), 1u);
+  EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"path":"ab"})");
+}
+
 TEST(ToolCallStreamTest, Glm45MalformedAndCutOff) {
   // No name: content, byte for byte.
   const char* bad = "<tool_call>\n{\"x\": 1}</tool_call> ok";

@@ -158,29 +158,36 @@ std::optional<JsonCall> CallFromJson(std::string_view text) {
   return JsonCall{name->get<std::string>(), obj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
 }
 
+bool IsStringParam(const ojson& tools, const std::string& function, const std::string& key) {
+  if (!tools.is_array()) return false;
+  for (const ojson& t : tools) {
+    const ojson* fn = t.is_object() && t.contains("function") ? &t["function"] : nullptr;
+    if (!fn || !fn->is_object() || fn->value("name", ojson()) != function) continue;
+    const ojson params = fn->value("parameters", ojson::object());
+    if (!params.is_object() || !params.contains("properties") || !params["properties"].is_object()) return false;
+    const ojson& props = params["properties"];
+    auto p = props.find(key);
+    if (p == props.end() || !p->is_object()) return false;
+    const ojson type = p->value("type", ojson());
+    bool is_string = type == "string";
+    if (type.is_array()) {
+      for (const ojson& ty : type) is_string = is_string || ty == "string";
+    }
+    return is_string;
+  }
+  return false;
+}
+
+std::string JsonStringBody(std::string_view text) {
+  std::string s = ojson(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return s.substr(1, s.size() - 2);
+}
+
 std::string GlmValueJson(const ojson& tools, const std::string& function, const std::string& key,
                          std::string_view value) {
-  auto as_string = [&] { return ojson(std::string(value)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
-  if (tools.is_array()) {
-    for (const ojson& t : tools) {
-      const ojson* fn = t.is_object() && t.contains("function") ? &t["function"] : nullptr;
-      if (!fn || !fn->is_object() || fn->value("name", ojson()) != function) continue;
-      const ojson params = fn->value("parameters", ojson::object());
-      if (!params.is_object() || !params.contains("properties") || !params["properties"].is_object()) break;
-      const ojson& props = params["properties"];
-      auto p = props.find(key);
-      if (p == props.end() || !p->is_object()) break;
-      const ojson type = p->value("type", ojson());
-      bool is_string = type == "string";
-      if (type.is_array()) {
-        for (const ojson& ty : type) is_string = is_string || ty == "string";
-      }
-      if (is_string) return as_string();
-      break;
-    }
-  }
-  ojson parsed = ParseBoundedOrDiscard(TrimJsonSpace(value));
-  if (parsed.is_discarded()) return as_string();
+  ojson parsed;
+  if (!IsStringParam(tools, function, key)) parsed = ParseBoundedOrDiscard(TrimJsonSpace(value));
+  if (parsed.is_null() || parsed.is_discarded()) parsed = std::string(value);
   return parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -43,6 +43,11 @@ std::optional<JsonCall> CallFromJson(std::string_view text);
 std::string GlmValueJson(const nlohmann::ordered_json& tools, const std::string& function, const std::string& key,
                          std::string_view value);
 
+// The tool's schema types parameter `key` of `function` as a string.
+bool IsStringParam(const nlohmann::ordered_json& tools, const std::string& function, const std::string& key);
+// `text` as the inside of a JSON string (escaped, no quotes).
+std::string JsonStringBody(std::string_view text);
+
 bool IsJsonSpace(char c);
 std::string_view TrimJsonSpace(std::string_view s);
 

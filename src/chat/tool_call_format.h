@@ -3,7 +3,8 @@
 //
 //   kHermes       <tool_call>{"name": N, "arguments": {...}}</tool_call>
 //                 (Qwen 2.5/3, Hermes, the ChatML fallback template); a bare
-//                 JSON call as the whole output is accepted too.
+//                 JSON call {"name": N, "arguments"|"parameters": {...}} as the
+//                 whole output is accepted too (other JSON streams as content).
 //   kLlama3Json   the whole output is {"name": N, "parameters": {...}},
 //                 optionally after <|python_tag|> (Llama 3.1 / 3.2 / 3.3).
 //   kGlm45        <tool_call>N\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>

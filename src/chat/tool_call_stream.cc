@@ -178,7 +178,12 @@ bool ToolCallStream::StepHeader(bool final) {
     m = MatchDeepSeekV31Header(buf_, &name, &args_at);
   }
   if (m == HeaderMatch::kMore && !final) return false;
+  if (m != HeaderMatch::kYes && bare_ && format_ == ToolCallFormat::kHermes) {
+    BlockIsContent(false);  // a JSON answer, not a call: stream it as content
+    return true;
+  }
   if (m != HeaderMatch::kYes) {
+    whole_scanned_ = 0;
     mode_ = Mode::kWhole;  // not streamable; may still be a call once closed
     return true;
   }
@@ -242,8 +247,12 @@ bool ToolCallStream::StepTrailer(bool final) {
 
 bool ToolCallStream::StepWhole(bool final) {
   std::string_view marker = CloseMarker();
-  size_t close = bare_ ? std::string::npos : buf_.find(marker);
-  if (close == std::string::npos && !final) return false;
+  size_t from = whole_scanned_ >= marker.size() ? whole_scanned_ - marker.size() + 1 : 0;
+  size_t close = bare_ ? std::string::npos : buf_.find(marker, from);
+  if (close == std::string::npos && !final) {
+    whole_scanned_ = buf_.size();  // a long block is searched once, not once per piece
+    return false;
+  }
   std::string_view inner = std::string_view(buf_).substr(0, close == std::string::npos ? buf_.size() : close);
   std::optional<JsonCall> call;
   if (close != std::string::npos || bare_) call = CallFromJson(TrimJsonSpace(inner));

@@ -107,6 +107,7 @@ class ToolCallStream {
   bool bare_ = false;          // the current block is a whole-output JSON call
   bool in_section_ = false;    // DeepSeek: the current block sits in a section
   std::string raw_;            // the current block's text so far (for BlockIsContent)
+  size_t whole_scanned_ = 0;   // kWhole: bytes of buf_ already searched for the closing marker
   int calls_ = 0;
   // kArgs: the arguments' scanner; json_args_ while its call is open.
   JsonStreamScanner scanner_;

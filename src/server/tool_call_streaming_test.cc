@@ -166,6 +166,53 @@ TEST(ToolCallStreaming, OpenAiSdkAssemblesTheStreamedCalls) {
   }
 }
 
+// A vocabulary holding the markers as control tokens (as GGUF conversions of
+// some models do): decoding drops control tokens, so the server must render
+// these for the parser to see the call.
+TEST(ToolCallStreaming, MarkersThatAreControlTokensAreRendered) {
+  std::vector<std::string> specials = {"<|endoftext|>", "<tool_call>", "</tool_call>", "<|im_end|>"};
+  auto trained = TrainByteLevelBpe("the weather in paris is sunny. get_weather city name arguments", 300, specials);
+  ASSERT_TRUE(trained.ok()) << trained.status().ToString();
+  VocabData vocab = ToVocabData(*trained);
+  vocab.eos_id = static_cast<int32_t>(vocab.tokens.size()) - 1;  // <|im_end|>
+  auto tok = Tokenizer::FromVocab(vocab);
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  std::optional<int32_t> open = (*tok)->FindToken("<tool_call>");
+  ASSERT_TRUE(open && (*tok)->IsControl(*open));  // the case under test
+
+  FakeServiceOptions fake;
+  fake.chat_template = kCases[0].chat_template;
+  fake.reply = "Sure.<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+  auto t = std::make_unique<TestServer>();
+  t->service = std::make_unique<FakeInferenceService>(std::move(tok).value(), fake);
+  ServerOptions opts;
+  opts.host = "127.0.0.1";
+  opts.port = 0;
+  t->server = std::make_unique<HttpServer>(opts, t->service.get());
+  ASSERT_TRUE(t->server->Start().ok());
+  t->port = t->server->port();
+
+  auto full = t->Client().Post("/v1/chat/completions", ChatBody(false), "application/json");
+  ASSERT_TRUE(full);
+  json j = json::parse(full->body);
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "tool_calls") << full->body;
+  EXPECT_EQ(j["choices"][0]["message"]["content"], "Sure.");
+  ASSERT_EQ(j["choices"][0]["message"]["tool_calls"].size(), 1u) << full->body;
+  auto res = t->Client().Post("/v1/chat/completions", ChatBody(true), "application/json");
+  ASSERT_TRUE(res);
+  Reassembled r = Reassemble(res->body);
+  ASSERT_EQ(r.calls.size(), 1u) << res->body;
+  EXPECT_EQ(r.calls[0]["arguments"], "{\"city\":\"Paris\"}");
+  EXPECT_EQ(r.content, "Sure.");
+
+  // Without tools the markers stay unrendered control tokens (as before).
+  auto plain = t->Client().Post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"Hi"}]})",
+                                "application/json");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(json::parse(plain->body)["choices"][0]["message"]["content"],
+            "Sure.{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}");
+}
+
 TEST(ToolCallChunksTest, NameOnceThenArgumentFragmentsInOrder) {
   ToolCallChunks chunks(ToolCallFormat::kHermes, nullptr, true);
   std::vector<json> all;

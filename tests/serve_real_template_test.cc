@@ -104,28 +104,31 @@ std::pair<std::string, std::string> StreamedContent(const std::string& sse) {
 }
 
 TEST(ServeRealApplyTemplate, ToolsStreamedEqualsNotStreamed) {
-  const std::string model = Fixture("models/tiny-glm4moe-spm.gguf");
-  if (!fs::exists(model)) GTEST_SKIP() << "../shared fixtures absent";
-  auto srv = Serve(model, "stream");
-  ASSERT_TRUE(srv);
-  json body = {{"messages", {{{"role", "user"}, {"content", "What is the weather in Paris?"}}}},
-               {"tools", json::parse(R"([{"type": "function", "function": {"name": "get_weather",
-                  "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])")},
-               {"temperature", 0},
-               {"max_tokens", 24}};
-  int status = 0;
-  json full = Post(*srv, "/v1/chat/completions", body, &status);
-  ASSERT_EQ(status, 200) << full.dump();
-  body["stream"] = true;
-  auto res = srv->Client()->Post("/v1/chat/completions", body.dump(), "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200) << res->body;
-  auto [content, finish] = StreamedContent(res->body);
-  const json& msg = full["choices"][0]["message"];
-  EXPECT_EQ(content, msg["content"].is_string() ? msg["content"].get<std::string>() : "");
-  EXPECT_EQ(finish, full["choices"][0]["finish_reason"]);
-  EXPECT_FALSE(content.empty()) << "the comparison needs some generated text: " << full.dump();
-  EXPECT_EQ(srv->Stop(), 0) << srv->Log();
+  for (const ModelCase& mc : kModels) {  // the glm45 and hermes formats
+    SCOPED_TRACE(mc.model);
+    const std::string model = Fixture(std::string("models/") + mc.model);
+    if (!fs::exists(model)) GTEST_SKIP() << "../shared fixtures absent";
+    auto srv = Serve(model, std::string("stream-") + mc.template_);
+    ASSERT_TRUE(srv);
+    json body = {{"messages", {{{"role", "user"}, {"content", "What is the weather in Paris?"}}}},
+                 {"tools", json::parse(R"([{"type": "function", "function": {"name": "get_weather",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])")},
+                 {"temperature", 0},
+                 {"max_tokens", 24}};
+    int status = 0;
+    json full = Post(*srv, "/v1/chat/completions", body, &status);
+    ASSERT_EQ(status, 200) << full.dump();
+    body["stream"] = true;
+    auto res = srv->Client()->Post("/v1/chat/completions", body.dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    auto [content, finish] = StreamedContent(res->body);
+    const json& msg = full["choices"][0]["message"];
+    EXPECT_EQ(content, msg["content"].is_string() ? msg["content"].get<std::string>() : "");
+    EXPECT_EQ(finish, full["choices"][0]["finish_reason"]);
+    EXPECT_FALSE(content.empty()) << "the comparison needs some generated text: " << full.dump();
+    EXPECT_EQ(srv->Stop(), 0) << srv->Log();
+  }
 }
 
 }  // namespace

@@ -51,13 +51,7 @@ AssistantOutput ChatPrompt::ParseToolCalls(std::string_view generated, const nlo
 }
 
 AssistantOutput ChatPrompt::ParseToolCalls(std::string_view generated) const {
-  ParsedAssistant parsed = pg::ParseToolCalls(generated);
-  AssistantOutput out;
-  out.content = std::move(parsed.content);
-  for (ParsedToolCall& c : parsed.tool_calls) {
-    out.tool_calls.push_back(ToolCall{NewResponseId("call_"), std::move(c.name), std::move(c.arguments_json)});
-  }
-  return out;
+  return ParseToolCalls(generated, nullptr);
 }
 
 }  // namespace pg

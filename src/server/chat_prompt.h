@@ -39,10 +39,10 @@ class ChatPrompt {
 
   // InvalidArgument when the template raises (e.g. roles out of order).
   Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools) const;
-  // Splits `<tool_call>{json}</tool_call>` blocks out of generated text.
+  // Splits the tool calls out of generated text, in this template's
+  // tool_call_format(); `tools` (the request's tools array or null) types
+  // GLM argument values.
   AssistantOutput ParseToolCalls(std::string_view generated) const;
-  // The same in this template's tool_call_format(); `tools` (the request's
-  // tools array or null) types GLM argument values.
   AssistantOutput ParseToolCalls(std::string_view generated, const nlohmann::ordered_json& tools) const;
   // Render() with add_generation_prompt chosen by the caller (/apply-template).
   Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,

@@ -6,6 +6,8 @@
 namespace pg {
 namespace {
 
+constexpr const char* kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -84,36 +86,115 @@ JsonStreamScanner::Step JsonStreamScanner::Value(char c, std::string* out) {
 }
 
 JsonStreamScanner::Step JsonStreamScanner::String(char c, std::string* out) {
-  if (escape_ == 1) {
-    if (c == 'u') {
-      escape_ = 2;
-    } else if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't') {
-      escape_ = 0;
-    } else {
-      return Step::kBroken;
+  const auto u = static_cast<unsigned char>(c);
+  if (utf8_need_ > 0) {
+    if (u >= utf8_lo_ && u <= utf8_hi_) {
+      utf8_ += c;
+      utf8_lo_ = 0x80;
+      utf8_hi_ = 0xBF;
+      if (--utf8_need_ == 0) {
+        out->append(utf8_);
+        utf8_.clear();
+      }
+      return Step::kTake;
     }
-    return Take(c, out);
+    out->append(kReplacement);  // a broken UTF-8 character
+    utf8_.clear();
+    utf8_need_ = 0;
   }
-  if (escape_ >= 2) {
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return Step::kBroken;
-    escape_ = escape_ == 5 ? 0 : escape_ + 1;
-    return Take(c, out);
-  }
+  if (escape_ > 0) return Escape(c, out);
   if (c == '\\') {
     escape_ = 1;
-  } else if (c == '"') {
+    esc_ = "\\";
+    return Step::kTake;
+  }
+  FlushHigh(out);
+  if (c == '"') {
     if (key_) {
       state_ = State::kColon;
     } else {
       EndValue();
     }
-  } else if (static_cast<unsigned char>(c) < 0x20) {
+    return Take(c, out);
+  }
+  if (u < 0x20) {
     char esc[8];
-    std::snprintf(esc, sizeof(esc), "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    std::snprintf(esc, sizeof(esc), "\\u%04x", static_cast<unsigned>(u));
     out->append(esc);  // a raw control character would not parse
+  } else if (u < 0x80) {
+    out->push_back(c);
+  } else {
+    Utf8Lead(u, out);
+  }
+  return Step::kTake;
+}
+
+JsonStreamScanner::Step JsonStreamScanner::Escape(char c, std::string* out) {
+  if (escape_ == 1) {
+    if (c == 'u') {
+      escape_ = 2;
+      esc_ += c;
+      return Step::kTake;
+    }
+    if (c != '"' && c != '\\' && c != '/' && c != 'b' && c != 'f' && c != 'n' && c != 'r' && c != 't') {
+      return Step::kBroken;
+    }
+    FlushHigh(out);
+    out->append(esc_).push_back(c);
+    esc_.clear();
+    escape_ = 0;
     return Step::kTake;
   }
-  return Take(c, out);
+  if (!std::isxdigit(static_cast<unsigned char>(c))) return Step::kBroken;
+  esc_ += c;
+  if (escape_ < 5) {
+    ++escape_;
+    return Step::kTake;
+  }
+  escape_ = 0;
+  const unsigned v = static_cast<unsigned>(std::stoul(esc_.substr(2), nullptr, 16));
+  const bool high = v >= 0xD800 && v <= 0xDBFF, low = v >= 0xDC00 && v <= 0xDFFF;
+  if (!high_.empty() && low) {
+    out->append(high_).append(esc_);
+    high_.clear();
+  } else {
+    FlushHigh(out);
+    if (high) {
+      high_ = esc_;
+    } else {
+      out->append(low ? "\\ufffd" : esc_);
+    }
+  }
+  esc_.clear();
+  return Step::kTake;
+}
+
+// The first byte of a multi-byte character, with the range its next byte
+// must fall in (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
+void JsonStreamScanner::Utf8Lead(unsigned char u, std::string* out) {
+  utf8_lo_ = 0x80;
+  utf8_hi_ = 0xBF;
+  if (u >= 0xC2 && u <= 0xDF) {
+    utf8_need_ = 1;
+  } else if (u >= 0xE0 && u <= 0xEF) {
+    utf8_need_ = 2;
+    if (u == 0xE0) utf8_lo_ = 0xA0;
+    if (u == 0xED) utf8_hi_ = 0x9F;
+  } else if (u >= 0xF0 && u <= 0xF4) {
+    utf8_need_ = 3;
+    if (u == 0xF0) utf8_lo_ = 0x90;
+    if (u == 0xF4) utf8_hi_ = 0x8F;
+  } else {
+    out->append(kReplacement);
+    return;
+  }
+  utf8_.assign(1, static_cast<char>(u));
+}
+
+void JsonStreamScanner::FlushHigh(std::string* out) {
+  if (high_.empty()) return;
+  out->append("\\ufffd");
+  high_.clear();
 }
 
 JsonStreamScanner::Step JsonStreamScanner::Number(char c, std::string* out) {
@@ -182,9 +263,9 @@ std::string JsonStreamScanner::Completion() const {
   std::string s;
   switch (state_) {
     case State::kDone: return s;
-    case State::kString:
-      if (escape_ == 1) s += '\\';
-      if (escape_ >= 2) s.append(static_cast<size_t>(6 - escape_), '0');
+    case State::kString:  // a held escape is dropped
+      if (utf8_need_ > 0) s += kReplacement;
+      if (!high_.empty()) s += "\\ufffd";
       s += '"';
       if (key_) s += ":null";
       break;

@@ -56,10 +56,29 @@ TEST(JsonStreamScannerTest, StopsAtWhatCannotContinue) {
       {R"({"a" 1})", R"({"a":null})"},
       {R"({"a": tru })", R"({"a":true})"},
       {R"({"a": 1,})", R"({"a":1,"":null})"},
-      {R"({"a": "\q"})", R"({"a":"\\"})"},
-      {R"({"a": "\u12")", R"({"a":"\u1200"})"},
+      {R"({"a": "x\q"})", R"({"a":"x"})"},      // an escape is held until complete
+      {R"({"a": "x\u12")", R"({"a":"x"})"},
       {"{\"a\": 1.```", R"({"a":1.0})"},
       {R"([1, 2] x)", R"([1,2])"},
+  };
+  for (const auto& [text, want] : cases) {
+    JsonStreamScanner s;
+    std::string got = Feed(&s, text);
+    got += s.Completion();
+    EXPECT_EQ(got, want) << text;
+    EXPECT_FALSE(nlohmann::json::parse(got, nullptr, false).is_discarded()) << got;
+  }
+}
+
+TEST(JsonStreamScannerTest, StringsStayValidUnicode) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{\"a\": \"\\ud83d\\ude00 ok\"}", "{\"a\":\"\\ud83d\\ude00 ok\"}"},  // a surrogate pair passes
+      {"{\"a\": \"\\ud83dx\"}", "{\"a\":\"\\ufffdx\"}"},                      // a lone high half
+      {"{\"a\": \"\\ude00\\n\"}", "{\"a\":\"\\ufffd\\n\"}"},             // a lone low half
+      {"{\"a\": \"\xc3>\xff\xe2\x82\xac\"}", "{\"a\":\"\xef\xbf\xbd>\xef\xbf\xbd\xe2\x82\xac\"}"},
+      {"{\"a\": \"\xed\xa0\x80\"}", "{\"a\":\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"}"},  // UTF-8 surrogate
+      {"{\"a\": \"\xe2\x82", "{\"a\":\"\xef\xbf\xbd\"}"},  // cut inside a character
+      {"{\"a\": \"\\ud83d", "{\"a\":\"\\ufffd\"}"},
   };
   for (const auto& [text, want] : cases) {
     JsonStreamScanner s;

@@ -85,6 +85,28 @@ void FuzzToolCallParser(std::string_view raw) {
     ParsedAssistant parsed = ParseToolCalls(raw, ToolCallParseOptions{bare_json});
     CheckToolCalls(parsed.tool_calls);
   }
+  // Every format; streamed in two pieces it must give the one-shot result.
+  for (ToolCallFormat f : {ToolCallFormat::kHermes, ToolCallFormat::kLlama3Json, ToolCallFormat::kGlm45,
+                           ToolCallFormat::kDeepSeekV3, ToolCallFormat::kDeepSeekV31}) {
+    ToolCallParseOptions opt;
+    opt.format = f;
+    ParsedAssistant whole = ParseToolCalls(raw, opt);
+    CheckToolCalls(whole.tool_calls);
+    ToolCallStream stream(f);
+    std::vector<ToolCallEvent> events;
+    stream.Push(raw.substr(0, raw.size() / 2), &events);
+    stream.Push(raw.substr(raw.size() / 2), &events);
+    stream.Finish(&events);
+    ParsedAssistant split;
+    AppendToolCallEvents(events, &split);
+    Require(split.content == whole.content && split.tool_calls.size() == whole.tool_calls.size(),
+            "streamed tool calls equal the one-shot parse");
+    for (size_t i = 0; i < split.tool_calls.size(); ++i) {
+      Require(split.tool_calls[i].name == whole.tool_calls[i].name &&
+                  split.tool_calls[i].arguments_json == whole.tool_calls[i].arguments_json,
+              "streamed tool calls equal the one-shot parse");
+    }
+  }
 }
 
 void CheckRoundTrip(const Tokenizer& tok, const std::string& text) {

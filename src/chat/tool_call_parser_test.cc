@@ -68,10 +68,28 @@ TEST(ToolCallParserTest, MalformedBlocksStayInContent) {
 }
 
 TEST(ToolCallParserTest, UnterminatedBlockStaysInContent) {
-  const char* text = "Calling <tool_call>{\"name\": \"a\", \"arguments\": {}";
-  ParsedAssistant p = ParseToolCalls(text);
-  EXPECT_TRUE(p.tool_calls.empty());
-  EXPECT_EQ(p.content, text);
+  // Cut off before a call could start: content, byte for byte.
+  for (const char* text : {"Calling <tool_call>{\"name\": \"a\"", "Calling <tool_call>{\"name\": \"a\", \"argu",
+                           "Calling <tool_call>", "Calling <tool_c"}) {
+    ParsedAssistant p = ParseToolCalls(text);
+    EXPECT_TRUE(p.tool_calls.empty()) << text;
+    EXPECT_EQ(p.content, text);
+  }
+}
+
+TEST(ToolCallParserTest, CallCutOffAfterItStartedKeepsItsArguments) {
+  // Streaming already sent the call's start; the non-streamed answer agrees,
+  // and the arguments are completed into valid JSON.
+  ParsedAssistant p = ParseToolCalls("Calling <tool_call>{\"name\": \"a\", \"arguments\": {\"x\": [1, 2");
+  ASSERT_EQ(p.tool_calls.size(), 1u);
+  EXPECT_EQ(p.tool_calls[0].name, "a");
+  EXPECT_EQ(p.tool_calls[0].arguments_json, "{\"x\":[1,2]}");
+  EXPECT_EQ(p.content, "Calling");
+  // Broken by markup inside the arguments: they end there, closed.
+  p = ParseToolCalls("<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": </tool_call> after");
+  ASSERT_EQ(p.tool_calls.size(), 1u);
+  EXPECT_EQ(p.tool_calls[0].arguments_json, "{\"x\":null}");
+  EXPECT_EQ(p.content, "after");
 }
 
 TEST(ToolCallParserTest, LlamaBareJson) {

@@ -45,8 +45,8 @@ MessageEnd EndMessage(const HandlerContext& ctx, const MessagePlan& plan, const 
   if (r.finish_reason == "stop" && !plan.stops.empty()) {
     end.stop_sequence = MatchedStopSequence(tok.Decode(ids), text, plan.stops);
   }
-  std::string reason = FinishWithTools(ctx, plan.tools, plan.parallel, plan.session_id, r.finish_reason, &text,
-                                       &end.calls);
+  std::string reason = FinishWithTools(ctx, plan.tools, plan.parallel, plan.session_id, nlohmann::ordered_json(),
+                                       r.finish_reason, &text, &end.calls);
   end.text = std::move(text);
   end.stop_reason = AnthropicStopReason(reason, end.stop_sequence);
   if (end.stop_reason != "stop_sequence") end.stop_sequence.clear();

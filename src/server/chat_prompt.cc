@@ -21,6 +21,7 @@ Result<std::unique_ptr<ChatPrompt>> ChatPrompt::Create(const ServiceInfo& info) 
   p->impl_->options.eos_token = info.eos_token;
   p->impl_->options.add_generation_prompt = true;
   p->fallback_ = fallback;
+  p->tool_call_format_ = DetectToolCallFormat(fallback ? DefaultChatTemplate() : info.chat_template);
   return p;
 }
 
@@ -29,14 +30,28 @@ Result<std::string> ChatPrompt::Render(const nlohmann::ordered_json& messages,
   return RenderChat(impl_->tmpl, messages, tools, impl_->options);
 }
 
-AssistantOutput ChatPrompt::ParseToolCalls(std::string_view generated) const {
-  ParsedAssistant parsed = pg::ParseToolCalls(generated);
+Result<std::string> ChatPrompt::Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+                                       bool add_generation_prompt) const {
+  ChatRenderOptions options = impl_->options;
+  options.add_generation_prompt = add_generation_prompt;
+  return RenderChat(impl_->tmpl, messages, tools, options);
+}
+
+AssistantOutput ChatPrompt::ParseToolCalls(std::string_view generated, const nlohmann::ordered_json& tools) const {
+  ToolCallParseOptions opt;
+  opt.format = tool_call_format_;
+  opt.tools = tools;
+  ParsedAssistant parsed = pg::ParseToolCalls(generated, opt);
   AssistantOutput out;
   out.content = std::move(parsed.content);
   for (ParsedToolCall& c : parsed.tool_calls) {
     out.tool_calls.push_back(ToolCall{NewResponseId("call_"), std::move(c.name), std::move(c.arguments_json)});
   }
   return out;
+}
+
+AssistantOutput ChatPrompt::ParseToolCalls(std::string_view generated) const {
+  return ParseToolCalls(generated, nullptr);
 }
 
 }  // namespace pg

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "chat/tool_call_format.h"
 #include "engine/inference_service.h"
 #include "server/openai_response.h"
 
@@ -38,8 +39,17 @@ class ChatPrompt {
 
   // InvalidArgument when the template raises (e.g. roles out of order).
   Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools) const;
-  // Splits `<tool_call>{json}</tool_call>` blocks out of generated text.
+  // Splits the tool calls out of generated text, in this template's
+  // tool_call_format(); `tools` (the request's tools array or null) types
+  // GLM argument values.
   AssistantOutput ParseToolCalls(std::string_view generated) const;
+  AssistantOutput ParseToolCalls(std::string_view generated, const nlohmann::ordered_json& tools) const;
+  // Render() with add_generation_prompt chosen by the caller (/apply-template).
+  Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+                             bool add_generation_prompt) const;
+  // How this model writes tool calls, detected once from the template text
+  // (DetectToolCallFormat; the fallback template's is kHermes).
+  ToolCallFormat tool_call_format() const { return tool_call_format_; }
 
   bool uses_fallback() const { return fallback_; }
 
@@ -48,6 +58,7 @@ class ChatPrompt {
   ChatPrompt() = default;
   std::unique_ptr<Impl> impl_;
   bool fallback_ = false;
+  ToolCallFormat tool_call_format_ = kDefaultToolCallFormat;
 };
 
 }  // namespace pg

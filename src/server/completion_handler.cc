@@ -11,6 +11,7 @@
 #include "server/generation_runner.h"
 #include "server/guarded_stream.h"
 #include "server/openai_response.h"
+#include "server/tool_call_chunks.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -28,13 +29,19 @@ struct ResponsePlan {
   bool logprobs = false;
   bool tools = false;        // chat with tools: look for tool calls at the end
   bool parallel_tool_calls = true;  // false: keep only the first call
+  nlohmann::ordered_json tool_defs;   // the request's tools (GLM argument types)
   std::string session_id;
 };
 
-// Tool-call parsing at the end of a chat with tools. Returns the finish reason.
-std::string FinishWithTools(const HandlerContext& ctx, const ResponsePlan& plan, const std::string& reason,
-                            std::string* text, std::vector<ToolCall>* calls) {
-  return FinishWithTools(ctx, plan.tools, plan.parallel_tool_calls, plan.session_id, reason, text, calls);
+// The control tokens that spell a format's markers: shown in the text so the
+// tool-call parser sees them (decoding drops control tokens otherwise).
+std::vector<int32_t> ToolMarkerTokens(ToolCallFormat format, const Tokenizer& tok) {
+  std::vector<int32_t> ids;
+  for (std::string_view marker : ToolCallMarkers(format)) {
+    std::optional<int32_t> id = tok.FindToken(marker);
+    if (id && tok.IsControl(*id)) ids.push_back(*id);
+  }
+  return ids;
 }
 
 // Streaming state, shared by the content provider calls of one response.
@@ -45,8 +52,7 @@ struct StreamState {
   ResponsePlan plan;
   bool sent_role = false;
   bool done = false;
-  std::string held_text;                 // chat with tools: everything, parsed at the end
-  std::vector<TokenEvent> held_tokens;
+  std::unique_ptr<ToolCallChunks> tool_chunks;  // chat with tools: parsed as it streams
   int64_t text_offset = 0;               // completions logprobs text_offset
 };
 
@@ -86,9 +92,22 @@ void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, ht
           }
           return send(ChunkJson(p.header, {{"content", text}}, "", lp, p.include_usage));
         };
+        // Chat with tools: content and tool-call deltas in order; the step's
+        // logprobs ride on its first content delta (or an empty one).
+        auto emit_deltas = [&](std::vector<json> deltas, const std::vector<TokenEvent>& tokens) -> bool {
+          bool lp_sent = !p.logprobs || tokens.empty();
+          for (json& d : deltas) {
+            json lp = nullptr;
+            if (!lp_sent && d.contains("content")) {
+              lp = ChatLogprobsJson(tokens, tok);
+              lp_sent = true;
+            }
+            if (!send(ChunkJson(p.header, d, "", lp, p.include_usage))) return false;
+          }
+          return lp_sent || emit("", tokens);
+        };
         if (p.tools) {
-          state->held_text += step.text;
-          state->held_tokens.insert(state->held_tokens.end(), step.tokens.begin(), step.tokens.end());
+          if (!emit_deltas(state->tool_chunks->Push(step.text), step.tokens)) return false;
         } else if (!emit(step.text, step.tokens)) {
           PG_LOG_DEBUG("{}: write failed", p.header.id);
           return false;
@@ -107,13 +126,12 @@ void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, ht
           sink.done();
           return true;
         }
-        std::vector<ToolCall> calls;
-        std::string reason = FinishWithTools(c, p, r.finish_reason, &state->held_text, &calls);
+        std::string reason = r.finish_reason;
         if (p.tools) {
-          if (!emit(state->held_text, state->held_tokens)) return false;
-          if (!calls.empty() && !send(ChunkJson(p.header, {{"tool_calls", ToolCallsJson(calls, true)}}, "", nullptr,
-                                                p.include_usage))) {
-            return false;
+          if (!emit_deltas(state->tool_chunks->Finish(), {})) return false;
+          if (!state->tool_chunks->ids().empty() && (reason == "stop" || reason == "length")) {
+            reason = "tool_calls";
+            if (!p.session_id.empty()) c.service->NoteToolCall(p.session_id);
           }
         }
         if (!send(ChunkJson(p.header, json::object(), reason, nullptr, p.include_usage))) return false;
@@ -146,7 +164,8 @@ void RunToCompletion(const HandlerContext& ctx, GenerationRunner* runner, const 
   ctx.metrics->CountTokens(r);
   if (std::optional<ApiError> err = EngineFailure(r)) return SendApiError(res, *err, ctx.metrics);
   std::vector<ToolCall> calls;
-  std::string reason = FinishWithTools(ctx, plan, r.finish_reason, &text, &calls);
+  std::string reason = FinishWithTools(ctx, plan.tools, plan.parallel_tool_calls, plan.session_id, plan.tool_defs,
+                                       r.finish_reason, &text, &calls);
   json lp = nullptr;
   if (plan.logprobs) {
     int64_t offset = 0;
@@ -207,10 +226,12 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   plan.logprobs = api.sampling.logprobs;
   plan.tools = chat && !api.tools.is_null();
   plan.parallel_tool_calls = api.parallel_tool_calls;
+  plan.tool_defs = api.tools;
   plan.session_id = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
 
-  ApiResult<std::unique_ptr<GenerationRunner>> started =
-      StartGeneration(ctx_, &api, std::move(prompt), {plan.header.id, plan.session_id, arrival});
+  GenerationStart start{plan.header.id, plan.session_id, arrival};
+  if (plan.tools) start.render_special = ToolMarkerTokens(ctx_.chat()->tool_call_format(), tok);
+  ApiResult<std::unique_ptr<GenerationRunner>> started = StartGeneration(ctx_, &api, std::move(prompt), start);
   if (!started.ok()) return SendApiError(res, started.error, ctx_.metrics);
   std::unique_ptr<GenerationRunner> runner = std::move(started.value);
   PG_LOG_DEBUG("{}: submitted ({} prompt tokens, stream={})", plan.header.id, runner->result().prompt_tokens,
@@ -220,6 +241,10 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
     auto state = std::make_shared<StreamState>(ctx_.metrics->in_flight);
     state->runner = std::move(runner);
     state->plan = std::move(plan);
+    if (state->plan.tools) {
+      state->tool_chunks = std::make_unique<ToolCallChunks>(ctx_.chat()->tool_call_format(), state->plan.tool_defs,
+                                                            state->plan.parallel_tool_calls);
+    }
     RunStream(ctx_, std::move(state), res);
   } else {
     InFlight in_flight(ctx_.metrics->in_flight);

@@ -48,6 +48,7 @@ ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContex
   g.constraint = std::move(constraint.value);
   auto runner = std::make_unique<GenerationRunner>(ctx.service, std::move(g), std::move(api->stop),
                                                    ctx.metrics->generation());
+  if (!start.render_special.empty()) runner->RenderSpecialTokens(start.render_special);
   if (Status st = runner->Start(); !st.ok()) return FromStatus(st);
   return runner;
 }
@@ -77,11 +78,12 @@ std::optional<ApiError> EngineFailure(const GenerationResult& r) {
 }
 
 std::string FinishWithTools(const HandlerContext& ctx, bool tools, bool parallel, const std::string& session_id,
-                            const std::string& reason, std::string* text, std::vector<ToolCall>* calls) {
+                            const nlohmann::ordered_json& tool_defs, const std::string& reason, std::string* text,
+                            std::vector<ToolCall>* calls) {
   if (!tools || (reason != "stop" && reason != "length")) return reason;
-  AssistantOutput out = ctx.chat()->ParseToolCalls(*text);
+  AssistantOutput out = ctx.chat()->ParseToolCalls(*text, tool_defs);
+  *text = std::move(out.content);  // as streamed: trimmed, calls taken out
   if (out.tool_calls.empty()) return reason;
-  *text = std::move(out.content);
   *calls = std::move(out.tool_calls);
   if (!parallel && calls->size() > 1) calls->resize(1);
   if (!session_id.empty()) ctx.service->NoteToolCall(session_id);

@@ -46,6 +46,7 @@ struct GenerationStart {
   std::string id;          // the request id ("chatcmpl-...", "msg_...")
   std::string session_id;  // "" = none
   double arrival_s = 0;
+  std::vector<int32_t> render_special;  // control tokens shown in the text (tool-call markers)
 };
 ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContext& ctx, ApiRequest* api,
                                                              std::vector<int32_t> prompt,
@@ -60,11 +61,13 @@ bool CollectAll(const HandlerContext& ctx, GenerationRunner* runner, const char*
 // An engine-side end that is not a normal finish ("error", "cancelled").
 std::optional<ApiError> EngineFailure(const GenerationResult& r);
 
-// At the end of a chat with tools: splits tool calls out of *text (keeping
+// At the end of a chat with tools: splits tool calls out of *text in the
+// model's format (tool_defs types GLM arguments; null = untyped) (keeping
 // the first only when !parallel) and notes the tool call for the session's
 // KV retention. Returns "tool_calls" when there were calls, else `reason`.
 std::string FinishWithTools(const HandlerContext& ctx, bool tools, bool parallel, const std::string& session_id,
-                            const std::string& reason, std::string* text, std::vector<ToolCall>* calls);
+                            const nlohmann::ordered_json& tool_defs, const std::string& reason, std::string* text,
+                            std::vector<ToolCall>* calls);
 
 // Keeps the in-flight gauge right whichever way a request ends.
 class InFlightGauge {

@@ -80,12 +80,19 @@ void GenerationRunner::OnToken(const TokenEvent& token, double at_s, GenerationS
   const Tokenizer& tok = service_->tokenizer();
   if (!request_.sampling.ignore_eos && tok.IsEog(token.token)) return;
   step->tokens.push_back(token);
-  step->text += stop_filter_.Push(decoder_.Push(token.token));
+  step->text += stop_filter_.Push(Decode(token.token));
   if (stop_filter_.stopped()) {
     result_.finish_reason = "stop";
     result_.completion_tokens = tokens_seen_;
     Cancel();
   }
+}
+
+std::string GenerationRunner::Decode(int32_t token) {
+  for (int32_t id : render_special_) {
+    if (id == token) return decoder_.Flush() + service_->tokenizer().TokenToPiece(token, /*render_special=*/true);
+  }
+  return decoder_.Push(token);
 }
 
 void GenerationRunner::OnFinish(const FinishEvent& finish, double at_s, GenerationStep* step) {

@@ -69,6 +69,10 @@ class GenerationRunner {
   bool Poll(double timeout_s, GenerationStep* step);
   // Client gone: cancels in the engine; no more text is produced.
   void Cancel();
+  // Control tokens whose text is shown anyway (the tool-call markers of the
+  // model's format, ToolCallMarkers): decoding drops control tokens, and a
+  // tool-call parser must see them. Call before Start().
+  void RenderSpecialTokens(std::vector<int32_t> ids) { render_special_ = std::move(ids); }
 
   bool finished() const { return finished_; }
   const GenerationResult& result() const { return result_; }
@@ -78,6 +82,7 @@ class GenerationRunner {
  private:
   void OnToken(const TokenEvent& token, double at_s, GenerationStep* step);
   void OnFinish(const FinishEvent& finish, double at_s, GenerationStep* step);
+  std::string Decode(int32_t token);  // decoder_, or the text of a RenderSpecialTokens token
 
   InferenceService* service_;
   GenerationRequest request_;
@@ -91,6 +96,7 @@ class GenerationRunner {
   int64_t tokens_seen_ = 0;    // completion tokens consumed before any stop
   double last_token_s_ = 0;    // NowSeconds() of the previous token, 0 before the first
   GenerationResult result_;
+  std::vector<int32_t> render_special_;
 };
 
 }  // namespace pg

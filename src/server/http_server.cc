@@ -22,6 +22,7 @@
 #include "server/http_limit_error.h"
 #include "server/openai_response.h"
 #include "server/server_metrics.h"
+#include "server/template_handler.h"
 
 namespace pg {
 namespace {
@@ -141,6 +142,7 @@ std::string EndpointLabel(const std::string& path) {
     if (path == k) return k;
   }
   if (path == "/v1/messages" || path == "/v1/messages/count_tokens" || path == "/tokenize") return path;
+  if (path == "/apply-template") return path;
   if (path.rfind("/v1/sessions/", 0) == 0) return "/v1/sessions/{id}/release";
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
   return "other";
@@ -177,6 +179,7 @@ struct HttpServer::Impl {
       }
       PG_CHECK_MSG(made.ok(), "the fallback chat template must parse");
       chat = std::move(made).value();
+      PG_LOG_INFO("tool-call format: {}", ToolCallFormatName(chat->tool_call_format()));
     });
     return chat.get();
   }
@@ -229,6 +232,7 @@ struct HttpServer::Impl {
   std::unique_ptr<ChatPrompt> chat;
   std::unique_ptr<CompletionHandler> completions;
   std::unique_ptr<AnthropicHandler> anthropic;
+  std::unique_ptr<TemplateHandler> apply_template;
 };
 
 void HttpServer::Impl::SetUpRoutes() {
@@ -255,6 +259,11 @@ void HttpServer::Impl::SetUpRoutes() {
   }));
   server.Post("/v1/messages/count_tokens", Api([this](const httplib::Request& req, httplib::Response& res) {
     anthropic->CountTokens(req, res);
+  }));
+  // llama.cpp's /apply-template; behind the API key as in llama.cpp.
+  apply_template = std::make_unique<TemplateHandler>(ctx);
+  server.Post("/apply-template", Api([this](const httplib::Request& req, httplib::Response& res) {
+    apply_template->Handle(req, res);
   }));
 
   auto model_json = [this] {
@@ -325,7 +334,7 @@ void HttpServer::Impl::SetUpRoutes() {
     server.Put(p, not_allowed("POST"));
     server.Delete(p, not_allowed("POST"));
   }
-  for (const char* p : {"/v1/messages", "/v1/messages/count_tokens"}) {
+  for (const char* p : {"/v1/messages", "/v1/messages/count_tokens", "/apply-template", "/tokenize"}) {
     server.Get(p, not_allowed("POST"));
     server.Put(p, not_allowed("POST"));
     server.Delete(p, not_allowed("POST"));

@@ -4,6 +4,7 @@
 //   GET  /v1/models             GET  /health (503 while the model loads)
 //   GET  /metrics (Prometheus)  POST /v1/sessions/{id}/release
 //   POST /v1/messages           POST /v1/messages/count_tokens  (anthropic_handler.h)
+//   POST /apply-template (template_handler.h; behind the API key)
 //
 // cpp-httplib parses HTTP; every connection runs over a GuardedStream that
 // bounds slow or oversized headers and bodies. With an API key set, /v1/*

@@ -202,19 +202,27 @@ TEST(HttpServer, ToolCallRoundTrip) {
       "application/json");
   ASSERT_TRUE(res);
   bool saw_call = false;
-  std::string finish;
+  std::string finish, streamed_args;
   for (const std::string& e : SseData(res->body)) {
     if (e == "[DONE]") continue;
     json c = json::parse(e);
     const json& ch = c["choices"][0];
     if (ch["delta"].contains("tool_calls")) {
-      saw_call = true;
       EXPECT_EQ(ch["delta"]["tool_calls"][0]["index"], 0);
-      EXPECT_EQ(ch["delta"]["tool_calls"][0]["function"]["name"], "get_weather");
+      // The name comes once, in the call's first delta; then argument fragments.
+      const json& fn = ch["delta"]["tool_calls"][0]["function"];
+      if (!saw_call) {
+        EXPECT_EQ(fn["name"], "get_weather");
+      } else {
+        EXPECT_FALSE(fn.contains("name"));
+      }
+      streamed_args += fn["arguments"].get<std::string>();
+      saw_call = true;
     }
     if (!ch["finish_reason"].is_null()) finish = ch["finish_reason"];
   }
   EXPECT_TRUE(saw_call) << res->body;
+  EXPECT_EQ(json::parse(streamed_args), json({{"city", "Paris"}}));
   EXPECT_EQ(finish, "tool_calls");
 }
 

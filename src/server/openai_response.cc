@@ -146,6 +146,17 @@ json UsageChunkJson(const ResponseHeader& h, const GenerationResult& result) {
           {"usage", UsageJson(result)}};
 }
 
+json ToolCallStartDeltaJson(int index, const std::string& id, const std::string& name) {
+  return json::array({{{"index", index},
+                       {"id", id},
+                       {"type", "function"},
+                       {"function", {{"name", name}, {"arguments", ""}}}}});
+}
+
+json ToolCallArgumentsDeltaJson(int index, const std::string& fragment) {
+  return json::array({{{"index", index}, {"function", {{"arguments", fragment}}}}});
+}
+
 std::string NewResponseId(const char* prefix) {
   static std::atomic<uint64_t> counter{0};
   thread_local std::mt19937_64 rng(std::random_device{}() ^

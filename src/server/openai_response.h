@@ -61,6 +61,14 @@ nlohmann::json UsageChunkJson(const ResponseHeader& h, const GenerationResult& r
 // Tool calls as they appear in a message / a streaming delta (with "index").
 nlohmann::json ToolCallsJson(const std::vector<ToolCall>& calls, bool with_index);
 
+// Streaming tool calls, as a chat delta's "tool_calls" array (one entry):
+// the first chunk of a call carries its id, type and name with empty
+// arguments; the following ones carry argument fragments only:
+//   [{"index": i, "id": "call_...", "type": "function", "function": {"name": N, "arguments": ""}}]
+//   [{"index": i, "function": {"arguments": "<fragment>"}}]
+nlohmann::json ToolCallStartDeltaJson(int index, const std::string& id, const std::string& name);
+nlohmann::json ToolCallArgumentsDeltaJson(int index, const std::string& fragment);
+
 // Unique ids: "<prefix><24 hex digits>".
 std::string NewResponseId(const char* prefix);
 

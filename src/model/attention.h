@@ -50,6 +50,11 @@ namespace pg {
 enum class AttentionMode {
   kLlamaF16,  // "llama": llama.cpp's f16 online softmax, one key at a time
   kTiledF32,  // "fast": f32 tiled online softmax, K/V shared across a GQA group
+  // "precise": kTiledF32's attention, and every matrix product on f32
+  // activations (backend/cpu/matmul_precise.h) instead of Q8_0/Q8_K/f16
+  // rounded ones. A whole arithmetic mode of the model (ModelOptionsFor);
+  // the attention kernels themselves only see kLlamaF16 / kTiledF32.
+  kPrecise,
 };
 
 inline constexpr int64_t kAttentionTileKeys = 32;

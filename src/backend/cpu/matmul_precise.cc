@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/cpu/dequant_chunk.h"
 #include "backend/cpu/quant.h"
 #include "backend/cpu/vec_ops.h"
 #include "base/check.h"
@@ -38,7 +39,7 @@ void MatMulPreciseTile(const WeightMatrix& w, const float* x, int64_t ldx, int64
           wc = reinterpret_cast<const float*>(row) + c;
         } else {
           // Validate() guarantees cols (hence c and n) are whole blocks.
-          (void)DequantizeRow(w.type, row + static_cast<size_t>(c / block_elems) * block_bytes, chunk, n);
+          DequantizeChunk(w.type, row + static_cast<size_t>(c / block_elems) * block_bytes, chunk, n);
           wc = chunk;
         }
         for (int64_t t = tb; t < te; ++t) acc[t - tb] += DotF32(wc, x + t * ldx + c, n);

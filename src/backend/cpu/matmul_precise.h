@@ -6,10 +6,10 @@
 // rounding, one part in ~250 of each block's largest value, is by far the
 // largest difference between a quantized model's logits and exact arithmetic
 // on the same weights (docs/quality.md, "Fidelity to exact arithmetic").
-// Here every weight block is dequantized exactly (DequantizeRow, the values
-// ggml's dequantization gives: each is exactly representable in f32 for all
-// the 32-element types and for Q6_K / Q8_0) and dotted with f32 x by the
-// active table's DotF32; the weights themselves are as stored.
+// Here every weight block is dequantized (DequantizeChunk, dequant_chunk.h:
+// DequantizeRow's values, ggml's dequantization, with AVX2 versions for
+// Q8_0 / Q4_K / Q6_K) and dotted with f32 x by the active table's DotF32;
+// the weights themselves are as stored.
 //
 // Arithmetic, per output y[t, r]: the row is cut into chunks of kChunk
 // columns; each chunk's dot is DotF32 of the dequantized chunk with x's, and

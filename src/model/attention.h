@@ -1,5 +1,7 @@
 // Paged causal attention for query vectors against a sequence's K/V pages.
-// Two arithmetics for f16 KV, chosen by AttentionMode (`--attn llama|fast`):
+// Two arithmetics for f16 KV, chosen by AttentionMode (`--attn llama|fast`;
+// `--attn precise` runs kTiledF32 here and differs in the matrix products,
+// model.h):
 //
 // kLlamaF16 ("llama": AttendOne) — llama.cpp's CPU flash attention for short
 // query batches, which is how the oracle fixtures were computed:

@@ -118,8 +118,8 @@ struct TruthCase {
   // The default arithmetic misses the bar on the quantized fixtures (its
   // activations are rounded to 8 bits as llama.cpp's are, and which engine
   // lands closer is then luck; docs/quality.md, "Fidelity to exact
-  // arithmetic"). There it is held to its measured figures, a regression
-  // guard, and `--attn precise` carries the bar. < 0: the bar itself.
+  // arithmetic"). There it is held to regression bounds (listed below the
+  // test), and `--attn precise` carries the bar. < 0: the bar itself.
   double max_bound = -1;    // dense: max_err; MoE: first_step_err
   int wrong_bound = -1;
 };
@@ -162,28 +162,31 @@ constexpr auto kFast = AttentionMode::kTiledF32;
 constexpr auto kPrecise = AttentionMode::kPrecise;
 
 // `--attn precise` meets the whole bar on every fixture. The default (`fast`)
-// meets it on the float fixtures and tiny-glm4moe; elsewhere its measured
-// figures (teacher-forced on llama.cpp's trajectory, llama.cpp's in
-// brackets) are the bounds:
+// meets it on the float fixtures and tiny-glm4moe; elsewhere it is held to
+// regression bounds above its measured figures (teacher-forced on llama.cpp's
+// trajectory; llama.cpp's in brackets). With 8-bit activations any change of
+// rounding order in a kernel moves these by a few tenths and steps either way;
+// a modelling bug moves them by whole units.
 //   small-llama-spm-q8_0    max 1.151 (1.023), wrong 9 (6)
-//   small-llama-spm-q4_k_m  max 1.254 (1.100), wrong 9 (6)
+//   small-llama-spm-q4_k_m  max 1.253 (1.100), wrong 9 (6)
 //   tiny-qwen3moe-gpt2      wrong 2 (1): the long_1400_words prompt's step 23,
 //                           a routing gap of 8.9e-6 (llama.cpp's one miss,
 //                           "short" step 17 at a gap of 8e-5, is also ours)
-//   small-qwen3moe-q4_k_m   first 1.156 (0.641): its prompts cross routing
-//                           near-ties (gaps down to 7e-7) before their last token
+//   small-qwen3moe-q4_k_m   first 1.156 (0.641), wrong 12 (13): its prompts
+//                           cross routing near-ties (gaps down to 7e-7)
+//                           before their last token
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, TruthTest,
     ::testing::Values(TruthCase{"tiny-llama-gpt2", kFast, false}, TruthCase{"tiny-llama-gpt2", kPrecise, false},
                       TruthCase{"tiny-qwen3-spm", kFast, false}, TruthCase{"tiny-qwen3-spm", kPrecise, false},
-                      TruthCase{"small-llama-spm-q8_0", kFast, false, 1.16, 9},
+                      TruthCase{"small-llama-spm-q8_0", kFast, false, 1.5, 12},
                       TruthCase{"small-llama-spm-q8_0", kPrecise, false},
-                      TruthCase{"small-llama-spm-q4_k_m", kFast, false, 1.26, 9},
+                      TruthCase{"small-llama-spm-q4_k_m", kFast, false, 1.5, 12},
                       TruthCase{"small-llama-spm-q4_k_m", kPrecise, false},
                       TruthCase{"tiny-qwen3moe-gpt2", kFast, true, -1, 2},
                       TruthCase{"tiny-qwen3moe-gpt2", kPrecise, true},
                       TruthCase{"tiny-glm4moe-spm", kFast, true}, TruthCase{"tiny-glm4moe-spm", kPrecise, true},
-                      TruthCase{"small-qwen3moe-q4_k_m", kFast, true, 1.16, -1},
+                      TruthCase{"small-qwen3moe-q4_k_m", kFast, true, 1.5, 16},
                       TruthCase{"small-qwen3moe-q4_k_m", kPrecise, true}),
     [](const auto& info) {
       std::string s = std::string(info.param.model) + "_" + ModeName(info.param.mode);

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/dequant_chunk.h"
 #include "backend/cpu/quant.h"
-#include "backend/cpu/vec_ops.h"
 #include "base/check.h"
 
 namespace pg {
@@ -24,6 +24,7 @@ void CheckMatrix(const WeightMatrix& w, int64_t ldx, int64_t ldy) {
 void MatMulPreciseTile(const WeightMatrix& w, const float* x, int64_t ldx, int64_t t0, int64_t t1, int64_t r0,
                        int64_t r1, float* y, int64_t ldy) {
   alignas(64) float chunk[kPreciseChunk];
+  const auto dot = ActiveKernels().dot_f32;  // DotF32 without the per-call dispatch
   float acc[kTokTile];
   const size_t block_bytes = InfoOf(w.type).block_bytes;
   const int64_t block_elems = InfoOf(w.type).block_elems;
@@ -42,7 +43,7 @@ void MatMulPreciseTile(const WeightMatrix& w, const float* x, int64_t ldx, int64
           DequantizeChunk(w.type, row + static_cast<size_t>(c / block_elems) * block_bytes, chunk, n);
           wc = chunk;
         }
-        for (int64_t t = tb; t < te; ++t) acc[t - tb] += DotF32(wc, x + t * ldx + c, n);
+        for (int64_t t = tb; t < te; ++t) acc[t - tb] += dot(wc, x + t * ldx + c, n);
       }
       for (int64_t t = tb; t < te; ++t) y[t * ldy + r] = acc[t - tb];
     }

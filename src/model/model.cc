@@ -300,6 +300,7 @@ void Model::AttentionGrouped(int64_t l, std::span<const BatchSeq> batch, const K
       a.kv_head = task.h0 / group;
       a.head_dim = HD;
       a.scale = scale;
+      a.round_q = !options_.precise_matmul;
       size_t n = 0;
       for (int64_t t = task.t0; t < task.t0 + task.n_rows; ++t)
         for (int64_t h = task.h0; h < task.h0 + task.n_heads; ++h)

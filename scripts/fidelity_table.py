@@ -17,7 +17,7 @@ Needs Debian's python3-numpy (run with /usr/bin/python3). Usage:
       [--models a,b] [--jobs 2] [--json out.json] [-- extra generate flags]
 
 Extra flags after `--` go to every `prosgrow generate` (e.g. `--attn llama`,
-`--precise`).
+`--attn precise`).
 """
 import argparse, concurrent.futures, json, os, subprocess, sys
 

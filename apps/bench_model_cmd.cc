@@ -60,13 +60,14 @@ int BenchModelMain(int argc, char** argv) {
   CLI::App app("Measure prefill and decode throughput (like llama-bench)", "prosgrow bench-model");
   std::string model_path;
   int threads = 0, reps = 3, n_prompt = 512, n_gen = 128;
-  bool json = false, no_repack = false;
+  bool json = false, no_repack = false, precise = false;
   app.add_option("-m,--model", model_path, "GGUF model (default: the built-in model)");
   app.add_option("-t,--threads", threads, "threads (default: cores)")->check(CLI::Range(0, 1024));
   app.add_option("-r,--repetitions", reps, "repetitions per test")->check(CLI::Range(1, 100));
   app.add_option("-p,--n-prompt", n_prompt, "prompt tokens for pp")->check(CLI::Range(1, 1 << 16));
   app.add_option("-n,--n-gen", n_gen, "generated tokens for tg / batched decode")->check(CLI::Range(1, 1 << 16));
   app.add_flag("--no-repack", no_repack, "keep weights in the file's row-major layout (A/B of the repacked kernels)");
+  app.add_flag("--precise", precise, "matrix products on f32 activations, row-major weights (--attn precise)");
   app.add_flag("--json", json, "print JSON");
   SpecFlags spec_flags;
   AddSpecFlags(app, &spec_flags);
@@ -84,6 +85,7 @@ int BenchModelMain(int argc, char** argv) {
   }
   ModelOptions options;
   options.repack_weights = !no_repack;
+  if (precise) options = ModelOptionsFor(AttentionMode::kPrecise);
   auto model = Model::Load(model_path, options);
   if (!model.ok()) return Fail("bench-model", model.status().message());
   const Model& m = **model;

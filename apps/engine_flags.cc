@@ -23,8 +23,10 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
                  "arithmetic: fast (default; f32 tiled attention sharing K/V across a GQA group, several times "
                  "faster at long context, and weights repacked at load for ~1.7x faster Q8_0 matmuls) | llama "
                  "(llama.cpp's order: f16 online softmax one key at a time as llama.cpp computes short batches, "
-                 "row-major Q8_0 dot products; log-probs differ slightly)")
-      ->check(CLI::IsMember({"llama", "fast"}));
+                 "row-major Q8_0 dot products; log-probs differ slightly) | precise (fast's attention, and "
+                 "matrix products on unquantized f32 activations: quantized models' logits much closer to "
+                 "exact arithmetic, matmuls slower; docs/quality.md)")
+      ->check(CLI::IsMember({"llama", "fast", "precise"}));
   app.add_option("--kv-device-mem", f->kv_device_mem, "device-tier KV memory, e.g. 512MiB");
   app.add_option("--kv-host-mem", f->kv_host_mem, "host-tier KV memory (optimized; default 4x device)");
   app.add_option("--kv-disk-dir", f->kv_disk_dir, "disk-tier directory (optimized)");
@@ -86,7 +88,9 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   c.max_queue = f.max_queue;
   c.page_tokens = f.page_tokens;
   c.kv_bf16 = f.kv_dtype == "bf16";
-  c.attention = f.attn == "llama" ? AttentionMode::kLlamaF16 : AttentionMode::kTiledF32;
+  c.attention = f.attn == "llama"     ? AttentionMode::kLlamaF16
+                : f.attn == "precise" ? AttentionMode::kPrecise
+                                      : AttentionMode::kTiledF32;
   PG_ASSIGN_OR_RETURN(c.kv_device_bytes, ParseByteSize(f.kv_device_mem));
   if (!f.kv_host_mem.empty()) {
     PG_ASSIGN_OR_RETURN(c.kv_host_bytes, ParseByteSize(f.kv_host_mem));

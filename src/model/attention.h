@@ -1,5 +1,7 @@
 // Paged causal attention for query vectors against a sequence's K/V pages.
-// Two arithmetics for f16 KV, chosen by AttentionMode (`--attn llama|fast`):
+// Two arithmetics for f16 KV, chosen by AttentionMode (`--attn llama|fast`;
+// `--attn precise` runs kTiledF32 here and differs in the matrix products,
+// model.h):
 //
 // kLlamaF16 ("llama": AttendOne) — llama.cpp's CPU flash attention for short
 // query batches, which is how the oracle fixtures were computed:
@@ -50,6 +52,11 @@ namespace pg {
 enum class AttentionMode {
   kLlamaF16,  // "llama": llama.cpp's f16 online softmax, one key at a time
   kTiledF32,  // "fast": f32 tiled online softmax, K/V shared across a GQA group
+  // "precise": kTiledF32's attention, and every matrix product on f32
+  // activations (backend/cpu/matmul_precise.h) instead of Q8_0/Q8_K/f16
+  // rounded ones. A whole arithmetic mode of the model (ModelOptionsFor);
+  // the attention kernels themselves only see kLlamaF16 / kTiledF32.
+  kPrecise,
 };
 
 inline constexpr int64_t kAttentionTileKeys = 32;
@@ -62,6 +69,9 @@ struct AttentionArgs {
   int64_t head_dim = 0;   // <= 512
   int64_t n_keys = 0;     // attend to positions [0, n_keys)
   float scale = 1.0f;     // 1/sqrt(head_dim)
+  // kTiledF32 only: round q to f16 first (llama.cpp does; the default). Off
+  // (`--attn precise`): q stays f32, ~1.5x closer to exact arithmetic.
+  bool round_q = true;
 };
 
 // out[head_dim] = attention of q[head_dim]. scratch: n_keys floats (bf16 path).

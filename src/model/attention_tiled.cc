@@ -30,7 +30,7 @@ void TiledRowScalar(const AttentionArgs& a, const AttentionQuery& query) {
   const int64_t HD = a.head_dim, T = kAttentionTileKeys;
   float acc[512], q[512];
   std::fill(acc, acc + HD, 0.0f);
-  for (int64_t d = 0; d < HD; ++d) q[d] = F16ToF32(F32ToF16(query.q[d]));
+  for (int64_t d = 0; d < HD; ++d) q[d] = a.round_q ? F16ToF32(F32ToF16(query.q[d])) : query.q[d];
   float M = -INFINITY, S = 0.0f;
   for (int64_t j0 = 0; j0 < query.n_keys; j0 += T) {
     const int64_t nt = std::min(T, query.n_keys - j0);

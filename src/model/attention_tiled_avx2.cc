@@ -136,7 +136,9 @@ void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> que
     std::fill(acc + qi * HD, acc + (qi + 1) * HD, 0.0f);
     for (int64_t d = 0; d < HD; d += 8)
       _mm256_storeu_ps(qr + qi * HD + d,
-                       _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(queries[qi].q + d), _MM_FROUND_TO_NEAREST_INT)));
+                       a.round_q ? _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(queries[qi].q + d),
+                                                                   _MM_FROUND_TO_NEAREST_INT))
+                                 : _mm256_loadu_ps(queries[qi].q + d));
     ms[qi] = -INFINITY;
     ss[qi] = 0.0f;
   }

@@ -51,6 +51,23 @@ TEST(AttentionTiled, Avx2IsBitIdenticalToScalar) {
       }
 }
 
+// With q kept in f32 (`--attn precise`), the same; and it differs from the rounded run.
+TEST(AttentionTiled, Avx2IsBitIdenticalToScalarWithF32Queries) {
+  if (!HostSupports(IsaLevel::kAvx2)) GTEST_SKIP() << "no AVX2";
+  for (int64_t hd : {64, 72})
+    for (int64_t n : {1, 31, 33, 200}) {
+      Fixture f(hd, 2, n, 16, static_cast<uint32_t>(hd * 7 + n));
+      const std::vector<int64_t> lens = {n, std::max<int64_t>(1, n / 2), 1};
+      const std::vector<float> rounded = RunGroup(f, lens, false);
+      f.args.round_q = false;
+      const std::vector<float> a = RunGroup(f, lens, false), b = RunGroup(f, lens, true);
+      ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << "hd " << hd << " n " << n;
+      if (n > 1) {  // one key: the output is that key's V whatever q is
+        EXPECT_NE(0, std::memcmp(a.data(), rounded.data(), a.size() * sizeof(float))) << "hd " << hd << " n " << n;
+      }
+    }
+}
+
 TEST(AttentionTiled, RowIsIndependentOfItsGroup) {
   for (bool avx2 : {false, true}) {
     if (avx2 && !HostSupports(IsaLevel::kAvx2)) continue;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/cpu/matmul_precise.h"
 #include "backend/cpu/quant.h"
 #include "backend/cpu/vec_ops.h"
 #include "model/attention.h"
@@ -57,6 +58,9 @@ void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_l
 Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelOptions& options) {
   std::unique_ptr<Model> m(new Model());
   m->options_ = options;
+  if (options.attention == AttentionMode::kPrecise) return InvalidArgument("model: use ModelOptionsFor(kPrecise)");
+  if (options.precise_matmul && options.repack_weights)
+    return InvalidArgument("model: precise products need row-major weights (repack_weights off)");
   PG_ASSIGN_OR_RETURN(m->file_, GgufFile::Open(path));
   PG_ASSIGN_OR_RETURN(m->config_, ModelConfig::FromGguf(*m->file_));
   PG_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_, options.repack_weights));
@@ -91,6 +95,7 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelO
   mix(&size, sizeof size);
   m->identity_ = fmt::format("{}-{:016x}", c.arch, h);
   if (options.attention == AttentionMode::kTiledF32) m->identity_ += "-attn-f32tiled";
+  if (options.precise_matmul) m->identity_ += "-precise";
   // Repacked Q8_0 sums blocks differently, so its K/V are not those of the
   // row-major kernels. (Half4 F16/BF16 gives row-major bits; one suffix for
   // any repack keeps the rule simple.)
@@ -147,7 +152,7 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
     // --- attention block ---
     pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.attn_norm, &s.h_[t * D], D, c.rms_eps); });
     const MatMulOut qkv[3] = {{&L.wq, s.q_.data(), QD}, {&L.wk, s.k_.data(), KVD}, {&L.wv, s.v_.data(), KVD}};
-    MatMulMany(qkv, 3, s.h_.data(), n_tok, pool, s.mm_);
+    Products(qkv, 3, s.h_.data(), n_tok, pool, s);
     pool.ParallelFor(n_tok, [&](int64_t t) {
       float* q = &s.q_[t * QD];
       float* k = &s.k_[t * KVD];
@@ -177,16 +182,17 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
       }
     });
     Attention(l, batch, kv, n_tok, pool, s);
-    MatMul(L.wo, s.attn_.data(), n_tok, s.h_.data(), pool, s.mm_);
+    const MatMulOut wo{&L.wo, s.h_.data(), D};
+    Products(&wo, 1, s.attn_.data(), n_tok, pool, s);
     pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.h_[t * D], D); });
 
     // --- feed-forward block ---
     pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.ffn_norm, &s.h_[t * D], D, c.rms_eps); });
     if (c.IsMoeLayer(l)) {
-      MoeFfn(c, L, s.h_.data(), n_tok, s.ffn_out_.data(), pool, s.moe_, s.mm_);
+      MoeFfn(c, L, s.h_.data(), n_tok, s.ffn_out_.data(), pool, s.moe_, s.mm_, options_.precise_matmul);
     } else {
       SwiGluFfn(L.gate, L.up, L.down, s.h_.data(), n_tok, s.gate_.data(), s.up_.data(), s.ffn_out_.data(), pool,
-                s.mm_);
+                s.mm_, options_.precise_matmul);
     }
     pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.ffn_out_[t * D], D); });
   }
@@ -201,8 +207,15 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
       ++li;
     }
   }
-  MatMul(w.output, s.last_.data(), n_logits, logits, pool, s.mm_);
+  const MatMulOut out{&w.output, logits, c.n_vocab};
+  Products(&out, 1, s.last_.data(), n_logits, pool, s);
   return Status::Ok();
+}
+
+void Model::Products(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tok, ThreadPool& pool,
+                     ForwardScratch& s) const {
+  if (options_.precise_matmul) MatMulPreciseMany(outs, n_outs, x, n_tok, pool);
+  else MatMulMany(outs, n_outs, x, n_tok, pool, s.mm_);
 }
 
 void Model::Attention(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
@@ -287,6 +300,7 @@ void Model::AttentionGrouped(int64_t l, std::span<const BatchSeq> batch, const K
       a.kv_head = task.h0 / group;
       a.head_dim = HD;
       a.scale = scale;
+      a.round_q = !options_.precise_matmul;
       size_t n = 0;
       for (int64_t t = task.t0; t < task.t0 + task.n_rows; ++t)
         for (int64_t h = task.h0; h < task.h0 + task.n_heads; ++h)

@@ -48,12 +48,18 @@ struct ModelOptions {
   // table asks, Q4_K/Q6_K into Q4_Kx8/Q6_Kx8 and F16/BF16 into Half4 (same
   // bits). Off keeps llama.cpp's row-major arithmetic (--attn llama).
   bool repack_weights = true;
+  // Matrix products on unquantized f32 activations (MatMulPrecise): logits
+  // ~40x closer to exact arithmetic on quantized models, slower
+  // (docs/quality.md). Needs row-major weights (repack_weights off).
+  bool precise_matmul = false;
 };
 
 // The options of each arithmetic: `fast` repacks, `llama` keeps llama.cpp's
-// Q8_0 dot-product order as well as its attention.
+// Q8_0 dot-product order as well as its attention, `precise` is `fast`'s
+// attention with MatMulPrecise products on the file's row-major weights.
 inline ModelOptions ModelOptionsFor(AttentionMode mode) {
-  return ModelOptions{mode, mode == AttentionMode::kTiledF32};
+  if (mode == AttentionMode::kPrecise) return ModelOptions{AttentionMode::kTiledF32, false, true};
+  return ModelOptions{mode, mode == AttentionMode::kTiledF32, false};
 }
 
 // Per-caller buffers of the forward pass; grown on demand, so a steady-state
@@ -122,6 +128,9 @@ class Model {
                         ThreadPool& pool, ForwardScratch& s) const;
   void Attention(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
                  ThreadPool& pool, ForwardScratch& s) const;
+  // MatMulMany, or MatMulPreciseMany with options_.precise_matmul.
+  void Products(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tok, ThreadPool& pool,
+                ForwardScratch& s) const;
 
   std::unique_ptr<GgufFile> file_;
   ModelConfig config_;

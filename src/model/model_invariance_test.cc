@@ -84,15 +84,27 @@ TEST_P(ForwardInvariance, PrefillEqualsTokenByTokenDecode) {
   EXPECT_EQ(0, std::memcmp(batched.data(), decoded.data(), batched.size() * sizeof(float)));
 }
 
+std::string InvarianceName(const ::testing::TestParamInfo<std::tuple<const char*, AttentionMode>>& info) {
+  std::string s = std::get<0>(info.param);
+  std::erase(s, '-');
+  std::erase(s, '_');
+  const AttentionMode mode = std::get<1>(info.param);
+  return s + (mode == AttentionMode::kLlamaF16 ? "Llama" : mode == AttentionMode::kPrecise ? "Precise" : "Fast");
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, ForwardInvariance,
                          ::testing::Combine(::testing::Values("tiny-qwen3-spm", "tiny-qwen3moe-gpt2",
                                                               "tiny-glm4moe-spm"),
-                                            ::testing::Values(AttentionMode::kLlamaF16, AttentionMode::kTiledF32)),
-                         [](const auto& info) {
-                           std::string s = std::get<0>(info.param);
-                           std::erase(s, '-');
-                           return s + (std::get<1>(info.param) == AttentionMode::kLlamaF16 ? "Llama" : "Fast");
-                         });
+                                            ::testing::Values(AttentionMode::kLlamaF16, AttentionMode::kTiledF32,
+                                                              AttentionMode::kPrecise)),
+                         InvarianceName);
+
+// The precise products on K-quant weights (a Q4_K / Q6_K mix): their chunks
+// are whole super-blocks, and the bits must not depend on the batch either.
+INSTANTIATE_TEST_SUITE_P(Quantized, ForwardInvariance,
+                         ::testing::Combine(::testing::Values("small-llama-spm-q4_k_m"),
+                                            ::testing::Values(AttentionMode::kPrecise)),
+                         InvarianceName);
 
 }  // namespace
 }  // namespace pg

@@ -106,73 +106,93 @@ Fidelity Measure(const Model& m, const nlohmann::json& truth) {
   return f;
 }
 
-// The bar is llama.cpp's own error against the same truth, except where a
-// measured miss is documented here (docs/performance.md, "Mixture-of-Experts"):
-struct TruthBar {
+// The bar (fixtures/README.md, issue 13): per fixture, no further from exact
+// arithmetic than llama.cpp, read from the truth file's summary: wrong_argmax
+// <= llama.cpp's, and max_err <= llama.cpp's on dense models, first_step_err
+// <= llama.cpp's on MoE models (where a routing near-tie moves later steps by
+// O(1) in any engine, so the worst step bounds nothing).
+struct TruthCase {
   const char* model;
-  // < 0: llama.cpp's first_step_err. small-qwen3moe: 1.22 measured against
-  // llama.cpp's 0.64. Its prompts cross routing near-ties before their last
-  // token (ref_forward route gaps down to 7e-7 at the "code" prompt's
-  // positions, 249 gaps < 1e-3 in the long one), where either pick is a coin
-  // toss; and its Q4_K x Q8_K products are also ~15% further from exact than
-  // llama.cpp's on the dense small-llama-spm-q4_k_m.
-  double first_step_bound;
-  // Steps beyond llama.cpp's wrong_argmax. tiny-qwen3moe: 1, the
-  // long_1400_words prompt's step 23, a routing gap of 8.9e-6 (llama.cpp's
-  // one miss, "short" step 17 at a gap of 8e-5, is also ours).
-  int extra_wrong;
-  // Dense models: the issue's bar on the worst step too (max_err <= llama.cpp's);
-  // on MoE models a routing near-tie moves later steps by O(1) in any engine.
-  bool bound_max_err = false;
+  AttentionMode mode;
+  bool moe;
+  // The default arithmetic misses the bar on the quantized fixtures (its
+  // activations are rounded to 8 bits as llama.cpp's are, and which engine
+  // lands closer is then luck; docs/quality.md, "Fidelity to exact
+  // arithmetic"). There it is held to regression bounds (listed below the
+  // test), and `--attn precise` carries the bar. < 0: the bar itself.
+  double max_bound = -1;    // dense: max_err; MoE: first_step_err
+  int wrong_bound = -1;
 };
 
-void PrintTo(const TruthBar& b, std::ostream* os) { *os << b.model; }
+void PrintTo(const TruthCase& b, std::ostream* os) { *os << b.model; }
 
-class TruthTest : public ::testing::TestWithParam<TruthBar> {};
+const char* ModeName(AttentionMode m) {
+  return m == AttentionMode::kPrecise ? "precise" : m == AttentionMode::kLlamaF16 ? "llama" : "fast";
+}
 
-// The default arithmetic (--attn fast); --attn llama's agreement with
-// llama.cpp is model_oracle_test's.
+class TruthTest : public ::testing::TestWithParam<TruthCase> {};
+
 TEST_P(TruthTest, NoFurtherFromExactArithmeticThanLlamaCpp) {
-  const TruthBar& bar = GetParam();
+  const TruthCase& bar = GetParam();
   const std::string name = bar.model;
   const fs::path model_path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (name + ".gguf");
   const fs::path truth_path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/truth" / ("expected-" + name + ".json");
   if (!fs::exists(model_path) || !fs::exists(truth_path)) GTEST_SKIP() << "fixtures absent";
   const nlohmann::json truth = nlohmann::json::parse(std::ifstream(truth_path));
   const nlohmann::json& llama = truth["summary"];
-  auto model = Model::Load(model_path.string(), ModelOptionsFor(AttentionMode::kTiledF32));
+  auto model = Model::Load(model_path.string(), ModelOptionsFor(bar.mode));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const Fidelity f = Measure(**model, truth);
   const double llama_first = llama["llama_first_step_err_max"].get<double>();
+  const double llama_max = llama["llama_max_err"].get<double>();
   const int llama_wrong = llama["llama_wrong_argmax_margin_gt_0.01"].get<int>();
-  std::printf("%s vs float64: first_step_err %.6f (llama.cpp %.6f), wrong_argmax %d (llama.cpp %d), max_err %.4f "
-              "(llama.cpp %.4f), away from routing near-ties %.4f (llama.cpp %.4f), %d steps\n",
-              name.c_str(), f.first_step_err, llama_first, f.wrong_argmax, llama_wrong, f.max_err,
-              llama["llama_max_err"].get<double>(), f.max_err_no_tie, llama.value("llama_max_err_no_near_tie", llama["llama_max_err"].get<double>()),
-              f.steps);
+  std::printf("%s [attn %s] vs float64: first_step_err %.6f (llama.cpp %.6f), wrong_argmax %d (llama.cpp %d), "
+              "max_err %.4f (llama.cpp %.4f), away from routing near-ties %.4f (llama.cpp %.4f), %d steps\n",
+              name.c_str(), ModeName(bar.mode), f.first_step_err, llama_first, f.wrong_argmax, llama_wrong,
+              f.max_err, llama_max, f.max_err_no_tie, llama.value("llama_max_err_no_near_tie", llama_max), f.steps);
   EXPECT_EQ(f.steps, llama["steps"].get<int>());
   EXPECT_EQ(f.uncovered_first, 0) << "first-step top-10 ids outside the truth's top-20";
-  EXPECT_LE(f.first_step_err, bar.first_step_bound < 0 ? llama_first : bar.first_step_bound);
-  EXPECT_LE(f.wrong_argmax, llama_wrong + bar.extra_wrong);
-  if (bar.bound_max_err) {
-    EXPECT_LE(f.max_err, llama["llama_max_err"].get<double>());
-  }
+  const double err = bar.moe ? f.first_step_err : f.max_err;
+  EXPECT_LE(err, bar.max_bound < 0 ? (bar.moe ? llama_first : llama_max) : bar.max_bound)
+      << (bar.moe ? "first_step_err" : "max_err");
+  EXPECT_LE(f.wrong_argmax, bar.wrong_bound < 0 ? llama_wrong : bar.wrong_bound);
 }
 
-// The float fixtures carry the whole bar (max error and wrong steps). The
-// quantized dense fixtures do not yet: our Q8_0/Q4_K products are further
-// from exact than llama.cpp's (issue 13's table: Q8_0 1.151 vs 1.023 max,
-// 13 vs 6 wrong), the next thing to fix in the kernels.
-INSTANTIATE_TEST_SUITE_P(Fixtures, TruthTest,
-                         ::testing::Values(TruthBar{"tiny-llama-gpt2", -1, 0, true},
-                                           TruthBar{"tiny-qwen3-spm", -1, 0, true},
-                                           TruthBar{"tiny-qwen3moe-gpt2", -1, 1}, TruthBar{"tiny-glm4moe-spm", -1, 0},
-                                           TruthBar{"small-qwen3moe-q4_k_m", 1.3, 0}),
-                         [](const auto& info) {
-                           std::string s = info.param.model;
-                           std::replace(s.begin(), s.end(), '-', '_');
-                           return s;
-                         });
+constexpr auto kFast = AttentionMode::kTiledF32;
+constexpr auto kPrecise = AttentionMode::kPrecise;
+
+// `--attn precise` meets the whole bar on every fixture. The default (`fast`)
+// meets it on the float fixtures and tiny-glm4moe; elsewhere it is held to
+// regression bounds above its measured figures (teacher-forced on llama.cpp's
+// trajectory; llama.cpp's in brackets). With 8-bit activations any change of
+// rounding order in a kernel moves these by a few tenths and steps either way;
+// a modelling bug moves them by whole units.
+//   small-llama-spm-q8_0    max 1.151 (1.023), wrong 9 (6)
+//   small-llama-spm-q4_k_m  max 1.253 (1.100), wrong 9 (6)
+//   tiny-qwen3moe-gpt2      wrong 2 (1): the long_1400_words prompt's step 23,
+//                           a routing gap of 8.9e-6 (llama.cpp's one miss,
+//                           "short" step 17 at a gap of 8e-5, is also ours)
+//   small-qwen3moe-q4_k_m   first 1.156 (0.641), wrong 12 (13): its prompts
+//                           cross routing near-ties (gaps down to 7e-7)
+//                           before their last token
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, TruthTest,
+    ::testing::Values(TruthCase{"tiny-llama-gpt2", kFast, false}, TruthCase{"tiny-llama-gpt2", kPrecise, false},
+                      TruthCase{"tiny-qwen3-spm", kFast, false}, TruthCase{"tiny-qwen3-spm", kPrecise, false},
+                      TruthCase{"small-llama-spm-q8_0", kFast, false, 1.5, 12},
+                      TruthCase{"small-llama-spm-q8_0", kPrecise, false},
+                      TruthCase{"small-llama-spm-q4_k_m", kFast, false, 1.5, 12},
+                      TruthCase{"small-llama-spm-q4_k_m", kPrecise, false},
+                      TruthCase{"tiny-qwen3moe-gpt2", kFast, true, -1, 2},
+                      TruthCase{"tiny-qwen3moe-gpt2", kPrecise, true},
+                      TruthCase{"tiny-glm4moe-spm", kFast, true}, TruthCase{"tiny-glm4moe-spm", kPrecise, true},
+                      TruthCase{"small-qwen3moe-q4_k_m", kFast, true, 1.5, 16},
+                      TruthCase{"small-qwen3moe-q4_k_m", kPrecise, true}),
+    [](const auto& info) {
+      std::string s = std::string(info.param.model) + "_" + ModeName(info.param.mode);
+      std::replace(s.begin(), s.end(), '-', '_');
+      return s;
+    });
 
 }  // namespace
 }  // namespace pg

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "backend/cpu/matmul_precise.h"
 #include "backend/cpu/vec_ops.h"
 #include "model/router.h"
 
@@ -20,16 +21,18 @@ constexpr int64_t kSerialRows = 64;
 }  // namespace
 
 void SwiGluFfn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, const float* x,
-               int64_t T, float* g, float* u, float* y, ThreadPool& pool, MatMulScratch& mm) {
+               int64_t T, float* g, float* u, float* y, ThreadPool& pool, MatMulScratch& mm, bool precise) {
   const int64_t F = gate.rows;
   const MatMulOut gate_up[2] = {{&gate, g, F}, {&up, u, F}};
-  MatMulMany(gate_up, 2, x, T, pool, mm);
+  if (precise) MatMulPreciseMany(gate_up, 2, x, T, pool);
+  else MatMulMany(gate_up, 2, x, T, pool, mm);
   if (T * F <= kSerialSiluMul) {
     for (int64_t t = 0; t < T; ++t) SiluMul(&g[t * F], &u[t * F], &g[t * F], F);
   } else {
     pool.ParallelFor(T, [&](int64_t t) { SiluMul(&g[t * F], &u[t * F], &g[t * F], F); });
   }
-  MatMul(down, g, T, y, pool, mm);
+  if (precise) MatMulPrecise(down, g, F, T, y, down.rows, pool);
+  else MatMul(down, g, T, y, pool, mm);
 }
 
 void MoeScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int n_threads) {
@@ -61,7 +64,7 @@ void MoeScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int n_threads) 
 }
 
 void MoeFfn(const ModelConfig& c, const LayerWeights& L, const float* h, int64_t T, float* out, ThreadPool& pool,
-            MoeScratch& s, MatMulScratch& mm) {
+            MoeScratch& s, MatMulScratch& mm, bool precise) {
   const int64_t D = c.n_embd, E = c.moe.n_expert, K = c.moe.n_expert_used, F = c.moe.n_ff_exp;
   s.Reserve(c, T, pool.size());
   // Small batches (decode) do the bookkeeping on this thread: a parallel
@@ -103,7 +106,7 @@ void MoeFfn(const ModelConfig& c, const LayerWeights& L, const float* h, int64_t
   auto run_expert = [&](int64_t e, ThreadPool& p, MatMulScratch& m) {
     const int64_t r0 = s.offsets_[e], n = s.offsets_[e + 1] - r0;
     SwiGluFfn(L.gate_exps.Expert(e), L.up_exps.Expert(e), L.down_exps.Expert(e), &s.xg_[r0 * D], n,
-              &s.gate_[r0 * F], &s.up_[r0 * F], &s.yg_[r0 * D], p, m);
+              &s.gate_[r0 * F], &s.up_[r0 * F], &s.yg_[r0 * D], p, m, precise);
   };
   const int64_t n_active = static_cast<int64_t>(s.active_.size());
   if (pool.size() > 1 && n_active >= 2 * pool.size()) {
@@ -135,7 +138,8 @@ void MoeFfn(const ModelConfig& c, const LayerWeights& L, const float* h, int64_t
 
   if (L.gate_shexp.rows > 0) {
     // The shared expert sees the same input; its output is added to the routed sum.
-    SwiGluFfn(L.gate_shexp, L.up_shexp, L.down_shexp, h, T, s.gate_.data(), s.up_.data(), s.yg_.data(), pool, mm);
+    SwiGluFfn(L.gate_shexp, L.up_shexp, L.down_shexp, h, T, s.gate_.data(), s.up_.data(), s.yg_.data(), pool, mm,
+              precise);
     pool.ParallelFor(T, [&](int64_t t) { AddInPlace(&out[t * D], &s.yg_[t * D], D); });
   }
 }

@@ -37,9 +37,10 @@
 namespace pg {
 
 // y = down(silu(gate x) * up x) for T rows of x (T, gate.cols). g, u:
-// (T, gate.rows) scratch; y: (T, down.rows), must not alias x.
+// (T, gate.rows) scratch; y: (T, down.rows), must not alias x. `precise`:
+// the products are MatMulPrecise's (f32 activations, row-major weights).
 void SwiGluFfn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, const float* x,
-               int64_t T, float* g, float* u, float* y, ThreadPool& pool, MatMulScratch& mm);
+               int64_t T, float* g, float* u, float* y, ThreadPool& pool, MatMulScratch& mm, bool precise = false);
 
 // Per-caller buffers of MoeFfn; grown by Reserve, never on the hot path.
 class MoeScratch {
@@ -54,7 +55,7 @@ class MoeScratch {
     MatMulScratch mm;
   };
   friend void MoeFfn(const ModelConfig&, const LayerWeights&, const float*, int64_t, float*, ThreadPool&,
-                     MoeScratch&, MatMulScratch&);
+                     MoeScratch&, MatMulScratch&, bool);
   int64_t cap_tokens_ = 0;
   std::vector<std::unique_ptr<Lane>> lanes_;  // (n_threads)
   std::vector<int32_t> active_;     // experts with >= 1 token, most rows first
@@ -73,8 +74,9 @@ class MoeScratch {
 };
 
 // out (T, n_embd) = the MoE FFN of layer L (c.IsMoeLayer) applied to h (T, n_embd).
-// out must not alias h.
+// out must not alias h. `precise`: the experts' products as SwiGluFfn's
+// (the router's F32 product is exact either way).
 void MoeFfn(const ModelConfig& c, const LayerWeights& L, const float* h, int64_t T, float* out, ThreadPool& pool,
-            MoeScratch& s, MatMulScratch& mm);
+            MoeScratch& s, MatMulScratch& mm, bool precise = false);
 
 }  // namespace pg

@@ -5,6 +5,7 @@
 // Tokens are pseudo-random ids; the KV arena is private (no tiers), f16.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -58,6 +59,7 @@ int BenchModelMain(int argc, char** argv) {
   std::string model_path;
   int threads = 0, reps = 3, n_prompt = 512, n_gen = 128;
   bool json = false, no_repack = false;
+  std::vector<std::string> tests = {"pp", "tg", "bd4", "bd16"};
   app.add_option("-m,--model", model_path, "GGUF model (default: the built-in model)");
   app.add_option("-t,--threads", threads, "threads (default: cores)")->check(CLI::Range(0, 1024));
   app.add_option("-r,--repetitions", reps, "repetitions per test")->check(CLI::Range(1, 100));
@@ -65,6 +67,10 @@ int BenchModelMain(int argc, char** argv) {
   app.add_option("-n,--n-gen", n_gen, "generated tokens for tg / batched decode")->check(CLI::Range(1, 1 << 16));
   app.add_flag("--no-repack", no_repack, "keep weights in the file's row-major layout (A/B of the repacked kernels)");
   app.add_flag("--json", json, "print JSON");
+  app.add_option("--tests", tests, "tests to run, comma-separated: pp, tg, bd4, bd16 (llama-bench's pp/tg: --tests pp,tg)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"pp", "tg", "bd4", "bd16"}))
+      ->capture_default_str();
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   if (model_path.empty()) {
     auto def = EnsureDefaultModel("");
@@ -117,17 +123,19 @@ int BenchModelMain(int argc, char** argv) {
   struct Row {
     std::string test;
     Stat tps;
+    std::vector<double> samples;  // tokens/s of each repetition
   };
   std::vector<Row> rows;
   auto measure = [&](const std::string& name, auto fn) {
     std::vector<double> v;
     for (int r = 0; r < reps; ++r) v.push_back(fn());
-    rows.push_back({name, Summarize(v)});
+    rows.push_back({name, Summarize(v), v});
   };
-  measure("pp" + std::to_string(n_prompt), run_pp);
-  measure("tg" + std::to_string(n_gen), [&] { return run_decode(1); });
-  measure("bd4x" + std::to_string(n_gen), [&] { return run_decode(4); });
-  measure("bd16x" + std::to_string(n_gen), [&] { return run_decode(16); });
+  auto wanted = [&](const char* t) { return std::find(tests.begin(), tests.end(), t) != tests.end(); };
+  if (wanted("pp")) measure("pp" + std::to_string(n_prompt), run_pp);
+  if (wanted("tg")) measure("tg" + std::to_string(n_gen), [&] { return run_decode(1); });
+  if (wanted("bd4")) measure("bd4x" + std::to_string(n_gen), [&] { return run_decode(4); });
+  if (wanted("bd16")) measure("bd16x" + std::to_string(n_gen), [&] { return run_decode(16); });
 
   std::string types;
   for (const auto& t : m.file().tensors())
@@ -139,7 +147,9 @@ int BenchModelMain(int argc, char** argv) {
     j["type"] = types;
     j["threads"] = pool.size();
     j["isa"] = IsaName(ActiveIsa());
-    for (auto& r : rows) j["results"].push_back({{"test", r.test}, {"tokens_per_s", r.tps.mean}, {"stddev", r.tps.sd}});
+    for (auto& r : rows)
+      j["results"].push_back(
+          {{"test", r.test}, {"tokens_per_s", r.tps.mean}, {"stddev", r.tps.sd}, {"samples", r.samples}});
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("| model | type | threads | isa | test | t/s |\n|---|---|---|---|---|---|\n");

@@ -107,8 +107,8 @@ const CpuKernels& Avx2Kernels() {
 }
 
 // The AVX-512 table starts from the AVX2 one: every weight kind without an
-// AVX-512 kernel below (the K-quants, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q2_K,
-// Q3_K, IQ4_XS, the repacked layouts) runs its AVX2 kernel.
+// AVX-512 kernel below (the row-major K-quants, Q4_1, Q5_0, Q5_1, IQ4_NL,
+// MXFP4, Q2_K, Q3_K, IQ4_XS, Half4) runs its AVX2 kernel.
 const CpuKernels& Avx512Kernels() {
   static const CpuKernels k = [] {
     CpuKernels t = Avx2Kernels();
@@ -120,6 +120,9 @@ const CpuKernels& Avx512Kernels() {
     t.gemm[static_cast<int>(WeightKind::kQ8_0)] = avx512::GemmQ8_0;
     t.gemm[static_cast<int>(WeightKind::kQ4_0)] = avx512::GemmQ4_0;
     t.gemm[static_cast<int>(WeightKind::kF16)] = avx512::GemmF16;
+    t.gemm[static_cast<int>(WeightKind::kQ8_0x8)] = avx512::GemmQ8_0x8;
+    t.gemm[static_cast<int>(WeightKind::kQ4_Kx8)] = avx512::GemmQ4_Kx8;
+    t.gemm[static_cast<int>(WeightKind::kQ6_Kx8)] = avx512::GemmQ6_Kx8;
     t.half4_f16 = false;  // BF16 still runs the AVX2 kernels
     return t;
   }();

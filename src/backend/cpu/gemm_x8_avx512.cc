@@ -1,5 +1,5 @@
-// AVX-512 VNNI GEMM over the 8-row repacked layouts Q8_0x8, Q4_Kx8 and
-// Q6_Kx8 (repack.h): tiles of one 8-row group x up to 4 tokens, one row per
+// AVX-512 VNNI GEMM over the 8-row repacked layouts Q8_0x8, Q5_0x8, Q4_Kx8
+// and Q6_Kx8 (repack.h): tiles of one 8-row group x up to 4 tokens, one row per
 // 32-bit lane of a 256-bit vector (AVX-512VL), as the AVX2 kernels. Where
 // AVX2 needs broadcast + maddubs + madd + add per 32-byte load and token,
 // VPDPBUSD (u8 x s8, four products added into each int32 lane) does it in one
@@ -10,14 +10,14 @@
 //   products of one sub-block (32 columns for Q4_K, 16 for Q6_K) are summed
 //   in their own int32 lanes, then multiplied by the rows' sub-block scales
 //   (VPMULLD) into the super-block sum.
-// - Q8_0x8: the quants are signed, so the token's quants are made unsigned
+// - Q8_0x8 / Q5_0x8: the levels are signed, so the token's quants are made unsigned
 //   (x + 128, once per block and token) and the weights are the s8 operand:
 //   sum (x + 128) w - 128 sum w, where 128 sum w comes from one more VPDPBUSD
 //   per load against bytes of 128, shared by the tile's tokens.
 //
 // Every sum is the exact integer the AVX2 and scalar kernels compute, and the
 // float steps after it are theirs, so the results are bit-identical to
-// scalar::GemmQ8_0x8 / GemmQ4_Kx8 / GemmQ6_Kx8.
+// scalar::GemmQ8_0x8 / GemmQ5_0x8 / GemmQ4_Kx8 / GemmQ6_Kx8.
 // GCC 12's AVX-512 intrinsics raise false -W(maybe-)uninitialized warnings
 // when inlined (see gemm_avx512.cc).
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -61,6 +61,46 @@ void TileQ8_0x8(const BlockQ8_0x8* g, int64_t nb, const uint8_t* xbase, size_t x
       const __m256i w = Load256(blk.qs + kQK * k);
       wsum = _mm256_dpbusd_epi32(wsum, k128, w);
       for (int j = 0; j < RN; ++j) isum[j] = _mm256_dpbusd_epi32(isum[j], Bcast4(xu[j] + 4 * k), w);
+    }
+    const __m256 wd = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.d)));
+    for (int j = 0; j < RN; ++j) {
+      const __m256 d = _mm256_mul_ps(wd, _mm256_set1_ps(_cvtsh_ss(xb[j]->d)));
+      acc[j] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_sub_epi32(isum[j], wsum)), acc[j]);
+    }
+  }
+  for (int j = 0; j < RN; ++j) out[j] = acc[j];
+}
+
+// Q5_0x8: as Q8_0x8, with the signed levels rebuilt per load from the
+// nibbles: the low (h = 0) and high (h = 1) nibbles, minus 16 in the bytes
+// whose fifth bit is 0 (one masked subtract each).
+template <int RN>
+void TileQ5_0x8(const BlockQ5_0x8* g, int64_t nb, const uint8_t* xbase, size_t xs, __m256* out) {
+  const __m256i k128 = _mm256_set1_epi8(static_cast<char>(0x80)), m4 = _mm256_set1_epi8(0x0F);
+  const __m256i k16 = _mm256_set1_epi8(16);
+  __m256 acc[RN];
+  for (int j = 0; j < RN; ++j) acc[j] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const BlockQ5_0x8& blk = g[b];
+    const BlockQ8_0* xb[RN];
+    alignas(32) uint8_t xu[RN][kQK];  // the token's quants + 128
+    __m256i isum[RN];
+    for (int j = 0; j < RN; ++j) {
+      xb[j] = reinterpret_cast<const BlockQ8_0*>(xbase + j * xs) + b;
+      _mm256_store_si256(reinterpret_cast<__m256i*>(xu[j]), _mm256_xor_si256(Load256(xb[j]->qs), k128));
+      isum[j] = _mm256_setzero_si256();
+    }
+    __m256i wsum = _mm256_setzero_si256();  // 128 * sum w, per row
+    for (int k = 0; k < kQK / 8; ++k) {
+      const __m256i v = Load256(blk.qs + 32 * k);
+      __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+      lo = _mm256_mask_sub_epi8(lo, _cvtu32_mask32(blk.low16[k][0]), lo, k16);
+      hi = _mm256_mask_sub_epi8(hi, _cvtu32_mask32(blk.low16[k][1]), hi, k16);
+      wsum = _mm256_dpbusd_epi32(wsum, k128, _mm256_add_epi8(lo, hi));
+      for (int j = 0; j < RN; ++j) {
+        isum[j] = _mm256_dpbusd_epi32(isum[j], Bcast4(xu[j] + 4 * k), lo);
+        isum[j] = _mm256_dpbusd_epi32(isum[j], Bcast4(xu[j] + 16 + 4 * k), hi);
+      }
     }
     const __m256 wd = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.d)));
     for (int j = 0; j < RN; ++j) {
@@ -234,6 +274,12 @@ void GemmGroupsOf8(const WeightMatrix& w, int64_t block_cols, const void* xa, si
 void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
                 float* y, int64_t ldy) {
   GemmGroupsOf8<BlockQ8_0x8, TileQ8_0x8<1>, TileQ8_0x8<2>, TileQ8_0x8<3>, TileQ8_0x8<4>>(w, kQK, xa, xs, t0, t1, r0,
+                                                                                        r1, y, ldy);
+}
+
+void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                float* y, int64_t ldy) {
+  GemmGroupsOf8<BlockQ5_0x8, TileQ5_0x8<1>, TileQ5_0x8<2>, TileQ5_0x8<3>, TileQ5_0x8<4>>(w, kQK, xa, xs, t0, t1, r0,
                                                                                         r1, y, ldy);
 }
 

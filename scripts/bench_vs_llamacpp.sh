@@ -104,4 +104,5 @@ echo
 echo "threads $THREADS; $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs);" \
   "load average now $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "prosgrow $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src apps || echo '+dirty');" \
-  "llama-bench: $("$LLAMA_BENCH" --version 2>&1 | head -1)"
+  "llama-bench: $LLAMA_BENCH (ggml $(jq -r '.[0].build_commit + " build " + (.[0].build_number|tostring)' \
+    "$(ls "$OUT"/llama.*.json | head -1)" 2>/dev/null))"

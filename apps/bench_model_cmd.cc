@@ -130,12 +130,13 @@ int BenchModelMain(int argc, char** argv) {
   struct Row {
     std::string test;
     Stat tps;
+    std::vector<double> samples;  // tokens/s of each repetition
   };
   std::vector<Row> rows;
   auto measure = [&](const std::string& name, auto fn) {
     std::vector<double> v;
     for (int r = 0; r < reps; ++r) v.push_back(fn());
-    rows.push_back({name, Summarize(v)});
+    rows.push_back({name, Summarize(v), v});
   };
   auto wanted = [&](const char* t) { return std::find(tests.begin(), tests.end(), t) != tests.end(); };
   if (wanted("pp")) measure("pp" + std::to_string(n_prompt), run_pp);
@@ -177,7 +178,9 @@ int BenchModelMain(int argc, char** argv) {
     j["type"] = types;
     j["threads"] = pool.size();
     j["isa"] = IsaName(ActiveIsa());
-    for (auto& r : rows) j["results"].push_back({{"test", r.test}, {"tokens_per_s", r.tps.mean}, {"stddev", r.tps.sd}});
+    for (auto& r : rows)
+      j["results"].push_back(
+          {{"test", r.test}, {"tokens_per_s", r.tps.mean}, {"stddev", r.tps.sd}, {"samples", r.samples}});
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("| model | type | threads | isa | test | t/s |\n|---|---|---|---|---|---|\n");

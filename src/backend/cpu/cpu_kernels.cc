@@ -33,6 +33,7 @@ WeightKind WeightKindOf(const WeightMatrix& w) {
     case WeightLayout::kQ8_0x8: return w.type == GgmlType::Q8_0 ? WeightKind::kQ8_0x8 : WeightKind::kCount;
     case WeightLayout::kQ4_Kx8: return w.type == GgmlType::Q4_K ? WeightKind::kQ4_Kx8 : WeightKind::kCount;
     case WeightLayout::kQ6_Kx8: return w.type == GgmlType::Q6_K ? WeightKind::kQ6_Kx8 : WeightKind::kCount;
+    case WeightLayout::kQ5_0x8: return w.type == GgmlType::Q5_0 ? WeightKind::kQ5_0x8 : WeightKind::kCount;
     case WeightLayout::kHalf4:
       if (w.type == GgmlType::F16) return WeightKind::kF16Half4;
       return w.type == GgmlType::BF16 ? WeightKind::kBF16Half4 : WeightKind::kCount;
@@ -44,6 +45,7 @@ ActFormat ActFormatOf(WeightKind kind) {
   switch (kind) {
     case WeightKind::kQ8_0:
     case WeightKind::kQ8_0x8:
+    case WeightKind::kQ5_0x8:
     case WeightKind::kQ4_0:
     case WeightKind::kQ4_1:
     case WeightKind::kQ5_0:
@@ -87,7 +89,8 @@ size_t ActRowBytes(ActFormat f, int64_t cols) {
       ns::GemmF32, ns::GemmF16, ns::GemmBF16, ns::GemmQ8_0, ns::GemmQ4_0, ns::GemmQ4_K,   \
           ns::GemmQ5_K, ns::GemmQ6_K, ns::GemmQ4_1, ns::GemmQ5_0, ns::GemmQ5_1,             \
       ns::GemmIQ4_NL, ns::GemmMXFP4, ns::GemmQ2_K, ns::GemmQ3_K, ns::GemmIQ4_XS,        \
-      ns::GemmQ8_0x8, ns::GemmF16Half4, ns::GemmBF16Half4, ns::GemmQ4_Kx8, ns::GemmQ6_Kx8 \
+      ns::GemmQ8_0x8, ns::GemmF16Half4, ns::GemmBF16Half4, ns::GemmQ4_Kx8, ns::GemmQ6_Kx8, \
+      scalar::GemmQ5_0x8                                                                  \
     }                                                                                     \
   }
 
@@ -107,8 +110,8 @@ const CpuKernels& Avx2Kernels() {
 }
 
 // The AVX-512 table starts from the AVX2 one: every weight kind without an
-// AVX-512 kernel below (the K-quants, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q2_K,
-// Q3_K, IQ4_XS, the repacked layouts) runs its AVX2 kernel.
+// AVX-512 kernel below (the row-major K-quants, Q4_1, Q5_0, Q5_1, IQ4_NL,
+// MXFP4, Q2_K, Q3_K, IQ4_XS, Half4) runs its AVX2 kernel.
 const CpuKernels& Avx512Kernels() {
   static const CpuKernels k = [] {
     CpuKernels t = Avx2Kernels();
@@ -120,6 +123,11 @@ const CpuKernels& Avx512Kernels() {
     t.gemm[static_cast<int>(WeightKind::kQ8_0)] = avx512::GemmQ8_0;
     t.gemm[static_cast<int>(WeightKind::kQ4_0)] = avx512::GemmQ4_0;
     t.gemm[static_cast<int>(WeightKind::kF16)] = avx512::GemmF16;
+    t.gemm[static_cast<int>(WeightKind::kQ8_0x8)] = avx512::GemmQ8_0x8;
+    t.gemm[static_cast<int>(WeightKind::kQ4_Kx8)] = avx512::GemmQ4_Kx8;
+    t.gemm[static_cast<int>(WeightKind::kQ6_Kx8)] = avx512::GemmQ6_Kx8;
+    t.gemm[static_cast<int>(WeightKind::kQ5_0x8)] = avx512::GemmQ5_0x8;
+    t.q5_0x8 = true;
     t.half4_f16 = false;  // BF16 still runs the AVX2 kernels
     return t;
   }();

@@ -18,11 +18,11 @@ namespace pg {
 struct WeightMatrix;
 
 // The weight types MatMul handles, as a dense index for the gemm[] table.
-// The last five are repacked layouts (WeightLayout::kQ8_0x8, kHalf4, kQ4_Kx8, kQ6_Kx8).
+// The last six are repacked layouts (WeightLayout::kQ8_0x8, kHalf4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8).
 enum class WeightKind {
   kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K,
   kQ4_1, kQ5_0, kQ5_1, kIQ4_NL, kMXFP4, kQ2_K, kQ3_K, kIQ4_XS,
-  kQ8_0x8, kF16Half4, kBF16Half4, kQ4_Kx8, kQ6_Kx8, kCount
+  kQ8_0x8, kF16Half4, kBF16Half4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8, kCount
 };
 
 // Index for `type` in the row-major layout, or kCount if unsupported.
@@ -89,6 +89,10 @@ struct CpuKernels {
   // for this table: true where SIMD kernels for them exist (AVX2, and AVX-512
   // through it).
   bool k_quant_x8 = false;
+  // Whether models repack Q5_0 matrices into Q5_0x8 (repack.h) rather than
+  // into Q8_0x8: true where the table's Q5_0x8 kernel is a SIMD one (AVX-512:
+  // the fifth bits are a masked subtract). Q5_0x8 reads 35% fewer bytes.
+  bool q5_0x8 = false;
 };
 
 // The table for `level`, or nullptr if the host cannot run it.

@@ -201,6 +201,37 @@ void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
   }
 }
 
+// Q5_0x8 (repack.h): per row and token, each block's levels q - 16 summed
+// exactly in int32, then one FMA, blocks in order: the arithmetic of Q5_0
+// repacked as Q8_0x8, so the same bits.
+void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+                int64_t r1, float* y, int64_t ldy) {
+  const int64_t nb = w.cols / kQK;
+  const auto* groups = static_cast<const BlockQ5_0x8*>(w.data);
+  for (int64_t r = r0; r < r1; ++r) {
+    const BlockQ5_0x8* g = groups + (r / kQ5_0x8Rows) * nb;
+    const int lane = static_cast<int>(r % kQ5_0x8Rows);
+    for (int64_t t = t0; t < t1; ++t) {
+      const auto* x = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(xa) + t * xs);
+      float acc = 0;
+      for (int64_t b = 0; b < nb; ++b) {
+        int32_t isum = 0;
+        for (int k = 0; k < kQK / 8; ++k)
+          for (int h = 0; h < 2; ++h)
+            for (int i = 0; i < 4; ++i) {
+              const uint8_t byte = g[b].qs[32 * k + 4 * lane + i];
+              const int nibble = h == 0 ? (byte & 0x0F) : (byte >> 4);
+              const int low = static_cast<int>((g[b].low16[k][h] >> (4 * lane + i)) & 1u);
+              isum += (nibble - 16 * low) * x[b].qs[16 * h + 4 * k + i];
+            }
+        const float d = F16ToF32(g[b].d[lane]) * F16ToF32(x[b].d);
+        acc = std::fma(d, static_cast<float>(isum), acc);
+      }
+      y[t * ldy + r] = acc;
+    }
+  }
+}
+
 // Q4_Kx8 (repack.h): per row and token, each super-block summed exactly in
 // int32, then two FMAs, super-blocks in order. The SIMD kernels do the same
 // operations, so their results are bit-identical.

@@ -94,6 +94,9 @@ float DotMXFP4(const BlockMXFP4* w, const BlockQ8_0* x, int64_t nb);
 float DotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb);
 float DotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb);
 float DotIQ4_XS(const BlockIQ4_XS* w, const BlockQ8_K* x, int64_t nb);
+// Q5_0x8 (repack.h); the scalar and AVX2 tables both run this one.
+void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
+                int64_t r0, int64_t r1, float* y, int64_t ldy);
 }  // namespace scalar
 
 namespace avx2 {
@@ -112,6 +115,15 @@ void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n);
 float DotF32(const float* a, const float* b, int64_t n);
 float DotF16(const uint16_t* a, const float* b, int64_t n);
 void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);
+// VNNI kernels over the 8-row repacked layouts (gemm_x8_avx512.cc).
+void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
+                int64_t r0, int64_t r1, float* y, int64_t ldy);
+void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
+                int64_t r0, int64_t r1, float* y, int64_t ldy);
+void GemmQ6_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
+                int64_t r0, int64_t r1, float* y, int64_t ldy);
+void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
+                int64_t r0, int64_t r1, float* y, int64_t ldy);
 }  // namespace avx512
 
 #undef PG_DECLARE_KERNELS

@@ -37,6 +37,7 @@ enum class WeightLayout : uint8_t {
   kHalf4,     // F16 / BF16 repacked in groups of 4 rows (backend/cpu/repack.h)
   kQ4_Kx8,    // Q4_K repacked in groups of 8 rows (backend/cpu/repack.h)
   kQ6_Kx8,    // Q6_K repacked in groups of 8 rows (backend/cpu/repack.h)
+  kQ5_0x8,    // Q5_0 repacked in groups of 8 rows (backend/cpu/repack.h)
 };
 
 // A weight matrix: `rows` output features of `cols` input features. As stored

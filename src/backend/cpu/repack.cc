@@ -77,6 +77,45 @@ WeightMatrix RepackQ5_0AsQ8_0x8(const WeightMatrix& w, void* dst) {
   });
 }
 
+bool CanRepackQ5_0x8(const WeightMatrix& w) { return CanRepackQ5_0AsQ8_0x8(w); }
+
+size_t RepackedBytesQ5_0x8(const WeightMatrix& w) {
+  const int64_t groups = (w.rows + kQ5_0x8Rows - 1) / kQ5_0x8Rows;
+  return static_cast<size_t>(groups * (w.cols / kQK)) * sizeof(BlockQ5_0x8);
+}
+
+WeightMatrix RepackQ5_0x8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ5_0x8(w));
+  const int64_t nb = w.cols / kQK;
+  const int64_t groups = (w.rows + kQ5_0x8Rows - 1) / kQ5_0x8Rows;
+  auto* out = static_cast<BlockQ5_0x8*>(dst);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockQ5_0x8& o = out[g * nb + b];
+      std::memset(&o, 0, sizeof o);
+      for (int r = 0; r < kQ5_0x8Rows; ++r) {
+        const int64_t row = g * kQ5_0x8Rows + r;
+        // A padding row: nibbles 0 and no mask bit, i.e. levels 0 (and scale 0).
+        if (row >= w.rows) break;
+        const BlockQ5_0& src = reinterpret_cast<const BlockQ5_0*>(base + row * w.row_bytes)[b];
+        o.d[r] = src.d;
+        const uint32_t qh = LoadQh(src.qh);
+        for (int k = 0; k < kQK / 8; ++k) {
+          std::memcpy(&o.qs[32 * k + 4 * r], &src.qs[4 * k], 4);
+          for (int h = 0; h < 2; ++h)
+            for (int i = 0; i < 4; ++i)
+              if (((qh >> (16 * h + 4 * k + i)) & 1u) == 0) o.low16[k][h] |= 1u << (4 * r + i);
+        }
+      }
+    }
+  }
+  WeightMatrix v = w;
+  v.data = dst;
+  v.layout = WeightLayout::kQ5_0x8;
+  return v;
+}
+
 bool CanRepackQ4_Kx8(const WeightMatrix& w) {
   return w.type == GgmlType::Q4_K && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
          w.cols > 0 && w.cols % kQKK == 0 && w.row_bytes >= RowBytes(GgmlType::Q4_K, w.cols);
@@ -203,10 +242,11 @@ void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 namespace {
 
-enum class RepackKind { kNone, kQ8_0x8, kQ5_0AsQ8_0x8, kQ4_Kx8, kQ6_Kx8, kHalf4 };
+enum class RepackKind { kNone, kQ8_0x8, kQ5_0x8, kQ5_0AsQ8_0x8, kQ4_Kx8, kQ6_Kx8, kHalf4 };
 
 RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
   if (CanRepackQ8_0x8(w)) return RepackKind::kQ8_0x8;
+  if (CanRepackQ5_0x8(w) && k.q5_0x8) return RepackKind::kQ5_0x8;
   if (CanRepackQ5_0AsQ8_0x8(w)) return RepackKind::kQ5_0AsQ8_0x8;
   if (CanRepackQ4_Kx8(w) && k.k_quant_x8) return RepackKind::kQ4_Kx8;
   if (CanRepackQ6_Kx8(w) && k.k_quant_x8) return RepackKind::kQ6_Kx8;
@@ -218,6 +258,7 @@ size_t BytesFor(RepackKind kind, const WeightMatrix& w) {
   switch (kind) {
     case RepackKind::kQ8_0x8:
     case RepackKind::kQ5_0AsQ8_0x8: return RepackedBytesQ8_0x8(w);
+    case RepackKind::kQ5_0x8: return RepackedBytesQ5_0x8(w);
     case RepackKind::kQ4_Kx8: return RepackedBytesQ4_Kx8(w);
     case RepackKind::kQ6_Kx8: return RepackedBytesQ6_Kx8(w);
     default: return RepackedBytesHalf4(w);
@@ -228,6 +269,7 @@ WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
   switch (kind) {
     case RepackKind::kQ8_0x8: return RepackQ8_0x8(w, dst);
     case RepackKind::kQ5_0AsQ8_0x8: return RepackQ5_0AsQ8_0x8(w, dst);
+    case RepackKind::kQ5_0x8: return RepackQ5_0x8(w, dst);
     case RepackKind::kQ4_Kx8: return RepackQ4_Kx8(w, dst);
     case RepackKind::kQ6_Kx8: return RepackQ6_Kx8(w, dst);
     default: return RepackHalf4(w, dst);

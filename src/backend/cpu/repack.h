@@ -51,6 +51,23 @@
 // Per row and token: isum = sum_j sc_j q.x_j - 32 sum_j sc_j bsum_j, exact in
 // int32, then acc = fma(d*xd, isum, acc) (scalar::GemmQ6_Kx8).
 //
+// Q5_0x8 groups 8 rows of Q5_0 and keeps Q5_0's 22 bytes per row and block
+// (5.5 bits per weight, where Q5_0 as Q8_0x8 reads 8.5): per 32-column block
+// the 8 rows' f16 scales, the fifth bits as byte masks, and the nibbles
+// interleaved 4 bytes per row as Q8_0x8 (Q5_0's byte j holds column j in its
+// low nibble and column j + 16 in its high nibble):
+//
+//   BlockQ5_0x8 { d[8]; low16[4][2]; qs[128] }
+//   qs[32 * k + 4 * r + i]       = row r's Q5_0 qs[4 * k + i]
+//   bit 4r + i of low16[k][h]    = 1 if row r's level at column 16h + 4k + i
+//                                  is below 16 (its fifth bit is 0)
+//
+// so the signed level q - 16 of a 32-byte load's half h is its nibble, minus
+// 16 where the mask bit is set: one masked byte subtract (AVX-512BW). Per row
+// and token a block's sum is exact in int32 and added with one FMA, the same
+// arithmetic as Q5_0 repacked as Q8_0x8 (scalar::GemmQ5_0x8), so both give
+// the same bits.
+//
 // A group at the end of a matrix whose row count is not a multiple of its
 // group size is padded with zero rows.
 //
@@ -96,6 +113,20 @@ WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst);
 bool CanRepackQ5_0AsQ8_0x8(const WeightMatrix& w);
 WeightMatrix RepackQ5_0AsQ8_0x8(const WeightMatrix& w, void* dst);
 
+constexpr int kQ5_0x8Rows = 8;
+
+struct BlockQ5_0x8 {
+  uint16_t d[kQ5_0x8Rows];        // f16 scale of each row's block
+  uint32_t low16[kQK / 8][2];     // [load k][half h], see above
+  uint8_t qs[kQ5_0x8Rows * kQK / 2];
+};
+static_assert(sizeof(BlockQ5_0x8) == 8 * 22);
+
+// Whether `w` can be repacked into Q5_0x8 (a row-major Q5_0 matrix).
+bool CanRepackQ5_0x8(const WeightMatrix& w);
+size_t RepackedBytesQ5_0x8(const WeightMatrix& w);
+WeightMatrix RepackQ5_0x8(const WeightMatrix& w, void* dst);
+
 constexpr int kQ4_Kx8Rows = 8;
 
 struct BlockQ4_Kx8 {
@@ -137,7 +168,8 @@ WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst);
 // Owns the repacked copies of a model's matrices.
 class RepackedWeights {
  public:
-  // Repacks `w` if it can be repacked (Q8_0 and Q5_0 -> Q8_0x8; Q4_K -> Q4_Kx8
+  // Repacks `w` if it can be repacked (Q8_0 -> Q8_0x8; Q5_0 -> Q5_0x8 where
+  // `k` asks for it, CpuKernels::q5_0x8, else Q8_0x8; Q4_K -> Q4_Kx8
   // and Q6_K -> Q6_Kx8 where `k` asks for it, CpuKernels::k_quant_x8; F16 /
   // BF16 -> Half4 where `k` asks
   // for it, CpuKernels::half4_*), into memory owned here, and

@@ -18,7 +18,8 @@ ninja -C build -j"$JOBS"
 if [ -f tests/node/package-lock.json ]; then
   (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
 fi
-ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900
+# Label "benchmark" (the what-if check, ~1 min and 1.6 GiB) runs with the benchmarks: ctest -L benchmark.
+ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900 -LE benchmark
 
 # The sanitizer build compiles only what the unit tests (and the CLI's corrupt-
 # file test) need, at -O1 (quick to build, still fast enough to run).

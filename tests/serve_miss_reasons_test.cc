@@ -3,7 +3,8 @@
 // promotions slowed by --kv-debug-load-delay) gets one scripted scenario per
 // reason; each response's usage.prompt_tokens_details.miss_reasons must hold
 // the exact token counts, the five must sum to prompt - cached, and /metrics
-// (promtool-valid) must count the same totals by reason.
+// (promtool-valid) must count the same totals by reason. /v1/messages
+// reports the same object under usage.prosgrow.miss_reasons.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
@@ -79,6 +80,36 @@ class ServeMissReasons : public ::testing::Test {
     EXPECT_EQ(m["evicted"], by_tier["device"].get<int64_t>() + by_tier["host"].get<int64_t>() +
                                 by_tier["disk"].get<int64_t>());
     return d;
+  }
+
+  // One greedy token from /v1/messages for `request` (model, max_tokens and
+  // temperature added); returns its usage and checks that
+  // usage.prosgrow.miss_reasons (the same object as OpenAI's) accounts for
+  // Anthropic's uncached tokens: input_tokens + cache_creation_input_tokens.
+  json Message(json request) {
+    request["model"] = "tiny";
+    request["max_tokens"] = 1;
+    request["temperature"] = 0;
+    auto res = serve_->Client()->Post("/v1/messages", request.dump(), "application/json");
+    EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no response");
+    if (!res || res->status != 200) return json::object();
+    const json u = json::parse(res->body)["usage"];
+    const json& p = u["prosgrow"];
+    const json& m = p["miss_reasons"];
+    int64_t sum = 0;
+    for (const char* r : kReasons) {
+      sum += m[r].get<int64_t>();
+      totals_[r] += m[r].get<int64_t>();
+    }
+    EXPECT_EQ(sum, u["input_tokens"].get<int64_t>() + u["cache_creation_input_tokens"].get<int64_t>()) << u.dump();
+    EXPECT_EQ(p["prompt_tokens"].get<int64_t>(), u["input_tokens"].get<int64_t>() +
+                                                     u["cache_creation_input_tokens"].get<int64_t>() +
+                                                     u["cache_read_input_tokens"].get<int64_t>())
+        << u.dump();
+    const json& by_tier = m["evicted_by_tier"];
+    EXPECT_EQ(m["evicted"], by_tier["device"].get<int64_t>() + by_tier["host"].get<int64_t>() +
+                                by_tier["disk"].get<int64_t>());
+    return u;
   }
 
   fs::path dir_;
@@ -160,6 +191,57 @@ TEST_F(ServeMissReasons, EveryReasonWithExactCounts) {
     const std::string cmd = "/usr/bin/promtool check metrics < " + path.string() + " > " + (dir_ / "promtool.txt").string() + " 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << metrics;
   }
+}
+
+// The same reasons through /v1/messages, under usage.prosgrow.miss_reasons:
+// a first request (never_seen), an edited last turn (diverged), the first
+// request again after other prompts pushed it out (evicted), and a request
+// with a cache_control breakpoint (its misses are cache writes).
+TEST_F(ServeMissReasons, AnthropicMessagesCarryTheSameReasons) {
+  const std::string shared =
+      "Here is a long shared history that several questions will follow, long enough to fill some KV blocks. ";
+  auto conversation = [&](const std::string& question) {
+    return json{{"messages", {{{"role", "user"}, {"content", shared + shared + question}}}}};
+  };
+  const json a = conversation("Question one: which colour is the sky on a clear day, and why is it so?");
+  json u = Message(a);
+  const int64_t n = u["prosgrow"]["prompt_tokens"].get<int64_t>();
+  ASSERT_GE(n, 64) << u.dump();
+  EXPECT_EQ(u["cache_read_input_tokens"], 0);
+  EXPECT_EQ(u["input_tokens"], n);
+  EXPECT_EQ(u["prosgrow"]["miss_reasons"]["never_seen"], n);
+
+  // diverged: the same history, another question. The shared blocks hit;
+  // every later full block differs from the one the cache holds under the
+  // same parent, and the partial last block is never published.
+  u = Message(conversation("Question two: how many legs does a spider have, and what does it eat?"));
+  const int64_t n2 = u["prosgrow"]["prompt_tokens"].get<int64_t>();
+  const int64_t read = u["cache_read_input_tokens"].get<int64_t>();
+  ASSERT_GE(read, 32) << u.dump();
+  ASSERT_LE(read + 16, n2 - n2 % 16) << u.dump();  // at least one diverged block
+  EXPECT_EQ(u["prosgrow"]["miss_reasons"]["diverged"], n2 - n2 % 16 - read) << u.dump();
+  EXPECT_EQ(u["prosgrow"]["miss_reasons"]["never_seen"], n2 % 16) << u.dump();
+
+  // evicted: enough other prompts (13 blocks each) to push the first
+  // request out of device and host, then the first request again.
+  for (int f = 0; f < 8; ++f) Complete(Tokens(300 + f, 200));
+  u = Message(a);
+  EXPECT_EQ(u["cache_read_input_tokens"], 0);
+  EXPECT_EQ(u["prosgrow"]["miss_reasons"]["evicted"], n - n % 16) << u.dump();
+  EXPECT_EQ(u["prosgrow"]["miss_reasons"]["evicted_by_tier"]["host"], n - n % 16) << u.dump();
+  EXPECT_EQ(u["prosgrow"]["miss_reasons"]["never_seen"], n % 16) << u.dump();
+  EXPECT_GE(u["prosgrow"]["miss_reasons"].value("evicted_seconds_ago", -1.0), 0.0);
+
+  // A breakpoint on a new system prompt: its prefix is written now, so the
+  // misses are input_tokens + cache_creation_input_tokens, all never_seen.
+  json b = conversation("Question three: name a prime number larger than ten.");
+  b["system"] = {{{"type", "text"},
+                  {"text", "A brand new system prompt that no earlier request has used."},
+                  {"cache_control", {{"type", "ephemeral"}}}}};
+  u = Message(b);
+  EXPECT_EQ(u["cache_read_input_tokens"], 0) << u.dump();
+  EXPECT_GT(u["cache_creation_input_tokens"].get<int64_t>(), 0) << u.dump();
+  EXPECT_EQ(u["prosgrow"]["miss_reasons"]["never_seen"], u["prosgrow"]["prompt_tokens"]) << u.dump();
 }
 
 // The same usage field through the official OpenAI Node SDK

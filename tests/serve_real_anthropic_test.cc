@@ -1,9 +1,11 @@
 // The Anthropic Messages API end to end: tests/node/anthropic_sdk_test.mjs
 // (the official Anthropic Node SDK) against a real `prosgrow serve` on the
 // tiny synthetic model, with the prefix cache on, so the second turn reads
-// the first's prompt from the KV cache. Random weights do not call tools:
-// the script sends the tool_use / tool_result history itself (the fake-engine
-// run in src/server/anthropic_sdk_test.cc covers tool_use from the model).
+// the first's prompt from the KV cache. Random weights do not call tools on
+// their own: the script sends the tool_use / tool_result history itself, and
+// forces calls with tool_choice any / tool (constrained decoding), then runs
+// their round trip (the fake-engine run in src/server/anthropic_sdk_test.cc
+// covers unforced tool_use from the model).
 #include "serve_real_fixture.h"
 
 namespace pg::serve_real {
@@ -19,17 +21,12 @@ TEST_F(ServeReal, AnthropicNodeSdk) {
   if (rc != 0) GTEST_SKIP() << "node not installed";
   auto s = Serve({"--threads", "2", "--api-key", "sk-node-test"}, "anthropic");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  // Where the server enforces tool_choice (the OpenAI path accepts
-  // "required"), the script also forces tool calls from the random model.
-  int status = 0;
-  Post(**s, "/v1/chat/completions",
-       R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1, "tool_choice": "required",
-           "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]})",
-       &status, {{"Authorization", "Bearer sk-node-test"}});
-  const std::string forced = status == 200 ? "1" : "0";
+  // tool_choice any / tool is enforced by constrained decoding (src/constrain),
+  // so the script always forces tool calls from the random model and runs
+  // their round trip to a text answer.
   std::string out = RunShell("cd '" + node_dir + "' && env -u PROSGROW_EXPECT_TOOL_CALLS PROSGROW_BASE_URL=" +
-                                 (*s)->base_url() + " PROSGROW_API_KEY=sk-node-test PROSGROW_EXPECT_FORCED_TOOLS=" +
-                                 forced + " node anthropic_sdk_test.mjs 2>&1",
+                                 (*s)->base_url() + " PROSGROW_API_KEY=sk-node-test PROSGROW_EXPECT_FORCED_TOOLS=1"
+                                 " node anthropic_sdk_test.mjs 2>&1",
                              &rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("anthropic sdk test: ok"), std::string::npos) << out;

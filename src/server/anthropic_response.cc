@@ -26,7 +26,6 @@ json AnthropicErrorJson(const ApiError& error) {
 }
 
 json AnthropicUsageJson(const AnthropicCacheUsage& cache, int64_t output_tokens, const GenerationResult& r) {
-  const MissReasons& m = r.cache.miss;
   return {{"input_tokens", cache.input_tokens},
           {"output_tokens", output_tokens},
           {"cache_creation_input_tokens", cache.cache_creation_input_tokens},
@@ -39,14 +38,7 @@ json AnthropicUsageJson(const AnthropicCacheUsage& cache, int64_t output_tokens,
            {{"prompt_tokens", r.prompt_tokens},
             {"cached_tokens_by_tier",
              {{"device", r.cache.device_tokens}, {"host", r.cache.host_tokens}, {"disk", r.cache.disk_tokens}}},
-            {"miss",
-             {{"never_seen", m.never_seen},
-              {"evicted", m.evicted},
-              {"evicted_device", m.evicted_device},
-              {"evicted_host", m.evicted_host},
-              {"diverged", m.diverged},
-              {"loading", m.loading},
-              {"policy", m.policy}}}}}};
+            {"miss_reasons", MissReasonsJson(r.cache.miss)}}}};
 }
 
 std::string AnthropicStopReason(const std::string& finish_reason, const std::string& stop_sequence) {

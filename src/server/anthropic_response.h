@@ -7,7 +7,9 @@
 // the prompt is split between them), "cache_creation" by TTL, and
 // prosgrow's own figures nested under "prosgrow" so SDKs ignore them:
 //   {"prompt_tokens", "cached_tokens_by_tier": {device, host, disk},
-//    "miss": {never_seen, evicted, evicted_device, evicted_host, diverged, loading, policy}}
+//    "miss_reasons": the OpenAI path's object (MissReasonsJson in
+//    openai_response.h): {never_seen, evicted, diverged, loading, policy,
+//    evicted_by_tier: {device, host, disk}, evicted_seconds_ago}}
 //
 // Pure functions and a per-stream writer; the writer is not thread-safe.
 #pragma once

@@ -75,8 +75,12 @@ TEST(AnthropicResponse, UsageCarriesProsgrowFiguresNested) {
   r.cache.cached_tokens = 16;
   r.cache.device_tokens = 12;
   r.cache.host_tokens = 4;
-  r.cache.miss.never_seen = 30;
-  r.cache.miss.evicted = 4;
+  r.cache.miss.never_seen = 24;
+  r.cache.miss.evicted = 10;
+  r.cache.miss.evicted_device = 2;
+  r.cache.miss.evicted_host = 8;
+  r.cache.miss.evicted_disk = 3;
+  r.cache.miss.evicted_age_s = 1.5;
   json u = AnthropicUsageJson(AccountCacheUsage(50, 16, {{30, 300}}), 7, r);
   EXPECT_EQ(u["input_tokens"], 20);
   EXPECT_EQ(u["output_tokens"], 7);
@@ -86,8 +90,15 @@ TEST(AnthropicResponse, UsageCarriesProsgrowFiguresNested) {
   EXPECT_EQ(u["prosgrow"]["prompt_tokens"], 50);
   EXPECT_EQ(u["prosgrow"]["cached_tokens_by_tier"]["device"], 12);
   EXPECT_EQ(u["prosgrow"]["cached_tokens_by_tier"]["host"], 4);
-  EXPECT_EQ(u["prosgrow"]["miss"]["never_seen"], 30);
-  EXPECT_EQ(u["prosgrow"]["miss"]["evicted"], 4);
+  EXPECT_FALSE(u["prosgrow"].contains("miss"));
+  // The same object as OpenAI's usage.prompt_tokens_details.miss_reasons.
+  const json& m = u["prosgrow"]["miss_reasons"];
+  EXPECT_EQ(m, MissReasonsJson(r.cache.miss));
+  EXPECT_EQ(m["never_seen"], 24);
+  EXPECT_EQ(m["evicted"], 10);
+  EXPECT_EQ(m["evicted_by_tier"], json::parse(R"({"device": 2, "host": 5, "disk": 3})"));
+  EXPECT_EQ(m["evicted_seconds_ago"], 1.5);
+  EXPECT_EQ(UsageJson(r)["prompt_tokens_details"]["miss_reasons"], m);
 }
 
 TEST(AnthropicResponse, MessageWithToolUse) {

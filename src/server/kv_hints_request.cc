@@ -1,6 +1,7 @@
 #include "server/kv_hints_request.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <string>
 
 namespace pg {
@@ -17,15 +18,35 @@ struct HintReader {
     return false;
   }
 
-  bool Action(const json& v, const std::string& param, KvHint* h) {
+  // `namespaced`: the envelope also takes "kv.<action>" (the action types of
+  // the SGLang / Dynamo envelopes, e.g. "kv.demote").
+  bool Action(const json& v, const std::string& param, bool namespaced, KvHint* h) {
     if (!v.is_string()) return Bad(param, fmt::format("must be a string, got {}", JsonTypeName(v)));
-    const std::string a = v.get<std::string>();
+    const std::string given = v.get<std::string>();
+    const std::string a = namespaced && given.rfind("kv.", 0) == 0 ? given.substr(3) : given;
     if (a == "retain") h->action = KvHint::Action::kRetain;
     else if (a == "pin") h->action = KvHint::Action::kPin;
     else if (a == "demote") h->action = KvHint::Action::kDemote;
     else if (a == "prefetch") h->action = KvHint::Action::kPrefetch;
-    else return Bad(param, fmt::format("must be one of retain, pin, demote, prefetch; got \"{}\"", a));
+    else {
+      const char* names = namespaced ? "retain, pin, demote, prefetch (or kv.retain, kv.pin, kv.demote, kv.prefetch)"
+                                     : "retain, pin, demote, prefetch";
+      return Bad(param, fmt::format("must be one of {}; got \"{}\"", names, given));
+    }
     return true;
+  }
+
+  // A version: the integer 1 (prosgrow's first envelope) or one of the
+  // strings in `names` (the string versions of the SGLang / vLLM / Dynamo
+  // envelopes). Anything else is refused, naming the field.
+  bool Version(const json& v, const std::string& param, std::initializer_list<const char*> names) {
+    if (v.is_number_integer() && v.get<int64_t>() == 1) return true;
+    std::string accepted = "1";
+    for (const char* n : names) {
+      if (v.is_string() && v.get<std::string>() == n) return true;
+      accepted += fmt::format(" or \"{}\"", n);
+    }
+    return Bad(param, fmt::format("must be {} (the versions prosgrow reads), got {}", accepted, v.dump()));
   }
 
   bool PrefixTokens(const json& v, const std::string& param, KvHint* h) {
@@ -61,7 +82,7 @@ struct HintReader {
     if (!v.is_object()) return Bad(base, fmt::format("must be an object, got {}", JsonTypeName(v)));
     auto a = v.find("action");
     if (a == v.end()) return Bad(base + ".action", "is required");
-    if (!Action(*a, base + ".action", h)) return false;
+    if (!Action(*a, base + ".action", false, h)) return false;
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (it.key() != "action" && !Field(it.key(), it.value(), base, h)) return false;
     }
@@ -72,7 +93,7 @@ struct HintReader {
     if (!v.is_object()) return Bad(base, fmt::format("must be an object, got {}", JsonTypeName(v)));
     auto a = v.find("action_type");
     if (a == v.end()) return Bad(base + ".action_type", "is required");
-    if (!Action(*a, base + ".action_type", h)) return false;
+    if (!Action(*a, base + ".action_type", true, h)) return false;
     for (auto it = v.begin(); it != v.end(); ++it) {
       const std::string& k = it.key();
       const json& x = it.value();
@@ -80,7 +101,7 @@ struct HintReader {
       if (k == "action_id") {
         if (!x.is_string()) return Bad(base + ".action_id", fmt::format("must be a string, got {}", JsonTypeName(x)));
       } else if (k == "action_version") {
-        if (!(x.is_number_integer() && x.get<int64_t>() == 1)) return Bad(base + ".action_version", "must be 1");
+        if (!Version(x, base + ".action_version", {"1", "1.0"})) return false;
       } else if (k == "payload") {
         if (x.is_null()) continue;
         if (!x.is_object()) return Bad(base + ".payload", fmt::format("must be an object, got {}", JsonTypeName(x)));
@@ -116,7 +137,7 @@ struct HintReader {
       if (k == "actions") {
         actions = &x;
       } else if (k == "protocol_version") {
-        if (!(x.is_number_integer() && x.get<int64_t>() == 1)) return Bad("kv_hints.protocol_version", "must be 1");
+        if (!Version(x, "kv_hints.protocol_version", {"0.1"})) return false;
       } else if (k == "message_id") {
         if (!x.is_string()) return Bad("kv_hints.message_id", fmt::format("must be a string, got {}", JsonTypeName(x)));
       } else {

@@ -10,6 +10,10 @@
 //                  "actions": [{"action_id": "a1", "action_type": "pin",
 //                               "action_version": 1,
 //                               "payload": {"prefix_tokens": 512, "ttl_s": 300}}]}
+//   The envelope also takes the versions and names of the SGLang / Dynamo
+//   envelopes: protocol_version "0.1", action_version "1" or "1.0", and
+//   action types namespaced as "kv.retain", "kv.pin", "kv.demote",
+//   "kv.prefetch". Other versions and action types are refused.
 //
 // Every bad value is a 400 whose `param` names the field
 // (e.g. "kv_hints[1].ttl_s"); unknown keys are refused, not ignored.

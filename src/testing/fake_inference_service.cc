@@ -246,6 +246,8 @@ void FakeInferenceService::Finish(Active* a, const std::string& reason, double n
     f.cache.device_tokens = a->cached - f.cache.host_tokens - f.cache.disk_tokens;
     f.cache.cached_tokens = a->cached;
   }
+  // The fake keeps no cache history: every uncached prompt token is a first sight.
+  f.cache.miss.never_seen = f.prompt_tokens - f.cache.cached_tokens;
   f.queue_s = a->first_scheduled_s > 0 ? a->first_scheduled_s - a->request.arrival_s : now - a->request.arrival_s;
   f.ttft_s = a->first_token_s > 0 ? a->first_token_s - a->request.arrival_s : 0;
   finished_total_.fetch_add(1);

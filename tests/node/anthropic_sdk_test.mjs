@@ -39,10 +39,18 @@ function checkUsage(usage) {
   assert.equal(usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens, p.prompt_tokens);
   const t = p.cached_tokens_by_tier;
   assert.equal(usage.cache_read_input_tokens, t.device + t.host + t.disk);
-  // Miss reasons, when the engine reports them, account for every uncached prompt token.
-  const m = p.miss;
+  // Miss reasons (the object OpenAI's usage carries as
+  // prompt_tokens_details.miss_reasons) account for every uncached prompt
+  // token: Anthropic's input_tokens plus the cache writes.
+  const m = p.miss_reasons;
+  assert.ok(m, `usage.prosgrow.miss_reasons missing: ${JSON.stringify(usage)}`);
+  for (const k of ['never_seen', 'evicted', 'diverged', 'loading', 'policy']) {
+    assert.ok(Number.isInteger(m[k]) && m[k] >= 0, `miss_reasons.${k}`);
+  }
   const missed = m.never_seen + m.evicted + m.diverged + m.loading + m.policy;
-  if (missed > 0) assert.equal(missed, p.prompt_tokens - usage.cache_read_input_tokens);
+  assert.equal(missed, usage.input_tokens + usage.cache_creation_input_tokens, JSON.stringify(usage));
+  const e = m.evicted_by_tier;
+  assert.equal(m.evicted, e.device + e.host + e.disk);
 }
 
 function textOf(message) {
@@ -148,8 +156,9 @@ if (expectToolCalls) {
 }
 
 // 5b. tool_choice forces the call (constrained decoding), then the round trip
-// with the model's own tool_use. PROSGROW_EXPECT_FORCED_TOOLS=1 where the
-// server enforces tool_choice (a random-weight model never calls on its own).
+// with the model's own tool_use, ending in a text answer. Set
+// PROSGROW_EXPECT_FORCED_TOOLS=1 against a real model (a random-weight model
+// never calls on its own; the fake engine's scripted replies ignore tool_choice).
 if (process.env.PROSGROW_EXPECT_FORCED_TOOLS === '1') {
   for (const tool_choice of [{ type: 'tool', name: 'get_weather' }, { type: 'any' }]) {
     const forced = await client.messages.create({ model, max_tokens: 256, tools, tool_choice, messages: [question] });
@@ -164,6 +173,8 @@ if (process.env.PROSGROW_EXPECT_FORCED_TOOLS === '1') {
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'sunny, 21 C' }] }],
     });
     checkUsage(reply.usage);
+    assert.ok(['end_turn', 'max_tokens'].includes(reply.stop_reason), JSON.stringify(reply));
+    assert.ok(reply.content.some((b) => b.type === 'text' && typeof b.text === 'string'), JSON.stringify(reply));
   }
 }
 

@@ -1,7 +1,7 @@
 // constrain_bench: the cost of constrained decoding's token masks (src/constrain)
 // per generated token, on real tokenizers. Prints figures, asserts nothing.
 //
-//   constrain_bench VOCAB.gguf [VOCAB2.gguf ...] [--union]
+//   constrain_bench VOCAB.gguf [VOCAB2.gguf ...] [--union [--pad-to N]]
 //
 // For each tokenizer: build the vocabulary trie once, compile a JSON schema,
 // then follow the tokens of a valid answer (the tokenizer's own encoding of
@@ -13,8 +13,16 @@
 // --union adds one more tokenizer: the union of all the given vocabularies'
 // token strings (e.g. deepseek-llm's 102k plus gpt-2's 50k gives ~130k+), as a
 // stand-in for a ~150k vocabulary when no such file is at hand.
+// --pad-to N (with --union) then pads that union to exactly N tokens (151646
+// is Qwen2/3's size) with BPE-like merges: each new token is the
+// concatenation of two normal tokens already in it, drawn by a fixed-seed
+// generator (the same vocabulary on every run), never a duplicate; a token is
+// added only as a string (no merge rule), which is all a mask sees. Measured
+// as "union padded to N" after the plain union.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -112,16 +120,56 @@ void Measure(const std::string& label, const Tokenizer& tok) {
               ids.size());
 }
 
+// Longest token a padding merge may make, in bytes (longer pairs are redrawn).
+constexpr size_t kMaxMergeBytes = 24;
+
+// Appends concatenations of two normal tokens of `v` until it holds `n`
+// tokens; false when the draws stop finding new strings.
+bool PadWithMerges(VocabData* v, std::set<std::string>* seen, size_t n) {
+  std::vector<size_t> normal;  // ids of normal tokens (type 1, or all when untyped)
+  for (size_t i = 0; i < v->tokens.size(); ++i)
+    if (v->token_types.empty() || v->token_types[i] == 1) normal.push_back(i);
+  if (normal.empty()) return false;
+  std::mt19937_64 rng(151646);  // raw draws only: the same sequence on every platform
+  size_t misses = 0;
+  while (v->tokens.size() < n) {
+    const std::string& a = v->tokens[normal[rng() % normal.size()]];
+    const std::string& b = v->tokens[normal[rng() % normal.size()]];
+    std::string merged = a + b;
+    if (merged.size() > kMaxMergeBytes || !seen->insert(merged).second) {
+      if (++misses > 100 * n) return false;
+      continue;
+    }
+    v->tokens.push_back(std::move(merged));
+    if (!v->scores.empty()) v->scores.push_back(0.0f);
+    if (!v->token_types.empty()) v->token_types.push_back(1);
+  }
+  return true;
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> paths;
   bool make_union = false;
+  size_t pad_to = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--union") make_union = true;
-    else paths.push_back(a);
+    if (a == "--union") {
+      make_union = true;
+    } else if (a == "--pad-to") {
+      char* end = nullptr;
+      const long long n = i + 1 < argc ? std::strtoll(argv[i + 1], &end, 10) : 0;
+      if (i + 1 >= argc || *end != '\0' || n <= 0 || n > 4000000) {
+        std::fprintf(stderr, "constrain_bench: --pad-to needs a token count in [1, 4000000]\n");
+        return 2;
+      }
+      pad_to = static_cast<size_t>(n);
+      ++i;
+    } else {
+      paths.push_back(a);
+    }
   }
-  if (paths.empty()) {
-    std::fprintf(stderr, "usage: constrain_bench VOCAB.gguf [VOCAB2.gguf ...] [--union]\n");
+  if (paths.empty() || (pad_to > 0 && !make_union)) {
+    std::fprintf(stderr, "usage: constrain_bench VOCAB.gguf [VOCAB2.gguf ...] [--union [--pad-to N]]\n");
     return 2;
   }
   VocabData merged;
@@ -161,6 +209,23 @@ int Main(int argc, char** argv) {
       return 2;
     }
     Measure("union of the above", **tok);
+    if (pad_to > 0) {
+      if (merged.tokens.size() > pad_to) {
+        std::fprintf(stderr, "constrain_bench: the union already holds %zu tokens, more than --pad-to %zu\n",
+                     merged.tokens.size(), pad_to);
+        return 2;
+      }
+      if (!PadWithMerges(&merged, &seen, pad_to)) {
+        std::fprintf(stderr, "constrain_bench: could not find %zu distinct merges\n", pad_to);
+        return 2;
+      }
+      auto padded = Tokenizer::FromVocab(merged);
+      if (!padded.ok()) {
+        std::fprintf(stderr, "padded union: %s\n", padded.status().ToString().c_str());
+        return 2;
+      }
+      Measure("union padded to " + std::to_string(pad_to), **padded);
+    }
   }
   return 0;
 }

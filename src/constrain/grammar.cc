@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/check.h"
+
 namespace pg {
 
 NodeId GrammarBuilder::Add(GrammarNode n) {
@@ -28,7 +30,7 @@ NodeId GrammarBuilder::Choice(std::vector<NodeId> children) {
 NodeId GrammarBuilder::Ws(uint32_t max) { return Add({GrammarNode::Kind::kWs, "", {}, 0, max}); }
 
 NodeId GrammarBuilder::String(uint32_t min_chars, uint32_t max_chars) {
-  return Add({GrammarNode::Kind::kString, "", {}, min_chars, max_chars});
+  return Add({GrammarNode::Kind::kString, string_forbidden_, {}, min_chars, max_chars});
 }
 
 NodeId GrammarBuilder::Number(bool integer) {
@@ -41,6 +43,14 @@ NodeId GrammarBuilder::Repeat(NodeId item, NodeId separator, uint32_t min, uint3
 
 NodeId GrammarBuilder::FreeUntil(std::string trigger, NodeId body) {
   return Add({GrammarNode::Kind::kFreeUntil, std::move(trigger), {body}, 0, 0});
+}
+
+NodeId GrammarBuilder::RawText(std::vector<std::string> stops, uint32_t min_chars, uint32_t max_chars) {
+  PG_CHECK(stops.size() <= kMaxStops);
+  for (const std::string& s : stops) PG_CHECK(!s.empty() && s.size() < 256);
+  GrammarNode n{GrammarNode::Kind::kRawText, "", {}, min_chars, max_chars};
+  n.stops = std::move(stops);
+  return Add(std::move(n));
 }
 
 NodeId GrammarBuilder::Placeholder() { return Add({GrammarNode::Kind::kChoice, "", {}, 0, 0}); }

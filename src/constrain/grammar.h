@@ -11,11 +11,21 @@
 //               a model cannot loop on whitespace
 //   kString     one JSON string, quotes included: escapes checked, UTF-8
 //               checked (lead/continuation bytes), no raw control characters,
-//               min..max characters (code points; an escape is one)
+//               min..max characters (code points; an escape is one); the
+//               ASCII bytes in `text` never appear raw in the body (GLM
+//               values: a JSON string there cannot hold a raw '<', so never
+//               a closing tag; it can still write \u003c)
 //   kNumber     one JSON number (min == 1: an integer, no fraction or
 //               exponent), at most max bytes
 //   kRepeat     children[0] repeated count in [min, max] times, with
 //               children[1] between two items (max == kUnbounded: no bound)
+//   kRawText    min..max characters of raw UTF-8 text (tab, newline, CR
+//               and bytes >= 0x20; ends only between characters) in which
+//               no string of `stops` (at most kMaxStops, each under 256
+//               bytes) ever appears: a GLM string value ends at the first
+//               "</arg_value>". Stops should have no border (no proper
+//               prefix that is also a suffix) so that text + stop holds the
+//               stop only at its end.
 //   kFreeUntil  any text; whenever it contains `text` (the trigger),
 //               children[0] must follow, after which free text resumes. Can
 //               end anywhere outside a trigger's body (tool calls under
@@ -37,12 +47,13 @@ namespace pg {
 using NodeId = uint32_t;
 
 struct GrammarNode {
-  enum class Kind : uint8_t { kLiteral, kSeq, kChoice, kWs, kString, kNumber, kRepeat, kFreeUntil };
+  enum class Kind : uint8_t { kLiteral, kSeq, kChoice, kWs, kString, kNumber, kRepeat, kFreeUntil, kRawText };
   Kind kind = Kind::kLiteral;
   std::string text;               // kLiteral: the bytes; kFreeUntil: the trigger
   std::vector<NodeId> children;   // see the table above
   uint32_t min = 0;
   uint32_t max = 0;
+  std::vector<std::string> stops;  // kRawText: strings the text never holds
 };
 
 struct Grammar {
@@ -68,6 +79,11 @@ class GrammarBuilder {
   NodeId Number(bool integer);
   NodeId Repeat(NodeId item, NodeId separator, uint32_t min, uint32_t max);
   NodeId FreeUntil(std::string trigger, NodeId body);
+  static constexpr size_t kMaxStops = 3;
+  NodeId RawText(std::vector<std::string> stops, uint32_t min_chars = 0, uint32_t max_chars = Grammar::kUnbounded);
+  // ASCII bytes that JSON strings built from now on never hold raw
+  // (kString's `text`); "" by default.
+  void set_string_forbidden(std::string bytes) { string_forbidden_ = std::move(bytes); }
   // A node to be filled later (for recursion): kChoice with no children yet.
   NodeId Placeholder();
   void Fill(NodeId placeholder, NodeId target);  // placeholder becomes Choice{target}
@@ -88,6 +104,7 @@ class GrammarBuilder {
   Grammar g_;
   NodeId any_value_ = Grammar::kUnbounded;
   NodeId any_object_ = Grammar::kUnbounded;
+  std::string string_forbidden_;
 };
 
 }  // namespace pg

@@ -98,6 +98,37 @@ uint32_t KmpNext(const std::string& t, uint32_t pos, uint8_t b) {
   return 0;
 }
 
+// kRawText frame: pos bits 0-7 = UTF-8 state (0 between characters, else a
+// StringNext continuation state), bits 8 + 8 i = KMP state of stops[i];
+// count = characters (only when bounded). Next pos, or -1 to reject.
+int64_t RawTextNext(const GrammarNode& n, const MatchFrame& f, uint8_t b, bool* counted) {
+  const uint32_t u = f.pos & 0xFF;
+  uint32_t next_u = 0;
+  *counted = false;
+  if (u == 0) {
+    if (f.count >= n.max) return -1;
+    *counted = n.min > 0 || n.max != Grammar::kUnbounded;
+    if (b < 0x80) {
+      if (b < 0x20 && b != '\t' && b != '\n' && b != '\r') return -1;
+    } else {
+      const int r = StringNext(kBody, b);
+      if (r < 0) return -1;
+      next_u = static_cast<uint32_t>(r);
+    }
+  } else {
+    const int r = StringNext(u, b);
+    if (r < 0) return -1;
+    next_u = r == kBody ? 0 : static_cast<uint32_t>(r);
+  }
+  uint32_t pos = next_u;
+  for (size_t i = 0; i < n.stops.size(); ++i) {
+    const uint32_t k = KmpNext(n.stops[i], (f.pos >> (8 + 8 * i)) & 0xFF, b);
+    if (k == n.stops[i].size()) return -1;  // a stop would appear
+    pos |= k << (8 + 8 * i);
+  }
+  return pos;
+}
+
 // One alternative: follows epsilon moves from stack `s` until `b` is consumed
 // (results appended to *out) or the path dies. `b` < 0: no byte, returns
 // whether the stack can reach the end (empty) instead.
@@ -125,10 +156,12 @@ class Feeder {
         case Kind::kWs:
         case Kind::kNumber:
         case Kind::kFreeUntil:
+        case Kind::kRawText:
           // These may take the byte and go on, or end here and leave it to
           // what follows: both paths are followed.
           if (b_ >= 0) ConsumeAndStay(n, s);
           if (n.kind == Kind::kNumber && !NumberAccepts(s.back().pos)) return false;
+          if (n.kind == Kind::kRawText && ((s.back().pos & 0xFF) != 0 || s.back().count < n.min)) return false;
           s.pop_back();
           break;
         case Kind::kRepeat:
@@ -178,6 +211,8 @@ class Feeder {
     // count = characters so far; a new one may start only below max, and
     // the closing quote needs min.
     if (f.pos == kBody && (b_ == '"' ? f.count < n.min : f.count >= n.max)) return false;
+    if (f.pos == kBody && b_ < 0x80 && !n.text.empty() && n.text.find(static_cast<char>(b_)) != std::string::npos)
+      return false;
     const int next = StringNext(f.pos, static_cast<uint8_t>(b_));
     if (next == -1) return false;
     if (next == -2) {
@@ -191,7 +226,7 @@ class Feeder {
     return Emit(std::move(s));
   }
 
-  // kWs / kNumber / kFreeUntil taking the byte and staying on top (a copy
+  // kWs / kNumber / kFreeUntil / kRawText taking the byte and staying on top (a copy
   // of `s` is emitted when it can).
   void ConsumeAndStay(const GrammarNode& n, const Stack& s) {
     const uint8_t b = static_cast<uint8_t>(b_);
@@ -207,6 +242,13 @@ class Feeder {
       more = s;
       more.back().pos = static_cast<uint32_t>(next);
       ++more.back().count;
+    } else if (n.kind == Kind::kRawText) {
+      bool counted = false;
+      const int64_t next = RawTextNext(n, f, b, &counted);
+      if (next < 0) return;
+      more = s;
+      more.back().pos = static_cast<uint32_t>(next);
+      if (counted) ++more.back().count;
     } else {
       more = s;
       const uint32_t next = KmpNext(n.text, f.pos, b);
@@ -329,7 +371,7 @@ bool GrammarMatcher::InUnboundedStringBody(const Grammar& g, const State& state)
     if (s.empty()) return false;
     const MatchFrame& f = s.back();
     const GrammarNode& n = g.node(f.node);
-    if (n.kind != Kind::kString || f.pos != kBody || n.max != Grammar::kUnbounded) return false;
+    if (n.kind != Kind::kString || f.pos != kBody || n.max != Grammar::kUnbounded || !n.text.empty()) return false;
   }
   return true;
 }

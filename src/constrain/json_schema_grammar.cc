@@ -266,4 +266,9 @@ Result<NodeId> AddJsonSchema(const json& schema, const std::string& where, Gramm
   return SchemaCompiler(schema, where, builder).Compile(schema, "#");
 }
 
+Result<NodeId> AddJsonSubschema(const json& root, const json& sub, const std::string& path, const std::string& where,
+                                GrammarBuilder* builder) {
+  return SchemaCompiler(root, where, builder).Compile(sub, path);
+}
+
 }  // namespace pg

@@ -41,5 +41,9 @@ namespace pg {
 // (followed by nothing: no surrounding whitespace) and returns its node.
 // `where` names the schema in messages (e.g. "response_format.json_schema.schema").
 Result<NodeId> AddJsonSchema(const nlohmann::ordered_json& schema, const std::string& where, GrammarBuilder* builder);
+// The same for `sub`, a part of `root` (its `$ref`s resolve in root's
+// $defs / definitions); `path` names it in messages.
+Result<NodeId> AddJsonSubschema(const nlohmann::ordered_json& root, const nlohmann::ordered_json& sub,
+                                const std::string& path, const std::string& where, GrammarBuilder* builder);
 
 }  // namespace pg

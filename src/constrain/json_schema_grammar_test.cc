@@ -180,7 +180,7 @@ TEST(OutputGrammar, JsonObjectAndToolCalls) {
       {"get_weather", json::parse(R"({"type": "object", "properties": {"city": {"type": "string"}},
           "required": ["city"], "additionalProperties": false})"), true},
       {"noop", nullptr, true}};
-  Result<Grammar> one = ToolCallGrammar(ToolCallFormat::Hermes(), tools, false, false, "tools");
+  Result<Grammar> one = ToolCallGrammar(ToolCallGrammarFormat::Hermes(), tools, false, false, "tools");
   ASSERT_TRUE(one.ok()) << one.status().ToString();
   EXPECT_TRUE(Accepts(*one, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>"));
   EXPECT_TRUE(Accepts(*one, R"(<tool_call>{"name":"noop","arguments":{"k":[1]}}</tool_call>)"));
@@ -188,16 +188,16 @@ TEST(OutputGrammar, JsonObjectAndToolCalls) {
   EXPECT_FALSE(Accepts(*one, R"(<tool_call>{"name":"other","arguments":{}}</tool_call>)"));
   EXPECT_FALSE(Prefix(*one, "Sure"));
   EXPECT_FALSE(Accepts(*one, R"(<tool_call>{"name":"noop","arguments":{}}</tool_call><tool_call>{"name":"noop","arguments":{}}</tool_call>)"));
-  Result<Grammar> many = ToolCallGrammar(ToolCallFormat::Hermes(), tools, true, false, "tools");
+  Result<Grammar> many = ToolCallGrammar(ToolCallGrammarFormat::Hermes(), tools, true, false, "tools");
   ASSERT_TRUE(many.ok());
   EXPECT_TRUE(Accepts(*many, "<tool_call>{\"name\":\"noop\",\"arguments\":{}}</tool_call>\n<tool_call>{\"name\":\"noop\",\"arguments\":{}}</tool_call>"));
 
-  Result<Grammar> llama = ToolCallGrammar(ToolCallFormat::Llama3Json(), tools, true, false, "tools");
+  Result<Grammar> llama = ToolCallGrammar(ToolCallGrammarFormat::Llama3Json(), tools, true, false, "tools");
   ASSERT_TRUE(llama.ok());
   EXPECT_TRUE(Accepts(*llama, R"({"name": "get_weather", "parameters": {"city": "Oslo"}})"));
   EXPECT_FALSE(Accepts(*llama, R"({"name": "get_weather", "arguments": {"city": "Oslo"}})"));
 
-  Result<Grammar> lazy = ToolCallGrammar(ToolCallFormat::Hermes(), tools, true, true, "tools");
+  Result<Grammar> lazy = ToolCallGrammar(ToolCallGrammarFormat::Hermes(), tools, true, true, "tools");
   ASSERT_TRUE(lazy.ok());
   EXPECT_TRUE(Accepts(*lazy, "Let me check the weather."));
   EXPECT_TRUE(Accepts(*lazy, "ok <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call> done"));
@@ -206,20 +206,20 @@ TEST(OutputGrammar, JsonObjectAndToolCalls) {
   EXPECT_FALSE(Accepts(*lazy, "x <tool_call>{\"name\": \"noop\""));  // a started call must finish
 
   // The name outside the JSON, calls wrapped: DeepSeek V3's pieces.
-  Result<Grammar> ds = ToolCallGrammar(ToolCallFormat::DeepSeekV3(), tools, true, false, "tools");
+  Result<Grammar> ds = ToolCallGrammar(ToolCallGrammarFormat::DeepSeekV3(), tools, true, false, "tools");
   ASSERT_TRUE(ds.ok());
   const std::string ds_call = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Oslo\"}\n```"
                               "<｜tool▁call▁end｜>";
   EXPECT_TRUE(Accepts(*ds, "<｜tool▁calls▁begin｜>" + ds_call + "<｜tool▁calls▁end｜>"));
   EXPECT_TRUE(Accepts(*ds, "<｜tool▁calls▁begin｜>" + ds_call + "\n" + ds_call + "<｜tool▁calls▁end｜>"));
   EXPECT_FALSE(Accepts(*ds, "<｜tool▁calls▁begin｜>" + ds_call));
-  Result<Grammar> ds_lazy = ToolCallGrammar(ToolCallFormat::DeepSeekV3(), tools, true, true, "tools");
+  Result<Grammar> ds_lazy = ToolCallGrammar(ToolCallGrammarFormat::DeepSeekV3(), tools, true, true, "tools");
   ASSERT_TRUE(ds_lazy.ok());
   EXPECT_TRUE(Accepts(*ds_lazy, "Checking. <｜tool▁calls▁begin｜>" + ds_call + "<｜tool▁calls▁end｜> Done."));
   EXPECT_FALSE(Prefix(*ds_lazy, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>other"));
 
   tools[0].parameters = json::parse(R"({"type": "object", "properties": {"d": {"type": "string", "format": "date"}}})");
-  Result<Grammar> bad = ToolCallGrammar(ToolCallFormat::Hermes(), tools, true, false, "tools");
+  Result<Grammar> bad = ToolCallGrammar(ToolCallGrammarFormat::Hermes(), tools, true, false, "tools");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'format'"), std::string::npos);
   EXPECT_NE(bad.status().message().find("get_weather"), std::string::npos);

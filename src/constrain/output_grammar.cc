@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "constrain/glm_arguments_grammar.h"
 #include "constrain/json_schema_grammar.h"
 
 namespace pg {
@@ -12,8 +13,8 @@ constexpr uint32_t kMaxParallelCalls = 8;
 
 }  // namespace
 
-ToolCallFormat ToolCallFormat::Hermes() {
-  ToolCallFormat f;
+ToolCallGrammarFormat ToolCallGrammarFormat::Hermes() {
+  ToolCallGrammarFormat f;
   f.name = "hermes";
   f.begin = "<tool_call>";
   f.end = "</tool_call>";
@@ -21,22 +22,43 @@ ToolCallFormat ToolCallFormat::Hermes() {
   return f;
 }
 
-ToolCallFormat ToolCallFormat::Llama3Json() {
-  ToolCallFormat f;
+ToolCallGrammarFormat ToolCallGrammarFormat::Llama3Json() {
+  ToolCallGrammarFormat f;
   f.name = "llama3_json";
   f.args_key = "parameters";
   f.multiple = false;
   return f;
 }
 
-ToolCallFormat ToolCallFormat::DeepSeekV3() {
-  ToolCallFormat f;
+ToolCallGrammarFormat ToolCallGrammarFormat::DeepSeekV3() {
+  ToolCallGrammarFormat f;
   f.name = "deepseek_v3";
   f.calls_begin = "<｜tool▁calls▁begin｜>";
   f.calls_end = "<｜tool▁calls▁end｜>";
   f.begin = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>";
   f.end = "\n```<｜tool▁call▁end｜>";
   f.name_suffix = "\n```json\n";
+  return f;
+}
+
+ToolCallGrammarFormat ToolCallGrammarFormat::DeepSeekV31() {
+  ToolCallGrammarFormat f;
+  f.name = "deepseek_v31";
+  f.calls_begin = "<｜tool▁calls▁begin｜>";
+  f.calls_end = "<｜tool▁calls▁end｜>";
+  f.begin = "<｜tool▁call▁begin｜>";
+  f.end = "<｜tool▁call▁end｜>";
+  f.name_suffix = "<｜tool▁sep｜>";
+  return f;
+}
+
+ToolCallGrammarFormat ToolCallGrammarFormat::Glm45() {
+  ToolCallGrammarFormat f;
+  f.name = "glm45";
+  f.begin = "<tool_call>";
+  f.end = "</tool_call>";
+  f.name_suffix = "\n";
+  f.key_value_args = true;
   return f;
 }
 
@@ -55,13 +77,22 @@ Result<Grammar> JsonSchemaGrammar(const nlohmann::ordered_json& schema, const st
   return std::move(b).Build(root);
 }
 
-Result<Grammar> ToolCallGrammar(const ToolCallFormat& format, const std::vector<ToolGrammarSpec>& tools, bool parallel,
-                                bool lazy, const std::string& where) {
+Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::vector<ToolGrammarSpec>& tools,
+                                bool parallel, bool lazy, const std::string& where) {
   if (tools.empty()) return InvalidArgument(fmt::format("{}: no tool to call", where));
   GrammarBuilder b;
+  // GLM values end at the first "</arg_value>": their JSON strings hold no raw '<'.
+  if (format.key_value_args) b.set_string_forbidden("<");
   // One alternative per tool: its name and its arguments.
   std::vector<NodeId> named;
   for (const ToolGrammarSpec& t : tools) {
+    if (format.key_value_args) {
+      Result<NodeId> pairs = AddGlmArguments(t.constrain_arguments ? t.parameters : nullptr, t.constrain_arguments,
+                                             fmt::format("{} '{}' parameters", where, t.name), &b);
+      if (!pairs.ok()) return pairs.status();
+      named.push_back(b.Seq({b.Literal(format.name_prefix + t.name + format.name_suffix), *pairs}));
+      continue;
+    }
     NodeId args;
     if (t.constrain_arguments && !t.parameters.is_null()) {
       Result<NodeId> n = AddJsonSchema(t.parameters, fmt::format("{} '{}' parameters", where, t.name), &b);

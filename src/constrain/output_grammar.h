@@ -5,18 +5,23 @@
 //   calls_begin ( begin CALL end )+ calls_end
 // where CALL is either the object {"name": NAME, ARGS_KEY: ARGUMENTS}
 // (args_key set) or name_prefix NAME name_suffix ARGUMENTS (args_key empty:
-// the name outside the JSON). A new format (another model family's tags) is
-// a new ToolCallFormat value; the grammar around it does not change.
-// The formats here:
+// the name outside the JSON), or, for GLM, name_prefix NAME name_suffix
+// and key/value pairs (glm_arguments_grammar.h). A new format (another model
+// family's tags) is a new ToolCallGrammarFormat value; the grammar around it
+// does not change. The formats here, one per src/chat ToolCallFormat:
 //   Hermes      <tool_call>{"name": ..., "arguments": {...}}</tool_call>
 //               (Qwen, Hermes, the default template; whitespace allowed
 //               around the object, so the usual newlines fit)
 //   Llama3Json  {"name": ..., "parameters": {...}} as the whole output
 //   DeepSeekV3  <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
-//               ```json {...} ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
-// The first two are what src/chat/tool_call_parser.h reads back today and
-// what the server picks (output_constraint_request.h); DeepSeekV3 is ready
-// for when that parser reads it.
+//               \n```json\n{...}\n```<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
+//   DeepSeekV31 <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}
+//               <｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
+//   Glm45       <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n
+//               ...</tool_call> (GLM-4.5, 4.6)
+// Each is what src/chat/tool_call_stream.h parses for that format (tested by
+// random walks through the grammar, tool_call_grammar_test.cc); the server
+// picks the format of the model's chat template (output_constraint_request.h).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -31,7 +36,7 @@
 
 namespace pg {
 
-struct ToolCallFormat {
+struct ToolCallGrammarFormat {
   std::string name;       // for messages
   // Literal text before each call; under tool_choice auto the appearance of
   // calls_begin (or of begin, when calls_begin is "") starts the calls
@@ -44,12 +49,17 @@ struct ToolCallFormat {
   std::string name_suffix;  // args_key "": between the name and the arguments
   std::string calls_begin;  // around all the calls
   std::string calls_end;
+  // The arguments are GLM <arg_key>/<arg_value> pairs, not a JSON object
+  // (args_key must be "").
+  bool key_value_args = false;
 
   const std::string& trigger() const { return calls_begin.empty() ? begin : calls_begin; }
 
-  static ToolCallFormat Hermes();
-  static ToolCallFormat Llama3Json();
-  static ToolCallFormat DeepSeekV3();
+  static ToolCallGrammarFormat Hermes();
+  static ToolCallGrammarFormat Llama3Json();
+  static ToolCallGrammarFormat DeepSeekV3();
+  static ToolCallGrammarFormat DeepSeekV31();
+  static ToolCallGrammarFormat Glm45();
 };
 
 struct ToolGrammarSpec {
@@ -70,7 +80,7 @@ Result<Grammar> JsonSchemaGrammar(const nlohmann::ordered_json& schema, const st
 // tool_choice "auto" with strict tools (`lazy`): free text, and wherever the
 // format's trigger appears, a call to one of `tools` must follow.
 // `where` names the request field in schema errors.
-Result<Grammar> ToolCallGrammar(const ToolCallFormat& format, const std::vector<ToolGrammarSpec>& tools, bool parallel,
+Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::vector<ToolGrammarSpec>& tools, bool parallel,
                                 bool lazy, const std::string& where);
 
 }  // namespace pg

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "chat/tool_call_format.h"
 #include "constrain/constraint_cache.h"
 #include "constrain/output_grammar.h"
 #include "tokenizer/tokenizer.h"
@@ -14,12 +15,21 @@ namespace {
 using json = nlohmann::ordered_json;
 using ConstraintResult = ApiResult<std::shared_ptr<const CompiledConstraint>>;
 
-ToolCallFormat FormatFor(const std::string& chat_template) {
-  if (chat_template.find("<tool_call>") == std::string::npos &&
-      (chat_template.find("<|python_tag|>") != std::string::npos || chat_template.find("ipython") != std::string::npos))
-    return ToolCallFormat::Llama3Json();
-  return ToolCallFormat::Hermes();
+}  // namespace
+
+ToolCallGrammarFormat ToolCallGrammarFormatFor(const std::string& chat_template) {
+  // The format the response's parser reads (src/chat/tool_call_format.h).
+  switch (DetectToolCallFormat(chat_template)) {
+    case ToolCallFormat::kHermes: return ToolCallGrammarFormat::Hermes();
+    case ToolCallFormat::kLlama3Json: return ToolCallGrammarFormat::Llama3Json();
+    case ToolCallFormat::kGlm45: return ToolCallGrammarFormat::Glm45();
+    case ToolCallFormat::kDeepSeekV3: return ToolCallGrammarFormat::DeepSeekV3();
+    case ToolCallFormat::kDeepSeekV31: return ToolCallGrammarFormat::DeepSeekV31();
+  }
+  return ToolCallGrammarFormat::Hermes();
 }
+
+namespace {
 
 ApiError SchemaError(const Status& st, const std::string& param) {
   return BadRequest(st.message(), param, st.code() == StatusCode::kUnimplemented ? "unsupported_parameter" : "");
@@ -68,7 +78,7 @@ ConstraintResult Cached(const std::string& key, const Tokenizer& tok, const std:
 
 ConstraintResult ForToolCalls(const ApiRequest& api, const Tokenizer& tok, const std::string& chat_template,
                               bool lazy) {
-  const ToolCallFormat format = FormatFor(chat_template);
+  const ToolCallGrammarFormat format = ToolCallGrammarFormatFor(chat_template);
   std::vector<ToolGrammarSpec> specs;
   std::string key = fmt::format("tools\n{}\n{}\n{}\n", format.name, api.parallel_tool_calls, lazy);
   for (const Tool& t : ToolsOf(api.tools)) {
@@ -118,7 +128,7 @@ ConstraintResult BuildOutputConstraint(const ApiRequest& api, const Tokenizer& t
   if (api.tool_choice == TC::kAuto) {
     bool any_strict = false;
     for (const Tool& t : ToolsOf(api.tools)) any_strict |= t.strict;
-    if (any_strict && !FormatFor(chat_template).trigger().empty()) return ForToolCalls(api, tok, chat_template, true);
+    if (any_strict && !ToolCallGrammarFormatFor(chat_template).trigger().empty()) return ForToolCalls(api, tok, chat_template, true);
   }
   return std::shared_ptr<const CompiledConstraint>();
 }

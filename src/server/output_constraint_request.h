@@ -15,10 +15,12 @@
 //                                well formed: strict tools' arguments follow
 //                                their parameters, the others' are any object
 //   otherwise                    no constraint (null)
-// The call format follows the chat template: Llama 3's bare JSON
-// ({"name", "parameters"}) where the template uses <|python_tag|> / ipython,
-// else Qwen/Hermes <tool_call>{"name", "arguments"}</tool_call>, which is
-// what src/chat/tool_call_parser reads back. A forced tool_choice together
+// The call format is the one src/chat's parser reads for the chat template
+// (DetectToolCallFormat, src/chat/tool_call_format.h): Qwen/Hermes
+// <tool_call>{"name", "arguments"}</tool_call>, Llama 3's bare JSON
+// ({"name", "parameters"}), GLM-4.5's <arg_key>/<arg_value> pairs, or
+// DeepSeek-V3's / V3.1's <｜tool▁calls▁begin｜> section (ToolCallGrammarFormatFor;
+// src/constrain/output_grammar.h shows each). A forced tool_choice together
 // with a JSON response_format is a 400 (they cannot both hold); under
 // tool_choice auto, response_format wins and strict tools are not enforced.
 //
@@ -37,11 +39,15 @@
 #include <string>
 
 #include "constrain/constraint.h"
+#include "constrain/output_grammar.h"
 #include "server/api_request.h"
 
 namespace pg {
 
 class Tokenizer;
+
+// The tool-call grammar format for a model with `chat_template`.
+ToolCallGrammarFormat ToolCallGrammarFormatFor(const std::string& chat_template);
 
 ApiResult<std::shared_ptr<const CompiledConstraint>> BuildOutputConstraint(const ApiRequest& api,
                                                                            const Tokenizer& tokenizer,

@@ -1,5 +1,9 @@
 #include "server/output_constraint_request.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -83,6 +87,62 @@ TEST(OutputConstraintRequest, EachChoiceGetsItsGrammar) {
                                    *tok, "");
   ASSERT_TRUE(obj.ok());
   EXPECT_TRUE(Accepts(*obj.value, R"({"k": [1]})"));
+}
+
+std::string ReadTemplate(const std::string& name) {
+  const std::filesystem::path path =
+      std::filesystem::path(PROSGROW_SHARED_DIR) / "fixtures" / "templates" / (name + ".jinja");
+  std::ifstream in(path);
+  if (!in) return "";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Forced calls take the format the template's parser reads (issue 12: GLM and
+// DeepSeek models used to get Hermes text).
+TEST(OutputConstraintRequest, GlmAndDeepSeekTemplatesGetTheirOwnFormats) {
+  auto tok = SmallTokenizer();
+  ASSERT_TRUE(tok);
+  const ApiRequest req = Chat(R"(, "tool_choice": "required")");
+  // The DeepSeek markers as their templates write them (no fixture template:
+  // V3 fences the arguments in ```json, V3.1 does not).
+  const std::string ds_v3 = "{{'<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + "
+                            "tool['function']['name'] + '\\n' + '```json' + '\\n' + args + '\\n```'}}";
+  const std::string ds_v31 = "{{'<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool['function']['name'] + "
+                             "'<｜tool▁sep｜>' + args + '<｜tool▁call▁end｜>'}}";
+  EXPECT_EQ(ToolCallGrammarFormatFor(ds_v3).name, "deepseek_v3");
+  EXPECT_EQ(ToolCallGrammarFormatFor(ds_v31).name, "deepseek_v31");
+  auto v3 = BuildOutputConstraint(req, *tok, ds_v3);
+  ASSERT_TRUE(v3.ok()) << v3.error.message;
+  EXPECT_EQ(v3.value->description(), "tool calls (deepseek_v3)");
+  EXPECT_TRUE(Accepts(*v3.value, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n"
+                                 "{\"a\": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"));
+  EXPECT_FALSE(Accepts(*v3.value, R"(<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>)"));
+  auto v31 = BuildOutputConstraint(req, *tok, ds_v31);
+  ASSERT_TRUE(v31.ok()) << v31.error.message;
+  EXPECT_TRUE(Accepts(*v31.value, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>g<｜tool▁sep｜>{\"s\": \"x\"}"
+                                  "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"));
+
+  const std::string glm = ReadTemplate("GLM-4.6");
+  if (glm.empty()) {
+    GTEST_SKIP() << "no GLM-4.6 template under " << PROSGROW_SHARED_DIR;
+  }
+  EXPECT_EQ(ToolCallGrammarFormatFor(glm).name, "glm45");
+  EXPECT_EQ(ToolCallGrammarFormatFor(ReadTemplate("Qwen-Qwen3-0.6B")).name, "hermes");
+  EXPECT_EQ(ToolCallGrammarFormatFor(ReadTemplate("meta-llama-Llama-3.1-8B-Instruct")).name, "llama3_json");
+  auto forced = BuildOutputConstraint(req, *tok, glm);
+  ASSERT_TRUE(forced.ok()) << forced.error.message;
+  EXPECT_EQ(forced.value->description(), "tool calls (glm45)");
+  EXPECT_TRUE(Accepts(*forced.value, "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>7</arg_value>\n</tool_call>"));
+  EXPECT_TRUE(Accepts(*forced.value, "<tool_call>g\n<arg_key>s</arg_key>\n<arg_value>x\"</arg_value>\n</tool_call>"));
+  EXPECT_FALSE(Accepts(*forced.value, R"(<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>)"));
+  // Strict tools under auto: free text, a <tool_call> must be a valid GLM call.
+  auto lazy = BuildOutputConstraint(Chat(""), *tok, glm);
+  ASSERT_TRUE(lazy.ok());
+  ASSERT_NE(lazy.value, nullptr);
+  EXPECT_TRUE(Accepts(*lazy.value, "Sure. <tool_call>g\n<arg_key>s</arg_key>\n<arg_value>ab</arg_value>\n</tool_call>"));
+  EXPECT_FALSE(Accepts(*lazy.value, "<tool_call>g\n<arg_key>s</arg_key>\n<arg_value>abc</arg_value>\n</tool_call>"));
 }
 
 TEST(OutputConstraintRequest, SchemasCompileOncePerText) {

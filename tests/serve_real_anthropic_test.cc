@@ -4,7 +4,7 @@
 // the first's prompt from the KV cache. Random weights do not call tools on
 // their own: the script sends the tool_use / tool_result history itself, and
 // forces calls with tool_choice any / tool (constrained decoding), then runs
-// their round trip (the fake-engine run in src/server/anthropic_sdk_test.cc
+// their round trip (the fake-engine run in src/server/node_sdk_test.cc
 // covers unforced tool_use from the model).
 #include "serve_real_fixture.h"
 

@@ -9,7 +9,7 @@
 
 #include "engine/engine.h"
 #include "model/kv_pages.h"
-#include "tiny_model.h"
+#include "testing/tiny_model.h"
 
 namespace pg {
 namespace {

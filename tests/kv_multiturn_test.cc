@@ -12,7 +12,7 @@
 
 #include "engine/engine.h"
 #include "synth/make_model.h"
-#include "tiny_model.h"
+#include "testing/tiny_model.h"
 #include "test_util.h"
 
 namespace pg {

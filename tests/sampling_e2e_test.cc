@@ -14,7 +14,7 @@
 
 #include "engine/engine.h"
 #include "synth/make_model.h"
-#include "tiny_model.h"
+#include "testing/tiny_model.h"
 
 namespace pg {
 namespace {

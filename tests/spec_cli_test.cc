@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
-#include "tiny_model.h"
+#include "testing/tiny_model.h"
 
 namespace pg {
 namespace {

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "engine/engine.h"
-#include "tiny_model.h"
+#include "testing/tiny_model.h"
 
 namespace pg {
 namespace {

@@ -13,7 +13,7 @@
 #include <random>
 
 #include "engine/engine.h"
-#include "tiny_model.h"
+#include "testing/tiny_model.h"
 
 namespace pg {
 namespace {

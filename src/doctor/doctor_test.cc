@@ -19,7 +19,7 @@
 #include "doctor/preflight.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
-#include "synth/make_model.h"
+#include "testing/tiny_model.h"
 
 namespace pg {
 namespace {
@@ -192,18 +192,7 @@ TEST(NetworkChecks, BindableAndHeldPorts) {
     EXPECT_FALSE(ParseTcpEndpoint(bad).ok()) << bad;
 }
 
-std::string TinyModel() {
-  fs::path out = TempDir("models") / "tiny.gguf";
-  if (fs::exists(out)) return out.string();
-  MakeModelOptions o;
-  o.shape = "tiny";
-  o.vocab_path = "builtin";
-  o.type = GgmlType::F16;
-  o.arch = "qwen2";
-  o.out_path = out.string();
-  EXPECT_TRUE(MakeModel(o).ok());
-  return out.string();
-}
+std::string TinyModel() { return test::TinyQwen2Model(0); }
 
 // `src` with metadata `key` replaced by a string value.
 std::string WithString(const std::string& src, const std::string& key, const std::string& value,

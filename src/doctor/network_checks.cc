@@ -139,7 +139,8 @@ Result<TcpEndpoint> ParseTcpEndpoint(const std::string& endpoint) {
   return e;
 }
 
-CheckResult CheckBindable(const std::string& name, const std::string& host, int port, const std::string& flag) {
+CheckResult CheckBindable(const std::string& name, const std::string& host, int port, const std::string& flag,
+                          bool reuse_port) {
   std::string h = host == "*" ? "0.0.0.0" : host;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -157,6 +158,7 @@ CheckResult CheckBindable(const std::string& name, const std::string& host, int 
   if (fd < 0) return CheckResult::Fail(name, fmt::format("{}: socket: {}", where, std::strerror(errno)), "");
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
   int rc = bind(fd, res->ai_addr, res->ai_addrlen);
   int err = errno;
   close(fd);

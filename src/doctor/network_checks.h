@@ -35,8 +35,12 @@ struct TcpEndpoint {
 };
 Result<TcpEndpoint> ParseTcpEndpoint(const std::string& endpoint);
 
-// Whether HOST:PORT can be bound now (SO_REUSEADDR, like a server would);
-// `name` labels the line ("http port", "kv events"). Port 0 always binds.
-CheckResult CheckBindable(const std::string& name, const std::string& host, int port, const std::string& flag);
+// Whether HOST:PORT can be bound now with the options the server that will
+// bind it sets: SO_REUSEADDR, plus SO_REUSEPORT when `reuse_port` (cpp-httplib
+// sets both, so a port whose last server's connections are in TIME_WAIT
+// binds; ZMQ sets only the first). `name` labels the line ("http port",
+// "kv events"). Port 0 always binds.
+CheckResult CheckBindable(const std::string& name, const std::string& host, int port, const std::string& flag,
+                          bool reuse_port = false);
 
 }  // namespace pg

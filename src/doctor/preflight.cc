@@ -51,7 +51,7 @@ std::vector<CheckResult> RunPreflight(const PreflightPlan& plan) {
   if (plan.http_host.empty()) {
     out.push_back(CheckResult::Skip("http port", "not serving"));
   } else {
-    out.push_back(CheckBindable("http port", plan.http_host, plan.http_port, "--host/--port"));
+    out.push_back(CheckBindable("http port", plan.http_host, plan.http_port, "--host/--port", /*reuse_port=*/true));
   }
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "kvevents/event_encoder.h"
+#include "kvevents/event_sequence.h"
 
 namespace pg {
 
@@ -23,19 +24,6 @@ struct KvEventPublisher::Sockets {
 
 namespace {
 
-std::string SeqBytes(int64_t seq) {
-  std::string b(8, '\0');
-  for (int i = 7; i >= 0; --i, seq >>= 8) b[i] = static_cast<char>(seq & 0xff);
-  return b;
-}
-
-uint64_t SeqFromBytes(const zmq::message_t& m) {
-  uint64_t v = 0;
-  const auto* p = static_cast<const uint8_t*>(m.data());
-  for (size_t i = 0; i < 8 && i < m.size(); ++i) v = (v << 8) | p[i];
-  return v;
-}
-
 // Answers one replay request, if one is waiting.
 void ServiceReplay(KvEventPublisher::Sockets& s) {
   std::vector<zmq::message_t> frames;
@@ -47,7 +35,7 @@ void ServiceReplay(KvEventPublisher::Sockets& s) {
     if (!more) break;
   }
   if (frames.size() < 2 || frames.back().size() != 8) return;  // not a replay request
-  uint64_t start = SeqFromBytes(frames.back());
+  uint64_t start = DecodeEventSeq(frames.back().to_string_view());
   std::string id(static_cast<const char*>(frames.front().data()), frames.front().size());
   auto send = [&](const std::string& seq, const std::string& payload) {
     s.replay.send(zmq::buffer(id), zmq::send_flags::sndmore);
@@ -56,8 +44,8 @@ void ServiceReplay(KvEventPublisher::Sockets& s) {
     s.replay.send(zmq::buffer(payload), zmq::send_flags::none);
   };
   for (const auto& [seq, payload] : s.buffer)
-    if (seq >= start) send(SeqBytes(static_cast<int64_t>(seq)), payload);
-  send(SeqBytes(-1), "");
+    if (seq >= start) send(EncodeEventSeq(seq), payload);
+  send(EncodeEventSeq(kEventSeqEnd), "");
 }
 
 }  // namespace
@@ -133,7 +121,7 @@ void KvEventPublisher::Run() {
       uint64_t seq = s.next_seq++;
       try {
         s.pub.send(zmq::buffer(options_.topic), zmq::send_flags::sndmore);
-        s.pub.send(zmq::buffer(SeqBytes(static_cast<int64_t>(seq))), zmq::send_flags::sndmore);
+        s.pub.send(zmq::buffer(EncodeEventSeq(seq)), zmq::send_flags::sndmore);
         s.pub.send(zmq::buffer(payload), zmq::send_flags::none);
         sent_.fetch_add(1);
       } catch (const zmq::error_t& e) {

@@ -12,6 +12,7 @@
 
 #include "kvevents/event_encoder.h"
 #include "kvevents/event_publisher.h"
+#include "kvevents/event_sequence.h"
 
 namespace pg {
 namespace {
@@ -150,6 +151,13 @@ TEST(EventPublisher, PublishesSequencedBatchesAndReplays) {
   EXPECT_GT(rpayload.size(), 0u);
   EXPECT_EQ((*pub)->dropped(), 0u);
   EXPECT_GE((*pub)->sent(), first + 2);
+}
+
+TEST(EventSequence, EightBytesBigEndianWithAllOnesAsEnd) {
+  EXPECT_EQ(EncodeEventSeq(0x0102030405060708ull), std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8));
+  EXPECT_EQ(DecodeEventSeq(EncodeEventSeq(0x0102030405060708ull)), 0x0102030405060708ull);
+  EXPECT_EQ(EncodeEventSeq(kEventSeqEnd), std::string(8, '\xff'));
+  EXPECT_EQ(DecodeEventSeq(std::string(8, '\xff')), kEventSeqEnd);
 }
 
 TEST(EventPublisher, BindsWildcardsConnectsElsewhere) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
+#include "kvevents/event_sequence.h"
 #include "route/event_decoder.h"
 
 namespace pg {
@@ -17,18 +18,6 @@ std::string HostOf(const std::string& base_url) {
   rest = rest.substr(0, rest.find('/'));
   size_t colon = rest.rfind(':');
   return colon == std::string::npos ? rest : rest.substr(0, colon);
-}
-
-uint64_t SeqOf(const zmq::message_t& m) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < m.size(); ++i) v = (v << 8) | static_cast<const uint8_t*>(m.data())[i];
-  return v;
-}
-
-std::string SeqBytes(uint64_t seq) {
-  std::string b(8, '\0');
-  for (int i = 7; i >= 0; --i, seq >>= 8) b[i] = static_cast<char>(seq & 0xff);
-  return b;
 }
 
 }  // namespace
@@ -104,12 +93,12 @@ void ReplicaFeed::Follow(const std::string& endpoint, const std::string& replay_
     req.set(zmq::sockopt::rcvtimeo, 2000);
     req.connect(replay_endpoint);
     req.send(zmq::message_t(), zmq::send_flags::sndmore);
-    req.send(zmq::buffer(SeqBytes(from)), zmq::send_flags::none);
+    req.send(zmq::buffer(EncodeEventSeq(from)), zmq::send_flags::none);
     while (true) {
       zmq::message_t empty, seq, payload;
       if (!req.recv(empty) || !req.recv(seq) || !req.recv(payload)) return false;
-      if (SeqOf(seq) == UINT64_MAX) return true;  // end marker (-1)
-      apply(SeqOf(seq), payload);
+      if (DecodeEventSeq(seq.to_string_view()) == kEventSeqEnd) return true;
+      apply(DecodeEventSeq(seq.to_string_view()), payload);
     }
   };
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the subscription reach the publisher
@@ -130,7 +119,7 @@ void ReplicaFeed::Follow(const std::string& endpoint, const std::string& replay_
     }
     quiet_since = std::chrono::steady_clock::now();
     if (!topic.more() || !sub.recv(seq) || !seq.more() || !sub.recv(payload)) continue;
-    const uint64_t s = SeqOf(seq);
+    const uint64_t s = DecodeEventSeq(seq.to_string_view());
     if (last >= 0 && s > uint64_t(last) + 1 && s != 0) {
       gaps_++;
       if (!replay(uint64_t(last) + 1)) index_->Clear(), last = int64_t(s) - 1;

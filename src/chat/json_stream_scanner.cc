@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "base/bounded_json.h"
+
 namespace pg {
 namespace {
 
@@ -67,6 +69,9 @@ JsonStreamScanner::Step JsonStreamScanner::Push(char c, std::string* out) {
 
 JsonStreamScanner::Step JsonStreamScanner::Value(char c, std::string* out) {
   if (c == '{' || c == '[') {
+    // Deeper than a bounded parse accepts: the arguments end here, as for
+    // any other character that cannot continue the value.
+    if (open_.size() >= static_cast<size_t>(kDefaultMaxJsonDepth)) return Step::kBroken;
     open_.push_back(c);
     state_ = c == '{' ? State::kKeyOrEnd : State::kValueOrEnd;
   } else if (c == '"') {

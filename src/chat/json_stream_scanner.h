@@ -9,7 +9,9 @@
 // closes it: the open string, number or literal, a missing value (null), then
 // every open object and array. Inside strings, escapes are held until
 // complete, a lone surrogate escape becomes \ufffd and invalid UTF-8 becomes
-// U+FFFD. The arguments a client assembles are therefore always valid JSON.
+// U+FFFD. Nesting deeper than kDefaultMaxJsonDepth (base/bounded_json.h)
+// cannot continue the value either. The arguments a client assembles are
+// therefore always valid JSON that a bounded parse accepts.
 //
 // Thread-safety: none; one scanner per value.
 #pragma once

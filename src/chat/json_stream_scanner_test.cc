@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/bounded_json.h"
+
 namespace pg {
 namespace {
 
@@ -67,6 +69,23 @@ TEST(JsonStreamScannerTest, StopsAtWhatCannotContinue) {
     got += s.Completion();
     EXPECT_EQ(got, want) << text;
     EXPECT_FALSE(nlohmann::json::parse(got, nullptr, false).is_discarded()) << got;
+  }
+}
+
+// Model output nested past the bounded parser's limit ends at the level that
+// would exceed it, so what the client assembles is accepted by ParseBoundedJson
+// (found by request_path_fuzz: 200 nested arrays in a tool call's arguments).
+TEST(JsonStreamScannerTest, NestingStopsAtTheBoundedDepth) {
+  for (int depth : {kDefaultMaxJsonDepth - 1, kDefaultMaxJsonDepth, kDefaultMaxJsonDepth + 1, 200}) {
+    const std::string text = "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+    JsonStreamScanner s;
+    std::string got = Feed(&s, text);
+    got += s.Completion();
+    nlohmann::ordered_json j;
+    EXPECT_EQ(ParseBoundedJson(got, kDefaultMaxJsonDepth, &j).kind, JsonParseError::Kind::kNone) << depth;
+    if (depth <= kDefaultMaxJsonDepth) {
+      EXPECT_EQ(got, text) << depth;  // within the limit: unchanged
+    }
   }
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/bounded_json.h"
+
 namespace pg {
 namespace {
 
@@ -113,6 +115,33 @@ TEST(ToolCallParserTest, LlamaBareJson) {
   EXPECT_EQ(p.content, "{\"answer\": 42}");
   p = ParseToolCalls("Sure: {\"name\": \"f\", \"parameters\": {}}");
   EXPECT_TRUE(p.tool_calls.empty());
+}
+
+// Arguments nested as deep as the model likes still come out as JSON that a
+// bounded parse (the client's, and ours on the next turn) accepts, in every
+// format: streamed JSON arguments stop at the limit, a GLM value is parsed one
+// level shallower than its object (found by request_path_fuzz).
+TEST(ToolCallParserTest, DeeplyNestedArgumentsStayWithinTheBoundedDepth) {
+  const std::string deep = std::string(200, '[') + std::string(200, ']');
+  const std::string limit = std::string(kDefaultMaxJsonDepth, '[') + std::string(kDefaultMaxJsonDepth, ']');
+  const std::pair<ToolCallFormat, std::string> cases[] = {
+      {ToolCallFormat::kHermes, "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": " + deep + "}}</tool_call>"},
+      {ToolCallFormat::kLlama3Json, "{\"name\": \"f\", \"parameters\": {\"a\": " + deep + "}}"},
+      {ToolCallFormat::kGlm45, "<tool_call>f<arg_key>a</arg_key><arg_value>" + limit + "</arg_value></tool_call>"},
+      {ToolCallFormat::kDeepSeekV31, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": " + deep +
+                                         "}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
+  };
+  for (const auto& [format, text] : cases) {
+    ToolCallParseOptions opt;
+    opt.format = format;
+    ParsedAssistant p = ParseToolCalls(text, opt);
+    ASSERT_EQ(p.tool_calls.size(), 1u) << text.substr(0, 40);
+    nlohmann::ordered_json args;
+    EXPECT_EQ(ParseBoundedJson(p.tool_calls[0].arguments_json, kDefaultMaxJsonDepth, &args).kind,
+              JsonParseError::Kind::kNone)
+        << text.substr(0, 40);
+    EXPECT_TRUE(args.is_object());
+  }
 }
 
 TEST(ToolCallParserTest, GarbageNeverCrashes) {

@@ -186,7 +186,7 @@ std::string JsonStringBody(std::string_view text) {
 std::string GlmValueJson(const ojson& tools, const std::string& function, const std::string& key,
                          std::string_view value) {
   ojson parsed;
-  if (!IsStringParam(tools, function, key)) parsed = ParseBoundedOrDiscard(TrimJsonSpace(value));
+  if (!IsStringParam(tools, function, key)) parsed = ParseBoundedOrDiscard(TrimJsonSpace(value), kDefaultMaxJsonDepth - 1);  // inside the arguments object
   if (parsed.is_null() || parsed.is_discarded()) parsed = std::string(value);
   return parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

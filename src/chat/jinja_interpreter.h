@@ -67,8 +67,9 @@ class Interpreter {
   std::string Capture(const Body& body);
 
   Value Eval(const Expr& e);
-  Value EvalBinary(const Expr& e);
-  Value EvalCompare(const Expr& e);
+  Value EvalUnary(const Expr& e);    // jinja_operators.cc
+  Value EvalBinary(const Expr& e);   // jinja_operators.cc
+  Value EvalCompare(const Expr& e);  // jinja_operators.cc
   Value EvalSlice(const Expr& e);
   void EvalArgs(const Expr& e, size_t first, CallArgs& args);
   Value Lookup(const std::string& name) const;

@@ -9,6 +9,10 @@ namespace pg::jinja {
 
 void Fail(const std::string& message) { throw Error(message); }
 
+void FailUndefined(const Value& u) {
+  Fail(u.as_string().empty() ? std::string("value is undefined") : u.as_string());
+}
+
 const Value* ValueDict::Find(std::string_view key) const {
   for (const auto& [k, v] : items) {
     if (k == key) return &v;

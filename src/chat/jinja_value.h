@@ -35,6 +35,8 @@ struct RaisedError : Error {
 [[noreturn]] void Fail(const std::string& message);
 
 class Value;
+// Fails with an undefined value's message (what it was looked up as).
+[[noreturn]] void FailUndefined(const Value& u);
 using ValueList = std::vector<Value>;
 
 // Insertion-ordered string-keyed mapping. Lookup is linear: template dicts

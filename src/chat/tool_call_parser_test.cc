@@ -144,6 +144,16 @@ TEST(ToolCallParserTest, DeeplyNestedArgumentsStayWithinTheBoundedDepth) {
   }
 }
 
+// A GLM argument key is model output too: invalid UTF-8 in it becomes U+FFFD
+// instead of an exception from the JSON writer (found by request_path_fuzz).
+TEST(ToolCallParserTest, GlmKeyWithInvalidUtf8) {
+  ToolCallParseOptions opt;
+  opt.format = ToolCallFormat::kGlm45;
+  ParsedAssistant p = ParseToolCalls("<tool_call>f<arg_key>a\xff</arg_key><arg_value>1</arg_value></tool_call>", opt);
+  ASSERT_EQ(p.tool_calls.size(), 1u);
+  EXPECT_EQ(p.tool_calls[0].arguments_json, "{\"a\xEF\xBF\xBD\":1}");
+}
+
 TEST(ToolCallParserTest, GarbageNeverCrashes) {
   std::string s;
   const char* pieces[] = {"<tool_call>", "</tool_call>", "{", "}", "\"name\"", ":", "\xff", "\"", "[", "x"};

@@ -293,7 +293,7 @@ bool ToolCallStream::StepGlmArgs(bool final) {
       if (StartsWith(after, kArgValue) && !key.empty()) {
         std::string_view value = pair.substr(pair.find(kArgValue, key_end) + kArgValue.size());
         std::string frag(glm_pairs_++ ? "," : "");
-        frag.append(nlohmann::ordered_json(key).dump()).append(":");
+        frag.append("\"").append(JsonStringBody(key)).append("\":");  // invalid UTF-8 -> U+FFFD
         frag.append(GlmValueJson(tools_, glm_name_, key, value));
         EmitArgs(frag);
       }
@@ -322,7 +322,7 @@ bool ToolCallStream::StartGlmString(std::string_view rest) {
   std::string key(TrimJsonSpace(rest.substr(kArgKey.size(), key_end - kArgKey.size())));
   if (key.empty() || !IsStringParam(tools_, glm_name_, key)) return false;
   std::string frag(glm_pairs_++ ? "," : "");
-  frag.append(nlohmann::ordered_json(key).dump()).append(":\"");
+  frag.append("\"").append(JsonStringBody(key)).append("\":\"");
   EmitArgs(frag);
   buf_.erase(0, v + kArgValue.size());
   mode_ = Mode::kGlmString;

@@ -7,6 +7,11 @@
 //                `inflight_cost_tokens` of prefix. A session stays on its
 //                replica (affinity) while that replica is healthy and no
 //                other one holds a longer prefix by more than a block.
+//                A new session (no home yet) also pays `session_cost_tokens`
+//                per session already homed on a replica: sessions that share
+//                a long prefix (one system prompt) spread over the replicas,
+//                each of which then caches that prefix once, instead of all
+//                piling onto the replica that cached it first.
 //   kRoundRobin  the next healthy replica in turn (the baseline).
 // Thread-safety: pure functions; RoundRobin's counter is the caller's.
 #pragma once
@@ -30,6 +35,7 @@ struct ReplicaView {
 struct RoutePolicyOptions {
   RouteMode mode = RouteMode::kCacheAware;
   int64_t inflight_cost_tokens = 512;
+  int64_t session_cost_tokens = 512;
   int64_t block_size = 16;
 };
 

@@ -85,6 +85,13 @@ TEST(RoutePolicy, PrefersCacheThenLoadThenAffinity) {
   v[1].inflight = 2;  // busy: 2 * 512 tokens of cost outweighs 256 cached
   EXPECT_NE(ChooseReplica(v, o, &turn), 1);
   v[1].inflight = 0;
+  v[1].cached_tokens = 768;
+  v[1].sessions = 1;  // a new session: 768 cached tokens outweigh one homed session...
+  EXPECT_EQ(ChooseReplica(v, o, &turn), 1);
+  v[1].sessions = 2;  // ...but not two (2 * 512 tokens): it caches the prefix elsewhere
+  EXPECT_NE(ChooseReplica(v, o, &turn), 1);
+  v[1].sessions = 0;
+  v[1].cached_tokens = 256;
   v[2].session_home = true;  // affinity holds only within one block of the longest
   EXPECT_EQ(ChooseReplica(v, o, &turn), 1);
   v[2].cached_tokens = 240;

@@ -91,8 +91,16 @@ class GuardedHttplibServer final : public httplib::Server {
         if (!WaitForRequest(stream)) break;
         stream.BeginRequest();
         bool connection_closed = false;
-        ret = process_request(stream, left == 1, connection_closed,
-                              [&stream](httplib::Request&) { stream.HeadersDone(); });
+        try {
+          ret = process_request(stream, left == 1, connection_closed,
+                                [&stream](httplib::Request&) { stream.HeadersDone(); });
+        } catch (const std::exception& e) {
+          // httplib runs a response's content provider (every stream) outside
+          // its handler try/catch: a throw there would end the process. It
+          // ends this connection instead; the stream stops where it was.
+          PG_LOG_ERROR("connection fd {}: response writer threw: {}", sock, e.what());
+          break;
+        }
         PG_LOG_DEBUG("connection fd {}: request done ok={} closed={} limit_hit={} peer_closed={}", sock, ret,
                      connection_closed, stream.limit_hit(), stream.PeerClosed());
         if (stream.limit_hit() && stream.bytes_written() == 0 && limit_answer_) {

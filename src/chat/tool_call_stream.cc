@@ -301,13 +301,18 @@ bool ToolCallStream::StepGlmArgs(bool final) {
     buf_.erase(0, pair_end + kArgValueEnd.size());  // a malformed pair is dropped
     return true;
   }
-  // Anything else before the closing tag (a broken pair, stray text) is dropped.
-  if (close_at != std::string::npos) return close_call(close_at + kToolCallClose.size());
-  if (final) return close_call(buf_.size());
-  if (rest.empty() || StartsWith(rest, kArgKey) || PrefixOf(rest, kArgKey) || PrefixOf(rest, kToolCallClose)) {
-    return false;  // wait for the rest of the pair
+  if (StartsWith(rest, kArgKey)) {
+    // A pair broken before the closing tag is dropped with everything up to it.
+    if (close_at != std::string::npos) return close_call(close_at + kToolCallClose.size());
+    return final ? close_call(buf_.size()) : false;  // or wait for the rest of the pair
   }
-  size_t next = buf_.find('<', 1);  // stray text between pairs is dropped
+  if (rest.empty() || PrefixOf(rest, kArgKey) || PrefixOf(rest, kToolCallClose)) {
+    return final ? close_call(buf_.size()) : false;
+  }
+  // Stray text between pairs is dropped up to the next tag, however the text
+  // arrives (a closing tag further on must not swallow the pairs before it).
+  size_t next = buf_.find('<', 1);
+  if (next == std::string::npos && final) return close_call(buf_.size());
   buf_.erase(0, next == std::string::npos ? buf_.size() : next);
   return true;
 }

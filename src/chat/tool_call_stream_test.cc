@@ -158,6 +158,10 @@ TEST(ToolCallStreamTest, Glm45MalformedAndCutOff) {
   ASSERT_EQ(p.tool_calls.size(), 1u);
   EXPECT_EQ(p.tool_calls[0].arguments_json, "{}");
   EXPECT_EQ(p.content, "after");
+  // Stray text between pairs is dropped; the pairs after it still count.
+  p = Whole(ToolCallFormat::kGlm45, "<tool_call>f<stray>x<arg_key>a</arg_key><arg_value>[1]</arg_value></tool_call>");
+  ASSERT_EQ(p.tool_calls.size(), 1u);
+  EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"a":[1]})");
 }
 
 TEST(ToolCallStreamTest, DeepSeekV3) {
@@ -215,6 +219,9 @@ TEST(ToolCallStreamTest, StreamedEqualsWholeAtEverySplit) {
       {ToolCallFormat::kHermes, "a < b <tool_call>{\"name\": \"x\", \"arguments\": {\"y\": [1, {}]}}</tool_call>"},
       {ToolCallFormat::kGlm45, "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value><b></arg_value>\n</tool_call> <tool"},
       {ToolCallFormat::kGlm45, "x <tool_call>bad name\n</tool_call> y"},
+      // Stray text before a pair (found by request_path_fuzz): dropped up to
+      // the next tag whether or not the closing tag has arrived yet.
+      {ToolCallFormat::kGlm45, "<tool_call>f<artool_call>f<arg_key>a</arg_key><arg_value>[1]</arg_value></tool_call>"},
       {ToolCallFormat::kDeepSeekV3, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": "},
       {ToolCallFormat::kDeepSeekV31, "t <｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜> <｜tool▁"},
       {ToolCallFormat::kLlama3Json, "  plain text, no call  "},

@@ -163,6 +163,7 @@ bool KvCacheManager::DroppedByPolicy(const BlockHash& h) const { return impl_->h
 
 void KvCacheManager::Tick() {
   impl_->ProcessCompletions();
+  impl_->ImportRemoteBlocks();
   impl_->retention().Expire();
   impl_->allocator().CleanInBackground();
 }
@@ -173,7 +174,19 @@ void KvCacheManager::WaitIdle() {
 }
 
 uint8_t* KvCacheManager::DeviceBlockPtr(BlockId id) { return impl_->store().device().Ptr(id); }
-CacheCounters KvCacheManager::counters() const { return impl_->store().Snapshot(); }
+CacheCounters KvCacheManager::counters() const {
+  CacheCounters c = impl_->store().Snapshot();
+  c.remote = impl_->RemoteSnapshot();
+  return c;
+}
+void KvCacheManager::StartRemoteLookup(SeqId seq, std::span<const int32_t> tokens, const CacheRequest& request) {
+  impl_->StartRemoteLookup(seq, tokens, request);
+}
+bool KvCacheManager::RemoteLookupPending(SeqId seq) { return impl_->RemoteLookupPending(seq); }
+int64_t KvCacheManager::remote_lookups_pending() const { return impl_->remote_lookups_pending(); }
+bool KvCacheManager::DrainRemoteWrites(double timeout_s) {
+  return impl_->remote() == nullptr || impl_->remote()->DrainWrites(timeout_s);
+}
 void KvCacheManager::ExplainMisses(PrefixMatch* match, std::span<const int32_t> tokens) {
   impl_->ExplainMisses(match, tokens);
 }

@@ -147,7 +147,9 @@ bool RemoteTier::Write(const RemoteBlockInfo& info, const uint8_t* data) {
       return false;
     }
   }
-  PendingWrite w{info.hash, codec_.Key(info.hash), codec_.Encode(info, data)};  // outside the lock
+  PendingWrite w;  // one copy of the block here; the writer thread encodes it
+  w.info = RemoteWant{info.hash, info.parent, info.depth, std::vector<int32_t>(info.tokens.begin(), info.tokens.end())};
+  w.data.assign(data, data + layout_.block_bytes());
   {
     std::lock_guard<std::mutex> lk(mu_);
     if (stored_.size() >= kMaxStoredRemembered) stored_.clear();
@@ -183,7 +185,7 @@ void RemoteTier::WriterLoop() {
 void RemoteTier::WriteBatch(std::vector<PendingWrite>& batch) {
   auto forget = [&](const PendingWrite& w) {
     std::lock_guard<std::mutex> lk(mu_);
-    stored_.erase(w.hash);
+    stored_.erase(w.info.hash);
   };
   if (Skipping()) {
     skipped_++;
@@ -193,15 +195,20 @@ void RemoteTier::WriteBatch(std::vector<PendingWrite>& batch) {
   }
   std::vector<RedisClient::Command> cmds;
   std::vector<const PendingWrite*> sent;
+  const int64_t value_bytes = int64_t(codec_.value_bytes());
   for (const PendingWrite& w : batch) {
-    if (cfg_.max_bytes > 0 && uint64_t(write_bytes_.load()) + w.value.size() > cfg_.max_bytes) {
+    if (cfg_.max_bytes > 0 && uint64_t(write_bytes_.load() + value_bytes) > cfg_.max_bytes) {
       budget_refused_++;
       forget(w);
       continue;
     }
-    write_bytes_ += int64_t(w.value.size());  // reserved now, returned if the write fails
-    if (cfg_.ttl_s > 0) cmds.push_back({"SET", w.key, w.value, "PX", std::to_string(int64_t(cfg_.ttl_s * 1000))});
-    else cmds.push_back({"SET", w.key, w.value});
+    write_bytes_ += value_bytes;  // reserved now, returned if the write fails
+    const RemoteBlockInfo info{w.info.hash, w.info.parent, w.info.depth, w.info.tokens};
+    std::string key = codec_.Key(w.info.hash);
+    std::string value = codec_.Encode(info, w.data.data());
+    if (cfg_.ttl_s > 0)
+      cmds.push_back({"SET", std::move(key), std::move(value), "PX", std::to_string(int64_t(cfg_.ttl_s * 1000))});
+    else cmds.push_back({"SET", std::move(key), std::move(value)});
     sent.push_back(&w);
   }
   if (cmds.empty()) return;
@@ -213,7 +220,7 @@ void RemoteTier::WriteBatch(std::vector<PendingWrite>& batch) {
       writes_n_++;
       continue;
     }
-    write_bytes_ -= int64_t(sent[i]->value.size());
+    write_bytes_ -= value_bytes;
     dropped_++;
     forget(*sent[i]);
   }

@@ -38,20 +38,11 @@
 #include "kv/block_hash.h"
 #include "kv/kv_layout.h"
 #include "kv/redis_client.h"
+#include "kv/remote_config.h"
 #include "kv/remote_codec.h"
 #include "kv/remote_counters.h"
 
 namespace pg {
-
-struct RemoteTierConfig {
-  std::string url;                 // --kv-remote redis://HOST:PORT[/DB]; "" = no remote tier
-  double ttl_s = 3600;             // --kv-remote-ttl; 0 = no expiry
-  uint64_t max_bytes = 0;          // --kv-remote-size; 0 = no budget of our own
-  double timeout_s = 0.05;         // --kv-remote-timeout-ms: deadline of one lookup
-  double write_timeout_s = 1.0;    // deadline of one batch of writes
-  int64_t write_queue_blocks = 256;  // writes waiting at most (each holds a block's bytes)
-  double retry_after_s = 1.0;      // after an error, Redis is skipped this long
-};
 
 // One block of a lookup: what the value must say.
 struct RemoteWant {
@@ -104,9 +95,8 @@ class RemoteTier {
   RemoteTier(const RemoteTierConfig& config, const KvLayout& layout, const std::string& model_identity,
              RedisEndpoint endpoint);
   struct PendingWrite {
-    BlockHash hash;
-    std::string key;
-    std::string value;
+    RemoteWant info;
+    std::vector<uint8_t> data;  // block_bytes, copied from the slot
   };
   struct PendingLookup {
     uint64_t ticket = 0;

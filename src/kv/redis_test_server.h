@@ -33,8 +33,9 @@ class RedisTestServer {
   // "--cluster-enabled", "yes"). "" on success, else why not.
   std::string Start(const std::vector<std::string>& extra = {}) {
     if (!Available()) return "redis-server is not on PATH";
-    port_ = FreePort();
-    if (port_ <= 0) return "no free port";
+    // Below 55536: a cluster node also listens on port + 10000 (its bus).
+    for (int i = 0; i < 100 && (port_ <= 0 || port_ > 55535); ++i) port_ = FreePort();
+    if (port_ <= 0 || port_ > 55535) return "no free port";
     dir_ = "/tmp/pg-redis-test-" + std::to_string(::getpid()) + "-" + std::to_string(port_);
     std::system(("mkdir -p " + dir_).c_str());
     std::vector<std::string> args = {"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1",
@@ -117,7 +118,7 @@ class RedisTestServer {
     redisFree(c);
     return out;
   }
-  std::string Command(const std::string& one_word) const { return Command(std::vector<std::string>{one_word}); }
+  std::string Command(const char* one_word) const { return Command(std::vector<std::string>{one_word}); }
 
   // Every key matching pattern (KEYS; fine for a test's few keys).
   std::vector<std::string> Keys(const std::string& pattern) const {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "base/log.h"
 #include "kv/kv_cache_manager_impl.h"
 
 namespace pg {
@@ -167,7 +168,13 @@ void KvCacheManager::Tick() {
   impl_->retention().Expire();
   impl_->allocator().CleanInBackground();
 }
-Status KvCacheManager::Flush() { return impl_->allocator().Flush(); }
+Status KvCacheManager::Flush() {
+  Status st = impl_->allocator().Flush();
+  // The remote tier's queued writes, so that another replica finds them (bounded wait).
+  if (impl_->remote() != nullptr && !impl_->remote()->DrainWrites(2.0))
+    PG_LOG_WARN("kv remote tier: shutting down with writes still queued; they are dropped");
+  return st;
+}
 void KvCacheManager::WaitIdle() {
   impl_->WaitAll();
   impl_->ProcessCompletions();  // settles sequences whose loads landed

@@ -266,7 +266,8 @@ class KvCacheManager {
   // Waits for every in-flight move (background copies included).
   void WaitIdle();
   // Waits for every in-flight move, then writes every cached block that is
-  // not on disk yet to disk (no-op without a disk tier). For clean shutdown.
+  // not on disk yet to disk (no-op without a disk tier), and waits (at most
+  // 2 s) for the remote tier's queued writes. For clean shutdown.
   Status Flush();
 
   // Remote tier (docs/kv-cache.md "Remote tier"). StartRemoteLookup asks

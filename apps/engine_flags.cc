@@ -129,7 +129,9 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   c.kv_remote_ttl_s = f.kv_remote_ttl;
   c.kv_remote_timeout_s = f.kv_remote_timeout_ms / 1000.0;
   if (!f.kv_remote_size.empty()) {
-    PG_ASSIGN_OR_RETURN(c.kv_remote_bytes, ParseByteSize(f.kv_remote_size));
+    auto bytes = ParseByteSize(f.kv_remote_size);
+    if (!bytes.ok()) return InvalidArgument("--kv-remote-size: " + bytes.status().message());
+    c.kv_remote_bytes = *bytes;
   }
   PG_ASSIGN_OR_RETURN(c.spec, ToSpecConfig(f.spec));
   return c;

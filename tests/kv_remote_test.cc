@@ -19,6 +19,7 @@
 
 #include "kv/redis_test_server.h"
 #include "testing/serve_process.h"
+#include "test_util.h"
 
 namespace pg {
 namespace {
@@ -213,6 +214,26 @@ TEST_F(KvRemote, CorruptedValueIsNeverLoaded) {
   // The bad value was deleted; B recomputed that block and wrote a good one behind.
   ASSERT_TRUE(testing::WaitUntil([&] { return Metric(*b_, "prosgrow_kv_remote_write_queue") == 0; }));
   EXPECT_NE(redis_.Command({"GET", keys[0]}), bad);
+}
+
+// Bad remote-tier flags: one line naming the flag, non-zero exit, no server.
+TEST_F(KvRemote, BadFlagsAreRefusedWithOneLine) {
+  const std::string m = " serve -m " + model_ + " --port 0 ";
+  struct Case {
+    std::string args, expect;
+  } cases[] = {
+      {"--kv-remote-size 1GiB", "--kv-remote-size needs --kv-remote"},
+      {"--kv-remote " + redis_.url() + " --no-prefix-cache", "--kv-remote needs the prefix cache"},
+      {"--kv-remote http://127.0.0.1:1", "not a redis:// URL"},
+      {"--kv-remote redis://127.0.0.1:1", "redis"},  // unreachable: doctor's check refuses the start
+      {"--kv-remote " + redis_.url() + " --kv-remote-size lots", "--kv-remote-size: invalid size 'lots'"},
+      {"--kv-remote " + redis_.url() + " --kv-remote-timeout-ms 0", "--kv-remote-timeout-ms"},
+  };
+  for (const Case& c : cases) {
+    const test::RunResult r = test::RunProsgrow(m + c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << " -> " << r.err;
+  }
 }
 
 }  // namespace

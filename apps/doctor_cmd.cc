@@ -20,8 +20,6 @@ int DoctorMain(int argc, char** argv) {
   AddEngineFlags(app, &ef);
   ServerOptions so;
   AddServerFlags(app, &so);
-  std::string kv_remote;
-  app.add_option("--kv-remote", kv_remote, "remote KV tier to check: redis://HOST:PORT[/DB]");
   // serve's own options, accepted so a serve command line can be checked as is.
   std::string served_name;
   double session_ttl = 120;
@@ -33,7 +31,6 @@ int DoctorMain(int argc, char** argv) {
   PreflightPlan plan = PlanFromConfig(*config);
   plan.http_host = so.host;
   plan.http_port = so.port;
-  plan.kv_remote = kv_remote;
   std::vector<CheckResult> results = RunPreflight(plan);
   for (const CheckResult& r : results) std::printf("%s\n", FormatCheck(r).c_str());
   bool failed = AnyFailed(results);

@@ -47,6 +47,17 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("--kv-events-topic", f->kv_events_topic, "topic frame of every KV event message (llm-d: kv@POD@MODEL)");
   app.add_option("--kv-events-replay", f->kv_events_replay,
                  "ZMQ ROUTER endpoint answering replay requests for missed KV event batches, e.g. tcp://*:5558");
+  app.add_option("--kv-remote", f->kv_remote,
+                 "remote KV tier shared by replicas: redis://[[user]:password@]HOST[:PORT][/DB] (Redis or Valkey; "
+                 "a Cluster node works too)");
+  app.add_option("--kv-remote-ttl", f->kv_remote_ttl, "seconds a block stays in the remote tier (0 = no expiry)")
+      ->check(CLI::Range(0.0, 31536000.0));
+  app.add_option("--kv-remote-size", f->kv_remote_size,
+                 "bytes this process may store in the remote tier, e.g. 8GiB (default: no budget of its own; "
+                 "Redis' maxmemory policy evicts)");
+  app.add_option("--kv-remote-timeout-ms", f->kv_remote_timeout_ms,
+                 "how long a request waits for its remote-tier lookup before recomputing")
+      ->check(CLI::Range(1.0, 10000.0));
   AddSpecFlags(app, &f->spec);
 }
 
@@ -111,6 +122,17 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   c.kv_events = f.kv_events;
   c.kv_events_replay = f.kv_events_replay;
   c.kv_events_topic = f.kv_events_topic;
+  if (!f.kv_remote.empty() && f.no_prefix_cache)
+    return InvalidArgument("--kv-remote needs the prefix cache; drop --no-prefix-cache");
+  if (f.kv_remote.empty() && !f.kv_remote_size.empty()) return InvalidArgument("--kv-remote-size needs --kv-remote");
+  c.kv_remote = f.kv_remote;
+  c.kv_remote_ttl_s = f.kv_remote_ttl;
+  c.kv_remote_timeout_s = f.kv_remote_timeout_ms / 1000.0;
+  if (!f.kv_remote_size.empty()) {
+    auto bytes = ParseByteSize(f.kv_remote_size);
+    if (!bytes.ok()) return InvalidArgument("--kv-remote-size: " + bytes.status().message());
+    c.kv_remote_bytes = *bytes;
+  }
   PG_ASSIGN_OR_RETURN(c.spec, ToSpecConfig(f.spec));
   return c;
 }

@@ -46,6 +46,10 @@ struct EngineFlags {
   std::string kv_events_topic;
   SpecFlags spec;
   double kv_debug_load_delay = 0;
+  std::string kv_remote;
+  double kv_remote_ttl = 3600;
+  std::string kv_remote_size;
+  double kv_remote_timeout_ms = 50;
 };
 
 void AddEngineFlags(CLI::App& app, EngineFlags* f);

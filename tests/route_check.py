@@ -2,7 +2,9 @@
 """`prosgrow route` against real replicas: cache-aware placement, session
 affinity, streaming relay, and failover when a replica dies.
 
-usage: route_check.py ROUTER_URL REPLICA_PID_FILE
+usage: route_check.py ROUTER_URL REPLICA_PID_FILE [--redis]
+(--redis: the replicas share a Redis KV tier; the moved session's next turn
+must find its context there, tier "remote".)
 """
 import json
 import os
@@ -56,6 +58,11 @@ def main():
     os.kill(pids[r1], signal.SIGKILL)
     r5, a5 = chat(base, "s1", m2 + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "third"}])
     assert r5 != r1 and a5["choices"][0]["finish_reason"] in ("stop", "length"), (r5, a5)
+    if "--redis" in sys.argv[3:]:
+        details = a5["usage"]["prompt_tokens_details"]
+        remote = details["cached_tokens_by_tier"]["remote"]
+        assert remote > 0 and details["cached_tokens"] >= remote, f"moved turn not served from Redis: {details}"
+        print(f"route_check: the moved turn read {remote} cached tokens from tier remote")
     print(f"route_check: ok: s1 on {r1}, cached {cached} tokens on turn 2; failover to {r5}")
 
 

@@ -24,7 +24,8 @@ nlohmann::json RecordToJson(const RequestRecord& r) {
   j["output_chunks"] = r.output_chunks;
   j["cached_tokens"] = r.cached_tokens;
   j["cached_source"] = r.cached_source;
-  j["cached_by_tier"] = {{"device", r.cached_device}, {"host", r.cached_host}, {"disk", r.cached_disk}};
+  j["cached_by_tier"] = {{"device", r.cached_device}, {"host", r.cached_host}, {"disk", r.cached_disk},
+                         {"remote", r.cached_remote}};
   j["finish_reason"] = r.finish_reason;
   j["output_hash"] = r.output_hash;
   return j;
@@ -77,6 +78,7 @@ RequestRecord RecordFromJson(const nlohmann::json& j) {
     Get(t, "device", &r.cached_device);
     Get(t, "host", &r.cached_host);
     Get(t, "disk", &r.cached_disk);
+    Get(t, "remote", &r.cached_remote);
   }
   Get(j, "finish_reason", &r.finish_reason);
   Get(j, "output_hash", &r.output_hash);

@@ -34,6 +34,7 @@ struct RequestRecord {
   int64_t cached_device = -1;       // usage.prompt_tokens_details.cached_tokens_by_tier
   int64_t cached_host = -1;
   int64_t cached_disk = -1;
+  int64_t cached_remote = -1;       // ... "remote" (Redis/Valkey tier); -1 when the server reports none
   std::string finish_reason;
   std::string output_hash;          // OutputHash of the streamed text (output_match.h)
 };

@@ -169,6 +169,7 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
           rec->cached_device = IntOr(t, "device", -1);
           rec->cached_host = IntOr(t, "host", -1);
           rec->cached_disk = IntOr(t, "disk", -1);
+          rec->cached_remote = IntOr(t, "remote", -1);
         }
       }
     }

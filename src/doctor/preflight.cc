@@ -31,6 +31,7 @@ PreflightPlan PlanFromConfig(const EngineConfig& c) {
   p.kv_disk_dir = DiskTierBytes(c) ? c.kv_disk_dir : "";
   p.kv_disk_bytes = DiskTierBytes(c);
   p.kv_events = c.kv_events;
+  p.kv_remote = c.kv_remote;
   return p;
 }
 

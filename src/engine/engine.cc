@@ -42,6 +42,10 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   }
   kc.prefix_cache = c.prefix_cache;
   kc.debug_load_delay_s = c.kv_debug_load_delay_s;
+  kc.remote.url = c.kv_remote;
+  kc.remote.ttl_s = c.kv_remote_ttl_s;
+  kc.remote.max_bytes = c.kv_remote_bytes;
+  kc.remote.timeout_s = c.kv_remote_timeout_s;
   if (!c.eviction.empty()) {
     PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
   }
@@ -273,6 +277,7 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   totals_.cached_device += s->cache.device_tokens;
   totals_.cached_host += s->cache.host_tokens;
   totals_.cached_disk += s->cache.disk_tokens;
+  totals_.cached_remote += s->cache.remote_tokens;
   // Handed out by DeliverFinished(), after /metrics shows the freed KV.
   if (s->on_event) finished_events_.emplace_back(std::move(s->on_event), std::move(ev));
 }
@@ -368,6 +373,9 @@ void Engine::Loop() {
     // Sequences only waiting for promotions: don't spin the CPU.
     if (scheduler_->n_running() == 0 && scheduler_->n_loading() > 0)
       std::this_thread::sleep_for(std::chrono::microseconds(200));
+    // Requests only waiting for their remote-tier lookups: likewise.
+    if (scheduler_->n_running() == 0 && scheduler_->n_loading() == 0 && kv_->remote_lookups_pending() > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }
 
@@ -417,6 +425,7 @@ std::string Engine::MetricsText() const {
   o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"device\"}} {}\n", s.cached_device);
   o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"host\"}} {}\n", s.cached_host);
   o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"disk\"}} {}\n", s.cached_disk);
+  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"remote\"}} {}\n", s.cached_remote);
   o += fmt::format("# HELP prosgrow_cache_reuse_ratio Cached / prompt tokens over finished requests.\n"
                    "# TYPE prosgrow_cache_reuse_ratio gauge\nprosgrow_cache_reuse_ratio {}\n",
                    s.prompt_tokens ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens) : 0.0);
@@ -466,6 +475,7 @@ std::string Engine::MetricsText() const {
   o += HintMetricsText(s.hints);
   o += SpecMetricsText(s.spec);
   o += s.kv.WhatIfMetricsText();
+  o += RemoteMetricsText(s.kv.remote);
   return o;
 }
 

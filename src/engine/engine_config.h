@@ -49,6 +49,11 @@ struct EngineConfig {
   bool kv_fair_share = false;                 // --kv-fair-share
   SpecConfig spec;                  // speculative decoding (--spec*); off by default
   double kv_debug_load_delay_s = 0; // fault injection: each KV promotion waits this long (slow tier)
+  // Remote KV tier in Redis/Valkey (docs/kv-cache.md "Remote tier").
+  std::string kv_remote;             // --kv-remote redis://HOST:PORT[/DB]; "" = none
+  double kv_remote_ttl_s = 3600;     // --kv-remote-ttl; 0 = no expiry
+  uint64_t kv_remote_bytes = 0;      // --kv-remote-size: bytes this process may store; 0 = no budget of its own
+  double kv_remote_timeout_s = 0.05; // --kv-remote-timeout-ms: how long a request waits for its lookup
 };
 
 // The host and disk tiers' real sizes after the defaults above (0 = no such

@@ -90,10 +90,11 @@ struct MissReasons {
 };
 
 struct CacheUsage {
-  int64_t cached_tokens = 0;  // prompt tokens not recomputed (sum of the three below)
+  int64_t cached_tokens = 0;  // prompt tokens not recomputed (sum of the four below)
   int64_t device_tokens = 0;
   int64_t host_tokens = 0;
   int64_t disk_tokens = 0;
+  int64_t remote_tokens = 0;  // fetched from the remote tier (Redis/Valkey)
   MissReasons miss;
 };
 

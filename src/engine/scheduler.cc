@@ -36,6 +36,7 @@ Scheduler::Scheduler(const EngineConfig& config, KvCacheManager& kv) : config_(c
 
 void Scheduler::AddWaiting(std::unique_ptr<Sequence> seq) {
   seq->state = SeqState::kWaiting;
+  kv_.StartRemoteLookup(seq->id, seq->tokens, CacheRequestOf(*seq, config_));  // remote tier: read on a miss
   waiting_.push_back(std::move(seq));
 }
 
@@ -76,6 +77,7 @@ void Scheduler::StartRunning(Sequence* s, double now_s) {
     s->cache.device_tokens = r.device_tokens;
     s->cache.host_tokens = r.host_tokens;
     s->cache.disk_tokens = r.disk_tokens;
+    s->cache.remote_tokens = r.remote_tokens;
     s->cache.cached_tokens = r.total();
     s->cache.miss = MissReasonsOf(kv_.Misses(s->id));
     if (s->cache.miss.evicted > 0)
@@ -167,6 +169,7 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
     size_t n = std::min(waiting_.size(), kCacheAwareWindow);
     for (size_t i = 0; i < n; ++i) {
       Sequence* s = waiting_[i].get();
+      if (kv_.RemoteLookupPending(s->id)) continue;  // its remote blocks are on their way (bounded wait)
       PrefixMatch m = kv_.Match(s->tokens, CacheRequestOf(*s, config_));
       // Device hits are free; host hits cost a copy: weigh them a little less.
       int64_t score = m.device_tokens * 4 + (m.host_tokens + m.disk_tokens) * 3;
@@ -176,8 +179,10 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
         match = std::move(m);
       }
     }
+    if (best < 0) return false;  // every candidate waits for its remote lookup
   } else {
     Sequence* s = waiting_.front().get();
+    if (kv_.RemoteLookupPending(s->id)) return false;  // the remote tier answers by its deadline
     match = kv_.Match(s->tokens, CacheRequestOf(*s, config_));
   }
   Sequence* s = waiting_[pick].get();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kv/miss_counts.h"
+#include "kv/remote_counters.h"
 
 namespace pg {
 
@@ -46,6 +47,7 @@ struct CacheCounters {
   int64_t failed_loads = 0;        // promotions that failed verification (counted as misses)
   int64_t index_entries = 0;       // blocks in the prefix index (any tier)
   bool disk_writes_disabled = false;  // after a full disk / read-only dir
+  RemoteCounters remote;              // the remote tier (remote_counters.h); enabled = false without one
 
   // Uncached prompt tokens of admitted requests, by reason (miss_counts.h,
   // docs/kv-cache.md "Miss reasons"); explained_* are the prompts classified.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "base/log.h"
 #include "kv/kv_cache_manager_impl.h"
 
 namespace pg {
@@ -163,17 +164,36 @@ bool KvCacheManager::DroppedByPolicy(const BlockHash& h) const { return impl_->h
 
 void KvCacheManager::Tick() {
   impl_->ProcessCompletions();
+  impl_->ImportRemoteBlocks();
   impl_->retention().Expire();
   impl_->allocator().CleanInBackground();
 }
-Status KvCacheManager::Flush() { return impl_->allocator().Flush(); }
+Status KvCacheManager::Flush() {
+  Status st = impl_->allocator().Flush();
+  // The remote tier's queued writes, so that another replica finds them (bounded wait).
+  if (impl_->remote() != nullptr && !impl_->remote()->DrainWrites(2.0))
+    PG_LOG_WARN("kv remote tier: shutting down with writes still queued; they are dropped");
+  return st;
+}
 void KvCacheManager::WaitIdle() {
   impl_->WaitAll();
   impl_->ProcessCompletions();  // settles sequences whose loads landed
 }
 
 uint8_t* KvCacheManager::DeviceBlockPtr(BlockId id) { return impl_->store().device().Ptr(id); }
-CacheCounters KvCacheManager::counters() const { return impl_->store().Snapshot(); }
+CacheCounters KvCacheManager::counters() const {
+  CacheCounters c = impl_->store().Snapshot();
+  c.remote = impl_->RemoteSnapshot();
+  return c;
+}
+void KvCacheManager::StartRemoteLookup(SeqId seq, std::span<const int32_t> tokens, const CacheRequest& request) {
+  impl_->StartRemoteLookup(seq, tokens, request);
+}
+bool KvCacheManager::RemoteLookupPending(SeqId seq) { return impl_->RemoteLookupPending(seq); }
+int64_t KvCacheManager::remote_lookups_pending() const { return impl_->remote_lookups_pending(); }
+bool KvCacheManager::DrainRemoteWrites(double timeout_s) {
+  return impl_->remote() == nullptr || impl_->remote()->DrainWrites(timeout_s);
+}
 void KvCacheManager::ExplainMisses(PrefixMatch* match, std::span<const int32_t> tokens) {
   impl_->ExplainMisses(match, tokens);
 }

@@ -47,6 +47,7 @@
 #include "kv/kv_layout.h"
 #include "kv/hint_counters.h"
 #include "kv/miss_counts.h"
+#include "kv/remote_config.h"
 
 namespace pg {
 
@@ -93,6 +94,8 @@ struct KvCacheConfig {
   double debug_load_delay_s = 0;
   // Time source in seconds (tests inject a fake clock); default NowSeconds.
   std::function<double()> clock;
+  // Remote tier in Redis/Valkey (docs/kv-cache.md "Remote tier"); url "" = none.
+  RemoteTierConfig remote;
   // KV hints and quotas (docs/kv-cache.md "KV hints", "Quotas and fair share").
   // Most blocks held by pin / retain hints at once; -1 = the default (pin:
   // 1/4 of the host tier, or of the disk without one, or of the device with
@@ -166,7 +169,8 @@ struct SequenceReuse {
   int64_t device_tokens = 0;
   int64_t host_tokens = 0;
   int64_t disk_tokens = 0;
-  int64_t total() const { return device_tokens + host_tokens + disk_tokens; }
+  int64_t remote_tokens = 0;  // fetched from the remote tier for this request
+  int64_t total() const { return device_tokens + host_tokens + disk_tokens + remote_tokens; }
 };
 
 class KvCacheManager {
@@ -262,8 +266,23 @@ class KvCacheManager {
   // Waits for every in-flight move (background copies included).
   void WaitIdle();
   // Waits for every in-flight move, then writes every cached block that is
-  // not on disk yet to disk (no-op without a disk tier). For clean shutdown.
+  // not on disk yet to disk (no-op without a disk tier), and waits (at most
+  // 2 s) for the remote tier's queued writes. For clean shutdown.
   Status Flush();
+
+  // Remote tier (docs/kv-cache.md "Remote tier"). StartRemoteLookup asks
+  // Redis, in the background, for the full blocks of `tokens` past the ones
+  // the local tiers hold (no-op without a remote tier or with nothing to
+  // ask). RemoteLookupPending(seq) is true while that lookup runs, at most
+  // until its deadline (--kv-remote-timeout-ms); once it ends the blocks
+  // found are in the device tier and Match() finds them (reported as tier
+  // "remote" in Reuse). Neither call ever waits on Redis.
+  void StartRemoteLookup(SeqId seq, std::span<const int32_t> tokens, const CacheRequest& request);
+  bool RemoteLookupPending(SeqId seq);
+  // Remote lookups the scheduler is waiting for.
+  int64_t remote_lookups_pending() const;
+  // Waits (at most timeout_s) until the remote tier's queued writes are stored.
+  bool DrainRemoteWrites(double timeout_s);
 
   // Memory of device block `id` (block_bytes(), 64-byte aligned, stable).
   uint8_t* DeviceBlockPtr(BlockId id);

@@ -34,6 +34,9 @@ Status KvCacheManager::Impl::Init() {
   PG_RETURN_IF_ERROR(InitHints(cfg_, store_, retention_));
   hints_ = std::make_unique<PrefixHints>(store_, *alloc_, *mover_, retention_);
   hints_->SetQuotas(cfg_.session_quota_device_blocks, cfg_.session_quota_host_blocks);
+  if (!cfg_.remote.url.empty() && cfg_.prefix_cache) {
+    PG_ASSIGN_OR_RETURN(remote_, RemoteTier::Create(cfg_.remote, cfg_.layout, cfg_.model_identity));
+  }
   return Status::Ok();
 }
 
@@ -193,6 +196,8 @@ Status KvCacheManager::Impl::AllocateSequence(SeqId id, PrefixMatch&& match, int
     store_.accounting().NoteReused(e.hash, e.device.usable() ? kDeviceTier : e.host.usable() ? kHostTier : kDiskTier);
     s.hashes.push_back(e.hash);
     s.matched.push_back(eid);
+    s.matched_remote.push_back(e.from_remote ? 1 : 0);
+    e.from_remote = false;  // reported once, by its first reuse
     if (e.device.usable()) {
       store_.device().Ref(e.device.slot);
       s.table.push_back(e.device.slot);
@@ -269,6 +274,7 @@ bool KvCacheManager::Impl::Settle(SeqId id, Seq& s) {
     store_.counters().failed_loads++;
     s.matched.resize(cut);
     s.matched_tier.resize(cut);
+    s.matched_remote.resize(cut);
     s.hashes.resize(cut);
   }
   for (uint32_t eid : s.loading) {
@@ -279,8 +285,10 @@ bool KvCacheManager::Impl::Settle(SeqId id, Seq& s) {
   s.loading.clear();
   s.settled = true;
   s.cached_tokens = int64_t(cut) * page_;
-  for (uint8_t t : s.matched_tier) {
-    (t == kDeviceTier ? s.reuse.device_tokens : t == kHostTier ? s.reuse.host_tokens : s.reuse.disk_tokens) += page_;
+  for (size_t i = 0; i < s.matched_tier.size(); ++i) {
+    const uint8_t t = s.matched_tier[i];
+    if (s.matched_remote[i]) s.reuse.remote_tokens += page_;
+    else (t == kDeviceTier ? s.reuse.device_tokens : t == kHostTier ? s.reuse.host_tokens : s.reuse.disk_tokens) += page_;
   }
   store_.counters().reused_tokens += s.cached_tokens;
   unsettled_.erase(id);
@@ -324,6 +332,7 @@ void KvCacheManager::Impl::CommitFullBlock(SeqId id, int block_index, std::span<
   Touch(e, s.session);
   store_.RefreshEntry(eid);
   if (cfg_.write_policy == WritePolicy::kWriteThrough) alloc_->WriteThrough(eid);
+  if (remote_) remote_->Write(RemoteBlockInfo{h, parent, block_index, tokens}, store_.device().Ptr(slot));
   hints_->Enforce(s.session);
 }
 

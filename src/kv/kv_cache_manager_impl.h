@@ -23,6 +23,7 @@
 #include "kv/eviction_policy.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/prefix_hints.h"
+#include "kv/remote_tier.h"
 #include "kv/session_retention.h"
 #include "kv/tier_allocator.h"
 #include "kv/tier_mover.h"
@@ -44,6 +45,7 @@ class KvCacheManager::Impl {
     std::vector<BlockHash> hashes;      // hashes of blocks [0, hashes.size()) (matched or committed)
     std::vector<uint32_t> matched;      // matched entries, chain order
     std::vector<uint8_t> matched_tier;  // tier each matched block was found in
+    std::vector<uint8_t> matched_remote;  // 1 where that block came from the remote tier
     std::vector<uint32_t> loading;      // entries whose loads this sequence waits on (locked)
     bool settled = true;
     int64_t cached_tokens = 0;
@@ -66,6 +68,15 @@ class KvCacheManager::Impl {
   void ProcessCompletions();
   void WaitAll() { alloc_->WaitAll(); }
   Status CheckIntegrity() const;
+
+  // Remote tier (kv_cache_remote.cc).
+  void StartRemoteLookup(SeqId id, std::span<const int32_t> tokens, const CacheRequest& request);
+  bool RemoteLookupPending(SeqId id);
+  int64_t remote_lookups_pending() const { return int64_t(remote_waits_.size()); }
+  // Takes the blocks of finished lookups into the device tier.
+  void ImportRemoteBlocks();
+  RemoteCounters RemoteSnapshot() const;
+  RemoteTier* remote() { return remote_.get(); }
 
   const Seq& seq(SeqId id) const;
   int64_t BlocksFor(int64_t tokens) const { return (tokens + page_ - 1) / page_; }
@@ -94,6 +105,14 @@ class KvCacheManager::Impl {
   std::unique_ptr<PrefixHints> hints_;  // KV hints and session quotas
   std::unordered_map<SeqId, Seq> seqs_;
   std::unordered_set<SeqId> unsettled_;
+  std::unique_ptr<RemoteTier> remote_;  // null without --kv-remote
+  struct RemoteWait {
+    double deadline_s = 0;  // NowSeconds() after which the scheduler stops waiting
+    bool done = false;      // the lookup's blocks were imported
+  };
+  std::unordered_map<SeqId, RemoteWait> remote_waits_;
+  int64_t remote_imported_ = 0;
+  int64_t remote_abandoned_ = 0;
   int64_t match_locks_ = 0;  // entry locks held by live PrefixMatch handles
   uint64_t tick_ = 0;        // logical time of lookups and commits
 };

@@ -50,6 +50,7 @@ struct IndexEntry {
   SlotCopy host;
   FileCopy disk;
   int32_t locks = 0;            // PrefixMatch handles / sequences waiting on loads
+  bool from_remote = false;     // fetched from the remote tier and not reused since (reported as tier "remote")
 
   uint64_t last_tick = 0;       // logical time of the last use (eviction order)
   double last_use_s = 0;        // clock time of the last use

@@ -37,7 +37,8 @@ json AnthropicUsageJson(const AnthropicCacheUsage& cache, int64_t output_tokens,
           {"prosgrow",
            {{"prompt_tokens", r.prompt_tokens},
             {"cached_tokens_by_tier",
-             {{"device", r.cache.device_tokens}, {"host", r.cache.host_tokens}, {"disk", r.cache.disk_tokens}}},
+             {{"device", r.cache.device_tokens}, {"host", r.cache.host_tokens}, {"disk", r.cache.disk_tokens},
+              {"remote", r.cache.remote_tokens}}},
             {"miss_reasons", MissReasonsJson(r.cache.miss)}}}};
 }
 

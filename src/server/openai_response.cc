@@ -48,7 +48,8 @@ json UsageJson(const GenerationResult& r) {
           {"prompt_tokens_details",
            {{"cached_tokens", r.cache.cached_tokens},
             {"cached_tokens_by_tier",
-             {{"device", r.cache.device_tokens}, {"host", r.cache.host_tokens}, {"disk", r.cache.disk_tokens}}}}}};
+             {{"device", r.cache.device_tokens}, {"host", r.cache.host_tokens}, {"disk", r.cache.disk_tokens},
+              {"remote", r.cache.remote_tokens}}}}}};
   AddSpecUsage(&u, r.spec);
   u["prompt_tokens_details"]["miss_reasons"] = MissReasonsJson(r.cache.miss);
   return u;

@@ -35,6 +35,7 @@ ServerMetrics::ServerMetrics(MetricsRegistry* r)
   prompt_tokens->Inc({}, 0);
   completion_tokens->Inc({}, 0);
   for (const char* tier : {"device", "host", "disk"}) cached_tokens->Inc({tier}, 0);
+  cached_tokens->Inc({"remote"}, 0);
 }
 
 void ServerMetrics::CountTokens(const GenerationResult& result) {
@@ -43,6 +44,7 @@ void ServerMetrics::CountTokens(const GenerationResult& result) {
   cached_tokens->Inc({"device"}, static_cast<double>(result.cache.device_tokens));
   cached_tokens->Inc({"host"}, static_cast<double>(result.cache.host_tokens));
   cached_tokens->Inc({"disk"}, static_cast<double>(result.cache.disk_tokens));
+  cached_tokens->Inc({"remote"}, static_cast<double>(result.cache.remote_tokens));
   CountMisses(result.cache.miss);
 }
 

@@ -107,6 +107,7 @@ TEST(Summarize, JsonRoundTripAndTable) {
   a[0].cached_device = 30;
   a[0].cached_host = 20;
   a[0].cached_disk = 0;
+  a[0].served_by = "http://127.0.0.1:8001";
   SummaryInputs in;
   in.label = "standard";
   Summary sa = Summarize(a, in);
@@ -120,6 +121,7 @@ TEST(Summarize, JsonRoundTripAndTable) {
   RequestRecord r = RecordFromJson(RecordToJson(a[0]));
   EXPECT_EQ(r.itl_s, a[0].itl_s);
   EXPECT_EQ(r.cached_device, 30);
+  EXPECT_EQ(r.served_by, "http://127.0.0.1:8001");
   std::string t = SummaryTable({sa, sb});
   EXPECT_NE(t.find("| metric | standard | managed |"), std::string::npos);
   EXPECT_NE(t.find("| median TTFT | 2.00 s | 1.00 s (0.50x) |"), std::string::npos) << t;

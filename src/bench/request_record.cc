@@ -11,6 +11,7 @@ nlohmann::json RecordToJson(const RequestRecord& r) {
   j["ok"] = r.ok;
   if (!r.error.empty()) j["error"] = r.error;
   j["http_status"] = r.http_status;
+  if (!r.served_by.empty()) j["served_by"] = r.served_by;
   j["send_s"] = r.send_s;
   j["ttft_s"] = r.ttft_s;
   j["e2e_s"] = r.e2e_s;
@@ -56,6 +57,7 @@ RequestRecord RecordFromJson(const nlohmann::json& j) {
   Get(j, "ok", &r.ok);
   Get(j, "error", &r.error);
   Get(j, "http_status", &r.http_status);
+  Get(j, "served_by", &r.served_by);
   Get(j, "send_s", &r.send_s);
   Get(j, "ttft_s", &r.ttft_s);
   Get(j, "e2e_s", &r.e2e_s);

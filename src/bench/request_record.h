@@ -18,6 +18,7 @@ struct RequestRecord {
   bool ok = false;
   std::string error;         // one line when !ok
   int32_t http_status = 0;   // 0 when no response arrived
+  std::string served_by;     // the replica behind `prosgrow route` (its X-Prosgrow-Replica), "" direct
   double send_s = 0;         // send time, seconds since the run started
   double ttft_s = -1;        // send -> first output chunk
   double e2e_s = -1;         // send -> end of stream

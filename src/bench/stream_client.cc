@@ -189,6 +189,7 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
   h.on_status = [&](int status) { rec->http_status = status; };
   h.on_data = on_event;
   const HttpReply reply = http_->PostStream(path, body.dump(), h);
+  rec->served_by = reply.replica;
   const double end = NowSeconds();
   rec->e2e_s = end - st.t0;
   if (rec->output_tokens < 0) rec->output_tokens = rec->output_chunks;

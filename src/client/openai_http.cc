@@ -78,6 +78,7 @@ HttpReply OpenAiHttp::PostJson(const std::string& path, const std::string& json_
   }
   r.sent = true;
   r.status = res->status;
+  r.replica = res->get_header_value("X-Prosgrow-Replica");
   r.body = std::move(res->body);
   return r;
 }
@@ -95,6 +96,7 @@ HttpReply OpenAiHttp::PostStream(const std::string& path, const std::string& jso
   req.set_header("Accept", "text/event-stream");
   req.response_handler = [&](const httplib::Response& res) {
     r.status = res.status;
+    r.replica = res.get_header_value("X-Prosgrow-Replica");
     if (h.on_status) h.on_status(res.status);
     return true;
   };

@@ -44,6 +44,7 @@ struct HttpReply {
   int status = 0;          // HTTP status, 0 when none
   std::string body;        // the body (non-streamed, or the first 4 KiB of a non-200 stream)
   std::string error;       // transport error, one line, when !sent
+  std::string replica;     // X-Prosgrow-Replica: where `prosgrow route` relayed it ("" = none)
 };
 
 class OpenAiHttp {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`prosgrow route` against real replicas: cache-aware placement, session
-affinity, streaming relay, and failover when a replica dies.
+affinity, streaming relay, and failover when a replica dies (between
+requests, and in the middle of a stream).
 
 usage: route_check.py ROUTER_URL REPLICA_PID_FILE [--redis]
 (--redis: the replicas share a Redis KV tier; the moved session's next turn
@@ -25,6 +26,11 @@ def chat(base, session, messages, stream=False):
     body = {"messages": messages, "max_tokens": 4, "temperature": 0, "stream": stream}
     replica, text = post(base, "/v1/chat/completions", body, {"X-Session-Id": session})
     return replica, (text if stream else json.loads(text))
+
+
+def chat_body(base, session, body):
+    replica, text = post(base, "/v1/chat/completions", body, {"X-Session-Id": session})
+    return replica, json.loads(text)
 
 
 def main():
@@ -54,8 +60,43 @@ def main():
     _, sse = chat(base, "s1", m2, stream=True)
     assert sse.rstrip().endswith("data: [DONE]"), sse[-200:]
 
-    # Kill s1's replica: its next turn goes elsewhere and succeeds.
-    os.kill(pids[r1], signal.SIGKILL)
+    # Kill s1's replica in the middle of a stream: the router sends the
+    # request to the other replica and continues the client's stream where
+    # it broke, so the client gets one unbroken answer, the same text a
+    # replica gives in one piece.
+    # (A prompt of its own, so the other replica learns nothing of s1's
+    # context from it: with --redis, s1's next turn must find it in Redis.)
+    other = [{"role": "user", "content": "Count the stars in the sky, one by one. " * 20}]
+    long_req = {"messages": other, "max_tokens": 600, "temperature": 0, "ignore_eos": True, "stream": True}
+    req = urllib.request.Request(base + "/v1/chat/completions", data=json.dumps(long_req).encode(),
+                                 headers={"Content-Type": "application/json", "X-Session-Id": "s1"})
+    text, events = "", []
+    with urllib.request.urlopen(req, timeout=300) as r:
+        assert r.headers.get("X-Prosgrow-Replica") == r1, "the long stream did not start on s1's replica"
+        killed = False
+        for line in r:
+            line = line.decode().strip()
+            if not line.startswith("data: "):
+                continue
+            events.append(line[6:])
+            if line[6:] == "[DONE]":
+                break
+            chunk = json.loads(line[6:])
+            assert "error" not in chunk, chunk
+            delta = chunk["choices"][0]["delta"] if chunk["choices"] else {}
+            text += delta.get("content") or ""
+            if text and not killed:
+                os.kill(pids[r1], signal.SIGKILL)
+                killed = True
+    assert events and events[-1] == "[DONE]", events[-3:]
+    metrics = urllib.request.urlopen(base + "/metrics", timeout=30).read().decode()
+    resumed = [l for l in metrics.splitlines() if l.startswith("prosgrow_route_resumed_streams_total")]
+    assert resumed == ["prosgrow_route_resumed_streams_total 1"], resumed
+    _, whole = chat_body(base, "s1", dict(long_req, stream=False))
+    assert text == whole["choices"][0]["message"]["content"], "the spliced stream differs from the answer"
+    print(f"route_check: stream resumed on the other replica after its own died mid-stream ({len(text)} chars)")
+
+    # s1's next turn goes to the surviving replica and succeeds.
     r5, a5 = chat(base, "s1", m2 + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "third"}])
     assert r5 != r1 and a5["choices"][0]["finish_reason"] in ("stop", "length"), (r5, a5)
     if "--redis" in sys.argv[3:]:

@@ -48,4 +48,4 @@ pids+=($!)
 wait_up "http://127.0.0.1:$rport" || { cat "$work/route.log"; exit 1; }
 sleep 1  # the router subscribes to both replicas' events
 python3 "$here/route_check.py" "http://127.0.0.1:$rport" "$work/pids.json" $redis_mode || {
-  tail -5 "$work/route.log" "$work"/replica*.log; exit 1; }
+  tail -n 5 "$work/route.log" "$work"/replica*.log; exit 1; }

@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "route/replica_feed.h"
 #include "route/replica_index.h"
+#include "route/stream_splicer.h"
 #include "route/upstream_call.h"
 
 namespace pg {
@@ -65,7 +66,7 @@ struct Router::Impl {
   std::unordered_map<std::string, int> session_home;
   std::vector<int64_t> sessions_per_replica;
   uint64_t turn = 0;
-  std::atomic<uint64_t> retries{0}, predicted_cached_tokens{0}, requests{0};
+  std::atomic<uint64_t> retries{0}, predicted_cached_tokens{0}, requests{0}, resumed_streams{0};
   std::atomic<bool> stop{false};
   std::thread health;
 
@@ -136,26 +137,97 @@ struct Router::Impl {
     return i;
   }
 
-  void Relay(const std::shared_ptr<UpstreamCall>& call, bool stream, httplib::Response& res) {
-    res.status = call->status();
-    std::string type = call->header("Content-Type");
-    if (type.empty()) type = "application/json";
-    if (!stream || type.rfind("text/event-stream", 0) != 0) {
-      std::string body;
-      call->ReadAll(&body);
-      res.set_content(body, type);
-      return;
-    }
-    res.set_chunked_content_provider(type, [call](size_t, httplib::DataSink& sink) {
-      std::string chunk;
-      while (call->NextChunk(&chunk)) {
-        if (!sink.write(chunk.data(), chunk.size())) {
-          call->Cancel();
-          return false;
-        }
+  // A client request as the router sends it upstream (again, on failover).
+  struct Job {
+    std::string method, path, body, content_type, session;
+    httplib::Headers headers;
+    std::vector<int32_t> tokens;
+    std::vector<bool> excluded;  // replicas that failed this request
+  };
+
+  // Replica i failed job: it is taken out until the health checker sees it again.
+  void LoseReplica(Job& job, int i, const char* what) {
+    Replica& r = *replicas[i];
+    r.inflight--;
+    r.failures++;
+    r.healthy = false;
+    job.excluded[i] = true;
+    retries++;
+    PG_LOG_WARN("route: {} {} {}; retrying elsewhere", r.url, what, job.path);
+  }
+
+  // Sends job to the best replica that answers (status and headers); null
+  // when none does. *chosen is its index; its in-flight count is raised.
+  std::shared_ptr<UpstreamCall> Send(Job& job, int* chosen) {
+    for (size_t attempt = 0; attempt < replicas.size(); ++attempt) {
+      int64_t cached = 0;
+      int i = Choose(job.tokens, job.session, job.excluded, &cached);
+      if (i < 0) return nullptr;
+      replicas[i]->inflight++;
+      auto call = UpstreamCall::Start(replicas[i]->url, job.method, job.path, job.headers, job.body, job.content_type);
+      if (call->WaitHeaders()) {
+        replicas[i]->routed++;
+        predicted_cached_tokens += uint64_t(cached);
+        *chosen = i;
+        return call;
       }
-      sink.done();
-      return true;
+      LoseReplica(job, i, "did not answer");
+    }
+    return nullptr;
+  }
+
+  // Relays an event stream. When its replica dies mid-stream, the request
+  // goes to another replica and StreamSplicer continues the client's stream
+  // from where it broke (or ends it with an error event when it cannot).
+  void RelayStream(std::shared_ptr<Job> job, std::shared_ptr<UpstreamCall> call, int i, const std::string& type,
+                   httplib::Response& res) {
+    auto splicer = std::make_shared<StreamSplicer>();
+    auto cur = std::make_shared<std::pair<std::shared_ptr<UpstreamCall>, int>>(std::move(call), i);
+    res.set_chunked_content_provider(type, [this, job, splicer, cur](size_t, httplib::DataSink& sink) {
+      std::string chunk, out;
+      for (;;) {
+        auto& [up, r] = *cur;
+        while (up->NextChunk(&chunk)) {
+          out.clear();
+          splicer->Feed(chunk, &out);
+          if (splicer->diverged()) break;
+          if (!out.empty() && !sink.write(out.data(), out.size())) {
+            up->Cancel();
+            replicas[r]->inflight--;
+            return false;
+          }
+        }
+        std::string end;
+        if (splicer->diverged()) {
+          up->Cancel();
+          replicas[r]->inflight--;
+          end = StreamSplicer::ErrorEvent("the replica serving this stream was lost: " + splicer->refused());
+        } else if (!up->failed() || splicer->done()) {
+          replicas[r]->inflight--;
+          sink.done();
+          return true;
+        } else {
+          LoseReplica(*job, r, "broke off its stream for");
+          if (splicer->BeginReplacement()) {
+            int next = -1;
+            auto again = Send(*job, &next);
+            if (again && again->status() == 200) {
+              resumed_streams++;
+              *cur = {std::move(again), next};
+              continue;
+            }
+            if (again) replicas[next]->inflight--;
+            end = StreamSplicer::ErrorEvent("the replica serving this stream was lost and no other could continue it");
+          } else {
+            end = splicer->finished() ? "data: [DONE]\n\n"
+                                      : StreamSplicer::ErrorEvent("the replica serving this stream was lost: " +
+                                                                  splicer->refused());
+          }
+        }
+        sink.write(end.data(), end.size());
+        sink.done();
+        return true;
+      }
     });
   }
 
@@ -163,34 +235,37 @@ struct Router::Impl {
     requests++;
     json body = json::parse(req.body, nullptr, false);
     const bool stream = body.is_object() && body.value("stream", false) == true;
-    const std::string session = SessionOf(req, body);
-    const std::vector<int32_t> tokens = PromptTokens(req);
-    std::vector<bool> excluded(replicas.size(), false);
-    for (size_t attempt = 0; attempt < replicas.size(); ++attempt) {
-      int64_t cached = 0;
-      int i = Choose(tokens, session, excluded, &cached);
-      if (i < 0) break;
-      Replica& r = *replicas[i];
-      r.inflight++;
-      auto call = UpstreamCall::Start(r.url, req.method, req.path, ForwardHeaders(req), req.body,
-                                      req.get_header_value("Content-Type"));
-      if (!call->WaitHeaders()) {
-        r.inflight--;
-        r.failures++;
-        r.healthy = false;  // until the health checker sees it again
-        excluded[i] = true;
-        retries++;
-        PG_LOG_WARN("route: {} did not answer {}; retrying elsewhere", r.url, req.path);
+    auto job = std::make_shared<Job>();
+    job->method = req.method;
+    job->path = req.path;
+    job->body = req.body;
+    job->content_type = req.get_header_value("Content-Type");
+    job->session = SessionOf(req, body);
+    job->headers = ForwardHeaders(req);
+    job->tokens = PromptTokens(req);
+    job->excluded.assign(replicas.size(), false);
+    for (;;) {
+      int i = -1;
+      auto call = Send(*job, &i);
+      if (!call) return SendError(res, 503, "no replica answered");
+      std::string type = call->header("Content-Type");
+      if (type.empty()) type = "application/json";
+      if (stream && type.rfind("text/event-stream", 0) == 0) {
+        res.status = call->status();
+        res.set_header("X-Prosgrow-Replica", replicas[i]->url);
+        return RelayStream(job, std::move(call), i, type, res);
+      }
+      std::string out;
+      if (!call->ReadAll(&out)) {  // broke off before the client saw a byte: try another
+        LoseReplica(*job, i, "broke off its answer to");
         continue;
       }
-      r.routed++;
-      predicted_cached_tokens += uint64_t(cached);
-      res.set_header("X-Prosgrow-Replica", r.url);
-      Relay(call, stream, res);
-      r.inflight--;
+      replicas[i]->inflight--;
+      res.status = call->status();
+      res.set_header("X-Prosgrow-Replica", replicas[i]->url);
+      res.set_content(out, type);
       return;
     }
-    SendError(res, 503, "no replica answered");
   }
 
   std::string MetricsText() const {
@@ -201,6 +276,9 @@ struct Router::Impl {
     o += "# HELP prosgrow_route_retries_total Requests moved to another replica after one did not answer.\n"
          "# TYPE prosgrow_route_retries_total counter\n";
     o += fmt::format("prosgrow_route_retries_total {}\n", retries.load());
+    o += "# HELP prosgrow_route_resumed_streams_total Streams continued on another replica after theirs died mid-stream.\n"
+         "# TYPE prosgrow_route_resumed_streams_total counter\n";
+    o += fmt::format("prosgrow_route_resumed_streams_total {}\n", resumed_streams.load());
     o += "# HELP prosgrow_route_predicted_cached_tokens_total Prompt tokens the index said the chosen replica held.\n"
          "# TYPE prosgrow_route_predicted_cached_tokens_total counter\n";
     o += fmt::format("prosgrow_route_predicted_cached_tokens_total {}\n", predicted_cached_tokens.load());

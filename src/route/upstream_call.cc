@@ -82,6 +82,11 @@ bool UpstreamCall::ReadAll(std::string* body) {
   return !failed_;
 }
 
+bool UpstreamCall::failed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failed_;
+}
+
 void UpstreamCall::Cancel() {
   std::lock_guard<std::mutex> lock(mu_);
   cancelled_ = true;

@@ -39,6 +39,9 @@ class UpstreamCall {
   // The rest of the body (non-streaming); false if the transfer failed.
   bool ReadAll(std::string* body);
   void Cancel();
+  // After NextChunk returned false: the transfer broke off (the replica died
+  // or the connection failed) instead of ending.
+  bool failed() const;
 
  private:
   UpstreamCall() = default;

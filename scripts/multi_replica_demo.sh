@@ -74,7 +74,7 @@ run() {
     "$([[ $USE_REDIS == 1 ]] && echo "+ redis")"
   local killer=
   if [[ $KILL == 1 ]]; then
-    (sleep $((DURATION / 2)); kill -9 "${replica_pids[1]}" 2>/dev/null &&
+    (sleep $((DURATION / 2)); kill -9 "${replica_pids[1]}" 2>/dev/null && date +%s.%N >"$OUT/kill-$policy.txt" &&
       echo "== killed replica 1 (${urls[1]}) at +$((DURATION / 2))s") &
     killer=$!
   fi
@@ -84,7 +84,8 @@ run() {
   [[ -n $killer ]] && wait "$killer"
   curl -fsS "http://127.0.0.1:$rport/metrics" | grep '^prosgrow_route_replica_requests_total' || true
   if [[ $KILL == 1 ]]; then
-    python3 scripts/failover_report.py "$OUT/$policy/run.json" "${urls[1]}" >"$OUT/failover-$policy.txt" || failover_bad=1
+    python3 scripts/failover_report.py "$OUT/$policy/run.json" "${urls[1]}" "$(cat "$OUT/kill-$policy.txt")" \
+      >"$OUT/failover-$policy.txt" || failover_bad=1
     cat "$OUT/failover-$policy.txt"
   fi
   stop_all

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "base/cli_util.h"
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -143,6 +144,10 @@ int RunCommand(RunFlags& f) {
     ropt.ideal_block_tokens = f.ideal_block;
     ropt.progress = !f.no_progress && isatty(STDERR_FILENO);
     auto before = ScrapeCounter(**probe, f.metrics_counter);
+    // Wall-clock start, so a run's send_s can be lined up with outside events
+    // (scripts/failover_report.py: when a replica was killed).
+    const double started_unix_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     auto run = RunBench(**workload, copt, ropt);
     if (!run.ok()) return Fail(run.status(), kExitUsage);
     auto after = ScrapeCounter(**probe, f.metrics_counter);
@@ -164,7 +169,7 @@ int RunCommand(RunFlags& f) {
                   {"max_requests", f.max_requests}, {"warmup", f.warmup}, {"seed", f.seed},
                   {"vocab_size", vocab},    {"vocab_source", vocab_source}, {"token_id_lo", space->lo()},
                   {"token_id_hi", space->hi()}, {"ideal_block_tokens", f.ideal_block}, {"gpus", f.gpus},
-                  {"wall_s", run->wall_s},  {"ignore_eos", copt.ignore_eos}};
+                  {"wall_s", run->wall_s},  {"ignore_eos", copt.ignore_eos}, {"started_unix_s", started_unix_s}};
     completed += rep.summary.completed;
     std::printf("\n%s\n", SummaryTable({rep.summary}).c_str());
     if (auto m = (*probe)->Get("/metrics"); m.ok()) {  // the server's KV accounting (miss reasons, what-if)

@@ -1,5 +1,6 @@
 #include "chat/json_stream_scanner.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -81,6 +82,9 @@ JsonStreamScanner::Step JsonStreamScanner::Value(char c, std::string* out) {
   } else if (c == '-' || IsDigit(c)) {
     state_ = State::kNumber;
     num_ = c == '-' ? Num::kSign : c == '0' ? Num::kZero : Num::kInt;
+    int_digits_ = num_ == Num::kInt ? 1 : 0;
+    exp_value_ = 0;
+    exp_negative_ = false;
   } else if (c == 't' || c == 'f' || c == 'n') {
     state_ = State::kLiteral;
     literal_rest_ = c == 't' ? "rue" : c == 'f' ? "alse" : "ull";
@@ -209,10 +213,15 @@ JsonStreamScanner::Step JsonStreamScanner::Number(char c, std::string* out) {
     case Num::kSign:
       if (!digit) return Step::kBroken;
       num_ = c == '0' ? Num::kZero : Num::kInt;
+      int_digits_ = num_ == Num::kInt ? 1 : 0;
       return Take(c, out);
     case Num::kZero:
     case Num::kInt:
-      if (digit && num_ == Num::kInt) return Take(c, out);
+      if (digit && num_ == Num::kInt) {
+        if (Overflows(int_digits_ + 1, exp_value_)) return Step::kBroken;
+        ++int_digits_;
+        return Take(c, out);
+      }
       if (c == '.') {
         num_ = Num::kDot;
         return Take(c, out);
@@ -236,12 +245,16 @@ JsonStreamScanner::Step JsonStreamScanner::Number(char c, std::string* out) {
     case Num::kExp:
       if (c == '+' || c == '-') {
         num_ = Num::kExpSign;
+        exp_negative_ = c == '-';
         return Take(c, out);
       }
       [[fallthrough]];
     case Num::kExpSign:
     case Num::kExpInt:
       if (digit) {
+        const int64_t exp = std::min<int64_t>(exp_value_ * 10 + (c - '0'), 1000000);
+        if (Overflows(int_digits_, exp)) return Step::kBroken;
+        exp_value_ = exp;
         num_ = Num::kExpInt;
         return Take(c, out);
       }
@@ -251,6 +264,11 @@ JsonStreamScanner::Step JsonStreamScanner::Number(char c, std::string* out) {
   if (open_.empty()) return Step::kBroken;  // a top-level number has no end marker
   EndValue();
   return Push(c, out);  // c starts what follows the number
+}
+
+// Conservative: about 10^(int_digits - 1 + exponent); a double ends near 1.8e308.
+bool JsonStreamScanner::Overflows(int64_t int_digits, int64_t exp) const {
+  return int_digits - 1 + (exp_negative_ ? -exp : exp) > 307;
 }
 
 bool JsonStreamScanner::NumberCanEnd() const {

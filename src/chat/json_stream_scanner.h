@@ -9,13 +9,14 @@
 // closes it: the open string, number or literal, a missing value (null), then
 // every open object and array. Inside strings, escapes are held until
 // complete, a lone surrogate escape becomes \ufffd and invalid UTF-8 becomes
-// U+FFFD. Nesting deeper than kDefaultMaxJsonDepth (base/bounded_json.h)
+// U+FFFD. A number stops before the digit that would overflow a double. Nesting deeper than kDefaultMaxJsonDepth (base/bounded_json.h)
 // cannot continue the value either. The arguments a client assembles are
 // therefore always valid JSON that a bounded parse accepts.
 //
 // Thread-safety: none; one scanner per value.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,7 @@ class JsonStreamScanner {
   Step Take(char c, std::string* out);  // appends c; kDone if the value just ended
   void EndValue();                      // a value inside (or at) the top ended
   bool NumberCanEnd() const;
+  bool Overflows(int64_t int_digits, int64_t exp) const;
 
   std::vector<char> open_;  // '{' / '[' of the enclosing containers, innermost last
   State state_ = State::kValue;
@@ -59,6 +61,12 @@ class JsonStreamScanner {
   int utf8_need_ = 0;       // continuation bytes still missing from utf8_
   unsigned char utf8_lo_ = 0x80, utf8_hi_ = 0xBF;  // the range of the next one
   Num num_ = Num::kInt;
+  // Magnitude of the number being read: digits before the point (after a
+  // leading zero: none) and the exponent so far. A digit that would take it
+  // past what a double holds (a JSON parser refuses 1e400) cannot continue it.
+  int64_t int_digits_ = 0;
+  int64_t exp_value_ = 0;
+  bool exp_negative_ = false;
   std::string literal_rest_;  // kLiteral: what is left of true / false / null
 };
 

@@ -89,6 +89,27 @@ TEST(JsonStreamScannerTest, NestingStopsAtTheBoundedDepth) {
   }
 }
 
+// A number stops before the digit that would overflow a double, which a JSON
+// parser refuses ("1e400"); small and underflowing ones pass unchanged
+// (found by request_path_fuzz).
+TEST(JsonStreamScannerTest, NumbersStayWithinADouble) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"[2111e400]", "[2111e40]"},
+      {"[1e308, 2]", "[1e30]"},  // the arguments end at the digit that would overflow
+      {"[-1e307]", "[-1e307]"},
+      {"[1e-400]", "[1e-400]"},
+      {"[0.5e300]", "[0.5e300]"},
+      {"[" + std::string(400, '7') + "]", "[" + std::string(308, '7') + "]"},
+  };
+  for (const auto& [text, want] : cases) {
+    JsonStreamScanner s;
+    std::string got = Feed(&s, text);
+    got += s.Completion();
+    EXPECT_EQ(got, want) << text.substr(0, 30);
+    EXPECT_FALSE(nlohmann::json::parse(got, nullptr, false).is_discarded()) << got.substr(0, 30);
+  }
+}
+
 TEST(JsonStreamScannerTest, StringsStayValidUnicode) {
   const std::pair<std::string, std::string> cases[] = {
       {"{\"a\": \"\\ud83d\\ude00 ok\"}", "{\"a\":\"\\ud83d\\ude00 ok\"}"},  // a surrogate pair passes

@@ -208,7 +208,7 @@ TEST(ToolCallStreamTest, Llama3Json) {
 
 // Every format, good and bad inputs, every split: streamed == one-shot.
 TEST(ToolCallStreamTest, StreamedEqualsWholeAtEverySplit) {
-  const std::pair<ToolCallFormat, const char*> cases[] = {
+  const std::pair<ToolCallFormat, std::string> cases[] = {
       {ToolCallFormat::kHermes, "Let me look.\n<tool_call>\n{\"name\": \"a\", \"arguments\": {\"s\": \"}{\\\" é\"}}\n"
                                 "</tool_call>\n<tool_call>{\"name\": \"b\", \"arguments\": \"{\\\"k\\\": 1}\"}</tool_call>\nDone."},
       {ToolCallFormat::kHermes, "<tool_call>{oops}</tool_call> then <tool_call>{\"name\": \"ok\", \"arguments\": {}}</tool_call>"},
@@ -222,6 +222,9 @@ TEST(ToolCallStreamTest, StreamedEqualsWholeAtEverySplit) {
       // Stray text before a pair (found by request_path_fuzz): dropped up to
       // the next tag whether or not the closing tag has arrived yet.
       {ToolCallFormat::kGlm45, "<tool_call>f<artool_call>f<arg_key>a</arg_key><arg_value>[1]</arg_value></tool_call>"},
+      // A JSON header whose name is longer than a function name may be: refused
+      // before and after its closing quote arrives.
+      {ToolCallFormat::kHermes, "<tool_call>{\"name\": \"" + std::string(300, 'v') + "\", \"arguments\": {\"a\": 1}}"},
       {ToolCallFormat::kDeepSeekV3, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": "},
       {ToolCallFormat::kDeepSeekV31, "t <｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜> <｜tool▁"},
       {ToolCallFormat::kLlama3Json, "  plain text, no call  "},

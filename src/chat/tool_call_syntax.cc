@@ -47,7 +47,10 @@ struct Cursor {
         break;
       }
     }
-    if (j >= s.size()) return j - i > kMaxNameBytes ? HeaderMatch::kNo : HeaderMatch::kMore;
+    // A name longer than kMaxNameBytes is refused whether or not its closing
+    // quote has arrived yet, so a streamed header decides as the whole text does.
+    if (j - i > kMaxNameBytes) return HeaderMatch::kNo;
+    if (j >= s.size()) return HeaderMatch::kMore;
     ojson v = ParseBoundedOrDiscard(s.substr(i, j - i + 1));
     if (!v.is_string()) return HeaderMatch::kNo;
     *out = v.get<std::string>();

@@ -31,6 +31,9 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   layout.page_tokens = static_cast<int>(c.page_tokens);
   layout.dtype = c.kv_bf16 ? KvDtype::kBF16 : KvDtype::kF16;
   PG_RETURN_IF_ERROR(layout.Validate());
+  // --spec draft: the draft model's KV takes its share of the device budget first.
+  if (std::find(c.spec.drafters.begin(), c.spec.drafters.end(), DrafterKind::kDraft) != c.spec.drafters.end())
+    PG_RETURN_IF_ERROR(e->LoadDraftModel(layout));
   KvCacheConfig kc;
   if (c.policy == ServePolicy::kBaseline) {
     kc = KvCacheConfig::Baseline(layout, e->model_->identity(), c.kv_device_bytes);

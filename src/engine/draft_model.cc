@@ -189,7 +189,10 @@ void DraftModel::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int
     const int64_t chunk = std::min(missing, budget);
     if (chunk <= 0 || r.want <= 0) continue;
     const bool drafts = chunk == missing;
-    if (!Reserve(r.id, s, m + chunk + (drafts ? r.want - 1 : 0))) continue;
+    if (!Reserve(r.id, s, m + chunk + (drafts ? r.want - 1 : 0))) {
+      ++no_room_;
+      continue;
+    }
     budget -= chunk;
     batch_.push_back(BatchSeq{r.context.data() + m, chunk, m, s.table.data(), static_cast<int64_t>(s.table.size()),
                               drafts});

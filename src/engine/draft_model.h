@@ -86,6 +86,8 @@ class DraftModel {
   void Rollback(SeqId seq, std::span<const int32_t> tokens);
   // Frees the KV of every sequence not in `live` (finished, cancelled, preempted).
   void Retain(std::span<const SeqId> live);
+  // Requests that drafted nothing because the draft's KV pool was full (monotonic).
+  int64_t no_room() const { return no_room_; }
 
  private:
   struct Seq {
@@ -108,6 +110,7 @@ class DraftModel {
   KvPages pages_;
   ForwardScratch scratch_;
   std::unordered_map<SeqId, Seq> seqs_;
+  int64_t no_room_ = 0;
   // Step buffers (reused).
   std::vector<BatchSeq> batch_;
   std::vector<size_t> rows_;            // request index of each batch entry (~0: catch-up only, no logits)

@@ -61,6 +61,7 @@ class Engine final : public InferenceService {
   Status FlushCache();
 
   const Model& model() const { return *model_; }
+  const DraftModel* draft_model() const { return draft_.get(); }  // --spec draft; null = none
   const EngineConfig& config() const { return config_; }
   CacheCounters cache_counters() const;  // engine thread / caller-driven mode
 

@@ -146,6 +146,25 @@ TEST(SpecDraft, OwnDraftAcceptsEveryDraftGreedyAndSampled) {
   EXPECT_NE(metrics.find("prosgrow_spec_acceptance_rate{drafter=\"draft\"} 1"), std::string::npos) << metrics;
 }
 
+TEST(SpecDraft, GenerateWithADraftModelPrintsTheSameTokens) {
+  const std::string model = test::TinyQwen2Model(7);
+  const std::string base = "generate -m " + model + " -p 'one two three four five six' -n 32 --temp 0 --threads 2 --json";
+  auto off = test::RunProsgrow(base);
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const auto a = nlohmann::json::parse(off.out);
+  for (const std::string& draft : {model, test::TinyQwen2Model(5)}) {
+    auto on = test::RunProsgrow(base + " --spec draft,ngram --spec-draft-max 3 --spec-draft-model " + draft);
+    ASSERT_EQ(on.exit_code, 0) << on.err;
+    const auto b = nlohmann::json::parse(on.out);
+    EXPECT_EQ(a["tokens"], b["tokens"]) << draft;
+    EXPECT_EQ(a["top_logprobs"], b["top_logprobs"]) << draft;
+    EXPECT_GT(b["speculative"]["drafted_tokens"].get<int64_t>(), 0) << on.out;
+    if (draft == model) {
+      EXPECT_EQ(b["speculative"]["accepted_tokens"], b["speculative"]["drafted_tokens"]) << on.out;
+    }
+  }
+}
+
 TEST(SpecDraft, TooSmallDraftPoolDropsDraftsNotTokens) {
   const std::string model = test::TinyQwen2Model(7);
   EngineConfig plain = DraftConfig(model, "", "none");

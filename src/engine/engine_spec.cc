@@ -22,6 +22,11 @@
 // the Sampler's processed distribution (penalties, temperature, top-k/p,
 // min-p), because the Sampler itself draws.
 //
+// The draft model (engine_draft.cc) samples its drafts from its own q when
+// the request samples: then row i runs the general test, accept d[i] with
+// probability min(1, p(d[i]) / q(d[i])), else draw from norm(max(0, p - q))
+// (spec/rejection_sampling.h), with the sequence's SpecSequence::rng.
+//
 // Rollback. After e tokens are emitted, K/V is valid for [0, n-1+e); the
 // blocks past that are released (KvCacheManager::TruncateSequence) and only
 // blocks full of verified tokens are ever committed to the prefix index.

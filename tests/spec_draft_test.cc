@@ -190,6 +190,9 @@ TEST(SpecDraft, TooSmallDraftPoolDropsDraftsNotTokens) {
   EXPECT_EQ((*e)->cache_counters().device.capacity_blocks, 16);
   EXPECT_EQ((*e)->draft_model()->kv().device_blocks(), 16);
   EXPECT_GT((*e)->draft_model()->no_room(), 0) << "the draft pool was meant to run out";
+  EXPECT_NE((*e)->MetricsText().find("prosgrow_spec_draft_model_no_room_total " +
+                                     std::to_string((*e)->draft_model()->no_room())),
+            std::string::npos);
 }
 
 }  // namespace

@@ -330,6 +330,7 @@ void Engine::PublishSnapshot() {
   totals_.kv = kv_->counters();
   totals_.hints = kv_->hint_counters();
   if (spec_) totals_.spec = spec_->stats();
+  if (draft_) totals_.draft_no_room = draft_->no_room();
   std::lock_guard<std::mutex> lk(metrics_mu_);
   snap_ = totals_;
 }
@@ -468,6 +469,7 @@ std::string Engine::MetricsText() const {
   if (kv_events_) o += kv_events_->MetricsText();
   o += HintMetricsText(s.hints);
   o += SpecMetricsText(s.spec);
+  o += DraftMetricsText(s.draft_no_room);
   o += s.kv.WhatIfMetricsText();
   return o;
 }

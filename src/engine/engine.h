@@ -110,6 +110,7 @@ class Engine final : public InferenceService {
   const float* SampledDraftDistribution(const Sequence& s, int i, int k) const;
   // min(1, p/q) test of draft token i against the Sampler's p (row).
   int32_t VerifySampledDraft(Sequence* s, const float* row, const float* q, int i, TokenEvent* ev);
+  std::string DraftMetricsText(int64_t no_room) const;  // "" without a draft model
 
   EngineConfig config_;
   std::unique_ptr<KvEventBridge> kv_events_;  // --kv-events; declared before kv_ so it outlives it
@@ -154,6 +155,7 @@ class Engine final : public InferenceService {
     CacheCounters kv;
     HintCounters hints;  // KV hints and session quotas
     std::vector<DrafterStats> spec;  // per drafter, SpecConfig order
+    int64_t draft_no_room = 0;       // draft-model requests without room in the draft's KV pool
   };
   mutable std::mutex metrics_mu_;
   Snapshot snap_;

@@ -161,7 +161,8 @@ void DraftModel::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int
   kv_->Tick();
   // Sequences nearly in step (the usual 1-2 tokens behind) first, so one long
   // prompt's catch-up never starves the others' drafts.
-  std::vector<size_t> order(requests.size());
+  std::vector<size_t>& order = order_;
+  order.resize(requests.size());
   std::iota(order.begin(), order.end(), size_t{0});
   for (DraftRequest& r : requests) {
     r.out->clear();

@@ -114,6 +114,7 @@ class DraftModel {
   // Step buffers (reused).
   std::vector<BatchSeq> batch_;
   std::vector<size_t> rows_;            // request index of each batch entry (~0: catch-up only, no logits)
+  std::vector<size_t> order_;           // request indices, least behind first
   std::vector<BatchSeq> next_batch_;
   std::vector<size_t> next_rows_;
   std::vector<float> logits_;

@@ -123,6 +123,13 @@ void DraftModel::Retain(std::span<const SeqId> live) {
   }
 }
 
+void DraftModel::Free(SeqId seq) {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) return;
+  if (it->second.allocated) kv_->FreeSequence(seq);
+  seqs_.erase(it);
+}
+
 const float* DraftModel::DraftDistribution(SeqId seq, int i) const {
   auto it = seqs_.find(seq);
   if (it == seqs_.end() || i < 0 || i >= it->second.q_rows) return nullptr;

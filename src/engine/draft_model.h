@@ -86,6 +86,8 @@ class DraftModel {
   void Rollback(SeqId seq, std::span<const int32_t> tokens);
   // Frees the KV of every sequence not in `live` (finished, cancelled, preempted).
   void Retain(std::span<const SeqId> live);
+  // Frees seq's KV now (it finished); no-op for a sequence never drafted.
+  void Free(SeqId seq);
   // Requests that drafted nothing because the draft's KV pool was full (monotonic).
   int64_t no_room() const { return no_room_; }
 

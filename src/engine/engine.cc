@@ -270,6 +270,7 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   f.spec = s->spec_usage;
   f.spec.synthetic = config_.spec.synthetic();
   if (spec_) spec_->Finished(s->tokens);
+  if (draft_) draft_->Free(s->id);
   totals_.finished++;
   totals_.prompt_tokens += s->n_prompt;
   totals_.cached_tokens += s->cache.cached_tokens;

@@ -128,6 +128,8 @@ Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
   seq->on_event = std::move(on_event);
   seq->sampler = std::make_unique<Sampler>(seq->request.sampling, seq->request.prompt);
   if (spec_) seq->spec = spec_->NewSequence(seq->request.sampling.seed ^ std::hash<std::string>{}(seq->request.id));
+  // A seeded request's draft-model acceptance draws depend on its seed alone (reproducible).
+  if (spec_ && seq->request.sampling.has_seed) seq->spec->rng.seed(seq->request.sampling.seed ^ 0x9e3779b97f4a7c15ull);
   if (seq->request.constraint) seq->constraint = std::make_unique<ConstraintMatcher>(seq->request.constraint);
   seq->tokens = seq->request.prompt;
   seq->n_prompt = n;

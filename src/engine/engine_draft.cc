@@ -51,7 +51,10 @@ void Engine::ProposeModelDrafts() {
     r.context = s->tokens;
     r.want = s->spec->model_want;
     r.sampling = &s->request.sampling;
-    r.seed = s->request.sampling.seed ^ std::hash<std::string>{}(s->request.id) ^ 0xd1b54a32d192ed03ull;
+    // Seeded requests: the seed alone, so the same request drafts the same tokens again.
+    r.seed = (s->request.sampling.has_seed ? s->request.sampling.seed
+                                           : s->request.sampling.seed ^ std::hash<std::string>{}(s->request.id)) ^
+             0xd1b54a32d192ed03ull;
     r.out = &draft_out_[i];
     draft_requests_.push_back(r);
   }

@@ -16,6 +16,7 @@
 #include "base/cli_util.h"
 #include "bench_spec.h"
 #include "engine_flags.h"
+#include "engine/draft_model.h"
 #include "model/model.h"
 #include "subcommands.h"
 #include "synth/make_model.h"
@@ -91,6 +92,18 @@ int BenchModelMain(int argc, char** argv) {
   const Model& m = **model;
   const ModelConfig& c = m.config();
   ThreadPool pool(threads);
+  // --spec draft: the draft model, with a private KV pool for one sequence.
+  std::unique_ptr<DraftModel> draft_model;
+  if (!spec->draft_model.empty()) {
+    auto tok = Tokenizer::FromGguf(m.file());
+    if (!tok.ok()) return Fail("bench-model", tok.status().message());
+    auto d = DraftModel::Load(spec->draft_model, options, model_path, m, **tok);
+    if (!d.ok()) return Fail("bench-model", d.status().message());
+    draft_model = std::move(*d);
+    const KvLayout dl = draft_model->Layout(16, KvDtype::kF16);
+    const uint64_t bytes = dl.block_bytes() * static_cast<uint64_t>((n_gen + spec->draft_max + 2) / 16 + 2);
+    if (Status st = draft_model->CreateKv(bytes, 16, KvDtype::kF16); !st.ok()) return Fail("bench-model", st.message());
+  }
   ForwardScratch scratch;
   std::mt19937 rng(1234);
   std::uniform_int_distribution<int32_t> tok_dist(0, static_cast<int32_t>(c.n_vocab - 1));
@@ -150,7 +163,7 @@ int BenchModelMain(int argc, char** argv) {
     std::vector<double> plain, with_spec;
     for (int r = 0; r < reps; ++r) {
       if (wanted("tg")) plain.push_back(run_decode(1));
-      SpecDecodeResult s = RunSpecDecode(m, pool, *spec, n_gen, tok_dist(rng), rng());
+      SpecDecodeResult s = RunSpecDecode(m, pool, *spec, n_gen, tok_dist(rng), rng(), draft_model.get());
       spec_total.steps += s.steps;
       spec_total.drafted += s.drafted;
       spec_total.accepted += s.accepted;

@@ -17,7 +17,7 @@ int32_t Argmax(const float* x, int64_t n) {
 }  // namespace
 
 SpecDecodeResult RunSpecDecode(const Model& m, ThreadPool& pool, const SpecConfig& spec, int n_gen,
-                               int32_t first_token, uint64_t seed) {
+                               int32_t first_token, uint64_t seed, DraftModel* draft_model) {
   SpecDecodeResult r;
   auto speculator = Speculator::Create(spec);
   if (!speculator.ok()) return r;
@@ -38,7 +38,8 @@ SpecDecodeResult RunSpecDecode(const Model& m, ThreadPool& pool, const SpecConfi
   ForwardScratch scratch;
   std::vector<float> logits(static_cast<size_t>(V * (spec.draft_max + 1)));
 
-  std::vector<int32_t> context = {first_token}, draft, inputs;
+  std::vector<int32_t> context = {first_token}, draft, inputs, model_draft, draft_tokens;
+  constexpr SeqId kDraftSeq = 1;
   std::vector<BatchSeq> batch;
   BatchSeq b0{context.data(), 1, 0, table.data(), n_blocks, true};
   if (!m.Forward({&b0, 1}, pages, pool, scratch, logits.data()).ok()) return r;
@@ -48,6 +49,15 @@ SpecDecodeResult RunSpecDecode(const Model& m, ThreadPool& pool, const SpecConfi
   const int64_t total = int64_t{n_gen} + 1;  // n_gen decoded after the prompt's token, as bench-model's tg
   while (generated < total) {
     sp.Propose(*seq, context, static_cast<int>(total - generated - 1), &draft);
+    if (seq->model_want > 0) {  // --spec draft: the draft model's greedy k steps
+      model_draft.clear();
+      if (draft_model) {
+        DraftRequest req{kDraftSeq, context, seq->model_want, nullptr, seed, &model_draft};
+        draft_model->Propose({&req, 1}, pool, int64_t{1} << 20);
+      }
+      sp.ProposeWithModel(*seq, context, model_draft, &draft_tokens);
+      draft.swap(draft_tokens);
+    }
     inputs.assign(1, context.back());
     inputs.insert(inputs.end(), draft.begin(), draft.end());
     batch.clear();
@@ -66,6 +76,7 @@ SpecDecodeResult RunSpecDecode(const Model& m, ThreadPool& pool, const SpecConfi
       if (!match) break;
       ++accepted;
     }
+    if (draft_model) draft_model->Rollback(kDraftSeq, context);
     sp.Record(*seq, k, accepted);
     if (k > 0) {
       ++r.steps;
@@ -74,6 +85,7 @@ SpecDecodeResult RunSpecDecode(const Model& m, ThreadPool& pool, const SpecConfi
     }
   }
   r.tokens_per_s = static_cast<double>(n_gen) / (NowSeconds() - t0);
+  if (draft_model) draft_model->Retain({});  // frees the draft's KV for the next repetition
   return r;
 }
 

@@ -3,11 +3,15 @@
 // one-token batch entry per position, as the engine does; engine_spec.cc).
 // With --spec-synthetic-acceptance-length the accepted count is drawn
 // instead of compared (benchmark only; spec/synthetic_acceptance.h).
+// With --spec draft the draft model (engine/draft_model.h) proposes: its k
+// draft steps (the first one catching up on the tokens it has not seen) run
+// inside the timed loop, so tg+spec counts their cost.
 #pragma once
 
 #include <cstdint>
 
 #include "base/thread_pool.h"
+#include "engine/draft_model.h"
 #include "model/model.h"
 #include "spec/spec_config.h"
 
@@ -19,8 +23,9 @@ struct SpecDecodeResult {
 };
 
 // Decodes n_gen tokens after a one-token prompt (first_token), from a fresh
-// private f16 arena.
+// private f16 arena. `draft`: the loaded draft model for --spec draft (its
+// KV pool must hold n_gen + K + 2 tokens); null = none.
 SpecDecodeResult RunSpecDecode(const Model& m, ThreadPool& pool, const SpecConfig& spec, int n_gen,
-                               int32_t first_token, uint64_t seed);
+                               int32_t first_token, uint64_t seed, DraftModel* draft = nullptr);
 
 }  // namespace pg

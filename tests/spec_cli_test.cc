@@ -33,7 +33,7 @@ TEST(SpecCli, BadCombinationsGetOneLineErrors) {
       {"--spec ngram --spec-synthetic-acceptance-length 0.5", "outside [1, 5]"},
       {"--spec-synthetic-acceptance-length 2", "needs a drafter"},
       {"--spec draft", "--spec-draft-model"},
-      {"--spec draft --spec-draft-model /nonexistent.gguf", "not implemented"},
+      {"--spec draft --spec-draft-model /nonexistent.gguf", "--spec-draft-model /nonexistent.gguf: "},
   };
   for (const Case& c : cases) {
     auto r = test::RunProsgrow(Generate(c.args));

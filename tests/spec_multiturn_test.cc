@@ -78,9 +78,19 @@ TEST(SpecMultiTurn, TieredCacheWithSpeculationGivesIdenticalOutputs) {
   const int turns = 4;
   const auto want = Converse(**ref, turns, vocab);
 
-  for (const char* drafters : {"ngram", "suffix"}) {
+  // The draft model: the target itself (every draft accepted, so the draft's
+  // KV runs ahead and is rolled back only at the step's end) and another
+  // seed's model (drafts mostly rejected) after the suffix cache in the chain.
+  struct Case {
+    const char* drafters;
+    std::string draft_model;
+  };
+  const Case cases[] = {{"ngram", ""}, {"suffix", ""}, {"draft", model}, {"suffix,draft", test::TinyQwen2Model(5)}};
+  for (const Case& cs : cases) {
+    const char* drafters = cs.drafters;
     SCOPED_TRACE(drafters);
-    const fs::path disk = fs::temp_directory_path() / ("pg_spec_mt_" + std::to_string(::getpid()) + drafters);
+    const fs::path disk = fs::temp_directory_path() /
+                          ("pg_spec_mt_" + std::to_string(::getpid()) + drafters + std::to_string(cs.draft_model.size()));
     fs::remove_all(disk);
     EngineConfig c = plain;
     c.prefix_cache = true;
@@ -92,6 +102,10 @@ TEST(SpecMultiTurn, TieredCacheWithSpeculationGivesIdenticalOutputs) {
     c.kv_disk_dir = disk.string();
     c.kv_disk_bytes = 64ull << 20;
     c.spec.drafters = *ParseDrafterList(drafters);
+    c.spec.draft_model = cs.draft_model;
+    // The draft model's KV takes its share of the device budget (the same
+    // shape here: half); the target keeps its 24 blocks.
+    if (!cs.draft_model.empty()) c.kv_device_bytes = block * 48;
     auto e = Engine::Create(c);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     const auto got = Converse(**e, turns, vocab);
@@ -107,8 +121,11 @@ TEST(SpecMultiTurn, TieredCacheWithSpeculationGivesIdenticalOutputs) {
     EXPECT_GT(drafted, 0);
     // Random weights rarely repeat their context, so the n-gram drafts are
     // mostly rejected (rollback); the suffix cache's are accepted too.
-    if (std::string(drafters) == "suffix") {
+    if (std::string(drafters) != "ngram") {
       EXPECT_GT(accepted, 0);
+    }
+    if (cs.draft_model == model) {
+      EXPECT_EQ(accepted, drafted) << "the model as its own draft";
     }
     EXPECT_GT(slow_hits, 0) << "the device tier was meant to be too small";
     EXPECT_TRUE((*e)->cache_counters().device.evictions > 0);

@@ -31,6 +31,9 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   layout.page_tokens = static_cast<int>(c.page_tokens);
   layout.dtype = c.kv_bf16 ? KvDtype::kBF16 : KvDtype::kF16;
   PG_RETURN_IF_ERROR(layout.Validate());
+  // --spec draft: the draft model's KV takes its share of the device budget first.
+  if (std::find(c.spec.drafters.begin(), c.spec.drafters.end(), DrafterKind::kDraft) != c.spec.drafters.end())
+    PG_RETURN_IF_ERROR(e->LoadDraftModel(layout));
   KvCacheConfig kc;
   if (c.policy == ServePolicy::kBaseline) {
     kc = KvCacheConfig::Baseline(layout, e->model_->identity(), c.kv_device_bytes);
@@ -129,6 +132,8 @@ Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
   seq->on_event = std::move(on_event);
   seq->sampler = std::make_unique<Sampler>(seq->request.sampling, seq->request.prompt);
   if (spec_) seq->spec = spec_->NewSequence(seq->request.sampling.seed ^ std::hash<std::string>{}(seq->request.id));
+  // A seeded request's draft-model acceptance draws depend on its seed alone (reproducible).
+  if (spec_ && seq->request.sampling.has_seed) seq->spec->rng.seed(seq->request.sampling.seed ^ 0x9e3779b97f4a7c15ull);
   if (seq->request.constraint) seq->constraint = std::make_unique<ConstraintMatcher>(seq->request.constraint);
   seq->tokens = seq->request.prompt;
   seq->n_prompt = n;
@@ -271,6 +276,7 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   f.spec = s->spec_usage;
   f.spec.synthetic = config_.spec.synthetic();
   if (spec_) spec_->Finished(s->tokens);
+  if (draft_) draft_->Free(s->id);
   totals_.finished++;
   totals_.prompt_tokens += s->n_prompt;
   totals_.cached_tokens += s->cache.cached_tokens;
@@ -332,6 +338,7 @@ void Engine::PublishSnapshot() {
   totals_.kv = kv_->counters();
   totals_.hints = kv_->hint_counters();
   if (spec_) totals_.spec = spec_->stats();
+  if (draft_) totals_.draft_no_room = draft_->no_room();
   std::lock_guard<std::mutex> lk(metrics_mu_);
   snap_ = totals_;
 }
@@ -474,6 +481,7 @@ std::string Engine::MetricsText() const {
   if (kv_events_) o += kv_events_->MetricsText();
   o += HintMetricsText(s.hints);
   o += SpecMetricsText(s.spec);
+  o += DraftMetricsText(s.draft_no_room);
   o += s.kv.WhatIfMetricsText();
   o += RemoteMetricsText(s.kv.remote);
   return o;

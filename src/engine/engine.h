@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "engine/draft_model.h"
 #include "engine/engine_config.h"
 #include "engine/inference_service.h"
 #include "engine/kv_event_bridge.h"
@@ -60,6 +61,7 @@ class Engine final : public InferenceService {
   Status FlushCache();
 
   const Model& model() const { return *model_; }
+  const DraftModel* draft_model() const { return draft_.get(); }  // --spec draft; null = none
   const EngineConfig& config() const { return config_; }
   CacheCounters cache_counters() const;  // engine thread / caller-driven mode
 
@@ -99,6 +101,16 @@ class Engine final : public InferenceService {
   void CommitFullBlocks(Sequence* s);
   bool ShouldStop(const Sequence& s) const;
   std::string SpecMetricsText(const std::vector<DrafterStats>& stats) const;
+  // The draft model (engine_draft.cc): loaded at Create with its share of the
+  // device KV budget; run for the sequences whose chain reached it.
+  Status LoadDraftModel(const KvLayout& target_layout);
+  void ProposeModelDrafts();
+  // Sampled verification of draft-model token i: q of that draft token, or
+  // null (greedy, another drafter, synthetic) for the point-mass path.
+  const float* SampledDraftDistribution(const Sequence& s, int i, int k) const;
+  // min(1, p/q) test of draft token i against the Sampler's p (row).
+  int32_t VerifySampledDraft(Sequence* s, const float* row, const float* q, int i, TokenEvent* ev);
+  std::string DraftMetricsText(int64_t no_room) const;  // "" without a draft model
 
   EngineConfig config_;
   std::unique_ptr<KvEventBridge> kv_events_;  // --kv-events; declared before kv_ so it outlives it
@@ -112,6 +124,13 @@ class Engine final : public InferenceService {
   KvPages pages_;
   SeqId next_seq_id_ = 1;
   std::unique_ptr<Speculator> spec_;  // null = speculation off
+  std::unique_ptr<DraftModel> draft_;  // --spec draft; null = none
+  std::vector<DraftRequest> draft_requests_;     // this step's draft-model requests
+  std::vector<Sequence*> draft_seqs_;            // their sequences
+  std::vector<std::vector<int32_t>> draft_out_;  // their tokens
+  std::vector<SeqId> live_;                      // running sequence ids (draft KV kept)
+  std::vector<std::pair<int32_t, float>> p_sparse_;  // the Sampler's p at one verify row
+  std::vector<float> p_dense_;                   // (n_vocab) the same, dense
 
   // Step buffers (reused).
   std::vector<BatchSeq> batch_;
@@ -137,6 +156,7 @@ class Engine final : public InferenceService {
     CacheCounters kv;
     HintCounters hints;  // KV hints and session quotas
     std::vector<DrafterStats> spec;  // per drafter, SpecConfig order
+    int64_t draft_no_room = 0;       // draft-model requests without room in the draft's KV pool
   };
   mutable std::mutex metrics_mu_;
   Snapshot snap_;

@@ -22,6 +22,11 @@
 // the Sampler's processed distribution (penalties, temperature, top-k/p,
 // min-p), because the Sampler itself draws.
 //
+// The draft model (engine_draft.cc) samples its drafts from its own q when
+// the request samples: then row i runs the general test, accept d[i] with
+// probability min(1, p(d[i]) / q(d[i])), else draw from norm(max(0, p - q))
+// (spec/rejection_sampling.h), with the sequence's SpecSequence::rng.
+//
 // Rollback. After e tokens are emitted, K/V is valid for [0, n-1+e); the
 // blocks past that are released (KvCacheManager::TruncateSequence) and only
 // blocks full of verified tokens are ever committed to the prefix index.
@@ -51,6 +56,7 @@ void Engine::ProposeDrafts() {
     limit = std::min(limit, info_.max_seq_tokens - s->n_computed - 1);
     spec_->Propose(*s->spec, s->tokens, static_cast<int>(std::clamp<int64_t>(limit, 0, 1 << 20)), &s->draft);
   }
+  if (draft_) ProposeModelDrafts();  // the sequences whose chain reached the draft model
 }
 
 void Engine::AddVerifyEntries(const StepPlan& plan, int64_t* n_logits) {
@@ -117,6 +123,8 @@ void Engine::AdvanceSpeculative(Sequence* s, const float* row0, std::vector<Sequ
     if (i < synthetic) {
       tok = s->draft[static_cast<size_t>(i)];  // the draft's token, not the model's
       ev.token.token = tok;
+    } else if (const float* q = SampledDraftDistribution(*s, i, k)) {
+      tok = VerifySampledDraft(s, row, q, i, &ev.token);  // the draft model's q: min(1, p/q)
     } else {
       tok = s->sampler->Sample(row, V, &ev.token);
     }
@@ -140,6 +148,7 @@ void Engine::AdvanceSpeculative(Sequence* s, const float* row0, std::vector<Sequ
   Status st = kv_->TruncateSequence(s->id, s->n_computed, &s->block_table);
   PG_CHECK_MSG(st.ok(), st.ToString().c_str());
   s->allocated_tokens = s->n_computed;
+  if (draft_) draft_->Rollback(s->id, s->tokens);  // the draft's K/V keeps only the accepted inputs
   spec_->Record(*s->spec, k, accepted);
   s->spec_usage.steps++;
   s->spec_usage.drafted += k;

@@ -57,6 +57,11 @@ int32_t Sampler::Sample(const float* logits, int64_t n, TokenEvent* event, Const
   return chosen;
 }
 
+void Sampler::Accept(const float* logits, int64_t n, int32_t token, TokenEvent* event) {
+  if (penalised_) counts_.AddGenerated(token);
+  if (event) Report(logits, n, token, event);
+}
+
 const float* Sampler::Adjust(const float* logits, int64_t n, const TokenBitmask* allowed) {
   if (params_.logit_bias.empty() && !penalised_ && !allowed) return logits;
   adjusted_.resize(static_cast<size_t>(n));

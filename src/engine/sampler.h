@@ -84,6 +84,12 @@ class Sampler {
   void Distribution(const float* logits, int64_t n_vocab, std::vector<std::pair<int32_t, float>>* out,
                     ConstraintMatcher* constraint = nullptr);
 
+  // Takes `token`, chosen elsewhere from this Sampler's Distribution()
+  // (speculative rejection sampling with a draft model's q, engine_spec.cc),
+  // as Sample() takes its own pick: it counts as generated from now on and
+  // event->logprob / event->top are filled the same way. Draws nothing.
+  void Accept(const float* logits, int64_t n_vocab, int32_t token, TokenEvent* event);
+
   // log softmax of the raw logits into out[n] (double accumulation).
   static void LogSoftmax(const float* logits, int64_t n, std::vector<float>* out);
 

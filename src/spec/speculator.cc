@@ -6,11 +6,9 @@ namespace pg {
 
 Result<std::unique_ptr<Speculator>> Speculator::Create(SpecConfig config) {
   PG_RETURN_IF_ERROR(ValidateSpecConfig(config));
-  for (DrafterKind k : config.drafters)
-    if (k == DrafterKind::kDraft)
-      return Unimplemented(
-          "--spec draft: draft-model speculation is not implemented yet (docs/speculative.md); use ngram or suffix");
   std::unique_ptr<Speculator> s(new Speculator(std::move(config)));
+  for (size_t i = 0; i < s->config_.drafters.size(); ++i)
+    if (s->config_.drafters[i] == DrafterKind::kDraft) s->model_drafter_ = static_cast<int>(i);
   if (s->config_.synthetic()) {
     PG_ASSIGN_OR_RETURN(s->synthetic_p_, SolveConditionalAcceptance(s->config_.synthetic_length, s->config_.draft_max));
   }
@@ -21,6 +19,7 @@ Result<std::unique_ptr<Speculator>> Speculator::Create(SpecConfig config) {
 
 std::unique_ptr<SpecSequence> Speculator::NewSequence(uint64_t seed) const {
   auto s = std::make_unique<SpecSequence>(config_.draft_max);
+  s->rng.seed(seed ^ 0x9e3779b97f4a7c15ull);
   if (config_.synthetic()) s->synthetic = std::make_unique<SyntheticAcceptance>(synthetic_p_, seed);
   return s;
 }
@@ -28,9 +27,31 @@ std::unique_ptr<SpecSequence> Speculator::NewSequence(uint64_t seed) const {
 void Speculator::Propose(SpecSequence& s, std::span<const int32_t> context, int limit, std::vector<int32_t>* draft) {
   draft->clear();
   s.drafter = -1;
+  s.model_want = 0;
   if (limit <= 0 || context.empty()) return;
   const int want = config_.synthetic() ? std::min(limit, config_.draft_max) : std::min(limit, s.length.next());
-  for (size_t i = 0; i < config_.drafters.size() && draft->empty(); ++i) {
+  RunChain(s, context, want, 0, draft);
+  if (s.model_want == 0) Finalize(s, context, want, draft);
+}
+
+void Speculator::ProposeWithModel(SpecSequence& s, std::span<const int32_t> context,
+                                  std::span<const int32_t> model_draft, std::vector<int32_t>* draft) {
+  const int want = s.model_want;
+  s.model_want = 0;
+  draft->clear();
+  if (want <= 0) return;
+  if (!model_draft.empty()) {
+    draft->assign(model_draft.begin(), model_draft.begin() + std::min<ptrdiff_t>(want, std::ssize(model_draft)));
+    s.drafter = model_drafter_;
+  } else {
+    RunChain(s, context, want, static_cast<size_t>(model_drafter_) + 1, draft);
+  }
+  Finalize(s, context, want, draft);
+}
+
+void Speculator::RunChain(SpecSequence& s, std::span<const int32_t> context, int want, size_t from,
+                          std::vector<int32_t>* draft) {
+  for (size_t i = from; i < config_.drafters.size() && draft->empty(); ++i) {
     switch (config_.drafters[i]) {
       case DrafterKind::kNgram:
         s.ngram.Extend(context);
@@ -40,10 +61,15 @@ void Speculator::Propose(SpecSequence& s, std::span<const int32_t> context, int 
         suffix_.Propose(context, want, draft);
         break;
       case DrafterKind::kDraft:
-        break;  // refused by Create
+        s.model_want = want;  // the engine runs the draft model, then ProposeWithModel
+        return;
     }
     if (!draft->empty()) s.drafter = static_cast<int>(i);
   }
+}
+
+void Speculator::Finalize(SpecSequence& s, std::span<const int32_t> context, int want,
+                          std::vector<int32_t>* draft) const {
   if (config_.synthetic()) {
     if (s.drafter < 0) s.drafter = 0;
     while (static_cast<int>(draft->size()) < want) draft->push_back(draft->empty() ? context.back() : draft->back());

@@ -10,11 +10,17 @@
 // always exactly `limit` tokens (padded with the last context token when the
 // drafters propose fewer), so every step verifies K positions.
 //
+// The draft model (kDraft) needs logits, so it does not run here: Propose()
+// stops at it (SpecSequence::model_want > 0), the engine runs the draft model
+// for every such sequence in one batch (engine/draft_model.h), and
+// ProposeWithModel() takes its tokens or, with none, goes on down the chain.
+//
 // Thread-safety: engine thread only (NewSequence: any thread).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -32,7 +38,12 @@ struct SpecSequence {
   NgramIndex ngram;
   DraftLength length;
   std::unique_ptr<SyntheticAcceptance> synthetic;  // set under synthetic acceptance
+  std::mt19937_64 rng;  // the draft model's min(1, p/q) acceptance draws (sampled requests)
   int drafter = -1;  // index (in SpecConfig::drafters) of the drafter of the pending draft; -1 = none
+  // Propose() stopped at the draft model (kDraft) with nothing drafted yet:
+  // the engine runs the draft model for this many tokens (batched across
+  // sequences), then calls ProposeWithModel. 0 = the draft is final.
+  int model_want = 0;
 };
 
 // Counters of one drafter (monotonic).
@@ -44,7 +55,7 @@ struct DrafterStats {
 
 class Speculator {
  public:
-  // Validates the config; Unimplemented for the draft-model drafter.
+  // Validates the config.
   static Result<std::unique_ptr<Speculator>> Create(SpecConfig config);
 
   const SpecConfig& config() const { return config_; }
@@ -54,7 +65,14 @@ class Speculator {
 
   // Fills *draft (cleared first) with the tokens to verify after `context`
   // (prompt + generated so far); sets s.drafter. limit <= 0: no draft.
+  // May stop at kDraft (s.model_want > 0): then call ProposeWithModel.
   void Propose(SpecSequence& s, std::span<const int32_t> context, int limit, std::vector<int32_t>* draft);
+  // Finishes a Propose() that stopped at kDraft: the draft model's tokens
+  // (empty: it had none, e.g. no KV room) or the drafters after it.
+  void ProposeWithModel(SpecSequence& s, std::span<const int32_t> context, std::span<const int32_t> model_draft,
+                        std::vector<int32_t>* draft);
+  // Index of kDraft in config().drafters; -1 = not listed.
+  int model_drafter() const { return model_drafter_; }
   // Synthetic acceptance: the accepted count among `drafted` (target ignored).
   int SyntheticAccepted(SpecSequence& s, int drafted);
   // After verification: counts the step for s.drafter and adapts the length.
@@ -67,10 +85,15 @@ class Speculator {
 
  private:
   explicit Speculator(SpecConfig config) : config_(std::move(config)), stats_(config_.drafters.size()) {}
+  // Runs drafters [from, end) until one proposes or kDraft is reached.
+  void RunChain(SpecSequence& s, std::span<const int32_t> context, int want, size_t from, std::vector<int32_t>* draft);
+  // Synthetic acceptance pads the draft to `want` tokens.
+  void Finalize(SpecSequence& s, std::span<const int32_t> context, int want, std::vector<int32_t>* draft) const;
 
   SpecConfig config_;
   double synthetic_p_ = 0;
   bool uses_suffix_ = false;
+  int model_drafter_ = -1;
   SuffixCache suffix_;
   std::vector<DrafterStats> stats_;
 };

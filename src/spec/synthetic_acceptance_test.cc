@@ -116,11 +116,45 @@ TEST(SpeculatorTest, SyntheticDraftsAreAlwaysFullLength) {
   EXPECT_EQ(draft.size(), 4u);
   (*sp)->Propose(*seq, std::vector<int32_t>{5, 6, 7}, 2, &draft);
   EXPECT_EQ(draft.size(), 2u);
-  c.synthetic_length = 0;
-  c.drafters = {DrafterKind::kDraft};
+}
+
+// The draft model runs in the engine: Propose stops at it, ProposeWithModel
+// takes its tokens, or goes on down the chain when it has none.
+TEST(SpeculatorTest, DraftModelInTheChain) {
+  SpecConfig c;
+  c.drafters = {DrafterKind::kDraft, DrafterKind::kNgram};
   c.draft_model = "x.gguf";
-  auto draft_model = Speculator::Create(c);
-  EXPECT_EQ(draft_model.status().code(), StatusCode::kUnimplemented);
+  c.draft_max = 3;
+  auto sp = Speculator::Create(c);
+  ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+  EXPECT_EQ((*sp)->model_drafter(), 0);
+  auto seq = (*sp)->NewSequence(1);
+  const std::vector<int32_t> ctx = {5, 6, 7, 5, 6};
+  std::vector<int32_t> draft;
+  (*sp)->Propose(*seq, ctx, 9, &draft);
+  EXPECT_TRUE(draft.empty());
+  EXPECT_EQ(seq->model_want, 3);
+  const std::vector<int32_t> model = {11, 12, 13, 14};
+  (*sp)->ProposeWithModel(*seq, ctx, model, &draft);
+  EXPECT_EQ(draft, (std::vector<int32_t>{11, 12, 13}));  // at most model_want
+  EXPECT_EQ(seq->drafter, 0);
+  EXPECT_EQ(seq->model_want, 0);
+  // No model tokens: the n-gram lookup after it in the chain ("5 6" -> 7 5 6).
+  (*sp)->Propose(*seq, ctx, 9, &draft);
+  (*sp)->ProposeWithModel(*seq, ctx, {}, &draft);
+  EXPECT_EQ(draft, (std::vector<int32_t>{7, 5, 6}));
+  EXPECT_EQ(seq->drafter, 1);
+  // ngram first: the model is asked only when the lookup finds nothing.
+  c.drafters = {DrafterKind::kNgram, DrafterKind::kDraft};
+  auto sp2 = Speculator::Create(c);
+  ASSERT_TRUE(sp2.ok());
+  auto seq2 = (*sp2)->NewSequence(1);
+  (*sp2)->Propose(*seq2, ctx, 9, &draft);
+  EXPECT_EQ(draft, (std::vector<int32_t>{7, 5, 6}));
+  EXPECT_EQ(seq2->model_want, 0);
+  (*sp2)->Propose(*seq2, std::vector<int32_t>{1, 2, 3}, 9, &draft);
+  EXPECT_TRUE(draft.empty());
+  EXPECT_EQ(seq2->model_want, 3);
 }
 
 }  // namespace

@@ -27,6 +27,11 @@ nlohmann::json RecordToJson(const RequestRecord& r) {
   j["cached_by_tier"] = {{"device", r.cached_device}, {"host", r.cached_host}, {"disk", r.cached_disk}};
   j["finish_reason"] = r.finish_reason;
   j["output_hash"] = r.output_hash;
+  if (!r.spec_source.empty()) {
+    j["speculative"] = {{"steps", r.spec_steps},       {"drafted_tokens", r.spec_drafted},
+                        {"accepted_tokens", r.spec_accepted}, {"synthetic_acceptance", r.spec_synthetic},
+                        {"source", r.spec_source}};
+  }
   return j;
 }
 
@@ -80,6 +85,14 @@ RequestRecord RecordFromJson(const nlohmann::json& j) {
   }
   Get(j, "finish_reason", &r.finish_reason);
   Get(j, "output_hash", &r.output_hash);
+  if (j.contains("speculative") && j["speculative"].is_object()) {
+    const auto& s = j["speculative"];
+    Get(s, "steps", &r.spec_steps);
+    Get(s, "drafted_tokens", &r.spec_drafted);
+    Get(s, "accepted_tokens", &r.spec_accepted);
+    Get(s, "synthetic_acceptance", &r.spec_synthetic);
+    Get(s, "source", &r.spec_source);
+  }
   return r;
 }
 

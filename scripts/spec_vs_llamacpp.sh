@@ -12,7 +12,7 @@
 # MODEL: a GGUF both engines load; default: the 0.5b-shape Q8_0 synthetic
 # model, made once with `prosgrow make-model --shape 0.5b --type q8_0`.
 #
-# Five servers, one after another, each with THREADS threads and one slot:
+# Five configurations, each a server with THREADS threads and one slot:
 #   prosgrow  serve                                  (speculation off)
 #   prosgrow  serve --spec ngram --spec-draft-max K  (prompt lookup, n = 4..1)
 #   llama.cpp llama-server                           (speculation off)
@@ -20,21 +20,24 @@
 #             --spec-ngram-simple-size-m K            (prompt lookup, n = 4)
 #   llama.cpp the same with --spec-ngram-simple-size-n 1 (n = 1: prosgrow's
 #             lookup falls back from n = 4 to n = 1; ngram-simple has one n)
-# Each gets the same requests: REQS times, a streamed greedy /v1/completions
-# with a token-id prompt and N_GEN tokens (ignore_eos). The prompt repeats
-# one block of BLOCK token ids REPEATS times, so its text repeats its context;
+# One engine's servers run at the same time (each idle while another is
+# measured). After one warm-up request each, REQS rounds send each of them in
+# turn the same streamed greedy /v1/completions (token-id prompt, N_GEN
+# tokens, ignore_eos), the order alternating round by round, so "on / off" is
+# the median of ratios of requests measured next to each other in time (the
+# shared machine's load swings by 2x within minutes). The prompt repeats one
+# block of BLOCK token ids REPEATS times, so its text repeats its context;
 # whether the continuation does is the model's (random weights do not copy,
 # but greedy decoding falls into cycles that prompt lookup drafts).
-# Measured by the same client for all four: decode tok/s = (tokens - 1) /
-# (last chunk - first chunk), median over the requests; drafted / accepted
-# from prosgrow's usage.speculative and llama.cpp's timings.draft_n(_accepted).
-# The rounds alternate the engines' order so that a change in machine load
-# hits both. Under load use THREADS=1: llama.cpp's threads spin at barriers,
-# and on an oversubscribed CPU two of them lose far more than one (llama-bench
-# tg16 on the 0.5b model at load ~8: 15.1 t/s with -t 1, 5.2 with -t 2).
-# llama.cpp has no synthetic-acceptance mode in this snapshot
-# (no --spec-synthetic-acceptance-length; grep common/arg.cpp), so only
-# the n-gram modes are compared.
+# Measured by the same client for all: decode tok/s = (tokens - 1) / (last
+# chunk - first chunk); drafted / accepted from prosgrow's usage.speculative
+# and llama.cpp's timings.draft_n(_accepted) (which has no step count).
+# Under load use THREADS=1: llama.cpp's threads spin at barriers, and on an
+# oversubscribed CPU two of them lose far more than one (llama-bench tg16 on
+# the 0.5b model at load ~8: 15.1 t/s with -t 1, 5.2 with -t 2).
+# llama.cpp has no synthetic-acceptance mode in this snapshot (no
+# --spec-synthetic-acceptance-length; grep common/arg.cpp), so only the n-gram
+# modes are compared.
 #
 # BAN: token ids both engines are told never to emit (logit_bias -100), by
 # default the builtin vocabulary's 256 single-byte tokens and its 5 control
@@ -43,19 +46,19 @@
 # does not match the expected Content-only format" (its output parser wants
 # whole UTF-8 characters). BAN= (empty) sends no bias.
 # Environment: PROSGROW (default build/prosgrow), THREADS (2), K (4), N_GEN
-# (128), REQS (3), ROUNDS (2), BLOCK (48), REPEATS (4), BAN, OUT (raw results;
-# default a temp dir).
+# (128), REQS (6), BLOCK (48), REPEATS (4), BAN, OUT (raw results; default a
+# temp dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -lt 1 || $# -gt 2 || $1 == -h || $1 == --help ]]; then
-  sed -n '7,8p' "$0" | sed 's/^# *//' >&2
+  sed -n '6p' "$0" | sed 's/^# *//' >&2
   exit 2
 fi
 LLAMA_BUILD=$1
 LLAMA_SERVER=$LLAMA_BUILD/bin/llama-server
 PROSGROW=${PROSGROW:-build/prosgrow}
-THREADS=${THREADS:-2} K=${K:-4} N_GEN=${N_GEN:-128} REQS=${REQS:-3} ROUNDS=${ROUNDS:-2}
+THREADS=${THREADS:-2} K=${K:-4} N_GEN=${N_GEN:-128} REQS=${REQS:-6}
 BLOCK=${BLOCK:-48} REPEATS=${REPEATS:-4} BAN=${BAN-0-255,8187-8191}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
@@ -70,36 +73,49 @@ if [[ -z $MODEL ]]; then
   fi
 fi
 
-server=""
-stop() { [[ -n $server ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; server=""; }
-trap stop EXIT
+servers=()  # pids of the servers up now
+targets=()  # NAME=PORT of the servers up now
+stop_all() {
+  local pid
+  for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${servers[@]}"; do wait "$pid" 2>/dev/null || true; done
+  servers=()
+  targets=()
+}
+trap stop_all EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-start() {  # start NAME CMD...: runs a server on $port, waits for /health
+start() {  # start NAME CMD...: runs a server on a free port, waits for /health
   local name=$1; shift
+  local port pid
   port=$(free_port)
   "$@" --port "$port" >"$OUT/serve-$name.log" 2>&1 &
-  server=$!
+  pid=$!
+  servers+=("$pid")
   for _ in $(seq 1 1200); do
-    curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null && return 0
-    kill -0 "$server" 2>/dev/null || { echo "$name exited; log:" >&2; tail -20 "$OUT/serve-$name.log" >&2; exit 1; }
+    if curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; then
+      targets+=("$name=$port")
+      return 0
+    fi
+    kill -0 "$pid" 2>/dev/null || { echo "$name exited; log:" >&2; tail -20 "$OUT/serve-$name.log" >&2; exit 1; }
     sleep 0.25
   done
   echo "$name did not start" >&2
   exit 1
 }
 
-measure() {  # measure NAME ROUND: REQS streamed requests, one JSON line each into $OUT/results.jsonl
-  python3 - "$port" "$1" "$2" "$REQS" "$N_GEN" "$BLOCK" "$REPEATS" "$BAN" >>"$OUT/results.jsonl" <<'EOF'
+measure() {  # REQS interleaved rounds over `targets`; one JSON line per request
+  python3 - "$REQS" "$N_GEN" "$BLOCK" "$REPEATS" "$BAN" "${targets[@]}" >>"$OUT/results.jsonl" <<'PY'
 import http.client, json, random, sys, time
-port, name, rnd = sys.argv[1], sys.argv[2], int(sys.argv[3])
-reqs, n_gen, block, repeats = map(int, sys.argv[4:8])
-ban = [int(t) for part in sys.argv[8].split(",") if part for t in
+reqs, n_gen, block, repeats = map(int, sys.argv[1:5])
+ban = [int(t) for part in sys.argv[5].split(",") if part for t in
        ([part] if "-" not in part else range(int(part.split("-")[0]), int(part.split("-")[1]) + 1))]
+targets = [t.split("=") for t in sys.argv[6:]]
 rng = random.Random(15)
 unit = [rng.randrange(1000, 7000) for _ in range(block)]
 prompt = unit * repeats
-for i in range(reqs):
+
+def one(name, port, rnd):
     body = {"prompt": prompt, "max_tokens": n_gen, "temperature": 0, "ignore_eos": True, "stream": True,
             "stream_options": {"include_usage": True}}
     if ban:
@@ -108,12 +124,12 @@ for i in range(reqs):
     t0 = time.monotonic()
     c.request("POST", "/v1/completions", json.dumps(body), {"Content-Type": "application/json"})
     r = c.getresponse()
-    assert r.status == 200, (r.status, r.read()[:300])
+    assert r.status == 200, (name, r.status, r.read()[:300])
     first = last = None
     chunks = 0
-    usage, timings = {}, {}
+    usage, timings, line = {}, {}, ""
     for raw in r:
-        line = raw.decode().strip()
+        line = raw.decode(errors="replace").strip()
         if not line.startswith("data: ") or line == "data: [DONE]":
             continue
         ev = json.loads(line[6:])
@@ -128,69 +144,64 @@ for i in range(reqs):
     tokens = usage.get("completion_tokens") or timings.get("predicted_n") or chunks
     assert tokens == n_gen, f"{name}: {tokens} of {n_gen} tokens (last event: {line[:200]})"
     spec = usage.get("speculative") or {}
-    rec = {"engine": name, "round": rnd, "request": i, "tokens": tokens, "ttft_s": first - t0,
-           "decode_s": last - first, "decode_tok_s": (tokens - 1) / (last - first),
-           "drafted": spec.get("drafted_tokens", timings.get("draft_n", 0)),
-           "accepted": spec.get("accepted_tokens", timings.get("draft_n_accepted", 0)),
-           "steps": spec.get("steps"), "server_tok_s": timings.get("predicted_per_second")}
-    print(json.dumps(rec), flush=True)
-EOF
-}
+    return {"engine": name, "round": rnd, "tokens": tokens, "ttft_s": first - t0,
+            "decode_s": last - first, "decode_tok_s": (tokens - 1) / (last - first),
+            "drafted": spec.get("drafted_tokens", timings.get("draft_n", 0)),
+            "accepted": spec.get("accepted_tokens", timings.get("draft_n_accepted", 0)),
+            "steps": spec.get("steps"), "server_tok_s": timings.get("predicted_per_second")}
 
-run_prosgrow() {  # run_prosgrow NAME ROUND [SPEC ARGS...]
-  local name=$1 rnd=$2; shift 2
-  start "$name" "$PROSGROW" serve -m "$MODEL" --threads "$THREADS" --max-seqs 1 "$@"
-  measure "$name" "$rnd"
-  stop
-}
-run_llama() {  # run_llama NAME ROUND [SPEC ARGS...]
-  local name=$1 rnd=$2; shift 2
-  start "$name" "$LLAMA_SERVER" -m "$MODEL" -t "$THREADS" -tb "$THREADS" -np 1 -c 4096 --no-webui \
-    --host 127.0.0.1 "$@"
-  measure "$name" "$rnd"
-  stop
+for name, port in targets:  # warm-up: pages the weights in, fills the prompt cache
+    one(name, port, -1)
+for rnd in range(reqs):
+    for name, port in (targets if rnd % 2 == 0 else targets[::-1]):
+        print(json.dumps(one(name, port, rnd)), flush=True)
+PY
 }
 
 : >"$OUT/results.jsonl"
-prosgrow_round() {
-  run_prosgrow prosgrow "$1"
-  run_prosgrow prosgrow+ngram "$1" --spec ngram --spec-draft-max "$K"
-}
-llama_round() {
-  run_llama llama.cpp "$1"
-  run_llama llama.cpp+ngram-simple "$1" --spec-type ngram-simple --spec-ngram-simple-size-n 4 \
-    --spec-ngram-simple-size-m "$K"
-  run_llama llama.cpp+ngram-simple-n1 "$1" --spec-type ngram-simple --spec-ngram-simple-size-n 1 \
-    --spec-ngram-simple-size-m "$K"
-}
-for rnd in $(seq 1 "$ROUNDS"); do
-  if (( rnd % 2 )); then prosgrow_round "$rnd"; llama_round "$rnd"; else llama_round "$rnd"; prosgrow_round "$rnd"; fi
-done
+PG=("$PROSGROW" serve -m "$MODEL" --threads "$THREADS" --max-seqs 1 --kv-device-mem 256MiB)
+LL=("$LLAMA_SERVER" -m "$MODEL" -t "$THREADS" -tb "$THREADS" -np 1 -c 4096 --no-webui --host 127.0.0.1)
+NGRAM_SIMPLE=(--spec-type ngram-simple --spec-ngram-simple-size-m "$K")
+start prosgrow "${PG[@]}"
+start prosgrow+ngram "${PG[@]}" --spec ngram --spec-draft-max "$K"
+measure
+stop_all
+start llama.cpp "${LL[@]}"
+start llama.cpp+ngram-simple "${LL[@]}" "${NGRAM_SIMPLE[@]}" --spec-ngram-simple-size-n 4
+start llama.cpp+ngram-simple-n1 "${LL[@]}" "${NGRAM_SIMPLE[@]}" --spec-ngram-simple-size-n 1
+measure
+stop_all
 
-python3 - "$OUT/results.jsonl" "$MODEL" "$THREADS" "$K" "$N_GEN" "$REQS" "$ROUNDS" "$BLOCK" "$REPEATS" <<'EOF'
+python3 - "$OUT/results.jsonl" "$MODEL" "$THREADS" "$K" "$N_GEN" "$REQS" "$BLOCK" "$REPEATS" <<'PY'
 import json, statistics, sys, os
-path, model, threads, k, n_gen, reqs, rounds, block, repeats = sys.argv[1:]
+path, model, threads, k, n_gen, reqs, block, repeats = sys.argv[1:]
 rows = [json.loads(l) for l in open(path)]
 print(f"model {os.path.basename(model)}, {threads} threads, K = {k}, {n_gen} tokens greedy, prompt = "
-      f"{block} ids x {repeats}, {reqs} requests x {rounds} rounds per engine")
+      f"{block} ids x {repeats}, {reqs} interleaved requests per configuration")
 print()
-print("| engine | decode tok/s (median) | vs spec off | drafted | accepted | acceptance rate | mean accepted length |")
+print("| engine | decode tok/s (median) | on / off (median of paired rounds, range) | drafted | accepted "
+      "| acceptance rate | mean accepted length |")
 print("|---|---|---|---|---|---|---|")
-med = {}
+by = {}
+for r in rows:
+    by.setdefault(r["engine"], {})[r["round"]] = r
 for name in ("prosgrow", "prosgrow+ngram", "llama.cpp", "llama.cpp+ngram-simple", "llama.cpp+ngram-simple-n1"):
-    rs = [r for r in rows if r["engine"] == name]
-    if not rs:
+    if name not in by:
         continue
-    med[name] = statistics.median(r["decode_tok_s"] for r in rs)
-    base = med.get(name.split("+")[0])
+    rs = list(by[name].values())
+    med = statistics.median(r["decode_tok_s"] for r in rs)
+    ratio = ""
+    base = by.get(name.split("+")[0])
+    if "+" in name and base:
+        pairs = [by[name][i]["decode_tok_s"] / base[i]["decode_tok_s"] for i in by[name] if i in base]
+        ratio = f"{statistics.median(pairs):.2f}x ({min(pairs):.2f}-{max(pairs):.2f})"
     d = sum(r["drafted"] or 0 for r in rs)
     a = sum(r["accepted"] or 0 for r in rs)
     steps = [r["steps"] for r in rs]
     length = f"{1 + a / sum(steps):.2f}" if all(s for s in steps) and sum(steps) else "n/a"
-    ratio = f"{med[name] / base:.2f}x" if base and "+" in name else ""
     rate = f"{a / d:.3f}" if d else "n/a"
-    print(f"| {name} | {med[name]:.2f} | {ratio} | {d} | {a} | {rate} | {length} |")
+    print(f"| {name} | {med:.2f} | {ratio} | {d} | {a} | {rate} | {length} |")
 print()
 print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
-EOF
+PY
 echo "raw: $OUT/results.jsonl"

@@ -17,6 +17,12 @@
 #
 # Environment knobs (defaults sized for a 2-core CPU, ~15 minutes in all):
 #   DEMO_DURATION (s per policy), DEMO_CONCURRENCY, DEMO_DEVICE_MEM, DEMO_PORT, DEMO_OUT
+# Opt-in speculative-decoding arms (off by default; each adds one more run of
+# DEMO_DURATION against the optimized server; docs/speculative.md "Demo workload"):
+#   DEMO_SPEC=suffix,ngram        optimized + `--spec suffix,ngram` (the model's own output)
+#   DEMO_SPEC_SYNTHETIC=3         optimized + synthetic acceptance, mean step length 3
+#                                 (draft max DEMO_SPEC_DRAFT_MAX, default 4): BENCHMARK ONLY,
+#                                 the accepted tokens are NOT the model's own output
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -44,30 +50,47 @@ stop_server() {
 }
 trap stop_server EXIT
 
-run_policy() {
+run_policy() {  # run_policy POLICY [SERVE ARGS...]; RUN_LABEL names the run (default: POLICY)
   local policy=$1; shift
-  echo "== policy $policy: starting prosgrow serve"
+  local label=${RUN_LABEL:-$policy}
+  echo "== policy $policy ($label): starting prosgrow serve"
   "$BIN" serve --policy "$policy" --port "$PORT" --kv-device-mem "$DEVICE_MEM" "$@" \
-    >"$OUT/serve-$policy.log" 2>&1 &
+    >"$OUT/serve-$label.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 600); do
     if curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then break; fi
     if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "prosgrow serve exited early; log:"; cat "$OUT/serve-$policy.log"; exit 1
+      echo "prosgrow serve exited early; log:"; cat "$OUT/serve-$label.log"; exit 1
     fi
     sleep 0.5
   done
-  echo "== policy $policy: agentic workload, concurrency $CONCURRENCY, ${DURATION}s"
-  "$BIN" bench --url "http://127.0.0.1:$PORT" "${WORKLOAD[@]}" --label "$policy" --out "$OUT/$policy"
+  echo "== policy $policy ($label): agentic workload, concurrency $CONCURRENCY, ${DURATION}s"
+  "$BIN" bench --url "http://127.0.0.1:$PORT" "${WORKLOAD[@]}" --label "$label" --out "$OUT/$label"
   stop_server
 }
 
+OPTIMIZED=(--kv-host-mem 256MiB --kv-disk-dir "$OUT/kv-disk" --kv-disk-size 2GiB)
 run_policy baseline
-run_policy optimized --kv-host-mem 256MiB --kv-disk-dir "$OUT/kv-disk" --kv-disk-size 2GiB
+run_policy optimized "${OPTIMIZED[@]}"
+RUNS=("$OUT/baseline/run.json" "$OUT/optimized/run.json")
+# Opt-in arms: run_policy's label is the arm name; the server is the optimized one.
+run_arm() {
+  local arm=$1; shift
+  rm -rf "$OUT/kv-disk"
+  RUN_LABEL=$arm run_policy optimized "${OPTIMIZED[@]}" "$@"
+  RUNS+=("$OUT/$arm/run.json")
+}
+if [ -n "${DEMO_SPEC:-}" ]; then
+  run_arm "optimized+spec-${DEMO_SPEC//,/-}" --spec "$DEMO_SPEC" --spec-draft-max "${DEMO_SPEC_DRAFT_MAX:-4}"
+fi
+if [ -n "${DEMO_SPEC_SYNTHETIC:-}" ]; then
+  echo "== SYNTHETIC ACCEPTANCE arm (benchmark only): its outputs are NOT the model's own"
+  run_arm "optimized+SYNTHETIC-L${DEMO_SPEC_SYNTHETIC}" --spec "${DEMO_SPEC:-ngram}" \
+    --spec-draft-max "${DEMO_SPEC_DRAFT_MAX:-4}" --spec-synthetic-acceptance-length "$DEMO_SPEC_SYNTHETIC"
+fi
 
 echo
-echo "== baseline vs optimized (ratios optimized/baseline)"
-"$BIN" bench compare "$OUT/baseline/run.json" "$OUT/optimized/run.json" --plots "$OUT/plots" \
-  --out "$OUT/table.md"
+echo "== baseline vs optimized (ratios to baseline)"
+"$BIN" bench compare "${RUNS[@]}" --plots "$OUT/plots" --out "$OUT/table.md"
 echo
 echo "Table: $OUT/table.md   Plots: $OUT/plots/"

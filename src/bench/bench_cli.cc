@@ -16,6 +16,7 @@
 #include "bench/output_match.h"
 #include "bench/reference_points.h"
 #include "bench/run_report.h"
+#include "bench/spec_report.h"
 #include "bench/stream_client.h"
 #include "bench/workload.h"
 
@@ -77,6 +78,13 @@ std::optional<double> ScrapeCounter(StreamClient& client, const std::string& nam
   auto v = PrometheusCounter(*body, name);
   if (!v.ok()) return std::nullopt;
   return *v;
+}
+
+// prosgrow's per-drafter speculative counters on /metrics; empty when absent.
+std::map<std::string, SpecCounts> ScrapeSpecCounters(StreamClient& client) {
+  auto body = client.Get("/metrics");
+  if (!body.ok()) return {};
+  return SpecCountersFromMetrics(*body);
 }
 
 int RunCommand(RunFlags& f) {
@@ -144,6 +152,7 @@ int RunCommand(RunFlags& f) {
     ropt.ideal_block_tokens = f.ideal_block;
     ropt.progress = !f.no_progress && isatty(STDERR_FILENO);
     auto before = ScrapeCounter(**probe, f.metrics_counter);
+    const auto spec_before = ScrapeSpecCounters(**probe);
     // Wall-clock start, so a run's send_s can be lined up with outside events
     // (scripts/failover_report.py: when a replica was killed).
     const double started_unix_s =
@@ -151,6 +160,7 @@ int RunCommand(RunFlags& f) {
     auto run = RunBench(**workload, copt, ropt);
     if (!run.ok()) return Fail(run.status(), kExitUsage);
     auto after = ScrapeCounter(**probe, f.metrics_counter);
+    const auto spec_after = ScrapeSpecCounters(**probe);
     SummaryInputs in;
     in.gpus = f.gpus;
     in.gpu_hour_cost = f.gpu_hour_cost;
@@ -160,6 +170,7 @@ int RunCommand(RunFlags& f) {
                                : (f.sweep.empty() ? f.label : fmt::format("{} c{}", f.label, level));
     // The /metrics delta also counts warmup requests, so it is only used without warmup.
     if (before && after && f.warmup == 0) in.metrics_cached_delta = *after - *before;
+    in.spec_by_drafter = SpecCountersDelta(spec_before, spec_after);
     RunReport rep;
     rep.summary = Summarize(run->records, in);
     rep.records = std::move(run->records);
@@ -172,6 +183,7 @@ int RunCommand(RunFlags& f) {
                   {"wall_s", run->wall_s},  {"ignore_eos", copt.ignore_eos}, {"started_unix_s", started_unix_s}};
     completed += rep.summary.completed;
     std::printf("\n%s\n", SummaryTable({rep.summary}).c_str());
+    if (std::string t = SpecTable(rep.summary.spec); !t.empty()) std::printf("%s\n", t.c_str());
     if (auto m = (*probe)->Get("/metrics"); m.ok()) {  // the server's KV accounting (miss reasons, what-if)
       rep.config["kv_accounting"] = KvAccountingFromMetrics(*m);
       if (std::string t = KvAccountingTable(rep.config["kv_accounting"]); !t.empty()) std::printf("%s\n", t.c_str());
@@ -196,6 +208,9 @@ int RunCommand(RunFlags& f) {
   std::string ref_md = refs.empty() ? "" : ReferenceTable(sums, refs);
   if (!reports.empty() && reports.back().config.contains("kv_accounting")) {
     if (std::string t = KvAccountingTable(reports.back().config["kv_accounting"]); !t.empty()) md += "\n" + t;
+  }
+  if (!reports.empty()) {
+    if (std::string t = SpecTable(reports.back().summary.spec); !t.empty()) md += "\n" + t;
   }
   if (levels.size() > 1) std::printf("\n%s\n", md.c_str());
   if (!ref_md.empty()) std::printf("\n%s\n", ref_md.c_str());
@@ -239,6 +254,9 @@ int CompareCommand(const CompareFlags& f) {
   for (size_t i = 1; i < runs.size(); ++i) {
     md += fmt::format("\n{} vs {}: {}\n", runs[i].summary.label, runs[0].summary.label,
                       DescribeOutputMatch(MatchOutputs(runs[0].records, runs[i].records)));
+  }
+  for (const Summary& s : sums) {
+    if (std::string t = SpecTable(s.spec); !t.empty()) md += "\n" + s.label + ":\n\n" + t;
   }
   if (!refs.empty()) md += "\n" + ReferenceTable(sums, refs);
   std::printf("%s", md.c_str());

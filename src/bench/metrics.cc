@@ -108,6 +108,7 @@ Summary Summarize(const std::vector<RequestRecord>& records, const SummaryInputs
   if (in.gpu_hour_cost > 0 && s.output_tok_s_gpu && *s.output_tok_s_gpu > 0) {
     s.cost_per_mtok = in.gpu_hour_cost / (*s.output_tok_s_gpu * 3600.0 / 1e6);
   }
+  s.spec = SummarizeSpec(records, in.spec_by_drafter);
   return s;
 }
 
@@ -151,6 +152,7 @@ nlohmann::json SummaryToJson(const Summary& s) {
   PutOpt(j, "tier_disk", s.tier_disk);
   PutOpt(j, "cost_per_mtok", s.cost_per_mtok);
   j["gpu_hour_cost"] = s.gpu_hour_cost;
+  j["speculative"] = s.spec ? SpecSummaryToJson(*s.spec) : nlohmann::json(nullptr);
   return j;
 }
 
@@ -188,6 +190,7 @@ Summary SummaryFromJson(const nlohmann::json& j) {
   s.tier_disk = GetOpt(j, "tier_disk");
   s.cost_per_mtok = GetOpt(j, "cost_per_mtok");
   s.gpu_hour_cost = num("gpu_hour_cost", 0);
+  if (j.contains("speculative")) s.spec = SpecSummaryFromJson(j["speculative"]);
   return s;
 }
 

@@ -17,17 +17,21 @@
 //   ideal_reuse          sum ideal_cached / sum sent_prompt tokens
 //   reuse_of_ideal       cache_reuse / ideal_reuse
 //   cost_per_mtok        $/GPU-hr / (output_tok_s_gpu * 3600 / 1e6)
+//   spec                 speculative decoding counts (spec_report.h): totals
+//                        over measured requests, per drafter from /metrics
 // Percentiles interpolate linearly between order statistics (numpy default).
 // Thread-safety: pure functions and value types.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/request_record.h"
+#include "bench/spec_report.h"
 
 namespace pg::bench {
 
@@ -41,6 +45,7 @@ struct SummaryInputs {
   int32_t concurrency = 0;
   std::string workload;
   std::string label;
+  std::map<std::string, SpecCounts> spec_by_drafter;  // /metrics delta, when scraped
 };
 
 struct Summary {
@@ -67,6 +72,7 @@ struct Summary {
   std::optional<double> tier_device, tier_host, tier_disk;  // fraction of prompt tokens
   std::optional<double> cost_per_mtok;
   double gpu_hour_cost = 0;
+  std::optional<SpecSummary> spec;  // nullopt: the server reported no speculation
 };
 
 Summary Summarize(const std::vector<RequestRecord>& records, const SummaryInputs& in);

@@ -29,6 +29,11 @@ nlohmann::json RecordToJson(const RequestRecord& r) {
                          {"remote", r.cached_remote}};
   j["finish_reason"] = r.finish_reason;
   j["output_hash"] = r.output_hash;
+  if (!r.spec_source.empty()) {
+    j["speculative"] = {{"steps", r.spec_steps},       {"drafted_tokens", r.spec_drafted},
+                        {"accepted_tokens", r.spec_accepted}, {"synthetic_acceptance", r.spec_synthetic},
+                        {"source", r.spec_source}};
+  }
   return j;
 }
 
@@ -84,6 +89,14 @@ RequestRecord RecordFromJson(const nlohmann::json& j) {
   }
   Get(j, "finish_reason", &r.finish_reason);
   Get(j, "output_hash", &r.output_hash);
+  if (j.contains("speculative") && j["speculative"].is_object()) {
+    const auto& s = j["speculative"];
+    Get(s, "steps", &r.spec_steps);
+    Get(s, "drafted_tokens", &r.spec_drafted);
+    Get(s, "accepted_tokens", &r.spec_accepted);
+    Get(s, "synthetic_acceptance", &r.spec_synthetic);
+    Get(s, "source", &r.spec_source);
+  }
   return r;
 }
 

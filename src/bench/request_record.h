@@ -38,6 +38,12 @@ struct RequestRecord {
   int64_t cached_remote = -1;       // ... "remote" (Redis/Valkey tier); -1 when the server reports none
   std::string finish_reason;
   std::string output_hash;          // OutputHash of the streamed text (output_match.h)
+  // Speculative decoding (spec_report.h): usage.speculative, else llama.cpp timings.draft_n*.
+  int64_t spec_steps = -1;          // verification steps that carried a draft; -1: n/a
+  int64_t spec_drafted = -1;        // draft tokens verified; -1: n/a
+  int64_t spec_accepted = -1;       // draft tokens accepted; -1: n/a
+  bool spec_synthetic = false;      // benchmark-only synthetic acceptance: not the model's output
+  std::string spec_source;          // "usage", "timings" or "" (not reported)
 };
 
 nlohmann::json RecordToJson(const RequestRecord& r);

@@ -93,6 +93,10 @@ std::string SummaryTable(const std::vector<Summary>& runs) {
       {"cached on host tier", [](const Summary& s) { return s.tier_host; }, 100, 1, "%", true},
       {"cached on disk tier", [](const Summary& s) { return s.tier_disk; }, 100, 1, "%", true},
       {"cost, $ per M output tokens", [](const Summary& s) { return s.cost_per_mtok; }, 1, 3, "", true},
+      {"speculative: draft acceptance rate",
+       [](const Summary& s) { return s.spec ? s.spec->total.AcceptanceRate() : std::nullopt; }, 100, 1, "%", true},
+      {"speculative: mean accepted length (tokens/step)",
+       [](const Summary& s) { return s.spec ? s.spec->total.MeanAcceptedLength() : std::nullopt; }, 1, 2, "", true},
   };
   std::string out = "| metric |";
   std::string sep = "|---|";

@@ -29,7 +29,8 @@ Status WriteTextFile(const std::string& path, const std::string& text);
 // Markdown table, one column per summary; columns after the first also show
 // the ratio to the first, "9.05 (2.99x)". Rows: the reference table's rows,
 // then ideal reuse, reuse / ideal, P90 E2E-normalized interactivity, per-tier
-// reuse and cost when present, completed / failed.
+// reuse and cost when present, the speculative acceptance rate and mean
+// accepted length when a run reported them, completed / failed.
 std::string SummaryTable(const std::vector<Summary>& runs);
 
 // The server's KV accounting at the end of a run, read from its /metrics

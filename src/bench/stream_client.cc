@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "bench/output_match.h"
+#include "bench/spec_report.h"
 #include "client/openai_http.h"
 #include "bench/token_space.h"
 
@@ -151,6 +152,7 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
     }
     if (has_usage) {
       const json& u = j["usage"];
+      ReadSpecUsage(u, rec);
       rec->prompt_tokens = IntOr(u, "prompt_tokens", rec->prompt_tokens);
       int64_t completion = IntOr(u, "completion_tokens", -1);
       if (completion >= 0) {
@@ -175,6 +177,7 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
     }
     if (j.contains("timings") && j["timings"].is_object()) {
       const json& t = j["timings"];
+      ReadSpecTimings(t, rec);
       int64_t cache_n = IntOr(t, "cache_n", -1);
       int64_t prompt_n = IntOr(t, "prompt_n", -1);
       if (cache_n >= 0 && rec->cached_source != "usage") {

@@ -10,7 +10,9 @@
 // chunks, E2E (end of stream); usage (prompt/completion tokens,
 // prompt_tokens_details.cached_tokens and the prosgrow extension
 // prompt_tokens_details.cached_tokens_by_tier {device, host, disk}); else
-// llama.cpp's timings {cache_n, prompt_n}. Output tokens fall back to the
+// llama.cpp's timings {cache_n, prompt_n}; speculative decoding counts from
+// usage.speculative, else timings {draft_n, draft_n_accepted}
+// (spec_report.h). Output tokens fall back to the
 // number of output chunks when usage is absent.
 // A request fails on a transport error, a non-200 status, an error event in
 // the stream, or a stream that ends without [DONE] or a finish_reason.

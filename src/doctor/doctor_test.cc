@@ -102,20 +102,6 @@ TEST(HostChecks, DiskTierWritableFullAndBroken) {
   EXPECT_EQ(n, 0);
 }
 
-TEST(NetworkChecks, ParsesRedisUrls) {
-  auto u = ParseRedisUrl("redis://:secret@cache.local:6380/3");
-  ASSERT_TRUE(u.ok());
-  EXPECT_EQ(u->host, "cache.local");
-  EXPECT_EQ(u->port, 6380);
-  EXPECT_EQ(u->db, 3);
-  EXPECT_EQ(u->password, "secret");
-  auto d = ParseRedisUrl("redis://127.0.0.1");
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->port, 6379);
-  for (const char* bad : {"http://x:1", "redis://", "redis://h:0", "redis://h:99999", "redis://h:1/x", "redis://u@h"})
-    EXPECT_FALSE(ParseRedisUrl(bad).ok()) << bad;
-}
-
 TEST(NetworkChecks, RedisUnreachableFails) {
   CheckResult r = CheckRedis("redis://127.0.0.1:" + std::to_string(FreePort()), 0.5);
   EXPECT_EQ(r.verdict, V::kFail);

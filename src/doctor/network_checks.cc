@@ -19,14 +19,6 @@
 namespace pg {
 namespace {
 
-bool ParsePort(std::string_view s, int* port) {
-  int v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < 0 || v > 65535) return false;
-  *port = v;
-  return true;
-}
-
 struct ContextFree {
   void operator()(redisContext* c) const { redisFree(c); }
 };
@@ -48,36 +40,6 @@ std::string ConfigValue(redisContext* c, const char* key) {
 }
 
 }  // namespace
-
-Result<RedisUrl> ParseRedisUrl(const std::string& url) {
-  const std::string scheme = "redis://";
-  if (url.rfind(scheme, 0) != 0) return InvalidArgument(fmt::format("'{}' is not a redis:// URL", url));
-  std::string rest = url.substr(scheme.size());
-  RedisUrl u;
-  if (size_t at = rest.rfind('@'); at != std::string::npos) {
-    std::string auth = rest.substr(0, at);
-    rest = rest.substr(at + 1);
-    size_t colon = auth.find(':');
-    if (colon == std::string::npos) return InvalidArgument(fmt::format("'{}': credentials must be [user]:password", url));
-    u.user = auth.substr(0, colon);
-    u.password = auth.substr(colon + 1);
-  }
-  if (size_t slash = rest.find('/'); slash != std::string::npos) {
-    std::string db = rest.substr(slash + 1);
-    rest = rest.substr(0, slash);
-    auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), u.db);
-    if (!db.empty() && (ec != std::errc() || p != db.data() + db.size() || u.db < 0))
-      return InvalidArgument(fmt::format("'{}': the database must be a number", url));
-  }
-  if (size_t colon = rest.rfind(':'); colon != std::string::npos) {
-    if (!ParsePort(std::string_view(rest).substr(colon + 1), &u.port) || u.port == 0)
-      return InvalidArgument(fmt::format("'{}': bad port", url));
-    rest = rest.substr(0, colon);
-  }
-  if (rest.empty()) return InvalidArgument(fmt::format("'{}' has no host", url));
-  u.host = rest;
-  return u;
-}
 
 CheckResult CheckRedis(const std::string& url, double timeout_s) {
   const char* name = "redis";
@@ -133,7 +95,7 @@ Result<TcpEndpoint> ParseTcpEndpoint(const std::string& endpoint) {
   std::string rest = endpoint.substr(scheme.size());
   size_t colon = rest.rfind(':');
   TcpEndpoint e;
-  if (colon == std::string::npos || colon == 0 || !ParsePort(std::string_view(rest).substr(colon + 1), &e.port))
+  if (colon == std::string::npos || colon == 0 || !ParseTcpPort(std::string_view(rest).substr(colon + 1), &e.port))
     return InvalidArgument(fmt::format("'{}' is not a tcp://HOST:PORT endpoint", endpoint));
   e.host = rest.substr(0, colon);
   return e;

@@ -7,20 +7,11 @@
 
 #include <string>
 
+#include "base/redis_url.h"
 #include "base/status.h"
 #include "doctor/check.h"
 
 namespace pg {
-
-// redis://[[user]:password@]HOST[:PORT][/DB] (port 6379, db 0 by default).
-struct RedisUrl {
-  std::string host;
-  int port = 6379;
-  int db = 0;
-  std::string user;
-  std::string password;
-};
-Result<RedisUrl> ParseRedisUrl(const std::string& url);
 
 // Skip when `url` is empty. Fails when the URL is malformed or the server
 // does not answer PING within `timeout_s`; warns when its maxmemory-policy

@@ -58,11 +58,6 @@ RedisReply Convert(const redisReply* r) {
   return out;
 }
 
-bool ParsePortNumber(std::string_view s, int* port) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *port);
-  return ec == std::errc() && p == s.data() + s.size() && *port > 0 && *port < 65536;
-}
-
 // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381": the slot and node.
 bool ParseRedirect(const std::string& err, bool* ask, int* slot, std::string* host, int* port) {
   *ask = err.rfind("ASK ", 0) == 0;
@@ -77,7 +72,7 @@ bool ParseRedirect(const std::string& err, bool* ask, int* slot, std::string* ho
   const size_t colon = node.rfind(':');
   if (colon == std::string::npos || colon == 0) return false;
   *host = node.substr(0, colon);
-  return ParsePortNumber(std::string_view(node).substr(colon + 1), port);
+  return ParseTcpPort(std::string_view(node).substr(colon + 1), port);
 }
 
 uint16_t Crc16(std::string_view s) {
@@ -90,37 +85,6 @@ uint16_t Crc16(std::string_view s) {
 }
 
 }  // namespace
-
-Result<RedisEndpoint> ParseRedisEndpoint(const std::string& url) {
-  const std::string scheme = "redis://";
-  if (url.rfind(scheme, 0) != 0) return InvalidArgument(fmt::format("--kv-remote '{}' is not a redis:// URL", url));
-  std::string rest = url.substr(scheme.size());
-  RedisEndpoint e;
-  if (size_t at = rest.rfind('@'); at != std::string::npos) {
-    const std::string auth = rest.substr(0, at);
-    rest = rest.substr(at + 1);
-    const size_t colon = auth.find(':');
-    if (colon == std::string::npos)
-      return InvalidArgument(fmt::format("--kv-remote '{}': credentials must be [user]:password", url));
-    e.user = auth.substr(0, colon);
-    e.password = auth.substr(colon + 1);
-  }
-  if (size_t slash = rest.find('/'); slash != std::string::npos) {
-    const std::string db = rest.substr(slash + 1);
-    rest = rest.substr(0, slash);
-    auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), e.db);
-    if (!db.empty() && (ec != std::errc() || p != db.data() + db.size() || e.db < 0))
-      return InvalidArgument(fmt::format("--kv-remote '{}': the database must be a number", url));
-  }
-  if (size_t colon = rest.rfind(':'); colon != std::string::npos) {
-    if (!ParsePortNumber(std::string_view(rest).substr(colon + 1), &e.port))
-      return InvalidArgument(fmt::format("--kv-remote '{}': bad port", url));
-    rest = rest.substr(0, colon);
-  }
-  if (rest.empty()) return InvalidArgument(fmt::format("--kv-remote '{}' has no host", url));
-  e.host = rest;
-  return e;
-}
 
 int RedisKeySlot(std::string_view key) {
   // Only the part between the first '{' and the next '}' counts, when non-empty.
@@ -138,7 +102,7 @@ struct RedisClient::Node {
   }
 };
 
-RedisClient::RedisClient(RedisEndpoint seed) : seed_(std::move(seed)) {}
+RedisClient::RedisClient(RedisUrl seed) : seed_(std::move(seed)) {}
 RedisClient::~RedisClient() = default;
 
 void RedisClient::Disconnect() { nodes_.clear(); }

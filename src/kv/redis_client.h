@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/redis_url.h"
 #include "base/status.h"
 
 struct redisContext;
@@ -29,14 +30,6 @@ struct redisContext;
 namespace pg {
 
 // redis://[[user]:password@]HOST[:PORT][/DB]
-struct RedisEndpoint {
-  std::string host;
-  int port = 6379;
-  int db = 0;
-  std::string user;
-  std::string password;
-};
-Result<RedisEndpoint> ParseRedisEndpoint(const std::string& url);
 
 // The Redis Cluster slot of a key (CRC16-XMODEM mod 16384, honouring {tags}).
 int RedisKeySlot(std::string_view key);
@@ -51,7 +44,7 @@ struct RedisReply {
 
 class RedisClient {
  public:
-  explicit RedisClient(RedisEndpoint seed);
+  explicit RedisClient(RedisUrl seed);
   ~RedisClient();
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;
@@ -74,7 +67,7 @@ class RedisClient {
   Result<Node*> Connect(const std::string& host, int port, double deadline_s);
   Result<RedisReply> Redirected(const Command& command, const RedisReply& reply, double deadline_s, int hops);
 
-  RedisEndpoint seed_;
+  RedisUrl seed_;
   std::map<std::string, std::unique_ptr<Node>> nodes_;  // by "host:port"
   std::map<int, std::string> slot_node_;                // slot -> "host:port", learnt from -MOVED
   int64_t redirects_ = 0;

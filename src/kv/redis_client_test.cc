@@ -16,8 +16,8 @@ namespace {
 
 using testing::RedisTestServer;
 
-RedisEndpoint Local(int port) {
-  RedisEndpoint e;
+RedisUrl Local(int port) {
+  RedisUrl e;
   e.host = "127.0.0.1";
   e.port = port;
   return e;
@@ -40,7 +40,7 @@ TEST(RedisClientTest, PipelineKeepsOrderAndBinaryValues) {
 TEST(RedisClientTest, SelectsTheDatabaseOfTheUrl) {
   RedisTestServer r;
   if (std::string why = r.Start(); !why.empty()) GTEST_SKIP() << why;
-  auto ep = ParseRedisEndpoint(r.url() + "/2");
+  auto ep = ParseRedisUrl(r.url() + "/2");
   ASSERT_TRUE(ep.ok());
   RedisClient c(*ep);
   ASSERT_TRUE(c.RunOne({"SET", "in-db-2", "x"}, NowSeconds() + 5).ok());

@@ -17,7 +17,7 @@ constexpr size_t kMaxStoredRemembered = 1 << 20;  // hashes remembered as stored
 Result<std::unique_ptr<RemoteTier>> RemoteTier::Create(const RemoteTierConfig& config, const KvLayout& layout,
                                                        const std::string& model_identity) {
   PG_RETURN_IF_ERROR(layout.Validate());
-  PG_ASSIGN_OR_RETURN(RedisEndpoint ep, ParseRedisEndpoint(config.url));
+  PG_ASSIGN_OR_RETURN(RedisUrl ep, ParseRedisUrl(config.url));
   if (config.ttl_s < 0) return InvalidArgument("--kv-remote-ttl must be >= 0 seconds (0 = no expiry)");
   if (config.timeout_s <= 0) return InvalidArgument("--kv-remote-timeout-ms must be > 0");
   if (config.write_queue_blocks < 1) return InvalidArgument("remote tier: write queue must hold at least one block");
@@ -25,7 +25,7 @@ Result<std::unique_ptr<RemoteTier>> RemoteTier::Create(const RemoteTierConfig& c
 }
 
 RemoteTier::RemoteTier(const RemoteTierConfig& config, const KvLayout& layout, const std::string& model_identity,
-                       RedisEndpoint endpoint)
+                       RedisUrl endpoint)
     : cfg_(config), layout_(layout), codec_(layout, model_identity), write_client_(endpoint), read_client_(endpoint) {
   writer_ = std::thread([this] { WriterLoop(); });
   reader_ = std::thread([this] { ReaderLoop(); });

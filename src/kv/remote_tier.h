@@ -93,7 +93,7 @@ class RemoteTier {
 
  private:
   RemoteTier(const RemoteTierConfig& config, const KvLayout& layout, const std::string& model_identity,
-             RedisEndpoint endpoint);
+             RedisUrl endpoint);
   struct PendingWrite {
     RemoteWant info;
     std::vector<uint8_t> data;  // block_bytes, copied from the slot

@@ -235,18 +235,7 @@ TEST(RemoteTierTest, BadConfigIsRefused) {
   EXPECT_FALSE(RemoteTier::Create(c, kvtest::SmallLayout(), kModelId).ok());
 }
 
-TEST(RedisEndpointTest, Parses) {
-  auto e = ParseRedisEndpoint("redis://u:p@h:7000/3");
-  ASSERT_TRUE(e.ok());
-  EXPECT_EQ(e->host, "h");
-  EXPECT_EQ(e->port, 7000);
-  EXPECT_EQ(e->db, 3);
-  EXPECT_EQ(e->user, "u");
-  EXPECT_EQ(e->password, "p");
-  EXPECT_EQ(ParseRedisEndpoint("redis://h")->port, 6379);
-  EXPECT_FALSE(ParseRedisEndpoint("redis://h:0").ok());
-  EXPECT_FALSE(ParseRedisEndpoint("redis://:1").ok());
-  EXPECT_FALSE(ParseRedisEndpoint("redis://h/x").ok());
+TEST(RedisKeySlotTest, FollowsTheClusterSpec) {
   // Redis Cluster's documented example slots.
   EXPECT_EQ(RedisKeySlot("123456789"), 0x31C3 & 16383);
   EXPECT_EQ(RedisKeySlot("{user1000}.following"), RedisKeySlot("user1000"));

@@ -103,7 +103,7 @@ void StreamSplicer::OnEvent(const std::string& event, std::string* out) {
   matched_ = relayed_text_.size();
   role_sent_ = role_sent_ || role;
   finished_ = finished_ || finish;
-  out->append("data: ").append(j.dump()).append("\n\n");
+  out->append("data: ").append(j.dump(-1, ' ', false, json::error_handler_t::replace)).append("\n\n");
 }
 
 }  // namespace pg

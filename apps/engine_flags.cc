@@ -69,6 +69,9 @@ void AddSpecFlags(CLI::App& app, SpecFlags* f) {
   app.add_option("--spec-draft-model", f->draft_model, "GGUF draft model for --spec draft (same vocabulary)");
   app.add_option("--spec-draft-max", f->draft_max, "most draft tokens verified per step (K)")
       ->check(CLI::Range(1, 64));
+  app.add_option("--spec-max-batch", f->max_batch,
+                 "speculate only in steps with at most N running sequences, none of them prefilling (0 = always)")
+      ->check(CLI::Range(0, 1 << 20));
   app.add_option("--spec-synthetic-acceptance-length", f->synthetic_length,
                  "BENCHMARK ONLY: accept drafts at random so a step yields L tokens on average (1 <= L <= K + 1); "
                  "outputs are then not the model's own");
@@ -79,6 +82,7 @@ Result<SpecConfig> ToSpecConfig(const SpecFlags& f) {
   PG_ASSIGN_OR_RETURN(c.drafters, ParseDrafterList(f.spec));
   c.draft_model = f.draft_model;
   c.draft_max = f.draft_max;
+  c.max_batch = f.max_batch;
   c.synthetic_length = f.synthetic_length;
   PG_RETURN_IF_ERROR(ValidateSpecConfig(c));
   return c;

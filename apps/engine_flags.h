@@ -16,6 +16,7 @@ struct SpecFlags {
   std::string spec = "none";
   std::string draft_model;
   int draft_max = 4;
+  int max_batch = 0;
   double synthetic_length = 0;
 };
 void AddSpecFlags(CLI::App& app, SpecFlags* f);

@@ -23,6 +23,8 @@
 #   DEMO_SPEC_SYNTHETIC=3         optimized + synthetic acceptance, mean step length 3
 #                                 (draft max DEMO_SPEC_DRAFT_MAX, default 4): BENCHMARK ONLY,
 #                                 the accepted tokens are NOT the model's own output
+#   DEMO_SPEC_MAX_BATCH=N         both spec arms speculate only in steps with <= N running
+#                                 sequences, none prefilling (--spec-max-batch; default 0 = always)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -81,12 +83,14 @@ run_arm() {
   RUNS+=("$OUT/$arm/run.json")
 }
 if [ -n "${DEMO_SPEC:-}" ]; then
-  run_arm "optimized+spec-${DEMO_SPEC//,/-}" --spec "$DEMO_SPEC" --spec-draft-max "${DEMO_SPEC_DRAFT_MAX:-4}"
+  run_arm "optimized+spec-${DEMO_SPEC//,/-}" --spec "$DEMO_SPEC" --spec-draft-max "${DEMO_SPEC_DRAFT_MAX:-4}" \
+    --spec-max-batch "${DEMO_SPEC_MAX_BATCH:-0}"
 fi
 if [ -n "${DEMO_SPEC_SYNTHETIC:-}" ]; then
   echo "== SYNTHETIC ACCEPTANCE arm (benchmark only): its outputs are NOT the model's own"
   run_arm "optimized+SYNTHETIC-L${DEMO_SPEC_SYNTHETIC}" --spec "${DEMO_SPEC:-ngram}" \
-    --spec-draft-max "${DEMO_SPEC_DRAFT_MAX:-4}" --spec-synthetic-acceptance-length "$DEMO_SPEC_SYNTHETIC"
+    --spec-draft-max "${DEMO_SPEC_DRAFT_MAX:-4}" --spec-synthetic-acceptance-length "$DEMO_SPEC_SYNTHETIC" \
+    --spec-max-batch "${DEMO_SPEC_MAX_BATCH:-0}"
 fi
 
 echo

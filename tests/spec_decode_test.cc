@@ -61,7 +61,7 @@ std::vector<Out> RunAll(Engine& e, const std::vector<std::vector<int32_t>>& prom
 }
 
 std::unique_ptr<Engine> MakeEngine(const std::string& model, const std::string& drafters, int draft_max = 4,
-                                   const std::string& draft_model = "") {
+                                   const std::string& draft_model = "", int max_batch = 0) {
   EngineConfig c;
   c.model_path = model;
   c.threads = 2;
@@ -72,6 +72,7 @@ std::unique_ptr<Engine> MakeEngine(const std::string& model, const std::string& 
   c.spec.drafters = *list;
   c.spec.draft_max = draft_max;
   c.spec.draft_model = draft_model;
+  c.spec.max_batch = max_batch;
   auto e = Engine::Create(c);
   EXPECT_TRUE(e.ok()) << e.status().ToString();
   return e.ok() ? std::move(*e) : nullptr;
@@ -153,6 +154,38 @@ TEST(SpecDecode, GreedyIdenticalOnTinySyntheticModel) {
   const std::string model = test::TinyQwen2Model(7);
   ASSERT_FALSE(model.empty());
   CheckGreedyIdentical(model, test::TinyQwen2Model(5));
+}
+
+int64_t Drafted(const std::vector<Out>& rs) {
+  int64_t n = 0;
+  for (const Out& r : rs) n += r.finish.spec.drafted;
+  return n;
+}
+
+// --spec-max-batch 1: three sequences decoding together are not speculated,
+// one alone is, and the tokens are the same either way.
+TEST(SpecDecode, MaxBatchSpeculatesOnlyInSmallDecodeSteps) {
+  const std::string model = test::TinyQwen2Model(7);
+  ASSERT_FALSE(model.empty());
+  auto off = MakeEngine(model, "none");
+  auto always = MakeEngine(model, "ngram");
+  auto limited = MakeEngine(model, "ngram", 4, "", 1);
+  ASSERT_TRUE(off && always && limited);
+  const auto prompts = Prompts(static_cast<int32_t>(off->info().n_vocab));
+  const auto want = RunAll(*off, prompts, 40);
+  const auto together_always = RunAll(*always, prompts, 40);
+  const auto together = RunAll(*limited, prompts, 40);
+  int64_t alone = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(together[i].tokens, want[i].tokens);
+    EXPECT_EQ(together_always[i].tokens, want[i].tokens);
+    const auto one = RunAll(*limited, {prompts[i]}, 40);
+    EXPECT_EQ(one[0].tokens, want[i].tokens);
+    alone += Drafted(one);
+  }
+  EXPECT_GT(Drafted(together_always), 0) << "the prompts give ngram nothing: the test would prove nothing";
+  EXPECT_LT(Drafted(together), Drafted(together_always));
+  EXPECT_GT(alone, 0);
 }
 
 class SpecDecodeFixture : public ::testing::TestWithParam<const char*> {};

@@ -42,7 +42,24 @@
 namespace pg {
 
 void Engine::ProposeDrafts() {
+  bool speculate = true;  // --spec-max-batch: only in small, decode-only steps
+  if (const int max = config_.spec.max_batch; max > 0) {
+    int64_t running = 0;
+    for (const auto& up : scheduler_->running()) {
+      ++running;
+      speculate = speculate && up->remaining_to_compute() <= 1;
+    }
+    speculate = speculate && running <= max && scheduler_->n_waiting() == 0;
+  }
   for (const auto& up : scheduler_->running()) {
+    if (!speculate) {
+      up->draft.clear();
+      if (up->spec) {  // nor a draft-model proposal this step
+        up->spec->model_want = 0;
+        up->spec->drafter = -1;
+      }
+      continue;
+    }
     Sequence* s = up.get();
     s->draft.clear();
     // Constrained outputs (src/constrain) decode one token per step: the matcher

@@ -44,6 +44,7 @@ Result<std::vector<DrafterKind>> ParseDrafterList(const std::string& list) {
 Status ValidateSpecConfig(const SpecConfig& c) {
   if (c.draft_max < 1 || c.draft_max > 64)
     return InvalidArgument(fmt::format("--spec-draft-max must be in [1, 64] (got {})", c.draft_max));
+  if (c.max_batch < 0) return InvalidArgument(fmt::format("--spec-max-batch must be >= 0 (got {})", c.max_batch));
   const bool wants_draft = std::find(c.drafters.begin(), c.drafters.end(), DrafterKind::kDraft) != c.drafters.end();
   if (wants_draft && c.draft_model.empty()) return InvalidArgument("--spec draft needs --spec-draft-model FILE");
   if (!wants_draft && !c.draft_model.empty())

@@ -23,6 +23,11 @@ struct SpecConfig {
   int draft_max = 4;                  // K: most draft tokens per step
   std::string draft_model;            // GGUF for kDraft
   double synthetic_length = 0;        // > 0: benchmark-only synthetic acceptance of mean length L
+  // --spec-max-batch: speculate only in steps where at most this many
+  // sequences run and none is still prefilling (0 = always). Verification
+  // turns each decoding row into 1 + K rows; on a CPU whose cores a batch
+  // already keeps busy, those rows cost about what they save.
+  int max_batch = 0;
   bool enabled() const { return !drafters.empty(); }
   bool synthetic() const { return synthetic_length > 0; }
 };

@@ -1,7 +1,5 @@
 #include "chat/jinja_interpreter.h"
 
-#include <cmath>
-
 #include "chat/jinja_builtins.h"
 
 namespace pg::jinja {

@@ -72,6 +72,9 @@ void AddSpecFlags(CLI::App& app, SpecFlags* f) {
   app.add_option("--spec-max-batch", f->max_batch,
                  "speculate only in steps with at most N running sequences, none of them prefilling (0 = always)")
       ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--spec-policy", f->policy,
+                 "which proposed draft tokens to verify: goodput (default: each step, those whose expected tokens "
+                 "are worth their measured cost) | always (all of them)");
   app.add_option("--spec-synthetic-acceptance-length", f->synthetic_length,
                  "BENCHMARK ONLY: accept drafts at random so a step yields L tokens on average (1 <= L <= K + 1); "
                  "outputs are then not the model's own");
@@ -83,6 +86,7 @@ Result<SpecConfig> ToSpecConfig(const SpecFlags& f) {
   c.draft_model = f.draft_model;
   c.draft_max = f.draft_max;
   c.max_batch = f.max_batch;
+  PG_ASSIGN_OR_RETURN(c.policy, ParseSpecPolicy(f.policy));
   c.synthetic_length = f.synthetic_length;
   PG_RETURN_IF_ERROR(ValidateSpecConfig(c));
   return c;

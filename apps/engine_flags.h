@@ -17,6 +17,7 @@ struct SpecFlags {
   std::string draft_model;
   int draft_max = 4;
   int max_batch = 0;
+  std::string policy = "goodput";
   double synthetic_length = 0;
 };
 void AddSpecFlags(CLI::App& app, SpecFlags* f);

@@ -73,6 +73,7 @@ std::unique_ptr<Engine> MakeEngine(const std::string& model, const std::string& 
   c.spec.draft_max = draft_max;
   c.spec.draft_model = draft_model;
   c.spec.max_batch = max_batch;
+  c.spec.policy = SpecPolicy::kAlways;  // every draft verified: these tests check verification
   auto e = Engine::Create(c);
   EXPECT_TRUE(e.ok()) << e.status().ToString();
   return e.ok() ? std::move(*e) : nullptr;
@@ -186,6 +187,42 @@ TEST(SpecDecode, MaxBatchSpeculatesOnlyInSmallDecodeSteps) {
   EXPECT_GT(Drafted(together_always), 0) << "the prompts give ngram nothing: the test would prove nothing";
   EXPECT_LT(Drafted(together), Drafted(together_always));
   EXPECT_GT(alone, 0);
+}
+
+int64_t MetricValue(const std::string& text, const std::string& name) {
+  const size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stoll(text.substr(at + name.size() + 2));
+}
+
+// --spec-policy goodput (the default) may verify fewer tokens than proposed,
+// never different ones: the tokens equal those without speculation, and every
+// proposed token is either verified or counted as dropped.
+TEST(SpecDecode, GoodputPolicyIsLosslessAndCountsWhatItDrops) {
+  const std::string model = test::TinyQwen2Model(7);
+  ASSERT_FALSE(model.empty());
+  auto off = MakeEngine(model, "none");
+  EngineConfig c;
+  c.model_path = model;
+  c.threads = 2;
+  c.kv_device_bytes = 64ull << 20;
+  c.ctx_size = 1024;
+  c.spec.drafters = {DrafterKind::kNgram};
+  ASSERT_EQ(c.spec.policy, SpecPolicy::kGoodput);
+  auto goodput = Engine::Create(c);
+  ASSERT_TRUE(off && goodput.ok());
+  const auto prompts = Prompts(static_cast<int32_t>(off->info().n_vocab));
+  const auto want = RunAll(*off, prompts, 40);
+  int64_t drafted = 0;
+  for (int round = 0; round < 3; ++round) {  // the first ~32 steps fit the cost model
+    const auto got = RunAll(**goodput, prompts, 40);
+    for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(got[i].tokens, want[i].tokens);
+    drafted += Drafted(got);
+  }
+  const std::string m = (*goodput)->MetricsText();
+  const int64_t dropped = MetricValue(m, "prosgrow_spec_dropped_draft_tokens_total");
+  ASSERT_GE(dropped, 0) << m;
+  EXPECT_GT(drafted + dropped, 0) << "ngram proposed nothing: the test would prove nothing";
+  EXPECT_EQ(MetricValue(m, "prosgrow_spec_draft_tokens_total{drafter=\"ngram\"}"), drafted);
 }
 
 class SpecDecodeFixture : public ::testing::TestWithParam<const char*> {};

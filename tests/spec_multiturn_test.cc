@@ -103,6 +103,7 @@ TEST(SpecMultiTurn, TieredCacheWithSpeculationGivesIdenticalOutputs) {
     c.kv_disk_bytes = 64ull << 20;
     c.spec.drafters = *ParseDrafterList(drafters);
     c.spec.draft_model = cs.draft_model;
+    c.spec.policy = SpecPolicy::kAlways;  // every draft verified: these tests check verification
     // The draft model's KV takes its share of the device budget (the same
     // shape here: half); the target keeps its 24 blocks.
     if (!cs.draft_model.empty()) c.kv_device_bytes = block * 48;

@@ -34,6 +34,7 @@ std::unique_ptr<Engine> MakeEngine(const std::string& drafters, const std::strin
   c.max_queue = 4096;
   c.spec.drafters = *ParseDrafterList(drafters);
   c.spec.draft_model = draft_model;
+  c.spec.policy = SpecPolicy::kAlways;  // every draft verified: these tests check verification
   auto e = Engine::Create(c);
   EXPECT_TRUE(e.ok()) << e.status().ToString();
   return e.ok() ? std::move(*e) : nullptr;

@@ -209,7 +209,10 @@ Status Engine::RunForward(const StepPlan& plan) {
   if (spec_) AddVerifyEntries(plan, &n_logits);
   if (logits_.size() < static_cast<size_t>(n_logits * model_->config().n_vocab))
     logits_.resize(static_cast<size_t>(n_logits * model_->config().n_vocab));
-  return model_->Forward(batch_, pages_, *pool_, scratch_, logits_.data());
+  const double start = NowSeconds();
+  Status st = model_->Forward(batch_, pages_, *pool_, scratch_, logits_.data());
+  if (st.ok()) step_cost_.Observe(ShapeOf(batch_), NowSeconds() - start);
+  return st;
 }
 
 void Engine::SampleAndAdvance(const StepPlan& plan) {
@@ -221,7 +224,7 @@ void Engine::SampleAndAdvance(const StepPlan& plan) {
     Sequence* s = plan.batch[i];
     if (!s->draft.empty()) {
       AdvanceSpeculative(s, &logits_[static_cast<size_t>(li * V)], &done);
-      ++li;
+      li += batch_[i].logit_rows();
       continue;
     }
     s->n_computed += s->step_tokens;
@@ -304,6 +307,7 @@ void Engine::Step() {
   kv_->Tick();
   if (spec_) ProposeDrafts();
   StepPlan plan = scheduler_->Schedule(NowSeconds());
+  if (spec_) PlanDrafts(&plan);
   // Unreachable for a request Submit accepted (it fits the device tier
   // alone); kept so a broken invariant ends one request, not the server.
   for (Sequence* s : plan.failed)
@@ -480,7 +484,7 @@ std::string Engine::MetricsText() const {
                    usage);
   if (kv_events_) o += kv_events_->MetricsText();
   o += HintMetricsText(s.hints);
-  o += SpecMetricsText(s.spec);
+  o += SpecMetricsText(s.spec, s.draft_dropped);
   o += DraftMetricsText(s.draft_no_room);
   o += s.kv.WhatIfMetricsText();
   o += RemoteMetricsText(s.kv.remote);

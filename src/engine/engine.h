@@ -27,6 +27,7 @@
 #include "engine/inference_service.h"
 #include "engine/kv_event_bridge.h"
 #include "engine/scheduler.h"
+#include "engine/step_cost_model.h"
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
 #include "spec/speculator.h"
@@ -92,15 +93,20 @@ class Engine final : public InferenceService {
   // Speculative decoding (engine_spec.cc; docs/speculative.md).
   // Drafts for every running decoding sequence (before Schedule).
   void ProposeDrafts();
-  // RunForward: a verifying sequence's draft positions 1..k become extra
-  // one-token batch entries after the plan's own (logits at every position).
+  // After Schedule, under --spec-policy goodput: shortens each draft to the
+  // positions worth their cost this step (spec/verify_planner.h, costs from
+  // step_cost_).
+  void PlanDrafts(StepPlan* plan);
+  void ShortenDraft(Sequence* s, size_t keep, StepPlan* plan);
+  // RunForward: a verifying sequence's entry becomes its k + 1 verification
+  // positions, with logits at every one (BatchSeq::all_logits).
   void AddVerifyEntries(const StepPlan& plan, int64_t* n_logits);
   // SampleAndAdvance for a verifying sequence: accept while the sampler's
   // token equals the draft, emit, roll back the rejected tail of the KV.
   void AdvanceSpeculative(Sequence* s, const float* row0, std::vector<Sequence*>* done);
   void CommitFullBlocks(Sequence* s);
   bool ShouldStop(const Sequence& s) const;
-  std::string SpecMetricsText(const std::vector<DrafterStats>& stats) const;
+  std::string SpecMetricsText(const std::vector<DrafterStats>& stats, int64_t dropped) const;
   // The draft model (engine_draft.cc): loaded at Create with its share of the
   // device KV budget; run for the sequences whose chain reached it.
   Status LoadDraftModel(const KvLayout& target_layout);
@@ -124,6 +130,7 @@ class Engine final : public InferenceService {
   KvPages pages_;
   SeqId next_seq_id_ = 1;
   std::unique_ptr<Speculator> spec_;  // null = speculation off
+  StepCostModel step_cost_;           // fitted to every forward step's wall time
   std::unique_ptr<DraftModel> draft_;  // --spec draft; null = none
   std::vector<DraftRequest> draft_requests_;     // this step's draft-model requests
   std::vector<Sequence*> draft_seqs_;            // their sequences
@@ -157,6 +164,7 @@ class Engine final : public InferenceService {
     HintCounters hints;  // KV hints and session quotas
     std::vector<DrafterStats> spec;  // per drafter, SpecConfig order
     int64_t draft_no_room = 0;       // draft-model requests without room in the draft's KV pool
+    int64_t draft_dropped = 0;       // proposed draft tokens --spec-policy goodput did not verify
   };
   mutable std::mutex metrics_mu_;
   Snapshot snap_;

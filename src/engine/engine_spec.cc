@@ -4,9 +4,10 @@
 //
 // Verification. A decoding sequence has tokens t[0..n) with K/V computed for
 // [0, n-1). With a draft d[0..k) it runs positions n-1 .. n-1+k with inputs
-// t[n-1], d[0], ..., d[k-1], one one-token batch entry each (so every
-// position gets logits, and each row's arithmetic is exactly a decode row's:
-// the forward pass is batch-invariant, model_invariance_test.cc). Row i
+// t[n-1], d[0], ..., d[k-1] as one batch entry with logits for every row
+// (BatchSeq::all_logits: the rows share attention's K/V reads, and each
+// row's arithmetic is exactly a decode row's: the forward pass is
+// batch-invariant, model_invariance_test.cc). Row i
 // predicts the token at position n+i. The sequence's own Sampler picks a
 // token from row 0, 1, ... in turn, as plain decoding would; while the pick
 // equals the draft token the next row is valid too, and the first
@@ -38,6 +39,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "engine/engine.h"
+#include "spec/verify_planner.h"
 
 namespace pg {
 
@@ -76,6 +78,51 @@ void Engine::ProposeDrafts() {
   if (draft_) ProposeModelDrafts();  // the sequences whose chain reached the draft model
 }
 
+void Engine::PlanDrafts(StepPlan* plan) {
+  if (config_.spec.policy != SpecPolicy::kGoodput || !step_cost_.ready()) return;
+  StepShape base;  // the step with every draft removed
+  std::vector<VerifyCandidate> cands;
+  std::vector<Sequence*> seqs;
+  const double growth = step_cost_.ExtraRowSeconds(1) - step_cost_.ExtraRowSeconds(0);
+  for (Sequence* s : plan->batch) {
+    if (s->draft.empty()) {
+      const bool logits = s->n_computed + s->step_tokens == static_cast<int64_t>(s->tokens.size());
+      base.AddEntry(s->n_computed, s->step_tokens, logits ? 1 : 0);
+      continue;
+    }
+    base.AddEntry(s->n_computed, 1, 1);
+    VerifyCandidate c;
+    c.p = spec_->ExpectedAcceptance(*s->spec);
+    c.drafted = static_cast<int>(s->draft.size());
+    c.row_s = step_cost_.ExtraRowSeconds(s->n_computed + 2);  // draft position 1 attends to n + 1 keys
+    c.row_growth_s = growth;
+    cands.push_back(c);
+    seqs.push_back(s);
+  }
+  if (cands.empty()) return;
+  const VerifyPlan vp =
+      PlanVerification(step_cost_.Predict(base), static_cast<int64_t>(plan->batch.size()), cands);
+  for (size_t i = 0; i < seqs.size(); ++i)
+    if (static_cast<size_t>(vp.keep[i]) < seqs[i]->draft.size()) ShortenDraft(seqs[i], static_cast<size_t>(vp.keep[i]), plan);
+}
+
+// The scheduler reserved KV for 1 + k positions; give back what the shorter
+// verification no longer writes.
+void Engine::ShortenDraft(Sequence* s, size_t keep, StepPlan* plan) {
+  const int64_t dropped = static_cast<int64_t>(s->draft.size() - keep);
+  totals_.draft_dropped += dropped;
+  s->draft.resize(keep);
+  s->step_tokens -= dropped;
+  plan->n_tokens -= dropped;
+  if (keep == 0) s->spec->drafter = -1;  // a plain decode step: nothing to record
+  const int64_t positions = s->n_computed + s->step_tokens;
+  if (s->allocated_tokens > positions) {
+    const Status st = kv_->TruncateSequence(s->id, positions, &s->block_table);
+    PG_CHECK_MSG(st.ok(), st.ToString().c_str());
+    s->allocated_tokens = positions;
+  }
+}
+
 void Engine::AddVerifyEntries(const StepPlan& plan, int64_t* n_logits) {
   for (size_t i = 0; i < plan.batch.size(); ++i) {
     Sequence* s = plan.batch[i];
@@ -84,31 +131,16 @@ void Engine::AddVerifyEntries(const StepPlan& plan, int64_t* n_logits) {
     PG_CHECK(s->step_tokens == static_cast<int64_t>(k) + 1 && s->remaining_to_compute() == 1);
     s->verify_tokens.assign(1, s->tokens.back());
     s->verify_tokens.insert(s->verify_tokens.end(), s->draft.begin(), s->draft.end());
-    BatchSeq& first = batch_[i];  // position n-1: the plan's own entry, now one token with logits
-    first.tokens = s->verify_tokens.data();
-    first.n_tokens = 1;
-    first.want_logits = true;
-    ++*n_logits;
+    // The plan's entry becomes positions n-1 .. n-1+k, with logits for each:
+    // one entry, so its rows share the K/V reads of attention.
+    BatchSeq& b = batch_[i];
+    *n_logits -= b.logit_rows();  // RunForward counted the plan's entry as it was
+    b.tokens = s->verify_tokens.data();
+    b.n_tokens = static_cast<int64_t>(k) + 1;
+    b.want_logits = true;
+    b.all_logits = true;
+    *n_logits += b.logit_rows();
   }
-  // Draft positions after every plan entry, so the plan's rows keep their order.
-  const int64_t plan_rows = *n_logits;
-  int64_t extra = 0;
-  for (Sequence* s : plan.batch) {
-    if (s->draft.empty()) continue;
-    s->verify_extra_row = plan_rows + extra;
-    for (size_t j = 1; j < s->verify_tokens.size(); ++j) {
-      BatchSeq b;
-      b.tokens = s->verify_tokens.data() + j;
-      b.n_tokens = 1;
-      b.start_pos = s->n_computed + static_cast<int64_t>(j);
-      b.block_table = s->block_table.data();
-      b.n_blocks = static_cast<int64_t>(s->block_table.size());
-      b.want_logits = true;
-      batch_.push_back(b);
-      ++extra;
-    }
-  }
-  *n_logits += extra;
 }
 
 void Engine::CommitFullBlocks(Sequence* s) {
@@ -133,7 +165,7 @@ void Engine::AdvanceSpeculative(Sequence* s, const float* row0, std::vector<Sequ
   const int synthetic = config_.spec.synthetic() ? spec_->SyntheticAccepted(*s->spec, k) : -1;
   int emitted = 0, accepted = 0;
   for (int i = 0; i <= k; ++i) {
-    const float* row = i == 0 ? row0 : &logits_[static_cast<size_t>((s->verify_extra_row + i - 1) * V)];
+    const float* row = row0 + static_cast<size_t>(i) * static_cast<size_t>(V);
     ServiceEvent ev;
     ev.kind = ServiceEvent::Kind::kToken;
     int32_t tok;
@@ -173,7 +205,7 @@ void Engine::AdvanceSpeculative(Sequence* s, const float* row0, std::vector<Sequ
   s->draft.clear();
 }
 
-std::string Engine::SpecMetricsText(const std::vector<DrafterStats>& stats) const {
+std::string Engine::SpecMetricsText(const std::vector<DrafterStats>& stats, int64_t dropped) const {
   if (!spec_) return "";
   std::string o;
   auto family = [&](const char* name, const char* help, const char* type, auto value) {
@@ -195,6 +227,10 @@ std::string Engine::SpecMetricsText(const std::vector<DrafterStats>& stats) cons
          [](const DrafterStats& d) {
            return d.steps ? 1.0 + static_cast<double>(d.accepted) / static_cast<double>(d.steps) : 0.0;
          });
+  o += fmt::format("# HELP prosgrow_spec_dropped_draft_tokens_total Proposed draft tokens not verified because "
+                   "their expected tokens were worth less than their cost (--spec-policy goodput).\n"
+                   "# TYPE prosgrow_spec_dropped_draft_tokens_total counter\nprosgrow_spec_dropped_draft_tokens_total {}\n",
+                   dropped);
   o += fmt::format("# HELP prosgrow_spec_synthetic_acceptance 1 when benchmark-only synthetic acceptance is on "
                    "(outputs are not the model's own).\n# TYPE prosgrow_spec_synthetic_acceptance gauge\n"
                    "prosgrow_spec_synthetic_acceptance {}\n",

@@ -61,7 +61,6 @@ struct Sequence {
   std::unique_ptr<SpecSequence> spec;  // drafting state; null when speculation is off
   std::vector<int32_t> draft;          // (k) tokens proposed for this step; empty = plain decode
   std::vector<int32_t> verify_tokens;  // (1 + k) this step's inputs: tokens.back(), then the draft
-  int64_t verify_extra_row = 0;        // logits row of draft position 1 (rows after the plan's own)
   SpecUsage spec_usage;
 
   int64_t remaining_to_compute() const { return static_cast<int64_t>(tokens.size()) - n_computed; }

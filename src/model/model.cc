@@ -117,7 +117,7 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
       if (b.tokens[i] < 0 || b.tokens[i] >= c.n_vocab)
         return InvalidArgument(fmt::format("forward: token id {} outside the vocabulary of {}", b.tokens[i], c.n_vocab));
     n_tok += b.n_tokens;
-    n_logits += b.want_logits ? 1 : 0;
+    n_logits += b.logit_rows();
     max_ctx = std::max(max_ctx, end);
   }
   if (n_tok == 0) return Status::Ok();
@@ -202,10 +202,8 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
   int64_t li = 0, t_end = 0;
   for (const BatchSeq& b : batch) {
     t_end += b.n_tokens;
-    if (b.want_logits) {
-      RmsNorm(&s.x_[(t_end - 1) * D], w.output_norm, &s.last_[li * D], D, c.rms_eps);
-      ++li;
-    }
+    for (int64_t t = t_end - b.logit_rows(); t < t_end; ++t, ++li)
+      RmsNorm(&s.x_[t * D], w.output_norm, &s.last_[li * D], D, c.rms_eps);
   }
   const MatMulOut out{&w.output, logits, c.n_vocab};
   Products(&out, 1, s.last_.data(), n_logits, pool, s);

@@ -37,6 +37,11 @@ struct BatchSeq {
   const int32_t* block_table = nullptr;  // (n_blocks) block ids covering [0, start_pos + n_tokens)
   int64_t n_blocks = 0;
   bool want_logits = false;          // logits of the last new token
+  // Logits of every new token, in order (speculative verification: row i
+  // scores the token after tokens[i]). Each row's arithmetic is the one it
+  // would have as a one-token entry; the rows share their K/V reads.
+  bool all_logits = false;
+  int64_t logit_rows() const { return all_logits ? n_tokens : (want_logits ? 1 : 0); }
 };
 
 // How a Model runs (not part of the file).
@@ -114,7 +119,7 @@ class Model {
   // layers depend on both).
   const std::string& identity() const { return identity_; }
 
-  // Runs the batch. logits receives (number of seqs with want_logits) rows of
+  // Runs the batch. logits receives each entry's logit_rows() rows of
   // n_vocab floats, in batch order. Errors: tokens outside the vocabulary,
   // block tables too short for the positions.
   Status Forward(std::span<const BatchSeq> batch, const KvPages& kv, ThreadPool& pool, ForwardScratch& s,

@@ -41,6 +41,12 @@ Result<std::vector<DrafterKind>> ParseDrafterList(const std::string& list) {
   return out;
 }
 
+Result<SpecPolicy> ParseSpecPolicy(const std::string& name) {
+  if (name == "goodput") return SpecPolicy::kGoodput;
+  if (name == "always") return SpecPolicy::kAlways;
+  return InvalidArgument(fmt::format("--spec-policy: unknown policy '{}' (goodput | always)", name));
+}
+
 Status ValidateSpecConfig(const SpecConfig& c) {
   if (c.draft_max < 1 || c.draft_max > 64)
     return InvalidArgument(fmt::format("--spec-draft-max must be in [1, 64] (got {})", c.draft_max));

@@ -18,6 +18,11 @@ enum class DrafterKind {
 
 const char* DrafterName(DrafterKind k);
 
+enum class SpecPolicy { kGoodput, kAlways };
+
+// "goodput" | "always".
+Result<SpecPolicy> ParseSpecPolicy(const std::string& name);
+
 struct SpecConfig {
   std::vector<DrafterKind> drafters;  // tried in order each step; empty = speculation off
   int draft_max = 4;                  // K: most draft tokens per step
@@ -28,6 +33,10 @@ struct SpecConfig {
   // turns each decoding row into 1 + K rows; on a CPU whose cores a batch
   // already keeps busy, those rows cost about what they save.
   int max_batch = 0;
+  // --spec-policy: kGoodput verifies, each step, only the draft positions
+  // whose expected tokens are worth their measured cost (VerifyPlanner);
+  // kAlways verifies every proposed draft token.
+  SpecPolicy policy = SpecPolicy::kGoodput;
   bool enabled() const { return !drafters.empty(); }
   bool synthetic() const { return synthetic_length > 0; }
 };

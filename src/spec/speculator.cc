@@ -87,7 +87,17 @@ void Speculator::Record(SpecSequence& s, int drafted, int accepted) {
   st.drafted += drafted;
   st.accepted += accepted;
   s.length.Record(drafted, accepted);
+  s.acceptance.Record(drafted, accepted);
+  acceptance_[static_cast<size_t>(s.drafter)].Record(drafted, accepted);
   s.drafter = -1;
+}
+
+double Speculator::ExpectedAcceptance(const SpecSequence& s) const {
+  if (config_.synthetic()) return synthetic_p_;
+  // The drafter's own rate (an even prior before it has tried anything),
+  // worth 8 positions against the sequence's count.
+  const double drafter = s.drafter >= 0 ? acceptance_[static_cast<size_t>(s.drafter)].p(0.5, 2) : 0.5;
+  return s.acceptance.p(drafter, 8);
 }
 
 void Speculator::Finished(std::span<const int32_t> tokens) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "spec/acceptance_estimate.h"
 #include "spec/draft_length.h"
 #include "spec/ngram_index.h"
 #include "spec/spec_config.h"
@@ -37,6 +38,7 @@ struct SpecSequence {
   explicit SpecSequence(int draft_max) : length(draft_max) {}
   NgramIndex ngram;
   DraftLength length;
+  AcceptanceEstimate acceptance;  // this sequence's, over every drafter
   std::unique_ptr<SyntheticAcceptance> synthetic;  // set under synthetic acceptance
   std::mt19937_64 rng;  // the draft model's min(1, p/q) acceptance draws (sampled requests)
   int drafter = -1;  // index (in SpecConfig::drafters) of the drafter of the pending draft; -1 = none
@@ -77,6 +79,10 @@ class Speculator {
   int SyntheticAccepted(SpecSequence& s, int drafted);
   // After verification: counts the step for s.drafter and adapts the length.
   void Record(SpecSequence& s, int drafted, int accepted);
+  // The conditional acceptance per draft position to expect from s's next
+  // draft: the synthetic p under synthetic acceptance; otherwise s's own
+  // count pulled toward its drafter's (VerifyPlanner's p).
+  double ExpectedAcceptance(const SpecSequence& s) const;
   // A finished sequence's tokens (prompt + output) join the suffix cache.
   void Finished(std::span<const int32_t> tokens);
 
@@ -84,7 +90,8 @@ class Speculator {
   const SuffixCache& suffix_cache() const { return suffix_; }
 
  private:
-  explicit Speculator(SpecConfig config) : config_(std::move(config)), stats_(config_.drafters.size()) {}
+  explicit Speculator(SpecConfig config)
+      : config_(std::move(config)), stats_(config_.drafters.size()), acceptance_(config_.drafters.size()) {}
   // Runs drafters [from, end) until one proposes or kDraft is reached.
   void RunChain(SpecSequence& s, std::span<const int32_t> context, int want, size_t from, std::vector<int32_t>* draft);
   // Synthetic acceptance pads the draft to `want` tokens.
@@ -96,6 +103,7 @@ class Speculator {
   int model_drafter_ = -1;
   SuffixCache suffix_;
   std::vector<DrafterStats> stats_;
+  std::vector<AcceptanceEstimate> acceptance_;  // per drafter, config().drafters order
 };
 
 }  // namespace pg

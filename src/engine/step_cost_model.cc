@@ -1,0 +1,83 @@
+#include "engine/step_cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pg {
+namespace {
+
+constexpr double kDecay = 0.995;
+constexpr double kDamping = 1e-3;  // relative, on the diagonal
+// Features scaled to similar magnitudes (rows ~1-512, keys ~1e2-1e6).
+constexpr std::array<double, StepCostModel::kFeatures> kScale = {1.0, 1e-2, 1e-1, 1e-4, 1e-5};
+
+std::array<double, StepCostModel::kFeatures> Features(const StepShape& s) {
+  return {kScale[0], s.plain_rows * kScale[1], s.logit_rows * kScale[2], s.entry_keys * kScale[3],
+          s.row_keys * kScale[4]};
+}
+
+}  // namespace
+
+void StepShape::AddEntry(int64_t start_pos, int64_t n_tokens, int64_t logits) {
+  const double n = static_cast<double>(n_tokens), p = static_cast<double>(start_pos);
+  plain_rows += n - static_cast<double>(logits);
+  logit_rows += static_cast<double>(logits);
+  entry_keys += p + n;
+  row_keys += n * p + n * (n + 1) / 2;  // row i attends to start_pos + i + 1 keys
+}
+
+StepShape ShapeOf(std::span<const BatchSeq> batch) {
+  StepShape s;
+  for (const BatchSeq& b : batch) s.AddEntry(b.start_pos, b.n_tokens, b.logit_rows());
+  return s;
+}
+
+void StepCostModel::Observe(const StepShape& shape, double seconds) {
+  if (!(seconds >= 0) || !std::isfinite(seconds)) return;
+  const auto x = Features(shape);
+  for (double& v : xtx_) v *= kDecay;
+  for (double& v : xty_) v *= kDecay;
+  for (int i = 0; i < kFeatures; ++i) {
+    xty_[i] += x[i] * seconds;
+    for (int j = 0; j < kFeatures; ++j) xtx_[i * kFeatures + j] += x[i] * x[j];
+  }
+  ++n_;
+  if (ready()) Solve();
+}
+
+// Gaussian elimination with partial pivoting on the damped normal equations.
+void StepCostModel::Solve() {
+  constexpr int F = kFeatures;
+  double a[F][F + 1];
+  for (int i = 0; i < F; ++i) {
+    for (int j = 0; j < F; ++j) a[i][j] = xtx_[i * F + j];
+    a[i][i] += kDamping * xtx_[i * F + i] + 1e-12;
+    a[i][F] = xty_[i];
+  }
+  for (int c = 0; c < F; ++c) {
+    int piv = c;
+    for (int r = c + 1; r < F; ++r)
+      if (std::fabs(a[r][c]) > std::fabs(a[piv][c])) piv = r;
+    std::swap(a[c], a[piv]);
+    if (std::fabs(a[c][c]) < 1e-300) return;  // keep the last good fit
+    for (int r = 0; r < F; ++r) {
+      if (r == c) continue;
+      const double f = a[r][c] / a[c][c];
+      for (int k = c; k <= F; ++k) a[r][k] -= f * a[c][k];
+    }
+  }
+  for (int i = 0; i < F; ++i) theta_[i] = std::max(0.0, a[i][F] / a[i][i]);
+}
+
+double StepCostModel::Predict(const StepShape& shape) const {
+  const auto x = Features(shape);
+  double t = 0;
+  for (int i = 0; i < kFeatures; ++i) t += theta_[i] * x[i];
+  return t;
+}
+
+double StepCostModel::ExtraRowSeconds(int64_t keys) const {
+  return theta_[2] * kScale[2] + theta_[3] * kScale[3] + theta_[4] * kScale[4] * static_cast<double>(keys);
+}
+
+}  // namespace pg

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -26,6 +27,14 @@ struct Golden {
   BlockHash hash = ChainHash(parent, tokens);
   std::vector<uint8_t> payload = Payload();
   BlockRecordInfo info() const { return BlockRecordInfo{hash, parent, 3, tokens}; }
+  BlockRecord Record(const BlockRecord::Magic& magic) const { return {magic, layout, ModelIdentityHash(model)}; }
+  // The whole record of this block under `magic`.
+  std::vector<uint8_t> Encode(const BlockRecord::Magic& magic) const {
+    const BlockRecord record = Record(magic);
+    std::vector<uint8_t> out(record.record_bytes());
+    record.Encode(info(), payload.data(), out.data());
+    return out;
+  }
   static std::vector<uint8_t> Payload() {
     std::vector<uint8_t> p(16);
     for (size_t i = 0; i < p.size(); ++i) p[i] = uint8_t(i * 37 + 5);
@@ -72,23 +81,16 @@ std::vector<uint8_t> FromHex(const std::string& hex) {
   return out;
 }
 
-std::vector<uint8_t> EncodeGolden(const BlockRecord::Magic& magic) {
-  Golden g;
-  BlockRecord record(magic, g.layout, ModelIdentityHash(g.model));
-  std::vector<uint8_t> out(record.record_bytes());
-  record.Encode(g.info(), g.payload.data(), out.data());
-  return out;
-}
-
 Status VerifyWhole(const BlockRecord& record, const std::vector<uint8_t>& r, const BlockRecordInfo& expect) {
   const uint8_t* tokens = r.data() + BlockRecord::kHeaderBytes;
   return record.Verify(r.data(), tokens, tokens + record.token_bytes(), expect);
 }
 
 TEST(BlockRecordTest, EncodesTheGoldenBytes) {
-  EXPECT_EQ(Hex(EncodeGolden(kDiskMagic).data(), kDiskGolden.size() / 2), kDiskGolden);
-  EXPECT_EQ(Hex(EncodeGolden(kRemoteMagic).data(), kRemoteGolden.size() / 2), kRemoteGolden);
-  EXPECT_EQ(EncodeGolden(kDiskMagic).size(), kDiskGolden.size() / 2);
+  const Golden g;
+  const std::vector<uint8_t> disk = g.Encode(kDiskMagic), remote = g.Encode(kRemoteMagic);
+  EXPECT_EQ(Hex(disk.data(), disk.size()), kDiskGolden);
+  EXPECT_EQ(Hex(remote.data(), remote.size()), kRemoteGolden);
 }
 
 // The tiers' bytes are the golden ones, and golden bytes written before the
@@ -129,12 +131,12 @@ TEST(BlockRecordTest, RemoteValuesKeepTheirBytes) {
 }
 
 TEST(BlockRecordTest, HeaderFieldsAndOwnership) {
-  Golden g;
-  BlockRecord record(kRemoteMagic, g.layout, ModelIdentityHash(g.model));
+  const Golden g;
+  const BlockRecord record = g.Record(kRemoteMagic);
   EXPECT_EQ(record.token_bytes(), 8u);
   EXPECT_EQ(record.payload_bytes(), 16u);
   EXPECT_EQ(record.record_bytes(), 184u);
-  const std::vector<uint8_t> r = EncodeGolden(kRemoteMagic);
+  const std::vector<uint8_t> r = g.Encode(kRemoteMagic);
   EXPECT_TRUE(record.CheckIntact(r.data()).ok());
   EXPECT_EQ(BlockRecord::HashOf(r.data()), g.hash);
   EXPECT_EQ(BlockRecord::ParentOf(r.data()), g.parent);
@@ -152,9 +154,9 @@ TEST(BlockRecordTest, HeaderFieldsAndOwnership) {
 
 // Every single flipped bit fails Verify, with the message of the part it hit.
 TEST(BlockRecordTest, EveryFlippedByteIsCorrupt) {
-  Golden g;
-  BlockRecord record(kDiskMagic, g.layout, ModelIdentityHash(g.model));
-  const std::vector<uint8_t> good = EncodeGolden(kDiskMagic);
+  const Golden g;
+  const BlockRecord record = g.Record(kDiskMagic);
+  const std::vector<uint8_t> good = g.Encode(kDiskMagic);
   ASSERT_TRUE(VerifyWhole(record, good, g.info()).ok());
   for (size_t off = 0; off < good.size(); ++off) {
     std::vector<uint8_t> bad = good;
@@ -171,9 +173,8 @@ TEST(BlockRecordTest, EveryFlippedByteIsCorrupt) {
 
 // A header that is intact (checksum recomputed) but says something else.
 TEST(BlockRecordTest, IntactHeaderOfAnotherBlockDoesNotMatch) {
-  Golden g;
-  BlockRecord record(kDiskMagic, g.layout, ModelIdentityHash(g.model));
-  const std::vector<uint8_t> good = EncodeGolden(kDiskMagic);
+  const Golden g;
+  const BlockRecord record = g.Record(kDiskMagic);
   BlockRecordInfo other = g.info();
   other.depth = 4;
   std::vector<uint8_t> r(record.record_bytes());
@@ -184,16 +185,16 @@ TEST(BlockRecordTest, IntactHeaderOfAnotherBlockDoesNotMatch) {
   // The header of a different payload over the good body: the body checksum catches it.
   std::vector<uint8_t> payload = g.payload;
   payload[0] ^= 1;
-  std::vector<uint8_t> mixed = good;
+  std::vector<uint8_t> mixed = g.Encode(kDiskMagic);
   record.EncodeHeader(g.info(), payload.data(), mixed.data());
   EXPECT_TRUE(record.CheckMatches(mixed.data(), g.info()).ok());
   EXPECT_EQ(VerifyWhole(record, mixed, g.info()).message(), "checksum mismatch");
 }
 
 TEST(BlockRecordTest, ExpectationsThatDisagreeAreCorrupt) {
-  Golden g;
-  BlockRecord record(kDiskMagic, g.layout, ModelIdentityHash(g.model));
-  const std::vector<uint8_t> r = EncodeGolden(kDiskMagic);
+  const Golden g;
+  const BlockRecord record = g.Record(kDiskMagic);
+  const std::vector<uint8_t> r = g.Encode(kDiskMagic);
   BlockRecordInfo want = g.info();
   want.depth = 0;
   EXPECT_EQ(VerifyWhole(record, r, want).code(), StatusCode::kCorrupt);
@@ -217,8 +218,8 @@ TEST(BlockRecordTest, ExpectationsThatDisagreeAreCorrupt) {
 
 // The three parts may live apart (the disk tier reads the payload into place).
 TEST(BlockRecordTest, VerifiesPartsInSeparateBuffers) {
-  Golden g;
-  BlockRecord record(kDiskMagic, g.layout, ModelIdentityHash(g.model));
+  const Golden g;
+  const BlockRecord record = g.Record(kDiskMagic);
   std::vector<uint8_t> header(BlockRecord::kHeaderBytes);
   record.EncodeHeader(g.info(), g.payload.data(), header.data());
   std::vector<uint8_t> tokens(record.token_bytes());

@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 
-
 namespace pg {
 
 namespace {
@@ -104,7 +103,9 @@ Status DiskTier::Write(const BlockInfo& info, const uint8_t* data) {
     return IoError(fmt::format("{}: {}", tmp_path, std::strerror(err)));
   }
   Status st1 = WriteFull(f.fd, header, kHeaderBytes, tmp_path);
-  if (st1.ok()) st1 = WriteFull(f.fd, reinterpret_cast<const uint8_t*>(info.tokens.data()), record_.token_bytes(), tmp_path);
+  if (st1.ok()) {
+    st1 = WriteFull(f.fd, reinterpret_cast<const uint8_t*>(info.tokens.data()), record_.token_bytes(), tmp_path);
+  }
   if (st1.ok()) st1 = WriteFull(f.fd, data, layout_.block_bytes(), tmp_path);
   if (st1.ok() && ::close(f.fd) != 0) st1 = IoError(fmt::format("{}: close: {}", tmp_path, std::strerror(errno)));
   f.fd = -1;

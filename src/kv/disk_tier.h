@@ -1,24 +1,9 @@
 // DiskTier: one file per KV block under a directory.
 //
-// File layout (little-endian), written to "<dir>/tmp/<hash>.<n>.part" and
-// renamed to "<dir>/<hash[0:2]>/<hash>.kvb" so a crash never leaves a half
-// block under a final name:
-//
-//   offset  size            field
-//   0       8               magic "PGKVBLK\0"
-//   8       4               format version (1)
-//   12      4               header bytes (kHeaderBytes)
-//   16      32              SHA-256 of the model identity
-//   48      32              block hash (chained, block_hash.h)
-//   80      32              parent hash
-//   112     4               depth (block index in its sequence)
-//   116     4               token count (= page_tokens)
-//   120     4 x 4           n_layers, n_kv_heads, head_dim, dtype
-//   136     8               payload bytes (= block_bytes)
-//   144     8               XXH3-64 of tokens + payload
-//   152     8               XXH3-64 of bytes [0, 152)
-//   160     4 x tokens      tokens (int32)
-//   ...     payload bytes   the block, as laid out by KvLayout
+// Each file is a BlockRecord (block_record.h, which gives the byte layout)
+// with the magic "PGKVBLK\0": header, tokens, payload. It is written to
+// "<dir>/tmp/<hash>.<n>.part" and renamed to "<dir>/<hash[0:2]>/<hash>.kvb"
+// so a crash never leaves a half block under a final name.
 //
 // Thread-safety: Write/Read/Remove may run concurrently on distinct hashes
 // (mover threads); Scan runs alone at start. No in-memory index here: the
@@ -33,14 +18,16 @@
 
 #include "base/status.h"
 #include "kv/block_hash.h"
+#include "kv/block_record.h"
 #include "kv/kv_layout.h"
 
 namespace pg {
 
 class DiskTier {
  public:
-  static constexpr uint32_t kFormatVersion = 1;
-  static constexpr size_t kHeaderBytes = 160;
+  static constexpr uint32_t kFormatVersion = BlockRecord::kFormatVersion;
+  static constexpr size_t kHeaderBytes = BlockRecord::kHeaderBytes;
+  static constexpr BlockRecord::Magic kMagic = {'P', 'G', 'K', 'V', 'B', 'L', 'K', '\0'};
 
   // Creates dir (and its tmp/) when missing. Fails with a clear message when
   // the path exists but is not a directory or cannot be read. A directory
@@ -73,18 +60,16 @@ class DiskTier {
   void Remove(const BlockHash& hash);
 
   // Bytes one block file takes (header + tokens + payload).
-  uint64_t file_bytes() const { return file_bytes_; }
+  uint64_t file_bytes() const { return record_.record_bytes(); }
   std::string PathFor(const BlockHash& hash) const;
   const std::string& dir() const { return dir_; }
 
  private:
   DiskTier(std::string dir, const KvLayout& layout, const BlockHash& model_hash);
-  void EncodeHeader(const BlockInfo& info, uint64_t checksum, uint8_t* out) const;
 
   std::string dir_;
   KvLayout layout_;
-  BlockHash model_hash_;
-  uint64_t file_bytes_;
+  BlockRecord record_;
 };
 
 }  // namespace pg

@@ -8,10 +8,12 @@
 set -uo pipefail
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=SCRIPTDIR/serve_lib.sh
 source "$here/serve_lib.sh" || exit 2
 PY=python3; [[ -x /usr/bin/python3 ]] && PY=/usr/bin/python3  # Debian's, where python3-zmq lives
 "$PY" -c "import zmq, msgpack" 2>/dev/null || { echo "skip: python3-zmq / python3-msgpack missing"; exit 77; }
-serve_lib_temp_dir work
+work=$(mktemp -d) || exit 2
+serve_lib_remove_at_exit "$work"
 "$bin" make-model --shape tiny --type f16 -o "$work/tiny.gguf" >/dev/null 2>&1 || { echo "FAIL: make-model"; exit 1; }
 ev=$(serve_lib_free_port) rp=$(serve_lib_free_port)
 # A device tier of 8 blocks, so the later prompts push earlier blocks to host.

@@ -10,8 +10,10 @@ set -uo pipefail
 bin=$1
 redis_mode=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=SCRIPTDIR/serve_lib.sh
 source "$here/serve_lib.sh" || exit 2
-serve_lib_temp_dir work
+work=$(mktemp -d) || exit 2
+serve_lib_remove_at_exit "$work"
 "$bin" make-model --shape tiny --type f16 -o "$work/tiny.gguf" >/dev/null 2>&1 || { echo "FAIL: make-model"; exit 1; }
 remote_args=()
 if [[ $redis_mode == --redis ]]; then

@@ -1,8 +1,10 @@
+# shellcheck shell=bash
 # serve_lib.sh: what the shell checks that start a real `prosgrow serve` (or
 # `prosgrow route`, or any other server) share: start it, wait for /health,
 # stop it, and clean up when the check exits. Source it, do not run it; the
 # path is taken from the sourcing script's own location, so any cwd works:
 #
+#   # shellcheck source=SCRIPTDIR/serve_lib.sh
 #   source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/serve_lib.sh" || exit 2
 #
 # Sourcing it sets an EXIT trap (and INT/TERM traps that exit through it), so
@@ -11,15 +13,16 @@
 # exits the script: each returns non-zero on failure (after saying why on
 # stderr), and the check decides with `|| fail ...` or `|| exit 2`, or lets
 # `set -e` end it. A function that records state (serve_lib_start,
-# serve_lib_serve, serve_lib_track, serve_lib_temp_dir) must run in the
+# serve_lib_serve, serve_lib_track, serve_lib_remove_at_exit) must run in the
 # check's own shell, not in `$(...)`, or the record is lost.
 #
 # Functions:
 #   serve_lib_free_port
 #       prints a TCP port free on 127.0.0.1 at the time of the call (for
 #       endpoints that cannot be given port 0; for HTTP prefer `--port 0`).
-#   serve_lib_temp_dir VAR
-#       makes a temporary directory, stores its path in VAR, removes it at exit.
+#   serve_lib_remove_at_exit PATH...
+#       removes each PATH (a temporary directory or file) at exit:
+#       `work=$(mktemp -d) || exit 2; serve_lib_remove_at_exit "$work"`.
 #   serve_lib_track PID
 #       stops PID at exit (for background helpers: a Redis, a port holder).
 #   serve_lib_start LOG CMD...
@@ -45,27 +48,26 @@
 #
 # At exit: every tracked process gets SIGTERM (SIGKILL after 10 s), then, on
 # failure, the tails of the server logs and of the paths named to
-# serve_lib_tail_on_failure, then the temporary directories are removed. The
+# serve_lib_tail_on_failure, then the paths given to serve_lib_remove_at_exit
+# are removed. The
 # check's exit status is kept.
 #
 # Thread-safety: none needed; one shell, one check. Needs bash 4.3+, curl,
 # python3 (serve_lib_free_port only), Linux /proc.
 
-SERVE_LIB_PID=""
-SERVE_LIB_URL=""
-SERVE_LIB_PORT=""
-_serve_lib_pids=()       # processes to stop at exit
-_serve_lib_temp_dirs=()  # directories to remove at exit
-_serve_lib_tails=()      # files or directories whose tails are shown on failure
+# Set for the sourcing check (see above).
+# shellcheck disable=SC2034
+SERVE_LIB_PID="" SERVE_LIB_URL="" SERVE_LIB_PORT=""
+_serve_lib_pids=()        # processes to stop at exit
+_serve_lib_temp_paths=()  # paths to remove at exit
+_serve_lib_tails=()       # files or directories whose tails are shown on failure
 
 serve_lib_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-serve_lib_temp_dir() {
-  local -n _serve_lib_dir_var=$1
-  _serve_lib_dir_var=$(mktemp -d) || { echo "serve_lib: mktemp -d failed" >&2; return 1; }
-  _serve_lib_temp_dirs+=("$_serve_lib_dir_var")
+serve_lib_remove_at_exit() {
+  _serve_lib_temp_paths+=("$@")
 }
 
 serve_lib_track() {
@@ -131,8 +133,7 @@ serve_lib_wait_health() {
     fi
     [[ -n $url ]] || url=$(_serve_lib_url_from_log "$log")
     if [[ -n $url ]] && curl -fsS -o /dev/null --max-time 5 "$url/health" 2>/dev/null; then
-      SERVE_LIB_URL=$url
-      SERVE_LIB_PORT=${url##*:}
+      SERVE_LIB_URL=$url SERVE_LIB_PORT=${url##*:}
       return 0
     fi
     sleep 0.1
@@ -202,8 +203,8 @@ _serve_lib_on_exit() {
   if [[ $rc -ne 0 && $rc -ne 77 ]]; then
     _serve_lib_print_tails
   fi
-  if ((${#_serve_lib_temp_dirs[@]})); then
-    rm -rf "${_serve_lib_temp_dirs[@]}"
+  if ((${#_serve_lib_temp_paths[@]})); then
+    rm -rf "${_serve_lib_temp_paths[@]}"
   fi
   exit "$rc"
 }

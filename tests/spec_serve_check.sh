@@ -5,9 +5,11 @@
 #
 # usage: spec_serve_check.sh PROSGROW_BIN
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/serve_lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/serve_lib.sh" || exit 2
 bin=$1
-serve_lib_temp_dir work
+work=$(mktemp -d) || exit 2
+serve_lib_remove_at_exit "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 "$bin" make-model --shape tiny --type f16 -o "$work/tiny.gguf" >/dev/null 2>&1 || fail "make-model"
 start() {

@@ -18,6 +18,7 @@
 #   "--shape tiny --arch qwen2"), e.g. "--shape tiny-moe --arch qwen3moe".
 # Exit: 0 pass, 1 a figure differs, 2 usage or setup error.
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/../../tests/serve_lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/serve_lib.sh" || exit 2
 
 if [[ $# -lt 2 || $# -gt 3 ]]; then

@@ -16,6 +16,7 @@
 # usage: bench_spec_check.sh PROSGROW_BIN WORKDIR
 # Exit: 0 pass, 1 a check failed, 2 usage or setup error.
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/../../tests/serve_lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/serve_lib.sh" || exit 2
 
 if [[ $# -ne 2 ]]; then

@@ -13,7 +13,8 @@
 # exits the script: each returns non-zero on failure (after saying why on
 # stderr), and the check decides with `|| fail ...` or `|| exit 2`, or lets
 # `set -e` end it. A function that records state (serve_lib_start,
-# serve_lib_serve, serve_lib_track, serve_lib_remove_at_exit) must run in the
+# serve_lib_serve, serve_lib_wait_health, serve_lib_stop,
+# serve_lib_remove_at_exit, serve_lib_tail_on_failure) must run in the
 # check's own shell, not in `$(...)`, or the record is lost.
 #
 # Functions:
@@ -23,12 +24,11 @@
 #   serve_lib_remove_at_exit PATH...
 #       removes each PATH (a temporary directory or file) at exit:
 #       `work=$(mktemp -d) || exit 2; serve_lib_remove_at_exit "$work"`.
-#   serve_lib_track PID
-#       stops PID at exit (for background helpers: a Redis, a port holder).
 #   serve_lib_start LOG CMD...
-#       runs CMD in the background, stdout and stderr to LOG; sets
-#       SERVE_LIB_PID. The process is stopped at exit, and LOG's tail is
-#       printed if the check fails.
+#       runs CMD in the background (a server, or a helper such as a Redis or
+#       a port holder), stdout and stderr to LOG; sets SERVE_LIB_PID. The
+#       process is stopped at exit, and LOG's tail is printed if the check
+#       fails.
 #   serve_lib_wait_health PID LOG [URL]
 #       polls URL/health until it answers 2xx. Without URL, the URL comes from
 #       the "listening on http://HOST:PORT" line of LOG (so `--port 0` works).
@@ -49,10 +49,9 @@
 # At exit: every tracked process gets SIGTERM (SIGKILL after 10 s), then, on
 # failure, the tails of the server logs and of the paths named to
 # serve_lib_tail_on_failure, then the paths given to serve_lib_remove_at_exit
-# are removed. The
-# check's exit status is kept.
+# are removed. The check's exit status is kept.
 #
-# Thread-safety: none needed; one shell, one check. Needs bash 4.3+, curl,
+# Thread-safety: none needed; one shell, one check. Needs bash 4.4+, curl,
 # python3 (serve_lib_free_port only), Linux /proc.
 
 # Set for the sourcing check (see above).
@@ -68,10 +67,6 @@ serve_lib_free_port() {
 
 serve_lib_remove_at_exit() {
   _serve_lib_temp_paths+=("$@")
-}
-
-serve_lib_track() {
-  _serve_lib_pids+=("$1")
 }
 
 serve_lib_tail_on_failure() {

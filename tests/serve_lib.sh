@@ -133,7 +133,8 @@ serve_lib_wait_health() {
     fi
     sleep 0.1
   done
-  _serve_lib_show_log "$log" "${url:-the server (no 'listening on' line yet)}/health did not answer within ${timeout_s} s"
+  _serve_lib_show_log "$log" \
+    "${url:-the server (no 'listening on' line yet)}/health did not answer within ${timeout_s} s"
   return 1
 }
 

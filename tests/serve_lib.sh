@@ -95,19 +95,28 @@ _serve_lib_untrack() {
 serve_lib_start() {
   local log=$1
   shift
-  "$@" >"$log" 2>&1 &
+  # Emptied here, not by the background job, so serve_lib_wait_health cannot
+  # read an earlier server's "listening on" line from a reused LOG.
+  : >"$log" || { echo "serve_lib: cannot write $log" >&2; return 1; }
+  "$@" >>"$log" 2>&1 &
   SERVE_LIB_PID=$!
   _serve_lib_pids+=("$SERVE_LIB_PID")
   _serve_lib_tails+=("$log")
 }
 
 # Prints http://127.0.0.1:PORT from the first "listening on http://HOST:PORT"
-# line of LOG, or nothing while there is none (or no LOG yet: the background
-# job creates it).
+# line of LOG, or nothing while there is none. Only whole lines count (`read`
+# fails on a last line without its newline), so a port half written is not
+# taken for another.
 _serve_lib_url_from_log() {
-  local port
-  port=$(sed -n 's#.*listening on http://[^ ]*:\([0-9][0-9]*\).*#\1#p' "$1" 2>/dev/null | head -n 1) || true
-  [[ -z $port ]] || echo "http://127.0.0.1:$port"
+  local line re='listening on http://[^ ]*:([0-9]+)'
+  while IFS= read -r line; do
+    if [[ $line =~ $re ]]; then
+      echo "http://127.0.0.1:${BASH_REMATCH[1]}"
+      break
+    fi
+  done 2>/dev/null <"$1"
+  return 0
 }
 
 _serve_lib_show_log() {  # LOG WHY

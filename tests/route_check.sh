@@ -33,7 +33,8 @@ done
 echo "{" >"$work/pids.json"
 urls=()
 for i in 0 1; do
-  serve_lib_wait_health "${replica_pids[$i]}" "$work/replica$i.log" || { echo "FAIL: replica $i never became healthy"; exit 1; }
+  serve_lib_wait_health "${replica_pids[$i]}" "$work/replica$i.log" ||
+    { echo "FAIL: replica $i never became healthy"; exit 1; }
   urls+=("$SERVE_LIB_URL")
   [[ $i -gt 0 ]] && echo "," >>"$work/pids.json"
   echo "\"$SERVE_LIB_URL\": ${replica_pids[$i]}" >>"$work/pids.json"

@@ -5,9 +5,11 @@
 #
 # usage: doctor_cli_check.sh PROSGROW_BIN
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/serve_lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/serve_lib.sh" || exit 2
 bin=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+work=$(mktemp -d) || exit 2
+serve_lib_remove_at_exit "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$bin" make-model --shape tiny --type f16 -o "$work/tiny.gguf" >/dev/null 2>&1 || fail "make-model"
@@ -32,14 +34,14 @@ grep -qF "$line" <<<"$err" || fail "serve's refusal differs from doctor's line. 
 out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 --kv-remote redis://127.0.0.1:1 2>&1); rc=$?
 [[ $rc -eq 1 ]] && grep -q '^\[FAIL\] redis: ' <<<"$out" || fail "unreachable redis not a failure: $out"
 # A KV-event endpoint already bound elsewhere: doctor fails, serve refuses with the same line.
-ev=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 -c "import socket,time; s=socket.socket(); s.bind(('0.0.0.0',$ev)); s.listen(); time.sleep(60)" &
-holder=$!
+ev=$(serve_lib_free_port)
+serve_lib_start "$work/holder.log" python3 -c "import socket,time; s=socket.socket(); s.bind(('0.0.0.0',$ev)); s.listen(); time.sleep(60)"
+holder=$SERVE_LIB_PID
 sleep 0.5
 out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 --kv-events "tcp://*:$ev" 2>&1); rc=$?
-line=$(grep '^\[FAIL\] kv events: ' <<<"$out") || { kill $holder; fail "held event endpoint not a failure: $out"; }
+line=$(grep '^\[FAIL\] kv events: ' <<<"$out") || fail "held event endpoint not a failure: $out"
 err=$(timeout 60 "$bin" serve -m "$work/tiny.gguf" --port 0 --kv-events "tcp://*:$ev" 2>&1 >/dev/null); rc=$?
-kill $holder 2>/dev/null
+serve_lib_stop "$holder"
 [[ $rc -ne 0 && $rc -ne 124 ]] || fail "serve started (or hung) with a held event endpoint: rc $rc"
 grep -qF "$line" <<<"$err" || fail "serve's refusal differs from doctor's line. doctor: $line serve: $err"
 echo "doctor_cli_check: ok"

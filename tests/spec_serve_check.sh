@@ -5,24 +5,17 @@
 #
 # usage: spec_serve_check.sh PROSGROW_BIN
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/serve_lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/serve_lib.sh" || exit 2
 bin=$1
-work=$(mktemp -d)
-pid=
-cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
+work=$(mktemp -d) || exit 2
+serve_lib_remove_at_exit "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 "$bin" make-model --shape tiny --type f16 -o "$work/tiny.gguf" >/dev/null 2>&1 || fail "make-model"
 start() {
-  port=$(free_port)
-  "$bin" serve -m "$work/tiny.gguf" --port "$port" --threads 2 "$@" >"$work/serve.log" 2>&1 &
-  pid=$!
-  for _ in $(seq 1 200); do
-    curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return 0
-    kill -0 "$pid" 2>/dev/null || { cat "$work/serve.log"; fail "serve exited"; }
-    sleep 0.1
-  done
-  fail "serve never became healthy"
+  serve_lib_serve "$work/serve.log" "$bin" serve -m "$work/tiny.gguf" --port 0 --threads 2 "$@" ||
+    fail "serve did not become healthy"
+  pid=$SERVE_LIB_PID port=$SERVE_LIB_PORT
 }
 body='{"prompt":[100,101,102,103,104,105,106,107],"max_tokens":24,"temperature":0,"ignore_eos":true}'
 
@@ -38,7 +31,7 @@ u = json.load(open(sys.argv[1]))["usage"]["speculative"]
 assert u["synthetic_acceptance"] is True and u["steps"] > 0 and u["drafted_tokens"] > 0, u
 PY
 grep -qi "synthetic" "$work/serve.log" || fail "the log does not say synthetic"
-kill "$pid"; wait "$pid" 2>/dev/null; pid=
+serve_lib_stop "$pid"
 
 start
 models=$(curl -sf "http://127.0.0.1:$port/v1/models") || fail "/v1/models"

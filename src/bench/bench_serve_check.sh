@@ -18,6 +18,8 @@
 #   "--shape tiny --arch qwen2"), e.g. "--shape tiny-moe --arch qwen3moe".
 # Exit: 0 pass, 1 a figure differs, 2 usage or setup error.
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/../../tests/serve_lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/serve_lib.sh" || exit 2
 
 if [[ $# -lt 2 || $# -gt 3 ]]; then
   echo "usage: $0 PROSGROW_BIN WORKDIR [MAKE_MODEL_ARGS]" >&2
@@ -31,40 +33,16 @@ mkdir -p "$work"
 "$bin" make-model "${model_args[@]}" --vocab builtin --type q8_0 --seed 3 --out "$work/tiny.gguf" \
   >"$work/make-model.log" 2>&1 || { echo "make-model failed; see $work/make-model.log" >&2; exit 2; }
 
-port=""
-server=""
 # On failure, show what the server and the bench said (the work dir is
 # recreated by the next run).
-on_exit() {
-  local rc=$?
-  kill $server 2>/dev/null || true
-  wait 2>/dev/null || true
-  if [[ $rc -ne 0 ]]; then
-    for f in "$work"/*.log; do
-      [[ -f "$f" ]] && { echo "--- tail of $f" >&2; tail -15 "$f" >&2; }
-    done
-  fi
-  return $rc
-}
-trap on_exit EXIT
+serve_lib_tail_on_failure "$work"
 
 # serve NAME ARGS...: starts a server on a port it picks itself (--port 0,
 # read back from its log, so no other process can take it first) and waits
 # until /health answers.
 serve() {
-  local name=$1; shift
-  local log="$work/serve-$name.log"
-  "$bin" serve -m "$work/tiny.gguf" --port 0 --threads 2 "$@" >"$log" 2>&1 &
-  server=$!
-  port=""
-  for _ in $(seq 1 3000); do
-    kill -0 $server 2>/dev/null || { echo "serve exited; see $log" >&2; exit 2; }
-    [[ -n "$port" ]] || port=$(sed -n 's#.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*#\1#p' "$log" | head -1)
-    if [[ -n "$port" ]] && curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "serve ($name) did not start" >&2
-  exit 2
+  serve_lib_serve "$work/serve-$1.log" "$bin" serve -m "$work/tiny.gguf" --port 0 --threads 2 "${@:2}" || exit 2
+  server=$SERVE_LIB_PID port=$SERVE_LIB_PORT
 }
 
 bench() {  # bench NAME: the same seeded workload, 30 requests, into $work/run-NAME
@@ -118,7 +96,7 @@ EOF
 
 # The same workload against a baseline server (device tier only, no host
 # tier): greedy outputs must be identical request for request.
-kill $server; wait $server 2>/dev/null || true
+serve_lib_stop "$server"
 serve baseline --policy baseline --kv-device-mem 384KiB
 bench baseline
 "$bin" bench compare "$work/run-baseline/run.json" "$work/run-optimized/run.json" --out "$work/compare.md" >/dev/null

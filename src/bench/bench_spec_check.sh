@@ -16,6 +16,8 @@
 # usage: bench_spec_check.sh PROSGROW_BIN WORKDIR
 # Exit: 0 pass, 1 a check failed, 2 usage or setup error.
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/../../tests/serve_lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/serve_lib.sh" || exit 2
 
 if [[ $# -ne 2 ]]; then
   echo "usage: $0 PROSGROW_BIN WORKDIR" >&2
@@ -28,35 +30,10 @@ mkdir -p "$work"
 "$bin" make-model --shape tiny --arch qwen2 --vocab builtin --type q8_0 --seed 5 --out "$work/tiny.gguf" \
   >"$work/make-model.log" 2>&1 || { echo "make-model failed; see $work/make-model.log" >&2; exit 2; }
 
-port=""
-server=""
-on_exit() {
-  local rc=$?
-  kill $server 2>/dev/null || true
-  wait 2>/dev/null || true
-  if [[ $rc -ne 0 ]]; then
-    for f in "$work"/*.log; do
-      [[ -f "$f" ]] && { echo "--- tail of $f" >&2; tail -15 "$f" >&2; }
-    done
-  fi
-  return $rc
-}
-trap on_exit EXIT
-
+serve_lib_tail_on_failure "$work"
 serve() {  # serve NAME ARGS...: a server on a port it picks (--port 0), waited for
-  local name=$1; shift
-  local log="$work/serve-$name.log"
-  "$bin" serve -m "$work/tiny.gguf" --port 0 --threads 2 "$@" >"$log" 2>&1 &
-  server=$!
-  port=""
-  for _ in $(seq 1 3000); do
-    kill -0 $server 2>/dev/null || { echo "serve exited; see $log" >&2; exit 2; }
-    [[ -n "$port" ]] || port=$(sed -n 's#.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*#\1#p' "$log" | head -1)
-    if [[ -n "$port" ]] && curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "serve ($name) did not start" >&2
-  exit 2
+  serve_lib_serve "$work/serve-$1.log" "$bin" serve -m "$work/tiny.gguf" --port 0 --threads 2 "${@:2}" || exit 2
+  server=$SERVE_LIB_PID port=$SERVE_LIB_PORT
 }
 
 bench() {  # bench NAME: one pass of the seeded workload (12 requests), into $work/run-NAME
@@ -126,7 +103,7 @@ grep -Eq "identical outputs: ([0-9]+) / \1 matched requests \(100.0%\)" "$work/c
   { echo "FAIL outputs differ between the two passes:" >&2; grep "identical outputs" "$work/compare.md" >&2; exit 1; }
 
 # Without --spec: no speculative part in the report.
-kill $server; wait $server 2>/dev/null || true
+serve_lib_stop "$server"
 serve plain
 bench plain
 python3 - "$work/run-plain/run.json" <<'EOF' || { echo "FAIL a run without speculation reports it" >&2; exit 1; }

@@ -43,7 +43,9 @@ bench() {  # bench NAME: one pass of the seeded workload (12 requests), into $wo
     { echo "bench ($1) failed; see $work/bench-$1.log" >&2; cat "$work/bench-$1.log" >&2; exit 1; }
 }
 
-serve spec --spec suffix,ngram --spec-draft-max 4
+# --spec-policy always: every proposed draft is verified, so every request
+# reports usage.speculative (goodput may drop a request's drafts on this tiny model).
+serve spec --spec suffix,ngram --spec-draft-max 4 --spec-policy always
 bench first
 curl -fsS "http://127.0.0.1:$port/metrics" >"$work/metrics-before.txt"
 bench repeat

@@ -343,6 +343,7 @@ void Engine::PublishSnapshot() {
   totals_.hints = kv_->hint_counters();
   if (spec_) totals_.spec = spec_->stats();
   if (draft_) totals_.draft_no_room = draft_->no_room();
+  totals_.step_cost = step_cost_;
   std::lock_guard<std::mutex> lk(metrics_mu_);
   snap_ = totals_;
 }
@@ -485,6 +486,7 @@ std::string Engine::MetricsText() const {
   if (kv_events_) o += kv_events_->MetricsText();
   o += HintMetricsText(s.hints);
   o += SpecMetricsText(s.spec, s.draft_dropped);
+  o += StepCostMetricsText(s.step_cost);
   o += DraftMetricsText(s.draft_no_room);
   o += s.kv.WhatIfMetricsText();
   o += RemoteMetricsText(s.kv.remote);

@@ -165,6 +165,7 @@ class Engine final : public InferenceService {
     std::vector<DrafterStats> spec;  // per drafter, SpecConfig order
     int64_t draft_no_room = 0;       // draft-model requests without room in the draft's KV pool
     int64_t draft_dropped = 0;       // proposed draft tokens --spec-policy goodput did not verify
+    StepCostModel step_cost;         // a copy of step_cost_
   };
   mutable std::mutex metrics_mu_;
   Snapshot snap_;

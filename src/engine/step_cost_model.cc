@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace pg {
 namespace {
 
@@ -35,11 +37,13 @@ StepShape ShapeOf(std::span<const BatchSeq> batch) {
 void StepCostModel::Observe(const StepShape& shape, double seconds) {
   if (!(seconds >= 0) || !std::isfinite(seconds)) return;
   const auto x = Features(shape);
+  if (ready()) rel_error_ = 0.99 * rel_error_ + 0.01 * std::fabs(Predict(shape) - seconds) / std::max(seconds, 1e-6);
+  const double w = 1.0 / std::max(seconds * seconds, 1e-12);
   for (double& v : xtx_) v *= kDecay;
   for (double& v : xty_) v *= kDecay;
   for (int i = 0; i < kFeatures; ++i) {
-    xty_[i] += x[i] * seconds;
-    for (int j = 0; j < kFeatures; ++j) xtx_[i * kFeatures + j] += x[i] * x[j];
+    xty_[i] += w * x[i] * seconds;
+    for (int j = 0; j < kFeatures; ++j) xtx_[i * kFeatures + j] += w * x[i] * x[j];
   }
   ++n_;
   if (ready()) Solve();
@@ -76,8 +80,31 @@ double StepCostModel::Predict(const StepShape& shape) const {
   return t;
 }
 
+std::array<double, StepCostModel::kFeatures> StepCostModel::seconds_per_unit() const {
+  std::array<double, kFeatures> s;
+  for (int i = 0; i < kFeatures; ++i) s[i] = theta_[i] * kScale[i];
+  return s;
+}
+
 double StepCostModel::ExtraRowSeconds(int64_t keys) const {
   return theta_[2] * kScale[2] + theta_[3] * kScale[3] + theta_[4] * kScale[4] * static_cast<double>(keys);
+}
+
+std::string StepCostMetricsText(const StepCostModel& m) {
+  static constexpr const char* kTerms[StepCostModel::kFeatures] = {"step", "row", "logits_row", "key_loaded",
+                                                                   "key_attended"};
+  std::string o =
+      "# HELP prosgrow_step_cost_seconds Forward-step cost fitted online: seconds per step, per batch row, per "
+      "logits row, per attention key loaded (per entry) and per key attended (per row).\n"
+      "# TYPE prosgrow_step_cost_seconds gauge\n";
+  const auto s = m.seconds_per_unit();
+  for (int i = 0; i < StepCostModel::kFeatures; ++i)
+    o += fmt::format("prosgrow_step_cost_seconds{{term=\"{}\"}} {:.6g}\n", kTerms[i], s[i]);
+  o += fmt::format("# HELP prosgrow_step_cost_relative_error Mean relative error of the step-cost predictions on "
+                   "recent steps.\n# TYPE prosgrow_step_cost_relative_error gauge\n"
+                   "prosgrow_step_cost_relative_error {:.4f}\n",
+                   m.relative_error());
+  return o;
 }
 
 }  // namespace pg

@@ -9,7 +9,9 @@
 // entry_keys: per batch entry, the keys its attention reads (K/V loaded once
 // per entry, shared by its rows); row_keys: per row, the keys it attends to
 // (the dot products). Fitted by exponentially weighted least squares
-// (weight 0.995^age, about the last 200 steps), damped so collinear steps
+// (weight 0.995^age, about the last 200 steps), in relative error (each
+// step weighted 1 / seconds^2, so the many short decode steps count as much
+// as the long prefill ones they are compared with), damped so collinear steps
 // (e.g. only single-row decodes) still give finite coefficients; negative
 // coefficients are read as 0.
 //
@@ -19,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "model/model.h"
 
@@ -45,6 +48,12 @@ class StepCostModel {
   // `keys` keys.
   double ExtraRowSeconds(int64_t keys) const;
   int64_t observations() const { return n_; }
+  // Mean |predicted - measured| / measured over recent steps (weight 0.99^age),
+  // each prediction made before its step was observed.
+  double relative_error() const { return rel_error_; }
+  // Coefficient per feature in seconds per unit: step, plain row, logits
+  // row, key loaded, key attended.
+  std::array<double, kFeatures> seconds_per_unit() const;
   const std::array<double, kFeatures>& coefficients() const { return theta_; }
 
  private:
@@ -54,6 +63,11 @@ class StepCostModel {
   std::array<double, kFeatures> xty_{};
   std::array<double, kFeatures> theta_{};
   int64_t n_ = 0;
+  double rel_error_ = 0;
 };
+
+// Prometheus text: the fitted costs (prosgrow_step_cost_seconds{term=...}),
+// the recent relative error and the steps observed.
+std::string StepCostMetricsText(const StepCostModel& m);
 
 }  // namespace pg

@@ -34,6 +34,7 @@ TEST(SpecCli, BadCombinationsGetOneLineErrors) {
       {"--spec-synthetic-acceptance-length 2", "needs a drafter"},
       {"--spec draft", "--spec-draft-model"},
       {"--spec draft --spec-draft-model /nonexistent.gguf", "--spec-draft-model /nonexistent.gguf: "},
+      {"--spec ngram --spec-policy greedy", "unknown policy 'greedy' (goodput | always)"},
   };
   for (const Case& c : cases) {
     auto r = test::RunProsgrow(Generate(c.args));

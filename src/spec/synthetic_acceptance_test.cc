@@ -71,6 +71,13 @@ TEST(SpecConfigTest, ParsesAndValidates) {
   EXPECT_FALSE(ValidateSpecConfig(c).ok());
 }
 
+TEST(SpecConfig, ParsesPolicy) {
+  EXPECT_EQ(*ParseSpecPolicy("goodput"), SpecPolicy::kGoodput);
+  EXPECT_EQ(*ParseSpecPolicy("always"), SpecPolicy::kAlways);
+  EXPECT_FALSE(ParseSpecPolicy("").ok());
+  EXPECT_EQ(SpecConfig{}.policy, SpecPolicy::kGoodput);  // the default
+}
+
 TEST(SpeculatorTest, ChainsDraftersAndCountsPerDrafter) {
   SpecConfig c;
   c.drafters = {DrafterKind::kNgram, DrafterKind::kSuffix};

@@ -71,7 +71,7 @@ TEST(SpecConfigTest, ParsesAndValidates) {
   EXPECT_FALSE(ValidateSpecConfig(c).ok());
 }
 
-TEST(SpecConfig, ParsesPolicy) {
+TEST(SpecConfigTest, ParsesPolicy) {
   EXPECT_EQ(*ParseSpecPolicy("goodput"), SpecPolicy::kGoodput);
   EXPECT_EQ(*ParseSpecPolicy("always"), SpecPolicy::kAlways);
   EXPECT_FALSE(ParseSpecPolicy("").ok());

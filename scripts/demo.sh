@@ -25,6 +25,8 @@
 #                                 the accepted tokens are NOT the model's own output
 #   DEMO_SPEC_MAX_BATCH=N         both spec arms speculate only in steps with <= N running
 #                                 sequences, none prefilling (--spec-max-batch; default 0 = always)
+#   DEMO_SPEC_POLICY=always       both spec arms verify every proposed draft token
+#                                 (--spec-policy; default goodput)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -84,13 +86,13 @@ run_arm() {
 }
 if [ -n "${DEMO_SPEC:-}" ]; then
   run_arm "optimized+spec-${DEMO_SPEC//,/-}" --spec "$DEMO_SPEC" --spec-draft-max "${DEMO_SPEC_DRAFT_MAX:-4}" \
-    --spec-max-batch "${DEMO_SPEC_MAX_BATCH:-0}"
+    --spec-max-batch "${DEMO_SPEC_MAX_BATCH:-0}" --spec-policy "${DEMO_SPEC_POLICY:-goodput}"
 fi
 if [ -n "${DEMO_SPEC_SYNTHETIC:-}" ]; then
   echo "== SYNTHETIC ACCEPTANCE arm (benchmark only): its outputs are NOT the model's own"
   run_arm "optimized+SYNTHETIC-L${DEMO_SPEC_SYNTHETIC}" --spec "${DEMO_SPEC:-ngram}" \
     --spec-draft-max "${DEMO_SPEC_DRAFT_MAX:-4}" --spec-synthetic-acceptance-length "$DEMO_SPEC_SYNTHETIC" \
-    --spec-max-batch "${DEMO_SPEC_MAX_BATCH:-0}"
+    --spec-max-batch "${DEMO_SPEC_MAX_BATCH:-0}" --spec-policy "${DEMO_SPEC_POLICY:-goodput}"
 fi
 
 echo

@@ -79,7 +79,7 @@ void Engine::ProposeDrafts() {
 }
 
 void Engine::PlanDrafts(StepPlan* plan) {
-  if (config_.spec.policy != SpecPolicy::kGoodput || !step_cost_.ready()) return;
+  if (config_.spec.policy != SpecPolicy::kGoodput || !step_cost_.usable()) return;
   StepShape base;  // the step with every draft removed
   std::vector<VerifyCandidate> cands;
   std::vector<Sequence*> seqs;

@@ -49,28 +49,47 @@ void StepCostModel::Observe(const StepShape& shape, double seconds) {
   if (ready()) Solve();
 }
 
-// Gaussian elimination with partial pivoting on the damped normal equations.
+// Non-negative least squares on the damped normal equations by active set:
+// solve over the free coefficients (Gaussian elimination with partial
+// pivoting), pin the most negative one at 0, repeat.
 void StepCostModel::Solve() {
   constexpr int F = kFeatures;
-  double a[F][F + 1];
-  for (int i = 0; i < F; ++i) {
-    for (int j = 0; j < F; ++j) a[i][j] = xtx_[i * F + j];
-    a[i][i] += kDamping * xtx_[i * F + i] + 1e-12;
-    a[i][F] = xty_[i];
-  }
-  for (int c = 0; c < F; ++c) {
-    int piv = c;
-    for (int r = c + 1; r < F; ++r)
-      if (std::fabs(a[r][c]) > std::fabs(a[piv][c])) piv = r;
-    std::swap(a[c], a[piv]);
-    if (std::fabs(a[c][c]) < 1e-300) return;  // keep the last good fit
-    for (int r = 0; r < F; ++r) {
-      if (r == c) continue;
-      const double f = a[r][c] / a[c][c];
-      for (int k = c; k <= F; ++k) a[r][k] -= f * a[c][k];
+  std::array<bool, F> free;
+  free.fill(true);
+  for (int round = 0; round < F; ++round) {
+    int idx[F], n = 0;
+    for (int i = 0; i < F; ++i)
+      if (free[i]) idx[n++] = i;
+    double a[F][F + 1];
+    for (int r = 0; r < n; ++r) {
+      for (int c = 0; c < n; ++c) a[r][c] = xtx_[idx[r] * F + idx[c]];
+      a[r][r] += kDamping * xtx_[idx[r] * F + idx[r]] + 1e-12;
+      a[r][n] = xty_[idx[r]];
     }
+    for (int c = 0; c < n; ++c) {
+      int piv = c;
+      for (int r = c + 1; r < n; ++r)
+        if (std::fabs(a[r][c]) > std::fabs(a[piv][c])) piv = r;
+      std::swap(a[c], a[piv]);
+      if (std::fabs(a[c][c]) < 1e-300) return;  // keep the last good fit
+      for (int r = 0; r < n; ++r) {
+        if (r == c) continue;
+        const double f = a[r][c] / a[c][c];
+        for (int k = c; k <= n; ++k) a[r][k] -= f * a[c][k];
+      }
+    }
+    std::array<double, F> theta{};
+    int worst = -1;
+    for (int r = 0; r < n; ++r) {
+      theta[idx[r]] = a[r][n] / a[r][r];
+      if (theta[idx[r]] < 0 && (worst < 0 || theta[idx[r]] < theta[worst])) worst = idx[r];
+    }
+    if (worst < 0) {
+      theta_ = theta;
+      return;
+    }
+    free[worst] = false;
   }
-  for (int i = 0; i < F; ++i) theta_[i] = std::max(0.0, a[i][F] / a[i][i]);
 }
 
 double StepCostModel::Predict(const StepShape& shape) const {

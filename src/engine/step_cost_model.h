@@ -12,8 +12,8 @@
 // (weight 0.995^age, about the last 200 steps), in relative error (each
 // step weighted 1 / seconds^2, so the many short decode steps count as much
 // as the long prefill ones they are compared with), damped so collinear steps
-// (e.g. only single-row decodes) still give finite coefficients; negative
-// coefficients are read as 0.
+// (e.g. only single-row decodes) still give finite coefficients, and
+// constrained to non-negative coefficients (active set).
 //
 // Thread-safety: one thread (the engine's).
 #pragma once
@@ -43,6 +43,11 @@ class StepCostModel {
   void Observe(const StepShape& shape, double seconds);
   // Enough steps seen for the predictions to mean something.
   bool ready() const { return n_ >= kMinObservations; }
+  // Ready, and recent predictions within kMaxUsableError of the measured
+  // times (a machine whose step times swing with outside load is not
+  // predicted well enough to trade rows for time).
+  static constexpr double kMaxUsableError = 0.35;
+  bool usable() const { return ready() && rel_error_ < kMaxUsableError; }
   double Predict(const StepShape& shape) const;
   // The cost of one more logits row in an existing entry, attending to
   // `keys` keys.

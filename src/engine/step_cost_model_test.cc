@@ -70,6 +70,34 @@ TEST(StepCostModel, FollowsAMachineThatSlowsDown) {
   EXPECT_NEAR(m.Predict(s), 2 * TrueSeconds(s), 0.05 * 2 * TrueSeconds(s));
 }
 
+TEST(StepCostModel, CoefficientsStayNonNegative) {
+  // A machine with no per-row cost at all, timed with noise: the fit must
+  // not trade a negative row cost against the others.
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> noise(0, 0.05);
+  StepCostModel m;
+  for (int i = 0; i < 1000; ++i) {
+    const StepShape s = RandomStep(rng);
+    m.Observe(s, (4e-4 + 2.5e-4 * s.logit_rows + 3e-10 * s.row_keys) * (1 + noise(rng)));
+  }
+  for (double c : m.seconds_per_unit()) EXPECT_GE(c, 0);
+  EXPECT_TRUE(m.usable());
+  const StepShape s = RandomStep(rng);
+  const double want = 4e-4 + 2.5e-4 * s.logit_rows + 3e-10 * s.row_keys;
+  EXPECT_NEAR(m.Predict(s), want, 0.1 * want);
+}
+
+TEST(StepCostModel, TimesUnrelatedToTheShapeAreNotUsable) {
+  // Outside load swinging every step's time: no prediction to act on.
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> chaos(1e-3, 1e-1);
+  StepCostModel m;
+  for (int i = 0; i < 1000; ++i) m.Observe(RandomStep(rng), chaos(rng));
+  EXPECT_TRUE(m.ready());
+  EXPECT_GT(m.relative_error(), StepCostModel::kMaxUsableError);
+  EXPECT_FALSE(m.usable());
+}
+
 TEST(StepCostModel, ShapeCountsRowsAndKeys) {
   StepShape s;
   s.AddEntry(/*start_pos=*/8, /*n_tokens=*/3, /*logit_rows=*/3);  // a verification of 2 drafts

@@ -4,13 +4,10 @@
 set -uo pipefail
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-pid=
-cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
+# shellcheck source=SCRIPTDIR/serve_lib.sh
+source "$here/serve_lib.sh" || exit 2
+work=$(mktemp -d) || exit 2
+serve_lib_remove_at_exit "$work"
 "$bin" make-model --shape tiny --type f16 -o "$work/tiny.gguf" >/dev/null 2>&1 || { echo "FAIL: make-model"; exit 1; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" serve -m "$work/tiny.gguf" --port "$port" --threads 2 --api-key k >"$work/serve.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.1; done
-python3 "$here/tokenize_check.py" "http://127.0.0.1:$port" || { tail -20 "$work/serve.log"; exit 1; }
+serve_lib_serve "$work/serve.log" "$bin" serve -m "$work/tiny.gguf" --port 0 --threads 2 --api-key k || exit 1
+python3 "$here/tokenize_check.py" "$SERVE_LIB_URL" || exit 1

@@ -16,28 +16,16 @@ fi
 bin=$1 model=$2 dataset=$3 work=$4 limit=${5:-16} max_tokens=${6:-24}
 mkdir -p "$work"
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+# shellcheck source=../../tests/serve_lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../../tests/serve_lib.sh" || exit 2
 
 # serve POLICY: starts a server on a port it picks itself (--port 0, read
 # back from its log, so no other process can take it first); sets $port once
 # /health answers.
 serve() {
   local policy=$1
-  local log="$work/serve-$policy.log"
-  "$bin" serve -m "$model" --policy "$policy" --port 0 >"$log" 2>&1 &
-  local pid=$!
-  pids+=($pid)
-  port=""
-  for _ in $(seq 1 3000); do
-    kill -0 "$pid" 2>/dev/null || { echo "server ($policy) exited; see $log" >&2; exit 2; }
-    [[ -n "$port" ]] || port=$(sed -n 's#.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*#\1#p' "$log" | head -1)
-    if [[ -n "$port" ]] && curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "server ($policy) did not start; see $log" >&2
-  exit 2
+  serve_lib_serve "$work/serve-$policy.log" "$bin" serve -m "$model" --policy "$policy" --port 0 || exit 2
+  port=$SERVE_LIB_PORT
 }
 
 serve baseline

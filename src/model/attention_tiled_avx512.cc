@@ -107,19 +107,28 @@ void DotBlock(const float* const* q, const float* kt, int64_t C, int64_t n_group
   }
 }
 
-float Reduce8(const float* l) { return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])); }
+// ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)) of the 8 lanes of x.
+inline float Reduce8(__m256 x) {
+  const __m256 h = _mm256_hadd_ps(x, x);  // [l0+l1, l2+l3, .., .. | l4+l5, l6+l7, .., ..]
+  const __m256 h2 = _mm256_hadd_ps(h, h);  // [(l0+l1)+(l2+l3), .. | (l4+l5)+(l6+l7), ..]
+  return _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(h2), _mm256_extractf128_ps(h2, 1)));
+}
 
 // One query's softmax step for a tile with scores s[0, nt): the weights p,
 // and the new running max and sum. Returns alpha = ExpF32(M_old - M_new).
-float TileSoftmax(float* s, float* p, int64_t nt, float* m_state, float* s_state) {
-  for (int64_t i = nt; i < kT; ++i) s[i] = -INFINITY;
-  const __m512 s0 = _mm512_loadu_ps(s), s1 = _mm512_loadu_ps(s + 16);
+[[gnu::always_inline]] inline float TileSoftmax(const float* s, float* p, int64_t nt, float* m_state, float* s_state) {
+  // Scores past nt are -inf (p = 0), as in the scalar reference.
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  const __mmask32 valid = nt >= kT ? ~__mmask32{0} : (__mmask32{1} << nt) - 1;
+  const __m512 s0 = _mm512_mask_loadu_ps(ninf, static_cast<__mmask16>(valid), s);
+  const __m512 s1 = _mm512_mask_loadu_ps(ninf, static_cast<__mmask16>(valid >> 16), s + 16);
   // Scores are never NaN here (max_ps drops a NaN like the scalar compare),
   // so the order of the max does not change its value.
-  const float m = _mm512_reduce_max_ps(_mm512_max_ps(s1, _mm512_max_ps(s0, _mm512_set1_ps(-INFINITY))));
+  const float m = _mm512_reduce_max_ps(_mm512_max_ps(s1, _mm512_max_ps(s0, ninf)));
   const float M = *m_state;
   const float m_new = m > M ? m : M;
-  const float alpha = ExpF32(M - m_new);
+  const float dm = M - m_new;
+  const float alpha = dm == 0.0f ? 1.0f : ExpF32(dm);  // ExpF32(+-0) is exactly 1
   const __m512 vmn = _mm512_set1_ps(m_new);
   const __m512 p0 = ExpF32x16(_mm512_sub_ps(s0, vmn)), p1 = ExpF32x16(_mm512_sub_ps(s1, vmn));
   _mm512_storeu_ps(p, p0);
@@ -128,9 +137,7 @@ float TileSoftmax(float* s, float* p, int64_t nt, float* m_state, float* s_state
   __m256 sum = _mm256_add_ps(_mm512_castps512_ps256(p0), _mm512_extractf32x8_ps(p0, 1));
   sum = _mm256_add_ps(sum, _mm512_castps512_ps256(p1));
   sum = _mm256_add_ps(sum, _mm512_extractf32x8_ps(p1, 1));
-  alignas(32) float lane[8];
-  _mm256_store_ps(lane, sum);
-  *s_state = std::fma(*s_state, alpha, Reduce8(lane));
+  *s_state = std::fma(*s_state, alpha, Reduce8(sum));
   *m_state = m_new;
   return alpha;
 }

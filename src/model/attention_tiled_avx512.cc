@@ -82,18 +82,47 @@ inline __m256 ReduceGroup(__m512 z0, __m512 z1, __m512 z2, __m512 z3) {
   return _mm512_castps512_ps256(_mm512_add_ps(lo, hi));
 }
 
+// Where a block reads the tile's K (zmm r of dim chunk c of key group g, in
+// the key-pair layout) and V (16 dims from d of key i, the upper 8 dropped
+// when `masked` and tail == 0x00FF). Both give the same f32 values.
+//   F32Tile: the tile converted once (several blocks of queries share it).
+//   F16Tile: straight from the f16 rows (one block: no store and reload).
+struct F32Tile {
+  const float* kt;  // [kT * hd], key-pair layout
+  const float* vt;  // [kT][hd]
+  int64_t hd;
+  __m512 K(int64_t g, int64_t c, int r) const { return _mm512_loadu_ps(kt + ((g * (hd / 8) + c) * 4 + r) * 16); }
+  __m512 V(int64_t i, int64_t d, bool masked, __mmask16 tail) const {
+    const float* src = vt + i * hd + d;
+    return masked ? _mm512_maskz_loadu_ps(tail, src) : _mm512_loadu_ps(src);
+  }
+};
+
+struct F16Tile {
+  const uint16_t* const* k_rows;  // [kT] (K rows past the last key: zeros)
+  const uint16_t* const* v_rows;  // [kT]
+  __m512 K(int64_t g, int64_t c, int r) const {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(k_rows[8 * g + r] + 8 * c));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(k_rows[8 * g + r + 4] + 8 * c));
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
+  }
+  __m512 V(int64_t i, int64_t d, bool masked, __mmask16 tail) const {
+    const uint16_t* src = v_rows[i] + d;
+    return _mm512_cvtph_ps(masked ? _mm256_maskz_loadu_epi16(tail, src)
+                                  : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+  }
+};
+
 // s[j][0, 8 * n_groups) = scale * dot(q[j], key) for NQ queries.
-template <int NQ>
-void DotBlock(const float* const* q, const float* kt, int64_t C, int64_t n_groups, float scale, float (*s)[kT]) {
+template <int NQ, typename Tile>
+void DotBlock(const float* const* q, const Tile& tile, int64_t C, int64_t n_groups, float scale, float (*s)[kT]) {
   const __m256 vscale = _mm256_set1_ps(scale);
   for (int64_t g = 0; g < n_groups; ++g) {
     __m512 acc[NQ][4];
     for (int j = 0; j < NQ; ++j)
       for (int r = 0; r < 4; ++r) acc[j][r] = _mm512_setzero_ps();
-    const float* k = kt + g * C * 64;
-    for (int64_t c = 0; c < C; ++c, k += 64) {
-      const __m512 k0 = _mm512_loadu_ps(k), k1 = _mm512_loadu_ps(k + 16), k2 = _mm512_loadu_ps(k + 32),
-                   k3 = _mm512_loadu_ps(k + 48);
+    for (int64_t c = 0; c < C; ++c) {
+      const __m512 k0 = tile.K(g, c, 0), k1 = tile.K(g, c, 1), k2 = tile.K(g, c, 2), k3 = tile.K(g, c, 3);
       for (int j = 0; j < NQ; ++j) {
         const __m512 qb = _mm512_broadcast_f32x8(_mm256_loadu_ps(q[j] + 8 * c));
         acc[j][0] = _mm512_fmadd_ps(qb, k0, acc[j][0]);
@@ -146,24 +175,23 @@ inline float Reduce8(__m256 x) {
 // masked by `tail` when kMasked): acc = acc * alpha (when alpha != 1), then
 // acc = fma(p_i, v_i, acc) for keys i < nt[j] in order. Keys below nt_min
 // are shared by all NQ queries; each query's own tail follows.
-template <int NQ, int R, bool kMasked>
+template <int NQ, int R, bool kMasked, typename Tile>
 void PvBlock(float* const* acc, const float (*p)[kT], const float* alpha, const int64_t* nt, int64_t nt_min,
-             const float* vt, int64_t hd, int64_t d0, __mmask16 tail) {
-  const auto load = [&](const float* src, int x) {
-    return kMasked && x == R - 1 ? _mm512_maskz_loadu_ps(tail, src) : _mm512_loadu_ps(src);
-  };
+             const Tile& tile, int64_t d0, __mmask16 tail) {
   __m512 r[NQ][R];
   for (int j = 0; j < NQ; ++j) {
-    for (int x = 0; x < R; ++x) r[j][x] = load(acc[j] + d0 + 16 * x, x);
+    for (int x = 0; x < R; ++x) {
+      const float* src = acc[j] + d0 + 16 * x;
+      r[j][x] = kMasked && x == R - 1 ? _mm512_maskz_loadu_ps(tail, src) : _mm512_loadu_ps(src);
+    }
     if (alpha[j] != 1.0f) {
       const __m512 va = _mm512_set1_ps(alpha[j]);
       for (int x = 0; x < R; ++x) r[j][x] = _mm512_mul_ps(r[j][x], va);
     }
   }
-  const float* v = vt + d0;
-  for (int64_t i = 0; i < nt_min; ++i, v += hd) {
+  for (int64_t i = 0; i < nt_min; ++i) {
     __m512 vv[R];
-    for (int x = 0; x < R; ++x) vv[x] = load(v + 16 * x, x);
+    for (int x = 0; x < R; ++x) vv[x] = tile.V(i, d0 + 16 * x, kMasked && x == R - 1, tail);
     for (int j = 0; j < NQ; ++j) {
       const __m512 pb = _mm512_set1_ps(p[j][i]);
       for (int x = 0; x < R; ++x) r[j][x] = _mm512_fmadd_ps(pb, vv[x], r[j][x]);
@@ -172,7 +200,8 @@ void PvBlock(float* const* acc, const float (*p)[kT], const float* alpha, const 
   for (int j = 0; j < NQ; ++j)
     for (int64_t i = nt_min; i < nt[j]; ++i) {
       const __m512 pb = _mm512_set1_ps(p[j][i]);
-      for (int x = 0; x < R; ++x) r[j][x] = _mm512_fmadd_ps(pb, load(vt + i * hd + d0 + 16 * x, x), r[j][x]);
+      for (int x = 0; x < R; ++x)
+        r[j][x] = _mm512_fmadd_ps(pb, tile.V(i, d0 + 16 * x, kMasked && x == R - 1, tail), r[j][x]);
     }
   for (int j = 0; j < NQ; ++j)
     for (int x = 0; x < R; ++x) {
@@ -181,10 +210,8 @@ void PvBlock(float* const* acc, const float (*p)[kT], const float* alpha, const 
     }
 }
 
-// The state of one AttendGroupAvx512 call.
+// The per-query state of one AttendGroupAvx512 call.
 struct Group {
-  const float* kt;  // [kT * hd], key-pair layout
-  const float* vt;  // [kT][hd]
   float* acc;       // [n_queries][hd]
   const float* qr;  // [n_queries][hd]
   float* ms;        // [n_queries]
@@ -195,8 +222,8 @@ struct Group {
 
 // One tile's update of the NQ queries idx[0, NQ), whose keys in this tile
 // are [0, nt[j]) (each >= 1).
-template <int NQ>
-void TileBlock(const Group& g, const int64_t* idx, const int64_t* nt) {
+template <int NQ, typename Tile>
+void TileBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64_t* nt) {
   alignas(64) float s[NQ][kT], p[NQ][kT];
   const float* q[NQ];
   float* acc[NQ];
@@ -208,22 +235,23 @@ void TileBlock(const Group& g, const int64_t* idx, const int64_t* nt) {
     nt_min = std::min(nt_min, nt[j]);
     nt_max = std::max(nt_max, nt[j]);
   }
-  DotBlock<NQ>(q, g.kt, g.hd / 8, (nt_max + 7) / 8, g.scale, s);
+  DotBlock<NQ>(q, tile, g.hd / 8, (nt_max + 7) / 8, g.scale, s);
   for (int j = 0; j < NQ; ++j) alpha[j] = TileSoftmax(s[j], p[j], nt[j], &g.ms[idx[j]], &g.ss[idx[j]]);
   int64_t d0 = 0;
-  for (; d0 + 64 <= g.hd; d0 += 64) PvBlock<NQ, 4, false>(acc, p, alpha, nt, nt_min, g.vt, g.hd, d0, 0xFFFF);
+  for (; d0 + 64 <= g.hd; d0 += 64) PvBlock<NQ, 4, false>(acc, p, alpha, nt, nt_min, tile, d0, 0xFFFF);
   for (; d0 < g.hd; d0 += 16) {
     const __mmask16 tail = g.hd - d0 >= 16 ? 0xFFFF : 0x00FF;
-    PvBlock<NQ, 1, true>(acc, p, alpha, nt, nt_min, g.vt, g.hd, d0, tail);
+    PvBlock<NQ, 1, true>(acc, p, alpha, nt, nt_min, tile, d0, tail);
   }
 }
 
-void RunBlock(const Group& g, const int64_t* idx, const int64_t* nt, int n) {
+template <typename Tile>
+void RunBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64_t* nt, int n) {
   switch (n) {
-    case 1: return TileBlock<1>(g, idx, nt);
-    case 2: return TileBlock<2>(g, idx, nt);
-    case 3: return TileBlock<3>(g, idx, nt);
-    default: return TileBlock<4>(g, idx, nt);
+    case 1: return TileBlock<1>(g, tile, idx, nt);
+    case 2: return TileBlock<2>(g, tile, idx, nt);
+    case 3: return TileBlock<3>(g, tile, idx, nt);
+    default: return TileBlock<4>(g, tile, idx, nt);
   }
 }
 
@@ -286,31 +314,42 @@ void AttendGroupAvx512(const AttentionArgs& a, std::span<const AttentionQuery> q
   float* acc = vt + kT * HD;
   float* qr = acc + nq * HD;
   float* ms = qr + nq * HD;
-  const Group g{kt, vt, acc, qr, ms, ms + nq, HD, a.scale};
+  const Group g{acc, qr, ms, ms + nq, HD, a.scale};
   PrepareQueries(a, queries, g, qr);
   int64_t n_max = 0;
   for (const AttentionQuery& query : queries) n_max = std::max(n_max, query.n_keys);
   const uint16_t* k_rows[kT];
   const uint16_t* v_rows[kT];
+  const F32Tile f32_tile{kt, vt, HD};
+  const F16Tile f16_tile{k_rows, v_rows};
   for (int64_t j0 = 0; j0 < n_max; j0 += kT) {
     const int64_t nt_max = std::min(kT, n_max - j0);
     const int64_t nt_pad = (nt_max + 7) & ~int64_t{7};
     TileRows(a, j0, nt_max, nt_pad, k_rows, v_rows);
-    ConvertKTile(k_rows, nt_pad, HD, kt);
-    for (int64_t i = 0; i < nt_max; ++i) ConvertRow(v_rows[i], vt + i * HD, HD);
     // The queries that reach this tile, kBlockQueries at a time.
     int64_t idx[kBlockQueries], nt[kBlockQueries];
     int n = 0;
-    for (int64_t qi = 0; qi < nq; ++qi) {
-      if (queries[qi].n_keys <= j0) continue;
-      idx[n] = qi;
-      nt[n] = std::min(kT, queries[qi].n_keys - j0);
-      if (++n == kBlockQueries) {
-        RunBlock(g, idx, nt, n);
-        n = 0;
+    int64_t qi = 0;
+    const auto next_block = [&] {
+      for (n = 0; n < kBlockQueries && qi < nq; ++qi) {
+        if (queries[qi].n_keys <= j0) continue;
+        idx[n] = qi;
+        nt[n++] = std::min(kT, queries[qi].n_keys - j0);
       }
+      return n > 0;
+    };
+    next_block();
+    const bool one_block = !std::any_of(queries.begin() + qi, queries.end(), [&](const AttentionQuery& query) {
+      return query.n_keys > j0;
+    });
+    if (one_block) {
+      RunBlock(g, f16_tile, idx, nt, n);
+      continue;
     }
-    if (n > 0) RunBlock(g, idx, nt, n);
+    ConvertKTile(k_rows, nt_pad, HD, kt);
+    for (int64_t i = 0; i < nt_max; ++i) ConvertRow(v_rows[i], vt + i * HD, HD);
+    do RunBlock(g, f32_tile, idx, nt, n);
+    while (next_block());
   }
   WriteOutputs(queries, g);
 }

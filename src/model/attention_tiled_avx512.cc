@@ -39,6 +39,8 @@ namespace {
 constexpr int64_t kT = kAttentionTileKeys;
 constexpr int kBlockQueries = 4;  // queries sharing each K/V load
 constexpr int64_t kMaxHeadDim = 512;
+// Tiles reached by at most this many queries are read straight from f16.
+constexpr int64_t kDirectMaxQueries = 8;
 static_assert(kT % 8 == 0);
 
 alignas(64) const uint16_t kZeroRow[kMaxHeadDim] = {};
@@ -255,6 +257,27 @@ void RunBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64_
   }
 }
 
+// The n_active queries that reach the tile at key j0, in blocks of at most
+// kBlockQueries sized evenly (5 -> 3 + 2: a block of one query keeps too few
+// FMAs in flight).
+template <typename Tile>
+void RunTile(const Group& g, const Tile& tile, std::span<const AttentionQuery> queries, int64_t j0, int64_t n_active) {
+  int64_t idx[kBlockQueries], nt[kBlockQueries];
+  int64_t blocks_left = (n_active + kBlockQueries - 1) / kBlockQueries, left = n_active;
+  int64_t size = (left + blocks_left - 1) / blocks_left;  // <= kBlockQueries
+  int n = 0;
+  for (size_t qi = 0; qi < queries.size(); ++qi) {
+    if (queries[qi].n_keys <= j0) continue;
+    idx[n] = static_cast<int64_t>(qi);
+    nt[n] = std::min(kT, queries[qi].n_keys - j0);
+    if (++n < size) continue;
+    RunBlock(g, tile, idx, nt, n);
+    left -= n;
+    n = 0;
+    if (--blocks_left > 0) size = (left + blocks_left - 1) / blocks_left;
+  }
+}
+
 // Row pointers of the tile's keys [j0, j0 + n) (walking pages, no division
 // per key); K rows [n, n_pad) point at zeros.
 void TileRows(const AttentionArgs& a, int64_t j0, int64_t n, int64_t n_pad, const uint16_t** k_rows,
@@ -326,30 +349,16 @@ void AttendGroupAvx512(const AttentionArgs& a, std::span<const AttentionQuery> q
     const int64_t nt_max = std::min(kT, n_max - j0);
     const int64_t nt_pad = (nt_max + 7) & ~int64_t{7};
     TileRows(a, j0, nt_max, nt_pad, k_rows, v_rows);
-    // The queries that reach this tile, kBlockQueries at a time.
-    int64_t idx[kBlockQueries], nt[kBlockQueries];
-    int n = 0;
-    int64_t qi = 0;
-    const auto next_block = [&] {
-      for (n = 0; n < kBlockQueries && qi < nq; ++qi) {
-        if (queries[qi].n_keys <= j0) continue;
-        idx[n] = qi;
-        nt[n++] = std::min(kT, queries[qi].n_keys - j0);
-      }
-      return n > 0;
-    };
-    next_block();
-    const bool one_block = !std::any_of(queries.begin() + qi, queries.end(), [&](const AttentionQuery& query) {
+    const int64_t n_active = std::count_if(queries.begin(), queries.end(), [&](const AttentionQuery& query) {
       return query.n_keys > j0;
     });
-    if (one_block) {
-      RunBlock(g, f16_tile, idx, nt, n);
+    if (n_active <= kDirectMaxQueries) {
+      RunTile(g, f16_tile, queries, j0, n_active);
       continue;
     }
     ConvertKTile(k_rows, nt_pad, HD, kt);
     for (int64_t i = 0; i < nt_max; ++i) ConvertRow(v_rows[i], vt + i * HD, HD);
-    do RunBlock(g, f32_tile, idx, nt, n);
-    while (next_block());
+    RunTile(g, f32_tile, queries, j0, n_active);
   }
   WriteOutputs(queries, g);
 }

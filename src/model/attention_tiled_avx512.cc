@@ -1,9 +1,11 @@
-// AVX-512 version of AttendGroupScalar. Like the AVX2 form, each K/V tile is
-// converted to f32 once for the whole group; in addition, up to kBlockQueries
-// queries are processed together so that one load of K (or V) feeds the FMAs
-// of all of them, and a zmm register holds two keys' 8 dot lanes. Per query,
-// every operation and its order are those of the scalar reference, so the
-// results are bit-identical to computing that query alone.
+// AVX-512 version of AttendGroupScalar. Up to kBlockQueries queries are
+// processed together, so that one load of K (or V) feeds the FMAs of all of
+// them, and a zmm register holds two keys' 8 dot lanes. A tile reached by
+// more than kDirectMaxQueries queries (prefill) is converted to f32 once, as
+// in the AVX2 form, and shared by every block; a tile reached by fewer
+// (decode) is read straight from the f16 rows and converted in registers.
+// Per query, every operation and its order are those of the scalar
+// reference, so the results are bit-identical to computing that query alone.
 //
 // scratch layout (floats), the AVX2 form's sizes:
 //   kt[kAttentionTileKeys * head_dim]  K tile in f32, key-pair layout (below)
@@ -21,6 +23,7 @@
 // lanes of two keys, and the transpose of the four accumulators of a group
 // yields the 8 dots in key order. Keys past the tile's last (to a multiple of
 // 8) read a zero row.
+//
 // GCC 12's AVX-512 intrinsics (the _mm512_undefined_* inside them) raise
 // false -W(maybe-)uninitialized warnings when inlined; silence them here.
 #pragma GCC diagnostic ignored "-Wuninitialized"

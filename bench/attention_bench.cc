@@ -62,7 +62,8 @@ struct Cache {
   std::vector<int32_t> table;
 };
 
-double TimeCall(GroupFn fn, const AttentionArgs& a, std::span<const AttentionQuery> qs, float* scratch, double seconds) {
+double TimeCall(GroupFn fn, const AttentionArgs& a, std::span<const AttentionQuery> qs, float* scratch,
+                double seconds) {
   using Clock = std::chrono::steady_clock;
   fn(a, qs, scratch);  // warm-up
   int64_t calls = 0;

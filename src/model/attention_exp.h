@@ -78,7 +78,8 @@ inline __m512 ExpF32x16(__m512 x) {
   using namespace exp_f32_detail;
   __m512 xc = _mm512_max_ps(x, _mm512_set1_ps(kExpF32Min));
   xc = _mm512_min_ps(xc, _mm512_set1_ps(kExpF32Max));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 n =
+      _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-kLn2Hi), xc);
   r = _mm512_fmadd_ps(n, _mm512_set1_ps(-kLn2Lo), r);
   __m512 p = _mm512_set1_ps(kC[7]);

@@ -74,7 +74,8 @@ void ConvertKTile(const uint16_t* const* rows, int64_t n_pad, int64_t hd, float*
 
 // _mm256_hadd_ps on each 256-bit half: [a0+a1, a2+a3, b0+b1, b2+b3] per 128-bit lane.
 inline __m512 Hadd(__m512 a, __m512 b) {
-  return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
 // The 8 dots of a key group from z[r] = [key r's 8 lanes | key r+4's], each

@@ -92,7 +92,7 @@ inline __m256 ReduceGroup(__m512 z0, __m512 z1, __m512 z2, __m512 z3) {
 // the key-pair layout) and V (16 dims from d of key i, the upper 8 dropped
 // when `masked` and tail == 0x00FF). Both give the same f32 values.
 //   F32Tile: the tile converted once (several blocks of queries share it).
-//   F16Tile: straight from the f16 rows (one block: no store and reload).
+//   F16Tile: straight from the f16 rows (few blocks: no store and reload).
 struct F32Tile {
   const float* kt;  // [kT * hd], key-pair layout
   const float* vt;  // [kT][hd]
@@ -157,8 +157,8 @@ inline float Reduce8(__m256 x) {
   const __mmask32 valid = nt >= kT ? ~__mmask32{0} : (__mmask32{1} << nt) - 1;
   const __m512 s0 = _mm512_mask_loadu_ps(ninf, static_cast<__mmask16>(valid), s);
   const __m512 s1 = _mm512_mask_loadu_ps(ninf, static_cast<__mmask16>(valid >> 16), s + 16);
-  // Scores are never NaN here (max_ps drops a NaN like the scalar compare),
-  // so the order of the max does not change its value.
+  // max_ps(s, m) keeps m when s is NaN, as the scalar compare skips it; the
+  // max of the other scores does not depend on the order it is taken in.
   const float m = _mm512_reduce_max_ps(_mm512_max_ps(s1, _mm512_max_ps(s0, ninf)));
   const float M = *m_state;
   const float m_new = m > M ? m : M;

@@ -100,5 +100,8 @@ size_t AttendGroupScratchFloats(int64_t head_dim, int64_t n_queries, int64_t max
 // computes one query at a time; the AVX2 form needs head_dim % 8 == 0, f16 KV.
 void AttendGroupScalar(const AttentionArgs& a, std::span<const AttentionQuery> queries, float* scratch);
 void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> queries, float* scratch);
+// AVX-512 form: same contract as the AVX2 form (head_dim % 8 == 0, f16 KV);
+// up to four queries share each K/V load.
+void AttendGroupAvx512(const AttentionArgs& a, std::span<const AttentionQuery> queries, float* scratch);
 
 }  // namespace pg

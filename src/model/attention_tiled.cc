@@ -75,7 +75,7 @@ void GroupFallback(const AttentionArgs& a, std::span<const AttentionQuery> queri
 }  // namespace
 
 size_t AttendGroupScratchFloats(int64_t head_dim, int64_t n_queries, int64_t max_keys) {
-  // AVX2: K and V tiles in f32, then per query q and acc[head_dim], M and S.
+  // AVX2 / AVX-512: K and V tiles in f32, then per query q and acc[head_dim], M and S.
   const size_t tiled = static_cast<size_t>(2 * kAttentionTileKeys * head_dim + n_queries * (2 * head_dim + 2));
   return std::max(tiled, static_cast<size_t>(max_keys));  // bf16 fallback: n_keys scores
 }
@@ -86,8 +86,11 @@ void AttendGroupScalar(const AttentionArgs& a, std::span<const AttentionQuery> q
 }
 
 void AttendGroup(const AttentionArgs& a, std::span<const AttentionQuery> queries, float* scratch) {
-  static const bool avx2 = ActiveIsa() >= IsaLevel::kAvx2;
-  if (avx2 && a.kv->dtype() == KvDtype::kF16 && a.head_dim % 8 == 0) return AttendGroupAvx2(a, queries, scratch);
+  static const IsaLevel isa = ActiveIsa();  // PROSGROW_ISA can force a lower level
+  if (a.kv->dtype() == KvDtype::kF16 && a.head_dim % 8 == 0) {
+    if (isa >= IsaLevel::kAvx512) return AttendGroupAvx512(a, queries, scratch);
+    if (isa >= IsaLevel::kAvx2) return AttendGroupAvx2(a, queries, scratch);
+  }
   AttendGroupScalar(a, queries, scratch);  // bf16 KV falls back to AttendOne there
 }
 

@@ -1,4 +1,4 @@
-// kTiledF32 attention: AVX2 vs scalar bit-identity, independence from the
+// kTiledF32 attention: AVX2 / AVX-512 vs scalar bit-identity, independence from the
 // group/batch a query is computed in, agreement with a double-precision
 // softmax, and ExpF32 against the correctly rounded exp.
 #include <gtest/gtest.h>
@@ -49,6 +49,84 @@ TEST(AttentionTiled, Avx2IsBitIdenticalToScalar) {
         ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)))
             << "hd " << hd << " n " << n << " page " << page;
       }
+}
+
+using GroupFn = void (*)(const AttentionArgs&, std::span<const AttentionQuery>, float*);
+
+// Queries i = 0.. with q vector i % 8 and n_keys[i], through `fn`.
+std::vector<float> RunGroupWith(const Fixture& f, const std::vector<int64_t>& n_keys, GroupFn fn) {
+  const int64_t HD = f.args.head_dim, nq = static_cast<int64_t>(n_keys.size());
+  std::vector<float> out(static_cast<size_t>(nq * HD), -1.0f);
+  std::vector<AttentionQuery> qs;
+  for (int64_t i = 0; i < nq; ++i) qs.push_back({f.Q(i % 8), out.data() + i * HD, n_keys[i]});
+  int64_t mx = 0;
+  for (int64_t n : n_keys) mx = std::max(mx, n);
+  std::vector<float> scratch(AttendGroupScratchFloats(HD, nq, mx), std::nanf(""));
+  fn(f.args, qs, scratch.data());
+  return out;
+}
+
+// Group sizes 1..20 (the AVX-512 form blocks queries by four), causal
+// lengths that end inside, at and past tile and page boundaries, head dims
+// that are and are not multiples of 16 and 64, q rounded or not.
+TEST(AttentionTiled, Avx512IsBitIdenticalToScalar) {
+  if (!HostSupports(IsaLevel::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  int cases = 0;
+  for (int64_t page : {16, 32, 7})
+    for (int64_t hd : {64, 128, 80, 8, 40, 72, 256})
+      for (int64_t n : {1, 2, 7, 8, 9, 31, 32, 33, 40, 64, 65, 97, 300, 1000, 1031}) {
+        if (hd >= 256 && n > 300) continue;
+        Fixture f(hd, 2, n, page, static_cast<uint32_t>(hd * 1000 + n + page));
+        for (bool round_q : {true, false}) {
+          f.args.round_q = round_q;
+          const int64_t nq = 1 + (n + hd + page + (round_q ? 0 : 7)) % 20;
+          std::vector<int64_t> lens;
+          for (int64_t i = 0; i < nq; ++i) {
+            // Mostly consecutive causal rows ending at n, some shorter, some equal.
+            const int64_t len = i % 5 == 4 ? std::max<int64_t>(1, n / (i + 1)) : n - (i / 2) % std::max<int64_t>(1, n);
+            lens.push_back(std::max<int64_t>(1, len));
+          }
+          const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
+          const std::vector<float> got = RunGroupWith(f, lens, AttendGroupAvx512);
+          ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)))
+              << "hd " << hd << " n " << n << " page " << page << " nq " << nq << " round_q " << round_q;
+          ++cases;
+        }
+      }
+  std::printf("%d AVX-512 groups bit-identical to scalar\n", cases);
+}
+
+// Each query of an AVX-512 group equals that query computed alone, whatever
+// the block of four it lands in (the last block 1..4 queries).
+TEST(AttentionTiled, Avx512RowIsIndependentOfItsGroup) {
+  if (!HostSupports(IsaLevel::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  Fixture f(128, 2, 700, 16, 17);
+  for (size_t nq = 1; nq <= 11; ++nq) {
+    std::vector<int64_t> group;
+    for (size_t i = 0; i < nq; ++i) group.push_back(700 - static_cast<int64_t>(i * 37 % 101));
+    const std::vector<float> together = RunGroupWith(f, group, AttendGroupAvx512);
+    for (size_t i = 0; i < nq; ++i) {
+      std::vector<AttentionQuery> one = {{f.Q(static_cast<int64_t>(i % 8)), nullptr, group[i]}};
+      std::vector<float> out(128), scratch(AttendGroupScratchFloats(128, 1, 700));
+      one[0].out = out.data();
+      AttendGroupAvx512(f.args, one, scratch.data());
+      ASSERT_EQ(0, std::memcmp(out.data(), together.data() + i * 128, 128 * sizeof(float))) << nq << " " << i;
+    }
+  }
+}
+
+// Keys with extreme values (scores far apart, so p underflows to 0 and the
+// running max jumps, and large V) still agree bit for bit.
+TEST(AttentionTiled, Avx512IsBitIdenticalToScalarOnWideScores) {
+  if (!HostSupports(IsaLevel::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  for (int64_t hd : {64, 80})
+    for (int64_t n : {33, 250}) {
+      Fixture f(hd, 1, n, 16, static_cast<uint32_t>(hd + n), /*sd=*/30.0f);
+      const std::vector<int64_t> lens = {n, n - 1, n / 2, 1, n - 32};
+      const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
+      const std::vector<float> got = RunGroupWith(f, lens, AttendGroupAvx512);
+      ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float))) << "hd " << hd << " n " << n;
+    }
 }
 
 // With q kept in f32 (`--attn precise`), the same; and it differs from the rounded run.

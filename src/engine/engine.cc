@@ -278,7 +278,7 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   f.ttft_s = s->first_token_s >= 0 ? s->first_token_s - s->arrival_s : 0;
   f.spec = s->spec_usage;
   f.spec.synthetic = config_.spec.synthetic();
-  if (spec_) spec_->Finished(s->tokens);
+  if (spec_) spec_->Finished(s->tokens, s->cache.cached_tokens);
   if (draft_) draft_->Free(s->id);
   totals_.finished++;
   totals_.prompt_tokens += s->n_prompt;

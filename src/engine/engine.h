@@ -98,6 +98,7 @@ class Engine final : public InferenceService {
   // step_cost_).
   void PlanDrafts(StepPlan* plan);
   void ShortenDraft(Sequence* s, size_t keep, StepPlan* plan);
+  int64_t WorthProposing(const Sequence& s) const;
   // RunForward: a verifying sequence's entry becomes its k + 1 verification
   // positions, with logits at every one (BatchSeq::all_logits).
   void AddVerifyEntries(const StepPlan& plan, int64_t* n_logits);
@@ -131,6 +132,7 @@ class Engine final : public InferenceService {
   SeqId next_seq_id_ = 1;
   std::unique_ptr<Speculator> spec_;  // null = speculation off
   StepCostModel step_cost_;           // fitted to every forward step's wall time
+  double spec_ratio_ = 0;             // the last PlanDrafts' progress per second (0 = none yet)
   std::unique_ptr<DraftModel> draft_;  // --spec draft; null = none
   std::vector<DraftRequest> draft_requests_;     // this step's draft-model requests
   std::vector<Sequence*> draft_seqs_;            // their sequences

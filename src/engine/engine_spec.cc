@@ -73,13 +73,30 @@ void Engine::ProposeDrafts() {
     int64_t limit = s->request.sampling.max_tokens - s->n_generated - 1;
     limit = std::min(limit, config_.ctx_size - n - 1);
     limit = std::min(limit, info_.max_seq_tokens - s->n_computed - 1);
+    limit = std::min(limit, WorthProposing(*s));
     spec_->Propose(*s->spec, s->tokens, static_cast<int>(std::clamp<int64_t>(limit, 0, 1 << 20)), &s->draft);
   }
   if (draft_) ProposeModelDrafts();  // the sequences whose chain reached the draft model
 }
 
+// Under --spec-policy goodput, the draft positions that could pass
+// PlanDrafts at the last step's ratio: proposing (and reserving KV for)
+// positions it will drop costs KV churn for nothing.
+int64_t Engine::WorthProposing(const Sequence& s) const {
+  if (config_.spec.policy != SpecPolicy::kGoodput || !step_cost_.usable() || spec_ratio_ <= 0) return 1 << 20;
+  const double p = spec_->ExpectedAcceptance(*s.spec);
+  double pj = 1;
+  int64_t k = 0;
+  for (int64_t j = 1; j <= config_.spec.draft_max; ++j) {
+    pj *= p;
+    if (pj <= spec_ratio_ * step_cost_.ExtraRowSeconds(s.n_computed + j + 1)) break;
+    k = j;
+  }
+  return k;
+}
+
 void Engine::PlanDrafts(StepPlan* plan) {
-  if (config_.spec.policy != SpecPolicy::kGoodput || !step_cost_.usable()) return;
+  if (config_.spec.policy != SpecPolicy::kGoodput || !step_cost_.usable() || plan->batch.empty()) return;
   StepShape base;  // the step with every draft removed
   std::vector<VerifyCandidate> cands;
   std::vector<Sequence*> seqs;
@@ -99,9 +116,9 @@ void Engine::PlanDrafts(StepPlan* plan) {
     cands.push_back(c);
     seqs.push_back(s);
   }
-  if (cands.empty()) return;
   const VerifyPlan vp =
       PlanVerification(step_cost_.Predict(base), static_cast<int64_t>(plan->batch.size()), cands);
+  spec_ratio_ = vp.ratio;  // WorthProposing's bar for the next step
   for (size_t i = 0; i < seqs.size(); ++i)
     if (static_cast<size_t>(vp.keep[i]) < seqs[i]->draft.size()) ShortenDraft(seqs[i], static_cast<size_t>(vp.keep[i]), plan);
 }

@@ -96,12 +96,19 @@ double Speculator::ExpectedAcceptance(const SpecSequence& s) const {
   if (config_.synthetic()) return synthetic_p_;
   // The drafter's own rate (an even prior before it has tried anything),
   // worth 8 positions against the sequence's count.
-  const double drafter = s.drafter >= 0 ? acceptance_[static_cast<size_t>(s.drafter)].p(0.5, 2) : 0.5;
+  // Before a proposal (no drafter yet): the best drafter's.
+  double drafter = 0;
+  if (s.drafter >= 0) drafter = acceptance_[static_cast<size_t>(s.drafter)].p(0.5, 2);
+  else
+    for (const AcceptanceEstimate& a : acceptance_) drafter = std::max(drafter, a.p(0.5, 2));
   return s.acceptance.p(drafter, 8);
 }
 
-void Speculator::Finished(std::span<const int32_t> tokens) {
-  if (uses_suffix_) suffix_.Insert(tokens);
+void Speculator::Finished(std::span<const int32_t> tokens, int64_t seen) {
+  if (!uses_suffix_) return;
+  // A suffix starting before seen - (depth - 1) lies wholly in the seen part.
+  const int64_t first = std::clamp<int64_t>(seen - (suffix_.depth() - 1), 0, static_cast<int64_t>(tokens.size()));
+  suffix_.Insert(tokens.subspan(static_cast<size_t>(first)));
 }
 
 }  // namespace pg

@@ -81,10 +81,15 @@ class Speculator {
   void Record(SpecSequence& s, int drafted, int accepted);
   // The conditional acceptance per draft position to expect from s's next
   // draft: the synthetic p under synthetic acceptance; otherwise s's own
-  // count pulled toward its drafter's (VerifyPlanner's p).
+  // count pulled toward its drafter's (VerifyPlanner's p); before a
+  // proposal, toward the best drafter's.
   double ExpectedAcceptance(const SpecSequence& s) const;
   // A finished sequence's tokens (prompt + output) join the suffix cache.
-  void Finished(std::span<const int32_t> tokens);
+  // `seen`: how many leading tokens the cache already holds (the request's
+  // prefix-cache hit: an agent's next turn repeats its whole context); only
+  // the suffixes reaching past them are inserted, so a turn costs its new
+  // tokens, not its context.
+  void Finished(std::span<const int32_t> tokens, int64_t seen = 0);
 
   const std::vector<DrafterStats>& stats() const { return stats_; }  // in config().drafters order
   const SuffixCache& suffix_cache() const { return suffix_; }

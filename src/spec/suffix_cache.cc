@@ -74,9 +74,11 @@ void SuffixCache::Insert(std::span<const int32_t> doc) {
   if (doc.size() > static_cast<size_t>(opt_.max_doc_tokens)) doc = doc.last(static_cast<size_t>(opt_.max_doc_tokens));
   if (doc.empty()) return;
   docs_.emplace_back(doc.begin(), doc.end());
+  n_tokens_ += static_cast<int64_t>(doc.size());
   AddPaths(docs_.back(), +1);
   while (n_live_ > opt_.max_nodes && !docs_.empty()) {
     AddPaths(docs_.front(), -1);
+    n_tokens_ -= static_cast<int64_t>(docs_.front().size());
     docs_.pop_front();
   }
 }

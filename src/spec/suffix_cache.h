@@ -42,8 +42,10 @@ class SuffixCache {
   void Insert(std::span<const int32_t> doc);
   int Propose(std::span<const int32_t> context, int max, std::vector<int32_t>* out) const;
 
+  int depth() const { return opt_.depth; }
   int64_t nodes() const { return n_live_; }      // live nodes, root excluded
   size_t documents() const { return docs_.size(); }
+  int64_t tokens() const { return n_tokens_; }   // in the documents held
   // Recounts every node from the documents held; false on any mismatch (tests).
   bool CheckIntegrity() const;
 
@@ -68,6 +70,7 @@ class SuffixCache {
   std::unordered_map<uint64_t, uint32_t> edges_;  // (parent, token) -> child
   std::deque<std::vector<int32_t>> docs_;         // oldest first
   int64_t n_live_ = 0;
+  int64_t n_tokens_ = 0;
 };
 
 }  // namespace pg

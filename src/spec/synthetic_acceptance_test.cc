@@ -78,6 +78,31 @@ TEST(SpecConfigTest, ParsesPolicy) {
   EXPECT_EQ(SpecConfig{}.policy, SpecPolicy::kGoodput);  // the default
 }
 
+// An agent's next turn repeats its context: Finished inserts only the
+// suffixes that reach past what the cache already holds, and the cache still
+// continues across the boundary.
+TEST(SpeculatorTest, FinishedInsertsOnlyWhatTheCacheHasNotSeen) {
+  SpecConfig c;
+  c.drafters = {DrafterKind::kSuffix};
+  auto sp = Speculator::Create(c);
+  ASSERT_TRUE(sp.ok());
+  Speculator& s = **sp;
+  std::vector<int32_t> turn1, turn2;
+  for (int32_t i = 1; i <= 200; ++i) turn1.push_back(i);
+  turn2 = turn1;
+  for (int32_t t : {500, 501, 502, 503}) turn2.push_back(t);
+  s.Finished(turn1);
+  s.Finished(turn2, /*seen=*/200);
+  const int depth = s.suffix_cache().depth();
+  EXPECT_EQ(s.suffix_cache().tokens(), 200 + (depth - 1) + 4);
+  auto seq = s.NewSequence(1);
+  std::vector<int32_t> draft;
+  std::vector<int32_t> ctx = {7, 7, 199, 200};
+  s.Propose(*seq, ctx, 3, &draft);
+  EXPECT_EQ(draft, (std::vector<int32_t>{500, 501, 502}));
+  EXPECT_TRUE(s.suffix_cache().CheckIntegrity());
+}
+
 TEST(SpeculatorTest, ChainsDraftersAndCountsPerDrafter) {
   SpecConfig c;
   c.drafters = {DrafterKind::kNgram, DrafterKind::kSuffix};

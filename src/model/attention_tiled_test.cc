@@ -24,17 +24,23 @@ struct Fixture : AttentionFixture {
       : AttentionFixture(head_dim, n_kv_heads, n_keys, page_tokens, KvDtype::kF16, seed, sd, /*n_q=*/8) {}
 };
 
-std::vector<float> RunGroup(const Fixture& f, const std::vector<int64_t>& n_keys, bool avx2) {
+using GroupFn = void (*)(const AttentionArgs&, std::span<const AttentionQuery>, float*);
+
+// Queries i = 0.. with q vector i % 8 and n_keys[i], through `fn`.
+std::vector<float> RunGroupWith(const Fixture& f, const std::vector<int64_t>& n_keys, GroupFn fn) {
   const int64_t HD = f.args.head_dim, nq = static_cast<int64_t>(n_keys.size());
   std::vector<float> out(static_cast<size_t>(nq * HD), -1.0f);
   std::vector<AttentionQuery> qs;
   for (int64_t i = 0; i < nq; ++i) qs.push_back({f.Q(i % 8), out.data() + i * HD, n_keys[i]});
   int64_t mx = 0;
   for (int64_t n : n_keys) mx = std::max(mx, n);
-  std::vector<float> scratch(AttendGroupScratchFloats(HD, nq, mx));
-  if (avx2) AttendGroupAvx2(f.args, qs, scratch.data());
-  else AttendGroupScalar(f.args, qs, scratch.data());
+  std::vector<float> scratch(AttendGroupScratchFloats(HD, nq, mx), std::nanf(""));
+  fn(f.args, qs, scratch.data());
   return out;
+}
+
+std::vector<float> RunGroup(const Fixture& f, const std::vector<int64_t>& n_keys, bool avx2) {
+  return RunGroupWith(f, n_keys, avx2 ? &AttendGroupAvx2 : &AttendGroupScalar);
 }
 
 TEST(AttentionTiled, Avx2IsBitIdenticalToScalar) {
@@ -49,21 +55,6 @@ TEST(AttentionTiled, Avx2IsBitIdenticalToScalar) {
         ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)))
             << "hd " << hd << " n " << n << " page " << page;
       }
-}
-
-using GroupFn = void (*)(const AttentionArgs&, std::span<const AttentionQuery>, float*);
-
-// Queries i = 0.. with q vector i % 8 and n_keys[i], through `fn`.
-std::vector<float> RunGroupWith(const Fixture& f, const std::vector<int64_t>& n_keys, GroupFn fn) {
-  const int64_t HD = f.args.head_dim, nq = static_cast<int64_t>(n_keys.size());
-  std::vector<float> out(static_cast<size_t>(nq * HD), -1.0f);
-  std::vector<AttentionQuery> qs;
-  for (int64_t i = 0; i < nq; ++i) qs.push_back({f.Q(i % 8), out.data() + i * HD, n_keys[i]});
-  int64_t mx = 0;
-  for (int64_t n : n_keys) mx = std::max(mx, n);
-  std::vector<float> scratch(AttendGroupScratchFloats(HD, nq, mx), std::nanf(""));
-  fn(f.args, qs, scratch.data());
-  return out;
 }
 
 // Group sizes 1..20 (the AVX-512 form blocks queries by four), causal

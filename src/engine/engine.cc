@@ -202,7 +202,7 @@ Status Engine::RunForward(const StepPlan& plan) {
     b.start_pos = s->n_computed;
     b.block_table = s->block_table.data();
     b.n_blocks = static_cast<int64_t>(s->block_table.size());
-    b.want_logits = s->n_computed + s->step_tokens == static_cast<int64_t>(s->tokens.size());
+    b.want_logits = s->step_reaches_end();
     n_logits += b.want_logits ? 1 : 0;
     batch_.push_back(b);
   }

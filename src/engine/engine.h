@@ -31,6 +31,7 @@
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
 #include "spec/speculator.h"
+#include "spec/verify_planner.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -99,6 +100,7 @@ class Engine final : public InferenceService {
   void PlanDrafts(StepPlan* plan);
   void ShortenDraft(Sequence* s, size_t keep, StepPlan* plan);
   int64_t WorthProposing(const Sequence& s) const;
+  VerifyCandidate CandidateOf(const Sequence& s, int drafted) const;
   // RunForward: a verifying sequence's entry becomes its k + 1 verification
   // positions, with logits at every one (BatchSeq::all_logits).
   void AddVerifyEntries(const StepPlan& plan, int64_t* n_logits);

@@ -39,7 +39,6 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "engine/engine.h"
-#include "spec/verify_planner.h"
 
 namespace pg {
 
@@ -79,20 +78,23 @@ void Engine::ProposeDrafts() {
   if (draft_) ProposeModelDrafts();  // the sequences whose chain reached the draft model
 }
 
+// A sequence's next `drafted` draft positions as the planner sees them:
+// expected acceptance, and each position's cost from step_cost_.
+VerifyCandidate Engine::CandidateOf(const Sequence& s, int drafted) const {
+  VerifyCandidate c;
+  c.p = spec_->ExpectedAcceptance(*s.spec);
+  c.drafted = drafted;
+  c.row_s = step_cost_.ExtraRowSeconds(s.n_computed + 2);  // draft position 1 attends to n + 1 keys
+  c.row_growth_s = step_cost_.ExtraRowSeconds(1) - step_cost_.ExtraRowSeconds(0);
+  return c;
+}
+
 // Under --spec-policy goodput, the draft positions that could pass
 // PlanDrafts at the last step's ratio: proposing (and reserving KV for)
 // positions it will drop costs KV churn for nothing.
 int64_t Engine::WorthProposing(const Sequence& s) const {
   if (config_.spec.policy != SpecPolicy::kGoodput || !step_cost_.usable() || spec_ratio_ <= 0) return 1 << 20;
-  const double p = spec_->ExpectedAcceptance(*s.spec);
-  double pj = 1;
-  int64_t k = 0;
-  for (int64_t j = 1; j <= config_.spec.draft_max; ++j) {
-    pj *= p;
-    if (pj <= spec_ratio_ * step_cost_.ExtraRowSeconds(s.n_computed + j + 1)) break;
-    k = j;
-  }
-  return k;
+  return KeepAtRatio(CandidateOf(s, config_.spec.draft_max), spec_ratio_);
 }
 
 void Engine::PlanDrafts(StepPlan* plan) {
@@ -100,20 +102,13 @@ void Engine::PlanDrafts(StepPlan* plan) {
   StepShape base;  // the step with every draft removed
   std::vector<VerifyCandidate> cands;
   std::vector<Sequence*> seqs;
-  const double growth = step_cost_.ExtraRowSeconds(1) - step_cost_.ExtraRowSeconds(0);
   for (Sequence* s : plan->batch) {
     if (s->draft.empty()) {
-      const bool logits = s->n_computed + s->step_tokens == static_cast<int64_t>(s->tokens.size());
-      base.AddEntry(s->n_computed, s->step_tokens, logits ? 1 : 0);
+      base.AddEntry(s->n_computed, s->step_tokens, s->step_reaches_end() ? 1 : 0);
       continue;
     }
     base.AddEntry(s->n_computed, 1, 1);
-    VerifyCandidate c;
-    c.p = spec_->ExpectedAcceptance(*s->spec);
-    c.drafted = static_cast<int>(s->draft.size());
-    c.row_s = step_cost_.ExtraRowSeconds(s->n_computed + 2);  // draft position 1 attends to n + 1 keys
-    c.row_growth_s = growth;
-    cands.push_back(c);
+    cands.push_back(CandidateOf(*s, static_cast<int>(s->draft.size())));
     seqs.push_back(s);
   }
   const VerifyPlan vp =

@@ -3,6 +3,21 @@
 #include <algorithm>
 
 namespace pg {
+
+int KeepAtRatio(const VerifyCandidate& c, double lambda, double* gain, double* cost) {
+  int k = 0;
+  double pj = 1.0;
+  for (int j = 1; j <= c.drafted; ++j) {
+    pj *= c.p;
+    const double cj = c.row_s + (j - 1) * c.row_growth_s;
+    if (pj <= lambda * cj) break;
+    if (gain) *gain += pj;
+    if (cost) *cost += cj;
+    k = j;
+  }
+  return k;
+}
+
 namespace {
 
 // Keeps, for every candidate, the prefix of rows worth more than lambda per
@@ -10,20 +25,7 @@ namespace {
 double Choose(double base_step_s, int64_t n_entries, std::span<const VerifyCandidate> cands, double lambda,
               std::vector<int>* keep) {
   double gain = static_cast<double>(n_entries), cost = base_step_s;
-  for (size_t i = 0; i < cands.size(); ++i) {
-    const VerifyCandidate& c = cands[i];
-    int k = 0;
-    double pj = 1.0;
-    for (int j = 1; j <= c.drafted; ++j) {
-      pj *= c.p;
-      const double cj = c.row_s + (j - 1) * c.row_growth_s;
-      if (pj <= lambda * cj) break;
-      gain += pj;
-      cost += cj;
-      k = j;
-    }
-    (*keep)[i] = k;
-  }
+  for (size_t i = 0; i < cands.size(); ++i) (*keep)[i] = KeepAtRatio(cands[i], lambda, &gain, &cost);
   return gain / cost;
 }
 

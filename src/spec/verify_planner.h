@@ -43,6 +43,12 @@ struct VerifyPlan {
   double ratio = 0;       // U at the plan (progress per second)
 };
 
+// The prefix of c's draft worth verifying at ratio lambda (progress per
+// second): positions j with p^j > lambda * (cost of position j), up to the
+// first that is not. Adds their expected tokens and their cost to *gain and
+// *cost when given.
+int KeepAtRatio(const VerifyCandidate& c, double lambda, double* gain = nullptr, double* cost = nullptr);
+
 // base_step_s: T0 (> 0); n_entries: N, the step's batch entries.
 VerifyPlan PlanVerification(double base_step_s, int64_t n_entries, std::span<const VerifyCandidate> candidates);
 

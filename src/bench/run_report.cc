@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench/prom_text.h"
+
 namespace pg::bench {
 
 nlohmann::json RunReportToJson(const RunReport& r) {
@@ -126,36 +128,17 @@ std::string SummaryTable(const std::vector<Summary>& runs) {
   return out;
 }
 
-namespace {
-
-// The value of label `key` in a sample line's {...}, "" when absent.
-std::string LabelValue(const std::string& line, const std::string& key) {
-  const std::string pat = key + "=\"";
-  const size_t at = line.find(pat);
-  if (at == std::string::npos) return "";
-  const size_t end = line.find('"', at + pat.size());
-  return end == std::string::npos ? "" : line.substr(at + pat.size(), end - at - pat.size());
-}
-
-}  // namespace
-
 nlohmann::json KvAccountingFromMetrics(const std::string& metrics_text) {
   nlohmann::json out = nlohmann::json::object();
-  std::istringstream in(metrics_text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const size_t close = line.rfind('}');
-    if (close == std::string::npos) continue;
-    const double v = std::strtod(line.c_str() + close + 1, nullptr);
-    if (line.rfind("prosgrow_prompt_tokens_missed_total{", 0) == 0) {
-      out["miss_reasons"][LabelValue(line, "reason")] = v;
-    } else if (line.rfind("prosgrow_kv_whatif_hit_ratio{", 0) == 0) {
-      out["whatif"].push_back({{"tier", LabelValue(line, "tier")},
-                               {"extra_gib", std::strtod(LabelValue(line, "extra_gib").c_str(), nullptr)},
-                               {"hit_ratio", v}});
+  ForEachLabelledSample(metrics_text, [&](const LabelledSample& s) {
+    if (s.name == "prosgrow_prompt_tokens_missed_total") {
+      out["miss_reasons"][LabelValue(s.line, "reason")] = s.value;
+    } else if (s.name == "prosgrow_kv_whatif_hit_ratio") {
+      out["whatif"].push_back({{"tier", LabelValue(s.line, "tier")},
+                               {"extra_gib", std::strtod(LabelValue(s.line, "extra_gib").c_str(), nullptr)},
+                               {"hit_ratio", s.value}});
     }
-  }
+  });
   return out;
 }
 

@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <sstream>
+#include "bench/prom_text.h"
 
 namespace pg::bench {
 namespace {
@@ -16,15 +15,6 @@ std::optional<int64_t> Count(const json& j, const char* key) {
   const double v = j[key].get<double>();
   if (!(v >= 0)) return std::nullopt;
   return static_cast<int64_t>(v);
-}
-
-// The value of label `key` in a sample line's {...}, "" when absent.
-std::string LabelValue(const std::string& line, const std::string& key) {
-  const std::string pat = key + "=\"";
-  const size_t at = line.find(pat);
-  if (at == std::string::npos) return "";
-  const size_t end = line.find('"', at + pat.size());
-  return end == std::string::npos ? "" : line.substr(at + pat.size(), end - at - pat.size());
 }
 
 std::string Opt(const std::optional<double>& v, const char* fmt_spec) {
@@ -94,21 +84,16 @@ void ReadSpecTimings(const json& timings, RequestRecord* rec) {
 
 std::map<std::string, SpecCounts> SpecCountersFromMetrics(const std::string& metrics_text) {
   std::map<std::string, SpecCounts> out;
-  std::istringstream in(metrics_text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const size_t close = line.rfind('}');
-    if (close == std::string::npos) continue;
+  ForEachLabelledSample(metrics_text, [&](const LabelledSample& s) {
     int64_t SpecCounts::*field = nullptr;
-    if (line.rfind("prosgrow_spec_steps_total{", 0) == 0) field = &SpecCounts::steps;
-    if (line.rfind("prosgrow_spec_draft_tokens_total{", 0) == 0) field = &SpecCounts::drafted;
-    if (line.rfind("prosgrow_spec_accepted_tokens_total{", 0) == 0) field = &SpecCounts::accepted;
-    const std::string drafter = LabelValue(line, "drafter");
-    if (field == nullptr || drafter.empty()) continue;
+    if (s.name == "prosgrow_spec_steps_total") field = &SpecCounts::steps;
+    if (s.name == "prosgrow_spec_draft_tokens_total") field = &SpecCounts::drafted;
+    if (s.name == "prosgrow_spec_accepted_tokens_total") field = &SpecCounts::accepted;
+    const std::string drafter = LabelValue(s.line, "drafter");
+    if (field == nullptr || drafter.empty()) return;
     SpecCounts& c = out.try_emplace(drafter, SpecCounts{0, 0, 0}).first->second;
-    c.*field = static_cast<int64_t>(std::strtod(line.c_str() + close + 1, nullptr));
-  }
+    c.*field = static_cast<int64_t>(s.value);
+  });
   return out;
 }
 

@@ -2,7 +2,9 @@
 // checked copies, streams and events as ordered host work, the sticky error.
 #include "gpu/runtime/emu_runtime.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -134,7 +136,7 @@ gpuError_t gpuMalloc(void** p, size_t bytes) {
   if (a.device_bytes + rounded > DeviceCapacity()) return Fail(gpuErrorMemoryAllocation, "malloc");
   void* m = ::operator new(rounded, std::align_val_t{256}, std::nothrow);
   if (!m) return Fail(gpuErrorMemoryAllocation, "malloc");
-  a.device[reinterpret_cast<uintptr_t>(m)] = rounded;
+  a.device[reinterpret_cast<uintptr_t>(m)] = bytes;  // the range checks use what was asked for
   a.device_bytes += rounded;
   *p = m;
   return gpuSuccess;
@@ -146,7 +148,7 @@ gpuError_t gpuFree(void* p) {
   std::lock_guard<std::mutex> lock(a.mu);
   auto it = a.device.find(reinterpret_cast<uintptr_t>(p));
   if (it == a.device.end()) return Fail(gpuErrorInvalidValue, "free of a pointer gpuMalloc did not return");
-  a.device_bytes -= it->second;
+  a.device_bytes -= (std::max<size_t>(it->second, 1) + 255) / 256 * 256;
   a.device.erase(it);
   ::operator delete(p, std::align_val_t{256});
   return gpuSuccess;

@@ -143,9 +143,10 @@ inline uint32_t PgFloatToBits(float f) {
 template <typename T>
 inline T atomicAdd(T* p, T v) {
   if constexpr (std::is_floating_point_v<T>) {
-    T old = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange(p, &old, &(const T&)(old + v), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
+    T old;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    T next = old + v;
+    while (!__atomic_compare_exchange(p, &old, &next, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) next = old + v;
     return old;
   } else {
     return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);

@@ -227,4 +227,20 @@ PG_DEVICE uint32_t PgFloatToBits(float f) { return __float_as_uint(f); }
 // Launch: kernel<<<grid, block, smem, stream>>>(args) in both vendors' syntax.
 #define PG_LAUNCH(kernel, grid, block, smem, stream, ...) \
   (kernel)<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
+#elif !defined(PROSGROW_GPU_EMULATED)
+// A host compiler reading a kernel header in the CUDA / HIP build: the
+// host-device helpers (dequant.cuh, kv_pages.cuh) become plain inline code.
+#include <cstring>
+#define PG_DEVICE inline
+#define PG_HOST_DEVICE inline
+inline float PgBitsToFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint32_t PgFloatToBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
 #endif  // __CUDACC__ || __HIP__

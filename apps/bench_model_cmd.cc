@@ -16,7 +16,7 @@
 #include "base/cli_util.h"
 #include "bench_spec.h"
 #include "engine_flags.h"
-#include "engine/draft_model.h"
+#include "engine/speculative/draft_model.h"
 #include "model/model.h"
 #include "subcommands.h"
 #include "synth/make_model.h"

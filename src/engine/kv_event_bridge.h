@@ -18,7 +18,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "kv/kv_block_observer.h"
+#include "kv/index/kv_block_observer.h"
 #include "kvevents/event_publisher.h"
 #include "metrics/metric_set.h"
 

@@ -16,7 +16,7 @@
 #include "base/cli_util.h"
 #include "bench_spec.h"
 #include "engine_flags.h"
-#include "engine/draft_model.h"
+#include "engine/speculative/draft_model.h"
 #include "model/model.h"
 #include "device_flag.h"
 #include "subcommands.h"

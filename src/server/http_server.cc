@@ -408,10 +408,11 @@ void HttpServer::Impl::SetUpRoutes() {
     return httplib::Server::HandlerResponse::Unhandled;
   });
   server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    PG_LOG_INFO("{}", RequestLogLine(req.method, req.path, res.status, res.body, NowSeconds()));
+    PG_LOG_INFO("{}", RequestLogLine(req.method, req.path, res.status, NowSeconds()));
   });
   server.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (IsAnthropicPath(req.path)) RewriteAnthropicError(res);  // Anthropic's error shape on its paths
+    NoteRequestResponse(res.status, res.body);  // for the log line (the body is compressed later)
     metrics.requests->Inc({EndpointLabel(req.path), std::to_string(res.status)});
   });
 }

@@ -31,9 +31,12 @@ std::string ErrorCodeOf(const std::string& body) {
   return "";
 }
 
-std::string RequestLogLine(const std::string& method, const std::string& path, int status, const std::string& body,
-                           double now_s) {
-  std::string code = status >= 400 ? ErrorCodeOf(body) : "";
+void NoteRequestResponse(int status, const std::string& body) {
+  t_record.error = status >= 400 ? ErrorCodeOf(body) : "";
+}
+
+std::string RequestLogLine(const std::string& method, const std::string& path, int status, double now_s) {
+  const std::string& code = t_record.error;
   return fmt::format("request {} {} status={} error={} prompt_tokens={} completion_tokens={} cached_tokens={} "
                      "duration_ms={:.1f}",
                      method, path, status, code.empty() ? "-" : code, Count(t_record.prompt_tokens),

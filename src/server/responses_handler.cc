@@ -33,10 +33,19 @@ struct ResponsesPlan {
   std::shared_ptr<ResponseStore> store_to;
 };
 
+// Between the two JSON flavours; generated text may hold invalid UTF-8
+// (random weights), which becomes U+FFFD as in DumpJson.
+ojson ToOrdered(const json& j) {
+  return ojson::parse(j.dump(-1, ' ', false, json::error_handler_t::replace), nullptr, false);
+}
+json ToUnordered(const ojson& j) {
+  return json::parse(j.dump(-1, ' ', false, ojson::error_handler_t::replace), nullptr, false);
+}
+
 void Remember(const ResponsesPlan& plan, const json& output) {
   if (!plan.store) return;
   ojson conversation = plan.history;
-  for (const json& m : ResponsesOutputAsMessages(output)) conversation.push_back(ojson::parse(m.dump()));
+  for (const json& m : ResponsesOutputAsMessages(output)) conversation.push_back(ToOrdered(m));
   plan.store_to->Put("", plan.header.id, std::move(conversation));
 }
 
@@ -57,7 +66,7 @@ json Echo(const ResponsesRequest& r) {
                {"reasoning", {{"effort", nullptr}, {"summary", nullptr}}},
                {"metadata", json::object()},
                {"user", api.user.empty() ? json(nullptr) : json(api.user)}};
-  for (auto it = r.echo.begin(); it != r.echo.end(); ++it) echo[it.key()] = json::parse(it.value().dump());
+  for (auto it = r.echo.begin(); it != r.echo.end(); ++it) echo[it.key()] = ToUnordered(it.value());
   return echo;
 }
 

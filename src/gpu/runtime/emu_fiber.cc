@@ -2,10 +2,11 @@
 // OS thread, switched only at barriers (emu_runtime.h has the model).
 //
 // Fibers persist per OS thread (a pool that grows to the largest block seen)
-// and loop: run the kernel body for their thread, report exit, park. Each
-// fiber starts once with makecontext/setcontext; every later switch is a
-// __builtin_setjmp / __builtin_longjmp pair (no signal-mask system call per
-// switch). Under AddressSanitizer every switch is announced with
+// and loop: run the kernel body for their thread, report exit, park. Every
+// switch is a swapcontext, which saves and restores all callee-saved
+// registers (a __builtin_setjmp / longjmp pair does not: UBSan caught a
+// kernel's cached TLS address clobbered across a barrier). Under
+// AddressSanitizer every switch is announced with
 // __sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber.
 //
 // Barriers: an arriving thread counts itself; the last live thread to
@@ -44,11 +45,8 @@ constexpr size_t kStackBytes = 512 * 1024;
 constexpr size_t kStackBytes = 128 * 1024;
 #endif
 
-using JmpBuf = void* [5];
-
 struct Fiber {
   ucontext_t uc;
-  JmpBuf jb;
   std::unique_ptr<unsigned char[]> stack;
   ThreadCtx t;
   bool started = false;
@@ -57,7 +55,7 @@ struct Fiber {
 };
 
 struct Scheduler {
-  JmpBuf jb;
+  ucontext_t uc;  // the scheduler's context while a fiber runs
   std::vector<std::unique_ptr<Fiber>> fibers;
   int n = 0;  // threads of the running block
   BlockCtx block;
@@ -90,8 +88,6 @@ Scheduler& Sched() {
   return *s;
 }
 
-[[gnu::noinline]] void LongJump(JmpBuf buf) { __builtin_longjmp(buf, 1); }
-
 void FiberMain();
 
 // Scheduler -> fiber `id`; returns when the fiber parks.
@@ -102,14 +98,11 @@ void Resume(Scheduler& s, int id) {
 #if PG_EMU_ASAN
   __sanitizer_start_switch_fiber(&s.fake_stack, f.stack.get(), kStackBytes);
 #endif
-  if (__builtin_setjmp(s.jb) == 0) {
-    if (!f.started) {
-      f.started = true;
-      s.starting = id;
-      setcontext(&f.uc);
-    }
-    LongJump(f.jb);
+  if (!f.started) {
+    f.started = true;
+    s.starting = id;
   }
+  PG_CHECK(swapcontext(&s.uc, &f.uc) == 0);
 #if PG_EMU_ASAN
   __sanitizer_finish_switch_fiber(s.fake_stack, nullptr, nullptr);
 #endif
@@ -122,7 +115,7 @@ void Park(Scheduler& s, int id) {
 #if PG_EMU_ASAN
   __sanitizer_start_switch_fiber(&f.fake_stack, s.sched_bottom, s.sched_size);
 #endif
-  if (__builtin_setjmp(f.jb) == 0) LongJump(s.jb);
+  PG_CHECK(swapcontext(&f.uc, &s.uc) == 0);
 #if PG_EMU_ASAN
   __sanitizer_finish_switch_fiber(f.fake_stack, &s.sched_bottom, &s.sched_size);
 #endif

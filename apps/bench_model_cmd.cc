@@ -61,7 +61,34 @@ struct Row {
   std::string test;
   Stat tps;
   std::vector<double> samples;  // tokens/s of each repetition
+  double weight_bytes_per_step = 0;  // decode tests: matrix bytes a step read (0: not measured)
 };
+
+// Bytes of the matrices a decode step reads, as the file stores them (a
+// repacked copy is within 3% of that): every dense matrix once (not
+// token_embd: one row per token), and per_expert for each expert it runs.
+struct WeightBytes {
+  double dense = 0;
+  double per_expert = 0;  // gate + up + down of one expert, averaged over the MoE layers
+  int64_t moe_layers = 0;
+};
+
+WeightBytes WeightBytesOf(const Model& m) {
+  auto bytes = [](const WeightMatrix& w) { return static_cast<double>(w.rows) * static_cast<double>(w.row_bytes); };
+  WeightBytes b;
+  b.dense = bytes(m.weights().output);
+  for (const LayerWeights& L : m.weights().layers) {
+    for (const WeightMatrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.router, &L.gate_shexp,
+                                  &L.up_shexp, &L.down_shexp})
+      if (w->rows > 0) b.dense += bytes(*w);
+    if (L.gate_exps.n_expert > 0) {
+      ++b.moe_layers;
+      b.per_expert += bytes(L.gate_exps.first) + bytes(L.up_exps.first) + bytes(L.down_exps.first);
+    }
+  }
+  if (b.moe_layers > 0) b.per_expert /= static_cast<double>(b.moe_layers);
+  return b;
+}
 
 // What the forward-pass runs share: the model, the pool, a scratch, the token stream.
 struct Bench {
@@ -108,8 +135,18 @@ struct Bench {
   template <typename Fn>
   void Measure(std::vector<Row>* rows, const std::string& name, Fn fn) {
     std::vector<double> v;
+    const uint64_t experts0 = scratch.experts_run();
     for (int r = 0; r < reps; ++r) v.push_back(fn());
     rows->push_back({name, Summarize(v), v});
+    if (name.rfind("pp", 0) == 0) return;
+    // Decode: every step reads the dense matrices once and each expert it routed to once.
+    const WeightBytes wb = WeightBytesOf(m);
+    const double steps = static_cast<double>(reps) * (n_gen + 1);
+    const double experts = static_cast<double>(scratch.experts_run() - experts0) / steps;
+    rows->back().weight_bytes_per_step = wb.dense + experts * wb.per_expert;
+    if (wb.per_expert > 0)
+      std::fprintf(stderr, "%s: %.1f experts per MoE layer and step, %.2f MB of weights per step\n", name.c_str(),
+                   experts / static_cast<double>(wb.moe_layers), rows->back().weight_bytes_per_step / 1e6);
   }
 };
 
@@ -154,7 +191,8 @@ void PrintRows(const Model& m, const std::string& model_path, int threads, bool 
     j["isa"] = IsaName(ActiveIsa());
     for (auto& r : rows)
       j["results"].push_back(
-          {{"test", r.test}, {"tokens_per_s", r.tps.mean}, {"stddev", r.tps.sd}, {"samples", r.samples}});
+          {{"test", r.test}, {"tokens_per_s", r.tps.mean}, {"stddev", r.tps.sd}, {"samples", r.samples},
+           {"weight_bytes_per_step", r.weight_bytes_per_step}});
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }

@@ -19,7 +19,12 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (c.max_batch_tokens < 1) return InvalidArgument("--max-batch-tokens must be >= 1");
   if (c.max_seqs < 1) return InvalidArgument("--max-seqs must be >= 1");
   if (c.page_tokens < 1 || c.page_tokens > 1024) return InvalidArgument("page size must be in [1, 1024] tokens");
-  PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_path, ModelOptionsFor(c.attention)));
+  if (c.model_file) {
+    PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_file, ModelOptionsFor(c.attention)));
+    c.model_file.reset();  // the model holds it now
+  } else {
+    PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_path, ModelOptionsFor(c.attention)));
+  }
   PG_ASSIGN_OR_RETURN(e->tokenizer_, Tokenizer::FromGguf(e->model_->file()));
   const ModelConfig& mc = e->model_->config();
   if (c.ctx_size <= 0) c.ctx_size = std::min<int64_t>(mc.n_ctx_train, 8192);

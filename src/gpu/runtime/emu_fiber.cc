@@ -69,7 +69,12 @@ struct Scheduler {
   std::vector<int> block_waiters;
   std::vector<int> warp_live;
   std::vector<std::vector<int>> warp_waiters;
-  std::vector<uint64_t> xchg;  // one slot per thread
+  // Lane exchange: two slots per thread, used alternately (xgen counts a
+  // thread's exchanges), so one warp barrier per exchange suffices: a lane
+  // can only overwrite a slot after every lane passed the next exchange's
+  // barrier, i.e. after they all read it.
+  std::vector<uint64_t> xchg;  // (2, threads)
+  std::vector<uint32_t> xgen;  // (threads)
   std::vector<int> run;        // run queue (LIFO; order does not matter)
   // ASan: the scheduler's own stack.
   void* fake_stack = nullptr;
@@ -174,6 +179,7 @@ void RunBlock(Scheduler& s) {
   s.warp_waiters.resize(n_warps);
   for (auto& w : s.warp_waiters) w.clear();
   s.run.clear();
+  s.xgen.assign(s.n, 0);
   for (int i = s.n - 1; i >= 0; --i) {
     Fiber& f = *s.fibers[i];
     f.done = false;
@@ -231,30 +237,40 @@ void SyncWarp() {
   Park(s, id);
 }
 
+namespace {
+// Publishes `mine` in this thread's current slot and meets the warp; returns
+// the slot array every lane of this exchange wrote to, and in *gen this
+// exchange's number: lane l took part iff xgen[l] > *gen (a lane that exited
+// before it never counted it; one that went on is at most one further).
+const uint64_t* Publish(Scheduler& s, const ThreadCtx& t, uint64_t mine, uint32_t* gen) {
+  *gen = s.xgen[t.linear]++;
+  uint64_t* slots = s.xchg.data() + size_t(*gen & 1) * size_t(s.n);
+  slots[t.linear] = mine;
+  SyncWarp();
+  return slots;
+}
+}  // namespace
+
 uint64_t WarpExchange(uint64_t mine, int src) {
   Scheduler& s = *tl_sched;
   const ThreadCtx& t = s.fibers[s.current]->t;
-  const int base = t.warp * s.block.warp_size;
-  s.xchg[t.linear] = mine;
-  SyncWarp();
-  const int from = base + src;
-  const bool valid = from < s.n && !s.fibers[from]->done;
-  const uint64_t v = valid ? s.xchg[from] : mine;
-  SyncWarp();
-  return v;
+  uint32_t gen;
+  const uint64_t* slots = Publish(s, t, mine, &gen);
+  const int from = t.warp * s.block.warp_size + src;
+  const bool valid = from < s.n && s.xgen[from] > gen;
+  return valid ? slots[from] : mine;
 }
 
 uint64_t WarpBallot(bool pred) {
   Scheduler& s = *tl_sched;
   const ThreadCtx& t = s.fibers[s.current]->t;
+  uint32_t gen;
+  const uint64_t* slots = Publish(s, t, pred ? 1 : 0, &gen);
   const int base = t.warp * s.block.warp_size;
-  s.xchg[t.linear] = pred ? 1 : 0;
-  SyncWarp();
   uint64_t bits = 0;
   for (int l = 0; l < s.block.warp_size && base + l < s.n; ++l) {
-    if (!s.fibers[base + l]->done && s.xchg[base + l]) bits |= uint64_t{1} << l;
+    if (s.xgen[base + l] > gen && slots[base + l]) bits |= uint64_t{1} << l;
   }
-  SyncWarp();
   return bits;
 }
 
@@ -273,7 +289,7 @@ gpuError_t RunGrid(dim3 grid, dim3 block, size_t smem, gpuStream_t, void (*body)
   s.body = body;
   s.ctx = ctx;
   s.name = kernel_name;
-  s.xchg.assign(n, 0);
+  s.xchg.assign(2 * n, 0);
   s.block.block_dim = block;
   s.block.grid_dim = grid;
   s.block.warp_size = g_warp_size;

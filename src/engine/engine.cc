@@ -49,6 +49,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   kc.remote.ttl_s = c.kv_remote_ttl_s;
   kc.remote.max_bytes = c.kv_remote_bytes;
   kc.remote.timeout_s = c.kv_remote_timeout_s;
+  kc.device_arena = c.kv_device_arena;
   if (!c.eviction.empty()) {
     PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
   }
@@ -283,10 +284,7 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   totals_.finished++;
   totals_.prompt_tokens += s->n_prompt;
   totals_.cached_tokens += s->cache.cached_tokens;
-  totals_.cached_device += s->cache.device_tokens;
-  totals_.cached_host += s->cache.host_tokens;
-  totals_.cached_disk += s->cache.disk_tokens;
-  totals_.cached_remote += s->cache.remote_tokens;
+  totals_.cached_by_tier += s->cache;
   // Handed out by DeliverFinished(), after /metrics shows the freed KV.
   if (s->on_event) finished_events_.emplace_back(std::move(s->on_event), std::move(ev));
 }
@@ -434,10 +432,8 @@ std::string Engine::MetricsText() const {
   counter("prosgrow_generation_tokens_total", "Tokens generated.", s.generated_tokens);
   o += "# HELP prosgrow_engine_cached_prompt_tokens_total Prompt tokens served from the KV cache, by tier.\n"
        "# TYPE prosgrow_engine_cached_prompt_tokens_total counter\n";
-  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"device\"}} {}\n", s.cached_device);
-  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"host\"}} {}\n", s.cached_host);
-  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"disk\"}} {}\n", s.cached_disk);
-  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"remote\"}} {}\n", s.cached_remote);
+  for (int t = 0; t < kNumTiers; ++t)
+    o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"{}\"}} {}\n", TierName(t), s.cached_by_tier[t]);
   o += fmt::format("# HELP prosgrow_cache_reuse_ratio Cached / prompt tokens over finished requests.\n"
                    "# TYPE prosgrow_cache_reuse_ratio gauge\nprosgrow_cache_reuse_ratio {}\n",
                    s.prompt_tokens ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens) : 0.0);

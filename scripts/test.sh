@@ -22,7 +22,7 @@ if [ -f tests/node/package-lock.json ]; then
   (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
 fi
 # Label "benchmark" (the what-if check, ~1 min and 1.6 GiB) runs with the benchmarks: ctest -L benchmark.
-ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900 -LE benchmark
+ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900 -LE "benchmark|agents"
 
 # The GPU trees build only the GPU targets (the rest is the same code as build/).
 if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then

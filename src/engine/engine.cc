@@ -240,7 +240,11 @@ void Engine::SampleAndAdvance(const StepPlan& plan) {
     ev.kind = ServiceEvent::Kind::kToken;
     int32_t tok = s->sampler->Sample(&logits_[static_cast<size_t>(li * V)], V, &ev.token, s->constraint.get());
     ++li;
-    if (s->first_token_s < 0) s->first_token_s = NowSeconds();
+    if (s->first_token_s < 0) {
+      s->first_token_s = NowSeconds();
+      ev.has_cache = true;
+      ev.cache = s->cache;
+    }
     s->tokens.push_back(tok);
     s->n_generated++;
     totals_.generated_tokens++;

@@ -53,7 +53,8 @@ struct AnthropicRequest {
   std::vector<CacheBreakpoint> breakpoints;  // in request order: tools, system, messages
 };
 
-// POST /v1/messages. `n_ctx` bounds max_tokens.
+// POST /v1/messages. `n_ctx` (the model's context) no longer bounds max_tokens
+// here: FitToContext refuses a max_tokens past it with the prompt's length.
 ApiResult<AnthropicRequest> ParseAnthropicMessages(const nlohmann::ordered_json& body, int64_t n_ctx,
                                                    const RequestLimits& limits = {});
 // POST /v1/messages/count_tokens: {model, messages, system?, tools?, tool_choice?}.

@@ -1,5 +1,6 @@
 // ChatPrompt: OpenAI chat messages (+ tools) -> prompt text through the
-// model's chat template, and generated text -> tool calls.
+// model's chat template, and the tool-call format the template implies
+// (generated text is parsed by GenerationOutput, generation_output.h).
 //
 // The template is ServiceInfo.chat_template (the GGUF's
 // tokenizer.chat_template), parsed once. When the model has none, the
@@ -8,8 +9,8 @@
 // with the tools listed in the system turn and tool calls written as
 // <tool_call>{json}</tool_call> (Hermes/Qwen style).
 //
-// Thread-safety: immutable after Create(); Render/ParseToolCalls may run
-// concurrently on HTTP threads.
+// Thread-safety: immutable after Create(); Render may run concurrently on
+// HTTP threads.
 #pragma once
 
 #include <memory>
@@ -22,14 +23,8 @@
 #include "base/status.h"
 #include "chat/tool_call_format.h"
 #include "engine/inference_service.h"
-#include "server/openai_response.h"
 
 namespace pg {
-
-struct AssistantOutput {
-  std::string content;             // text outside the tool calls
-  std::vector<ToolCall> tool_calls;  // ids filled in ("call_...")
-};
 
 class ChatPrompt {
  public:
@@ -39,11 +34,6 @@ class ChatPrompt {
 
   // InvalidArgument when the template raises (e.g. roles out of order).
   Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools) const;
-  // Splits the tool calls out of generated text, in this template's
-  // tool_call_format(); `tools` (the request's tools array or null) types
-  // GLM argument values.
-  AssistantOutput ParseToolCalls(std::string_view generated) const;
-  AssistantOutput ParseToolCalls(std::string_view generated, const nlohmann::ordered_json& tools) const;
   // Render() with add_generation_prompt chosen by the caller (/apply-template).
   Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
                              bool add_generation_prompt) const;
@@ -60,5 +50,9 @@ class ChatPrompt {
   bool fallback_ = false;
   ToolCallFormat tool_call_format_ = kDefaultToolCallFormat;
 };
+
+// Tokenizes rendered chat text (special tokens parsed; a BOS the template
+// already wrote is not doubled).
+std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text);
 
 }  // namespace pg

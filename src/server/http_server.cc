@@ -18,6 +18,7 @@
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
 #include "server/completion_handler.h"
+#include "server/error_response.h"
 #include "server/guarded_stream.h"
 #include "server/http_limit_error.h"
 #include "server/openai_response.h"
@@ -211,22 +212,26 @@ struct HttpServer::Impl {
         res.set_header(kSyntheticAcceptanceHeader, synthetic);
       if (!Authorized(req)) {
         res.set_header("WWW-Authenticate", "Bearer");
-        return SendApiError(res, Unauthorized("missing or invalid API key"), &metrics);
+        return SendError(res, ErrorShapeForPath(req.path), Unauthorized("missing or invalid API key"), &metrics);
       }
       // A chunked body is decoded without httplib's size check.
       if (static_cast<int64_t>(req.body.size()) > options.max_body_bytes) {
-        return SendApiError(res, BodyTooLargeError(options), &metrics);
+        return SendError(res, ErrorShapeForPath(req.path), BodyTooLargeError(options), &metrics);
       }
       try {
         fn(req, res);
       } catch (const std::exception& e) {
         PG_LOG_ERROR("handler for {} threw: {}", req.path, e.what());
-        SendApiError(res, ServerError("internal error"), &metrics);
+        SendError(res, ErrorShapeForPath(req.path), ServerError("internal error"), &metrics);
       }
     };
   }
 
   void SetUpRoutes();
+  void AddGenerationRoutes(const HandlerContext& ctx);
+  void AddInfoRoutes();
+  void AddWrongMethodRoutes();
+  void AddErrorHandlers();
 
   ServerOptions options;
   InferenceService* service;
@@ -250,6 +255,14 @@ void HttpServer::Impl::SetUpRoutes() {
   ctx.metrics = &metrics;
   ctx.stopping = &stopping;
   ctx.limits = options.limits;
+  AddGenerationRoutes(ctx);
+  AddInfoRoutes();
+  AddWrongMethodRoutes();
+  AddErrorHandlers();
+}
+
+// The API endpoints: generation (OpenAI, Anthropic), tokenize, apply-template.
+void HttpServer::Impl::AddGenerationRoutes(const HandlerContext& ctx) {
   completions = std::make_unique<CompletionHandler>(ctx);
 
   server.Post("/v1/chat/completions", Api([this](const httplib::Request& req, httplib::Response& res) {
@@ -274,6 +287,10 @@ void HttpServer::Impl::SetUpRoutes() {
     apply_template->Handle(req, res);
   }));
 
+}
+
+// Models, sessions, health, KV events and metrics.
+void HttpServer::Impl::AddInfoRoutes() {
   auto model_json = [this] {
     const ServiceInfo& info = service->info();
     json m{{"id", info.model_name},       {"object", "model"},         {"created", started_unix},
@@ -328,13 +345,16 @@ void HttpServer::Impl::SetUpRoutes() {
     res.set_content(registry.Render() + service->MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
   });
 
-  // Known paths with the wrong method.
+}
+
+// Known paths with the wrong method: 405 naming the right one.
+void HttpServer::Impl::AddWrongMethodRoutes() {
   auto not_allowed = [this](const char* allow) {
     return [this, allow](const httplib::Request& req, httplib::Response& res) {
       res.set_header("Allow", allow);
       ApiError e = BadRequest(req.method + " is not allowed on " + req.path + " (use " + allow + ")");
       e.http_status = 405;
-      SendApiError(res, e, &metrics);
+      SendError(res, ErrorShapeForPath(req.path), e, &metrics);
     };
   };
   for (const char* p : {"/v1/chat/completions", "/v1/completions", R"(/v1/sessions/([^/]+)/release)"}) {
@@ -353,8 +373,13 @@ void HttpServer::Impl::SetUpRoutes() {
     server.Delete(p, not_allowed("GET"));
   }
 
+}
+
+// httplib's own errors, handler exceptions and the request count.
+void HttpServer::Impl::AddErrorHandlers() {
   // Errors httplib produces itself (no route, 413, malformed request) get the
-  // OpenAI error body; responses that already carry one are left alone.
+  // error body of the path's API (error_response.h); responses that already
+  // carry one are left alone.
   // A request a stream limit stopped gets the error that names the limit.
   server.SetLimitAnswer([this](GuardedStream::Limit limit) {
     ApiError e = StreamLimitError(limit, options);
@@ -365,7 +390,7 @@ void HttpServer::Impl::SetUpRoutes() {
     if (!res.body.empty()) return;
     if (GuardedStream* conn = GuardedStream::Current(); conn && conn->limit_hit()) {
       res.set_header("Connection", "close");  // the connection ends after this answer
-      return SendApiError(res, StreamLimitError(conn->limit(), options), &metrics);
+      return SendError(res, ErrorShapeForPath(req.path), StreamLimitError(conn->limit(), options), &metrics);
     }
     ApiError e;
     switch (res.status) {
@@ -383,17 +408,16 @@ void HttpServer::Impl::SetUpRoutes() {
         break;
       default: e = ServerError("HTTP error " + std::to_string(res.status)); e.http_status = res.status; break;
     }
-    SendApiError(res, e, &metrics);
+    SendError(res, ErrorShapeForPath(req.path), e, &metrics);
   });
-  server.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    SendApiError(res, ServerError("internal error"), &metrics);
+  server.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
+    SendError(res, ErrorShapeForPath(req.path), ServerError("internal error"), &metrics);
   });
   // Counted when the status line is about to be written (httplib calls the
   // post-routing handler after the error handler, before any response byte),
   // so a client that has its response and scrapes /metrics sees its request.
   // A logger would run after the last byte: too late for that client.
   server.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (IsAnthropicPath(req.path)) RewriteAnthropicError(res);  // Anthropic's error shape on its paths
     metrics.requests->Inc({EndpointLabel(req.path), std::to_string(res.status)});
   });
 }

@@ -304,7 +304,9 @@ bool ToolCallStream::StepGlmArgs(bool final) {
     return final ? close_call(buf_.size(), /*cut=*/true) : false;  // or wait for the rest of the pair
   }
   if (rest.empty() || PrefixOf(rest, kArgKey) || PrefixOf(rest, kToolCallClose)) {
-    return final ? close_call(buf_.size(), /*cut=*/true) : false;
+    // At the end of the text: a closing tag begun ends the arguments; before
+    // anything (or a pair begun) they may have gone on, so the call is cut.
+    return final ? close_call(buf_.size(), /*cut=*/rest.empty() || !PrefixOf(rest, kToolCallClose)) : false;
   }
   // Stray text between pairs is dropped up to the next tag, however the text
   // arrives (a closing tag further on must not swallow the pairs before it).
@@ -339,14 +341,23 @@ bool ToolCallStream::StepGlmString(bool final) {
     buf_.erase(0, buf_.size() - keep);
     return false;
   }
-  const bool cut = end == std::string::npos;  // the text ended inside the value (max_tokens)
-  if (cut) end = buf_.size();
-  std::string frag = JsonStringBody(std::string_view(buf_).substr(0, end));
-  if (cut) {
-    glm_closing_ = "\"";
-  } else {
-    frag += '"';
+  if (end == std::string::npos) {
+    // The text ended inside the value (max_tokens). A closing tag it had
+    // begun ends the value; otherwise the value is cut and so is the call.
+    const size_t keep = HeldSuffix(buf_, {kArgValueEnd, kToolCallClose});
+    std::string frag = JsonStringBody(std::string_view(buf_).substr(0, buf_.size() - keep));
+    if (keep > 0) {
+      frag += '"';
+    } else {
+      glm_closing_ = "\"";
+    }
+    EmitArgs(frag);
+    buf_.clear();
+    mode_ = Mode::kGlmArgs;
+    return true;
   }
+  std::string frag = JsonStringBody(std::string_view(buf_).substr(0, end));
+  frag += '"';
   EmitArgs(frag);
   // </arg_value> is consumed here; a </tool_call> is left to close the call.
   bool value_end = std::string_view(buf_).substr(end, kArgValueEnd.size()) == kArgValueEnd;

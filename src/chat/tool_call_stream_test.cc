@@ -322,6 +322,14 @@ TEST(ToolCallStreamTest, ACallCutAtFinishKeepsItsArgumentsAndCarriesTheClosing) 
   c = CallOf(ToolCallFormat::kGlm45, "<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value><arg_k");
   EXPECT_EQ(c.arguments, "{\"a\":1");
   EXPECT_EQ(c.closing, "}");
+  // A closing tag begun at the end: the value is whole (the call is still cut) ...
+  c = CallOf(ToolCallFormat::kGlm45, "<tool_call>read_file\n<arg_key>path</arg_key><arg_value>a.txt</arg_val", kTools);
+  EXPECT_EQ(c.arguments, "{\"path\":\"a.txt\"");
+  EXPECT_EQ(c.closing, "}");
+  // ... and a </tool_call> begun ends the arguments.
+  c = CallOf(ToolCallFormat::kGlm45, "<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value></tool_ca");
+  EXPECT_EQ(c.arguments, "{\"a\":1}");
+  EXPECT_EQ(c.closing, "");
   // Closed by the model (or broken by markup inside): nothing to add.
   EXPECT_EQ(CallOf(ToolCallFormat::kHermes, "<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>").closing, "");
   c = CallOf(ToolCallFormat::kHermes, "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": </tool_call>");

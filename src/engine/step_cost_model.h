@@ -1,6 +1,6 @@
 // StepCostModel: predicts how long a forward step takes from its shape,
 // fitted online to the steps the engine actually ran, so decisions that
-// trade rows for time (engine_spec.cc: how many draft tokens to verify) use
+// trade rows for time (SpeculativeDecoder::Plan: how many draft tokens to verify) use
 // this machine's costs, not constants.
 //
 // Model: seconds = a + b * plain_rows + c * logit_rows
@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 
+#include "metrics/metric_set.h"
 #include "model/model.h"
 
 namespace pg {
@@ -71,8 +72,8 @@ class StepCostModel {
   double rel_error_ = 0;
 };
 
-// Prometheus text: the fitted costs (prosgrow_step_cost_seconds{term=...}),
-// the recent relative error and the steps observed.
-std::string StepCostMetricsText(const StepCostModel& m);
+// The /metrics families: the fitted costs (prosgrow_step_cost_seconds{term=...})
+// and the recent relative error.
+void CollectStepCostMetrics(const StepCostModel& m, MetricSet* out);
 
 }  // namespace pg

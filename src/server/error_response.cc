@@ -2,6 +2,7 @@
 
 #include "server/anthropic_response.h"
 #include "server/openai_response.h"
+#include "server/request_log.h"
 
 namespace pg {
 
@@ -22,6 +23,7 @@ void SendError(httplib::Response& res, ErrorShape shape, const ApiError& error, 
     res.status = error.http_status;
     res.set_content(error.ToJson(), "application/json");
   }
+  NoteRequestResponse(res.status, res.body);  // for the log line, before any compression
   if (metrics) metrics->errors->Inc({error.kind()});
 }
 

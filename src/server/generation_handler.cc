@@ -26,17 +26,6 @@ struct ResponsePlan {
   GenerationOutput NewOutput() const { return GenerationOutput(tools, format, tool_defs, parallel); }
 };
 
-// The control tokens that spell a format's markers: shown in the text so the
-// tool-call parser sees them (decoding drops control tokens otherwise).
-std::vector<int32_t> ToolMarkerTokens(ToolCallFormat format, const Tokenizer& tok) {
-  std::vector<int32_t> ids;
-  for (std::string_view marker : ToolCallMarkers(format)) {
-    std::optional<int32_t> id = tok.FindToken(marker);
-    if (id && tok.IsControl(*id)) ids.push_back(*id);
-  }
-  return ids;
-}
-
 // A call found: the optimized policy retains the session's KV for its result.
 void NoteToolCall(const HandlerContext& ctx, const ResponsePlan& plan, const GenerationEnd& end) {
   if (!end.calls.empty() && !plan.session_id.empty()) ctx.service->NoteToolCall(plan.session_id);
@@ -158,6 +147,7 @@ std::optional<std::vector<int32_t>> PrepareRequest(const HandlerContext& ctx, co
                                                info.max_seq_tokens, dialect.context_words())) {
     return fail(*e);
   }
+  ApplyDefaultMaxTokens(ctx.limits, api);
   return std::move(prompt.value);
 }
 
@@ -180,6 +170,7 @@ void HandleGeneration(const HandlerContext& ctx, const httplib::Request& req, ht
   plan.format = ctx.chat()->tool_call_format();
   plan.tool_defs = api.tools;
   plan.parallel = api.parallel_tool_calls;
+  dialect.BeforeStart(req, api, plan.writer->id(), res);
 
   GenerationStart start{plan.writer->id(), plan.session_id, arrival};
   if (plan.tools) start.render_special = ToolMarkerTokens(plan.format, tok);

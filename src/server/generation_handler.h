@@ -6,7 +6,8 @@
 //   BeginHandling -> ready? -> dialect.CheckHeaders -> ParseJsonBody
 //   -> dialect.Parse (-> ApiRequest) -> CheckModelName
 //   -> dialect.Prompt (template or text -> tokens) -> FitToContext (in the
-//      dialect's words) -> dialect.Writer -> StartGeneration
+//      dialect's words) -> ApplyDefaultMaxTokens -> dialect.Writer
+//   -> dialect.BeforeStart -> StartGeneration
 //   -> the stream loop (StreamResponse) or CollectAll, through one
 //      GenerationOutput (the model's tool-call parser) -> the writer.
 //
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -53,6 +55,11 @@ class ApiDialect {
   // The writer of this request's response.
   virtual std::unique_ptr<ResponseWriter> Writer(const ApiRequest& api, const ServiceInfo& info,
                                                  const Tokenizer& tok) = 0;
+  // After Writer, before StartGeneration: what the dialect reports about the
+  // request in response headers and the log (e.g. Anthropic's ignored
+  // fields and context edits); `id` is the writer's.
+  virtual void BeforeStart(const httplib::Request&, const ApiRequest&, const std::string& /*id*/,
+                           httplib::Response&) {}
 };
 
 void HandleGeneration(const HandlerContext& ctx, const httplib::Request& req, httplib::Response& res,

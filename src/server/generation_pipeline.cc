@@ -1,5 +1,7 @@
 #include "server/generation_pipeline.h"
 
+#include <algorithm>
+
 #include "base/log.h"
 #include "server/guarded_stream.h"
 #include "server/output_constraint_request.h"
@@ -18,6 +20,20 @@ ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, cons
   Result<std::string> text = ctx.chat()->Render(messages, tools);
   if (!text.ok()) return BadRequest(text.status().message(), param);
   return EncodeChatText(ctx.service->tokenizer(), *text);
+}
+
+void ApplyDefaultMaxTokens(const RequestLimits& limits, ApiRequest* api) {
+  if (api->max_tokens_given || limits.default_max_tokens <= 0) return;
+  api->sampling.max_tokens = std::min(api->sampling.max_tokens, limits.default_max_tokens);
+}
+
+std::vector<int32_t> ToolMarkerTokens(ToolCallFormat format, const Tokenizer& tok) {
+  std::vector<int32_t> ids;
+  for (std::string_view marker : ToolCallMarkers(format)) {
+    std::optional<int32_t> id = tok.FindToken(marker);
+    if (id && tok.IsControl(*id)) ids.push_back(*id);
+  }
+  return ids;
 }
 
 ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContext& ctx, ApiRequest* api,

@@ -20,7 +20,7 @@
 #include "server/api_request.h"
 #include "server/handler_context.h"
 #include "server/generation_runner.h"
-#include "server/metrics_registry.h"
+#include "metrics/metrics_registry.h"
 
 namespace pg {
 
@@ -33,6 +33,15 @@ std::optional<ApiError> CheckModelName(const std::string& requested, const Servi
 ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, const nlohmann::ordered_json& messages,
                                                  const nlohmann::ordered_json& tools,
                                                  const std::string& param = "messages");
+
+// After FitToContext: a request that named no completion cap gets
+// --default-max-tokens when that is set and smaller than the room left.
+void ApplyDefaultMaxTokens(const RequestLimits& limits, ApiRequest* api);
+
+// The control tokens that spell the tool-call markers of `format`
+// (ToolCallMarkers): GenerationStart::render_special, so the tool-call
+// parser sees them (decoding drops control tokens otherwise).
+std::vector<int32_t> ToolMarkerTokens(ToolCallFormat format, const Tokenizer& tok);
 
 // Builds the GenerationRequest from `api` (sampling, stop strings, session,
 // cache TTL, KV hints) and submits it. 429 when the queue is full. Anything

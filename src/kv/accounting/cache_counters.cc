@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/units.h"
+#include "metrics/metric_set.h"
 
 namespace pg {
 
@@ -39,23 +40,52 @@ std::string CacheCounters::Report() const {
   return out;
 }
 
-std::string CacheCounters::WhatIfMetricsText() const {
-  std::string o =
-      "# HELP prosgrow_kv_whatif_hit_ratio Prompt tokens that would be served from the KV cache with extra_gib more "
-      "of the tier, estimated from evicted-block ghosts (extra_gib=\"0\": measured), over admitted requests.\n"
-      "# TYPE prosgrow_kv_whatif_hit_ratio gauge\n";
-  for (const char* tier : {"host", "disk"}) o += fmt::format("prosgrow_kv_whatif_hit_ratio{{tier=\"{}\",extra_gib=\"0\"}} {}\n", tier, hit_ratio());
+void CollectTierMetrics(const CacheCounters& kv, MetricSet* out) {
+  struct Field {
+    const char* name;
+    const char* help;
+    bool counter;
+    int64_t TierCounters::*member;
+  };
+  static const Field kFields[] = {
+      {"prosgrow_kv_hit_blocks_total", "KV blocks found in the tier by prefix lookups.", true, &TierCounters::hit_blocks},
+      {"prosgrow_kv_hit_tokens_total", "Tokens found in the tier by prefix lookups.", true, &TierCounters::hit_tokens},
+      {"prosgrow_kv_miss_blocks_total", "KV blocks looked up and not found in the tier.", true, &TierCounters::miss_blocks},
+      {"prosgrow_kv_bytes_in_total", "Bytes written into the tier.", true, &TierCounters::bytes_in},
+      {"prosgrow_kv_bytes_out_total", "Bytes read out of the tier.", true, &TierCounters::bytes_out},
+      {"prosgrow_kv_evictions_total", "Blocks evicted from the tier.", true, &TierCounters::evictions},
+      {"prosgrow_kv_promotions_total", "Blocks promoted from the tier to the device.", true, &TierCounters::promotions},
+      {"prosgrow_kv_demotions_total", "Blocks demoted from the tier to the next.", true, &TierCounters::demotions},
+      {"prosgrow_kv_errors_total", "Corrupt, truncated or missing blocks found.", true, &TierCounters::errors},
+      {"prosgrow_kv_used_blocks", "Blocks holding data in the tier.", false, &TierCounters::used_blocks},
+      {"prosgrow_kv_cached_blocks", "Blocks published in the prefix index in the tier.", false, &TierCounters::cached_blocks},
+      {"prosgrow_kv_capacity_blocks", "Capacity of the tier in blocks.", false, &TierCounters::capacity_blocks},
+      {"prosgrow_kv_pinned_blocks", "Blocks referenced by a live sequence (device; 0 elsewhere).", false,
+       &TierCounters::pinned_blocks},
+  };
+  for (const Field& f : kFields) {
+    MetricFamily& family = f.counter ? out->Counter(f.name, f.help) : out->Gauge(f.name, f.help);
+    family.Add({{"tier", "device"}}, kv.device.*f.member)
+        .Add({{"tier", "host"}}, kv.host.*f.member)
+        .Add({{"tier", "disk"}}, kv.disk.*f.member);
+  }
+}
+
+void CacheCounters::CollectWhatIfMetrics(MetricSet* out) const {
+  MetricFamily& ratio = out->Gauge(
+      "prosgrow_kv_whatif_hit_ratio",
+      "Prompt tokens that would be served from the KV cache with extra_gib more of the tier, estimated from "
+      "evicted-block ghosts (extra_gib=\"0\": measured), over admitted requests.");
+  for (const char* tier : {"host", "disk"}) ratio.Add({{"tier", tier}, {"extra_gib", "0"}}, hit_ratio());
   for (const WhatIfPoint& p : whatif)
-    if (*p.tier) o += fmt::format("prosgrow_kv_whatif_hit_ratio{{tier=\"{}\",extra_gib=\"{}\"}} {}\n", p.tier, p.extra_gib, whatif_ratio(p));
-  o += "# HELP prosgrow_kv_whatif_extra_blocks Blocks of the tier that extra_gib stands for.\n"
-       "# TYPE prosgrow_kv_whatif_extra_blocks gauge\n";
+    if (*p.tier) ratio.Add({{"tier", p.tier}, {"extra_gib", MetricValue(p.extra_gib).text()}}, whatif_ratio(p));
+  MetricFamily& extra = out->Gauge("prosgrow_kv_whatif_extra_blocks", "Blocks of the tier that extra_gib stands for.");
   for (const WhatIfPoint& p : whatif)
-    if (*p.tier) o += fmt::format("prosgrow_kv_whatif_extra_blocks{{tier=\"{}\",extra_gib=\"{}\"}} {}\n", p.tier, p.extra_gib, p.extra_blocks);
-  o += "# HELP prosgrow_kv_ghost_blocks Evicted blocks remembered for the what-if estimate, by the tier they left.\n"
-       "# TYPE prosgrow_kv_ghost_blocks gauge\n";
+    if (*p.tier) extra.Add({{"tier", p.tier}, {"extra_gib", MetricValue(p.extra_gib).text()}}, p.extra_blocks);
+  MetricFamily& ghosts =
+      out->Gauge("prosgrow_kv_ghost_blocks", "Evicted blocks remembered for the what-if estimate, by the tier they left.");
   const char* names[] = {"device", "host", "disk"};
-  for (int t = 0; t < 3; ++t) o += fmt::format("prosgrow_kv_ghost_blocks{{tier=\"{}\"}} {}\n", names[t], ghost_blocks[t]);
-  return o;
+  for (int t = 0; t < 3; ++t) ghosts.Add({{"tier", names[t]}}, ghost_blocks[t]);
 }
 
 }  // namespace pg

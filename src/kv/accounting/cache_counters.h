@@ -14,6 +14,8 @@
 
 namespace pg {
 
+class MetricSet;
+
 struct TierCounters {
   // Lookups: a block looked up by Match() is a hit in the first tier that
   // holds it; it is a miss in every tier above that one (so device misses
@@ -78,10 +80,13 @@ struct CacheCounters {
 
   // Multi-line human summary (for --cache-report).
   std::string Report() const;
-  // Prometheus text for the what-if estimate and the ghosts:
+  // The what-if estimate and the ghosts, as /metrics families:
   //   prosgrow_kv_whatif_hit_ratio{tier, extra_gib} (extra_gib="0": measured),
   //   prosgrow_kv_whatif_extra_blocks{tier, extra_gib}, prosgrow_kv_ghost_blocks{tier}.
-  std::string WhatIfMetricsText() const;
+  void CollectWhatIfMetrics(MetricSet* out) const;
 };
+
+// The per-tier /metrics families (prosgrow_kv_hit_blocks_total{tier} ... prosgrow_kv_pinned_blocks{tier}).
+void CollectTierMetrics(const CacheCounters& kv, MetricSet* out);
 
 }  // namespace pg

@@ -19,4 +19,8 @@ struct HintCounters {
   int64_t live_pinned = 0;        // gauge: pin holds now
 };
 
+class MetricSet;
+// The /metrics families of the hints and quotas (prosgrow_kv_hint_*, prosgrow_kv_quota_*, ...).
+void CollectHintMetrics(const HintCounters& h, MetricSet* out);
+
 }  // namespace pg

@@ -26,7 +26,9 @@ struct RemoteCounters {
   int64_t write_queue = 0;       // writes queued now
 };
 
-// Prometheus text: prosgrow_kv_remote_*; "" when the tier is off.
-std::string RemoteMetricsText(const RemoteCounters& c);
+class MetricSet;
+
+// The prosgrow_kv_remote_* /metrics families; none when the tier is off.
+void CollectRemoteMetrics(const RemoteCounters& c, MetricSet* out);
 
 }  // namespace pg

@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "metrics/metric_set.h"
 
 namespace pg {
 
@@ -257,11 +258,11 @@ RemoteCounters RemoteTier::counters() const {
   return c;
 }
 
-std::string RemoteMetricsText(const RemoteCounters& c) {
-  if (!c.enabled) return "";
-  std::string o;
+void CollectRemoteMetrics(const RemoteCounters& c, MetricSet* out) {
+  if (!c.enabled) return;
   auto metric = [&](const char* name, const char* help, bool counter, int64_t v) {
-    o += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, counter ? "counter" : "gauge", name, v);
+    if (counter) out->Counter(name, help, v);
+    else out->Gauge(name, help, v);
   };
   metric("prosgrow_kv_remote_lookups_total", "Remote-tier lookups (prompts with blocks past the local cache).", true,
          c.lookups);
@@ -286,7 +287,6 @@ std::string RemoteMetricsText(const RemoteCounters& c) {
          c.budget_refused);
   metric("prosgrow_kv_remote_redirects_total", "Redis Cluster redirects followed.", true, c.redirects);
   metric("prosgrow_kv_remote_write_queue", "Remote writes queued now.", false, c.write_queue);
-  return o;
 }
 
 }  // namespace pg

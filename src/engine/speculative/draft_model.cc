@@ -1,4 +1,4 @@
-#include "engine/draft_model.h"
+#include "engine/speculative/draft_model.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,6 @@
-// MetricsRegistry: counters, gauges and histograms of the HTTP layer,
-// rendered in the Prometheus text exposition format (version 0.0.4).
+// MetricsRegistry: live counters, gauges and histograms (the HTTP layer's),
+// updated as events happen and rendered through MetricSet (metric_set.h) in
+// the Prometheus text exposition format (version 0.0.4).
 //
 // Families are created once at start-up (Add*) and live as long as the
 // registry; the returned pointers stay valid. Updating a metric and Render()
@@ -15,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "metrics/metric_set.h"
+
 namespace pg {
 
 // A counter with a fixed list of label names; one series per label-value tuple.
@@ -24,7 +27,7 @@ class CounterFamily {
   // label_values.size() must equal the number of label names.
   void Inc(const std::vector<std::string>& label_values, double amount = 1);
   double Value(const std::vector<std::string>& label_values) const;
-  void Render(std::string* out) const;
+  void Collect(MetricSet* out) const;
 
  private:
   const std::string name_, help_;
@@ -38,7 +41,7 @@ class Gauge {
   Gauge(std::string name, std::string help) : name_(std::move(name)), help_(std::move(help)) {}
   void Add(int64_t delta) { value_.fetch_add(delta, std::memory_order_relaxed); }
   int64_t Value() const { return value_.load(std::memory_order_relaxed); }
-  void Render(std::string* out) const;
+  void Collect(MetricSet* out) const;
 
  private:
   const std::string name_, help_;
@@ -51,7 +54,7 @@ class Histogram {
   Histogram(std::string name, std::string help, std::vector<double> upper_bounds);
   void Observe(double value);
   uint64_t Count() const;
-  void Render(std::string* out) const;
+  void Collect(MetricSet* out) const;
 
  private:
   const std::string name_, help_;
@@ -82,11 +85,15 @@ class MetricsRegistry {
   static std::vector<double> LatencyBuckets();
 
  private:
+  struct Info {
+    std::string name, help;
+    MetricLabels labels;
+  };
   struct Entry {
     std::unique_ptr<CounterFamily> counter;
     std::unique_ptr<Gauge> gauge;
     std::unique_ptr<Histogram> histogram;
-    std::string fixed;  // pre-rendered (AddInfo)
+    std::unique_ptr<Info> info;  // AddInfo
   };
   mutable std::mutex mu_;
   std::vector<Entry> entries_;

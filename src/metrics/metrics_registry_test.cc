@@ -1,4 +1,4 @@
-#include "server/metrics_registry.h"
+#include "metrics/metrics_registry.h"
 
 #include <gtest/gtest.h>
 

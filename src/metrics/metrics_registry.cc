@@ -1,6 +1,4 @@
-#include "server/metrics_registry.h"
-
-#include <fmt/format.h>
+#include "metrics/metrics_registry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,54 +6,6 @@
 #include "base/check.h"
 
 namespace pg {
-namespace {
-
-bool IsValidMetricName(const std::string& name) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
-              (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
-  }
-  return true;
-}
-
-std::string EscapeLabelValue(const std::string& v) {
-  std::string out;
-  out.reserve(v.size());
-  for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
-  }
-  return out;
-}
-
-std::string EscapeHelp(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
-  }
-  return out;
-}
-
-// Prometheus floats: integers print without a fraction, +Inf as "+Inf".
-std::string FormatValue(double v) {
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  if (std::isnan(v)) return "NaN";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<int64_t>(v));
-  return fmt::format("{}", v);
-}
-
-void Header(std::string* out, const std::string& name, const std::string& help, const char* type) {
-  *out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, EscapeHelp(help), name, type);
-}
-
-}  // namespace
 
 CounterFamily::CounterFamily(std::string name, std::string help, std::vector<std::string> label_names)
     : name_(std::move(name)), help_(std::move(help)), label_names_(std::move(label_names)) {}
@@ -73,28 +23,22 @@ double CounterFamily::Value(const std::vector<std::string>& label_values) const 
   return it == series_.end() ? 0 : it->second;
 }
 
-void CounterFamily::Render(std::string* out) const {
-  Header(out, name_, help_, "counter");
+void CounterFamily::Collect(MetricSet* out) const {
+  MetricFamily& f = out->Counter(name_, help_);
   std::lock_guard<std::mutex> lock(mu_);
   if (label_names_.empty()) {
     auto it = series_.find({});
-    *out += fmt::format("{} {}\n", name_, FormatValue(it == series_.end() ? 0 : it->second));
+    f.Add(it == series_.end() ? 0.0 : it->second);
     return;
   }
   for (const auto& [values, v] : series_) {
-    std::string labels;
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (i) labels += ',';
-      labels += fmt::format("{}=\"{}\"", label_names_[i], EscapeLabelValue(values[i]));
-    }
-    *out += fmt::format("{}{{{}}} {}\n", name_, labels, FormatValue(v));
+    MetricLabels labels;
+    for (size_t i = 0; i < values.size(); ++i) labels.emplace_back(label_names_[i], values[i]);
+    f.Add(std::move(labels), v);
   }
 }
 
-void Gauge::Render(std::string* out) const {
-  Header(out, name_, help_, "gauge");
-  *out += fmt::format("{} {}\n", name_, Value());
-}
+void Gauge::Collect(MetricSet* out) const { out->Gauge(name_, help_).Add(Value()); }
 
 Histogram::Histogram(std::string name, std::string help, std::vector<double> upper_bounds)
     : name_(std::move(name)), help_(std::move(help)), bounds_(std::move(upper_bounds)) {
@@ -116,17 +60,18 @@ uint64_t Histogram::Count() const {
   return count_;
 }
 
-void Histogram::Render(std::string* out) const {
-  Header(out, name_, help_, "histogram");
+void Histogram::Collect(MetricSet* out) const {
+  MetricFamily& f = out->Histogram(name_, help_);
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t cumulative = 0;
   for (size_t i = 0; i < bounds_.size(); ++i) {
     cumulative += buckets_[i];
-    *out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name_, FormatValue(bounds_[i]), cumulative);
+    f.AddSuffixed("_bucket", {{"le", MetricValue(bounds_[i]).text()}}, cumulative);
   }
   cumulative += buckets_.back();
-  *out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", name_, cumulative);
-  *out += fmt::format("{}_sum {}\n{}_count {}\n", name_, FormatValue(sum_), name_, count_);
+  f.AddSuffixed("_bucket", {{"le", "+Inf"}}, cumulative);
+  f.AddSuffixed("_sum", {}, sum_);
+  f.AddSuffixed("_count", {}, count_);
 }
 
 CounterFamily* MetricsRegistry::AddCounter(const std::string& name, const std::string& help,
@@ -162,29 +107,25 @@ Histogram* MetricsRegistry::AddHistogram(const std::string& name, const std::str
 void MetricsRegistry::AddInfo(const std::string& name, const std::string& help,
                               const std::vector<std::pair<std::string, std::string>>& labels) {
   PG_CHECK(IsValidMetricName(name));
+  for (const auto& l : labels) PG_CHECK(IsValidMetricName(l.first));
   Entry e;
-  Header(&e.fixed, name, help, "gauge");
-  std::string text;
-  for (const auto& [label, value] : labels) {
-    PG_CHECK(IsValidMetricName(label));
-    if (!text.empty()) text += ",";
-    text += fmt::format("{}=\"{}\"", label, EscapeLabelValue(value));
-  }
-  e.fixed += fmt::format("{}{{{}}} 1\n", name, text);
+  e.info = std::make_unique<Info>(Info{name, help, labels});
   std::lock_guard<std::mutex> lock(mu_);
   entries_.push_back(std::move(e));
 }
 
 std::string MetricsRegistry::Render() const {
-  std::string out;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const Entry& e : entries_) {
-    if (e.counter) e.counter->Render(&out);
-    if (e.gauge) e.gauge->Render(&out);
-    if (e.histogram) e.histogram->Render(&out);
-    out += e.fixed;
+  MetricSet set;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Entry& e : entries_) {
+      if (e.counter) e.counter->Collect(&set);
+      if (e.gauge) e.gauge->Collect(&set);
+      if (e.histogram) e.histogram->Collect(&set);
+      if (e.info) set.Gauge(e.info->name, e.info->help).Add(e.info->labels, 1);
+    }
   }
-  return out;
+  return set.Render();
 }
 
 std::vector<double> MetricsRegistry::LatencyBuckets() {

@@ -14,9 +14,12 @@ CheckResult CheckEvents(const std::string& endpoint) {
   if (endpoint.empty()) return CheckResult::Skip(name, "no --kv-events");
   auto e = ParseTcpEndpoint(endpoint);
   if (!e.ok()) return CheckResult::Fail(name, e.status().message(), "use --kv-events tcp://HOST:PORT");
-  // Wildcards are bound (event_publisher.h); other hosts are connected to,
-  // and ZMQ connects in the background, so there is nothing to check yet.
-  if (e->host != "*" && e->host.find("::") == std::string::npos)
+  // Wildcards and loopback are bound (PublisherBinds, event_publisher.h);
+  // other hosts are connected to, and ZMQ connects in the background, so
+  // there is nothing to check yet.
+  const bool binds = e->host == "*" || e->host.find("::") != std::string::npos || e->host == "127.0.0.1" ||
+                     e->host == "localhost" || e->host == "[::1]";
+  if (!binds)
     return CheckResult::Ok(name, fmt::format("{}: publishes to a subscriber that binds there", endpoint));
   return CheckBindable(name, e->host, e->port, "--kv-events");
 }

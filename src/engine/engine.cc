@@ -8,6 +8,8 @@
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "kv/block_hash.h"
+#include "kvevents/kv_event.h"
 
 namespace pg {
 
@@ -49,6 +51,8 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   kc.remote.ttl_s = c.kv_remote_ttl_s;
   kc.remote.max_bytes = c.kv_remote_bytes;
   kc.remote.timeout_s = c.kv_remote_timeout_s;
+  kc.remote.password = c.kv_remote_password;
+  kc.remote.secret = c.kv_remote_secret;
   if (!c.eviction.empty()) {
     PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
   }
@@ -72,17 +76,24 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
     po.endpoint = c.kv_events;
     po.replay_endpoint = c.kv_events_replay;
     po.topic = c.kv_events_topic;
-    PG_ASSIGN_OR_RETURN(e->kv_events_, KvEventBridge::Create(po, layout.page_tokens));
+    po.curve_secret_key = c.kv_events_curve_secret;
+    PG_ASSIGN_OR_RETURN(e->kv_events_, KvEventBridge::Create(po, layout.page_tokens, c.kv_events_tokens));
     e->kv_->SetBlockObserver(e->kv_events_.get());
     e->info_.kv_events_endpoint = c.kv_events;
     e->info_.kv_events_replay_endpoint = c.kv_events_replay;
     e->info_.kv_events_topic = c.kv_events_topic;
+    e->info_.kv_events_curve_public_key = e->kv_events_->curve_public_key();
+    if (!c.kv_events_curve_secret.empty())
+      PG_LOG_INFO("KV events: CURVE on; subscribers need the public key {}", e->info_.kv_events_curve_public_key);
+    if (!c.kv_events_tokens) PG_LOG_INFO("KV events: block hashes only (--kv-events-tokens off)");
+    e->info_.kv_events_token_ids = c.kv_events_tokens;
     e->info_.kv_block_size = layout.page_tokens;
   }
   e->scheduler_ = std::make_unique<Scheduler>(e->config_, *e->kv_);
   e->info_.model_name = c.model_name.empty() ? std::filesystem::path(c.model_path).stem().string() : c.model_name;
   e->info_.n_vocab = mc.n_vocab;
   e->info_.n_ctx = c.ctx_size;
+  e->info_.honours_cache_ttl = c.policy == ServePolicy::kOptimized;
   // A sequence alone may use every device block (the scheduler evicts cached
   // ones for it); holding prompt + max_tokens - 1 positions it never needs more.
   e->info_.max_seq_tokens = e->kv_->device_blocks() * e->kv_->page_tokens();
@@ -154,6 +165,17 @@ void Engine::Cancel(const std::string& request_id) {
     cancels_.push_back(request_id);
   }
   cv_.notify_one();
+}
+
+std::vector<uint64_t> Engine::PromptBlockHashes(const std::vector<int32_t>& prompt, const std::string& salt) const {
+  const size_t page = static_cast<size_t>(kv_->page_tokens());
+  std::vector<uint64_t> out;
+  BlockHash h = RootHash(model_->identity(), salt);
+  for (size_t at = 0; at + page <= prompt.size(); at += page) {
+    h = ChainHash(h, std::span<const int32_t>(prompt.data() + at, page));
+    out.push_back(EventHashOf(h.bytes.data()));
+  }
+  return out;
 }
 
 void Engine::ReleaseSession(const std::string& session_id) {
@@ -476,6 +498,9 @@ std::string Engine::MetricsText() const {
         "Requests not yet generating: queued or waiting for KV promotion (Model Server Protocol queue size).",
         s.waiting + s.loading);
   gauge("prosgrow_num_requests_running", "Requests running (Model Server Protocol running requests).", s.running);
+  gauge("prosgrow_kv_sessions", "Session names the KV cache tracks now (at most --kv-max-sessions).", s.kv.sessions);
+  counter("prosgrow_kv_sessions_forgotten_total", "Session names forgotten (least recently used or idle).",
+          s.kv.forgotten_sessions);
   const double usage = s.kv.device.capacity_blocks > 0
                            ? double(s.kv.device.used_blocks) / double(s.kv.device.capacity_blocks)
                            : 0.0;

@@ -50,6 +50,7 @@ class Engine final : public InferenceService {
   void ReleaseSession(const std::string& session_id) override;
   void NoteToolCall(const std::string& session_id) override;
   std::string MetricsText() const override;
+  std::vector<uint64_t> PromptBlockHashes(const std::vector<int32_t>& prompt, const std::string& salt) const override;
 
   // Runs the engine loop on its own thread / stops it (waits for the step).
   void Start();

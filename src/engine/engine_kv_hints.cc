@@ -42,6 +42,8 @@ Status Engine::ApplyHintConfig(const EngineConfig& c, size_t block_bytes, KvCach
   PG_ASSIGN_OR_RETURN(kc->session_quota_host_blocks,
                       Blocks(int64_t(c.kv_session_quota_host_bytes), block_bytes, "--kv-session-quota-host"));
   kc->fair_share = c.kv_fair_share;
+  kc->max_sessions = c.kv_max_sessions;
+  kc->session_idle_s = c.kv_session_idle_s;
   return Status::Ok();
 }
 
@@ -72,6 +74,7 @@ std::string Engine::HintMetricsText(const HintCounters& h) {
 void Engine::ApplyKvHints(const Sequence& s, bool finished) {
   if (s.request.kv_hints.empty()) return;
   CacheRequest req;
+  req.salt = s.request.cache_salt;
   req.session = s.request.session_id;
   req.use_prefix_cache = config_.prefix_cache;
   const int64_t n_prompt = static_cast<int64_t>(s.request.prompt.size());

@@ -184,6 +184,8 @@ uint8_t* KvCacheManager::DeviceBlockPtr(BlockId id) { return impl_->store().devi
 CacheCounters KvCacheManager::counters() const {
   CacheCounters c = impl_->store().Snapshot();
   c.remote = impl_->RemoteSnapshot();
+  c.sessions = int64_t(impl_->retention().sessions());
+  c.forgotten_sessions = impl_->retention().forgotten_sessions();
   return c;
 }
 void KvCacheManager::StartRemoteLookup(SeqId seq, std::span<const int32_t> tokens, const CacheRequest& request) {

@@ -88,6 +88,13 @@ class RedisTestServer {
   void Pause() { ::kill(pid_, SIGSTOP); }
   void Resume() { ::kill(pid_, SIGCONT); }
 
+  // The credentials Command() and Keys() log in with (after `--requirepass`
+  // or an ACL user); "" user = the default user.
+  void SetCredentials(std::string user, std::string password) {
+    user_ = std::move(user);
+    password_ = std::move(password);
+  }
+
   // Runs one command (argv, binary safe) on a fresh connection; the reply as
   // text ("(nil)", "(error) ...", integers in decimal, "(array N)"), or
   // "(unreachable)".
@@ -99,6 +106,7 @@ class RedisTestServer {
       return "(unreachable)";
     }
     redisSetTimeout(c, tv);
+    Auth(c);
     std::vector<const char*> a;
     std::vector<size_t> l;
     for (const std::string& s : argv) {
@@ -129,6 +137,7 @@ class RedisTestServer {
       if (c) redisFree(c);
       return out;
     }
+    Auth(c);
     auto* r = static_cast<redisReply*>(redisCommand(c, "KEYS %s", pattern.c_str()));
     if (r && r->type == REDIS_REPLY_ARRAY)
       for (size_t i = 0; i < r->elements; ++i) out.emplace_back(r->element[i]->str, r->element[i]->len);
@@ -138,6 +147,13 @@ class RedisTestServer {
   }
 
  private:
+  void Auth(redisContext* c) const {
+    if (password_.empty()) return;
+    auto* r = static_cast<redisReply*>(user_.empty() ? redisCommand(c, "AUTH %s", password_.c_str())
+                                                     : redisCommand(c, "AUTH %s %s", user_.c_str(), password_.c_str()));
+    if (r) freeReplyObject(r);
+  }
+
   static int FreePort() {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return -1;
@@ -157,6 +173,7 @@ class RedisTestServer {
   pid_t pid_ = -1;
   int port_ = -1;
   std::string dir_;
+  std::string user_, password_;
 };
 
 }  // namespace pg::testing

@@ -8,6 +8,11 @@
 // first batch clears the index itself. When the replica cannot be reached
 // the index is cleared and discovery retried every second.
 //
+// CURVE: when /kv-events (behind the replica's API key) names a
+// curve_public_key, or the router was given one (`route
+// --kv-events-curve-server-key`, which then must match), both sockets are
+// CURVE clients of that key with a fresh key pair of their own.
+//
 // Thread-safety: one background thread per feed; the counters are atomics.
 #pragma once
 
@@ -23,7 +28,9 @@ namespace pg {
 class ReplicaFeed {
  public:
   // `base_url`: http://HOST:PORT of the replica; `api_key` for its /kv-events.
-  ReplicaFeed(std::string base_url, std::string api_key, ReplicaIndex* index);
+  // `curve_server_key`: the replicas' Z85 CURVE public key ("" = whatever
+  // /kv-events reports, or plain ZMQ when it reports none).
+  ReplicaFeed(std::string base_url, std::string api_key, ReplicaIndex* index, std::string curve_server_key = "");
   ~ReplicaFeed();  // stops and joins the thread
 
   bool subscribed() const { return subscribed_.load(); }
@@ -33,9 +40,9 @@ class ReplicaFeed {
  private:
   void Run();
   // One subscription's life: returns when the replica stops answering or on stop.
-  void Follow(const std::string& endpoint, const std::string& replay_endpoint);
+  void Follow(const std::string& endpoint, const std::string& replay_endpoint, const std::string& curve_key);
 
-  std::string base_url_, api_key_;
+  std::string base_url_, api_key_, curve_server_key_;
   ReplicaIndex* index_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> subscribed_{false};

@@ -74,6 +74,35 @@ TEST(ReplicaIndex, LongestPrefixFollowsChainsAndMedia) {
   EXPECT_EQ(idx.Longest(p).tokens, 0);
 }
 
+// Events with hashes only (--kv-events-tokens off): the prompt is matched on
+// its block hashes, as one chain from the first block.
+TEST(ReplicaIndex, HashesOnlyMatchOnTheChainOfHashes) {
+  ReplicaIndex idx;
+  KvEventBatch b;
+  b.events = {Stored({1, 2}, std::nullopt, {}, kMediumDevice), Stored({3}, 2, {}, kMediumHost),
+              Stored({4}, 1, {}, kMediumDevice), Stored({7}, 5, {}, kMediumDevice)};
+  idx.Apply(b);
+  EXPECT_EQ(idx.blocks(), 5u);
+  const std::vector<EventBlockHash> p = {1, 2, 3, 9};
+  ReplicaIndex::Match m = idx.LongestByHashes(p);
+  EXPECT_EQ(m.tokens, 6);
+  EXPECT_EQ(m.device_tokens, 4);
+  EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{1, 4}).tokens, 4);
+  EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{2, 3}).tokens, 0);  // 2 is not a first block
+  EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{1, 3}).tokens, 2);  // 3 hangs off 2, not 1
+  EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{7}).tokens, 0);
+  EXPECT_EQ(idx.Longest(std::vector<int32_t>{0, 0, 0, 0}).tokens, 0);  // no tokens to match on
+  KvEventBatch r;
+  r.events = {BlockRemovedEvent{{2}, kMediumDevice}};
+  idx.Apply(r);
+  EXPECT_EQ(idx.LongestByHashes(p).tokens, 2);
+  // Token ids of the wrong length are malformed: ignored.
+  KvEventBatch bad;
+  bad.events = {Stored({8}, std::nullopt, {1}, kMediumDevice)};
+  idx.Apply(bad);
+  EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{8}).tokens, 0);
+}
+
 TEST(RoutePolicy, PrefersCacheThenLoadThenAffinity) {
   RoutePolicyOptions o;
   o.block_size = 16;

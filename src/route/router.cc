@@ -7,7 +7,10 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <list>
 #include <unordered_map>
+
+#include <xxhash.h>
 
 #include <fmt/format.h>
 
@@ -40,13 +43,23 @@ httplib::Headers ForwardHeaders(const httplib::Request& req) {
   return out;
 }
 
-std::string SessionOf(const httplib::Request& req, const json& body) {
+std::string ClientSessionOf(const httplib::Request& req, const json& body) {
   if (req.has_header("X-Session-Id")) return req.get_header_value("X-Session-Id");
   if (!body.is_object()) return "";
   if (auto it = body.find("user"); it != body.end() && it->is_string()) return it->get<std::string>();
   if (auto m = body.find("metadata"); m != body.end() && m->is_object())
     if (auto u = m->find("user_id"); u != m->end() && u->is_string()) return u->get<std::string>();
   return "";
+}
+
+// The session's affinity key: the client's session name scoped by its
+// credentials (a digest of its API-key headers), so two tenants' sessions
+// of one name are two sessions here too. "" = none.
+std::string SessionOf(const httplib::Request& req, const json& body) {
+  std::string name = ClientSessionOf(req, body);
+  if (name.empty()) return name;
+  const std::string cred = req.get_header_value("Authorization") + "\n" + req.get_header_value("x-api-key");
+  return fmt::format("{:016x}/", XXH3_64bits(cred.data(), cred.size())) + name;
 }
 
 void SendError(httplib::Response& res, int status, const std::string& message) {
@@ -63,7 +76,14 @@ struct Router::Impl {
   std::vector<std::unique_ptr<Replica>> replicas;
   httplib::Server server;
   std::mutex mu;  // sessions, turn
-  std::unordered_map<std::string, int> session_home;
+  // Session affinity, bounded: options.max_sessions names, least recently
+  // used forgotten first.
+  struct Home {
+    int replica = -1;
+    std::list<std::string>::iterator lru;
+  };
+  std::unordered_map<std::string, Home> session_home;
+  std::list<std::string> session_lru;  // most recently used first
   std::vector<int64_t> sessions_per_replica;
   uint64_t turn = 0;
   std::atomic<uint64_t> retries{0}, predicted_cached_tokens{0}, requests{0}, resumed_streams{0};
@@ -83,8 +103,9 @@ struct Router::Impl {
     }
   }
 
-  // The prompt's token ids, from the first healthy replica's /tokenize.
-  std::vector<int32_t> PromptTokens(const httplib::Request& req) {
+  // The prompt's token ids and block hashes (the caller's tenant's: the
+  // client's own headers go along), from the first healthy replica's /tokenize.
+  PromptBlocks PromptTokens(const httplib::Request& req) {
     if (options.mode != RouteMode::kCacheAware) return {};
     if (req.path != "/v1/chat/completions" && req.path != "/v1/completions") return {};
     for (auto& r : replicas) {
@@ -96,13 +117,18 @@ struct Router::Impl {
       if (!res) continue;
       if (res->status != 200) return {};  // the replica will answer the request with the same error
       json j = json::parse(res->body, nullptr, false);
-      if (j.is_object() && j.contains("tokens") && j["tokens"].is_array()) return j["tokens"].get<std::vector<int32_t>>();
-      return {};
+      PromptBlocks p;
+      if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array()) return p;
+      p.tokens = j["tokens"].get<std::vector<int32_t>>();
+      if (j.contains("block_hashes") && j["block_hashes"].is_array()) {
+        p.block_hashes = j["block_hashes"].get<std::vector<EventBlockHash>>();
+      }
+      return p;
     }
     return {};
   }
 
-  int Choose(const std::vector<int32_t>& tokens, const std::string& session, const std::vector<bool>& excluded,
+  int Choose(const PromptBlocks& prompt, const std::string& session, const std::vector<bool>& excluded,
              int64_t* cached) {
     std::vector<ReplicaView> views(replicas.size());
     std::lock_guard<std::mutex> lock(mu);
@@ -111,11 +137,13 @@ struct Router::Impl {
     for (size_t i = 0; i < replicas.size(); ++i) {
       Replica& r = *replicas[i];
       views[i].healthy = r.healthy && !excluded[i];
-      ReplicaIndex::Match m = r.index.Longest(tokens);
+      ReplicaIndex::Match m = r.index.Longest(prompt.tokens);
+      // A replica publishing hashes only is matched on the prompt's hashes.
+      if (ReplicaIndex::Match h = r.index.LongestByHashes(prompt.block_hashes); h.tokens > m.tokens) m = h;
       views[i].cached_tokens = m.tokens;
       views[i].device_tokens = m.device_tokens;
       views[i].inflight = r.inflight;
-      views[i].session_home = home != session_home.end() && home->second == int(i);
+      views[i].session_home = home != session_home.end() && home->second.replica == int(i);
       views[i].sessions = sessions_per_replica[i];
       if (r.index.block_size() > 0) block = r.index.block_size();
     }
@@ -127,10 +155,18 @@ struct Router::Impl {
     *cached = views[i].cached_tokens;
     if (!session.empty()) {
       if (home != session_home.end()) {
-        sessions_per_replica[home->second]--;
-        home->second = i;
+        sessions_per_replica[home->second.replica]--;
+        home->second.replica = i;
+        session_lru.splice(session_lru.begin(), session_lru, home->second.lru);
       } else {
-        session_home.emplace(session, i);
+        while (!session_lru.empty() && session_home.size() >= options.max_sessions) {
+          auto old = session_home.find(session_lru.back());
+          sessions_per_replica[old->second.replica]--;
+          session_home.erase(old);
+          session_lru.pop_back();
+        }
+        session_lru.push_front(session);
+        session_home.emplace(session, Home{i, session_lru.begin()});
       }
       sessions_per_replica[i]++;
     }
@@ -141,7 +177,7 @@ struct Router::Impl {
   struct Job {
     std::string method, path, body, content_type, session;
     httplib::Headers headers;
-    std::vector<int32_t> tokens;
+    PromptBlocks tokens;
     std::vector<bool> excluded;  // replicas that failed this request
   };
 
@@ -329,7 +365,8 @@ Result<std::unique_ptr<Router>> Router::Create(RouterOptions options) {
   }
   impl->sessions_per_replica.assign(impl->replicas.size(), 0);
   impl->options = std::move(options);
-  for (auto& r : impl->replicas) r->feed = std::make_unique<ReplicaFeed>(r->url, impl->options.api_key, &r->index);
+  for (auto& r : impl->replicas) r->feed = std::make_unique<ReplicaFeed>(r->url, impl->options.api_key, &r->index,
+                                                                        impl->options.kv_events_curve_server_key);
   impl->SetUpRoutes();
   impl->health = std::thread([p = impl.get()] { p->CheckHealth(); });
   return std::unique_ptr<Router>(new Router(std::move(impl)));

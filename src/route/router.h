@@ -27,8 +27,12 @@ struct RouterOptions {
   int port = 8090;                    // 0 = ephemeral (port() reports it)
   std::vector<std::string> replicas;  // http://HOST:PORT
   RouteMode mode = RouteMode::kCacheAware;
-  std::string api_key;                // sent to the replicas for /kv-events and /tokenize
+  std::string api_key;                // sent to the replicas for /kv-events
+  // The replicas' Z85 CURVE public key (serve --kv-events-curve-secret-file);
+  // "" = the key each replica's /kv-events reports (or plain ZMQ).
+  std::string kv_events_curve_server_key;
   int http_threads = 64;
+  size_t max_sessions = 65536;        // session affinities kept (LRU)
 };
 
 class Router {

@@ -218,7 +218,7 @@ void AnthropicHandler::Messages(const httplib::Request& req, httplib::Response& 
   plan.header = {NewResponseId("msg_"), info.model_name};
   plan.tools = !api.tools.is_null();
   plan.parallel = api.parallel_tool_calls;
-  plan.session_id = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
+  plan.session_id = SessionIdOf(req, api);
   plan.stops = api.stop;
   ApiResult<std::unique_ptr<GenerationRunner>> started =
       StartGeneration(ctx_, &api, std::move(prompt), {plan.header.id, plan.session_id, arrival});

@@ -16,7 +16,8 @@ using json = nlohmann::ordered_json;
 // The top-level fields each endpoint reads; any other is a 400 naming it.
 constexpr const char* kMessagesFields[] = {"model",       "messages", "max_tokens", "system",      "tools",
                                            "tool_choice", "stop_sequences", "temperature", "top_p", "top_k",
-                                           "metadata",    "stream",   "thinking",   "service_tier"};
+                                           "metadata",    "stream",   "thinking",   "service_tier",
+                                           "cache_salt"};  // cache_salt: prosgrow/vLLM, salts the KV cache
 constexpr const char* kCountTokensFields[] = {"model", "messages", "system", "tools", "tool_choice", "thinking"};
 
 template <size_t N>
@@ -145,6 +146,7 @@ ApiResult<AnthropicRequest> ParseAnthropicMessages(const json& body, int64_t n_c
   ReadMetadata(r, &api);
   ReadThinking(r);
   ReadServiceTier(r);
+  ReadCacheSalt(r, &api);
   r.Bool("stream", &api.stream);
   if (r.failed()) return r.error();
   if (std::optional<ApiError> e = ConvertAnthropicConversation(body, limits, &out)) return *e;

@@ -55,6 +55,7 @@ struct ApiRequest {
   bool include_usage = false;         // stream_options.include_usage
   std::string user;
   double cache_ttl_s = -1;
+  std::string cache_salt;             // vLLM's cache_salt: salts the KV cache inside the tenant; "" = none
   std::vector<KvHint> kv_hints;       // KV retention hints (GenerationRequest::kv_hints)
 };
 

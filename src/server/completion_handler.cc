@@ -227,7 +227,7 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   plan.tools = chat && !api.tools.is_null();
   plan.parallel_tool_calls = api.parallel_tool_calls;
   plan.tool_defs = api.tools;
-  plan.session_id = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
+  plan.session_id = SessionIdOf(req, api);
 
   GenerationStart start{plan.header.id, plan.session_id, arrival};
   if (plan.tools) start.render_special = ToolMarkerTokens(ctx_.chat()->tool_call_format(), tok);

@@ -1,8 +1,11 @@
 #include "server/generation_pipeline.h"
 
+#include <fmt/format.h>
+
 #include "base/log.h"
 #include "server/guarded_stream.h"
 #include "server/output_constraint_request.h"
+#include "server/tenant.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -37,8 +40,17 @@ ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContex
   ApiResult<std::shared_ptr<const CompiledConstraint>> constraint =
       BuildOutputConstraint(*api, ctx.service->tokenizer(), ctx.service->info().chat_template);
   if (!constraint.ok()) return constraint.error;
+  if (api->user.size() > kMaxSessionIdBytes) {
+    return BadRequest(fmt::format("'user' is longer than {} bytes (a session id)", kMaxSessionIdBytes), "user");
+  }
+  const ServiceInfo& info = ctx.service->info();
+  if (api->cache_ttl_s >= 0 && !info.honours_cache_ttl) {
+    return BadRequest("'cache_ttl_s' needs session retention (serve --policy optimized); this server does not keep it",
+                      "cache_ttl_s");
+  }
   GenerationRequest g;
   g.id = start.id;
+  g.cache_salt = TenantCacheSalt(Tenant::Current(), api->cache_salt);
   g.prompt = std::move(prompt);
   g.sampling = api->sampling;
   g.session_id = start.session_id;
@@ -51,6 +63,11 @@ ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContex
   if (!start.render_special.empty()) runner->RenderSpecialTokens(start.render_special);
   if (Status st = runner->Start(); !st.ok()) return FromStatus(st);
   return runner;
+}
+
+std::string SessionIdOf(const httplib::Request& req, const ApiRequest& api) {
+  const std::string& raw = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
+  return TenantSessionId(Tenant::Current(), raw);
 }
 
 bool CollectAll(const HandlerContext& ctx, GenerationRunner* runner, const char* endpoint, std::string* text,

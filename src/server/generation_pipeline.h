@@ -52,6 +52,11 @@ ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContex
                                                              std::vector<int32_t> prompt,
                                                              const GenerationStart& start);
 
+// The engine's session name for a request: X-Session-Id, else `user` (or
+// Anthropic's metadata.user_id), scoped by the caller's tenant
+// (TenantSessionId). "" = none. Call on the handler's thread.
+std::string SessionIdOf(const httplib::Request& req, const ApiRequest& api);
+
 // Non-streaming: polls until the generation finishes, appending its text and
 // tokens. False when the client disconnected or the server is stopping (the
 // request is then cancelled and counted under `endpoint`).

@@ -2,13 +2,14 @@
 #include "server/tokenize_handler.h"
 
 #include <httplib.h>
-#include <openssl/crypto.h>
-#include <openssl/sha.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <ctime>
 #include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,8 @@
 #include "server/openai_response.h"
 #include "server/server_metrics.h"
 #include "server/template_handler.h"
+#include "server/tenant.h"
+#include "server/tenant_keys.h"
 
 namespace pg {
 namespace {
@@ -156,12 +159,6 @@ std::string EndpointLabel(const std::string& path) {
   return "other";
 }
 
-std::array<unsigned char, SHA256_DIGEST_LENGTH> Sha256(const std::string& s) {
-  std::array<unsigned char, SHA256_DIGEST_LENGTH> d{};
-  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d.data());
-  return d;
-}
-
 }  // namespace
 
 struct HttpServer::Impl {
@@ -173,7 +170,6 @@ struct HttpServer::Impl {
                             options.max_body_bytes, options.header_timeout_s, options.body_timeout_s,
                             options.read_timeout_s, options.write_timeout_s},
                options.keep_alive_max_requests, options.keep_alive_timeout_s),
-        key_digest(Sha256(options.api_key)),
         started_unix(static_cast<int64_t>(std::time(nullptr))) {}
 
   const ChatPrompt* Chat() {
@@ -192,15 +188,16 @@ struct HttpServer::Impl {
     return chat.get();
   }
 
-  bool Authorized(const httplib::Request& req) const {
-    if (options.api_key.empty()) return true;
+  // The tenant whose key the request carries ("Authorization: Bearer KEY" or
+  // "x-api-key: KEY"); the anonymous tenant when no keys are configured;
+  // nullopt for a missing or wrong key.
+  std::optional<Tenant> Authorized(const httplib::Request& req) const {
+    if (!keys || !keys->Enabled()) return Tenant{};
     std::string auth = req.get_header_value("Authorization");
     static const std::string kBearer = "Bearer ";
     std::string given = auth.rfind(kBearer, 0) == 0 ? auth.substr(kBearer.size()) : std::string();
     if (given.empty()) given = req.get_header_value("x-api-key");  // Anthropic clients
-    auto d = Sha256(given);
-    // Digests have a fixed length, so the comparison time does not depend on the key.
-    return CRYPTO_memcmp(d.data(), key_digest.data(), d.size()) == 0 && !given.empty();
+    return keys->Find(given);
   }
 
   // Wraps a /v1 handler with the API-key check; no exception leaves it.
@@ -209,10 +206,17 @@ struct HttpServer::Impl {
       if (GuardedStream* conn = GuardedStream::Current()) conn->BeginHandling();
       if (std::string synthetic = SyntheticAcceptanceHeaderValue(service->info()); !synthetic.empty())
         res.set_header(kSyntheticAcceptanceHeader, synthetic);
-      if (!Authorized(req)) {
+      std::optional<Tenant> tenant = Authorized(req);
+      if (!tenant) {
         res.set_header("WWW-Authenticate", "Bearer");
         return SendApiError(res, Unauthorized("missing or invalid API key"), &metrics);
       }
+      if (req.get_header_value("X-Session-Id").size() > kMaxSessionIdBytes) {
+        return SendApiError(res, BadRequest(fmt::format("X-Session-Id is longer than {} bytes", kMaxSessionIdBytes),
+                                            "X-Session-Id"),
+                            &metrics);
+      }
+      TenantScope scope(&*tenant);
       // A chunked body is decoded without httplib's size check.
       if (static_cast<int64_t>(req.body.size()) > options.max_body_bytes) {
         return SendApiError(res, BodyTooLargeError(options), &metrics);
@@ -233,7 +237,7 @@ struct HttpServer::Impl {
   MetricsRegistry registry;
   ServerMetrics metrics;
   GuardedHttplibServer server;
-  std::array<unsigned char, SHA256_DIGEST_LENGTH> key_digest;
+  std::unique_ptr<TenantKeys> keys;  // set by Bind (null before: nothing is served yet)
   int64_t started_unix;
   std::atomic<bool> stopping{false};
   std::once_flag chat_once;
@@ -294,7 +298,11 @@ void HttpServer::Impl::SetUpRoutes() {
   }));
   server.Post(R"(/v1/sessions/([^/]+)/release)", Api([this](const httplib::Request& req, httplib::Response& res) {
     std::string id = req.matches[1];
-    service->ReleaseSession(id);
+    if (id.size() > kMaxSessionIdBytes) {
+      return SendApiError(res, BadRequest(fmt::format("session id is longer than {} bytes", kMaxSessionIdBytes)),
+                          &metrics);
+    }
+    service->ReleaseSession(TenantSessionId(Tenant::Current(), id));  // only the caller's own session
     res.set_content(DumpJson({{"id", id}, {"object", "session"}, {"released", true}}), "application/json");
   }));
   server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
@@ -304,21 +312,24 @@ void HttpServer::Impl::SetUpRoutes() {
   });
   // Where this replica publishes its KV events (--kv-events), so a router
   // needs only the replica's URL. 404 when it publishes none.
-  server.Get("/kv-events", [this](const httplib::Request&, httplib::Response& res) {
+  // Behind the API key: it names the endpoints that carry block hashes.
+  server.Get("/kv-events", Api([this](const httplib::Request&, httplib::Response& res) {
     const ServiceInfo& info = service->info();
     if (info.kv_events_endpoint.empty()) {
       return SendApiError(res, NotFoundError("this server publishes no KV events (start it with --kv-events)"),
                           &metrics);
     }
-    res.set_content(DumpJson({{"endpoint", info.kv_events_endpoint},
-                              {"replay_endpoint", info.kv_events_replay_endpoint},
-                              {"topic", info.kv_events_topic},
-                              {"format", "vllm"},
-                              {"block_size", info.kv_block_size},
-                              {"hash", "first 63 bits of the chained SHA-256 block hash"},
-                              {"media", {"GPU", "CPU", "DISK"}}}),
-                    "application/json");
-  });
+    json j{{"endpoint", info.kv_events_endpoint},
+           {"replay_endpoint", info.kv_events_replay_endpoint},
+           {"topic", info.kv_events_topic},
+           {"format", "vllm"},
+           {"block_size", info.kv_block_size},
+           {"hash", "first 63 bits of the chained SHA-256 block hash"},
+           {"token_ids", info.kv_events_token_ids},
+           {"media", {"GPU", "CPU", "DISK"}}};
+    if (!info.kv_events_curve_public_key.empty()) j["curve_public_key"] = info.kv_events_curve_public_key;
+    res.set_content(DumpJson(j), "application/json");
+  }));
   registry.AddInfo("prosgrow_build_info", "Version, git commit, build type and CPU kernel ISA of this server.",
                    {{"version", options.build.version},
                     {"commit", options.build.commit},
@@ -412,6 +423,8 @@ bool HttpServer::running() const { return impl_->server.is_running(); }
 Status HttpServer::Bind() {
   Impl& m = *impl_;
   PG_RETURN_IF_ERROR(m.options.Validate());
+  PG_ASSIGN_OR_RETURN(m.keys, TenantKeys::Create(m.options.KeysConfig()));
+  if (m.keys->Enabled()) PG_LOG_INFO("API keys: {} (tenants isolated)", m.keys->size());
   size_t threads = static_cast<size_t>(m.options.threads);
   m.server.new_task_queue = [threads] { return new BoundedTaskQueue(threads, threads * 2); };
   m.server.set_payload_max_length(static_cast<size_t>(m.options.max_body_bytes));
@@ -441,6 +454,17 @@ Status HttpServer::Run() {
   PG_RETURN_IF_ERROR(Bind());
   if (!impl_->server.listen_after_bind() && !impl_->stopping.load()) return IoError("HTTP server stopped with an error");
   return Status::Ok();
+}
+
+Status HttpServer::ReloadKeys() {
+  if (!impl_->keys) return Status::Ok();
+  Status st = impl_->keys->Reload();
+  if (st.ok()) {
+    PG_LOG_INFO("API keys reloaded: {}", impl_->keys->size());
+  } else {
+    PG_LOG_WARN("API keys not reloaded, keeping the old ones: {}", st.message());
+  }
+  return st;
 }
 
 void HttpServer::Stop() {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "server/kv_hints_request.h"
+#include "server/tenant.h"
 
 namespace pg {
 namespace {
@@ -99,6 +100,22 @@ const char* JsonTypeName(const json& v) {
 // Reads optional top-level fields; remembers the first error. A null value
 
 // Fields shared by both endpoints.
+void ReadCacheSalt(FieldReader& r, ApiRequest* req) {
+  const nlohmann::ordered_json* v = r.Get("cache_salt");
+  if (!v || v->is_null()) return;
+  if (!v->is_string()) {
+    r.WrongType("cache_salt", "a string", *v);
+    return;
+  }
+  const std::string& salt = v->get_ref<const std::string&>();
+  if (salt.empty() || salt.size() > kMaxCacheSaltBytes) {
+    r.Fail(BadRequest(fmt::format("'cache_salt' must be 1..{} bytes, got {}", kMaxCacheSaltBytes, salt.size()),
+                      "cache_salt"));
+    return;
+  }
+  req->cache_salt = salt;
+}
+
 void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req) {
   SamplingParams& s = req->sampling;
   r.String("model", &req->model);
@@ -161,9 +178,13 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
   r.Bool("stream", &req->stream);
   r.String("user", &req->user);
   if (r.Number("cache_ttl_s", &d)) {
-    if (d < 0 || d > 1e9) r.Fail(BadRequest(fmt::format("'cache_ttl_s' must be in [0, 1e9], got {}", d), "cache_ttl_s"));
+    if (d < 0 || d > kMaxKvHintTtlS) {
+      r.Fail(BadRequest(fmt::format("'cache_ttl_s' must be in [0, {}] seconds, got {}", kMaxKvHintTtlS, d),
+                        "cache_ttl_s"));
+    }
     req->cache_ttl_s = d;
   }
+  ReadCacheSalt(r, req);
 
   if (const json* so = r.Get("stream_options")) {
     if (!so->is_object()) {

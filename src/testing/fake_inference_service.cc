@@ -40,6 +40,7 @@ FakeInferenceService::FakeInferenceService(std::unique_ptr<Tokenizer> tokenizer,
   info_.model_name = options_.model_name;
   info_.n_vocab = tokenizer_->n_vocab();
   info_.n_ctx = options_.n_ctx;
+  info_.honours_cache_ttl = true;  // as under --policy optimized
   info_.chat_template = options_.chat_template;
   if (tokenizer_->eos_id() >= 0) info_.eos_token = tokenizer_->TokenText(tokenizer_->eos_id());
   if (tokenizer_->bos_id() >= 0) info_.bos_token = tokenizer_->TokenText(tokenizer_->bos_id());

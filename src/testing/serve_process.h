@@ -41,6 +41,7 @@ class ServeProcess {
   ServeProcess& operator=(const ServeProcess&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }  // e.g. to send SIGHUP
   std::string base_url() const;
   std::unique_ptr<httplib::Client> Client(double timeout_s = 120) const;
   // The process is still running (it did not crash or exit).

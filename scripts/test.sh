@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds prosgrow and runs the whole test suite:
 #   1. release build, every test (unit, integration, end-to-end) via CTest;
-#   2. ASan+UBSan build, the unit tests again under the sanitizers.
+#   2. the GPU backend (docs/gpu.md): -DPROSGROW_GPU=cuda compiled and linked
+#      (sm_90, warnings as errors; its op tests report Skipped without a GPU),
+#      and -DPROSGROW_GPU=emulated, whose op tests run the kernels on the CPU;
+#   3. ASan+UBSan build (configured emulated, so the GPU op tests run under
+#      the sanitizers too), the unit tests again under the sanitizers.
 # Works on a fresh Debian 12 machine (installs what it needs first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +25,24 @@ fi
 # Label "benchmark" (the what-if check, ~1 min and 1.6 GiB) runs with the benchmarks: ctest -L benchmark.
 ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900 -LE benchmark
 
+# The GPU trees build only the GPU targets (the rest is the same code as build/).
+if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
+  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROSGROW_WERROR=ON -DPROSGROW_GPU=cuda \
+    "${LAUNCHER[@]}" >/dev/null
+  ninja -C build-cuda -j"$JOBS" gpu_tests gpu_copy_bench
+  ctest --test-dir build-cuda -R '^gpu_tests$' --output-on-failure
+else
+  echo "test.sh: no CUDA toolkit (nvcc): the -DPROSGROW_GPU=cuda build is NOT checked here" >&2
+fi
+cmake -S . -B build-emu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROSGROW_WERROR=ON -DPROSGROW_GPU=emulated \
+  "${LAUNCHER[@]}" >/dev/null
+ninja -C build-emu -j"$JOBS" gpu_tests gpu_copy_bench
+ctest --test-dir build-emu -R '^gpu_tests$' --output-on-failure --timeout 900
+
 # The sanitizer build compiles only what the unit tests (and the CLI's corrupt-
 # file test) need, at -O1 (quick to build, still fast enough to run).
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DPROSGROW_SANITIZE=ON "${LAUNCHER[@]}" \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DPROSGROW_SANITIZE=ON \
+  -DPROSGROW_GPU=emulated "${LAUNCHER[@]}" \
   >/dev/null
 unit_targets=$(ninja -C build-asan -t targets all | sed -n 's/^\([a-z0-9_]*_tests\): .*/\1/p' | grep -v -e '^e2e_tests$' -e '^cmake_' | sort -u)
 # prosgrow itself too: the CLI's corrupt-GGUF test (label unit) runs on it.

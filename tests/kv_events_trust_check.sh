@@ -32,7 +32,7 @@ for mode in hashes curve; do
     || { echo "FAIL: serve ($mode) did not become healthy"; exit 1; }
   "$PY" "$here/kv_events_trust_check.py" "$SERVE_LIB_URL" "$key" "$mode" $pub || exit 1
   if [[ $mode == curve ]]; then
-    grep -q "CURVE on; subscribers need the public key $pub" "$work/serve-$mode.log" \
+    grep -qF -- "CURVE on; subscribers need the public key $pub" "$work/serve-$mode.log" \
       || { echo "FAIL: serve did not log its CURVE public key"; exit 1; }
   fi
   serve_lib_stop "$SERVE_LIB_PID" || { echo "FAIL: serve ($mode) exited early"; exit 1; }

@@ -29,19 +29,21 @@ CheckResult CheckEvents(const std::string& endpoint) {
 PreflightPlan PlanFromConfig(const EngineConfig& c) {
   PreflightPlan p;
   p.model_path = c.model_path;
+  p.model_file = c.model_file.get();
   p.kv_device_bytes = c.kv_device_bytes;
   p.kv_host_bytes = HostTierBytes(c);
   p.kv_disk_dir = DiskTierBytes(c) ? c.kv_disk_dir : "";
   p.kv_disk_bytes = DiskTierBytes(c);
   p.kv_events = c.kv_events;
   p.kv_remote = c.kv_remote;
+  p.kv_remote_password = c.kv_remote_password;
   return p;
 }
 
 std::vector<CheckResult> RunPreflight(const PreflightPlan& plan) {
   std::vector<CheckResult> out;
   out.push_back(CheckCpu());
-  ModelCheck model = CheckModelFile(plan.model_path);
+  ModelCheck model = CheckModelFile(plan.model_path, plan.model_file);
   out.push_back(model.result);
   uint64_t total = 0, available = 0;
   if (ReadMeminfo(&total, &available)) {
@@ -50,7 +52,7 @@ std::vector<CheckResult> RunPreflight(const PreflightPlan& plan) {
     out.push_back(CheckResult::Skip("memory", "/proc/meminfo unreadable"));
   }
   out.push_back(CheckDiskTier(plan.kv_disk_dir, plan.kv_disk_bytes));
-  out.push_back(CheckRedis(plan.kv_remote));
+  out.push_back(CheckRedis(plan.kv_remote, 1.0, plan.kv_remote_password));
   out.push_back(CheckEvents(plan.kv_events));
   if (plan.http_host.empty()) {
     out.push_back(CheckResult::Skip("http port", "not serving"));

@@ -57,6 +57,12 @@ struct ApiRequest {
   double cache_ttl_s = -1;
   std::string cache_salt;             // vLLM's cache_salt: salts the KV cache inside the tenant; "" = none
   std::vector<KvHint> kv_hints;       // KV retention hints (GenerationRequest::kv_hints)
+  // Extra chat-template variables the request's fields map onto (e.g.
+  // {"enable_thinking": false} from Anthropic's `thinking`); null = none.
+  nlohmann::ordered_json template_kwargs;
+  // Fields accepted without effect on this server (named in the
+  // x-prosgrow-ignored-fields response header and the log, never dropped silently).
+  std::vector<std::string> ignored_fields;
 };
 
 // `n_vocab` bounds token ids in a token-array prompt; `n_ctx` bounds max_tokens.

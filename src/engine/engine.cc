@@ -131,6 +131,7 @@ Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
   seq->request = std::move(request);
   seq->on_event = std::move(on_event);
   seq->sampler = std::make_unique<Sampler>(seq->request.sampling, seq->request.prompt);
+  if (seq->request.sampling.min_tokens > 0) seq->sampler->HoldBackUntilMinTokens(EndTokens(seq->request.sampling));
   if (spec_) seq->spec = spec_->NewSequence(seq->request.sampling.seed ^ std::hash<std::string>{}(seq->request.id));
   // A seeded request's draft-model acceptance draws depend on its seed alone (reproducible).
   if (spec_ && seq->request.sampling.has_seed) seq->spec->rng.seed(seq->request.sampling.seed ^ 0x9e3779b97f4a7c15ull);
@@ -245,17 +246,35 @@ void Engine::SampleAndAdvance(const StepPlan& plan) {
     s->n_generated++;
     totals_.generated_tokens++;
     if (s->on_event) s->on_event(ev);
-    if (!s->request.sampling.ignore_eos && tokenizer_->IsEog(tok)) done.push_back(s);
+    if (EndsOnLastToken(*s)) done.push_back(s);
     else if (s->constraint && s->constraint->finished()) done.push_back(s);  // the constrained output is complete
     else if (s->n_generated >= s->request.sampling.max_tokens ||
              static_cast<int64_t>(s->tokens.size()) >= config_.ctx_size)
       done.push_back(s);
   }
   for (Sequence* s : done) {
-    bool eos = !s->request.sampling.ignore_eos && tokenizer_->IsEog(s->tokens.back());
-    if (s->constraint && s->constraint->finished()) eos = true;
+    bool eos = EndsOnLastToken(*s);
+    // A constrained output ends "stop" only when it is whole; at a dead end
+    // (no token could continue the grammar) it was cut short: "length".
+    if (s->constraint && s->constraint->finished()) eos = s->constraint->complete();
     Finish(s, eos ? "stop" : "length");
   }
+}
+
+bool Engine::EndsOnLastToken(const Sequence& s) const {
+  const SamplingParams& p = s.request.sampling;
+  if (s.n_generated < p.min_tokens || s.tokens.empty()) return false;
+  const int32_t tok = s.tokens.back();
+  if (!p.ignore_eos && tokenizer_->IsEog(tok)) return true;
+  return std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), tok) != p.stop_token_ids.end();
+}
+
+std::vector<int32_t> Engine::EndTokens(const SamplingParams& p) const {
+  std::vector<int32_t> out = p.stop_token_ids;
+  if (!p.ignore_eos)
+    for (int32_t id = 0; id < tokenizer_->n_vocab(); ++id)
+      if (tokenizer_->IsEog(id)) out.push_back(id);
+  return out;
 }
 
 void Engine::Finish(Sequence* seq, const std::string& reason, const std::string& error) {

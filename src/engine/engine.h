@@ -109,6 +109,13 @@ class Engine final : public InferenceService {
   void AdvanceSpeculative(Sequence* s, const float* row0, std::vector<Sequence*>* done);
   void CommitFullBlocks(Sequence* s);
   bool ShouldStop(const Sequence& s) const;
+  // The sequence's last token ends it as EOS does ("stop"): an end-of-
+  // generation token (unless ignore_eos) or one of its stop_token_ids, once
+  // min_tokens are generated.
+  bool EndsOnLastToken(const Sequence& s) const;
+  // The tokens min_tokens holds back: every end-of-generation id (unless
+  // ignore_eos) and the request's stop_token_ids.
+  std::vector<int32_t> EndTokens(const SamplingParams& p) const;
   std::string SpecMetricsText(const std::vector<DrafterStats>& stats, int64_t dropped) const;
   // The draft model (engine_draft.cc): loaded at Create with its share of the
   // device KV budget; run for the sequences whose chain reached it.

@@ -166,7 +166,7 @@ void Engine::CommitFullBlocks(Sequence* s) {
 }
 
 bool Engine::ShouldStop(const Sequence& s) const {
-  if (!s.request.sampling.ignore_eos && tokenizer_->IsEog(s.tokens.back())) return true;
+  if (EndsOnLastToken(s)) return true;
   return s.n_generated >= s.request.sampling.max_tokens || static_cast<int64_t>(s.tokens.size()) >= config_.ctx_size;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ struct ApiRequest {
   ResponseFormat response_format = ResponseFormat::kText;
   std::string response_schema_name;       // json_schema.name
   nlohmann::ordered_json response_schema;  // json_schema.schema (an object or a boolean)
+  // chat_template_kwargs: extra variables for the chat template (e.g. Qwen3's
+  // enable_thinking); an object, or null when absent.
+  nlohmann::ordered_json template_kwargs;
 
   // completions: either text or token ids.
   bool prompt_is_tokens = false;
@@ -59,8 +63,12 @@ struct ApiRequest {
 };
 
 // `n_vocab` bounds token ids in a token-array prompt; `n_ctx` bounds max_tokens.
+// A key neither route reads is a 400 naming it (server/openai_fields.h);
+// `also_read`: keys the calling endpoint reads itself (/apply-template's
+// add_generation_prompt).
 ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
-                                       const RequestLimits& limits = {});
+                                       const RequestLimits& limits = {},
+                                       std::initializer_list<const char*> also_read = {});
 ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
                                              const RequestLimits& limits = {});
 

@@ -16,8 +16,9 @@
 #include "base/cli_util.h"
 #include "bench_spec.h"
 #include "engine_flags.h"
-#include "engine/draft_model.h"
+#include "engine/speculative/draft_model.h"
 #include "model/model.h"
+#include "device_flag.h"
 #include "subcommands.h"
 #include "synth/make_model.h"
 
@@ -70,6 +71,8 @@ int BenchModelMain(int argc, char** argv) {
   app.add_flag("--no-repack", no_repack, "keep weights in the file's row-major layout (A/B of the repacked kernels)");
   app.add_flag("--precise", precise, "matrix products on f32 activations, row-major weights (--attn precise)");
   app.add_flag("--json", json, "print JSON");
+  std::string device = "cpu";
+  AddDeviceFlag(app, &device);
   SpecFlags spec_flags;
   AddSpecFlags(app, &spec_flags);
   std::vector<std::string> tests = {"pp", "tg", "bd4", "bd16"};
@@ -77,6 +80,7 @@ int BenchModelMain(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"pp", "tg", "bd4", "bd16"}));
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
+  if (Status st = CheckDeviceFlag(device); !st.ok()) return Fail("bench-model", st.message());
   auto spec = ToSpecConfig(spec_flags);
   if (!spec.ok()) return Fail("bench-model", spec.status().message());
   if (model_path.empty()) {

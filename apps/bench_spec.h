@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "base/thread_pool.h"
-#include "engine/draft_model.h"
+#include "engine/speculative/draft_model.h"
 #include "model/model.h"
 #include "spec/spec_config.h"
 

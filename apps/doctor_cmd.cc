@@ -5,7 +5,9 @@
 #include <cstdio>
 
 #include "base/cli_util.h"
+#include "doctor/gpu_check.h"
 #include "doctor/preflight.h"
+#include "gpu/device_info.h"
 #include "engine_flags.h"
 #include "server/server_options.h"
 #include "subcommands.h"
@@ -32,6 +34,7 @@ int DoctorMain(int argc, char** argv) {
   plan.http_host = so.host;
   plan.http_port = so.port;
   std::vector<CheckResult> results = RunPreflight(plan);
+  results.push_back(CheckGpus(QueryGpus()));  // doctor only: serve's preflight does not look for GPUs
   for (const CheckResult& r : results) std::printf("%s\n", FormatCheck(r).c_str());
   bool failed = AnyFailed(results);
   std::printf("%s\n", failed ? "doctor: some checks FAILED; serve would refuse to start" : "doctor: ready to serve");

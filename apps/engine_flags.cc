@@ -1,5 +1,7 @@
 #include "engine_flags.h"
 
+#include "device_flag.h"
+
 #include "base/units.h"
 #include "synth/make_model.h"
 
@@ -27,6 +29,7 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
                  "matrix products on unquantized f32 activations: quantized models' logits much closer to "
                  "exact arithmetic, matmuls slower; docs/quality.md)")
       ->check(CLI::IsMember({"llama", "fast", "precise"}));
+  AddDeviceFlag(app, &f->device);
   app.add_option("--kv-device-mem", f->kv_device_mem, "device-tier KV memory, e.g. 512MiB");
   app.add_option("--kv-host-mem", f->kv_host_mem, "host-tier KV memory (optimized; default 4x device)");
   app.add_option("--kv-disk-dir", f->kv_disk_dir, "disk-tier directory (optimized)");
@@ -93,6 +96,7 @@ Result<SpecConfig> ToSpecConfig(const SpecFlags& f) {
 }
 
 Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
+  PG_RETURN_IF_ERROR(CheckDeviceFlag(f.device));
   EngineConfig c;
   if (f.model.empty()) {
     PG_ASSIGN_OR_RETURN(c.model_path, EnsureDefaultModel(""));

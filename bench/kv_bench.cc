@@ -23,10 +23,10 @@
 
 #include "base/clock.h"
 #include "base/units.h"
-#include "kv/block_hash.h"
-#include "kv/disk_tier.h"
+#include "kv/index/block_hash.h"
+#include "kv/index/prefix_index.h"
 #include "kv/kv_cache_manager.h"
-#include "kv/prefix_index.h"
+#include "kv/media/disk_tier.h"
 
 namespace pg {
 namespace {

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Builds prosgrow and runs the whole test suite:
 #   1. release build, every test (unit, integration, end-to-end) via CTest;
-#   2. ASan+UBSan build, the unit tests again under the sanitizers;
-#   3. the short fuzzing pass (scripts/fuzz_smoke.sh).
+#   2. the GPU backend (docs/gpu.md): -DPROSGROW_GPU=cuda compiled and linked
+#      (sm_90, warnings as errors; its op tests report Skipped without a GPU),
+#      and -DPROSGROW_GPU=emulated, whose op tests run the kernels on the CPU;
+#   3. ASan+UBSan build (configured emulated, so the GPU op tests run under
+#      the sanitizers too), the unit tests again under the sanitizers;
+#   4. the short fuzzing pass (scripts/fuzz_smoke.sh).
 # Ends with how many tests ran, passed, failed and were skipped, and why
 # (scripts/test_summary.py, from CTest's JUnit files).
 # Works on a fresh Debian 12 machine (installs what it needs first).
@@ -28,9 +32,24 @@ rc=0
 ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900 --output-junit ctest-junit.xml || rc=$?
 if [ "$rc" -ne 0 ]; then report; exit "$rc"; fi
 
+# The GPU trees build only the GPU targets (the rest is the same code as build/).
+if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
+  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROSGROW_WERROR=ON -DPROSGROW_GPU=cuda \
+    "${LAUNCHER[@]}" >/dev/null
+  ninja -C build-cuda -j"$JOBS" gpu_tests gpu_copy_bench
+  ctest --test-dir build-cuda -R '^gpu_tests$' --output-on-failure
+else
+  echo "test.sh: no CUDA toolkit (nvcc): the -DPROSGROW_GPU=cuda build is NOT checked here" >&2
+fi
+cmake -S . -B build-emu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROSGROW_WERROR=ON -DPROSGROW_GPU=emulated \
+  "${LAUNCHER[@]}" >/dev/null
+ninja -C build-emu -j"$JOBS" gpu_tests gpu_copy_bench
+ctest --test-dir build-emu -R '^gpu_tests$' --output-on-failure --timeout 900
+
 # The sanitizer build compiles only what the unit tests (and the CLI's corrupt-
 # file test) need, at -O1 (quick to build, still fast enough to run).
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DPROSGROW_SANITIZE=ON "${LAUNCHER[@]}" \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DPROSGROW_SANITIZE=ON \
+  -DPROSGROW_GPU=emulated "${LAUNCHER[@]}" \
   >/dev/null
 unit_targets=$(ninja -C build-asan -t targets all | sed -n 's/^\([a-z0-9_]*_tests\): .*/\1/p' | grep -v -e '^e2e_tests$' -e '^cmake_' | sort -u)
 # prosgrow itself too: the CLI's corrupt-GGUF test (label unit) runs on it.

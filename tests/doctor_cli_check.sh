@@ -16,10 +16,17 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 2>&1); rc=$?
 [[ $rc -eq 0 ]] || fail "doctor on a good setup exited $rc: $out"
-for name in cpu model memory "disk tier" redis "kv events" "http port"; do
+for name in cpu model memory "disk tier" redis "kv events" "http port" gpu; do
   grep -qE "^\[ *(ok|warn|skip) *\] $name: " <<<"$out" || fail "no '$name' line in: $out"
 done
 grep -q "ready to serve" <<<"$out" || fail "no verdict line: $out"
+# The gpu line names the compiled backends (one line, also without a GPU).
+grep -qE '^\[ *(ok|skip) *\] gpu: .*backends: cpu' <<<"$out" || fail "gpu line without the backends: $out"
+# --device: cpu runs; cuda is refused in one line (no device executor yet), exit 2.
+err=$("$bin" generate -m "$work/tiny.gguf" -p hi -n 1 --device cuda:0 2>&1); rc=$?
+[[ $rc -eq 2 && $(wc -l <<<"$err") -eq 1 ]] && grep -q "no device executor" <<<"$err" ||
+  fail "--device cuda:0 not a one-line refusal (rc $rc): $err"
+"$bin" generate -m "$work/tiny.gguf" -p hi -n 1 --device cpu >/dev/null 2>&1 || fail "--device cpu failed"
 
 # A disk-tier directory under a regular file cannot be created.
 touch "$work/file"

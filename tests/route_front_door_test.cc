@@ -193,10 +193,10 @@ std::string Stream(int port, const std::string& path, const json& body,
 }
 
 // A request whose answer is a long forced tool call (its one string argument
-// is at least 1500 characters): the kill always lands mid-stream.
+// is 1500 to 1600 characters, so it always ends): the kill lands mid-stream.
 json LongToolCall(bool anthropic) {
   const json schema = {{"type", "object"},
-                       {"properties", {{"text", {{"type", "string"}, {"minLength", 1500}}}}},
+                       {"properties", {{"text", {{"type", "string"}, {"minLength", 1500}, {"maxLength", 1600}}}}},
                        {"required", {"text"}}};
   json body = {{"max_tokens", 3000}, {"temperature", 0}, {"stream", true},
                {"messages", {{{"role", "user"}, {"content", "Write it down."}}}}};

@@ -429,87 +429,51 @@ std::string Engine::MetricsText() const {
     std::lock_guard<std::mutex> lk(metrics_mu_);
     s = snap_;
   }
-  std::string o;
-  auto gauge = [&](const char* name, const char* help, int64_t v) {
-    o += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{} {}\n", name, help, name, name, v);
-  };
-  auto counter = [&](const char* name, const char* help, int64_t v) {
-    o += fmt::format("# HELP {} {}\n# TYPE {} counter\n{} {}\n", name, help, name, name, v);
-  };
-  gauge("prosgrow_queue_depth", "Requests waiting to be admitted.", s.waiting);
-  gauge("prosgrow_running_sequences", "Sequences in the running batch.", s.running);
-  gauge("prosgrow_loading_sequences", "Sequences waiting for KV promotion from host or disk.", s.loading);
-  gauge("prosgrow_batch_tokens", "Tokens in the last forward step.", s.batch_tokens);
-  counter("prosgrow_engine_steps_total", "Engine steps run.", s.steps);
-  counter("prosgrow_preemptions_total", "Sequences preempted for lack of device KV blocks.", s.preemptions);
-  counter("prosgrow_requests_finished_total", "Requests finished by the engine.", s.finished);
+  MetricSet m;
+  m.Gauge("prosgrow_queue_depth", "Requests waiting to be admitted.", s.waiting);
+  m.Gauge("prosgrow_running_sequences", "Sequences in the running batch.", s.running);
+  m.Gauge("prosgrow_loading_sequences", "Sequences waiting for KV promotion from host or disk.", s.loading);
+  m.Gauge("prosgrow_batch_tokens", "Tokens in the last forward step.", s.batch_tokens);
+  m.Counter("prosgrow_engine_steps_total", "Engine steps run.", s.steps);
+  m.Counter("prosgrow_preemptions_total", "Sequences preempted for lack of device KV blocks.", s.preemptions);
+  m.Counter("prosgrow_requests_finished_total", "Requests finished by the engine.", s.finished);
   // The HTTP layer exports prosgrow_prompt_tokens_total and
   // prosgrow_cached_prompt_tokens_total (requests answered); the engine's own
   // totals (every finished sequence, cancelled ones too) carry an engine_
   // prefix so /metrics never has a family twice.
-  counter("prosgrow_engine_prompt_tokens_total", "Prompt tokens of sequences the engine finished.", s.prompt_tokens);
-  counter("prosgrow_prompt_tokens_cached_total", "Prompt tokens of finished requests served from the KV cache.",
-          s.cached_tokens);
-  counter("prosgrow_generation_tokens_total", "Tokens generated.", s.generated_tokens);
-  o += "# HELP prosgrow_engine_cached_prompt_tokens_total Prompt tokens served from the KV cache, by tier.\n"
-       "# TYPE prosgrow_engine_cached_prompt_tokens_total counter\n";
-  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"device\"}} {}\n", s.cached_device);
-  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"host\"}} {}\n", s.cached_host);
-  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"disk\"}} {}\n", s.cached_disk);
-  o += fmt::format("prosgrow_engine_cached_prompt_tokens_total{{tier=\"remote\"}} {}\n", s.cached_remote);
-  o += fmt::format("# HELP prosgrow_cache_reuse_ratio Cached / prompt tokens over finished requests.\n"
-                   "# TYPE prosgrow_cache_reuse_ratio gauge\nprosgrow_cache_reuse_ratio {}\n",
-                   s.prompt_tokens ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens) : 0.0);
-  struct Field {
-    const char* name;
-    const char* help;
-    bool counter;
-    int64_t TierCounters::*member;
-  };
-  static const Field kFields[] = {
-      {"prosgrow_kv_hit_blocks_total", "KV blocks found in the tier by prefix lookups.", true, &TierCounters::hit_blocks},
-      {"prosgrow_kv_hit_tokens_total", "Tokens found in the tier by prefix lookups.", true, &TierCounters::hit_tokens},
-      {"prosgrow_kv_miss_blocks_total", "KV blocks looked up and not found in the tier.", true, &TierCounters::miss_blocks},
-      {"prosgrow_kv_bytes_in_total", "Bytes written into the tier.", true, &TierCounters::bytes_in},
-      {"prosgrow_kv_bytes_out_total", "Bytes read out of the tier.", true, &TierCounters::bytes_out},
-      {"prosgrow_kv_evictions_total", "Blocks evicted from the tier.", true, &TierCounters::evictions},
-      {"prosgrow_kv_promotions_total", "Blocks promoted from the tier to the device.", true, &TierCounters::promotions},
-      {"prosgrow_kv_demotions_total", "Blocks demoted from the tier to the next.", true, &TierCounters::demotions},
-      {"prosgrow_kv_errors_total", "Corrupt, truncated or missing blocks found.", true, &TierCounters::errors},
-      {"prosgrow_kv_used_blocks", "Blocks holding data in the tier.", false, &TierCounters::used_blocks},
-      {"prosgrow_kv_cached_blocks", "Blocks published in the prefix index in the tier.", false, &TierCounters::cached_blocks},
-      {"prosgrow_kv_capacity_blocks", "Capacity of the tier in blocks.", false, &TierCounters::capacity_blocks},
-      {"prosgrow_kv_pinned_blocks", "Blocks referenced by a live sequence (device; 0 elsewhere).", false,
-       &TierCounters::pinned_blocks},
-  };
-  for (const Field& f : kFields) {
-    o += fmt::format("# HELP {} {}\n# TYPE {} {}\n", f.name, f.help, f.name, f.counter ? "counter" : "gauge");
-    o += fmt::format("{}{{tier=\"device\"}} {}\n", f.name, s.kv.device.*f.member);
-    o += fmt::format("{}{{tier=\"host\"}} {}\n", f.name, s.kv.host.*f.member);
-    o += fmt::format("{}{{tier=\"disk\"}} {}\n", f.name, s.kv.disk.*f.member);
-  }
+  m.Counter("prosgrow_engine_prompt_tokens_total", "Prompt tokens of sequences the engine finished.", s.prompt_tokens);
+  m.Counter("prosgrow_prompt_tokens_cached_total", "Prompt tokens of finished requests served from the KV cache.",
+            s.cached_tokens);
+  m.Counter("prosgrow_generation_tokens_total", "Tokens generated.", s.generated_tokens);
+  m.Counter("prosgrow_engine_cached_prompt_tokens_total", "Prompt tokens served from the KV cache, by tier.")
+      .Add({{"tier", "device"}}, s.cached_device)
+      .Add({{"tier", "host"}}, s.cached_host)
+      .Add({{"tier", "disk"}}, s.cached_disk)
+      .Add({{"tier", "remote"}}, s.cached_remote);
+  m.Gauge("prosgrow_cache_reuse_ratio", "Cached / prompt tokens over finished requests.",
+          s.prompt_tokens ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens) : 0.0);
+  CollectTierMetrics(s.kv, &m);
   // The Model Server Protocol's three signals for an inference gateway (llm-d's
   // endpoint picker): queued requests, running requests, KV-cache utilisation
   // in [0, 1] (device blocks holding data / device capacity). docs/server.md.
-  gauge("prosgrow_num_requests_waiting",
-        "Requests not yet generating: queued or waiting for KV promotion (Model Server Protocol queue size).",
-        s.waiting + s.loading);
-  gauge("prosgrow_num_requests_running", "Requests running (Model Server Protocol running requests).", s.running);
+  m.Gauge("prosgrow_num_requests_waiting",
+          "Requests not yet generating: queued or waiting for KV promotion (Model Server Protocol queue size).",
+          s.waiting + s.loading);
+  m.Gauge("prosgrow_num_requests_running", "Requests running (Model Server Protocol running requests).", s.running);
   const double usage = s.kv.device.capacity_blocks > 0
                            ? double(s.kv.device.used_blocks) / double(s.kv.device.capacity_blocks)
                            : 0.0;
-  o += fmt::format("# HELP prosgrow_kv_cache_usage_perc Device-tier KV blocks in use, as a fraction of its capacity "
-                   "(Model Server Protocol KV utilisation).\n# TYPE prosgrow_kv_cache_usage_perc gauge\n"
-                   "prosgrow_kv_cache_usage_perc {:.6f}\n",
-                   usage);
-  if (kv_events_) o += kv_events_->MetricsText();
-  o += HintMetricsText(s.hints);
-  o += SpecMetricsText(s.spec, s.draft_dropped);
-  o += StepCostMetricsText(s.step_cost);
-  o += DraftMetricsText(s.draft_no_room);
-  o += s.kv.WhatIfMetricsText();
-  o += RemoteMetricsText(s.kv.remote);
-  return o;
+  m.Gauge("prosgrow_kv_cache_usage_perc",
+          "Device-tier KV blocks in use, as a fraction of its capacity (Model Server Protocol KV utilisation).",
+          MetricValue::Fixed(usage, 6));
+  if (kv_events_) kv_events_->CollectMetrics(&m);
+  CollectHintMetrics(s.hints, &m);
+  CollectSpecMetrics(s.spec, s.draft_dropped, &m);
+  CollectStepCostMetrics(s.step_cost, &m);
+  CollectDraftMetrics(s.draft_no_room, &m);
+  s.kv.CollectWhatIfMetrics(&m);
+  CollectRemoteMetrics(s.kv.remote, &m);
+  return m.Render();
 }
 
 }  // namespace pg

@@ -22,13 +22,14 @@
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "engine/draft_model.h"
+#include "engine/speculative/draft_model.h"
 #include "engine/engine_config.h"
 #include "engine/inference_service.h"
 #include "engine/kv_event_bridge.h"
 #include "engine/scheduler.h"
 #include "engine/step_cost_model.h"
 #include "kv/kv_cache_manager.h"
+#include "metrics/metric_set.h"
 #include "model/model.h"
 #include "spec/speculator.h"
 #include "spec/verify_planner.h"
@@ -71,8 +72,6 @@ class Engine final : public InferenceService {
   explicit Engine(const EngineConfig& config) : config_(config) {}
   // The KV hint and quota settings of c, in blocks of block_bytes (engine_kv_hints.cc).
   static Status ApplyHintConfig(const EngineConfig& c, size_t block_bytes, KvCacheConfig* kc);
-  // Prometheus lines of the KV hint and quota counters (engine_kv_hints.cc).
-  static std::string HintMetricsText(const HintCounters& h);
   void AcceptIncoming();
   Status RunForward(const StepPlan& plan);
   void SampleAndAdvance(const StepPlan& plan);
@@ -116,7 +115,7 @@ class Engine final : public InferenceService {
   // The tokens min_tokens holds back: every end-of-generation id (unless
   // ignore_eos) and the request's stop_token_ids.
   std::vector<int32_t> EndTokens(const SamplingParams& p) const;
-  std::string SpecMetricsText(const std::vector<DrafterStats>& stats, int64_t dropped) const;
+  void CollectSpecMetrics(const std::vector<DrafterStats>& stats, int64_t dropped, MetricSet* out) const;
   // The draft model (engine_draft.cc): loaded at Create with its share of the
   // device KV budget; run for the sequences whose chain reached it.
   Status LoadDraftModel(const KvLayout& target_layout);
@@ -126,7 +125,7 @@ class Engine final : public InferenceService {
   const float* SampledDraftDistribution(const Sequence& s, int i, int k) const;
   // min(1, p/q) test of draft token i against the Sampler's p (row).
   int32_t VerifySampledDraft(Sequence* s, const float* row, const float* q, int i, TokenEvent* ev);
-  std::string DraftMetricsText(int64_t no_room) const;  // "" without a draft model
+  void CollectDraftMetrics(int64_t no_room, MetricSet* out) const;  // none without a draft model
 
   EngineConfig config_;
   std::unique_ptr<KvEventBridge> kv_events_;  // --kv-events; declared before kv_ so it outlives it

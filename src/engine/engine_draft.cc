@@ -86,12 +86,10 @@ int32_t Engine::VerifySampledDraft(Sequence* s, const float* row, const float* q
   return r.token;
 }
 
-std::string Engine::DraftMetricsText(int64_t no_room) const {
-  if (!draft_) return "";
-  return fmt::format("# HELP prosgrow_spec_draft_model_no_room_total Draft-model proposals skipped because the draft's "
-                     "KV pool was full.\n# TYPE prosgrow_spec_draft_model_no_room_total counter\n"
-                     "prosgrow_spec_draft_model_no_room_total {}\n",
-                     no_room);
+void Engine::CollectDraftMetrics(int64_t no_room, MetricSet* out) const {
+  if (!draft_) return;
+  out->Counter("prosgrow_spec_draft_model_no_room_total",
+               "Draft-model proposals skipped because the draft's KV pool was full.", no_room);
 }
 
 }  // namespace pg

@@ -45,30 +45,6 @@ Status Engine::ApplyHintConfig(const EngineConfig& c, size_t block_bytes, KvCach
   return Status::Ok();
 }
 
-std::string Engine::HintMetricsText(const HintCounters& h) {
-  std::string o;
-  o += "# HELP prosgrow_kv_hint_blocks_total KV blocks acted on by kv_hints, by action.\n"
-       "# TYPE prosgrow_kv_hint_blocks_total counter\n";
-  o += fmt::format("prosgrow_kv_hint_blocks_total{{action=\"retain\"}} {}\n", h.retained_blocks);
-  o += fmt::format("prosgrow_kv_hint_blocks_total{{action=\"pin\"}} {}\n", h.pinned_blocks);
-  o += fmt::format("prosgrow_kv_hint_blocks_total{{action=\"demote\"}} {}\n", h.demoted_blocks);
-  o += fmt::format("prosgrow_kv_hint_blocks_total{{action=\"prefetch\"}} {}\n", h.prefetched_blocks);
-  o += fmt::format("# HELP prosgrow_kv_hints_refused_total Retain or pin hints refused (in part) for a full budget.\n"
-                   "# TYPE prosgrow_kv_hints_refused_total counter\nprosgrow_kv_hints_refused_total {}\n",
-                   h.refused_hints);
-  o += "# HELP prosgrow_kv_hint_held_blocks Blocks held by retain / pin hints now.\n"
-       "# TYPE prosgrow_kv_hint_held_blocks gauge\n";
-  o += fmt::format("prosgrow_kv_hint_held_blocks{{hold=\"retain\"}} {}\n", h.live_retained);
-  o += fmt::format("prosgrow_kv_hint_held_blocks{{hold=\"pin\"}} {}\n", h.live_pinned);
-  o += fmt::format("# HELP prosgrow_kv_quota_evictions_total Block copies sessions gave up for their KV quota.\n"
-                   "# TYPE prosgrow_kv_quota_evictions_total counter\nprosgrow_kv_quota_evictions_total {}\n",
-                   h.quota_evictions);
-  o += fmt::format("# HELP prosgrow_kv_policy_dropped_blocks_total Blocks a quota dropped from the cache entirely.\n"
-                   "# TYPE prosgrow_kv_policy_dropped_blocks_total counter\nprosgrow_kv_policy_dropped_blocks_total {}\n",
-                   h.policy_dropped);
-  return o;
-}
-
 void Engine::ApplyKvHints(const Sequence& s, bool finished) {
   if (s.request.kv_hints.empty()) return;
   CacheRequest req;

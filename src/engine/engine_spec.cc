@@ -217,37 +217,32 @@ void Engine::AdvanceSpeculative(Sequence* s, const float* row0, std::vector<Sequ
   s->draft.clear();
 }
 
-std::string Engine::SpecMetricsText(const std::vector<DrafterStats>& stats, int64_t dropped) const {
-  if (!spec_) return "";
-  std::string o;
-  auto family = [&](const char* name, const char* help, const char* type, auto value) {
-    o += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-    for (size_t i = 0; i < stats.size(); ++i)
-      o += fmt::format("{}{{drafter=\"{}\"}} {}\n", name, DrafterName(config_.spec.drafters[i]), value(stats[i]));
+void Engine::CollectSpecMetrics(const std::vector<DrafterStats>& stats, int64_t dropped, MetricSet* out) const {
+  if (!spec_) return;
+  auto family = [&](MetricFamily& f, auto value) {
+    for (size_t i = 0; i < stats.size(); ++i) f.Add({{"drafter", DrafterName(config_.spec.drafters[i])}}, value(stats[i]));
   };
-  family("prosgrow_spec_steps_total", "Verification steps that carried a draft.", "counter",
+  family(out->Counter("prosgrow_spec_steps_total", "Verification steps that carried a draft."),
          [](const DrafterStats& d) { return d.steps; });
-  family("prosgrow_spec_draft_tokens_total", "Draft tokens verified.", "counter",
+  family(out->Counter("prosgrow_spec_draft_tokens_total", "Draft tokens verified."),
          [](const DrafterStats& d) { return d.drafted; });
-  family("prosgrow_spec_accepted_tokens_total", "Draft tokens accepted.", "counter",
+  family(out->Counter("prosgrow_spec_accepted_tokens_total", "Draft tokens accepted."),
          [](const DrafterStats& d) { return d.accepted; });
-  family("prosgrow_spec_acceptance_rate", "Accepted / drafted tokens.", "gauge", [](const DrafterStats& d) {
+  family(out->Gauge("prosgrow_spec_acceptance_rate", "Accepted / drafted tokens."), [](const DrafterStats& d) {
     return d.drafted ? static_cast<double>(d.accepted) / static_cast<double>(d.drafted) : 0.0;
   });
-  family("prosgrow_spec_mean_accepted_length",
-         "Tokens emitted per verification step (accepted drafts + the target's token).", "gauge",
+  family(out->Gauge("prosgrow_spec_mean_accepted_length",
+                    "Tokens emitted per verification step (accepted drafts + the target's token)."),
          [](const DrafterStats& d) {
            return d.steps ? 1.0 + static_cast<double>(d.accepted) / static_cast<double>(d.steps) : 0.0;
          });
-  o += fmt::format("# HELP prosgrow_spec_dropped_draft_tokens_total Proposed draft tokens not verified because "
-                   "their expected tokens were worth less than their cost (--spec-policy goodput).\n"
-                   "# TYPE prosgrow_spec_dropped_draft_tokens_total counter\nprosgrow_spec_dropped_draft_tokens_total {}\n",
-                   dropped);
-  o += fmt::format("# HELP prosgrow_spec_synthetic_acceptance 1 when benchmark-only synthetic acceptance is on "
-                   "(outputs are not the model's own).\n# TYPE prosgrow_spec_synthetic_acceptance gauge\n"
-                   "prosgrow_spec_synthetic_acceptance {}\n",
-                   config_.spec.synthetic() ? 1 : 0);
-  return o;
+  out->Counter("prosgrow_spec_dropped_draft_tokens_total",
+               "Proposed draft tokens not verified because their expected tokens were worth less than their cost "
+               "(--spec-policy goodput).",
+               dropped);
+  out->Gauge("prosgrow_spec_synthetic_acceptance",
+             "1 when benchmark-only synthetic acceptance is on (outputs are not the model's own).",
+             config_.spec.synthetic() ? 1 : 0);
 }
 
 }  // namespace pg

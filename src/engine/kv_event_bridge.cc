@@ -73,15 +73,11 @@ void KvEventBridge::Flush() {
   pending_ = KvEventBatch{};
 }
 
-std::string KvEventBridge::MetricsText() const {
-  return fmt::format(
-      "# HELP prosgrow_kv_event_batches_total KV event batches published on --kv-events (vLLM's format).\n"
-      "# TYPE prosgrow_kv_event_batches_total counter\n"
-      "prosgrow_kv_event_batches_total {}\n"
-      "# HELP prosgrow_kv_event_batches_dropped_total KV event batches dropped because the send queue was full.\n"
-      "# TYPE prosgrow_kv_event_batches_dropped_total counter\n"
-      "prosgrow_kv_event_batches_dropped_total {}\n",
-      publisher_->sent(), publisher_->dropped());
+void KvEventBridge::CollectMetrics(MetricSet* out) const {
+  out->Counter("prosgrow_kv_event_batches_total", "KV event batches published on --kv-events (vLLM's format).",
+               publisher_->sent());
+  out->Counter("prosgrow_kv_event_batches_dropped_total",
+               "KV event batches dropped because the send queue was full.", publisher_->dropped());
 }
 
 }  // namespace pg

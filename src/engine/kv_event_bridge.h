@@ -18,8 +18,9 @@
 #include <string>
 
 #include "base/status.h"
-#include "kv/kv_block_observer.h"
+#include "kv/index/kv_block_observer.h"
 #include "kvevents/event_publisher.h"
+#include "metrics/metric_set.h"
 
 namespace pg {
 
@@ -33,8 +34,8 @@ class KvEventBridge final : public KvBlockObserver {
   // Publishes what this step changed (nothing when nothing did).
   void Flush();
 
-  // Prometheus lines: batches sent and dropped.
-  std::string MetricsText() const;
+  // The /metrics families: batches sent and dropped.
+  void CollectMetrics(MetricSet* out) const;
   const std::string& endpoint() const { return publisher_->endpoint(); }
   const std::string& replay_endpoint() const { return publisher_->replay_endpoint(); }
 

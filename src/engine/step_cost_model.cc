@@ -109,21 +109,16 @@ double StepCostModel::ExtraRowSeconds(int64_t keys) const {
   return theta_[2] * kScale[2] + theta_[3] * kScale[3] + theta_[4] * kScale[4] * static_cast<double>(keys);
 }
 
-std::string StepCostMetricsText(const StepCostModel& m) {
+void CollectStepCostMetrics(const StepCostModel& m, MetricSet* out) {
   static constexpr const char* kTerms[StepCostModel::kFeatures] = {"step", "row", "logits_row", "key_loaded",
                                                                    "key_attended"};
-  std::string o =
-      "# HELP prosgrow_step_cost_seconds Forward-step cost fitted online: seconds per step, per batch row, per "
-      "logits row, per attention key loaded (per entry) and per key attended (per row).\n"
-      "# TYPE prosgrow_step_cost_seconds gauge\n";
+  MetricFamily& cost = out->Gauge("prosgrow_step_cost_seconds",
+                                  "Forward-step cost fitted online: seconds per step, per batch row, per logits row, "
+                                  "per attention key loaded (per entry) and per key attended (per row).");
   const auto s = m.seconds_per_unit();
-  for (int i = 0; i < StepCostModel::kFeatures; ++i)
-    o += fmt::format("prosgrow_step_cost_seconds{{term=\"{}\"}} {:.6g}\n", kTerms[i], s[i]);
-  o += fmt::format("# HELP prosgrow_step_cost_relative_error Mean relative error of the step-cost predictions on "
-                   "recent steps.\n# TYPE prosgrow_step_cost_relative_error gauge\n"
-                   "prosgrow_step_cost_relative_error {:.4f}\n",
-                   m.relative_error());
-  return o;
+  for (int i = 0; i < StepCostModel::kFeatures; ++i) cost.Add({{"term", kTerms[i]}}, MetricValue::Significant(s[i], 6));
+  out->Gauge("prosgrow_step_cost_relative_error", "Mean relative error of the step-cost predictions on recent steps.",
+             MetricValue::Fixed(m.relative_error(), 4));
 }
 
 }  // namespace pg

@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 
+#include "metrics/metric_set.h"
 #include "model/model.h"
 
 namespace pg {
@@ -71,8 +72,8 @@ class StepCostModel {
   double rel_error_ = 0;
 };
 
-// Prometheus text: the fitted costs (prosgrow_step_cost_seconds{term=...}),
-// the recent relative error and the steps observed.
-std::string StepCostMetricsText(const StepCostModel& m);
+// The /metrics families: the fitted costs (prosgrow_step_cost_seconds{term=...})
+// and the recent relative error.
+void CollectStepCostMetrics(const StepCostModel& m, MetricSet* out);
 
 }  // namespace pg

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kv/disk_tier.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_test_util.h"
+#include "kv/media/disk_tier.h"
 
 namespace pg {
 namespace {

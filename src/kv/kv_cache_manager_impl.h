@@ -20,14 +20,14 @@
 #include <unordered_set>
 #include <vector>
 
-#include "kv/eviction_policy.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/media/remote_tier.h"
+#include "kv/media/tier_store.h"
+#include "kv/movement/tier_allocator.h"
+#include "kv/movement/tier_mover.h"
+#include "kv/policy/eviction_policy.h"
+#include "kv/policy/session_retention.h"
 #include "kv/prefix_hints.h"
-#include "kv/remote_tier.h"
-#include "kv/session_retention.h"
-#include "kv/tier_allocator.h"
-#include "kv/tier_mover.h"
-#include "kv/tier_store.h"
 
 namespace pg {
 

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kv/disk_tier.h"
 #include "kv/kv_test_util.h"
+#include "kv/media/disk_tier.h"
 
 namespace pg {
 namespace {

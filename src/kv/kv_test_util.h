@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kv/block_hash.h"
+#include "kv/index/block_hash.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_layout.h"
 

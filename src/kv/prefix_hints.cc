@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "kv/eviction_policy.h"
+#include "kv/policy/eviction_policy.h"
 
 namespace pg {
 

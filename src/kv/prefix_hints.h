@@ -29,11 +29,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "kv/hint_counters.h"
-#include "kv/session_retention.h"
-#include "kv/tier_allocator.h"
-#include "kv/tier_mover.h"
-#include "kv/tier_store.h"
+#include "kv/accounting/hint_counters.h"
+#include "kv/media/tier_store.h"
+#include "kv/movement/tier_allocator.h"
+#include "kv/movement/tier_mover.h"
+#include "kv/policy/session_retention.h"
 
 namespace pg {
 

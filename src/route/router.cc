@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "metrics/metric_set.h"
 #include "route/replica_feed.h"
 #include "route/replica_index.h"
 #include "route/stream_splicer.h"
@@ -306,33 +307,23 @@ struct Router::Impl {
   }
 
   std::string MetricsText() const {
-    std::string o;
-    o += "# HELP prosgrow_route_requests_total Requests the router received.\n"
-         "# TYPE prosgrow_route_requests_total counter\n";
-    o += fmt::format("prosgrow_route_requests_total {}\n", requests.load());
-    o += "# HELP prosgrow_route_retries_total Requests moved to another replica after one did not answer.\n"
-         "# TYPE prosgrow_route_retries_total counter\n";
-    o += fmt::format("prosgrow_route_retries_total {}\n", retries.load());
-    o += "# HELP prosgrow_route_resumed_streams_total Streams continued on another replica after theirs died mid-stream.\n"
-         "# TYPE prosgrow_route_resumed_streams_total counter\n";
-    o += fmt::format("prosgrow_route_resumed_streams_total {}\n", resumed_streams.load());
-    o += "# HELP prosgrow_route_predicted_cached_tokens_total Prompt tokens the index said the chosen replica held.\n"
-         "# TYPE prosgrow_route_predicted_cached_tokens_total counter\n";
-    o += fmt::format("prosgrow_route_predicted_cached_tokens_total {}\n", predicted_cached_tokens.load());
-    o += "# HELP prosgrow_route_replica_requests_total Requests routed to each replica.\n"
-         "# TYPE prosgrow_route_replica_requests_total counter\n";
+    MetricSet m;
+    m.Counter("prosgrow_route_requests_total", "Requests the router received.", requests.load());
+    m.Counter("prosgrow_route_retries_total", "Requests moved to another replica after one did not answer.",
+              retries.load());
+    m.Counter("prosgrow_route_resumed_streams_total",
+              "Streams continued on another replica after theirs died mid-stream.", resumed_streams.load());
+    m.Counter("prosgrow_route_predicted_cached_tokens_total", "Prompt tokens the index said the chosen replica held.",
+              predicted_cached_tokens.load());
+    MetricFamily& routed = m.Counter("prosgrow_route_replica_requests_total", "Requests routed to each replica.");
+    for (const auto& r : replicas) routed.Add({{"replica", r->url}}, r->routed.load());
+    MetricFamily& up = m.Gauge("prosgrow_route_replica_up", "Whether the replica answers /health.");
+    for (const auto& r : replicas) up.Add({{"replica", r->url}}, r->healthy ? 1 : 0);
+    MetricFamily& blocks =
+        m.Gauge("prosgrow_route_index_blocks", "Blocks the router believes each replica holds, per medium.");
     for (const auto& r : replicas)
-      o += fmt::format("prosgrow_route_replica_requests_total{{replica=\"{}\"}} {}\n", r->url, r->routed.load());
-    o += "# HELP prosgrow_route_replica_up Whether the replica answers /health.\n"
-         "# TYPE prosgrow_route_replica_up gauge\n";
-    for (const auto& r : replicas)
-      o += fmt::format("prosgrow_route_replica_up{{replica=\"{}\"}} {}\n", r->url, r->healthy ? 1 : 0);
-    o += "# HELP prosgrow_route_index_blocks Blocks the router believes each replica holds, per medium.\n"
-         "# TYPE prosgrow_route_index_blocks gauge\n";
-    for (const auto& r : replicas)
-      for (const auto& [medium, n] : r->index.BlocksPerMedium())
-        o += fmt::format("prosgrow_route_index_blocks{{replica=\"{}\",medium=\"{}\"}} {}\n", r->url, medium, n);
-    return o;
+      for (const auto& [medium, n] : r->index.BlocksPerMedium()) blocks.Add({{"replica", r->url}, {"medium", medium}}, n);
+    return m.Render();
   }
 
   void SetUpRoutes() {

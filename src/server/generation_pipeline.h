@@ -21,7 +21,7 @@
 #include "server/api_request.h"
 #include "server/completion_handler.h"
 #include "server/generation_runner.h"
-#include "server/metrics_registry.h"
+#include "metrics/metrics_registry.h"
 
 namespace pg {
 

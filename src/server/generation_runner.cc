@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "base/clock.h"
-#include "server/metrics_registry.h"
+#include "metrics/metrics_registry.h"
 
 namespace pg {
 

@@ -22,7 +22,7 @@
 
 #include "base/status.h"
 #include "engine/inference_service.h"
-#include "server/metrics_registry.h"
+#include "metrics/metrics_registry.h"
 #include "server/server_options.h"
 
 namespace pg {

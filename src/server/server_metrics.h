@@ -3,7 +3,7 @@
 #pragma once
 
 #include "server/generation_runner.h"
-#include "server/metrics_registry.h"
+#include "metrics/metrics_registry.h"
 
 namespace pg {
 

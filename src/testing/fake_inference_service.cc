@@ -1,5 +1,7 @@
 #include "testing/fake_inference_service.h"
 
+#include "metrics/metric_set.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -135,17 +137,11 @@ int64_t FakeInferenceService::running_count() const {
 
 std::string FakeInferenceService::MetricsText() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return fmt::format(
-      "# HELP prosgrow_fake_running_sequences Sequences being generated.\n"
-      "# TYPE prosgrow_fake_running_sequences gauge\n"
-      "prosgrow_fake_running_sequences {}\n"
-      "# HELP prosgrow_fake_queued_requests Requests waiting.\n"
-      "# TYPE prosgrow_fake_queued_requests gauge\n"
-      "prosgrow_fake_queued_requests {}\n"
-      "# HELP prosgrow_fake_cancelled_total Requests cancelled (KV freed).\n"
-      "# TYPE prosgrow_fake_cancelled_total counter\n"
-      "prosgrow_fake_cancelled_total {}\n",
-      running_, queued_.size(), cancelled_total_.load());
+  MetricSet m;
+  m.Gauge("prosgrow_fake_running_sequences", "Sequences being generated.", running_);
+  m.Gauge("prosgrow_fake_queued_requests", "Requests waiting.", queued_.size());
+  m.Counter("prosgrow_fake_cancelled_total", "Requests cancelled (KV freed).", cancelled_total_.load());
+  return m.Render();
 }
 
 void FakeInferenceService::Loop() {

@@ -1,5 +1,7 @@
 #include "testing/mock_openai_server.h"
 
+#include "metrics/metric_set.h"
+
 #include <fmt/format.h>
 #include <httplib.h>
 
@@ -167,10 +169,10 @@ Status MockOpenAiServer::Start() {
   });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(mu_);
-    res.set_content(fmt::format("# TYPE prosgrow_prompt_tokens_cached_total counter\n"
-                                "prosgrow_prompt_tokens_cached_total {}\n",
-                                counters_.cached_tokens),
-                    "text/plain");
+    MetricSet m;
+    m.Counter("prosgrow_prompt_tokens_cached_total", "Prompt tokens served from the KV cache (mock).",
+              counters_.cached_tokens);
+    res.set_content(m.Render(), "text/plain");
   });
   port_ = server_->bind_to_any_port("127.0.0.1");
   if (port_ < 0) return IoError("mock server: cannot bind 127.0.0.1");

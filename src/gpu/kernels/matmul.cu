@@ -1,0 +1,155 @@
+// Device matrix products (matmul.h).
+#include "gpu/kernels/matmul.h"
+
+#include "gpu/kernels/reduce.cuh"
+
+
+namespace pg::gpu {
+namespace {
+
+constexpr int kThreads = 128;
+
+// One warp per row r (blockIdx.x * warps + warp), tokens [t0, t0 + nt) of this
+// block's tile (blockIdx.y). Lanes stride over the row's 32-element chunks.
+template <WType T>
+PG_GLOBAL void MatMulKernel(const uint8_t* w, int64_t row_bytes, int64_t rows, int64_t cols, const float* x,
+                            int64_t ldx, int64_t n_tokens, float* y, int64_t ldy) {
+  const int ws = PgWarpSize();
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / ws) + threadIdx.x / ws;
+  const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kMatMulTokens;
+  const int nt = static_cast<int>(n_tokens - t0 < kMatMulTokens ? n_tokens - t0 : kMatMulTokens);
+  if (r >= rows) return;  // whole warps leave together
+  const uint8_t* row = w + r * row_bytes;
+  const int64_t chunks = (cols + 31) / 32;
+  float acc[kMatMulTokens] = {};
+  for (int64_t c = PgLaneId(); c < chunks; c += ws) {
+    float v[32];
+    const int n = static_cast<int>(cols - 32 * c < 32 ? cols - 32 * c : 32);
+    DecodeChunk<T>(row, c, n, v);
+    for (int t = 0; t < nt; ++t) {
+      const float* xt = x + (t0 + t) * ldx + 32 * c;
+      float d = 0.0f;
+      for (int k = 0; k < n; ++k) d += v[k] * xt[k];
+      acc[t] += d;
+    }
+  }
+  for (int t = 0; t < nt; ++t) {
+    const float sum = WarpSum(acc[t]);
+    if (PgLaneId() == 0) y[(t0 + t) * ldy + r] = sum;
+  }
+}
+
+template <WType T>
+PG_GLOBAL void DequantBf16Kernel(const uint8_t* w, int64_t row_bytes, int64_t cols, uint16_t* out) {
+  const int64_t r = blockIdx.x;
+  const int64_t chunks = (cols + 31) / 32;
+  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
+    float v[32];
+    const int n = static_cast<int>(cols - 32 * c < 32 ? cols - 32 * c : 32);
+    DecodeChunk<T>(w + r * row_bytes, c, n, v);
+    for (int k = 0; k < n; ++k) out[r * cols + 32 * c + k] = FloatToBf16(v[k]);
+  }
+}
+
+PG_GLOBAL void RoundBf16Kernel(const float* x, uint16_t* out, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = FloatToBf16(x[i]);
+}
+
+#if !PG_HAVE_BLAS
+constexpr int kTile = 32, kDepth = 16;  // GemmBf16Kernel's output tile and K step
+// Our BF16 GEMM: 32x32 output tiles, 16-deep K steps through shared memory;
+// 256 threads, each computing 4 outputs of one column (of one output row of x).
+PG_GLOBAL void GemmBf16Kernel(const uint16_t* w, const uint16_t* x, float* y, int64_t m, int64_t n, int64_t k) {
+  __shared__ float ws[kTile][kDepth + 1];  // W tile: rows m0.., depth k0..
+  __shared__ float xs[kTile][kDepth + 1];  // x tile: rows n0..
+  const int64_t m0 = static_cast<int64_t>(blockIdx.x) * kTile, n0 = static_cast<int64_t>(blockIdx.y) * kTile;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int col = tid % kTile, row4 = (tid / kTile) * 4;  // output (n0 + row4 + i, m0 + col)
+  float acc[4] = {};
+  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
+    for (int i = tid; i < kTile * kDepth; i += blockDim.x) {
+      const int rr = i / kDepth, kk = i % kDepth;
+      const bool kin = k0 + kk < k;
+      ws[rr][kk] = (m0 + rr < m && kin) ? Bf16ToFloat(w[(m0 + rr) * k + k0 + kk]) : 0.0f;
+      xs[rr][kk] = (n0 + rr < n && kin) ? Bf16ToFloat(x[(n0 + rr) * k + k0 + kk]) : 0.0f;
+    }
+    __syncthreads();
+    for (int kk = 0; kk < kDepth; ++kk) {
+      const float wv = ws[col][kk];
+      for (int i = 0; i < 4; ++i) acc[i] += xs[row4 + i][kk] * wv;
+    }
+    __syncthreads();
+  }
+  for (int i = 0; i < 4; ++i) {
+    if (n0 + row4 + i < n && m0 + col < m) y[(n0 + row4 + i) * m + m0 + col] = acc[i];
+  }
+}
+#endif
+
+bool ShapeOk(const DeviceMatrix& w) {
+  const int64_t block = (w.type == WType::kQ4_K || w.type == WType::kQ6_K) ? 256 : w.type == WType::kQ8_0 ? 32 : 1;
+  return w.data && w.rows > 0 && w.cols > 0 && w.cols % block == 0 && w.row_bytes >= WTypeRowBytes(w.type, w.cols);
+}
+
+}  // namespace
+
+#define PG_DISPATCH_WTYPE(type, KERNEL, grid, block, ...)                                              \
+  switch (type) {                                                                                     \
+    case WType::kF16: PG_LAUNCH(KERNEL<WType::kF16>, grid, block, 0, s, __VA_ARGS__); break;          \
+    case WType::kBF16: PG_LAUNCH(KERNEL<WType::kBF16>, grid, block, 0, s, __VA_ARGS__); break;        \
+    case WType::kQ8_0: PG_LAUNCH(KERNEL<WType::kQ8_0>, grid, block, 0, s, __VA_ARGS__); break;        \
+    case WType::kQ4_K: PG_LAUNCH(KERNEL<WType::kQ4_K>, grid, block, 0, s, __VA_ARGS__); break;        \
+    case WType::kQ6_K: PG_LAUNCH(KERNEL<WType::kQ6_K>, grid, block, 0, s, __VA_ARGS__); break;        \
+  }
+
+gpuError_t MatMul(const DeviceMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y, int64_t ldy,
+                  gpuStream_t s) {
+  if (!ShapeOk(w) || n_tokens < 0 || ldx < w.cols || ldy < w.rows) return gpuErrorInvalidValue;
+  if (n_tokens == 0) return gpuSuccess;
+  const int64_t rows_per_block = kThreads / PgHostWarpSize();
+  const dim3 grid(static_cast<unsigned>((w.rows + rows_per_block - 1) / rows_per_block),
+                  static_cast<unsigned>((n_tokens + kMatMulTokens - 1) / kMatMulTokens));
+  const uint8_t* wd = static_cast<const uint8_t*>(w.data);
+  PG_DISPATCH_WTYPE(w.type, MatMulKernel, grid, kThreads, wd, w.row_bytes, w.rows, w.cols, x, ldx, n_tokens, y, ldy)
+  return gpuGetLastError();
+}
+
+gpuError_t DequantToBf16(const DeviceMatrix& w, uint16_t* out, gpuStream_t s) {
+  if (!ShapeOk(w)) return gpuErrorInvalidValue;
+  const uint8_t* wd = static_cast<const uint8_t*>(w.data);
+  PG_DISPATCH_WTYPE(w.type, DequantBf16Kernel, dim3(static_cast<unsigned>(w.rows)), kThreads, wd, w.row_bytes, w.cols,
+                    out)
+  return gpuGetLastError();
+}
+
+gpuError_t RoundToBf16(const float* x, uint16_t* out, int64_t n, gpuStream_t s) {
+  if (n < 0) return gpuErrorInvalidValue;
+  if (n == 0) return gpuSuccess;
+  PG_LAUNCH(RoundBf16Kernel, dim3(static_cast<unsigned>((n + 255) / 256)), 256, 0, s, x, out, n);
+  return gpuGetLastError();
+}
+
+gpuError_t GemmBf16(const uint16_t* w, const uint16_t* x, float* y, int64_t m, int64_t n, int64_t k, gpuStream_t s) {
+  if (m <= 0 || n < 0 || k <= 0) return gpuErrorInvalidValue;
+  if (n == 0) return gpuSuccess;
+#if PG_HAVE_BLAS
+  // One handle per host thread, bound to the stream of each call.
+  thread_local gpublasHandle_t handle = nullptr;
+  if (!handle && gpublasCreate(&handle) != GPUBLAS_STATUS_SUCCESS) return gpuErrorLaunchFailure;
+  if (gpublasSetStream(handle, s) != GPUBLAS_STATUS_SUCCESS) return gpuErrorInvalidValue;
+  const float alpha = 1.0f, beta = 0.0f;
+  // Column-major view: y^T (m, n) = (w^T)^T (m, k) * x^T (k, n).
+  const auto st = gpublasGemmEx(handle, GPUBLAS_OP_T, GPUBLAS_OP_N, static_cast<int>(m), static_cast<int>(n),
+                                static_cast<int>(k), &alpha, w, GPU_R_16BF, static_cast<int>(k), x, GPU_R_16BF,
+                                static_cast<int>(k), &beta, y, GPU_R_32F, static_cast<int>(m), GPUBLAS_COMPUTE_32F,
+                                GPUBLAS_GEMM_DEFAULT);
+  return st == GPUBLAS_STATUS_SUCCESS ? gpuSuccess : gpuErrorLaunchFailure;
+#else
+  const dim3 grid(static_cast<unsigned>((m + kTile - 1) / kTile), static_cast<unsigned>((n + kTile - 1) / kTile));
+  PG_LAUNCH(GemmBf16Kernel, grid, 256, 0, s, w, x, y, m, n, k);
+  return gpuGetLastError();
+#endif
+}
+
+}  // namespace pg::gpu

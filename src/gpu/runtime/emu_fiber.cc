@@ -1,0 +1,303 @@
+// The emulator's block scheduler: a block's threads as fibers on the calling
+// OS thread, switched only at barriers (emu_runtime.h has the model).
+//
+// Fibers persist per OS thread (a pool that grows to the largest block seen)
+// and loop: run the kernel body for their thread, report exit, park. Each
+// fiber starts once with makecontext/setcontext; every later switch is a
+// __builtin_setjmp / __builtin_longjmp pair (no signal-mask system call per
+// switch). Under AddressSanitizer every switch is announced with
+// __sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber.
+//
+// Barriers: an arriving thread counts itself; the last live thread to
+// arrive moves the waiters back to the run queue and carries on. A thread
+// that exits counts as having left every barrier. An empty run queue with
+// threads still waiting is a deadlock: fatal, with the kernel's name.
+#include <ucontext.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "base/check.h"
+#include "gpu/runtime/emu_runtime.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define PG_EMU_ASAN 1
+#else
+#define PG_EMU_ASAN 0
+#endif
+
+namespace pg::gpu::emu {
+
+thread_local const ThreadCtx* tl_thread = nullptr;
+thread_local const BlockCtx* tl_block = nullptr;
+
+namespace {
+
+int g_warp_size = 32;
+
+#if PG_EMU_ASAN
+constexpr size_t kStackBytes = 512 * 1024;
+#else
+constexpr size_t kStackBytes = 128 * 1024;
+#endif
+
+using JmpBuf = void* [5];
+
+struct Fiber {
+  ucontext_t uc;
+  JmpBuf jb;
+  std::unique_ptr<unsigned char[]> stack;
+  ThreadCtx t;
+  bool started = false;
+  bool done = false;
+  void* fake_stack = nullptr;  // ASan
+};
+
+struct Scheduler {
+  JmpBuf jb;
+  std::vector<std::unique_ptr<Fiber>> fibers;
+  int n = 0;  // threads of the running block
+  BlockCtx block;
+  void (*body)(void*) = nullptr;
+  void* ctx = nullptr;
+  const char* name = "";
+  int current = -1;
+  int starting = -1;
+  // Barrier state of the running block.
+  int live = 0;
+  std::vector<int> block_waiters;
+  std::vector<int> warp_live;
+  std::vector<std::vector<int>> warp_waiters;
+  std::vector<uint64_t> xchg;  // one slot per thread
+  std::vector<int> run;        // run queue (LIFO; order does not matter)
+  // ASan: the scheduler's own stack.
+  void* fake_stack = nullptr;
+  const void* sched_bottom = nullptr;
+  size_t sched_size = 0;
+};
+
+thread_local Scheduler* tl_sched = nullptr;
+
+Scheduler& Sched() {
+  thread_local std::unique_ptr<Scheduler> s;
+  if (!s) {
+    s = std::make_unique<Scheduler>();
+    tl_sched = s.get();
+  }
+  return *s;
+}
+
+[[gnu::noinline]] void LongJump(JmpBuf buf) { __builtin_longjmp(buf, 1); }
+
+void FiberMain();
+
+// Scheduler -> fiber `id`; returns when the fiber parks.
+void Resume(Scheduler& s, int id) {
+  Fiber& f = *s.fibers[id];
+  s.current = id;
+  tl_thread = &f.t;
+#if PG_EMU_ASAN
+  __sanitizer_start_switch_fiber(&s.fake_stack, f.stack.get(), kStackBytes);
+#endif
+  if (__builtin_setjmp(s.jb) == 0) {
+    if (!f.started) {
+      f.started = true;
+      s.starting = id;
+      setcontext(&f.uc);
+    }
+    LongJump(f.jb);
+  }
+#if PG_EMU_ASAN
+  __sanitizer_finish_switch_fiber(s.fake_stack, nullptr, nullptr);
+#endif
+  s.current = -1;
+}
+
+// Fiber `id` -> scheduler; returns when the scheduler resumes it.
+void Park(Scheduler& s, int id) {
+  Fiber& f = *s.fibers[id];
+#if PG_EMU_ASAN
+  __sanitizer_start_switch_fiber(&f.fake_stack, s.sched_bottom, s.sched_size);
+#endif
+  if (__builtin_setjmp(f.jb) == 0) LongJump(s.jb);
+#if PG_EMU_ASAN
+  __sanitizer_finish_switch_fiber(f.fake_stack, &s.sched_bottom, &s.sched_size);
+#endif
+}
+
+void Release(Scheduler& s, std::vector<int>& waiters) {
+  for (int id : waiters) s.run.push_back(id);
+  waiters.clear();
+}
+
+// The thread `id` exits: it no longer holds back any barrier.
+void Exit(Scheduler& s, int id) {
+  Fiber& f = *s.fibers[id];
+  f.done = true;
+  --s.live;
+  if (!s.block_waiters.empty() && static_cast<int>(s.block_waiters.size()) == s.live) Release(s, s.block_waiters);
+  const int w = f.t.warp;
+  --s.warp_live[w];
+  auto& ww = s.warp_waiters[w];
+  if (!ww.empty() && static_cast<int>(ww.size()) == s.warp_live[w]) Release(s, ww);
+}
+
+void FiberMain() {
+  Scheduler& s = *tl_sched;
+  const int id = s.starting;
+#if PG_EMU_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &s.sched_bottom, &s.sched_size);
+#endif
+  for (;;) {
+    s.body(s.ctx);
+    Exit(s, id);
+    Park(s, id);
+  }
+}
+
+void EnsureFibers(Scheduler& s, int n) {
+  while (static_cast<int>(s.fibers.size()) < n) {
+    auto f = std::make_unique<Fiber>();
+    f->stack.reset(new unsigned char[kStackBytes]);
+    PG_CHECK(getcontext(&f->uc) == 0);
+    f->uc.uc_stack.ss_sp = f->stack.get();
+    f->uc.uc_stack.ss_size = kStackBytes;
+    f->uc.uc_link = nullptr;
+    makecontext(&f->uc, FiberMain, 0);
+    s.fibers.push_back(std::move(f));
+  }
+}
+
+void RunBlock(Scheduler& s) {
+  const dim3 bd = s.block.block_dim;
+  const int ws = s.block.warp_size;
+  const int n_warps = (s.n + ws - 1) / ws;
+  s.live = s.n;
+  s.block_waiters.clear();
+  s.warp_live.assign(n_warps, 0);
+  s.warp_waiters.resize(n_warps);
+  for (auto& w : s.warp_waiters) w.clear();
+  s.run.clear();
+  for (int i = s.n - 1; i >= 0; --i) {
+    Fiber& f = *s.fibers[i];
+    f.done = false;
+    f.t.thread_idx = dim3(i % bd.x, (i / bd.x) % bd.y, i / (bd.x * bd.y));
+    f.t.linear = i;
+    f.t.lane = i % ws;
+    f.t.warp = i / ws;
+    ++s.warp_live[f.t.warp];
+    s.run.push_back(i);
+  }
+  while (!s.run.empty()) {
+    const int id = s.run.back();
+    s.run.pop_back();
+    Resume(s, id);
+  }
+  if (s.live != 0) {
+    std::fprintf(stderr, "gpu emulator: kernel %s deadlocked in block (%u,%u,%u): %d threads wait at a barrier "
+                 "that the others never reach\n", s.name, s.block.block_idx.x, s.block.block_idx.y,
+                 s.block.block_idx.z, s.live);
+    std::abort();
+  }
+}
+
+}  // namespace
+
+void SetWarpSize(int w) {
+  PG_CHECK_MSG(w >= 1 && w <= 64 && (w & (w - 1)) == 0, "warp size must be a power of two in [1, 64]");
+  g_warp_size = w;
+}
+int WarpSize() { return g_warp_size; }
+
+void SyncThreads() {
+  Scheduler& s = *tl_sched;
+  const int id = s.current;
+  s.block_waiters.push_back(id);
+  if (static_cast<int>(s.block_waiters.size()) == s.live) {
+    s.block_waiters.pop_back();  // the last to arrive carries on
+    Release(s, s.block_waiters);
+    return;
+  }
+  Park(s, id);
+}
+
+void SyncWarp() {
+  Scheduler& s = *tl_sched;
+  const int id = s.current;
+  const int w = s.fibers[id]->t.warp;
+  auto& ww = s.warp_waiters[w];
+  ww.push_back(id);
+  if (static_cast<int>(ww.size()) == s.warp_live[w]) {
+    ww.pop_back();
+    Release(s, ww);
+    return;
+  }
+  Park(s, id);
+}
+
+uint64_t WarpExchange(uint64_t mine, int src) {
+  Scheduler& s = *tl_sched;
+  const ThreadCtx& t = s.fibers[s.current]->t;
+  const int base = t.warp * s.block.warp_size;
+  s.xchg[t.linear] = mine;
+  SyncWarp();
+  const int from = base + src;
+  const bool valid = from < s.n && !s.fibers[from]->done;
+  const uint64_t v = valid ? s.xchg[from] : mine;
+  SyncWarp();
+  return v;
+}
+
+uint64_t WarpBallot(bool pred) {
+  Scheduler& s = *tl_sched;
+  const ThreadCtx& t = s.fibers[s.current]->t;
+  const int base = t.warp * s.block.warp_size;
+  s.xchg[t.linear] = pred ? 1 : 0;
+  SyncWarp();
+  uint64_t bits = 0;
+  for (int l = 0; l < s.block.warp_size && base + l < s.n; ++l) {
+    if (!s.fibers[base + l]->done && s.xchg[base + l]) bits |= uint64_t{1} << l;
+  }
+  SyncWarp();
+  return bits;
+}
+
+gpuError_t RunGrid(dim3 grid, dim3 block, size_t smem, gpuStream_t, void (*body)(void*), void* ctx,
+                   const char* kernel_name) {
+  const uint64_t n = uint64_t(block.x) * block.y * block.z;
+  if (n == 0 || n > 1024 || grid.x == 0 || grid.y == 0 || grid.z == 0 || smem > 228 * 1024) {
+    SetLastError(gpuErrorInvalidValue, kernel_name);
+    return gpuErrorInvalidValue;
+  }
+  Scheduler& s = Sched();
+  PG_CHECK_MSG(s.current < 0, "gpu emulator: a kernel may not launch another");
+  EnsureFibers(s, static_cast<int>(n));
+  std::vector<unsigned char> dyn(smem);
+  s.n = static_cast<int>(n);
+  s.body = body;
+  s.ctx = ctx;
+  s.name = kernel_name;
+  s.xchg.assign(n, 0);
+  s.block.block_dim = block;
+  s.block.grid_dim = grid;
+  s.block.warp_size = g_warp_size;
+  s.block.dynamic_smem = dyn.data();
+  tl_block = &s.block;
+  for (unsigned z = 0; z < grid.z; ++z) {
+    for (unsigned y = 0; y < grid.y; ++y) {
+      for (unsigned x = 0; x < grid.x; ++x) {
+        s.block.block_idx = dim3(x, y, z);
+        if (smem) std::memset(dyn.data(), 0xff, smem);
+        RunBlock(s);
+      }
+    }
+  }
+  tl_block = nullptr;
+  tl_thread = nullptr;
+  return gpuSuccess;
+}
+
+}  // namespace pg::gpu::emu

@@ -1,0 +1,38 @@
+#include "kv/media/block_arena.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "base/check.h"
+#include "base/units.h"
+
+namespace pg {
+
+Result<std::unique_ptr<HostBlockArena>> HostBlockArena::Create(int64_t n_blocks, size_t block_bytes) {
+  if (n_blocks < 0 || block_bytes == 0) return InvalidArgument("block arena: bad geometry");
+  const size_t stride = (block_bytes + 63) / 64 * 64;
+  if (n_blocks > 0 && size_t(n_blocks) > (size_t(1) << 50) / stride) {
+    return InvalidArgument("block arena: too large");
+  }
+  const size_t total = std::max<size_t>(64, size_t(n_blocks) * stride);
+  auto* base = static_cast<uint8_t*>(std::aligned_alloc(64, total));
+  if (base == nullptr) {
+    return ResourceExhausted(fmt::format("block arena: cannot allocate {}", FormatBytes(total)));
+  }
+  return std::unique_ptr<HostBlockArena>(new HostBlockArena(n_blocks, block_bytes, base, stride));
+}
+
+HostBlockArena::~HostBlockArena() { std::free(base_); }
+
+uint8_t* HostBlockArena::BlockPtr(int64_t slot) {
+  PG_CHECK(slot >= 0 && slot < n_blocks());
+  return base_ + size_t(slot) * stride_;
+}
+
+void HostBlockArena::CopyIn(int64_t slot, const uint8_t* src) { std::memcpy(BlockPtr(slot), src, block_bytes()); }
+
+void HostBlockArena::CopyOut(int64_t slot, uint8_t* dst) { std::memcpy(dst, BlockPtr(slot), block_bytes()); }
+
+}  // namespace pg

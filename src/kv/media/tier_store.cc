@@ -1,0 +1,181 @@
+#include "kv/media/tier_store.h"
+
+#include <fmt/format.h>
+
+#include "base/check.h"
+#include "base/log.h"
+#include "base/units.h"
+
+namespace pg {
+
+Status TierStore::Validate(const KvCacheConfig& cfg) {
+  PG_RETURN_IF_ERROR(cfg.layout.Validate());
+  const uint64_t bb = cfg.layout.block_bytes();
+  const uint64_t n_dev = cfg.device_bytes / bb;
+  if (n_dev < 1) {
+    return InvalidArgument(fmt::format("--kv-device-mem {} holds no block of {} ({})", FormatBytes(cfg.device_bytes),
+                                       FormatBytes(bb), cfg.layout.ToString()));
+  }
+  if (n_dev >= (uint64_t(1) << 31)) return InvalidArgument("--kv-device-mem: too many blocks");
+  const uint64_t n_host = cfg.host_bytes / bb;
+  if (cfg.host_bytes > 0 && n_host < 1) {
+    return InvalidArgument(fmt::format("--kv-host-mem {} holds no block of {}", FormatBytes(cfg.host_bytes), FormatBytes(bb)));
+  }
+  if (n_host >= (uint64_t(1) << 31)) return InvalidArgument("--kv-host-mem: too many blocks");
+  if (cfg.io_threads < 1 || cfg.io_threads > 64) return InvalidArgument("kv io threads must be in [1, 64]");
+  if (cfg.debug_load_delay_s < 0 || cfg.debug_load_delay_s > 60) {
+    return InvalidArgument("--kv-debug-load-delay must be in [0, 60] seconds");
+  }
+  if (cfg.min_promote_tokens < 0) return InvalidArgument("kv min promote tokens must be >= 0");
+  if (!cfg.disk_dir.empty() && cfg.disk_bytes == 0) return InvalidArgument("--kv-disk-dir needs --kv-disk-size > 0");
+  return Status::Ok();
+}
+
+Status TierStore::Open(const KvCacheConfig& cfg) {
+  PG_RETURN_IF_ERROR(Validate(cfg));
+  layout_ = cfg.layout;
+  const size_t bb = block_bytes();
+  PG_ASSIGN_OR_RETURN(device_, SlotTier::Create(kDeviceTier, int64_t(cfg.device_bytes / bb), bb));
+  PG_ASSIGN_OR_RETURN(host_, SlotTier::Create(kHostTier, int64_t(cfg.host_bytes / bb), bb));
+  usage_.SetCapacity(kDeviceTier, device_.capacity());
+  usage_.SetCapacity(kHostTier, host_.capacity());
+  if (!cfg.disk_dir.empty() && cfg.prefix_cache) PG_RETURN_IF_ERROR(OpenDisk(cfg));
+  accounting_.Configure({.block_bytes = bb,
+                         .page_tokens = layout_.page_tokens,
+                         .host_enabled = host_enabled(),
+                         .disk_enabled = disk_enabled(),
+                         .disk_file_bytes = disk_ ? uint64_t(disk_->file_bytes()) : 0,
+                         .ghost_blocks = cfg.ghost_blocks,
+                         .clock = cfg.clock});
+  return Status::Ok();
+}
+
+Status TierStore::OpenDisk(const KvCacheConfig& cfg) {
+  PG_ASSIGN_OR_RETURN(disk_, DiskTier::Open(cfg.disk_dir, layout_, cfg.model_identity));
+  disk_capacity_ = int64_t(cfg.disk_bytes / disk_->file_bytes());
+  if (disk_capacity_ < 1) {
+    return InvalidArgument(fmt::format("--kv-disk-size {} holds no block file of {}", FormatBytes(cfg.disk_bytes),
+                                       FormatBytes(disk_->file_bytes())));
+  }
+  PG_ASSIGN_OR_RETURN(auto scan, disk_->Scan());
+  c_.disk.errors += scan.removed_bad;
+  for (auto& b : scan.blocks) {
+    if (index_.Find(b.hash) != PrefixIndex::kNone) continue;
+    const uint32_t id = index_.Insert(b.hash, b.parent, b.depth, b.tokens);
+    accounting_.NotePublished(b.hash, b.parent);
+    IndexEntry& e = index_.at(id);
+    e.disk.present = true;
+    e.last_tick = 0;
+    ++disk_used_;
+    RefreshEntry(id);
+  }
+  if (!scan.blocks.empty() || scan.removed_bad > 0) {
+    PG_LOG_INFO("kv disk tier {}: {} blocks indexed, {} damaged files removed, {} foreign files", cfg.disk_dir,
+                disk_used_, scan.removed_bad, scan.foreign);
+  }
+  return Status::Ok();
+}
+
+void TierStore::DisableDiskWrites(const Status& why) {
+  if (!disk_writes_ok_) return;
+  disk_writes_ok_ = false;
+  c_.disk_writes_disabled = true;
+  PG_LOG_WARN("kv disk tier: writes stopped ({}); serving continues without new disk blocks", why.ToString());
+}
+
+void TierStore::RefreshEntry(uint32_t id) {
+  IndexEntry& e = index_.at(id);
+  uint8_t mask = 0;
+  if (e.locks == 0) {
+    for (int t : {kDeviceTier, kHostTier}) {
+      const SlotCopy& c = e.copy(t);
+      if (c.usable() && slots(t).refcount(c.slot) == 0) mask |= uint8_t(1u << t);
+    }
+    if (e.disk.present && !e.disk.writing && e.disk.reads == 0) mask |= 1u << kDiskTier;
+  }
+  index_.Refresh(id, mask);
+  usage_.Update(id, e);
+}
+
+void TierStore::MaybeErase(uint32_t id) {
+  const IndexEntry& e = index_.at(id);
+  if (!e.live || e.locks > 0) return;
+  if (e.in_tier(kDeviceTier) || e.in_tier(kHostTier) || e.in_tier(kDiskTier)) return;
+  index_.Erase(id);
+}
+
+void TierStore::Unref(int tier, int32_t slot) {
+  const int32_t owner = slots(tier).Unref(slot);
+  if (owner != SlotTier::kNoOwner) RefreshEntry(uint32_t(owner));
+}
+
+void TierStore::DropCopy(uint32_t id, int tier) {
+  IndexEntry& e = index_.at(id);
+  if (tier == kDiskTier) {
+    PG_CHECK(e.disk.present && !e.disk.writing);
+    e.disk.present = false;
+    --disk_used_;
+  } else {
+    SlotCopy& c = e.copy(tier);
+    PG_CHECK(c.slot >= 0);
+    const int32_t slot = c.slot;
+    c = SlotCopy{};
+    slots(tier).Disown(slot);
+  }
+  RefreshEntry(id);
+  MaybeErase(id);
+}
+
+Status TierStore::CheckIntegrity(std::span<const int32_t> device_holders, std::span<const int32_t> host_holders,
+                                 int64_t expected_locks) const {
+  PG_RETURN_IF_ERROR(index_.CheckIntegrity());
+  PG_RETURN_IF_ERROR(device_.CheckIntegrity(device_holders, index_));
+  PG_RETURN_IF_ERROR(host_.CheckIntegrity(host_holders, index_));
+  PG_RETURN_IF_ERROR(usage_.CheckIntegrity(index_));
+  int64_t files = 0, locks = 0;
+  for (uint32_t id = 0; id < index_.id_limit(); ++id) {
+    const IndexEntry& e = index_.at(id);
+    if (!e.live) continue;
+    locks += e.locks;
+    if (e.disk.present && e.disk.writing) return Internal(fmt::format("entry {}: on disk and being written", id));
+    if (e.disk.reads < 0 || (e.disk.reads > 0 && !e.disk.present)) {
+      return Internal(fmt::format("entry {}: disk reads without a file", id));
+    }
+    files += e.in_tier(kDiskTier) ? 1 : 0;
+    for (int t : {kDeviceTier, kHostTier}) {
+      const int32_t slot = e.copy(t).slot;
+      if (slot >= 0 && slots(t).owner(slot) != int32_t(id)) {
+        return Internal(fmt::format("entry {}: {} slot not owned", id, TierName(t)));
+      }
+    }
+    if (!e.in_tier(kDeviceTier) && !e.in_tier(kHostTier) && !e.in_tier(kDiskTier) && e.locks == 0) {
+      return Internal(fmt::format("entry {}: no copy anywhere but still indexed", id));
+    }
+    if (!(ChainHash(e.parent, e.tokens) == e.hash)) return Internal(fmt::format("entry {}: hash does not chain from its parent", id));
+    if (int64_t(e.tokens.size()) != layout_.page_tokens) return Internal(fmt::format("entry {}: {} tokens", id, e.tokens.size()));
+  }
+  if (files != disk_used_) return Internal(fmt::format("disk tier: {} blocks counted, {} indexed", disk_used_, files));
+  if (disk_enabled() && disk_over_cap()) return Internal("disk tier: over capacity");
+  if (locks != expected_locks) return Internal(fmt::format("entry locks {} != expected {}", locks, expected_locks));
+  return Status::Ok();
+}
+
+CacheCounters TierStore::Snapshot() const {
+  CacheCounters c = c_;
+  device_.FillOccupancy(block_bytes(), &c.device);
+  host_.FillOccupancy(block_bytes(), &c.host);
+  if (disk_) {
+    const int64_t fb = int64_t(disk_->file_bytes());
+    c.disk.capacity_blocks = disk_capacity_;
+    c.disk.used_blocks = disk_used_;
+    c.disk.cached_blocks = disk_used_;
+    c.disk.used_bytes = disk_used_ * fb;
+    c.disk.capacity_bytes = disk_capacity_ * fb;
+  }
+  c.index_entries = int64_t(index_.size());
+  c.disk_writes_disabled = !disk_writes_ok_;
+  accounting_.Fill(&c);
+  return c;
+}
+
+}  // namespace pg

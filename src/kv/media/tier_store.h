@@ -1,0 +1,108 @@
+// TierStore: the places blocks live and the index that finds them. It holds
+// the prefix index, one SlotTier per memory tier (device, host), the disk
+// tier with its block budget, and the counters; and it keeps their shared
+// bookkeeping consistent (eviction sets, owners, dropping copies). It decides
+// nothing: EvictionPolicy picks victims, TierAllocator makes room, TierMover
+// runs the copies, KvCacheManager owns the sequences.
+//
+// Entry bookkeeping rule: after changing an entry's copies, locks or last
+// use, call RefreshEntry (eviction sets and child counts), then MaybeErase
+// when a copy or lock went away.
+//
+// Thread-safety: none; the scheduler thread owns it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "base/status.h"
+#include "kv/accounting/cache_counters.h"
+#include "kv/accounting/miss_accounting.h"
+#include "kv/accounting/session_usage.h"
+#include "kv/index/prefix_index.h"
+#include "kv/kv_cache_config.h"
+#include "kv/media/disk_tier.h"
+#include "kv/media/slot_tier.h"
+#include "kv/policy/eviction_policy.h"
+
+namespace pg {
+
+class TierStore {
+ public:
+  // Checks a config's sizes and options; the messages name the flags.
+  static Status Validate(const KvCacheConfig& cfg);
+  // Creates the slot tiers and, with a disk dir and the prefix cache on,
+  // opens the disk tier and indexes the blocks found there. The disk may be
+  // over its cap afterwards (TierAllocator::TrimDisk).
+  Status Open(const KvCacheConfig& cfg);
+
+  const KvLayout& layout() const { return layout_; }
+  size_t block_bytes() const { return layout_.block_bytes(); }
+  PrefixIndex& index() { return index_; }
+  const PrefixIndex& index() const { return index_; }
+  // kDeviceTier or kHostTier.
+  SlotTier& slots(int tier) { return tier == kDeviceTier ? device_ : host_; }
+  const SlotTier& slots(int tier) const { return tier == kDeviceTier ? device_ : host_; }
+  SlotTier& device() { return device_; }
+  const SlotTier& device() const { return device_; }
+  SlotTier& host() { return host_; }
+  const SlotTier& host() const { return host_; }
+  DiskTier* disk() { return disk_.get(); }  // null without a disk tier
+  CacheCounters& counters() { return c_; }
+  // Blocks per session and slot tier (quotas, fair share); kept by RefreshEntry.
+  const SessionUsage& usage() const { return usage_; }
+  MissAccounting& accounting() { return accounting_; }
+
+  bool host_enabled() const { return host_.enabled(); }
+  bool disk_enabled() const { return disk_ != nullptr; }
+  bool disk_writable() const { return disk_ != nullptr && disk_writes_ok_; }
+  bool disk_full() const { return disk_used_ >= disk_capacity_; }
+  bool disk_over_cap() const { return disk_used_ > disk_capacity_; }
+  int64_t disk_used() const { return disk_used_; }
+  int64_t disk_capacity() const { return disk_capacity_; }  // block files
+  // A file was started (+1) or dropped / failed (-1); writes in flight count.
+  void CountDiskFile(int delta) { disk_used_ += delta; }
+  // Stops disk writes for good (full disk, read-only dir): one warning.
+  void DisableDiskWrites(const Status& why);
+
+  EvictionContext eviction_context(const SessionRetention& retention) const {
+    return EvictionContext{index_, retention, layout_.page_tokens, host_enabled(), disk_writable(), &usage_};
+  }
+
+  // Recomputes which tiers may evict entry `id` now and updates the index.
+  void RefreshEntry(uint32_t id);
+  // Erases an entry that has no copy, no write in flight and no lock.
+  void MaybeErase(uint32_t id);
+  // Drops one reference to `slot` of a slot tier; refreshes its owner when
+  // the slot just became cached.
+  void Unref(int tier, int32_t slot);
+  // Removes entry id's copy in `tier` (freeing its slot, or its disk budget;
+  // the caller deletes the file), then refreshes / erases the entry.
+  void DropCopy(uint32_t id, int tier);
+
+  // Slot refcounts equal the holders given (sequences + moves), owners and
+  // entries agree, the disk count matches the entries and the cap, entry
+  // locks total `expected_locks`, every entry chains from its parent.
+  Status CheckIntegrity(std::span<const int32_t> device_holders, std::span<const int32_t> host_holders,
+                        int64_t expected_locks) const;
+  // Counters plus occupancy now.
+  CacheCounters Snapshot() const;
+
+ private:
+  Status OpenDisk(const KvCacheConfig& cfg);
+
+  KvLayout layout_;
+  PrefixIndex index_;
+  SlotTier device_;
+  SlotTier host_;
+  std::unique_ptr<DiskTier> disk_;
+  int64_t disk_capacity_ = 0;  // block files
+  int64_t disk_used_ = 0;      // entries with a file or a file write in flight
+  bool disk_writes_ok_ = true;
+  CacheCounters c_;
+  SessionUsage usage_;
+  MissAccounting accounting_;  // miss reasons, ghosts, what-if totals
+};
+
+}  // namespace pg

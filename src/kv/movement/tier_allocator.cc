@@ -1,0 +1,187 @@
+#include "kv/movement/tier_allocator.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace pg {
+
+TierAllocator::TierAllocator(TierStore& store, TierMover& mover, const EvictionPolicy& policy,
+                             const SessionRetention& retention, WritePolicy write_policy)
+    : store_(store), mover_(mover), policy_(policy), retention_(retention), write_policy_(write_policy) {}
+
+int64_t TierAllocator::EvictableDevice() const { return int64_t(store_.index().evictable(kDeviceTier).size()); }
+
+int64_t TierAllocator::DrainingDevice() const {
+  if (mover_.empty()) return 0;
+  std::unordered_map<int32_t, int32_t> pins;  // slot -> moves pinning it
+  for (const auto& [tag, m] : mover_.moves())
+    if (m.device >= 0) pins[m.device]++;
+  int64_t n = 0;
+  const SlotTier& dev = store_.device();
+  for (const auto& [slot, k] : pins) {
+    const int32_t owner = dev.owner(slot);
+    if (owner < 0 || dev.refcount(slot) != k) continue;  // private, or a sequence uses it
+    const IndexEntry& e = store_.index().at(uint32_t(owner));
+    if (e.locks == 0 && e.device.ready) ++n;
+  }
+  return n;
+}
+
+bool TierAllocator::CanAllocateDevice(int64_t n) const {
+  const int64_t now = store_.device().n_free() + EvictableDevice();
+  return n <= 0 || now >= n || now + DrainingDevice() >= n;
+}
+
+uint32_t TierAllocator::PickVictim(int tier, bool need_clean) const {
+  return policy_.PickVictim(tier, need_clean, store_.eviction_context(retention_));
+}
+
+bool TierAllocator::EvictOne(int tier, bool may_wait) {
+  const uint32_t v = PickVictim(tier, !may_wait);
+  if (v == PrefixIndex::kNone) return false;
+  IndexEntry& e = store_.index().at(v);
+  uint64_t tag = 0;
+  if (tier == kDeviceTier && store_.host_enabled()) {
+    if (e.host.slot < 0) {
+      const int32_t hs = AllocHostSlot(may_wait);
+      if (hs >= 0) tag = mover_.StartWriteToHost(v, hs);
+    }
+  } else if (tier != kDiskTier) {
+    if (store_.disk_writable() && !e.disk.present && !e.disk.writing) tag = StartWriteToDisk(v, tier == kHostTier);
+  } else {
+    store_.disk()->Remove(e.hash);
+  }
+  if (tag != 0) WaitFor(tag);
+  store_.counters().of_tier(tier).evictions++;
+  // Dropped past a full host tier: a bigger host would have taken it now
+  // (noted first, so the device stays the tier it left last).
+  if (tier == kDeviceTier && store_.host_enabled() && e.host.slot < 0) store_.accounting().NoteEvicted(kHostTier, e.hash);
+  store_.accounting().NoteEvicted(tier, e.hash);
+  store_.DropCopy(v, tier);
+  return true;
+}
+
+void TierAllocator::PrepareDeviceRoom(int64_t n) {
+  if (!store_.host_enabled()) return;
+  for (int64_t k = store_.device().n_free(); k < n; ++k) {
+    const uint32_t v = PickVictim(kDeviceTier, false);
+    if (v == PrefixIndex::kNone || store_.index().at(v).host.slot >= 0) return;
+    const int32_t hs = AllocHostSlot(false);
+    if (hs < 0) return;
+    mover_.StartWriteToHost(v, hs);  // pins the slot: the next PickVictim sees another block
+  }
+}
+
+int32_t TierAllocator::AllocDeviceSlot() {
+  for (;;) {
+    const int32_t s = store_.device().Allocate();
+    if (s >= 0) return s;
+    if (EvictOne(kDeviceTier, true)) continue;
+    if (!WaitForAnyMove()) return -1;  // a demotion in flight may free a slot
+  }
+}
+
+int32_t TierAllocator::AllocHostSlot(bool may_wait) {
+  if (!store_.host_enabled()) return -1;
+  for (;;) {
+    const int32_t s = store_.host().Allocate();
+    if (s >= 0) return s;
+    if (EvictOne(kHostTier, may_wait)) continue;
+    if (!may_wait || !WaitForAnyMove()) return -1;  // copies in flight pin host slots
+  }
+}
+
+bool TierAllocator::MakeDiskRoom() {
+  while (store_.disk_full()) {
+    if (EvictOne(kDiskTier, true)) continue;
+    if (!WaitForAnyMove()) return false;  // writes in flight count as used
+  }
+  return true;
+}
+
+uint64_t TierAllocator::StartWriteToDisk(uint32_t id, bool from_host) {
+  if (!store_.disk_writable() || !MakeDiskRoom()) return 0;
+  return mover_.StartWriteToDisk(id, from_host);
+}
+
+void TierAllocator::TrimDisk() {
+  while (store_.disk_over_cap() && EvictOne(kDiskTier, false)) {
+  }
+}
+
+void TierAllocator::WriteThrough(uint32_t id) {
+  const IndexEntry& e = store_.index().at(id);
+  if (store_.host_enabled() && e.host.slot < 0) {
+    const int32_t hs = AllocHostSlot(false);
+    if (hs >= 0) mover_.StartWriteToHost(id, hs);
+  } else if (!store_.host_enabled() && store_.disk_writable() && !e.disk.present && !e.disk.writing) {
+    StartWriteToDisk(id, false);
+  }
+}
+
+void TierAllocator::CleanInBackground() {
+  const PrefixIndex& index = store_.index();
+  const SlotTier& dev = store_.device();
+  const SlotTier& host = store_.host();
+  if (store_.host_enabled() && dev.n_free() < std::max<int64_t>(1, dev.capacity() / 8)) {
+    std::vector<uint32_t> todo;
+    for (auto it = index.evictable(kDeviceTier).begin(); it != index.evictable(kDeviceTier).end() && todo.size() < 8; ++it) {
+      if (index.at(it->id).host.slot < 0) todo.push_back(it->id);
+    }
+    for (uint32_t id : todo) {
+      const int32_t hs = AllocHostSlot(false);
+      if (hs < 0) break;
+      mover_.StartWriteToHost(id, hs);
+    }
+  }
+  if (store_.host_enabled() && store_.disk_writable() && host.n_free() < std::max<int64_t>(1, host.capacity() / 8)) {
+    std::vector<uint32_t> todo;
+    for (auto it = index.evictable(kHostTier).begin(); it != index.evictable(kHostTier).end() && todo.size() < 8; ++it) {
+      if (!index.at(it->id).in_tier(kDiskTier)) todo.push_back(it->id);
+    }
+    for (uint32_t id : todo)
+      if (StartWriteToDisk(id, true) == 0) break;
+  }
+}
+
+void TierAllocator::Collect(bool wait) {
+  mover_.Collect(wait, [this](const TierMover::Move& m) {
+    if (m.kind != TierMover::Kind::kDeviceToHost || write_policy_ != WritePolicy::kWriteThrough) return;
+    const IndexEntry& e = store_.index().at(m.entry);
+    if (store_.disk_writable() && !e.in_tier(kDiskTier)) StartWriteToDisk(m.entry, true);
+  });
+}
+
+bool TierAllocator::WaitForAnyMove() {
+  if (mover_.empty()) return false;
+  Collect(true);
+  return true;
+}
+
+void TierAllocator::WaitFor(uint64_t tag) {
+  while (mover_.in_flight(tag)) Collect(true);
+}
+
+void TierAllocator::WaitAll() {
+  while (!mover_.empty()) Collect(true);
+}
+
+Status TierAllocator::Flush() {
+  WaitAll();
+  if (!store_.disk_enabled()) return Status::Ok();
+  const PrefixIndex& index = store_.index();
+  for (uint32_t id = 0; id < index.id_limit() && store_.disk_writable(); ++id) {
+    const IndexEntry& e = index.at(id);
+    if (!e.live || e.in_tier(kDiskTier)) continue;
+    uint64_t tag = 0;
+    if (e.host.usable()) tag = StartWriteToDisk(id, true);
+    else if (e.device.usable()) tag = StartWriteToDisk(id, false);
+    else continue;
+    if (tag == 0) break;
+  }
+  WaitAll();
+  if (!store_.disk_writable()) return IoError("kv disk tier: writes are stopped; flush incomplete");
+  return Status::Ok();
+}
+
+}  // namespace pg

@@ -200,12 +200,15 @@ json LongToolCall(bool anthropic) {
                        {"required", {"text"}}};
   json body = {{"max_tokens", 3000}, {"temperature", 0}, {"stream", true},
                {"messages", {{{"role", "user"}, {"content", "Write it down."}}}}};
+  // One call (a forced tool_choice allows several in parallel otherwise).
   if (anthropic) {
+    body["model"] = "tiny";
     body["tools"] = {{{"name", "note"}, {"description", "keep a note"}, {"input_schema", schema}}};
-    body["tool_choice"] = {{"type", "tool"}, {"name", "note"}};
+    body["tool_choice"] = {{"type", "tool"}, {"name", "note"}, {"disable_parallel_tool_use", true}};
   } else {
     body["tools"] = {{{"type", "function"}, {"function", {{"name", "note"}, {"parameters", schema}}}}};
     body["tool_choice"] = {{"type", "function"}, {"function", {{"name", "note"}}}};
+    body["parallel_tool_calls"] = false;
   }
   return body;
 }
@@ -233,7 +236,9 @@ void KillMidStreamAndCompare(RouteFrontDoor* t, ServeProcess& router, ServeProce
   EXPECT_EQ(got.kinds.back(), anthropic ? "message_stop" : "[DONE]")
       << sse.substr(sse.size() - std::min<size_t>(sse.size(), 2000));
   EXPECT_EQ(std::count(got.kinds.begin(), got.kinds.end(), "error"), 0);
-  if (anthropic) EXPECT_EQ(std::count(got.kinds.begin(), got.kinds.end(), "message_start"), 1);
+  if (anthropic) {
+    EXPECT_EQ(std::count(got.kinds.begin(), got.kinds.end(), "message_start"), 1);
+  }
   EXPECT_EQ(got.tool_call_ids, 1);
   EXPECT_EQ(testing::Sample(router.Metrics(), "prosgrow_route_resumed_streams_total"), 1) << router.Metrics();
   const Assembled whole = Assemble(Stream(survivor.port(), path, LongToolCall(anthropic), nullptr));

@@ -18,11 +18,11 @@ Completion Complete(const ServeProcess& s, json body) {
   body["prompt"] = "The first words of the answer are";
   body["temperature"] = 0;
   body["logprobs"] = 0;
-  int status = 0;
-  const json j = ServeReal::Post(s, "/v1/completions", body.dump(), &status);
-  EXPECT_EQ(status, 200) << j.dump();
+  auto res = s.Client()->Post("/v1/completions", body.dump(), "application/json");
   Completion c;
-  if (status != 200) return c;
+  EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no answer");
+  if (!res || res->status != 200) return c;
+  const json j = json::parse(res->body);
   const json& choice = j["choices"][0];
   c.text = choice["text"];
   c.finish = choice["finish_reason"];

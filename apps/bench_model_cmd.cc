@@ -16,7 +16,6 @@
 #include "base/cli_util.h"
 #include "bench_spec.h"
 #include "engine_flags.h"
-#include "engine/speculative/draft_model.h"
 #include "model/model.h"
 #include "device_flag.h"
 #include "subcommands.h"
@@ -43,6 +42,8 @@ struct Arena {
   std::vector<int32_t> table;
 };
 
+constexpr int64_t kPage = 16;
+
 struct Stat {
   double mean = 0, sd = 0;
 };
@@ -54,6 +55,151 @@ Stat Summarize(const std::vector<double>& v) {
   for (double x : v) s.sd += (x - s.mean) * (x - s.mean);
   s.sd = v.size() > 1 ? std::sqrt(s.sd / static_cast<double>(v.size() - 1)) : 0;
   return s;
+}
+
+struct Row {
+  std::string test;
+  Stat tps;
+  std::vector<double> samples;  // tokens/s of each repetition
+  double weight_bytes_per_step = 0;  // decode tests: matrix bytes a step read (0: not measured)
+};
+
+// Bytes of the matrices a decode step reads, as the file stores them (a
+// repacked copy is within 3% of that): every dense matrix once (not
+// token_embd: one row per token), and per_expert for each expert it runs.
+struct WeightBytes {
+  double dense = 0;
+  double per_expert = 0;  // gate + up + down of one expert, averaged over the MoE layers
+  int64_t moe_layers = 0;
+};
+
+WeightBytes WeightBytesOf(const Model& m) {
+  auto bytes = [](const WeightMatrix& w) { return static_cast<double>(w.rows) * static_cast<double>(w.row_bytes); };
+  WeightBytes b;
+  b.dense = bytes(m.weights().output);
+  for (const LayerWeights& L : m.weights().layers) {
+    for (const WeightMatrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.router, &L.gate_shexp,
+                                  &L.up_shexp, &L.down_shexp})
+      if (w->rows > 0) b.dense += bytes(*w);
+    if (L.gate_exps.n_expert > 0) {
+      ++b.moe_layers;
+      b.per_expert += bytes(L.gate_exps.first) + bytes(L.up_exps.first) + bytes(L.down_exps.first);
+    }
+  }
+  if (b.moe_layers > 0) b.per_expert /= static_cast<double>(b.moe_layers);
+  return b;
+}
+
+// What the forward-pass runs share: the model, the pool, a scratch, the token stream.
+struct Bench {
+  const Model& m;
+  ThreadPool& pool;
+  int reps, n_prompt, n_gen;
+  ForwardScratch scratch;
+  std::mt19937 rng{1234};
+  std::uniform_int_distribution<int32_t> tok_dist;
+  std::vector<float> logits;
+  Bench(const Model& model, ThreadPool& p, int r, int np, int ng)
+      : m(model), pool(p), reps(r), n_prompt(np), n_gen(ng),
+        tok_dist(0, static_cast<int32_t>(model.config().n_vocab - 1)),
+        logits(static_cast<size_t>(model.config().n_vocab * 16)) {}
+
+  double RunPrefill() {
+    Arena a(m.config(), kPage, 1, n_prompt);
+    std::vector<int32_t> toks(static_cast<size_t>(n_prompt));
+    for (auto& t : toks) t = tok_dist(rng);
+    BatchSeq b{toks.data(), n_prompt, 0, a.table_of(0), a.blocks_per_seq, true};
+    double t0 = NowSeconds();
+    Status st = m.Forward({&b, 1}, a.pages, pool, scratch, logits.data());
+    double dt = NowSeconds() - t0;
+    return st.ok() ? n_prompt / dt : -1.0;
+  }
+  // Batched decode of n_seqs sequences, n_gen steps, each after a 1-token prompt.
+  double RunDecode(int64_t n_seqs) {
+    Arena a(m.config(), kPage, n_seqs, n_gen + 1);
+    std::vector<int32_t> toks(static_cast<size_t>(n_seqs));
+    std::vector<BatchSeq> batch(static_cast<size_t>(n_seqs));
+    double elapsed = 0;
+    for (int64_t step = 0; step <= n_gen; ++step) {
+      for (int64_t s = 0; s < n_seqs; ++s) {
+        toks[s] = tok_dist(rng);
+        batch[s] = BatchSeq{&toks[s], 1, step, a.table_of(s), a.blocks_per_seq, true};
+      }
+      double t0 = NowSeconds();
+      Status st = m.Forward(batch, a.pages, pool, scratch, logits.data());
+      if (!st.ok()) return -1.0;
+      if (step > 0) elapsed += NowSeconds() - t0;  // step 0 is the 1-token prompt
+    }
+    return static_cast<double>(n_seqs * n_gen) / elapsed;
+  }
+  template <typename Fn>
+  void Measure(std::vector<Row>* rows, const std::string& name, Fn fn) {
+    std::vector<double> v;
+    const uint64_t experts0 = scratch.experts_run();
+    for (int r = 0; r < reps; ++r) v.push_back(fn());
+    rows->push_back({name, Summarize(v), v});
+    if (name.rfind("pp", 0) == 0) return;
+    // Decode: every step reads the dense matrices once and each expert it routed to once.
+    const WeightBytes wb = WeightBytesOf(m);
+    const double steps = static_cast<double>(reps) * (n_gen + 1);
+    const double experts = static_cast<double>(scratch.experts_run() - experts0) / steps;
+    rows->back().weight_bytes_per_step = wb.dense + experts * wb.per_expert;
+    if (wb.per_expert > 0)
+      std::fprintf(stderr, "%s: %.1f experts per MoE layer and step, %.2f MB of weights per step\n", name.c_str(),
+                   experts / static_cast<double>(wb.moe_layers), rows->back().weight_bytes_per_step / 1e6);
+  }
+};
+
+// tg with speculative decoding (--spec ...): greedy, drafts verified per step.
+// Plain tg and tg+spec alternate, so a shared machine's load hits both alike.
+void MeasureSpec(Bench& b, SpeculativeDecoder& decoder, const std::string& spec_name, bool with_tg,
+                 std::vector<Row>* rows) {
+  const SpecConfig& spec = decoder.config();
+  SpecDecodeResult total;
+  std::vector<double> plain, with_spec;
+  for (int r = 0; r < b.reps; ++r) {
+    if (with_tg) plain.push_back(b.RunDecode(1));
+    SpecDecodeResult s = RunSpecDecode(b.m, b.pool, decoder, b.n_gen, b.tok_dist(b.rng), b.rng());
+    total.steps += s.steps;
+    total.drafted += s.drafted;
+    total.accepted += s.accepted;
+    with_spec.push_back(s.tokens_per_s);
+  }
+  if (with_tg) rows->push_back({"tg" + std::to_string(b.n_gen), Summarize(plain)});
+  rows->push_back({"tg" + std::to_string(b.n_gen) + "+spec", Summarize(with_spec)});
+  if (with_tg)
+    std::fprintf(stderr, "spec: tg+spec / tg = %.2fx\n", rows->back().tps.mean / (*rows)[rows->size() - 2].tps.mean);
+  std::fprintf(stderr, "spec: %s, K=%d%s: %lld steps, %lld drafted, %lld accepted (rate %.3f, mean length %.2f)\n",
+               spec_name.c_str(), spec.draft_max, spec.synthetic() ? ", SYNTHETIC acceptance" : "",
+               static_cast<long long>(total.steps), static_cast<long long>(total.drafted),
+               static_cast<long long>(total.accepted),
+               total.drafted ? static_cast<double>(total.accepted) / static_cast<double>(total.drafted) : 0.0,
+               total.steps ? 1.0 + static_cast<double>(total.accepted) / static_cast<double>(total.steps) : 0.0);
+}
+
+void PrintRows(const Model& m, const std::string& model_path, int threads, bool json, const std::vector<Row>& rows) {
+  const ModelConfig& c = m.config();
+  std::string types;
+  for (const auto& t : m.file().tensors())
+    if (t.name == "blk.0.attn_q.weight") types = TypeName(t.type);
+  if (json) {
+    nlohmann::json j;
+    j["model"] = model_path;
+    j["arch"] = c.arch;
+    j["type"] = types;
+    j["threads"] = threads;
+    j["isa"] = IsaName(ActiveIsa());
+    for (auto& r : rows)
+      j["results"].push_back(
+          {{"test", r.test}, {"tokens_per_s", r.tps.mean}, {"stddev", r.tps.sd}, {"samples", r.samples},
+           {"weight_bytes_per_step", r.weight_bytes_per_step}});
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("| model | type | threads | isa | test | t/s |\n|---|---|---|---|---|---|\n");
+  for (auto& r : rows)
+    std::printf("| %s | %s | %d | %s | %s | %.2f ± %.2f |\n", c.name.c_str(), types.c_str(), threads,
+                IsaName(ActiveIsa()), r.test.c_str(), r.tps.mean, r.tps.sd);
 }
 
 }  // namespace
@@ -93,118 +239,24 @@ int BenchModelMain(int argc, char** argv) {
   if (precise) options = ModelOptionsFor(AttentionMode::kPrecise);
   auto model = Model::Load(model_path, options);
   if (!model.ok()) return Fail("bench-model", model.status().message());
-  const Model& m = **model;
-  const ModelConfig& c = m.config();
   ThreadPool pool(threads);
-  // --spec draft: the draft model, with a private KV pool for one sequence.
-  std::unique_ptr<DraftModel> draft_model;
-  if (!spec->draft_model.empty()) {
-    auto tok = Tokenizer::FromGguf(m.file());
-    if (!tok.ok()) return Fail("bench-model", tok.status().message());
-    auto d = DraftModel::Load(spec->draft_model, options, model_path, m, **tok);
-    if (!d.ok()) return Fail("bench-model", d.status().message());
-    draft_model = std::move(*d);
-    const KvLayout dl = draft_model->Layout(16, KvDtype::kF16);
-    const uint64_t bytes = dl.block_bytes() * static_cast<uint64_t>((n_gen + spec->draft_max + 2) / 16 + 2);
-    if (Status st = draft_model->CreateKv(bytes, 16, KvDtype::kF16); !st.ok()) return Fail("bench-model", st.message());
-  }
-  ForwardScratch scratch;
-  std::mt19937 rng(1234);
-  std::uniform_int_distribution<int32_t> tok_dist(0, static_cast<int32_t>(c.n_vocab - 1));
-  std::vector<float> logits(static_cast<size_t>(c.n_vocab * 16));
-  const int64_t page = 16;
-
-  auto run_pp = [&]() {
-    Arena a(c, page, 1, n_prompt);
-    std::vector<int32_t> toks(static_cast<size_t>(n_prompt));
-    for (auto& t : toks) t = tok_dist(rng);
-    BatchSeq b{toks.data(), n_prompt, 0, a.table_of(0), a.blocks_per_seq, true};
-    double t0 = NowSeconds();
-    Status st = m.Forward({&b, 1}, a.pages, pool, scratch, logits.data());
-    double dt = NowSeconds() - t0;
-    return st.ok() ? n_prompt / dt : -1.0;
-  };
-  // Batched decode of n_seqs sequences, n_gen steps, each after a 1-token prompt.
-  auto run_decode = [&](int64_t n_seqs) {
-    Arena a(c, page, n_seqs, n_gen + 1);
-    std::vector<int32_t> toks(static_cast<size_t>(n_seqs));
-    std::vector<BatchSeq> batch(static_cast<size_t>(n_seqs));
-    double elapsed = 0;
-    for (int64_t step = 0; step <= n_gen; ++step) {
-      for (int64_t s = 0; s < n_seqs; ++s) {
-        toks[s] = tok_dist(rng);
-        batch[s] = BatchSeq{&toks[s], 1, step, a.table_of(s), a.blocks_per_seq, true};
-      }
-      double t0 = NowSeconds();
-      Status st = m.Forward(batch, a.pages, pool, scratch, logits.data());
-      if (!st.ok()) return -1.0;
-      if (step > 0) elapsed += NowSeconds() - t0;  // step 0 is the 1-token prompt
-    }
-    return static_cast<double>(n_seqs * n_gen) / elapsed;
-  };
-
-  run_decode(1);  // warm-up: page in the weights
-  struct Row {
-    std::string test;
-    Stat tps;
-    std::vector<double> samples;  // tokens/s of each repetition
-  };
-  std::vector<Row> rows;
-  auto measure = [&](const std::string& name, auto fn) {
-    std::vector<double> v;
-    for (int r = 0; r < reps; ++r) v.push_back(fn());
-    rows.push_back({name, Summarize(v), v});
-  };
-  auto wanted = [&](const char* t) { return std::find(tests.begin(), tests.end(), t) != tests.end(); };
-  if (wanted("pp")) measure("pp" + std::to_string(n_prompt), run_pp);
-  if (wanted("tg") && !spec->enabled()) measure("tg" + std::to_string(n_gen), [&] { return run_decode(1); });
-  if (wanted("bd4")) measure("bd4x" + std::to_string(n_gen), [&] { return run_decode(4); });
-  if (wanted("bd16")) measure("bd16x" + std::to_string(n_gen), [&] { return run_decode(16); });
-  // tg with speculative decoding (--spec ...): greedy, drafts verified per step.
-  SpecDecodeResult spec_total;
+  // --spec: the engine's speculative decoder (the draft model with a private KV pool for one sequence).
+  std::unique_ptr<SpeculativeDecoder> decoder;
   if (spec->enabled()) {
-    // Plain tg and tg+spec alternate, so a shared machine's load hits both alike.
-    std::vector<double> plain, with_spec;
-    for (int r = 0; r < reps; ++r) {
-      if (wanted("tg")) plain.push_back(run_decode(1));
-      SpecDecodeResult s = RunSpecDecode(m, pool, *spec, n_gen, tok_dist(rng), rng(), draft_model.get());
-      spec_total.steps += s.steps;
-      spec_total.drafted += s.drafted;
-      spec_total.accepted += s.accepted;
-      with_spec.push_back(s.tokens_per_s);
-    }
-    if (wanted("tg")) rows.push_back({"tg" + std::to_string(n_gen), Summarize(plain)});
-    rows.push_back({"tg" + std::to_string(n_gen) + "+spec", Summarize(with_spec)});
-    if (wanted("tg"))
-      std::fprintf(stderr, "spec: tg+spec / tg = %.2fx\n", rows.back().tps.mean / rows[rows.size() - 2].tps.mean);
-    std::fprintf(stderr, "spec: %s, K=%d%s: %lld steps, %lld drafted, %lld accepted (rate %.3f, mean length %.2f)\n",
-                 spec_flags.spec.c_str(), spec->draft_max, spec->synthetic() ? ", SYNTHETIC acceptance" : "",
-                 static_cast<long long>(spec_total.steps), static_cast<long long>(spec_total.drafted),
-                 static_cast<long long>(spec_total.accepted),
-                 spec_total.drafted ? static_cast<double>(spec_total.accepted) / static_cast<double>(spec_total.drafted) : 0.0,
-                 spec_total.steps ? 1.0 + static_cast<double>(spec_total.accepted) / static_cast<double>(spec_total.steps) : 0.0);
+    auto d = CreateBenchDecoder(**model, model_path, options, *spec, n_gen);
+    if (!d.ok()) return Fail("bench-model", d.status().message());
+    decoder = std::move(*d);
   }
-
-  std::string types;
-  for (const auto& t : m.file().tensors())
-    if (t.name == "blk.0.attn_q.weight") types = TypeName(t.type);
-  if (json) {
-    nlohmann::json j;
-    j["model"] = model_path;
-    j["arch"] = c.arch;
-    j["type"] = types;
-    j["threads"] = pool.size();
-    j["isa"] = IsaName(ActiveIsa());
-    for (auto& r : rows)
-      j["results"].push_back(
-          {{"test", r.test}, {"tokens_per_s", r.tps.mean}, {"stddev", r.tps.sd}, {"samples", r.samples}});
-    std::printf("%s\n", j.dump(2).c_str());
-  } else {
-    std::printf("| model | type | threads | isa | test | t/s |\n|---|---|---|---|---|---|\n");
-    for (auto& r : rows)
-      std::printf("| %s | %s | %d | %s | %s | %.2f ± %.2f |\n", c.name.c_str(), types.c_str(), pool.size(),
-                  IsaName(ActiveIsa()), r.test.c_str(), r.tps.mean, r.tps.sd);
-  }
+  Bench b(**model, pool, reps, n_prompt, n_gen);
+  b.RunDecode(1);  // warm-up: page in the weights
+  std::vector<Row> rows;
+  auto wanted = [&](const char* t) { return std::find(tests.begin(), tests.end(), t) != tests.end(); };
+  if (wanted("pp")) b.Measure(&rows, "pp" + std::to_string(n_prompt), [&] { return b.RunPrefill(); });
+  if (wanted("tg") && !decoder) b.Measure(&rows, "tg" + std::to_string(n_gen), [&] { return b.RunDecode(1); });
+  if (wanted("bd4")) b.Measure(&rows, "bd4x" + std::to_string(n_gen), [&] { return b.RunDecode(4); });
+  if (wanted("bd16")) b.Measure(&rows, "bd16x" + std::to_string(n_gen), [&] { return b.RunDecode(16); });
+  if (decoder) MeasureSpec(b, *decoder, spec_flags.spec, wanted("tg"), &rows);
+  PrintRows(**model, model_path, pool.size(), json, rows);
   return 0;
 }
 

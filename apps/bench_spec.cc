@@ -1,91 +1,103 @@
 #include "bench_spec.h"
 
-#include <algorithm>
 #include <numeric>
 #include <vector>
 
 #include "base/clock.h"
-#include "spec/speculator.h"
+#include "engine/cpu_executor.h"
+#include "engine/scheduler.h"
+#include "engine/sequence.h"
+#include "tokenizer/tokenizer.h"
 
 namespace pg {
 namespace {
 
-int32_t Argmax(const float* x, int64_t n) {
-  return static_cast<int32_t>(std::max_element(x, x + n) - x);  // ties to the lowest id
-}
+constexpr int64_t kPage = 16;
+
+// Positions one repetition may write: the prompt token, n_gen, a last draft.
+int64_t Positions(int n_gen, const SpecConfig& spec) { return n_gen + spec.draft_max + 2; }
 
 }  // namespace
 
-SpecDecodeResult RunSpecDecode(const Model& m, ThreadPool& pool, const SpecConfig& spec, int n_gen,
-                               int32_t first_token, uint64_t seed, DraftModel* draft_model) {
+Result<std::unique_ptr<SpeculativeDecoder>> CreateBenchDecoder(const Model& m, const std::string& model_path,
+                                                               const ModelOptions& options, const SpecConfig& spec,
+                                                               int n_gen) {
+  const int64_t positions = Positions(n_gen, spec);
+  SpecLimits limits;
+  limits.ctx_size = positions + 1;
+  limits.max_seq_tokens = (positions + kPage - 1) / kPage * kPage;
+  limits.catchup_budget = int64_t{1} << 20;
+  PG_ASSIGN_OR_RETURN(std::unique_ptr<SpeculativeDecoder> d, SpeculativeDecoder::Create(spec, limits));
+  if (spec.draft_model.empty()) return d;
+  PG_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tok, Tokenizer::FromGguf(m.file()));
+  PG_RETURN_IF_ERROR(d->LoadDraftModel(spec.draft_model, options, model_path, m, *tok));
+  const KvLayout dl = d->DraftLayout(static_cast<int>(kPage), KvDtype::kF16);
+  const uint64_t bytes = dl.block_bytes() * static_cast<uint64_t>(positions / kPage + 2);
+  PG_RETURN_IF_ERROR(d->CreateDraftKv(bytes, static_cast<int>(kPage), KvDtype::kF16));
+  return d;
+}
+
+SpecDecodeResult RunSpecDecode(const Model& m, ThreadPool& pool, SpeculativeDecoder& decoder, int n_gen,
+                               int32_t first_token, uint64_t seed) {
   SpecDecodeResult r;
-  auto speculator = Speculator::Create(spec);
-  if (!speculator.ok()) return r;
-  Speculator& sp = **speculator;
-  std::unique_ptr<SpecSequence> seq = sp.NewSequence(seed);
+  if (!decoder.Reset().ok()) return r;
   const ModelConfig& c = m.config();
-  const int64_t V = c.n_vocab, page = 16;
-  const int64_t positions = n_gen + spec.draft_max + 2;
+  const int64_t n_blocks = (Positions(n_gen, decoder.config()) + kPage - 1) / kPage;
   KvPages pages;
   pages.layout = KvLayout{static_cast<int>(c.n_layer), static_cast<int>(c.n_head_kv), static_cast<int>(c.head_dim),
-                          static_cast<int>(page), KvDtype::kF16};
+                          static_cast<int>(kPage), KvDtype::kF16};
   pages.block_bytes = pages.layout.block_bytes();
-  const int64_t n_blocks = (positions + page - 1) / page;
   std::vector<uint8_t> mem(pages.block_bytes * static_cast<size_t>(n_blocks));
   pages.base = mem.data();
-  std::vector<int32_t> table(static_cast<size_t>(n_blocks));
-  std::iota(table.begin(), table.end(), 0);
-  ForwardScratch scratch;
-  std::vector<float> logits(static_cast<size_t>(V * (spec.draft_max + 1)));
+  CpuExecutor executor(m, pool);
+  if (!executor.Prepare(pages).ok()) return r;
 
-  std::vector<int32_t> context = {first_token}, draft, inputs, model_draft, draft_tokens;
-  constexpr SeqId kDraftSeq = 1;
-  std::vector<BatchSeq> batch;
-  BatchSeq b0{context.data(), 1, 0, table.data(), n_blocks, true};
-  if (!m.Forward({&b0, 1}, pages, pool, scratch, logits.data()).ok()) return r;
-  context.push_back(Argmax(logits.data(), V));
-  int64_t generated = 1, computed = 1;  // K/V of [0, computed) are in the pages
-  const double t0 = NowSeconds();
   const int64_t total = int64_t{n_gen} + 1;  // n_gen decoded after the prompt's token, as bench-model's tg
-  while (generated < total) {
-    sp.Propose(*seq, context, static_cast<int>(total - generated - 1), &draft);
-    if (seq->model_want > 0) {  // --spec draft: the draft model's greedy k steps
-      model_draft.clear();
-      if (draft_model) {
-        DraftRequest req{kDraftSeq, context, seq->model_want, nullptr, seed, &model_draft};
-        draft_model->Propose({&req, 1}, pool, int64_t{1} << 20);
-      }
-      sp.ProposeWithModel(*seq, context, model_draft, &draft_tokens);
-      draft.swap(draft_tokens);
-    }
-    inputs.assign(1, context.back());
-    inputs.insert(inputs.end(), draft.begin(), draft.end());
-    batch.clear();
-    for (size_t i = 0; i < inputs.size(); ++i)
-      batch.push_back(BatchSeq{&inputs[i], 1, computed + static_cast<int64_t>(i), table.data(), n_blocks, true});
-    if (!m.Forward(batch, pages, pool, scratch, logits.data()).ok()) return r;
-    const int k = static_cast<int>(draft.size());
-    const int synthetic = spec.synthetic() ? sp.SyntheticAccepted(*seq, k) : -1;
-    int accepted = 0;
-    for (int i = 0; i <= k && generated < total; ++i) {
-      const int32_t tok = i < synthetic ? draft[static_cast<size_t>(i)] : Argmax(&logits[static_cast<size_t>(i * V)], V);
-      context.push_back(tok);
-      ++generated;
-      ++computed;
-      const bool match = i < k && (synthetic >= 0 ? i < synthetic : tok == draft[static_cast<size_t>(i)]);
-      if (!match) break;
-      ++accepted;
-    }
-    if (draft_model) draft_model->Rollback(kDraftSeq, context);
-    sp.Record(*seq, k, accepted);
-    if (k > 0) {
-      ++r.steps;
-      r.drafted += k;
-      r.accepted += accepted;
+  std::vector<std::unique_ptr<Sequence>> running;
+  running.push_back(std::make_unique<Sequence>());
+  Sequence& s = *running.back();
+  s.id = 1;
+  s.request.sampling.temperature = 0;  // greedy
+  s.request.sampling.max_tokens = static_cast<int>(total);
+  s.sampler = std::make_unique<Sampler>(s.request.sampling);
+  s.spec = decoder.NewSequence(seed);
+  s.tokens = {first_token};
+  s.block_table.resize(static_cast<size_t>(n_blocks));
+  std::iota(s.block_table.begin(), s.block_table.end(), 0);
+  auto emit = [&](Sequence* q, int32_t token, ServiceEvent&) {
+    q->tokens.push_back(token);
+    return ++q->n_generated >= total;
+  };
+  StepCostModel cost;  // fitted to this run's steps, as the engine's is to serve's
+  StepPlan plan;
+  plan.batch = {&s};
+  ServiceEvent ev;
+  double t0 = 0;
+  while (s.n_generated < total) {
+    if (s.n_generated == 1) t0 = NowSeconds();  // the prompt's step is not timed
+    decoder.Propose(running, 0, pool, cost);
+    s.step_tokens = 1 + static_cast<int64_t>(s.draft.size());
+    plan.n_tokens = s.step_tokens;
+    decoder.Plan(&plan, cost, nullptr);
+    BatchSeq b{s.tokens.data() + s.n_computed, s.step_tokens, s.n_computed, s.block_table.data(), n_blocks, true};
+    const bool verify = !s.draft.empty();
+    if (verify) decoder.Verify(&s, &b);
+    const double start = NowSeconds();
+    Result<LogitsRows> rows = executor.Forward({&b, 1});
+    if (!rows.ok()) return r;
+    cost.Observe(ShapeOf({&b, 1}), NowSeconds() - start);
+    if (verify) {
+      s.n_computed += decoder.Accept(&s, rows->data, rows->n_vocab, emit);
+    } else {
+      s.n_computed += s.step_tokens;
+      emit(&s, s.sampler->Sample(rows->data, rows->n_vocab, &ev.token), ev);
     }
   }
   r.tokens_per_s = static_cast<double>(n_gen) / (NowSeconds() - t0);
-  if (draft_model) draft_model->Retain({});  // frees the draft's KV for the next repetition
+  r.steps = s.spec_usage.steps;
+  r.drafted = s.spec_usage.drafted;
+  r.accepted = s.spec_usage.accepted;
+  decoder.Finished(s);  // frees the draft's KV
   return r;
 }
 

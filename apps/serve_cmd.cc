@@ -11,6 +11,7 @@
 #include "doctor/preflight.h"
 #include "engine/engine.h"
 #include "engine_flags.h"
+#include "gguf/gguf_file.h"
 #include "kv_hint_flags.h"
 #include "server/http_server.h"
 #include "server/server_options.h"
@@ -57,6 +58,9 @@ int ServeMain(int argc, char** argv) {
   config->model_name = served_name;
   config->session_ttl_s = session_ttl;
   if (Status hs = ApplyKvHintFlags(hf, &*config); !hs.ok()) return Fail("serve", hs.message());
+  // The model file is opened once: the preflight checks this mapping and the
+  // engine loads from it. (If it does not open, the preflight says why.)
+  if (auto file = GgufFile::Open(config->model_path); file.ok()) config->model_file = std::move(*file);
   if (Status pre = Preflight(*config, so); !pre.ok()) return Fail("serve", pre.message());
   // SIGINT/SIGTERM are taken by a watcher thread (sigwait), never by a
   // handler: stopping the server is not async-signal-safe. Block them before

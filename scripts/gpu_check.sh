@@ -13,8 +13,9 @@
 #                      (built here by nvcc: `cmake -DPROSGROW_GPU=cuda`; default: build
 #                      them into build-gpu-check, which needs CMake, ninja, nvcc and the
 #                      Debian libraries' equivalents on the host)
-#   GPU_CHECK_DRY=1    run the steps with the emulated build (build-emu) instead of a
-#                      GPU: checks the script, not the device
+#   GPU_CHECK_DRY=1    no GPU: the binaries are the emulated build's (build-emu, or
+#                      GPU_CHECK_BIN) and bench-model is skipped; checks the script, not
+#                      the device
 #
 # Steps: build (or bring) the CUDA binaries; op tests on the GPU (gpu_tests,
 # JSON report); a dense and an MoE model with `prosgrow make-model`; greedy
@@ -53,15 +54,15 @@ step() {
   echo "$name: $verdict ($((SECONDS - t0)) s)" | tee -a "$SUMMARY"
 }
 
-if [[ $DRY == 1 ]]; then
+if [[ -n ${GPU_CHECK_BIN:-} ]]; then
+  BIN=$GPU_CHECK_BIN
+  build() { ls -lL "$BIN/gpu_tests" "$BIN/gpu_copy_bench" "$BIN/prosgrow"; }
+elif [[ $DRY == 1 ]]; then
   BIN=build-emu
   build() {
     cmake -S . -B "$BIN" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROSGROW_GPU=emulated >/dev/null &&
       ninja -C "$BIN" -j"$JOBS" gpu_tests gpu_copy_bench prosgrow
   }
-elif [[ -n ${GPU_CHECK_BIN:-} ]]; then
-  BIN=$GPU_CHECK_BIN
-  build() { ls -l "$BIN/gpu_tests" "$BIN/gpu_copy_bench" "$BIN/prosgrow"; }
 else
   BIN=build-gpu-check
   build() {

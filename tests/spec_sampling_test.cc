@@ -1,7 +1,7 @@
 // Issue 15: speculative decoding with temperature > 0 keeps the model's
 // distribution. The engine verifies a deterministic draft d by drawing x from
 // the Sampler's processed distribution p and accepting iff x == d, which is
-// rejection sampling with a point-mass q (engine_spec.cc). Checked two ways:
+// rejection sampling with a point-mass q (SpeculativeDecoder::Accept). Checked two ways:
 //  * chi-square homogeneity of the (1st, 2nd) generated-token pairs at a
 //    fixed prompt, with and without speculation (different seeds), where the
 //    2nd token is drafted by the suffix cache and sometimes rejected;

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "base/status.h"
@@ -54,6 +56,28 @@ TEST(ThreadPool, ParallelForCoversEveryTaskOnce) {
     ran.fetch_add(1 << (t * 4));
   });
   EXPECT_EQ(ran.load(), 0x1111);
+}
+
+// An idle pool's workers stop spinning and block; a job then wakes them all
+// (every task still runs once), and a worker that outlasts the caller's spin
+// is waited for, not lost.
+TEST(ThreadPool, IdleWorkersBlockAndWakeForTheNextJob) {
+  ThreadPool pool(3);
+  for (int round = 0; round < 4; ++round) {
+    while (pool.blocked_workers() < 2) std::this_thread::yield();  // both workers idle past kSpinNs
+    std::vector<std::atomic<int>> hits(64);
+    pool.ParallelFor(64, [&](int64_t i) { hits[i].fetch_add(1); });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  }
+  // A worker busy far longer than the caller spins: RunOnAll returns only once it is done.
+  std::atomic<bool> slow_done{false};
+  pool.RunOnAll([&](int t, int) {
+    if (t != 1) return;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(20 * ThreadPool::kSpinNs);
+    while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    slow_done.store(true);
+  });
+  EXPECT_TRUE(slow_done.load());
 }
 
 }  // namespace

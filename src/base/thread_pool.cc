@@ -1,8 +1,39 @@
 #include "base/thread_pool.h"
 
-#include <cstdlib>
+#include <chrono>
 
 namespace pg {
+namespace {
+
+void CpuRelax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins while `a` holds `old`, for up to ThreadPool::kSpinNs, then blocks on
+// the futex until it changes. Returns the new value. The clock is read once
+// per 64 spins (a pause is tens of cycles; a clock read about as much).
+template <typename T>
+T WaitWhileEquals(const std::atomic<T>& a, T old, std::atomic<int>* blocked) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point until = Clock::now() + std::chrono::nanoseconds(ThreadPool::kSpinNs);
+  for (uint32_t spins = 1;; ++spins) {
+    const T v = a.load(std::memory_order_acquire);
+    if (v != old) return v;
+    if (spins % 64 == 0 && Clock::now() >= until) break;
+    CpuRelax();
+  }
+  for (;;) {
+    const T v = a.load(std::memory_order_acquire);
+    if (v != old) return v;
+    if (blocked) blocked->fetch_add(1, std::memory_order_release);
+    a.wait(old, std::memory_order_acquire);
+    if (blocked) blocked->fetch_sub(1, std::memory_order_release);
+  }
+}
+
+}  // namespace
 
 int ThreadPool::DefaultThreads() {
   unsigned n = std::thread::hardware_concurrency();
@@ -14,32 +45,17 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads > 0 ? n_threads : D
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    stop_.store(true);
-    generation_.fetch_add(1);
-  }
-  cv_.notify_all();
+  stop_.store(true, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
 void ThreadPool::WorkerLoop(int index) {
-  uint64_t seen = 0;
+  uint32_t seen = 0;
   for (;;) {
-    // Spin a little: kernels are issued back to back during a forward pass.
-    int spins = 0;
-    while (generation_.load(std::memory_order_acquire) == seen && spins < 20000) {
-      ++spins;
-#if defined(__x86_64__)
-      __builtin_ia32_pause();
-#endif
-    }
-    if (generation_.load(std::memory_order_acquire) == seen) {
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] { return generation_.load(std::memory_order_acquire) != seen; });
-    }
-    seen = generation_.load(std::memory_order_acquire);
-    if (stop_.load()) return;
+    seen = WaitWhileEquals(generation_, seen, &blocked_);
+    if (stop_.load(std::memory_order_relaxed)) return;
     if (all_job_) {
       (*all_job_)(index, n_threads_);
     } else {
@@ -49,17 +65,19 @@ void ThreadPool::WorkerLoop(int index) {
         (*job_)(i);
       }
     }
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
   }
 }
 
 void ThreadPool::Dispatch() {
-  pending_.store(n_threads_ - 1, std::memory_order_release);
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
-  }
-  cv_.notify_all();
+  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+  // The release publishes the job fields and pending_ to the workers.
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+}
+
+void ThreadPool::WaitForWorkers() {
+  for (int p = pending_.load(std::memory_order_acquire); p != 0;) p = WaitWhileEquals(pending_, p, nullptr);
 }
 
 void ThreadPool::ParallelFor(int64_t n_tasks, FunctionRef<void(int64_t)> fn) {
@@ -79,11 +97,7 @@ void ThreadPool::ParallelFor(int64_t n_tasks, FunctionRef<void(int64_t)> fn) {
     if (i >= n_tasks) break;
     fn(i);
   }
-  while (pending_.load(std::memory_order_acquire) != 0) {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-  }
+  WaitForWorkers();
   job_ = nullptr;
 }
 
@@ -97,11 +111,7 @@ void ThreadPool::RunOnAll(FunctionRef<void(int, int)> fn) {
   job_ = nullptr;
   Dispatch();
   fn(0, n_threads_);
-  while (pending_.load(std::memory_order_acquire) != 0) {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-  }
+  WaitForWorkers();
   all_job_ = nullptr;
 }
 

@@ -3,14 +3,22 @@
 // ParallelFor(n, fn) runs fn(i) for i in [0, n) across the workers and the
 // calling thread, and returns when all are done. Work is handed out through
 // an atomic counter, so uneven tasks balance themselves. No allocation per
-// call. Workers spin briefly between jobs, then sleep on a condition variable.
+// call.
+//
+// Waiting, on both sides, spins for at most kSpinNs (a forward pass issues
+// its kernels back to back, microseconds apart) and then blocks on a futex
+// (std::atomic wait/notify): a worker between jobs on `generation_`, the
+// caller at the end of a job on `pending_`. An idle pool (the server between
+// steps) thus sleeps instead of burning the cores, and a caller whose worker
+// lost its core to another process sleeps until that worker is done instead
+// of spinning through its time slice. notify costs no system call while
+// nobody is blocked.
 //
 // Thread-safety: one ParallelFor at a time per pool (calls are serialized by
 // an internal mutex). fn must be safe to call concurrently for distinct i.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <thread>
@@ -22,6 +30,9 @@ namespace pg {
 
 class ThreadPool {
  public:
+  // How long a waiting thread spins before it blocks, in nanoseconds.
+  static constexpr int64_t kSpinNs = 50'000;
+
   // n_threads includes the calling thread; 0 means hardware concurrency.
   explicit ThreadPool(int n_threads = 0);
   ~ThreadPool();
@@ -38,25 +49,28 @@ class ThreadPool {
 
   static int DefaultThreads();
 
+  // Workers blocked on the futex right now (an idle pool: all of them).
+  int blocked_workers() const { return blocked_.load(std::memory_order_acquire); }
+
  private:
   void WorkerLoop(int index);
   void Dispatch();
+  void WaitForWorkers();
 
   int n_threads_;
   std::vector<std::thread> workers_;
   std::mutex call_mu_;  // serializes callers
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint32_t> generation_{0};  // bumped once per job (and at stop)
   std::atomic<bool> stop_{false};
+  std::atomic<int> blocked_{0};
 
   // Current job.
   FunctionRef<void(int64_t)>* job_ = nullptr;
   FunctionRef<void(int, int)>* all_job_ = nullptr;
   int64_t n_tasks_ = 0;
   std::atomic<int64_t> next_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<int> pending_{0};  // workers not yet done with the current job
 };
 
 }  // namespace pg

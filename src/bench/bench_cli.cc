@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "bench/bench_plots.h"
 #include "bench/bench_runner.h"
@@ -87,143 +88,183 @@ std::map<std::string, SpecCounts> ScrapeSpecCounters(StreamClient& client) {
   return SpecCountersFromMetrics(*body);
 }
 
-int RunCommand(RunFlags& f) {
-  if (f.url.empty()) return Fail(InvalidArgument("--url is required (or use `bench compare`)"), kExitUsage);
-  if (f.workload.empty()) return Fail(InvalidArgument("--workload is required"), kExitUsage);
-  if (!(f.gpus > 0)) return Fail(InvalidArgument("--gpus must be > 0"), kExitUsage);
-  if (f.gpu_hour_cost < 0) return Fail(InvalidArgument("--gpu-hour-cost must be >= 0"), kExitUsage);
+// What one `bench run` sets up before its first level: the client, the
+// server's model and vocabulary, the workload.
+struct RunSetup {
+  ClientOptions copt;
+  std::unique_ptr<StreamClient> probe;
+  std::vector<ReferencePoint> refs;
+  int64_t vocab = 0;
+  std::string vocab_source;
+  std::optional<TokenSpace> space;
+  std::unique_ptr<Workload> workload;
+};
+
+Status ValidateRunFlags(const RunFlags& f) {
+  if (f.url.empty()) return InvalidArgument("--url is required (or use `bench compare`)");
+  if (f.workload.empty()) return InvalidArgument("--workload is required");
+  if (!(f.gpus > 0)) return InvalidArgument("--gpus must be > 0");
+  if (f.gpu_hour_cost < 0) return InvalidArgument("--gpu-hour-cost must be >= 0");
   for (int32_t c : f.sweep) {
-    if (c < 1 || c > 4096) return Fail(InvalidArgument(fmt::format("--sweep-concurrency level {} not in [1, 4096]", c)), kExitUsage);
+    if (c < 1 || c > 4096) return InvalidArgument(fmt::format("--sweep-concurrency level {} not in [1, 4096]", c));
   }
+  return Status::Ok();
+}
+
+// Fills *s; 0 when ready, else the exit code (the error printed).
+int SetUpRun(RunFlags& f, RunSetup* s) {
+  if (Status st = ValidateRunFlags(f); !st.ok()) return Fail(st, kExitUsage);
   auto mode = ParsePromptMode(f.prompt_mode);
   if (!mode.ok()) return Fail(mode.status(), kExitUsage);
-  ClientOptions copt;
-  copt.url = f.url;
-  copt.api_key = f.api_key;
-  copt.model = f.model;
-  copt.mode = *mode;
-  copt.timeout_s = f.timeout_s;
-  copt.ignore_eos = !f.no_ignore_eos;
-  auto probe = StreamClient::Create(copt);
+  s->copt.url = f.url;
+  s->copt.api_key = f.api_key;
+  s->copt.model = f.model;
+  s->copt.mode = *mode;
+  s->copt.timeout_s = f.timeout_s;
+  s->copt.ignore_eos = !f.no_ignore_eos;
+  auto probe = StreamClient::Create(s->copt);
   if (!probe.ok()) return Fail(probe.status(), kExitUsage);
-
-  std::vector<ReferencePoint> refs;
+  s->probe = std::move(*probe);
   if (!f.reference.empty()) {
     auto r = LoadReferenceCsv(f.reference);
     if (!r.ok()) return Fail(r.status(), kExitUsage);
-    refs = std::move(*r);
+    s->refs = std::move(*r);
   }
   // The server must answer /v1/models; it names the model and maybe the vocabulary.
-  auto models = (*probe)->Get("/v1/models");
+  auto models = s->probe->Get("/v1/models");
   if (!models.ok()) return Fail(Unavailable("cannot reach server: " + models.status().message()), kExitFailed);
-  if (copt.model.empty()) {
-    if (auto id = QueryModelId(**probe); id.ok()) copt.model = *id;
+  if (s->copt.model.empty()) {
+    if (auto id = QueryModelId(*s->probe); id.ok()) s->copt.model = *id;
   }
-  int64_t vocab = f.vocab_size;
-  std::string vocab_source = "--vocab-size";
-  if (vocab <= 0) {
-    auto v = QueryVocabSize(**probe);
-    vocab = v.ok() ? *v : kDefaultVocab;
-    vocab_source = v.ok() ? "/v1/models" : "default";
+  s->vocab = f.vocab_size;
+  s->vocab_source = "--vocab-size";
+  if (s->vocab <= 0) {
+    auto v = QueryVocabSize(*s->probe);
+    s->vocab = v.ok() ? *v : kDefaultVocab;
+    s->vocab_source = v.ok() ? "/v1/models" : "default";
   }
-  auto space = TokenSpace::ForVocab(vocab, f.seed);
+  auto space = TokenSpace::ForVocab(s->vocab, f.seed);
   if (!space.ok()) return Fail(space.status(), kExitUsage);
+  s->space = *space;
   f.wl.seed = f.seed;
   f.wl.concurrency = f.sweep.empty() ? f.concurrency : f.sweep.back();
-  auto workload = MakeWorkload(f.workload, *space, f.wl);
+  auto workload = MakeWorkload(f.workload, *s->space, f.wl);
   if (!workload.ok()) return Fail(workload.status(), kExitUsage);
+  s->workload = std::move(*workload);
   if (!f.out_dir.empty()) {
-    if (Status s = EnsureDir(f.out_dir); !s.ok()) return Fail(s, kExitFailed);
+    if (Status st = EnsureDir(f.out_dir); !st.ok()) return Fail(st, kExitFailed);
   }
-  std::printf("workload: %s\nserver: %s  model: %s  prompt mode: %s  vocab %lld (%s), token ids [%d, %d)\n",
-              (*workload)->Describe().c_str(), f.url.c_str(), copt.model.empty() ? "(unnamed)" : copt.model.c_str(),
-              PromptModeName(copt.mode), static_cast<long long>(vocab), vocab_source.c_str(), space->lo(), space->hi());
+  return 0;
+}
 
-  std::vector<int32_t> levels = f.sweep.empty() ? std::vector<int32_t>{f.concurrency} : f.sweep;
-  std::vector<RunReport> reports;
-  int64_t completed = 0;
-  for (int32_t level : levels) {
-    RunOptions ropt;
-    ropt.concurrency = level;
-    ropt.duration_s = f.duration_s;
-    ropt.max_requests = f.max_requests;
-    ropt.warmup = f.warmup;
-    ropt.open_loop = f.open_loop;
-    ropt.ideal_block_tokens = f.ideal_block;
-    ropt.progress = !f.no_progress && isatty(STDERR_FILENO);
-    auto before = ScrapeCounter(**probe, f.metrics_counter);
-    const auto spec_before = ScrapeSpecCounters(**probe);
-    // Wall-clock start, so a run's send_s can be lined up with outside events
-    // (scripts/failover_report.py: when a replica was killed).
-    const double started_unix_s =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    auto run = RunBench(**workload, copt, ropt);
-    if (!run.ok()) return Fail(run.status(), kExitUsage);
-    auto after = ScrapeCounter(**probe, f.metrics_counter);
-    const auto spec_after = ScrapeSpecCounters(**probe);
-    SummaryInputs in;
-    in.gpus = f.gpus;
-    in.gpu_hour_cost = f.gpu_hour_cost;
-    in.concurrency = level;
-    in.workload = f.workload;
-    in.label = f.label.empty() ? fmt::format("c{}", level)
-                               : (f.sweep.empty() ? f.label : fmt::format("{} c{}", f.label, level));
-    // The /metrics delta also counts warmup requests, so it is only used without warmup.
-    if (before && after && f.warmup == 0) in.metrics_cached_delta = *after - *before;
-    in.spec_by_drafter = SpecCountersDelta(spec_before, spec_after);
-    RunReport rep;
-    rep.summary = Summarize(run->records, in);
-    rep.records = std::move(run->records);
-    rep.config = {{"url", f.url},           {"model", copt.model},        {"workload", f.workload},
-                  {"workload_description", (*workload)->Describe()},     {"prompt_mode", PromptModeName(copt.mode)},
-                  {"concurrency", level},   {"open_loop", f.open_loop},    {"duration_s", f.duration_s},
-                  {"max_requests", f.max_requests}, {"warmup", f.warmup}, {"seed", f.seed},
-                  {"vocab_size", vocab},    {"vocab_source", vocab_source}, {"token_id_lo", space->lo()},
-                  {"token_id_hi", space->hi()}, {"ideal_block_tokens", f.ideal_block}, {"gpus", f.gpus},
-                  {"wall_s", run->wall_s},  {"ignore_eos", copt.ignore_eos}, {"started_unix_s", started_unix_s}};
-    completed += rep.summary.completed;
-    std::printf("\n%s\n", SummaryTable({rep.summary}).c_str());
-    if (std::string t = SpecTable(rep.summary.spec); !t.empty()) std::printf("%s\n", t.c_str());
-    if (auto m = (*probe)->Get("/metrics"); m.ok()) {  // the server's KV accounting (miss reasons, what-if)
-      rep.config["kv_accounting"] = KvAccountingFromMetrics(*m);
-      if (std::string t = KvAccountingTable(rep.config["kv_accounting"]); !t.empty()) std::printf("%s\n", t.c_str());
-    }
-    for (const RequestRecord& r : rep.records) {
-      if (!r.ok && !r.warmup) {
-        std::printf("first failure: request %lld (%s): %s\n", static_cast<long long>(r.index), r.session.c_str(),
-                    r.error.c_str());
-        break;
-      }
-    }
-    if (!f.out_dir.empty()) {
-      std::string name = f.sweep.empty() ? "run.json" : fmt::format("run-c{}.json", level);
-      if (Status s = WriteTextFile(Join(f.out_dir, name), RunReportToJson(rep).dump(1)); !s.ok()) return Fail(s, kExitFailed);
-    }
-    reports.push_back(std::move(rep));
+nlohmann::json RunConfigJson(const RunFlags& f, const RunSetup& s, int32_t level, double wall_s,
+                             double started_unix_s) {
+  return {{"url", f.url},           {"model", s.copt.model},        {"workload", f.workload},
+          {"workload_description", s.workload->Describe()},       {"prompt_mode", PromptModeName(s.copt.mode)},
+          {"concurrency", level},   {"open_loop", f.open_loop},    {"duration_s", f.duration_s},
+          {"max_requests", f.max_requests}, {"warmup", f.warmup}, {"seed", f.seed},
+          {"vocab_size", s.vocab},  {"vocab_source", s.vocab_source}, {"token_id_lo", s.space->lo()},
+          {"token_id_hi", s.space->hi()}, {"ideal_block_tokens", f.ideal_block}, {"gpus", f.gpus},
+          {"wall_s", wall_s},       {"ignore_eos", s.copt.ignore_eos}, {"started_unix_s", started_unix_s}};
+}
+
+// One concurrency level: the run, its /metrics deltas, its tables and its run JSON.
+int RunLevel(const RunFlags& f, RunSetup& s, int32_t level, RunReport* rep) {
+  RunOptions ropt;
+  ropt.concurrency = level;
+  ropt.duration_s = f.duration_s;
+  ropt.max_requests = f.max_requests;
+  ropt.warmup = f.warmup;
+  ropt.open_loop = f.open_loop;
+  ropt.ideal_block_tokens = f.ideal_block;
+  ropt.progress = !f.no_progress && isatty(STDERR_FILENO);
+  auto before = ScrapeCounter(*s.probe, f.metrics_counter);
+  const auto spec_before = ScrapeSpecCounters(*s.probe);
+  // Wall-clock start, so a run's send_s can be lined up with outside events
+  // (scripts/failover_report.py: when a replica was killed).
+  const double started_unix_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto run = RunBench(*s.workload, s.copt, ropt);
+  if (!run.ok()) return Fail(run.status(), kExitUsage);
+  auto after = ScrapeCounter(*s.probe, f.metrics_counter);
+  const auto spec_after = ScrapeSpecCounters(*s.probe);
+  SummaryInputs in;
+  in.gpus = f.gpus;
+  in.gpu_hour_cost = f.gpu_hour_cost;
+  in.concurrency = level;
+  in.workload = f.workload;
+  in.label = f.label.empty() ? fmt::format("c{}", level)
+                             : (f.sweep.empty() ? f.label : fmt::format("{} c{}", f.label, level));
+  // The /metrics delta also counts warmup requests, so it is only used without warmup.
+  if (before && after && f.warmup == 0) in.metrics_cached_delta = *after - *before;
+  in.spec_by_drafter = SpecCountersDelta(spec_before, spec_after);
+  rep->summary = Summarize(run->records, in);
+  rep->records = std::move(run->records);
+  rep->config = RunConfigJson(f, s, level, run->wall_s, started_unix_s);
+  std::printf("\n%s\n", SummaryTable({rep->summary}).c_str());
+  if (std::string t = SpecTable(rep->summary.spec); !t.empty()) std::printf("%s\n", t.c_str());
+  if (auto m = s.probe->Get("/metrics"); m.ok()) {  // the server's KV accounting (miss reasons, what-if)
+    rep->config["kv_accounting"] = KvAccountingFromMetrics(*m);
+    if (std::string t = KvAccountingTable(rep->config["kv_accounting"]); !t.empty()) std::printf("%s\n", t.c_str());
   }
+  for (const RequestRecord& r : rep->records) {
+    if (!r.ok && !r.warmup) {
+      std::printf("first failure: request %lld (%s): %s\n", static_cast<long long>(r.index), r.session.c_str(),
+                  r.error.c_str());
+      break;
+    }
+  }
+  if (!f.out_dir.empty()) {
+    std::string name = f.sweep.empty() ? "run.json" : fmt::format("run-c{}.json", level);
+    if (Status st = WriteTextFile(Join(f.out_dir, name), RunReportToJson(*rep).dump(1)); !st.ok())
+      return Fail(st, kExitFailed);
+  }
+  return 0;
+}
 
+// The sweep's summary: printed, and with --out the summary.md and plots.
+int WriteRunSummary(const RunFlags& f, const RunSetup& s, const std::vector<RunReport>& reports, size_t levels) {
   std::vector<Summary> sums;
   for (const RunReport& r : reports) sums.push_back(r.summary);
   std::string md = SummaryTable(sums);
-  std::string ref_md = refs.empty() ? "" : ReferenceTable(sums, refs);
+  std::string ref_md = s.refs.empty() ? "" : ReferenceTable(sums, s.refs);
   if (!reports.empty() && reports.back().config.contains("kv_accounting")) {
     if (std::string t = KvAccountingTable(reports.back().config["kv_accounting"]); !t.empty()) md += "\n" + t;
   }
   if (!reports.empty()) {
     if (std::string t = SpecTable(reports.back().summary.spec); !t.empty()) md += "\n" + t;
   }
-  if (levels.size() > 1) std::printf("\n%s\n", md.c_str());
+  if (levels > 1) std::printf("\n%s\n", md.c_str());
   if (!ref_md.empty()) std::printf("\n%s\n", ref_md.c_str());
   if (!ref_md.empty()) md += "\n" + ref_md;
-  if (!f.out_dir.empty()) {
-    Curve curve{f.label.empty() ? f.workload : f.label, sums};
-    Status st = WriteTextFile(Join(f.out_dir, "summary.md"), md);
-    if (st.ok()) st = WriteTextFile(Join(f.out_dir, "throughput_vs_interactivity.svg"), ThroughputInteractivityPlot({curve}, refs));
-    if (st.ok()) st = WriteTextFile(Join(f.out_dir, "ttft_cdf.svg"), TtftCdfPlot(reports));
-    if (st.ok()) st = WriteTextFile(Join(f.out_dir, "cache_reuse_over_time.svg"), CacheReuseOverTimePlot(reports.back()));
-    if (!st.ok()) return Fail(st, kExitFailed);
-    std::printf("wrote %s/{%s, summary.md, *.svg}\n", f.out_dir.c_str(), f.sweep.empty() ? "run.json" : "run-c*.json");
+  if (f.out_dir.empty()) return 0;
+  Curve curve{f.label.empty() ? f.workload : f.label, sums};
+  Status st = WriteTextFile(Join(f.out_dir, "summary.md"), md);
+  if (st.ok()) st = WriteTextFile(Join(f.out_dir, "throughput_vs_interactivity.svg"), ThroughputInteractivityPlot({curve}, s.refs));
+  if (st.ok()) st = WriteTextFile(Join(f.out_dir, "ttft_cdf.svg"), TtftCdfPlot(reports));
+  if (st.ok()) st = WriteTextFile(Join(f.out_dir, "cache_reuse_over_time.svg"), CacheReuseOverTimePlot(reports.back()));
+  if (!st.ok()) return Fail(st, kExitFailed);
+  std::printf("wrote %s/{%s, summary.md, *.svg}\n", f.out_dir.c_str(), f.sweep.empty() ? "run.json" : "run-c*.json");
+  return 0;
+}
+
+int RunCommand(RunFlags& f) {
+  RunSetup s;
+  if (int rc = SetUpRun(f, &s); rc != 0) return rc;
+  std::printf("workload: %s\nserver: %s  model: %s  prompt mode: %s  vocab %lld (%s), token ids [%d, %d)\n",
+              s.workload->Describe().c_str(), f.url.c_str(), s.copt.model.empty() ? "(unnamed)" : s.copt.model.c_str(),
+              PromptModeName(s.copt.mode), static_cast<long long>(s.vocab), s.vocab_source.c_str(), s.space->lo(),
+              s.space->hi());
+  std::vector<int32_t> levels = f.sweep.empty() ? std::vector<int32_t>{f.concurrency} : f.sweep;
+  std::vector<RunReport> reports;
+  int64_t completed = 0;
+  for (int32_t level : levels) {
+    RunReport rep;
+    if (int rc = RunLevel(f, s, level, &rep); rc != 0) return rc;
+    completed += rep.summary.completed;
+    reports.push_back(std::move(rep));
   }
+  if (int rc = WriteRunSummary(f, s, reports, levels.size()); rc != 0) return rc;
   if (completed == 0) return Fail(Unavailable("no request completed"), kExitFailed);
   return 0;
 }

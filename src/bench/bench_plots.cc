@@ -33,7 +33,7 @@ std::string ThroughputInteractivityPlot(const std::vector<Curve>& curves, const 
     hi = std::max(hi, *r.output_tok_s_gpu);
     series.push_back(std::move(s));
   }
-  PlotSpec spec;
+  PlotLayout spec;
   spec.title = "Throughput vs interactivity";
   spec.x_label = "interactivity, tok/s per user (median)";
   spec.y_label = "output tok/s per GPU";
@@ -63,7 +63,7 @@ std::string TtftCdfPlot(const std::vector<RunReport>& runs) {
     }
     series.push_back(std::move(s));
   }
-  PlotSpec spec;
+  PlotLayout spec;
   spec.title = "TTFT distribution";
   spec.x_label = "time to first token, s";
   spec.y_label = "fraction of requests";
@@ -127,7 +127,7 @@ std::string CacheReuseOverTimePlot(const RunReport& run, int bins) {
     series.push_back(disk);
   }
   series.push_back(ideal);
-  PlotSpec spec;
+  PlotLayout spec;
   spec.title = "Cache reuse over time" + (run.summary.label.empty() ? "" : " (" + run.summary.label + ")");
   spec.x_label = "time since start (send time), s";
   spec.y_label = "cached / prompt tokens, %";

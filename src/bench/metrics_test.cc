@@ -175,7 +175,7 @@ TEST(SvgPlot, TicksAxesAndLegend) {
   auto lg = NiceTicks(1, 1000, true);
   EXPECT_DOUBLE_EQ(lg.front(), 1);
   EXPECT_DOUBLE_EQ(lg.back(), 1000);
-  PlotSpec spec;
+  PlotLayout spec;
   spec.title = "T <1>";
   spec.x_label = "x";
   spec.y_label = "y";

@@ -40,6 +40,122 @@ struct StreamState {
   std::string text;  // the streamed output, for RequestRecord::output_hash
 };
 
+// A choice's output: the text (completions) or the delta's content and
+// reasoning (chat); the first output chunk sets TTFT, the later ones ITL.
+void ReadChoice(const json& c, bool chat, bool has_usage, double now, StreamState* st, RequestRecord* rec) {
+  const bool finished = c.contains("finish_reason") && c["finish_reason"].is_string();
+  if (finished) rec->finish_reason = c["finish_reason"].get<std::string>();
+  bool output = false;
+  if (!chat) {
+    if (c.contains("text") && c["text"].is_string()) {
+      const std::string& text = c["text"].get_ref<const std::string&>();
+      output = !text.empty() || (!finished && !has_usage);
+      st->text += text;
+    }
+  } else if (c.contains("delta") && c["delta"].is_object()) {
+    const json& d = c["delta"];
+    for (const char* key : {"content", "reasoning_content"}) {
+      if (!d.contains(key) || !d[key].is_string()) continue;
+      const std::string& text = d[key].get_ref<const std::string&>();
+      if (!text.empty()) output = true;
+      if (std::string_view(key) == "content") st->text += text;
+    }
+  }
+  if (!output) return;
+  if (rec->output_chunks == 0) {
+    rec->ttft_s = now - st->t0;
+  } else {
+    rec->itl_s.push_back(now - st->last);
+  }
+  st->last = now;
+  ++rec->output_chunks;
+}
+
+// The usage chunk: token counts, the cached tokens and their tiers.
+void ReadUsage(const json& u, RequestRecord* rec) {
+  ReadSpecUsage(u, rec);
+  rec->prompt_tokens = IntOr(u, "prompt_tokens", rec->prompt_tokens);
+  int64_t completion = IntOr(u, "completion_tokens", -1);
+  if (completion >= 0) {
+    rec->output_tokens = completion;
+    rec->output_from_usage = true;
+  }
+  if (!u.contains("prompt_tokens_details") || !u["prompt_tokens_details"].is_object()) return;
+  const json& d = u["prompt_tokens_details"];
+  int64_t cached = IntOr(d, "cached_tokens", -1);
+  if (cached >= 0) {
+    rec->cached_tokens = cached;
+    rec->cached_source = "usage";
+  }
+  if (d.contains("cached_tokens_by_tier") && d["cached_tokens_by_tier"].is_object()) {
+    const json& t = d["cached_tokens_by_tier"];
+    rec->cached_device = IntOr(t, "device", -1);
+    rec->cached_host = IntOr(t, "host", -1);
+    rec->cached_disk = IntOr(t, "disk", -1);
+    rec->cached_remote = IntOr(t, "remote", -1);
+  }
+}
+
+// llama.cpp-style timings: cache_n / prompt_n when usage did not say.
+void ReadTimings(const json& t, RequestRecord* rec) {
+  ReadSpecTimings(t, rec);
+  int64_t cache_n = IntOr(t, "cache_n", -1);
+  int64_t prompt_n = IntOr(t, "prompt_n", -1);
+  if (cache_n >= 0 && rec->cached_source != "usage") {
+    rec->cached_tokens = cache_n;
+    rec->cached_source = "timings";
+  }
+  if (rec->prompt_tokens < 0 && cache_n >= 0 && prompt_n >= 0) rec->prompt_tokens = cache_n + prompt_n;
+}
+
+// One server-sent event's data.
+void ReadStreamEvent(const std::string& data, bool chat, StreamState* st, RequestRecord* rec) {
+  if (data == "[DONE]") {
+    st->done = true;
+    return;
+  }
+  json j = json::parse(data, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    st->failed = true;
+    st->error = "unparsable stream event: " + OneLine(data, 120);
+    return;
+  }
+  if (j.contains("error")) {
+    st->failed = true;
+    const json& e = j["error"];
+    st->error = "server error event: " +
+                OneLine(e.is_object() && e.contains("message") && e["message"].is_string()
+                            ? e["message"].get<std::string>()
+                            : e.dump());
+    return;
+  }
+  const double now = NowSeconds();
+  const bool has_usage = j.contains("usage") && j["usage"].is_object();
+  if (j.contains("choices") && j["choices"].is_array() && !j["choices"].empty() && j["choices"][0].is_object())
+    ReadChoice(j["choices"][0], chat, has_usage, now, st, rec);
+  if (has_usage) ReadUsage(j["usage"], rec);
+  if (j.contains("timings") && j["timings"].is_object()) ReadTimings(j["timings"], rec);
+}
+
+// The request's outcome once the stream ended.
+void Conclude(const HttpReply& reply, const StreamState& st, RequestRecord* rec) {
+  if (!reply.error.empty()) {
+    rec->ok = false;
+    rec->error = reply.error;
+  } else if (rec->http_status != 200) {
+    rec->ok = false;
+    rec->error = fmt::format("HTTP {}: {}", rec->http_status, OneLine(reply.body));
+  } else if (st.failed) {
+    rec->ok = false;
+    rec->error = st.error;
+  } else if (!st.done && rec->finish_reason.empty()) {
+    rec->ok = false;
+    rec->error = "stream ended without [DONE] or finish_reason";
+  } else {
+    rec->ok = true;
+  }
+}
+
 }  // namespace
 
 Result<PromptMode> ParsePromptMode(const std::string& s) {
@@ -98,121 +214,17 @@ void StreamClient::Send(const std::vector<int32_t>& prompt, int32_t max_tokens, 
   if (opt_.ignore_eos) body["ignore_eos"] = true;
 
   StreamState st;
-  auto on_event = [&](const std::string& data) {
-    if (data == "[DONE]") {
-      st.done = true;
-      return;
-    }
-    json j = json::parse(data, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      st.failed = true;
-      st.error = "unparsable stream event: " + OneLine(data, 120);
-      return;
-    }
-    if (j.contains("error")) {
-      st.failed = true;
-      const json& e = j["error"];
-      st.error = "server error event: " +
-                 OneLine(e.is_object() && e.contains("message") && e["message"].is_string()
-                             ? e["message"].get<std::string>()
-                             : e.dump());
-      return;
-    }
-    const double now = NowSeconds();
-    const bool has_usage = j.contains("usage") && j["usage"].is_object();
-    if (j.contains("choices") && j["choices"].is_array() && !j["choices"].empty() && j["choices"][0].is_object()) {
-      const json& c = j["choices"][0];
-      const bool finished = c.contains("finish_reason") && c["finish_reason"].is_string();
-      if (finished) rec->finish_reason = c["finish_reason"].get<std::string>();
-      bool output = false;
-      if (!chat) {
-        if (c.contains("text") && c["text"].is_string()) {
-          const std::string& text = c["text"].get_ref<const std::string&>();
-          output = !text.empty() || (!finished && !has_usage);
-          st.text += text;
-        }
-      } else if (c.contains("delta") && c["delta"].is_object()) {
-        const json& d = c["delta"];
-        for (const char* key : {"content", "reasoning_content"}) {
-          if (!d.contains(key) || !d[key].is_string()) continue;
-          const std::string& text = d[key].get_ref<const std::string&>();
-          if (!text.empty()) output = true;
-          if (std::string_view(key) == "content") st.text += text;
-        }
-      }
-      if (output) {
-        if (rec->output_chunks == 0) {
-          rec->ttft_s = now - st.t0;
-        } else {
-          rec->itl_s.push_back(now - st.last);
-        }
-        st.last = now;
-        ++rec->output_chunks;
-      }
-    }
-    if (has_usage) {
-      const json& u = j["usage"];
-      ReadSpecUsage(u, rec);
-      rec->prompt_tokens = IntOr(u, "prompt_tokens", rec->prompt_tokens);
-      int64_t completion = IntOr(u, "completion_tokens", -1);
-      if (completion >= 0) {
-        rec->output_tokens = completion;
-        rec->output_from_usage = true;
-      }
-      if (u.contains("prompt_tokens_details") && u["prompt_tokens_details"].is_object()) {
-        const json& d = u["prompt_tokens_details"];
-        int64_t cached = IntOr(d, "cached_tokens", -1);
-        if (cached >= 0) {
-          rec->cached_tokens = cached;
-          rec->cached_source = "usage";
-        }
-        if (d.contains("cached_tokens_by_tier") && d["cached_tokens_by_tier"].is_object()) {
-          const json& t = d["cached_tokens_by_tier"];
-          rec->cached_device = IntOr(t, "device", -1);
-          rec->cached_host = IntOr(t, "host", -1);
-          rec->cached_disk = IntOr(t, "disk", -1);
-          rec->cached_remote = IntOr(t, "remote", -1);
-        }
-      }
-    }
-    if (j.contains("timings") && j["timings"].is_object()) {
-      const json& t = j["timings"];
-      ReadSpecTimings(t, rec);
-      int64_t cache_n = IntOr(t, "cache_n", -1);
-      int64_t prompt_n = IntOr(t, "prompt_n", -1);
-      if (cache_n >= 0 && rec->cached_source != "usage") {
-        rec->cached_tokens = cache_n;
-        rec->cached_source = "timings";
-      }
-      if (rec->prompt_tokens < 0 && cache_n >= 0 && prompt_n >= 0) rec->prompt_tokens = cache_n + prompt_n;
-    }
-  };
   OpenAiHttp::StreamHandlers h;
   h.on_start = [&] { st.t0 = NowSeconds(); };
   h.on_status = [&](int status) { rec->http_status = status; };
-  h.on_data = on_event;
+  h.on_data = [&](const std::string& data) { ReadStreamEvent(data, chat, &st, rec); };
   const HttpReply reply = http_->PostStream(path, body.dump(), h);
   rec->served_by = reply.replica;
   const double end = NowSeconds();
   rec->e2e_s = end - st.t0;
   if (rec->output_tokens < 0) rec->output_tokens = rec->output_chunks;
   rec->output_hash = OutputHash(st.text);
-
-  if (!reply.error.empty()) {
-    rec->ok = false;
-    rec->error = reply.error;
-  } else if (rec->http_status != 200) {
-    rec->ok = false;
-    rec->error = fmt::format("HTTP {}: {}", rec->http_status, OneLine(reply.body));
-  } else if (st.failed) {
-    rec->ok = false;
-    rec->error = st.error;
-  } else if (!st.done && rec->finish_reason.empty()) {
-    rec->ok = false;
-    rec->error = "stream ended without [DONE] or finish_reason";
-  } else {
-    rec->ok = true;
-  }
+  Conclude(reply, st, rec);
 }
 
 Result<int64_t> QueryVocabSize(StreamClient& client) {

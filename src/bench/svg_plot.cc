@@ -115,7 +115,7 @@ std::vector<double> NiceTicks(double lo, double hi, bool log_scale) {
   return t;
 }
 
-std::string RenderSvg(const PlotSpec& spec, const std::vector<PlotSeries>& series) {
+std::string RenderSvg(const PlotLayout& spec, const std::vector<PlotSeries>& series) {
   const double W = spec.width, H = spec.height;
   const double left = 80, right = 230, top = 50, bottom = 60;
   std::string o = fmt::format(

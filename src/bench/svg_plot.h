@@ -20,7 +20,7 @@ struct PlotSeries {
   bool dashed = false;  // dashed line (reference / ideal curves)
 };
 
-struct PlotSpec {
+struct PlotLayout {
   std::string title;
   std::string x_label;
   std::string y_label;
@@ -33,7 +33,7 @@ struct PlotSpec {
 
 // Returns a complete SVG document. Non-finite points, and points <= 0 on a
 // log axis, are skipped; with no drawable point the plot says "no data".
-std::string RenderSvg(const PlotSpec& spec, const std::vector<PlotSeries>& series);
+std::string RenderSvg(const PlotLayout& spec, const std::vector<PlotSeries>& series);
 
 // Tick positions for [lo, hi]: "nice" steps of 1, 2 or 5 x 10^k (linear) or
 // 1, 2, 5 x 10^k / powers of ten (log). Exposed for tests.

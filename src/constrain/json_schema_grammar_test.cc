@@ -174,7 +174,7 @@ TEST(OutputGrammar, JsonObjectAndToolCalls) {
   EXPECT_FALSE(Accepts(obj, "[1]"));
   EXPECT_FALSE(Accepts(obj, "\"s\""));
 
-  std::vector<ToolGrammarSpec> tools = {
+  std::vector<ToolGrammarOptions> tools = {
       {"get_weather", json::parse(R"({"type": "object", "properties": {"city": {"type": "string"}},
           "required": ["city"], "additionalProperties": false})"), true},
       {"noop", nullptr, true}};

@@ -77,7 +77,7 @@ Result<Grammar> JsonSchemaGrammar(const nlohmann::ordered_json& schema, const st
   return std::move(b).Build(root);
 }
 
-Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::vector<ToolGrammarSpec>& tools,
+Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::vector<ToolGrammarOptions>& tools,
                                 bool parallel, bool lazy, const std::string& where) {
   if (tools.empty()) return InvalidArgument(fmt::format("{}: no tool to call", where));
   GrammarBuilder b;
@@ -85,7 +85,7 @@ Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::
   if (format.key_value_args) b.set_string_forbidden("<");
   // One alternative per tool: its name and its arguments.
   std::vector<NodeId> named;
-  for (const ToolGrammarSpec& t : tools) {
+  for (const ToolGrammarOptions& t : tools) {
     if (format.key_value_args) {
       Result<NodeId> pairs = AddGlmArguments(t.constrain_arguments ? t.parameters : nullptr, t.constrain_arguments,
                                              fmt::format("{} '{}' parameters", where, t.name), &b);

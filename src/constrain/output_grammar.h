@@ -62,7 +62,7 @@ struct ToolCallGrammarFormat {
   static ToolCallGrammarFormat Glm45();
 };
 
-struct ToolGrammarSpec {
+struct ToolGrammarOptions {
   std::string name;
   // The function's `parameters` schema; null = any JSON object.
   nlohmann::ordered_json parameters;
@@ -80,7 +80,7 @@ Result<Grammar> JsonSchemaGrammar(const nlohmann::ordered_json& schema, const st
 // tool_choice "auto" with strict tools (`lazy`): free text, and wherever the
 // format's trigger appears, a call to one of `tools` must follow.
 // `where` names the request field in schema errors.
-Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::vector<ToolGrammarSpec>& tools, bool parallel,
+Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::vector<ToolGrammarOptions>& tools, bool parallel,
                                 bool lazy, const std::string& where);
 
 }  // namespace pg

@@ -46,7 +46,7 @@ json OpenAiTools() {
   return tools;
 }
 
-std::vector<ToolGrammarSpec> Specs() {
+std::vector<ToolGrammarOptions> Specs() {
   return {{"get_weather", json::parse(kWeather), true}, {"noop", json::parse(kNoop), true}};
 }
 
@@ -236,7 +236,7 @@ TEST(ToolCallGrammar, GlmPairsFollowTheSchema) {
   GrammarMatcher bad(&*lazy);
   EXPECT_FALSE(bad.AdvanceBytes("x <tool_call>other"));
   // A required parameter that can only be null cannot be written.
-  std::vector<ToolGrammarSpec> null_only = {
+  std::vector<ToolGrammarOptions> null_only = {
       {"f", json::parse(R"({"type": "object", "properties": {"n": {"type": "null"}}, "required": ["n"]})"), true}};
   Result<Grammar> refused = ToolCallGrammar(ToolCallGrammarFormat::Glm45(), null_only, false, false, "tools");
   ASSERT_FALSE(refused.ok());

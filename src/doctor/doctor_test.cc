@@ -203,6 +203,17 @@ TEST(ModelCheck, GoodModelNamesArchAndPreTokenizer) {
   EXPECT_GT(m.file_bytes, 0u);
 }
 
+// serve's one open: the check reads the mapping it is given, not the path
+// (here one that does not exist), and names the path in its line.
+TEST(ModelCheck, ReadsTheAlreadyOpenedFile) {
+  auto file = GgufFile::Open(TinyModel());
+  ASSERT_TRUE(file.ok());
+  ModelCheck m = CheckModelFile("/nonexistent/served.gguf", file->get());
+  EXPECT_EQ(m.result.verdict, V::kOk) << m.result.detail;
+  EXPECT_EQ(m.file_bytes, (*file)->file_size());
+  EXPECT_NE(m.result.detail.find("/nonexistent/served.gguf"), std::string::npos) << m.result.detail;
+}
+
 TEST(ModelCheck, FailuresNameTheProblem) {
   ModelCheck missing = CheckModelFile("/nonexistent/model.gguf");
   EXPECT_EQ(missing.result.verdict, V::kFail);

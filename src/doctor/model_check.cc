@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <memory>
 
 #include "backend/cpu/quant.h"
 #include "base/units.h"
@@ -13,23 +14,29 @@
 
 namespace pg {
 
-ModelCheck CheckModelFile(const std::string& path) {
+ModelCheck CheckModelFile(const std::string& path, const GgufFile* opened) {
   const char* name = "model";
   ModelCheck out;
-  auto file = GgufFile::Open(path);
-  if (!file.ok()) {
-    out.result = CheckResult::Fail(name, file.status().message(), "pass a readable GGUF file with -m");
-    return out;
+  std::unique_ptr<GgufFile> own;
+  if (opened == nullptr) {
+    auto file = GgufFile::Open(path);
+    if (!file.ok()) {
+      out.result = CheckResult::Fail(name, file.status().message(), "pass a readable GGUF file with -m");
+      return out;
+    }
+    own = std::move(*file);
+    opened = own.get();
   }
-  out.file_bytes = (*file)->file_size();
-  auto config = ModelConfig::FromGguf(**file);
+  const GgufFile& f = *opened;
+  out.file_bytes = f.file_size();
+  auto config = ModelConfig::FromGguf(f);
   if (!config.ok()) {
     out.result = CheckResult::Fail(name, config.status().message(),
                                    "use a llama, qwen2, qwen3, qwen3moe or glm4moe GGUF");
     return out;
   }
   std::map<std::string, int> types;  // type name -> tensor count
-  for (const GgufTensorInfo& t : (*file)->tensors()) {
+  for (const GgufTensorInfo& t : f.tensors()) {
     ++types[TypeName(t.type)];
     if (t.dims.size() >= 2 && !IsSupportedWeightType(t.type)) {
       out.result = CheckResult::Fail(name, fmt::format("{}: tensor {} has type {}, which no kernel handles", path,
@@ -38,7 +45,7 @@ ModelCheck CheckModelFile(const std::string& path) {
       return out;
     }
   }
-  auto tokenizer = Tokenizer::FromGguf(**file);
+  auto tokenizer = Tokenizer::FromGguf(f);
   if (!tokenizer.ok()) {
     out.result = CheckResult::Fail(name, tokenizer.status().message(),
                                    "use a GGUF whose tokenizer.ggml.pre prosgrow implements (docs/architecture.md)");

@@ -11,11 +11,14 @@
 
 namespace pg {
 
+class GgufFile;
+
 struct ModelCheck {
   CheckResult result;
   uint64_t file_bytes = 0;  // 0 when the file could not be opened
 };
 
-ModelCheck CheckModelFile(const std::string& path);
+// `opened`: `path` already opened (serve's one open), else null.
+ModelCheck CheckModelFile(const std::string& path, const GgufFile* opened = nullptr);
 
 }  // namespace pg

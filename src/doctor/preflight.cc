@@ -26,6 +26,7 @@ CheckResult CheckEvents(const std::string& endpoint) {
 PreflightPlan PlanFromConfig(const EngineConfig& c) {
   PreflightPlan p;
   p.model_path = c.model_path;
+  p.model_file = c.model_file.get();
   p.kv_device_bytes = c.kv_device_bytes;
   p.kv_host_bytes = HostTierBytes(c);
   p.kv_disk_dir = DiskTierBytes(c) ? c.kv_disk_dir : "";
@@ -38,7 +39,7 @@ PreflightPlan PlanFromConfig(const EngineConfig& c) {
 std::vector<CheckResult> RunPreflight(const PreflightPlan& plan) {
   std::vector<CheckResult> out;
   out.push_back(CheckCpu());
-  ModelCheck model = CheckModelFile(plan.model_path);
+  ModelCheck model = CheckModelFile(plan.model_path, plan.model_file);
   out.push_back(model.result);
   uint64_t total = 0, available = 0;
   if (ReadMeminfo(&total, &available)) {

@@ -8,6 +8,8 @@
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "engine/cpu_executor.h"
+#include "engine/kv_hint_config.h"
 
 namespace pg {
 
@@ -17,12 +19,18 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (c.max_batch_tokens < 1) return InvalidArgument("--max-batch-tokens must be >= 1");
   if (c.max_seqs < 1) return InvalidArgument("--max-seqs must be >= 1");
   if (c.page_tokens < 1 || c.page_tokens > 1024) return InvalidArgument("page size must be in [1, 1024] tokens");
-  PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_path, ModelOptionsFor(c.attention)));
+  if (c.model_file) {
+    PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_file, ModelOptionsFor(c.attention)));
+    c.model_file.reset();  // the model holds it now
+  } else {
+    PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_path, ModelOptionsFor(c.attention)));
+  }
   PG_ASSIGN_OR_RETURN(e->tokenizer_, Tokenizer::FromGguf(e->model_->file()));
   const ModelConfig& mc = e->model_->config();
   if (c.ctx_size <= 0) c.ctx_size = std::min<int64_t>(mc.n_ctx_train, 8192);
   if (c.ctx_size < 2) return InvalidArgument("--ctx-size must be >= 2");
   e->pool_ = std::make_unique<ThreadPool>(c.threads);
+  e->executor_ = std::make_unique<CpuExecutor>(*e->model_, *e->pool_);
 
   KvLayout layout;
   layout.n_layers = static_cast<int>(mc.n_layer);
@@ -32,13 +40,61 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   layout.dtype = c.kv_bf16 ? KvDtype::kBF16 : KvDtype::kF16;
   PG_RETURN_IF_ERROR(layout.Validate());
   // --spec draft: the draft model's KV takes its share of the device budget first.
-  if (std::find(c.spec.drafters.begin(), c.spec.drafters.end(), DrafterKind::kDraft) != c.spec.drafters.end())
-    PG_RETURN_IF_ERROR(e->LoadDraftModel(layout));
+  if (c.spec.enabled()) PG_RETURN_IF_ERROR(e->CreateSpeculation(layout));
+  PG_RETURN_IF_ERROR(e->CreateKvCache(layout));
+  e->scheduler_ = std::make_unique<Scheduler>(e->config_, *e->kv_);
+  e->FillInfo();
+  PG_LOG_INFO("engine: {}; policy {}; KV {} device blocks of {} tokens ({})", mc.Summary(),
+              c.policy == ServePolicy::kBaseline ? "baseline" : "optimized", e->kv_->device_blocks(),
+              c.page_tokens, e->kv_->layout().ToString());
+  return e;
+}
+
+Status Engine::CreateSpeculation(const KvLayout& layout) {
+  EngineConfig& c = config_;
+  SpecLimits limits;
+  limits.ctx_size = c.ctx_size;
+  limits.catchup_budget = c.max_batch_tokens;
+  limits.max_seq_tokens = 0;  // set by FillInfo, once the device tier's size is known
+  PG_ASSIGN_OR_RETURN(spec_, SpeculativeDecoder::Create(c.spec, limits));
+  if (std::find(c.spec.drafters.begin(), c.spec.drafters.end(), DrafterKind::kDraft) != c.spec.drafters.end()) {
+    PG_RETURN_IF_ERROR(spec_->LoadDraftModel(c.spec.draft_model, ModelOptionsFor(c.attention), c.model_path, *model_,
+                                             *tokenizer_));
+    const KvLayout dl = spec_->DraftLayout(layout.page_tokens, layout.dtype);
+    // The two pools hold the same number of tokens: --kv-device-mem splits in
+    // proportion to the two models' KV bytes per token. The host tier keeps
+    // its size (4x the whole device budget by default).
+    const double t = static_cast<double>(layout.block_bytes()), d = static_cast<double>(dl.block_bytes());
+    const auto draft_bytes = static_cast<uint64_t>(static_cast<double>(c.kv_device_bytes) * d / (t + d));
+    if (c.policy == ServePolicy::kOptimized && c.kv_host_bytes == 0) c.kv_host_bytes = HostTierBytes(c);
+    PG_RETURN_IF_ERROR(spec_->CreateDraftKv(draft_bytes, layout.page_tokens, layout.dtype));
+    c.kv_device_bytes -= draft_bytes;
+    PG_LOG_INFO("engine: draft model {} ({}); device KV split {:.1f} MiB target / {:.1f} MiB draft ({} blocks, {})",
+                c.spec.draft_model, spec_->draft_model()->model().config().Summary(),
+                static_cast<double>(c.kv_device_bytes) / (1 << 20), static_cast<double>(draft_bytes) / (1 << 20),
+                spec_->draft_model()->kv().device_blocks(), dl.ToString());
+  }
+  for (DrafterKind k : c.spec.drafters)
+    info_.speculative += (info_.speculative.empty() ? "" : ",") + std::string(DrafterName(k));
+  info_.synthetic_acceptance_length = c.spec.synthetic_length;
+  PG_LOG_INFO("engine: speculative decoding with {}, at most {} draft tokens per step", info_.speculative,
+              c.spec.draft_max);
+  if (c.spec.synthetic())
+    PG_LOG_WARN("engine: SYNTHETIC ACCEPTANCE (benchmark only): mean accepted length {} (p = {:.4f}); accepted "
+                "drafts are NOT the model's output",
+                c.spec.synthetic_length, spec_->synthetic_p());
+  return Status::Ok();
+}
+
+Status Engine::CreateKvCache(const KvLayout& layout) {
+  const EngineConfig& c = config_;
+  // K/V computed by one executor's arithmetic never meet another's (executor.h).
+  const std::string identity = KvModelIdentity(model_->identity(), *executor_);
   KvCacheConfig kc;
   if (c.policy == ServePolicy::kBaseline) {
-    kc = KvCacheConfig::Baseline(layout, e->model_->identity(), c.kv_device_bytes);
+    kc = KvCacheConfig::Baseline(layout, identity, c.kv_device_bytes);
   } else {
-    kc = KvCacheConfig::Optimized(layout, e->model_->identity(), c.kv_device_bytes, HostTierBytes(c), c.kv_disk_dir,
+    kc = KvCacheConfig::Optimized(layout, identity, c.kv_device_bytes, HostTierBytes(c), c.kv_disk_dir,
                                   DiskTierBytes(c));
     kc.min_promote_tokens = c.min_promote_tokens;
     kc.default_session_ttl_s = c.session_ttl_s;
@@ -55,58 +111,49 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (!c.write_policy.empty()) {
     PG_ASSIGN_OR_RETURN(kc.write_policy, ParseWritePolicy(c.write_policy));
   }
-  PG_RETURN_IF_ERROR(ApplyHintConfig(c, layout.block_bytes(), &kc));
-  PG_ASSIGN_OR_RETURN(e->kv_, KvCacheManager::Create(std::move(kc)));
+  PG_RETURN_IF_ERROR(ApplyKvHintConfig(c, layout.block_bytes(), &kc));
+  PG_ASSIGN_OR_RETURN(kv_, KvCacheManager::Create(std::move(kc)));
 
   // The device arena is one block array: block b at DeviceBlockPtr(0) + b * stride.
-  e->pages_.base = e->kv_->DeviceBlockPtr(0);
-  e->pages_.block_bytes = e->kv_->device_blocks() > 1
-                              ? static_cast<size_t>(e->kv_->DeviceBlockPtr(1) - e->kv_->DeviceBlockPtr(0))
-                              : layout.block_bytes();
-  e->pages_.layout = e->kv_->layout();  // the cache and the forward pass share one layout type
-  for (int64_t b = 0; b < e->kv_->device_blocks(); ++b)
-    PG_CHECK(e->kv_->DeviceBlockPtr(static_cast<BlockId>(b)) == e->pages_.base + b * e->pages_.block_bytes);
+  KvPages pages;
+  pages.base = kv_->DeviceBlockPtr(0);
+  pages.block_bytes = kv_->device_blocks() > 1
+                          ? static_cast<size_t>(kv_->DeviceBlockPtr(1) - kv_->DeviceBlockPtr(0))
+                          : layout.block_bytes();
+  pages.layout = kv_->layout();  // the cache and the forward pass share one layout type
+  for (int64_t b = 0; b < kv_->device_blocks(); ++b)
+    PG_CHECK(kv_->DeviceBlockPtr(static_cast<BlockId>(b)) == pages.base + b * pages.block_bytes);
+  PG_RETURN_IF_ERROR(executor_->Prepare(pages));
 
   if (!c.kv_events.empty()) {
     KvEventPublisherOptions po;
     po.endpoint = c.kv_events;
     po.replay_endpoint = c.kv_events_replay;
     po.topic = c.kv_events_topic;
-    PG_ASSIGN_OR_RETURN(e->kv_events_, KvEventBridge::Create(po, layout.page_tokens));
-    e->kv_->SetBlockObserver(e->kv_events_.get());
-    e->info_.kv_events_endpoint = c.kv_events;
-    e->info_.kv_events_replay_endpoint = c.kv_events_replay;
-    e->info_.kv_events_topic = c.kv_events_topic;
-    e->info_.kv_block_size = layout.page_tokens;
+    PG_ASSIGN_OR_RETURN(kv_events_, KvEventBridge::Create(po, layout.page_tokens));
+    kv_->SetBlockObserver(kv_events_.get());
+    info_.kv_events_endpoint = c.kv_events;
+    info_.kv_events_replay_endpoint = c.kv_events_replay;
+    info_.kv_events_topic = c.kv_events_topic;
+    info_.kv_block_size = layout.page_tokens;
   }
-  e->scheduler_ = std::make_unique<Scheduler>(e->config_, *e->kv_);
-  e->info_.model_name = c.model_name.empty() ? std::filesystem::path(c.model_path).stem().string() : c.model_name;
-  e->info_.n_vocab = mc.n_vocab;
-  e->info_.n_ctx = c.ctx_size;
+  return Status::Ok();
+}
+
+void Engine::FillInfo() {
+  const EngineConfig& c = config_;
+  const ModelConfig& mc = model_->config();
+  info_.model_name = c.model_name.empty() ? std::filesystem::path(c.model_path).stem().string() : c.model_name;
+  info_.n_vocab = mc.n_vocab;
+  info_.n_ctx = c.ctx_size;
   // A sequence alone may use every device block (the scheduler evicts cached
   // ones for it); holding prompt + max_tokens - 1 positions it never needs more.
-  e->info_.max_seq_tokens = e->kv_->device_blocks() * e->kv_->page_tokens();
-  e->info_.chat_template = e->model_->file().GetStringOr("tokenizer.chat_template", "");
-  const Tokenizer& t = *e->tokenizer_;
-  if (t.bos_id() >= 0) e->info_.bos_token = t.TokenText(t.bos_id());
-  if (t.eos_id() >= 0) e->info_.eos_token = t.TokenText(t.eos_id());
-  e->logits_.resize(static_cast<size_t>(mc.n_vocab));
-  if (c.spec.enabled()) {
-    PG_ASSIGN_OR_RETURN(e->spec_, Speculator::Create(c.spec));
-    for (DrafterKind k : c.spec.drafters)
-      e->info_.speculative += (e->info_.speculative.empty() ? "" : ",") + std::string(DrafterName(k));
-    e->info_.synthetic_acceptance_length = c.spec.synthetic_length;
-    PG_LOG_INFO("engine: speculative decoding with {}, at most {} draft tokens per step", e->info_.speculative,
-                c.spec.draft_max);
-    if (c.spec.synthetic())
-      PG_LOG_WARN("engine: SYNTHETIC ACCEPTANCE (benchmark only): mean accepted length {} (p = {:.4f}); accepted "
-                  "drafts are NOT the model's output",
-                  c.spec.synthetic_length, e->spec_->synthetic_p());
-  }
-  PG_LOG_INFO("engine: {}; policy {}; KV {} device blocks of {} tokens ({})", mc.Summary(),
-              c.policy == ServePolicy::kBaseline ? "baseline" : "optimized", e->kv_->device_blocks(),
-              c.page_tokens, e->kv_->layout().ToString());
-  return e;
+  info_.max_seq_tokens = kv_->device_blocks() * kv_->page_tokens();
+  if (spec_) spec_->set_max_seq_tokens(info_.max_seq_tokens);
+  info_.chat_template = model_->file().GetStringOr("tokenizer.chat_template", "");
+  const Tokenizer& t = *tokenizer_;
+  if (t.bos_id() >= 0) info_.bos_token = t.TokenText(t.bos_id());
+  if (t.eos_id() >= 0) info_.eos_token = t.TokenText(t.eos_id());
 }
 
 Engine::~Engine() { Stop(); }
@@ -159,28 +206,28 @@ void Engine::Cancel(const std::string& request_id) {
 
 void Engine::ReleaseSession(const std::string& session_id) {
   std::lock_guard<std::mutex> lk(mu_);
-  hints_.emplace_back(session_id, -1.0);
+  session_notes_.push_back({SessionNote::Kind::kRelease, session_id});
 }
 
 void Engine::NoteToolCall(const std::string& session_id) {
   if (config_.policy != ServePolicy::kOptimized || session_id.empty()) return;
   std::lock_guard<std::mutex> lk(mu_);
-  hints_.emplace_back(session_id, config_.session_ttl_s);
+  session_notes_.push_back({SessionNote::Kind::kRetain, session_id, config_.session_ttl_s});
 }
 
 void Engine::AcceptIncoming() {
   std::vector<std::unique_ptr<Sequence>> incoming;
   std::vector<std::string> cancels;
-  std::vector<std::pair<std::string, double>> hints;
+  std::vector<SessionNote> notes;
   {
     std::lock_guard<std::mutex> lk(mu_);
     incoming.swap(incoming_);
     cancels.swap(cancels_);
-    hints.swap(hints_);
+    notes.swap(session_notes_);
   }
-  for (auto& [session, ttl] : hints) {
-    if (ttl < 0) kv_->ReleaseSession(session);
-    else kv_->Hint(session, ttl);
+  for (const SessionNote& n : notes) {
+    if (n.kind == SessionNote::Kind::kRelease) kv_->ReleaseSession(n.session);
+    else kv_->Hint(n.session, n.ttl_s);
   }
   for (auto& s : incoming) {
     s->id = next_seq_id_++;
@@ -195,7 +242,6 @@ void Engine::AcceptIncoming() {
 
 Status Engine::RunForward(const StepPlan& plan) {
   batch_.clear();
-  int64_t n_logits = 0;
   for (Sequence* s : plan.batch) {
     BatchSeq b;
     b.tokens = s->tokens.data() + s->n_computed;
@@ -204,61 +250,57 @@ Status Engine::RunForward(const StepPlan& plan) {
     b.block_table = s->block_table.data();
     b.n_blocks = static_cast<int64_t>(s->block_table.size());
     b.want_logits = s->step_reaches_end();
-    n_logits += b.want_logits ? 1 : 0;
+    if (!s->draft.empty()) spec_->Verify(s, &b);  // its k + 1 verification positions
     batch_.push_back(b);
   }
-  if (spec_) AddVerifyEntries(plan, &n_logits);
-  if (logits_.size() < static_cast<size_t>(n_logits * model_->config().n_vocab))
-    logits_.resize(static_cast<size_t>(n_logits * model_->config().n_vocab));
   const double start = NowSeconds();
-  Status st = model_->Forward(batch_, pages_, *pool_, scratch_, logits_.data());
-  if (st.ok()) step_cost_.Observe(ShapeOf(batch_), NowSeconds() - start);
-  return st;
+  PG_ASSIGN_OR_RETURN(logits_, executor_->Forward(batch_));
+  step_cost_.Observe(ShapeOf(batch_), NowSeconds() - start);
+  return Status::Ok();
 }
 
 void Engine::SampleAndAdvance(const StepPlan& plan) {
-  const int64_t V = model_->config().n_vocab;
-  const int page = kv_->page_tokens();
-  int64_t li = 0;
-  std::vector<Sequence*> done;
+  const int64_t V = logits_.n_vocab;
+  const auto emit = [this](Sequence* s, int32_t token, ServiceEvent& ev) { return Emit(s, token, ev); };
+  int64_t row = 0;
+  done_.clear();
   for (size_t i = 0; i < plan.batch.size(); ++i) {
     Sequence* s = plan.batch[i];
+    const float* rows = logits_.row(row);
+    row += batch_[i].logit_rows();
     if (!s->draft.empty()) {
-      AdvanceSpeculative(s, &logits_[static_cast<size_t>(li * V)], &done);
-      li += batch_[i].logit_rows();
+      // K/V is valid for positions [0, old n_computed + emitted): each emitted
+      // token but the last was the input of the next verified position.
+      s->n_computed += spec_->Accept(s, rows, V, emit);
+      CommitComputed(s, /*release_tail=*/true);
       continue;
     }
     s->n_computed += s->step_tokens;
-    // Publish every block that just became full.
-    while ((s->n_committed_blocks + 1) * page <= s->n_computed) {
-      int64_t b = s->n_committed_blocks;
-      kv_->CommitFullBlock(s->id, static_cast<int>(b),
-                           std::span<const int32_t>(s->tokens.data() + b * page, static_cast<size_t>(page)));
-      s->n_committed_blocks++;
-    }
+    CommitComputed(s, /*release_tail=*/false);
     if (!batch_[i].want_logits) continue;
     ServiceEvent ev;
     ev.kind = ServiceEvent::Kind::kToken;
-    int32_t tok = s->sampler->Sample(&logits_[static_cast<size_t>(li * V)], V, &ev.token, s->constraint.get());
-    ++li;
-    if (s->first_token_s < 0) s->first_token_s = NowSeconds();
-    s->tokens.push_back(tok);
-    s->n_generated++;
-    totals_.generated_tokens++;
-    if (s->on_event) s->on_event(ev);
-    if (EndsOnLastToken(*s)) done.push_back(s);
-    else if (s->constraint && s->constraint->finished()) done.push_back(s);  // the constrained output is complete
-    else if (s->n_generated >= s->request.sampling.max_tokens ||
-             static_cast<int64_t>(s->tokens.size()) >= config_.ctx_size)
-      done.push_back(s);
+    const int32_t token = s->sampler->Sample(rows, V, &ev.token, s->constraint.get());
+    Emit(s, token, ev);
   }
-  for (Sequence* s : done) {
+  for (Sequence* s : done_) {
     bool eos = EndsOnLastToken(*s);
     // A constrained output ends "stop" only when it is whole; at a dead end
     // (no token could continue the grammar) it was cut short: "length".
     if (s->constraint && s->constraint->finished()) eos = s->constraint->complete();
     Finish(s, eos ? "stop" : "length");
   }
+}
+
+bool Engine::Emit(Sequence* s, int32_t token, ServiceEvent& ev) {
+  if (s->first_token_s < 0) s->first_token_s = NowSeconds();
+  s->tokens.push_back(token);
+  s->n_generated++;
+  totals_.generated_tokens++;
+  if (s->on_event) s->on_event(ev);
+  const bool stop = ShouldStop(*s);
+  if (stop) done_.push_back(s);
+  return stop;
 }
 
 bool Engine::EndsOnLastToken(const Sequence& s) const {
@@ -275,6 +317,27 @@ std::vector<int32_t> Engine::EndTokens(const SamplingParams& p) const {
     for (int32_t id = 0; id < tokenizer_->n_vocab(); ++id)
       if (tokenizer_->IsEog(id)) out.push_back(id);
   return out;
+}
+
+bool Engine::ShouldStop(const Sequence& s) const {
+  if (EndsOnLastToken(s)) return true;
+  if (s.constraint && s.constraint->finished()) return true;
+  return s.n_generated >= s.request.sampling.max_tokens || static_cast<int64_t>(s.tokens.size()) >= config_.ctx_size;
+}
+
+void Engine::CommitComputed(Sequence* s, bool release_tail) {
+  const int page = kv_->page_tokens();
+  while ((s->n_committed_blocks + 1) * page <= s->n_computed) {
+    const int64_t b = s->n_committed_blocks;
+    kv_->CommitFullBlock(s->id, static_cast<int>(b),
+                         std::span<const int32_t>(s->tokens.data() + b * page, static_cast<size_t>(page)));
+    s->n_committed_blocks++;
+  }
+  if (!release_tail) return;
+  // A verification's rejected tail: its positions past n_computed go back.
+  const Status st = kv_->TruncateSequence(s->id, s->n_computed, &s->block_table);
+  PG_CHECK_MSG(st.ok(), st.ToString().c_str());
+  s->allocated_tokens = s->n_computed;
 }
 
 void Engine::Finish(Sequence* seq, const std::string& reason, const std::string& error) {
@@ -297,8 +360,7 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   f.ttft_s = s->first_token_s >= 0 ? s->first_token_s - s->arrival_s : 0;
   f.spec = s->spec_usage;
   f.spec.synthetic = config_.spec.synthetic();
-  if (spec_) spec_->Finished(s->tokens, s->cache.cached_tokens);
-  if (draft_) draft_->Free(s->id);
+  if (spec_) spec_->Finished(*s);
   totals_.finished++;
   totals_.prompt_tokens += s->n_prompt;
   totals_.cached_tokens += s->cache.cached_tokens;
@@ -324,9 +386,9 @@ void Engine::Step() {
   AcceptIncoming();
   DeliverFinished();  // cancelled sequences
   kv_->Tick();
-  if (spec_) ProposeDrafts();
+  if (spec_) spec_->Propose(scheduler_->running(), scheduler_->n_waiting(), *pool_, step_cost_);
   StepPlan plan = scheduler_->Schedule(NowSeconds());
-  if (spec_) PlanDrafts(&plan);
+  if (spec_) spec_->Plan(&plan, step_cost_, kv_.get());
   // Unreachable for a request Submit accepted (it fits the device tier
   // alone); kept so a broken invariant ends one request, not the server.
   for (Sequence* s : plan.failed)
@@ -360,8 +422,7 @@ void Engine::PublishSnapshot() {
   totals_.preemptions = scheduler_->preemptions();
   totals_.kv = kv_->counters();
   totals_.hints = kv_->hint_counters();
-  if (spec_) totals_.spec = spec_->stats();
-  if (draft_) totals_.draft_no_room = draft_->no_room();
+  if (spec_) totals_.spec = spec_->counters();
   totals_.step_cost = step_cost_;
   std::lock_guard<std::mutex> lk(metrics_mu_);
   snap_ = totals_;
@@ -387,7 +448,7 @@ void Engine::Loop() {
     [[maybe_unused]] bool idle = false;
     {
       std::unique_lock<std::mutex> lk(mu_);
-      if (incoming_.empty() && cancels_.empty() && hints_.empty() && scheduler_->idle()) {
+      if (incoming_.empty() && cancels_.empty() && session_notes_.empty() && scheduler_->idle()) {
         idle = true;
         cv_.wait_for(lk, std::chrono::milliseconds(50));
       }
@@ -424,53 +485,18 @@ void Engine::Stop() {
 }
 
 std::string Engine::MetricsText() const {
-  Snapshot s;
+  EngineSnapshot s;
   {
     std::lock_guard<std::mutex> lk(metrics_mu_);
     s = snap_;
   }
   MetricSet m;
-  m.Gauge("prosgrow_queue_depth", "Requests waiting to be admitted.", s.waiting);
-  m.Gauge("prosgrow_running_sequences", "Sequences in the running batch.", s.running);
-  m.Gauge("prosgrow_loading_sequences", "Sequences waiting for KV promotion from host or disk.", s.loading);
-  m.Gauge("prosgrow_batch_tokens", "Tokens in the last forward step.", s.batch_tokens);
-  m.Counter("prosgrow_engine_steps_total", "Engine steps run.", s.steps);
-  m.Counter("prosgrow_preemptions_total", "Sequences preempted for lack of device KV blocks.", s.preemptions);
-  m.Counter("prosgrow_requests_finished_total", "Requests finished by the engine.", s.finished);
-  // The HTTP layer exports prosgrow_prompt_tokens_total and
-  // prosgrow_cached_prompt_tokens_total (requests answered); the engine's own
-  // totals (every finished sequence, cancelled ones too) carry an engine_
-  // prefix so /metrics never has a family twice.
-  m.Counter("prosgrow_engine_prompt_tokens_total", "Prompt tokens of sequences the engine finished.", s.prompt_tokens);
-  m.Counter("prosgrow_prompt_tokens_cached_total", "Prompt tokens of finished requests served from the KV cache.",
-            s.cached_tokens);
-  m.Counter("prosgrow_generation_tokens_total", "Tokens generated.", s.generated_tokens);
-  m.Counter("prosgrow_engine_cached_prompt_tokens_total", "Prompt tokens served from the KV cache, by tier.")
-      .Add({{"tier", "device"}}, s.cached_device)
-      .Add({{"tier", "host"}}, s.cached_host)
-      .Add({{"tier", "disk"}}, s.cached_disk)
-      .Add({{"tier", "remote"}}, s.cached_remote);
-  m.Gauge("prosgrow_cache_reuse_ratio", "Cached / prompt tokens over finished requests.",
-          s.prompt_tokens ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens) : 0.0);
-  CollectTierMetrics(s.kv, &m);
-  // The Model Server Protocol's three signals for an inference gateway (llm-d's
-  // endpoint picker): queued requests, running requests, KV-cache utilisation
-  // in [0, 1] (device blocks holding data / device capacity). docs/server.md.
-  m.Gauge("prosgrow_num_requests_waiting",
-          "Requests not yet generating: queued or waiting for KV promotion (Model Server Protocol queue size).",
-          s.waiting + s.loading);
-  m.Gauge("prosgrow_num_requests_running", "Requests running (Model Server Protocol running requests).", s.running);
-  const double usage = s.kv.device.capacity_blocks > 0
-                           ? double(s.kv.device.used_blocks) / double(s.kv.device.capacity_blocks)
-                           : 0.0;
-  m.Gauge("prosgrow_kv_cache_usage_perc",
-          "Device-tier KV blocks in use, as a fraction of its capacity (Model Server Protocol KV utilisation).",
-          MetricValue::Fixed(usage, 6));
+  CollectEngineMetrics(s, &m);
   if (kv_events_) kv_events_->CollectMetrics(&m);
   CollectHintMetrics(s.hints, &m);
-  CollectSpecMetrics(s.spec, s.draft_dropped, &m);
+  if (spec_) SpeculativeDecoder::CollectMetrics(config_.spec, s.spec, &m);
   CollectStepCostMetrics(s.step_cost, &m);
-  CollectDraftMetrics(s.draft_no_room, &m);
+  if (draft_model()) SpeculativeDecoder::CollectDraftModelMetrics(s.spec, &m);
   s.kv.CollectWhatIfMetrics(&m);
   CollectRemoteMetrics(s.kv.remote, &m);
   return m.Render();

@@ -1,9 +1,12 @@
-// Engine: owns the model, the tiered KV cache and the scheduler, and runs
-// forward steps. It is the InferenceService the HTTP server talks to.
+// Engine: owns the model, its executor, the tiered KV cache, the scheduler
+// and the speculative decoder, and runs steps. It is the InferenceService the
+// HTTP server talks to.
 //
 // Step() reads top to bottom:
-//   AcceptIncoming -> kv.Tick -> scheduler.Schedule -> RunForward ->
-//   SampleAndAdvance (commit full blocks, sample, finish) -> PublishMetrics
+//   AcceptIncoming -> kv.Tick -> spec.Propose -> scheduler.Schedule ->
+//   spec.Plan -> RunForward (executor.Forward; spec.Verify builds the drafting
+//   entries) -> SampleAndAdvance (Emit: sample or spec.Accept, one commit path
+//   and one stop check) -> PublishMetrics
 //
 // Threading: Start() runs Step() in a loop on one engine thread, which alone
 // touches the scheduler, the sequences and the KV structures. Submit, Cancel,
@@ -18,21 +21,20 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "engine/speculative/draft_model.h"
 #include "engine/engine_config.h"
+#include "engine/executor.h"
 #include "engine/inference_service.h"
 #include "engine/kv_event_bridge.h"
+#include "engine/engine_snapshot.h"
 #include "engine/scheduler.h"
+#include "engine/speculative/speculative_decoder.h"
 #include "engine/step_cost_model.h"
 #include "kv/kv_cache_manager.h"
 #include "metrics/metric_set.h"
 #include "model/model.h"
-#include "spec/speculator.h"
-#include "spec/verify_planner.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -64,17 +66,45 @@ class Engine final : public InferenceService {
   Status FlushCache();
 
   const Model& model() const { return *model_; }
-  const DraftModel* draft_model() const { return draft_.get(); }  // --spec draft; null = none
+  // --spec draft; null = none.
+  const DraftModel* draft_model() const { return spec_ ? spec_->draft_model() : nullptr; }
   const EngineConfig& config() const { return config_; }
   CacheCounters cache_counters() const;  // engine thread / caller-driven mode
 
  private:
+  // A session message from another thread: ReleaseSession drops the
+  // session's retention; NoteToolCall retains it for ttl_s.
+  struct SessionNote {
+    enum class Kind { kRelease, kRetain };
+    Kind kind;
+    std::string session;
+    double ttl_s = 0;  // kRetain
+  };
+
   explicit Engine(const EngineConfig& config) : config_(config) {}
-  // The KV hint and quota settings of c, in blocks of block_bytes (engine_kv_hints.cc).
-  static Status ApplyHintConfig(const EngineConfig& c, size_t block_bytes, KvCacheConfig* kc);
+  // Create's parts: the KV cache (after the draft model took its share of
+  // the device budget), the speculative decoder, the service facts.
+  Status CreateKvCache(const KvLayout& layout);
+  Status CreateSpeculation(const KvLayout& layout);
+  void FillInfo();
   void AcceptIncoming();
   Status RunForward(const StepPlan& plan);
   void SampleAndAdvance(const StepPlan& plan);
+  // The one place a token joins a sequence: appends it, counts it, hands
+  // the event on; true when the sequence must stop (the one stop check).
+  bool Emit(Sequence* s, int32_t token, ServiceEvent& ev);
+  bool ShouldStop(const Sequence& s) const;
+  // The sequence's last token ends it as EOS does ("stop"): an end-of-
+  // generation token (unless ignore_eos) or one of its stop_token_ids, once
+  // min_tokens are generated.
+  bool EndsOnLastToken(const Sequence& s) const;
+  // The tokens min_tokens holds back: every end-of-generation id (unless
+  // ignore_eos) and the request's stop_token_ids.
+  std::vector<int32_t> EndTokens(const SamplingParams& p) const;
+  // The one commit path: publishes every block that became full of computed
+  // tokens; release_tail (after a verification) gives back the blocks past
+  // n_computed, the rejected drafts' positions.
+  void CommitComputed(Sequence* s, bool release_tail);
   // Removes the sequence (freeing its KV), counts it, and queues its finish
   // event; DeliverFinished() publishes the metrics snapshot once, then calls
   // the queued callbacks. Step() delivers after the cancels and at its end.
@@ -90,96 +120,39 @@ class Engine final : public InferenceService {
   void PublishSnapshot();
   void Loop();
 
-  // Speculative decoding (engine_spec.cc; docs/speculative.md).
-  // Drafts for every running decoding sequence (before Schedule).
-  void ProposeDrafts();
-  // After Schedule, under --spec-policy goodput: shortens each draft to the
-  // positions worth their cost this step (spec/verify_planner.h, costs from
-  // step_cost_).
-  void PlanDrafts(StepPlan* plan);
-  void ShortenDraft(Sequence* s, size_t keep, StepPlan* plan);
-  int64_t WorthProposing(const Sequence& s) const;
-  VerifyCandidate CandidateOf(const Sequence& s, int drafted) const;
-  // RunForward: a verifying sequence's entry becomes its k + 1 verification
-  // positions, with logits at every one (BatchSeq::all_logits).
-  void AddVerifyEntries(const StepPlan& plan, int64_t* n_logits);
-  // SampleAndAdvance for a verifying sequence: accept while the sampler's
-  // token equals the draft, emit, roll back the rejected tail of the KV.
-  void AdvanceSpeculative(Sequence* s, const float* row0, std::vector<Sequence*>* done);
-  void CommitFullBlocks(Sequence* s);
-  bool ShouldStop(const Sequence& s) const;
-  // The sequence's last token ends it as EOS does ("stop"): an end-of-
-  // generation token (unless ignore_eos) or one of its stop_token_ids, once
-  // min_tokens are generated.
-  bool EndsOnLastToken(const Sequence& s) const;
-  // The tokens min_tokens holds back: every end-of-generation id (unless
-  // ignore_eos) and the request's stop_token_ids.
-  std::vector<int32_t> EndTokens(const SamplingParams& p) const;
-  void CollectSpecMetrics(const std::vector<DrafterStats>& stats, int64_t dropped, MetricSet* out) const;
-  // The draft model (engine_draft.cc): loaded at Create with its share of the
-  // device KV budget; run for the sequences whose chain reached it.
-  Status LoadDraftModel(const KvLayout& target_layout);
-  void ProposeModelDrafts();
-  // Sampled verification of draft-model token i: q of that draft token, or
-  // null (greedy, another drafter, synthetic) for the point-mass path.
-  const float* SampledDraftDistribution(const Sequence& s, int i, int k) const;
-  // min(1, p/q) test of draft token i against the Sampler's p (row).
-  int32_t VerifySampledDraft(Sequence* s, const float* row, const float* q, int i, TokenEvent* ev);
-  void CollectDraftMetrics(int64_t no_room, MetricSet* out) const;  // none without a draft model
-
   EngineConfig config_;
   std::unique_ptr<KvEventBridge> kv_events_;  // --kv-events; declared before kv_ so it outlives it
   ServiceInfo info_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Executor> executor_;  // runs every forward step (CpuExecutor today)
   std::unique_ptr<KvCacheManager> kv_;
   std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<ThreadPool> pool_;
-  ForwardScratch scratch_;
-  KvPages pages_;
   SeqId next_seq_id_ = 1;
-  std::unique_ptr<Speculator> spec_;  // null = speculation off
-  StepCostModel step_cost_;           // fitted to every forward step's wall time
-  double spec_ratio_ = 0;             // the last PlanDrafts' progress per second (0 = none yet)
-  std::unique_ptr<DraftModel> draft_;  // --spec draft; null = none
-  std::vector<DraftRequest> draft_requests_;     // this step's draft-model requests
-  std::vector<Sequence*> draft_seqs_;            // their sequences
-  std::vector<std::vector<int32_t>> draft_out_;  // their tokens
-  std::vector<SeqId> live_;                      // running sequence ids (draft KV kept)
-  std::vector<std::pair<int32_t, float>> p_sparse_;  // the Sampler's p at one verify row
-  std::vector<float> p_dense_;                   // (n_vocab) the same, dense
+  std::unique_ptr<SpeculativeDecoder> spec_;  // null = speculation off
+  StepCostModel step_cost_;                   // fitted to every forward step's wall time
 
   // Step buffers (reused).
   std::vector<BatchSeq> batch_;
-  std::vector<float> logits_;
+  LogitsRows logits_;  // the last step's rows (the executor's memory)
+  std::vector<Sequence*> done_;
 
   // Messages from other threads.
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Sequence>> incoming_;
   std::vector<std::string> cancels_;
-  std::vector<std::pair<std::string, double>> hints_;  // (session, ttl); ttl < 0 = release
+  std::vector<SessionNote> session_notes_;
   int64_t queued_ = 0;  // incoming + waiting, for max_queue
 
   std::thread thread_;
   std::atomic<bool> stop_{false};
 
   // Metrics snapshot, written by the engine thread at the end of each step.
-  struct Snapshot {
-    int64_t waiting = 0, running = 0, loading = 0, batch_tokens = 0, steps = 0, preemptions = 0;
-    int64_t prompt_tokens = 0, cached_tokens = 0, cached_device = 0, cached_host = 0, cached_disk = 0;
-    int64_t cached_remote = 0;  // fetched from the remote tier (Redis)
-    int64_t generated_tokens = 0, finished = 0;
-    CacheCounters kv;
-    HintCounters hints;  // KV hints and session quotas
-    std::vector<DrafterStats> spec;  // per drafter, SpecConfig order
-    int64_t draft_no_room = 0;       // draft-model requests without room in the draft's KV pool
-    int64_t draft_dropped = 0;       // proposed draft tokens --spec-policy goodput did not verify
-    StepCostModel step_cost;         // a copy of step_cost_
-  };
   mutable std::mutex metrics_mu_;
-  Snapshot snap_;
-  Snapshot totals_;  // engine-thread running totals
+  EngineSnapshot snap_;
+  EngineSnapshot totals_;  // engine-thread running totals
   std::vector<std::pair<EventCallback, ServiceEvent>> finished_events_;  // engine thread: queued by Finish
 };
 

@@ -1,14 +1,17 @@
 // EngineConfig: everything `prosgrow serve` / `generate` set on the engine.
-// Plain value type.
+// Plain value type (model_file, when set, is shared).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "model/attention.h"
 #include "spec/spec_config.h"
 
 namespace pg {
+
+class GgufFile;
 
 enum class ServePolicy {
   kBaseline,   // device-tier prefix cache only, FCFS, LRU (a standard local server)
@@ -18,6 +21,9 @@ enum class ServePolicy {
 
 struct EngineConfig {
   std::string model_path;
+  // model_path already opened (serve: once, for its preflight and the
+  // engine); null: Engine::Create opens model_path.
+  std::shared_ptr<const GgufFile> model_file;
   ServePolicy policy = ServePolicy::kOptimized;
   int threads = 0;                  // 0 = cores
   int64_t ctx_size = 0;             // per sequence; 0 = min(model's context, 8192)

@@ -93,7 +93,7 @@ class Sampler {
                     ConstraintMatcher* constraint = nullptr);
 
   // Takes `token`, chosen elsewhere from this Sampler's Distribution()
-  // (speculative rejection sampling with a draft model's q, engine_spec.cc),
+  // (speculative rejection sampling with a draft model's q, SpeculativeDecoder::Accept),
   // as Sample() takes its own pick: it counts as generated from now on and
   // event->logprob / event->top are filled the same way. Draws nothing.
   void Accept(const float* logits, int64_t n_vocab, int32_t token, TokenEvent* event);

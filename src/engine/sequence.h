@@ -55,7 +55,7 @@ struct Sequence {
   // This step.
   int64_t step_tokens = 0;            // tokens scheduled this step
 
-  // Speculative decoding (engine_spec.cc). A decoding sequence with a draft
+  // Speculative decoding (speculative/speculative_decoder.h). A decoding sequence with a draft
   // of k tokens is scheduled 1 + k positions: tokens.back() and the draft,
   // each scored (logits at every position) in the same forward pass.
   std::unique_ptr<SpecSequence> spec;  // drafting state; null when speculation is off

@@ -1,6 +1,6 @@
 // StepCostModel: predicts how long a forward step takes from its shape,
 // fitted online to the steps the engine actually ran, so decisions that
-// trade rows for time (engine_spec.cc: how many draft tokens to verify) use
+// trade rows for time (SpeculativeDecoder::Plan: how many draft tokens to verify) use
 // this machine's costs, not constants.
 //
 // Model: seconds = a + b * plain_rows + c * logit_rows

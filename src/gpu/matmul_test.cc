@@ -14,7 +14,10 @@
 #include "backend/cpu/matmul_precise.h"
 #include "backend/cpu/quant.h"
 #include "backend/cpu/test_util.h"
+#include "backend/cpu/vec_ops.h"
 #include "gpu/gpu_test_util.h"
+#include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/moe.h"
 
 namespace pg::gpu {
 namespace {
@@ -118,6 +121,32 @@ TEST(GpuMatMul, DequantToBf16AndRoundToBf16AreExact) {
     PG_GPU_OK(RoundToBf16(df.get(), out.get(), rows * cols, nullptr));
     EXPECT_EQ(out.Download(), ref);
   }
+}
+
+// The last step of the forward pass: only the rows that need logits are
+// gathered, normed and projected (here rows 4 and 1 of 5), Q6_K output matrix.
+TEST(GpuMatMul, FinalNormAndOutputProjectionOnLogitRowsOnly) {
+  PG_GPU_SKIP_WITHOUT_DEVICE();
+  ThreadPool pool(1);
+  const int64_t T = 5, D = 256, V = 300;
+  const std::vector<int32_t> logit_rows = {4, 1};
+  const auto h = RandomFloats(T * D, 30), norm_w = RandomFloats(D, 31, 0.5f, 1.5f);
+  const auto q = Quantize(WType::kQ6_K, RandomWeights(V * D, 32), V, D);
+  std::vector<float> normed(logit_rows.size() * D), ref(logit_rows.size() * V);
+  for (size_t i = 0; i < logit_rows.size(); ++i) {
+    RmsNorm(h.data() + logit_rows[i] * D, norm_w.data(), normed.data() + i * D, D, 1e-6f);
+  }
+  MatMulPrecise(MakeWeightMatrix(GgmlType::Q6_K, q.data(), V, D), normed.data(), D,
+                static_cast<int64_t>(logit_rows.size()), ref.data(), V, pool);
+  DeviceArray<float> dh(h), dw(norm_w), rows(logit_rows.size() * D), logits(ref.size());
+  DeviceArray<int32_t> dsel(logit_rows);
+  DeviceArray<uint8_t> dq(q);
+  const int64_t n = static_cast<int64_t>(logit_rows.size());
+  PG_GPU_OK(GatherRows(dh.get(), dsel.get(), n, D, rows.get(), nullptr));
+  PG_GPU_OK(RmsNormResidual(rows.get(), nullptr, dw.get(), rows.get(), n, D, 1e-6f, nullptr));
+  PG_GPU_OK(MatMul(DeviceMatrix{WType::kQ6_K, dq.get(), V, D, WTypeRowBytes(WType::kQ6_K, D), 0}, rows.get(), D, n,
+                   logits.get(), V, nullptr));
+  EXPECT_LE(Nmse(logits.Download(), ref), kTol);
 }
 
 }  // namespace

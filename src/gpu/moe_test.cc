@@ -1,5 +1,5 @@
 // The MoE kernels (kernels/moe.h) against the CPU: RouteTokens against
-// RouteToken (model/router.h: the same experts, weights within 1e-12
+// RouteToken (model/expert_router.h: the same experts, weights within 1e-12
 // normalised error), and the whole routed FFN (route, sort by expert,
 // gather, grouped gate/up, SiLU*mul, grouped down, weighted scatter-add)
 // against a per-token composition of RouteToken and MatMulPrecise, in a step
@@ -16,7 +16,7 @@
 #include "backend/cpu/vec_ops.h"
 #include "gpu/gpu_test_util.h"
 #include "gpu/kernels/elementwise.h"
-#include "model/router.h"
+#include "model/expert_router.h"
 
 namespace pg::gpu {
 namespace {
@@ -32,7 +32,8 @@ struct Routed {
   std::vector<float> weights;
 };
 
-Routed CpuRoute(const RouterParams& p, const std::vector<float>& logits, const float* bias, int64_t T) {
+Routed CpuRoute(const ExpertRouterParams& p, const std::vector<float>& logits, const float* bias,
+                int64_t T) {
   Routed r{std::vector<int32_t>(T * p.k), std::vector<float>(T * p.k)};
   std::vector<float> probs(p.n_expert);
   for (int64_t t = 0; t < T; ++t) {
@@ -54,7 +55,7 @@ TEST(GpuMoe, RouterMatchesRouteTokenForSoftmaxAndBiasedSigmoid) {
   };
   for (const Case c : {Case{ExpertGating::kSoftmax, false, 0, false}, Case{ExpertGating::kSoftmax, true, 0, false},
                        Case{ExpertGating::kSigmoid, true, 2.5f, true}}) {
-    const RouterParams p{E, K, c.gating, c.norm, c.scale};
+    const ExpertRouterParams p{E, K, c.gating, c.norm, c.scale};
     const Routed ref = CpuRoute(p, logits, c.with_bias ? bias.data() : nullptr, T);
     DeviceArray<float> dl(logits), db(bias), dw(T * K);
     DeviceArray<int32_t> de(T * K);
@@ -97,7 +98,7 @@ TEST(GpuMoe, RoutedFfnMatchesCpuWhenSomeExpertsGetNoToken) {
   }
   const auto x = RandomFloats(T * D, 4);
   const Stack gate(E, F, D, 5), up(E, F, D, 6), down(E, D, F, 7);
-  const RouterParams p{E, K, ExpertGating::kSoftmax, true, 0};
+  const ExpertRouterParams p{E, K, ExpertGating::kSoftmax, true, 0};
   const Routed r = CpuRoute(p, logits, nullptr, T);
   ThreadPool pool(1);
   std::vector<float> ref(T * D, 0.0f), g(F), u(F), y(D);

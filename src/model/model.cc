@@ -10,6 +10,7 @@
 #include "backend/cpu/matmul_precise.h"
 #include "backend/cpu/quant.h"
 #include "backend/cpu/vec_ops.h"
+#include "base/check.h"
 #include "model/attention.h"
 
 namespace pg {
@@ -56,12 +57,18 @@ void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_l
 }
 
 Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelOptions& options) {
+  PG_ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(path));
+  return Load(std::shared_ptr<const GgufFile>(std::move(file)), options);
+}
+
+Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const GgufFile> file, const ModelOptions& options) {
+  PG_CHECK(file != nullptr);
   std::unique_ptr<Model> m(new Model());
   m->options_ = options;
   if (options.attention == AttentionMode::kPrecise) return InvalidArgument("model: use ModelOptionsFor(kPrecise)");
   if (options.precise_matmul && options.repack_weights)
     return InvalidArgument("model: precise products need row-major weights (repack_weights off)");
-  PG_ASSIGN_OR_RETURN(m->file_, GgufFile::Open(path));
+  m->file_ = std::move(file);
   PG_ASSIGN_OR_RETURN(m->config_, ModelConfig::FromGguf(*m->file_));
   PG_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_, options.repack_weights));
   const ModelConfig& c = m->config_;
@@ -100,6 +107,13 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelO
   // row-major kernels. (Half4 F16/BF16 gives row-major bits; one suffix for
   // any repack keeps the rule simple.)
   if (m->weights_->repacked_bytes() > 0) m->identity_ += "-repacked";
+  // Repacked expert stacks (Q4_Kx8 ...) change the MoE layers' bits too;
+  // builds before them kept experts row-major under the same suffix.
+  for (const LayerWeights& L : m->weights_->layers)
+    if (L.gate_exps.n_expert > 0 && L.gate_exps.first.layout != WeightLayout::kRowMajor) {
+      m->identity_ += "-experts";
+      break;
+    }
   return m;
 }
 

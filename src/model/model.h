@@ -72,6 +72,8 @@ inline ModelOptions ModelOptionsFor(AttentionMode mode) {
 class ForwardScratch {
  public:
   ForwardScratch() = default;
+  // MoE: (layer, expert) SwiGLUs run by the passes on this scratch so far.
+  uint64_t experts_run() const { return moe_.experts_run(); }
 
  private:
   friend class Model;
@@ -109,6 +111,10 @@ class ForwardScratch {
 class Model {
  public:
   static Result<std::unique_ptr<Model>> Load(const std::string& path, const ModelOptions& options = {});
+  // The same from a file already opened (serve opens and checks it once,
+  // for its preflight and the engine); the model shares it.
+  static Result<std::unique_ptr<Model>> Load(std::shared_ptr<const GgufFile> file,
+                                             const ModelOptions& options = {});
 
   const ModelConfig& config() const { return config_; }
   const GgufFile& file() const { return *file_; }
@@ -137,7 +143,7 @@ class Model {
   void Products(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tok, ThreadPool& pool,
                 ForwardScratch& s) const;
 
-  std::unique_ptr<GgufFile> file_;
+  std::shared_ptr<const GgufFile> file_;
   ModelConfig config_;
   ModelOptions options_;
   std::unique_ptr<ModelWeights> weights_;

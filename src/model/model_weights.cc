@@ -147,17 +147,35 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, cons
     // A tied output projection gets its own copy: token_embd stays row-major
     // (and mapped) for the embedding lookup.
     std::vector<WeightMatrix*> ms{&w->output};
-    // Expert stacks are not repacked (they stay mapped and are read only
-    // where routed); the shared expert runs for every token and is.
     for (LayerWeights& L : w->layers) {
       for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp,
                               &L.down_shexp})
         if (m->rows > 0) ms.push_back(m);
     }
+    // Each expert stack is repacked as one matrix of n_expert * rows rows:
+    // with rows a multiple of 8 no row group crosses an expert, so expert e
+    // starts at e * GroupOffset(view, rows) of the copy.
+    std::vector<ExpertStack*> stacks;
+    for (LayerWeights& L : w->layers)
+      for (ExpertStack* s : {&L.gate_exps, &L.up_exps, &L.down_exps})
+        if (s->n_expert > 0 && s->first.rows % kQ8_0x8Rows == 0) stacks.push_back(s);
+    std::vector<WeightMatrix> whole(stacks.size());  // sized once: ms points into it
+    for (size_t i = 0; i < stacks.size(); ++i) {
+      whole[i] = stacks[i]->first;
+      whole[i].rows *= stacks[i]->n_expert;
+      ms.push_back(&whole[i]);
+    }
     ThreadPool pool(0);  // one thread per core: the copy is memory-bound
     w->repacked_.AddAll(ms, pool, ActiveKernels(), [&](size_t i, const WeightMatrix& src) {
       if (!(i == 0 && c.tied_embeddings)) ReleaseMapped(src);
     });
+    for (size_t i = 0; i < stacks.size(); ++i) {
+      ExpertStack& s = *stacks[i];
+      const int64_t rows = s.first.rows;
+      s.first = whole[i];
+      s.first.rows = rows;
+      s.expert_bytes = GroupOffset(s.first, rows);
+    }
   }
   return w;
 }

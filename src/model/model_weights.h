@@ -2,9 +2,10 @@
 // stay in the file's mapping (any supported type), unless repacked at load
 // (then the repacked copies are owned here; token_embd, read by row for the
 // embedding lookup, always stays in the mapping); small vectors (norms,
-// biases) are converted to f32 and owned here. Expert tensors of MoE layers
-// are never repacked or copied: they stay mapped, so only the experts a
-// token is routed to are ever paged in.
+// biases) are converted to f32 and owned here. Expert stacks of MoE layers
+// are repacked too (each stack as one matrix, so every expert is read as
+// densely as a dense matrix); without repacking they stay mapped and only the
+// experts a token is routed to are paged in.
 // Thread-safety: immutable after Load(); shared by all forward passes.
 #pragma once
 
@@ -21,14 +22,15 @@ namespace pg {
 class GgufFile;
 
 // One projection of all the experts of a layer: a 3-D GGUF tensor with
-// ne = [cols, rows, n_expert], left in the file's mapping. Expert e's
-// (rows, cols) matrix is the contiguous slice at data + e * expert_bytes,
-// an ordinary row-major matrix:
+// ne = [cols, rows, n_expert], in the file's mapping or repacked (then all
+// n_expert * rows rows as one matrix of first.layout, repack.h). Expert e's
+// (rows, cols) matrix is the contiguous slice at data + e * expert_bytes:
 //
 //   data -> | expert 0: rows x row_bytes | expert 1 | ... | expert n-1 |
+//           (repacked: expert 0's rows / 8 row groups | expert 1's | ...)
 struct ExpertStack {
   WeightMatrix first;       // expert 0's view; the others differ only in data
-  size_t expert_bytes = 0;  // first.rows * first.row_bytes
+  size_t expert_bytes = 0;  // GroupOffset(first, first.rows): rows * row_bytes when row-major
   int64_t n_expert = 0;
 
   WeightMatrix Expert(int64_t e) const {
@@ -73,9 +75,10 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
 
   // Validates every tensor's presence, type and shape against the config.
-  // With `repack`, the matrices MatMul reads (not token_embd) that have a
-  // repacked layout are copied into it (RepackedWeights::AddAll, for the
-  // active kernel table) and their pages of the file mapping released.
+  // With `repack`, the matrices MatMul reads (not token_embd; expert stacks
+  // whose rows are a multiple of 8) that have a repacked layout are copied
+  // into it (RepackedWeights::AddAll, for the active kernel table) and their
+  // pages of the file mapping released.
   static Result<std::unique_ptr<ModelWeights>> Load(const GgufFile& file, const ModelConfig& config,
                                                     bool repack = false);
 

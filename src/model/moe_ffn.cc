@@ -6,7 +6,7 @@
 
 #include "backend/cpu/matmul_precise.h"
 #include "backend/cpu/vec_ops.h"
-#include "model/router.h"
+#include "model/expert_router.h"
 
 namespace pg {
 namespace {
@@ -35,74 +35,12 @@ void SwiGluFfn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMat
   else MatMul(down, g, T, y, pool, mm);
 }
 
-void MoeScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int n_threads) {
-  if (!c.is_moe()) return;
-  if (static_cast<int>(lanes_.size()) < n_threads || n_tokens > cap_tokens_) {
-    while (static_cast<int>(lanes_.size()) < n_threads) lanes_.push_back(std::make_unique<Lane>());
-    for (auto& lane : lanes_)
-      lane->mm.Reserve(std::max(c.n_embd, c.moe.n_ff_exp), std::max(n_tokens, cap_tokens_));
-  }
-  if (n_tokens <= cap_tokens_) return;
-  const auto T = static_cast<size_t>(n_tokens);
-  const auto E = static_cast<size_t>(c.moe.n_expert), K = static_cast<size_t>(c.moe.n_expert_used);
-  const auto D = static_cast<size_t>(c.n_embd), F = static_cast<size_t>(c.moe.n_ff_exp);
-  const size_t FS = static_cast<size_t>(c.moe.n_shared) * F;
-  logits_.resize(T * E);
-  probs_.resize(T * E);
-  experts_.resize(T * K);
-  weights_.resize(T * K);
-  offsets_.resize(E + 1);
-  cursor_.resize(E);
-  active_.reserve(E);
-  row_token_.resize(T * K);
-  slot_row_.resize(T * K);
-  xg_.resize(T * K * D);
-  gate_.resize(std::max(T * K * F, T * FS));
-  up_.resize(std::max(T * K * F, T * FS));
-  yg_.resize(T * K * D);
-  cap_tokens_ = n_tokens;
-}
+// The two ways of step 3 (MoeScratch's friends, declared there).
 
-void MoeFfn(const ModelConfig& c, const LayerWeights& L, const float* h, int64_t T, float* out, ThreadPool& pool,
-            MoeScratch& s, MatMulScratch& mm, bool precise) {
-  const int64_t D = c.n_embd, E = c.moe.n_expert, K = c.moe.n_expert_used, F = c.moe.n_ff_exp;
-  s.Reserve(c, T, pool.size());
-  // Small batches (decode) do the bookkeeping on this thread: a parallel
-  // region costs more than routing a few tokens.
-  auto for_each = [&](int64_t n, auto&& fn) {
-    if (T * K <= kSerialRows) {
-      for (int64_t i = 0; i < n; ++i) fn(i);
-    } else {
-      pool.ParallelFor(n, fn);
-    }
-  };
-
-  // 1. Route.
-  MatMul(L.router, h, T, s.logits_.data(), pool, mm);
-  const RouterParams rp = RouterParams::From(c.moe);
-  for_each(T, [&](int64_t t) {
-    RouteToken(rp, &s.logits_[t * E], L.router_bias, &s.probs_[t * E], &s.experts_[t * K], &s.weights_[t * K]);
-  });
-
-  // 2. Group the (token, slot) pairs by expert (counting sort, stable: an
-  // expert's rows keep batch order).
-  std::fill(s.offsets_.begin(), s.offsets_.end(), 0);
-  for (int64_t i = 0; i < T * K; ++i) ++s.offsets_[s.experts_[i] + 1];
-  for (int64_t e = 0; e < E; ++e) s.offsets_[e + 1] += s.offsets_[e];
-  std::copy(s.offsets_.begin(), s.offsets_.end() - 1, s.cursor_.begin());
-  for (int64_t i = 0; i < T * K; ++i) {
-    const int64_t row = s.cursor_[s.experts_[i]]++;
-    s.slot_row_[i] = row;
-    s.row_token_[row] = static_cast<int32_t>(i / K);
-  }
-  for_each(T * K, [&](int64_t row) {
-    std::memcpy(&s.xg_[row * D], &h[static_cast<int64_t>(s.row_token_[row]) * D], sizeof(float) * D);
-  });
-
-  // 3. One SwiGLU per expert that has tokens.
-  s.active_.clear();
-  for (int64_t e = 0; e < E; ++e)
-    if (s.offsets_[e + 1] > s.offsets_[e]) s.active_.push_back(static_cast<int32_t>(e));
+// One SwiGluFfn per active expert on its rows: whole experts per thread when
+// there are at least two per thread, else one after another over the pool.
+void RunExpertsOneByOne(const LayerWeights& L, int64_t D, int64_t F, ThreadPool& pool, MoeScratch& s,
+                        MatMulScratch& mm, bool precise) {
   auto run_expert = [&](int64_t e, ThreadPool& p, MatMulScratch& m) {
     const int64_t r0 = s.offsets_[e], n = s.offsets_[e + 1] - r0;
     SwiGluFfn(L.gate_exps.Expert(e), L.up_exps.Expert(e), L.down_exps.Expert(e), &s.xg_[r0 * D], n,
@@ -122,6 +60,114 @@ void MoeFfn(const ModelConfig& c, const LayerWeights& L, const float* h, int64_t
   } else {
     for (int32_t e : s.active_) run_expert(e, pool, mm);
   }
+}
+
+// Every active expert's gate and up as one grouped product (one parallel
+// region, activations prepared once), SiLU * up over all rows, then every
+// down as one grouped product: the same bits as RunExpertsOneByOne.
+void RunExpertsGrouped(const LayerWeights& L, int64_t rows, int64_t D, int64_t F, ThreadPool& pool, MoeScratch& s,
+                       MatMulScratch& mm) {
+  const size_t n = s.active_.size();
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t e = s.active_[i];
+    s.views_[3 * i] = L.gate_exps.Expert(e);
+    s.views_[3 * i + 1] = L.up_exps.Expert(e);
+    s.views_[3 * i + 2] = L.down_exps.Expert(e);
+    const int64_t t0 = s.offsets_[e], t1 = s.offsets_[e + 1];
+    s.groups_[i] = {&s.views_[3 * i], t0, t1, s.gate_.data(), F};
+    s.groups_[n + i] = {&s.views_[3 * i + 1], t0, t1, s.up_.data(), F};
+    s.groups_[2 * n + i] = {&s.views_[3 * i + 2], t0, t1, s.yg_.data(), D};
+  }
+  if (L.gate_exps.first.layout == L.up_exps.first.layout && L.gate_exps.first.type == L.up_exps.first.type) {
+    MatMulGrouped(s.groups_.data(), static_cast<int64_t>(2 * n), s.xg_.data(), D, rows, pool, mm);
+  } else {
+    MatMulGrouped(s.groups_.data(), static_cast<int64_t>(n), s.xg_.data(), D, rows, pool, mm);
+    MatMulGrouped(s.groups_.data() + n, static_cast<int64_t>(n), s.xg_.data(), D, rows, pool, mm);
+  }
+  float* g = s.gate_.data();
+  const float* u = s.up_.data();
+  if (rows * F <= kSerialSiluMul) {  // per row as SwiGluFfn: a row's tail is its own
+    for (int64_t t = 0; t < rows; ++t) SiluMul(&g[t * F], &u[t * F], &g[t * F], F);
+  } else {
+    pool.ParallelFor(rows, [&](int64_t t) { SiluMul(&g[t * F], &u[t * F], &g[t * F], F); });
+  }
+  MatMulGrouped(s.groups_.data() + 2 * n, static_cast<int64_t>(n), g, F, rows, pool, mm);
+}
+
+void MoeScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int n_threads) {
+  if (!c.is_moe()) return;
+  if (static_cast<int>(lanes_.size()) < n_threads || n_tokens > cap_tokens_) {
+    while (static_cast<int>(lanes_.size()) < n_threads) lanes_.push_back(std::make_unique<Lane>());
+    for (auto& lane : lanes_)
+      lane->mm.Reserve(std::max(c.n_embd, c.moe.n_ff_exp), std::max(n_tokens, cap_tokens_));
+  }
+  if (n_tokens <= cap_tokens_) return;
+  const auto T = static_cast<size_t>(n_tokens);
+  const auto E = static_cast<size_t>(c.moe.n_expert), K = static_cast<size_t>(c.moe.n_expert_used);
+  const auto D = static_cast<size_t>(c.n_embd), F = static_cast<size_t>(c.moe.n_ff_exp);
+  const size_t FS = static_cast<size_t>(c.moe.n_shared) * F;
+  logits_.resize(T * E);
+  probs_.resize(T * E);
+  experts_.resize(T * K);
+  weights_.resize(T * K);
+  offsets_.resize(E + 1);
+  cursor_.resize(E);
+  active_.reserve(E);
+  views_.resize(3 * E);
+  groups_.resize(3 * E);
+  row_token_.resize(T * K);
+  slot_row_.resize(T * K);
+  xg_.resize(T * K * D);
+  gate_.resize(std::max(T * K * F, T * FS));
+  up_.resize(std::max(T * K * F, T * FS));
+  yg_.resize(T * K * D);
+  cap_tokens_ = n_tokens;
+}
+
+void MoeFfn(const ModelConfig& c, const LayerWeights& L, const float* h, int64_t T, float* out, ThreadPool& pool,
+            MoeScratch& s, MatMulScratch& mm, bool precise, ExpertProducts how) {
+  const int64_t D = c.n_embd, E = c.moe.n_expert, K = c.moe.n_expert_used, F = c.moe.n_ff_exp;
+  s.Reserve(c, T, pool.size());
+  mm.GroupTasks(static_cast<size_t>(3 * E + 1));  // grows once
+  // Small batches (decode) do the bookkeeping on this thread: a parallel
+  // region costs more than routing a few tokens.
+  auto for_each = [&](int64_t n, auto&& fn) {
+    if (T * K <= kSerialRows) {
+      for (int64_t i = 0; i < n; ++i) fn(i);
+    } else {
+      pool.ParallelFor(n, fn);
+    }
+  };
+
+  // 1. Route.
+  MatMul(L.router, h, T, s.logits_.data(), pool, mm);
+  const ExpertRouterParams rp = ExpertRouterParams::From(c.moe);
+  for_each(T, [&](int64_t t) {
+    RouteToken(rp, &s.logits_[t * E], L.router_bias, &s.probs_[t * E], &s.experts_[t * K], &s.weights_[t * K]);
+  });
+
+  // 2. Group the (token, slot) pairs by expert (counting sort, stable: an
+  // expert's rows keep batch order).
+  std::fill(s.offsets_.begin(), s.offsets_.end(), 0);
+  for (int64_t i = 0; i < T * K; ++i) ++s.offsets_[s.experts_[i] + 1];
+  for (int64_t e = 0; e < E; ++e) s.offsets_[e + 1] += s.offsets_[e];
+  std::copy(s.offsets_.begin(), s.offsets_.end() - 1, s.cursor_.begin());
+  for (int64_t i = 0; i < T * K; ++i) {
+    const int64_t row = s.cursor_[s.experts_[i]]++;
+    s.slot_row_[i] = row;
+    s.row_token_[row] = static_cast<int32_t>(i / K);
+  }
+  for_each(T * K, [&](int64_t row) {
+    std::memcpy(&s.xg_[row * D], &h[static_cast<int64_t>(s.row_token_[row]) * D], sizeof(float) * D);
+  });
+
+  // 3. The experts' SwiGLUs over their rows.
+  s.active_.clear();
+  for (int64_t e = 0; e < E; ++e)
+    if (s.offsets_[e + 1] > s.offsets_[e]) s.active_.push_back(static_cast<int32_t>(e));
+  s.experts_run_ += s.active_.size();
+  if (precise || how == ExpertProducts::kPerExpert) RunExpertsOneByOne(L, D, F, pool, s, mm, precise);
+  else RunExpertsGrouped(L, T * K, D, F, pool, s, mm);
 
   // 4. Weighted sum per token, in slot order.
   for_each(T, [&](int64_t t) {

@@ -3,20 +3,19 @@
 //
 // MoeFfn, for T tokens h (T, n_embd):
 //   1. router logits = h * ffn_gate_inp^T (T, n_expert); RouteToken per token
-//      (router.h) -> k experts and weights each;
+//      (expert_router.h) -> k experts and weights each;
 //   2. the (token, slot) pairs are grouped by expert (a counting sort), and
 //      each expert's tokens gathered into one contiguous block of rows:
 //
 //        grouped rows: | expert 0's tokens | expert 3's | expert 4's | ...
 //                      ^offsets[0]         ^offsets[3]  ...   (experts with
 //                                                              no token: empty)
-//   3. one SwiGLU (a GEMM per projection, a GEMV when it has one token) per
-//      expert that has >= 1 token, on views of that expert's slice of the
-//      mapped 3-D tensors (model_weights.h, ExpertStack). With at least two
-//      active experts per thread (decode, and most prefills of many-expert
-//      models) each thread runs whole experts, largest first, in one
-//      parallel region; otherwise the experts run one after another, each
-//      product spread over the pool;
+//   3. one SwiGLU per expert that has >= 1 token, on views of that expert's
+//      slice of the 3-D tensors (model_weights.h, ExpertStack; repacked at
+//      load like the dense matrices): all active experts' gate and up
+//      products as one grouped product (MatMulGrouped: (expert, token block,
+//      row block) tasks in one parallel region, activations quantized once),
+//      SiLU * up, then all downs as one grouped product;
 //   4. each token's k outputs are summed with their weights in the router's
 //      slot order, then the shared expert (glm4moe) is added.
 // A token's result is the same bits whatever else is in the batch: MatMul is
@@ -42,10 +41,20 @@ namespace pg {
 void SwiGluFfn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, const float* x,
                int64_t T, float* g, float* u, float* y, ThreadPool& pool, MatMulScratch& mm, bool precise = false);
 
+// How MoeFfn runs the experts' products. kGrouped (the default):
+// MatMulGrouped, every active expert's gate and up in one parallel region,
+// then every down in one. kPerExpert: one SwiGluFfn per expert (whole experts
+// per thread); the path precise products take, and the reference the grouped
+// path is tested against, bit for bit (moe_ffn_test).
+enum class ExpertProducts { kGrouped, kPerExpert };
+
 // Per-caller buffers of MoeFfn; grown by Reserve, never on the hot path.
 class MoeScratch {
  public:
   void Reserve(const ModelConfig& c, int64_t n_tokens, int n_threads);
+  // Experts that MoeFfn has run (summed over calls, i.e. layers and steps):
+  // with an expert's bytes, the expert weights a step read (bench-model).
+  uint64_t experts_run() const { return experts_run_; }
 
  private:
   // One thread's private pool (just that thread) and activation buffer, for
@@ -55,10 +64,17 @@ class MoeScratch {
     MatMulScratch mm;
   };
   friend void MoeFfn(const ModelConfig&, const LayerWeights&, const float*, int64_t, float*, ThreadPool&,
-                     MoeScratch&, MatMulScratch&, bool);
+                     MoeScratch&, MatMulScratch&, bool, ExpertProducts);
+  friend void RunExpertsOneByOne(const LayerWeights&, int64_t, int64_t, ThreadPool&, MoeScratch&, MatMulScratch&,
+                                 bool);
+  friend void RunExpertsGrouped(const LayerWeights&, int64_t, int64_t, int64_t, ThreadPool&, MoeScratch&,
+                                MatMulScratch&);
   int64_t cap_tokens_ = 0;
+  uint64_t experts_run_ = 0;  // (layer, expert) SwiGLUs run, for bytes-read accounting
   std::vector<std::unique_ptr<Lane>> lanes_;  // (n_threads)
-  std::vector<int32_t> active_;     // experts with >= 1 token, most rows first
+  std::vector<int32_t> active_;     // experts with >= 1 token (one by one: most rows first)
+  std::vector<WeightMatrix> views_;  // (3 * n_expert) gate, up, down of each active expert
+  std::vector<MatMulGroup> groups_;  // (3 * n_expert) all gates, all ups, all downs
   std::vector<float> logits_;       // (T, n_expert) router outputs
   std::vector<float> probs_;        // (T, n_expert) gate probabilities
   std::vector<int32_t> experts_;    // (T, k) chosen experts per token, in slot order
@@ -77,6 +93,7 @@ class MoeScratch {
 // out must not alias h. `precise`: the experts' products as SwiGluFfn's
 // (the router's F32 product is exact either way).
 void MoeFfn(const ModelConfig& c, const LayerWeights& L, const float* h, int64_t T, float* out, ThreadPool& pool,
-            MoeScratch& s, MatMulScratch& mm, bool precise = false);
+            MoeScratch& s, MatMulScratch& mm, bool precise = false,
+            ExpertProducts how = ExpertProducts::kGrouped);
 
 }  // namespace pg

@@ -75,7 +75,7 @@ std::vector<BreakpointPrefix> BreakpointPrefixes(const ChatPrompt& chat, const T
     BreakpointPrefix p;
     p.ttl_s = bp.ttl_s;
     for (auto& [messages, tools] : MarkedVariants(api, bp)) {
-      Result<std::string> marked = chat.Render(messages, tools);
+      Result<std::string> marked = chat.Render(messages, tools, api.template_kwargs);
       if (!marked.ok() || *marked == rendered) continue;
       auto [a, b] = std::mismatch(rendered.begin(), rendered.end(), marked->begin(), marked->end());
       p.tokens = PrefixTokens(tok, rendered, static_cast<size_t>(a - rendered.begin()), prompt);

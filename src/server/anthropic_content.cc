@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "server/anthropic_context_edits.h"
 #include "server/anthropic_request.h"
 #include "server/request_fields.h"
 
@@ -129,9 +130,10 @@ class Converter {
     if ((error = OnlyKeys(m, {"role", "content"}, where))) return;
     std::string role;
     if ((error = NeedString(m, "role", where, &role))) return;
-    if (role != "user" && role != "assistant") {
-      return Fail(BadRequest(fmt::format("{}.role: must be \"user\" or \"assistant\", got \"{}\"", where, role),
-                             where + ".role", "invalid_role"));
+    if (role != "user" && role != "assistant" && role != "system") {
+      return Fail(BadRequest(
+          fmt::format("{}.role: must be \"user\", \"assistant\" or \"system\", got \"{}\"", where, role),
+          where + ".role", "invalid_role"));
     }
     auto content = m.find("content");
     if (content == m.end()) return Fail(BadRequest(where + ".content: required", where + ".content"));
@@ -144,7 +146,25 @@ class Converter {
                              "invalid_type"));
     }
     if (role == "user") return UserBlocks(*content, where);
+    if (role == "system") return SystemTurn(*content, where);
     AssistantBlocks(*content, where);
+  }
+
+  // A system turn inside the conversation (Claude Code sends them): its text
+  // blocks become one {"role": "system"} message, rendered where it stands
+  // as far as the template allows.
+  void SystemTurn(const json& blocks, const std::string& where) {
+    const size_t index = out_->api.messages.size();
+    std::string text;
+    for (size_t b = 0; b < blocks.size() && !error; ++b) {
+      const std::string bw = fmt::format("{}.content[{}]", where, b);
+      std::string type = BlockType(blocks[b], bw);
+      if (error) return;
+      if (type != "text") return Unsupported(type, bw, "a system turn holds text blocks only");
+      TextBlock(blocks[b], bw, &text);
+      CacheControl(blocks[b], bw, {CacheBreakpoint::Kind::kContent, index, text.size()});
+    }
+    out_->api.messages.push_back({{"role", "system"}, {"content", text}});
   }
 
   // User turns: tool_result blocks become "tool" messages, text the user message.
@@ -219,10 +239,24 @@ class Converter {
     out_->api.messages.push_back({{"role", "tool"}, {"tool_call_id", id}, {"content", text}});
   }
 
+  // Thinking blocks of an earlier turn: their text is the turn's
+  // reasoning_content (templates that replay reasoning read it; others do
+  // not render it); redacted_thinking is opaque and carries no text.
+  void Thinking(const json& block, const std::string& type, const std::string& where, std::string* reasoning) {
+    if (type == "redacted_thinking") {
+      error = OnlyKeys(block, {"type", "data"}, where);
+      return;
+    }
+    if ((error = OnlyKeys(block, {"type", "thinking", "signature"}, where))) return;
+    std::string t;
+    if ((error = NeedString(block, "thinking", where, &t))) return;
+    *reasoning += (reasoning->empty() ? "" : "\n") + t;
+  }
+
   void AssistantBlocks(const json& blocks, const std::string& where) {
     const size_t index = out_->api.messages.size();
     json calls = json::array();
-    std::string text;
+    std::string text, reasoning;
     for (size_t b = 0; b < blocks.size() && !error; ++b) {
       const std::string bw = fmt::format("{}.content[{}]", where, b);
       std::string type = BlockType(blocks[b], bw);
@@ -241,11 +275,14 @@ class Converter {
         tool_use_ids_.insert(id);
         CacheControl(u, bw, {CacheBreakpoint::Kind::kToolArguments, index, 0, calls.size()});
         calls.push_back({{"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", u["input"]}}}});
+      } else if (type == "thinking" || type == "redacted_thinking") {
+        Thinking(blocks[b], type, bw, &reasoning);
       } else {
-        return Unsupported(type, bw, "text and tool_use");
+        return Unsupported(type, bw, "text, tool_use, thinking and redacted_thinking");
       }
     }
     json msg = {{"role", "assistant"}, {"content", text}};
+    if (!reasoning.empty()) msg["reasoning_content"] = reasoning;
     if (!calls.empty()) msg["tool_calls"] = std::move(calls);
     out_->api.messages.push_back(std::move(msg));
   }
@@ -271,7 +308,10 @@ class Converter {
                                            where, t["type"].dump()),
                                where + ".type", "unsupported_tool"));
       }
-      if ((error = OnlyKeys(t, {"type", "name", "description", "input_schema", "cache_control"}, where))) return;
+      if ((error = OnlyKeys(t, {"type", "name", "description", "input_schema", "cache_control", "defer_loading"},
+                            where))) {
+        return;
+      }
       std::string name;
       if ((error = NeedString(t, "name", where, &name))) return;
       if (name.empty() || name.size() > 128) {
@@ -292,7 +332,20 @@ class Converter {
                                "invalid_type"));
       }
       fn["parameters"] = t["input_schema"];
-      CacheControl(t, where, {CacheBreakpoint::Kind::kTool, i});
+      // defer_loading: true keeps the tool out of the prompt until a tool
+      // search would load it (Anthropic's meaning); it stays declared.
+      auto defer = t.find("defer_loading");
+      if (defer != t.end() && !defer->is_null() && !defer->is_boolean()) {
+        return Fail(BadRequest(where + ".defer_loading: must be a boolean", where + ".defer_loading", "invalid_type"));
+      }
+      if (defer != t.end() && defer->is_boolean() && defer->get<bool>()) {
+        if (t.contains("cache_control")) {
+          return Fail(BadRequest(where + ".cache_control: a deferred tool is not in the prompt to cache",
+                                 where + ".cache_control"));
+        }
+        continue;
+      }
+      CacheControl(t, where, {CacheBreakpoint::Kind::kTool, out_->api.tools.size()});
       out_->api.tools.push_back({{"type", "function"}, {"function", std::move(fn)}});
     }
   }
@@ -391,6 +444,10 @@ std::optional<ApiError> ConvertAnthropicConversation(const json& body, const Req
     return BadRequest("the last message is from the assistant: continuing a prefilled assistant turn is not "
                       "supported; end with a user message",
                       fmt::format("messages[{}]", messages->size() - 1), "unsupported_prefill");
+  }
+  auto cm = body.find("context_management");
+  if (cm != body.end()) {
+    if (std::optional<ApiError> e = ApplyContextManagement(*cm, &out->api.messages, &out->applied_edits)) return e;
   }
   if (out->api.tool_choice == ApiRequest::ToolChoice::kNone || (out->api.tools.is_array() && out->api.tools.empty())) {
     out->api.tools = nullptr;  // as on the OpenAI path: neither rendered nor parsed

@@ -1,5 +1,6 @@
 #include "server/anthropic_handler.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "server/anthropic_tool_stream.h"
 #include "server/generation_pipeline.h"
 #include "server/guarded_stream.h"
+#include "server/ignored_fields.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -147,6 +149,39 @@ std::optional<ApiError> Precheck(const HandlerContext& ctx, const httplib::Reque
   return CheckAnthropicVersion(req);
 }
 
+// anthropic-beta values this server understands: each names behaviour it
+// implements or accepts (docs/server.md, "Anthropic betas"). Others are
+// named in the ignored-fields header.
+constexpr const char* kKnownBetas[] = {
+    "claude-code-20250219",          "interleaved-thinking-2025-05-14",  "context-management-2025-06-27",
+    "effort-2025-11-24",             "advanced-tool-use-2025-11-20",     "prompt-caching-2024-07-31",
+    "extended-cache-ttl-2025-04-11", "token-counting-2024-11-01",        "fine-grained-tool-streaming-2025-05-14",
+    "mid-conversation-tool-changes-2026-07-01", "per-turn-control-2026-07-01", "thinking-token-count-2026-05-13"};
+
+// Names what this request carried without effect (fields, unknown betas)
+// and the context edits executed, in response headers and the log.
+void ReportAnthropicExtensions(const httplib::Request& req, const AnthropicRequest& parsed, const std::string& id,
+                               httplib::Response& res) {
+  std::vector<std::string> ignored = parsed.api.ignored_fields;
+  std::string betas = req.get_header_value("anthropic-beta");
+  for (size_t start = 0; start < betas.size();) {
+    size_t end = betas.find(',', start);
+    if (end == std::string::npos) end = betas.size();
+    std::string beta = betas.substr(start, end - start);
+    beta.erase(0, beta.find_first_not_of(' '));
+    beta.erase(beta.find_last_not_of(' ') + 1);
+    if (!beta.empty() && std::find(std::begin(kKnownBetas), std::end(kKnownBetas), beta) == std::end(kKnownBetas)) {
+      ignored.push_back("anthropic-beta:" + beta);
+    }
+    start = end + 1;
+  }
+  ReportIgnoredFields(id, ignored, res);
+  if (!parsed.applied_edits.empty()) {
+    res.set_header("x-prosgrow-context-edits", DumpJson(parsed.applied_edits));
+    PG_LOG_INFO("{}: context_management applied: {}", id, DumpJson(parsed.applied_edits));
+  }
+}
+
 }  // namespace
 
 void SendAnthropicError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics) {
@@ -198,12 +233,13 @@ void AnthropicHandler::Messages(const httplib::Request& req, httplib::Response& 
   const ServiceInfo& info = ctx_.service->info();
   ApiResult<nlohmann::ordered_json> body = ParseJsonBody(req.body, ctx_.limits.max_json_depth);
   if (!body.ok()) return SendAnthropicError(res, body.error, ctx_.metrics);
-  ApiResult<AnthropicRequest> parsed = ParseAnthropicMessages(body.value, info.n_ctx, ctx_.limits);
+  ApiResult<AnthropicRequest> parsed =
+      ParseAnthropicMessages(body.value, info.n_ctx, ctx_.limits, ctx_.chat()->has_thinking_switch());
   if (!parsed.ok()) return SendAnthropicError(res, parsed.error, ctx_.metrics);
   ApiRequest& api = parsed.value.api;
   if (std::optional<ApiError> e = CheckModelName(api.model, info)) return SendAnthropicError(res, *e, ctx_.metrics);
 
-  Result<std::string> rendered = ctx_.chat()->Render(api.messages, api.tools);
+  Result<std::string> rendered = ctx_.chat()->Render(api.messages, api.tools, api.template_kwargs);
   if (!rendered.ok()) return SendAnthropicError(res, BadRequest(rendered.status().message()), ctx_.metrics);
   const Tokenizer& tok = ctx_.service->tokenizer();
   std::vector<int32_t> prompt = EncodeChatText(tok, *rendered);
@@ -220,6 +256,7 @@ void AnthropicHandler::Messages(const httplib::Request& req, httplib::Response& 
   plan.parallel = api.parallel_tool_calls;
   plan.session_id = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
   plan.stops = api.stop;
+  ReportAnthropicExtensions(req, parsed.value, plan.header.id, res);
   ApiResult<std::unique_ptr<GenerationRunner>> started =
       StartGeneration(ctx_, &api, std::move(prompt), {plan.header.id, plan.session_id, arrival});
   if (!started.ok()) return SendAnthropicError(res, started.error, ctx_.metrics);
@@ -240,16 +277,18 @@ void AnthropicHandler::CountTokens(const httplib::Request& req, httplib::Respons
   if (std::optional<ApiError> e = Precheck(ctx_, req)) return SendAnthropicError(res, *e, ctx_.metrics);
   ApiResult<nlohmann::ordered_json> body = ParseJsonBody(req.body, ctx_.limits.max_json_depth);
   if (!body.ok()) return SendAnthropicError(res, body.error, ctx_.metrics);
-  ApiResult<AnthropicRequest> parsed = ParseAnthropicCountTokens(body.value, ctx_.limits);
+  ApiResult<AnthropicRequest> parsed =
+      ParseAnthropicCountTokens(body.value, ctx_.limits, ctx_.chat()->has_thinking_switch());
   if (!parsed.ok()) return SendAnthropicError(res, parsed.error, ctx_.metrics);
   const ApiRequest& api = parsed.value.api;
   if (std::optional<ApiError> e = CheckModelName(api.model, ctx_.service->info())) {
     return SendAnthropicError(res, *e, ctx_.metrics);
   }
-  ApiResult<std::vector<int32_t>> prompt = ChatPromptTokens(ctx_, api.messages, api.tools);
-  if (!prompt.ok()) return SendAnthropicError(res, prompt.error, ctx_.metrics);
+  Result<std::string> rendered = ctx_.chat()->Render(api.messages, api.tools, api.template_kwargs);
+  if (!rendered.ok()) return SendAnthropicError(res, BadRequest(rendered.status().message()), ctx_.metrics);
+  std::vector<int32_t> prompt = EncodeChatText(ctx_.service->tokenizer(), *rendered);
   res.status = 200;
-  res.set_content(DumpJson({{"input_tokens", prompt.value.size()}}), "application/json");
+  res.set_content(DumpJson({{"input_tokens", prompt.size()}}), "application/json");
 }
 
 }  // namespace pg

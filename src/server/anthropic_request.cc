@@ -14,10 +14,12 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // The top-level fields each endpoint reads; any other is a 400 naming it.
-constexpr const char* kMessagesFields[] = {"model",       "messages", "max_tokens", "system",      "tools",
-                                           "tool_choice", "stop_sequences", "temperature", "top_p", "top_k",
-                                           "metadata",    "stream",   "thinking",   "service_tier"};
-constexpr const char* kCountTokensFields[] = {"model", "messages", "system", "tools", "tool_choice", "thinking"};
+constexpr const char* kMessagesFields[] = {"model",       "messages",       "max_tokens",  "system",
+                                           "tools",       "tool_choice",    "stop_sequences", "temperature",
+                                           "top_p",       "top_k",          "metadata",    "stream",
+                                           "thinking",    "service_tier",   "context_management", "output_config"};
+constexpr const char* kCountTokensFields[] = {"model",    "messages",           "system",       "tools",
+                                              "tool_choice", "thinking",        "context_management", "output_config"};
 
 template <size_t N>
 std::optional<ApiError> RefuseUnknownFields(const json& body, const char* const (&known)[N]) {
@@ -33,14 +35,58 @@ std::optional<ApiError> RefuseUnknownFields(const json& body, const char* const 
                     "", "unsupported_parameter");
 }
 
-// thinking: only {"type": "disabled"} (what not sending it means).
-void ReadThinking(FieldReader& r) {
+// thinking: {"type": "enabled" | "adaptive" | "disabled", "budget_tokens",
+// "display"} -> the template's thinking switch (enable_thinking) where it has
+// one; without one, a request for thinking is answered without thinking
+// blocks and named in ignored_fields. Absent = the template's default.
+void ReadThinking(FieldReader& r, bool thinking_switch, ApiRequest* api) {
   const json* t = r.Get("thinking");
   if (!t) return;
-  if (t->is_object() && t->size() == 1 && t->contains("type") && (*t)["type"] == "disabled") return;
-  r.Fail(BadRequest("'thinking' (extended thinking) is not supported by this server; omit it or send "
-                    "{\"type\": \"disabled\"}",
-                    "thinking", "unsupported_parameter"));
+  const std::string type = t->is_object() && t->contains("type") && (*t)["type"].is_string()
+                               ? (*t)["type"].get<std::string>()
+                               : "";
+  if (type != "enabled" && type != "adaptive" && type != "disabled") {
+    return r.Fail(BadRequest("thinking.type: must be \"enabled\", \"adaptive\" or \"disabled\"", "thinking.type"));
+  }
+  for (auto it = t->begin(); it != t->end(); ++it) {
+    if (it.key() != "type" && it.key() != "budget_tokens" && it.key() != "display") {
+      return r.Fail(BadRequest("thinking." + it.key() + ": unknown field (type, budget_tokens, display)",
+                               "thinking." + it.key(), "unsupported_parameter"));
+    }
+  }
+  const bool on = type != "disabled";
+  if (thinking_switch) {
+    api->template_kwargs = {{"enable_thinking", on}};
+  } else if (on) {
+    api->ignored_fields.push_back("thinking");  // no switch: answered without thinking blocks
+  }
+  if (on && t->contains("budget_tokens")) api->ignored_fields.push_back("thinking.budget_tokens");
+  if (on && t->contains("display")) api->ignored_fields.push_back("thinking.display");
+}
+
+// output_config: {"effort": "low" | "medium" | "high" | "max"}. Where the
+// template has a thinking switch and `thinking` is not sent, low turns it
+// off and the others on; otherwise it has no effect (ignored_fields).
+void ReadOutputConfig(FieldReader& r, bool thinking_switch, ApiRequest* api) {
+  const json* oc = r.Get("output_config");
+  if (!oc) return;
+  if (!oc->is_object()) return (void)r.WrongType("output_config", "an object", *oc);
+  for (auto it = oc->begin(); it != oc->end(); ++it) {
+    if (it.key() != "effort") {
+      return r.Fail(BadRequest("output_config." + it.key() + ": not supported by this server (only effort)",
+                               "output_config." + it.key(), "unsupported_parameter"));
+    }
+  }
+  if (!oc->contains("effort") || (*oc)["effort"].is_null()) return;
+  const json& e = (*oc)["effort"];
+  if (e != "low" && e != "medium" && e != "high" && e != "max") {
+    return r.Fail(BadRequest("output_config.effort: must be low, medium, high or max", "output_config.effort"));
+  }
+  if (thinking_switch && !r.Get("thinking")) {
+    api->template_kwargs = {{"enable_thinking", e != "low"}};
+  } else {
+    api->ignored_fields.push_back("output_config.effort");
+  }
 }
 
 void ReadSampling(FieldReader& r, int64_t n_ctx, ApiRequest* req) {
@@ -133,7 +179,8 @@ void ReadServiceTier(FieldReader& r) {
 
 }  // namespace
 
-ApiResult<AnthropicRequest> ParseAnthropicMessages(const json& body, int64_t n_ctx, const RequestLimits& limits) {
+ApiResult<AnthropicRequest> ParseAnthropicMessages(const json& body, int64_t n_ctx, const RequestLimits& limits,
+                                                   bool thinking_switch) {
   if (std::optional<ApiError> e = RefuseUnknownFields(body, kMessagesFields)) return *e;
   FieldReader r(body);
   AnthropicRequest out;
@@ -143,7 +190,8 @@ ApiResult<AnthropicRequest> ParseAnthropicMessages(const json& body, int64_t n_c
   ReadSampling(r, n_ctx, &api);
   ReadStopSequences(r, limits, &api);
   ReadMetadata(r, &api);
-  ReadThinking(r);
+  ReadThinking(r, thinking_switch, &api);
+  ReadOutputConfig(r, thinking_switch, &api);
   ReadServiceTier(r);
   r.Bool("stream", &api.stream);
   if (r.failed()) return r.error();
@@ -151,13 +199,15 @@ ApiResult<AnthropicRequest> ParseAnthropicMessages(const json& body, int64_t n_c
   return out;
 }
 
-ApiResult<AnthropicRequest> ParseAnthropicCountTokens(const json& body, const RequestLimits& limits) {
+ApiResult<AnthropicRequest> ParseAnthropicCountTokens(const json& body, const RequestLimits& limits,
+                                                      bool thinking_switch) {
   if (std::optional<ApiError> e = RefuseUnknownFields(body, kCountTokensFields)) return *e;
   FieldReader r(body);
   AnthropicRequest out;
   if (!r.Get("model")) r.Fail(BadRequest("'model' is required", "model"));
   r.String("model", &out.api.model);
-  ReadThinking(r);
+  ReadThinking(r, thinking_switch, &out.api);
+  ReadOutputConfig(r, thinking_switch, &out.api);
   if (r.failed()) return r.error();
   if (std::optional<ApiError> e = ConvertAnthropicConversation(body, limits, &out)) return *e;
   return out;

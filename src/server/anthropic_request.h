@@ -7,14 +7,20 @@
 //                                             (is_error: content prefixed "Error: ")
 //   assistant text + tool_use blocks       -> {"role": "assistant", "content",
 //                                              "tool_calls": [{id, function: {name, arguments: {...}}}]}
+//   assistant thinking blocks              -> the message's reasoning_content (redacted_thinking dropped)
+//   {"role": "system"} turns in messages   -> {"role": "system"} messages where they stand
 //   tools [{name, description, input_schema}] -> OpenAI function tools
+//                                             (defer_loading: true = declared, not rendered)
 //   tool_choice auto|any|tool|none         -> ApiRequest::ToolChoice kAuto|kRequired|kNamed|kNone
 //   metadata.user_id                       -> the session id (ApiRequest::user)
+//   thinking, output_config.effort         -> the template's enable_thinking, where it has one
+//   context_management.edits               -> executed on the messages (anthropic_context_edits.h)
 //
 // Text blocks of one message are concatenated as they are. Every field and
 // block key is checked: anything unknown or not implemented (images,
-// thinking, server tools, assistant prefill as the last message) is a 400
-// that names it. `cache_control` breakpoints ({"type": "ephemeral", "ttl":
+// server tools, assistant prefill as the last message) is a 400 that names
+// it; what is accepted without effect is listed in api.ignored_fields.
+// `cache_control` breakpoints ({"type": "ephemeral", "ttl":
 // "5m" | "1h"}, at most 4) are recorded as positions in the converted
 // request; anthropic_cache_control.h turns them into prompt-token prefixes.
 //
@@ -51,14 +57,17 @@ inline constexpr int kMaxCacheBreakpoints = 4;  // Anthropic's limit per request
 struct AnthropicRequest {
   ApiRequest api;                            // chat = true; max_tokens_given = true (messages)
   std::vector<CacheBreakpoint> breakpoints;  // in request order: tools, system, messages
+  nlohmann::json applied_edits = nlohmann::json::array();  // context_management edits executed
 };
 
 // POST /v1/messages. `n_ctx` bounds max_tokens.
+// `thinking_switch`: the chat template reads enable_thinking
+// (ChatPrompt::has_thinking_switch), which thinking / output_config.effort set.
 ApiResult<AnthropicRequest> ParseAnthropicMessages(const nlohmann::ordered_json& body, int64_t n_ctx,
-                                                   const RequestLimits& limits = {});
-// POST /v1/messages/count_tokens: {model, messages, system?, tools?, tool_choice?}.
+                                                   const RequestLimits& limits = {}, bool thinking_switch = false);
+// POST /v1/messages/count_tokens: {model, messages, system?, tools?, tool_choice?, thinking?, ...}.
 ApiResult<AnthropicRequest> ParseAnthropicCountTokens(const nlohmann::ordered_json& body,
-                                                      const RequestLimits& limits = {});
+                                                      const RequestLimits& limits = {}, bool thinking_switch = false);
 
 // Internal to the two parsers (anthropic_content.cc): system, messages,
 // tools and tool_choice into `out`. Returns the first problem.

@@ -159,9 +159,9 @@ TEST(AnthropicRequest, RequiredAndUnknownFields) {
   EXPECT_NE(e.message.find("'n', 'seed'"), std::string::npos) << e.message;
   e = ParseError(R"({"max_tokens": 8, "messages": [{"role": "user", "content": "x"}]})");
   EXPECT_EQ(e.param, "model");
-  e = ParseError(R"({"model": "m", "max_tokens": 8, "thinking": {"type": "enabled", "budget_tokens": 1024},
+  e = ParseError(R"({"model": "m", "max_tokens": 8, "thinking": {"type": "sometimes"},
                      "messages": [{"role": "user", "content": "x"}]})");
-  EXPECT_EQ(e.param, "thinking");
+  EXPECT_EQ(e.param, "thinking.type");
   EXPECT_TRUE(Parse(R"({"model": "m", "max_tokens": 8, "thinking": {"type": "disabled"},
                         "messages": [{"role": "user", "content": "x"}]})").ok());
   e = ParseError(R"({"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "x", "name": "bob"}]})");
@@ -179,7 +179,7 @@ TEST(AnthropicRequest, RangesAndTypes) {
   EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "top_p": 0, )" + msgs + "}").param, "top_p");
   EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "stop_sequences": "x", )" + msgs + "}").param,
             "stop_sequences");
-  EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "messages": [{"role": "system", "content": "x"}]})").param,
+  EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "messages": [{"role": "tool", "content": "x"}]})").param,
             "messages[0].role");
 }
 
@@ -247,6 +247,92 @@ TEST(AnthropicRequest, AnyValueAnywhereIsAnsweredNotThrown) {
       EXPECT_TRUE(c.ok() || c.error.http_status == 400) << at.to_string() << " = " << v.dump();
     }
   }
+}
+
+// What Claude Code sends (issue 24): thinking, output_config, context_management,
+// deferred tools and system turns inside the conversation.
+TEST(AnthropicRequest, ThinkingMapsOntoTheTemplateSwitch) {
+  const std::string msgs = R"("messages": [{"role": "user", "content": "x"}])";
+  auto parse = [&](const std::string& fields, bool sw) {
+    return ParseAnthropicMessages(json::parse(R"({"model": "m", "max_tokens": 8, )" + fields + ", " + msgs + "}"),
+                                  kCtx, {}, sw);
+  };
+  for (const char* type : {"enabled", "adaptive"}) {
+    auto r = parse(std::string(R"("thinking": {"type": ")") + type + R"(", "display": "omitted"})", true);
+    ASSERT_TRUE(r.ok()) << r.error.message;
+    EXPECT_EQ(r.value.api.template_kwargs, json::parse(R"({"enable_thinking": true})"));
+    EXPECT_EQ(r.value.api.ignored_fields, std::vector<std::string>{"thinking.display"});
+  }
+  auto off = parse(R"("thinking": {"type": "disabled"})", true);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off.value.api.template_kwargs, json::parse(R"({"enable_thinking": false})"));
+  EXPECT_TRUE(off.value.api.ignored_fields.empty());
+  // No switch: answered without thinking, and said so.
+  auto none = parse(R"("thinking": {"type": "adaptive"}, "output_config": {"effort": "medium"})", false);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none.value.api.template_kwargs.is_null());
+  EXPECT_EQ(none.value.api.ignored_fields, (std::vector<std::string>{"thinking", "output_config.effort"}));
+  // effort alone drives the switch: low = off.
+  auto low = parse(R"("output_config": {"effort": "low"})", true);
+  ASSERT_TRUE(low.ok());
+  EXPECT_EQ(low.value.api.template_kwargs, json::parse(R"({"enable_thinking": false})"));
+  EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"effort": "extreme"}, )" + msgs + "}").param,
+            "output_config.effort");
+  EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"format": {}}, )" + msgs + "}").param,
+            "output_config.format");
+}
+
+TEST(AnthropicRequest, SystemTurnsAndThinkingBlocksInTheConversation) {
+  auto r = Parse(R"({"model": "m", "max_tokens": 8, "messages": [
+      {"role": "user", "content": "a"},
+      {"role": "system", "content": [{"type": "text", "text": "env", "cache_control": {"type": "ephemeral"}}]},
+      {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm", "signature": "s"},
+                                        {"type": "redacted_thinking", "data": "xx"}, {"type": "text", "text": "b"}]},
+      {"role": "system", "content": "later"}]})");
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  EXPECT_EQ(r.value.api.messages, json::parse(R"([{"role": "user", "content": "a"},
+      {"role": "system", "content": "env"}, {"role": "assistant", "content": "b", "reasoning_content": "hmm"},
+      {"role": "system", "content": "later"}])"));
+  ASSERT_EQ(r.value.breakpoints.size(), 1u);
+  EXPECT_EQ(r.value.breakpoints[0].index, 1u);
+}
+
+TEST(AnthropicRequest, DeferredToolsAreDeclaredButNotRendered) {
+  auto r = Parse(R"({"model": "m", "max_tokens": 8, "tools": [
+      {"name": "Bash", "input_schema": {"type": "object"}},
+      {"name": "Later", "input_schema": {"type": "object"}, "defer_loading": true},
+      {"name": "Read", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}}],
+      "messages": [{"role": "user", "content": "x"}]})");
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  ASSERT_EQ(r.value.api.tools.size(), 2u);
+  EXPECT_EQ(r.value.api.tools[1]["function"]["name"], "Read");
+  ASSERT_EQ(r.value.breakpoints.size(), 1u);
+  EXPECT_EQ(r.value.breakpoints[0].index, 1u);  // the rendered tool's position
+  EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "tools": [{"name": "A", "input_schema": {},
+      "defer_loading": "yes"}], "messages": [{"role": "user", "content": "x"}]})").param, "tools[0].defer_loading");
+}
+
+TEST(AnthropicRequest, ContextManagementClearsOldThinking) {
+  const std::string history = R"("messages": [{"role": "user", "content": "a"},
+      {"role": "assistant", "content": [{"type": "thinking", "thinking": "t1", "signature": "s"}, {"type": "text", "text": "b"}]},
+      {"role": "user", "content": "c"},
+      {"role": "assistant", "content": [{"type": "thinking", "thinking": "t2", "signature": "s"}, {"type": "text", "text": "d"}]},
+      {"role": "user", "content": "e"}])";
+  auto r = Parse(R"({"model": "m", "max_tokens": 8, "context_management": {"edits": [
+      {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}]}, )" + history + "}");
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  EXPECT_FALSE(r.value.api.messages[1].contains("reasoning_content"));
+  EXPECT_EQ(r.value.api.messages[3]["reasoning_content"], "t2");
+  EXPECT_EQ(r.value.applied_edits, nlohmann::json::parse(
+                                       R"([{"type": "clear_thinking_20251015", "cleared_thinking_turns": 1}])"));
+  auto all = Parse(R"({"model": "m", "max_tokens": 8, "context_management": {"edits": [
+      {"type": "clear_thinking_20251015", "keep": "all"}]}, )" + history + "}");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all.value.api.messages[1]["reasoning_content"], "t1");
+  ApiError e = ParseError(R"({"model": "m", "max_tokens": 8, "context_management": {"edits": [
+      {"type": "clear_tool_uses_20250919"}]}, )" + history + "}");
+  EXPECT_EQ(e.param, "context_management.edits[0].type");
+  EXPECT_NE(e.message.find("clear_tool_uses_20250919"), std::string::npos);
 }
 
 }  // namespace

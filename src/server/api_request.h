@@ -43,9 +43,6 @@ struct ApiRequest {
   ResponseFormat response_format = ResponseFormat::kText;
   std::string response_schema_name;       // json_schema.name
   nlohmann::ordered_json response_schema;  // json_schema.schema (an object or a boolean)
-  // chat_template_kwargs: extra variables for the chat template (e.g. Qwen3's
-  // enable_thinking); an object, or null when absent.
-  nlohmann::ordered_json template_kwargs;
 
   // completions: either text or token ids.
   bool prompt_is_tokens = false;
@@ -60,6 +57,13 @@ struct ApiRequest {
   std::string user;
   double cache_ttl_s = -1;
   std::vector<KvHint> kv_hints;       // KV retention hints (GenerationRequest::kv_hints)
+  // Extra chat-template variables: the OpenAI routes' chat_template_kwargs,
+  // or what the request's fields map onto (e.g. {"enable_thinking": false}
+  // from Anthropic's `thinking`); an object, or null = none.
+  nlohmann::ordered_json template_kwargs;
+  // Fields accepted without effect on this server (named in the
+  // x-prosgrow-ignored-fields response header and the log, never dropped silently).
+  std::vector<std::string> ignored_fields;
 };
 
 // `n_vocab` bounds token ids in a token-array prompt; `n_ctx` bounds max_tokens.

@@ -2,32 +2,54 @@
 
 #include "chat/chat_template.h"
 #include "chat/tool_call_parser.h"
+#include "server/chat_replay.h"
 
 namespace pg {
 
 struct ChatPrompt::Impl {
   ChatTemplate tmpl;
   ChatRenderOptions options;
+  ChatPromptOptions prompt_options;
+
+  // Every Render goes through here: the replay transformation, then the
+  // template; a template error names the turn it refuses.
+  Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+                             const ChatRenderOptions& opt, const nlohmann::ordered_json& extra) const {
+    const nlohmann::ordered_json replayed =
+        prompt_options.serialize_parallel_tool_calls && messages.is_array() ? SerializeParallelToolCalls(messages)
+                                                                            : messages;
+    Result<std::string> text = RenderChat(tmpl, replayed, tools, opt, extra);
+    if (text.ok() || !replayed.is_array() || text.status().code() != StatusCode::kInvalidArgument) return text;
+    return InvalidArgument(ExplainTemplateError(replayed, text.status(), [&](const nlohmann::ordered_json& m) {
+      return RenderChat(tmpl, m, tools, opt, extra).status();
+    }));
+  }
 };
 
 ChatPrompt::~ChatPrompt() = default;
 
-Result<std::unique_ptr<ChatPrompt>> ChatPrompt::Create(const ServiceInfo& info) {
+Result<std::unique_ptr<ChatPrompt>> ChatPrompt::Create(const ServiceInfo& info, ChatPromptOptions options) {
   bool fallback = info.chat_template.empty();
   PG_ASSIGN_OR_RETURN(ChatTemplate tmpl, ChatTemplate::Parse(fallback ? DefaultChatTemplate() : info.chat_template));
   std::unique_ptr<ChatPrompt> p(new ChatPrompt());
-  p->impl_ = std::make_unique<Impl>(Impl{std::move(tmpl), ChatRenderOptions{}});
+  p->impl_ = std::make_unique<Impl>(Impl{std::move(tmpl), ChatRenderOptions{}, options});
   p->impl_->options.bos_token = info.bos_token;
   p->impl_->options.eos_token = info.eos_token;
   p->impl_->options.add_generation_prompt = true;
   p->fallback_ = fallback;
+  p->thinking_switch_ = !fallback && info.chat_template.find("enable_thinking") != std::string::npos;
   p->tool_call_format_ = DetectToolCallFormat(fallback ? DefaultChatTemplate() : info.chat_template);
   return p;
 }
 
 Result<std::string> ChatPrompt::Render(const nlohmann::ordered_json& messages,
                                        const nlohmann::ordered_json& tools) const {
-  return RenderChat(impl_->tmpl, messages, tools, impl_->options);
+  return impl_->Render(messages, tools, impl_->options, nullptr);
+}
+
+Result<std::string> ChatPrompt::Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+                                       const nlohmann::ordered_json& extra) const {
+  return impl_->Render(messages, tools, impl_->options, extra);
 }
 
 Result<std::string> ChatPrompt::Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
@@ -35,7 +57,7 @@ Result<std::string> ChatPrompt::Render(const nlohmann::ordered_json& messages, c
                                        const nlohmann::ordered_json& template_kwargs) const {
   ChatRenderOptions options = impl_->options;
   options.add_generation_prompt = add_generation_prompt;
-  return RenderChat(impl_->tmpl, messages, tools, options, template_kwargs);
+  return impl_->Render(messages, tools, options, template_kwargs);
 }
 
 AssistantOutput ChatPrompt::ParseToolCalls(std::string_view generated, const nlohmann::ordered_json& tools) const {

@@ -31,14 +31,28 @@ struct AssistantOutput {
   std::vector<ToolCall> tool_calls;  // ids filled in ("call_...")
 };
 
+struct ChatPromptOptions {
+  // serve --serialize-parallel-tool-calls: assistant turns with several tool
+  // calls are replayed as successive call/result turns (chat_replay.h).
+  bool serialize_parallel_tool_calls = false;
+};
+
 class ChatPrompt {
  public:
   ~ChatPrompt();
   // Fails when the template does not parse.
-  static Result<std::unique_ptr<ChatPrompt>> Create(const ServiceInfo& info);
+  static Result<std::unique_ptr<ChatPrompt>> Create(const ServiceInfo& info, ChatPromptOptions options = {});
 
-  // InvalidArgument when the template raises (e.g. roles out of order).
+  // InvalidArgument when the template raises (e.g. roles out of order); the
+  // message names the first turn it cannot render (ExplainTemplateError).
   Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools) const;
+  // Render() with extra template variables (ApiRequest::template_kwargs;
+  // null = none), which cannot replace messages, tools or add_generation_prompt.
+  Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+                             const nlohmann::ordered_json& extra) const;
+  // Whether the template reads `enable_thinking` (Qwen3, GLM-4.5/4.6): the
+  // switch a request's thinking / reasoning settings map onto.
+  bool has_thinking_switch() const { return thinking_switch_; }
   // Splits the tool calls out of generated text, in this template's
   // tool_call_format(); `tools` (the request's tools array or null) types
   // GLM argument values.
@@ -61,6 +75,7 @@ class ChatPrompt {
   ChatPrompt() = default;
   std::unique_ptr<Impl> impl_;
   bool fallback_ = false;
+  bool thinking_switch_ = false;
   ToolCallFormat tool_call_format_ = kDefaultToolCallFormat;
 };
 

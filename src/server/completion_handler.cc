@@ -33,17 +33,6 @@ struct ResponsePlan {
   std::string session_id;
 };
 
-// The control tokens that spell a format's markers: shown in the text so the
-// tool-call parser sees them (decoding drops control tokens otherwise).
-std::vector<int32_t> ToolMarkerTokens(ToolCallFormat format, const Tokenizer& tok) {
-  std::vector<int32_t> ids;
-  for (std::string_view marker : ToolCallMarkers(format)) {
-    std::optional<int32_t> id = tok.FindToken(marker);
-    if (id && tok.IsControl(*id)) ids.push_back(*id);
-  }
-  return ids;
-}
-
 // Streaming state, shared by the content provider calls of one response.
 struct StreamState {
   StreamState(Gauge* g) { in_flight.emplace(g); }
@@ -215,6 +204,7 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
           FitToContext(&api, static_cast<int64_t>(prompt.size()), info.n_ctx, info.max_seq_tokens)) {
     return SendApiError(res, *err, ctx_.metrics);
   }
+  ApplyDefaultMaxTokens(ctx_.limits, &api);
 
   ResponsePlan plan;
   plan.header.chat = chat;

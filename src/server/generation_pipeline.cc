@@ -1,5 +1,7 @@
 #include "server/generation_pipeline.h"
 
+#include <algorithm>
+
 #include "base/log.h"
 #include "server/guarded_stream.h"
 #include "server/output_constraint_request.h"
@@ -28,6 +30,20 @@ std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& tex
     prompt.erase(prompt.begin());
   }
   return prompt;
+}
+
+void ApplyDefaultMaxTokens(const RequestLimits& limits, ApiRequest* api) {
+  if (api->max_tokens_given || limits.default_max_tokens <= 0) return;
+  api->sampling.max_tokens = std::min(api->sampling.max_tokens, limits.default_max_tokens);
+}
+
+std::vector<int32_t> ToolMarkerTokens(ToolCallFormat format, const Tokenizer& tok) {
+  std::vector<int32_t> ids;
+  for (std::string_view marker : ToolCallMarkers(format)) {
+    std::optional<int32_t> id = tok.FindToken(marker);
+    if (id && tok.IsControl(*id)) ids.push_back(*id);
+  }
+  return ids;
 }
 
 ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContext& ctx, ApiRequest* api,

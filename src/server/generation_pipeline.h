@@ -40,6 +40,15 @@ ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, cons
 // Tokenizes rendered chat text as ChatPromptTokens does.
 std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text);
 
+// After FitToContext: a request that named no completion cap gets
+// --default-max-tokens when that is set and smaller than the room left.
+void ApplyDefaultMaxTokens(const RequestLimits& limits, ApiRequest* api);
+
+// The control tokens that spell the tool-call markers of `format`
+// (ToolCallMarkers): GenerationStart::render_special, so the tool-call
+// parser sees them (decoding drops control tokens otherwise).
+std::vector<int32_t> ToolMarkerTokens(ToolCallFormat format, const Tokenizer& tok);
+
 // Builds the GenerationRequest from `api` (sampling, stop strings, session,
 // cache TTL, KV hints) and submits it. 429 when the queue is full. Anything
 // else derived from the ApiRequest for the engine (output constraints for

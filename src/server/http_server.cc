@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/check.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "server/anthropic_handler.h"
 #include "server/api_error.h"
@@ -19,6 +20,8 @@
 #include "server/guarded_http_server.h"
 #include "server/guarded_stream.h"
 #include "server/openai_response.h"
+#include "server/request_log.h"
+#include "server/responses_handler.h"
 #include "server/server_metrics.h"
 #include "server/template_handler.h"
 
@@ -33,7 +36,7 @@ std::string EndpointLabel(const std::string& path) {
     if (path == k) return k;
   }
   if (path == "/v1/messages" || path == "/v1/messages/count_tokens" || path == "/tokenize") return path;
-  if (path == "/apply-template") return path;
+  if (path == "/apply-template" || path == "/v1/responses" || path == "/kv-events") return path;
   if (path.rfind("/v1/sessions/", 0) == 0) return "/v1/sessions/{id}/release";
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
   return "other";
@@ -58,12 +61,14 @@ struct HttpServer::Impl {
 
   const ChatPrompt* Chat() {
     std::call_once(chat_once, [this] {
-      Result<std::unique_ptr<ChatPrompt>> made = ChatPrompt::Create(service->info());
+      ChatPromptOptions prompt_options;
+      prompt_options.serialize_parallel_tool_calls = options.serialize_parallel_tool_calls;
+      Result<std::unique_ptr<ChatPrompt>> made = ChatPrompt::Create(service->info(), prompt_options);
       if (!made.ok()) {
         PG_LOG_WARN("chat template unusable ({}); using the ChatML fallback", made.status().message());
         ServiceInfo fallback = service->info();
         fallback.chat_template.clear();
-        made = ChatPrompt::Create(fallback);
+        made = ChatPrompt::Create(fallback, prompt_options);
       }
       PG_CHECK_MSG(made.ok(), "the fallback chat template must parse");
       chat = std::move(made).value();
@@ -116,6 +121,7 @@ struct HttpServer::Impl {
   std::unique_ptr<ChatPrompt> chat;
   std::unique_ptr<CompletionHandler> completions;
   std::unique_ptr<AnthropicHandler> anthropic;
+  std::unique_ptr<ResponsesHandler> responses;
   std::unique_ptr<TemplateHandler> apply_template;
 };
 
@@ -143,6 +149,10 @@ void HttpServer::Impl::SetUpRoutes() {
   }));
   server.Post("/v1/messages/count_tokens", Api([this](const httplib::Request& req, httplib::Response& res) {
     anthropic->CountTokens(req, res);
+  }));
+  responses = std::make_unique<ResponsesHandler>(ctx, static_cast<size_t>(options.responses_store));
+  server.Post("/v1/responses", Api([this](const httplib::Request& req, httplib::Response& res) {
+    responses->Create(req, res);
   }));
   // llama.cpp's /apply-template; behind the API key as in llama.cpp.
   apply_template = std::make_unique<TemplateHandler>(ctx);
@@ -213,7 +223,7 @@ void HttpServer::Impl::SetUpRoutes() {
       SendApiError(res, e, &metrics);
     };
   };
-  for (const char* p : {"/v1/chat/completions", "/v1/completions", R"(/v1/sessions/([^/]+)/release)"}) {
+  for (const char* p : {"/v1/chat/completions", "/v1/completions", "/v1/responses", R"(/v1/sessions/([^/]+)/release)"}) {
     server.Get(p, not_allowed("POST"));
     server.Put(p, not_allowed("POST"));
     server.Delete(p, not_allowed("POST"));
@@ -237,8 +247,17 @@ void HttpServer::Impl::SetUpRoutes() {
   // post-routing handler after the error handler, before any response byte),
   // so a client that has its response and scrapes /metrics sees its request.
   // A logger would run after the last byte: too late for that client.
+  // One log line per request, once its response (a stream too) is sent.
+  server.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+    BeginRequestLog(NowSeconds());
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    PG_LOG_INFO("{}", RequestLogLine(req.method, req.path, res.status, NowSeconds()));
+  });
   server.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (IsAnthropicPath(req.path)) RewriteAnthropicError(res);  // Anthropic's error shape on its paths
+    NoteRequestResponse(res.status, res.body);  // for the log line (the body is compressed later)
     metrics.requests->Inc({EndpointLabel(req.path), std::to_string(res.status)});
   });
 }

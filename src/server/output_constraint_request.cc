@@ -79,7 +79,7 @@ ConstraintResult Cached(const std::string& key, const Tokenizer& tok, const std:
 ConstraintResult ForToolCalls(const ApiRequest& api, const Tokenizer& tok, const std::string& chat_template,
                               bool lazy) {
   const ToolCallGrammarFormat format = ToolCallGrammarFormatFor(chat_template);
-  std::vector<ToolGrammarSpec> specs;
+  std::vector<ToolGrammarOptions> specs;
   std::string key = fmt::format("tools\n{}\n{}\n{}\n", format.name, api.parallel_tool_calls, lazy);
   for (const Tool& t : ToolsOf(api.tools)) {
     if (api.tool_choice == ApiRequest::ToolChoice::kNamed && t.name != api.tool_choice_name) continue;

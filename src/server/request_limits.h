@@ -14,6 +14,9 @@ struct RequestLimits {
   int max_tools = 128;                        // --max-tools
   int max_stop = 16;                          // --max-stop
   int max_logit_bias = 1024;                  // --max-logit-bias
+  // --default-max-tokens: the completion cap of a request that names none
+  // (0 = the room the context leaves, FitToContext).
+  int default_max_tokens = 0;
 };
 
 }  // namespace pg

@@ -1,5 +1,7 @@
 #include "server/server_metrics.h"
 
+#include "server/request_log.h"
+
 namespace pg {
 
 ServerMetrics::ServerMetrics(MetricsRegistry* r)
@@ -39,6 +41,7 @@ ServerMetrics::ServerMetrics(MetricsRegistry* r)
 }
 
 void ServerMetrics::CountTokens(const GenerationResult& result) {
+  NoteRequestTokens(result);  // for this request's log line
   prompt_tokens->Inc({}, static_cast<double>(result.prompt_tokens));
   completion_tokens->Inc({}, static_cast<double>(result.completion_tokens));
   cached_tokens->Inc({"device"}, static_cast<double>(result.cache.device_tokens));

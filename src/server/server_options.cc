@@ -34,6 +34,8 @@ Status CheckLimits(const ServerOptions& o) {
   PG_RETURN_IF_ERROR(CheckRange("--max-tools", l.max_tools, 0, 100000));
   PG_RETURN_IF_ERROR(CheckRange("--max-stop", l.max_stop, 0, 1024));
   PG_RETURN_IF_ERROR(CheckRange("--max-logit-bias", l.max_logit_bias, 0, 1000000));
+  PG_RETURN_IF_ERROR(CheckRange("--responses-store", o.responses_store, 0, 1000000));
+  PG_RETURN_IF_ERROR(CheckRange("--default-max-tokens", l.default_max_tokens, 0, 1 << 30));
   return Status::Ok();
 }
 
@@ -101,6 +103,15 @@ void AddServerLimitFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--max-stop", l.max_stop, "most stop strings per request (400)")->capture_default_str();
   app.add_option("--max-logit-bias", l.max_logit_bias, "most logit_bias entries per request (400)")
       ->capture_default_str();
+  app.add_option("--default-max-tokens", l.default_max_tokens,
+                 "completion cap of a request that sets no max_tokens / max_output_tokens (0 = the context's room)")
+      ->capture_default_str();
+  app.add_option("--responses-store", options->responses_store,
+                 "responses kept for previous_response_id on /v1/responses (least recently used dropped; 0 = none)")
+      ->capture_default_str();
+  app.add_flag("--serialize-parallel-tool-calls", options->serialize_parallel_tool_calls,
+               "replay parallel tool calls as successive call/result turns (for templates that refuse them, "
+               "e.g. Llama 3.1)");
 }
 
 }  // namespace pg

@@ -43,6 +43,10 @@ struct ServerOptions {
   int keep_alive_max_requests = 100;   // requests per connection
   RequestLimits limits;                // what one request body may contain
   BuildInfo build;                     // reported by /metrics (prosgrow_build_info)
+  int responses_store = 1024;          // responses kept for previous_response_id (0 = none)
+  // Replay an assistant turn with N parallel tool calls as N successive
+  // call/result turns, for templates that refuse parallel calls (Llama 3.1).
+  bool serialize_parallel_tool_calls = false;
 
   // Checks ranges (port 0..65535, every limit within its documented range;
   // the message names the flag) and loads api_key_file.

@@ -5,7 +5,7 @@
 // The emitted token is then distributed exactly as p (Leviathan et al. 2023,
 // Chen et al. 2023), whatever q is. A point-mass q (a deterministic drafter)
 // is the special case the engine handles by drawing x ~ p and accepting iff
-// x == d (engine_spec.cc).
+// x == d (SpeculativeDecoder::Accept, engine/speculative/speculative_decoder.cc).
 //
 // Thread-safety: pure functions.
 #pragma once

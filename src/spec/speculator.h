@@ -11,8 +11,8 @@
 // drafters propose fewer), so every step verifies K positions.
 //
 // The draft model (kDraft) needs logits, so it does not run here: Propose()
-// stops at it (SpecSequence::model_want > 0), the engine runs the draft model
-// for every such sequence in one batch (engine/draft_model.h), and
+// stops at it (SpecSequence::model_want > 0), the SpeculativeDecoder runs the draft model
+// for every such sequence in one batch (engine/speculative/draft_model.h), and
 // ProposeWithModel() takes its tokens or, with none, goes on down the chain.
 //
 // Thread-safety: engine thread only (NewSequence: any thread).

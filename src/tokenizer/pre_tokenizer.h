@@ -55,7 +55,7 @@ enum class PreTokenizerKind {
 
 // What a tokenizer.ggml.pre value means to the tokenizer, with llama.cpp's
 // per-name defaults.
-struct PreTokenizerSpec {
+struct PreTokenizerRecipe {
   PreTokenizerKind kind = PreTokenizerKind::kDefault;
   bool ignore_merges = false;   // a word that is itself a token is emitted whole
   bool add_bos = false;         // add_bos default (tokenizer.ggml.add_bos_token overrides)
@@ -65,7 +65,7 @@ struct PreTokenizerSpec {
 // Maps a tokenizer.ggml.pre value to its spec. Unimplemented (naming the
 // pre-tokenizer and why) for names llama.cpp knows that prosgrow refuses;
 // InvalidArgument for names llama.cpp does not know either.
-Result<PreTokenizerSpec> PreTokenizerFromName(const std::string& pre);
+Result<PreTokenizerRecipe> PreTokenizerFromName(const std::string& pre);
 
 // Splits cpts (code points of one text fragment) into words; returns the
 // length in code points of each word, in order, summing to cpts.size().

@@ -99,10 +99,10 @@ constexpr Refusal kRefused[] = {
 
 }  // namespace
 
-Result<PreTokenizerSpec> PreTokenizerFromName(const std::string& pre) {
+Result<PreTokenizerRecipe> PreTokenizerFromName(const std::string& pre) {
   for (const Entry& e : kNames) {
     if (pre == e.name) {
-      PreTokenizerSpec spec;
+      PreTokenizerRecipe spec;
       spec.kind = e.kind;
       spec.ignore_merges = (e.flags & kIgnoreMerges) != 0;
       spec.add_bos = (e.flags & kAddBos) != 0;

@@ -189,7 +189,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(const VocabData& v) {
 
   // The pre-tokenizer (BPE only; llama.cpp ignores tokenizer.ggml.pre for SPM)
   // also sets llama.cpp's per-name defaults.
-  PreTokenizerSpec pre_spec;
+  PreTokenizerRecipe pre_spec;
   if (!spm) {
     PG_ASSIGN_OR_RETURN(pre_spec, PreTokenizerFromName(v.pre));
   }

@@ -16,7 +16,58 @@ namespace {
 // there are enough tasks for the atomic-counter scheduler to balance.
 constexpr size_t kL2Budget = 128 * 1024;
 
+// Up to this many activation elements are prepared on the calling thread.
+constexpr int64_t kSerialPrepare = 1 << 13;
+
 int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// Converts x (n_tokens rows of `cols`, ldx floats apart) into `fmt` in
+// scratch; returns the prepared rows and their stride in bytes (x itself for
+// kF32). Rows are independent: the bits do not depend on how many there are.
+const void* PrepareActivations(const CpuKernels& k, ActFormat fmt, const float* x, int64_t ldx, int64_t cols,
+                               int64_t n_tokens, ThreadPool& pool, MatMulScratch& scratch, size_t* stride) {
+  *stride = static_cast<size_t>(ldx) * sizeof(float);
+  if (fmt == ActFormat::kF32) return x;
+  const size_t xs = ActRowBytes(fmt, cols);
+  *stride = xs;
+  auto* buf = static_cast<uint8_t*>(scratch.Get(xs * static_cast<size_t>(n_tokens)));
+  auto quantize_row = [&](int64_t t) {
+    const float* xt = x + t * ldx;
+    uint8_t* out = buf + t * xs;
+    switch (fmt) {
+      case ActFormat::kQ8_0:
+        k.quantize_q8_0(xt, reinterpret_cast<BlockQ8_0*>(out), cols);
+        break;
+      case ActFormat::kQ8_K:
+        k.quantize_q8_k(xt, reinterpret_cast<BlockQ8_K*>(out), cols);
+        break;
+      case ActFormat::kF32AsF16:
+      case ActFormat::kF32AsBF16: {
+        uint16_t half[256];
+        auto* of = reinterpret_cast<float*>(out);
+        for (int64_t c = 0; c < cols; c += 256) {
+          const int64_t m = std::min<int64_t>(256, cols - c);
+          if (fmt == ActFormat::kF32AsF16) {
+            k.f32_to_f16(xt + c, half, m);
+            k.f16_to_f32(half, of + c, m);
+          } else {
+            k.f32_to_bf16(xt + c, half, m);
+            k.bf16_to_f32(half, of + c, m);
+          }
+        }
+        break;
+      }
+      case ActFormat::kF32: break;
+    }
+  };
+  // A parallel region costs more than quantizing a few short rows.
+  if (n_tokens == 1 || pool.size() == 1 || n_tokens * cols <= kSerialPrepare) {
+    for (int64_t t = 0; t < n_tokens; ++t) quantize_row(t);
+  } else {
+    pool.ParallelFor(n_tokens, quantize_row);
+  }
+  return buf;
+}
 
 }  // namespace
 
@@ -116,47 +167,8 @@ void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, cons
   const int64_t cols = w0.cols;
 
   // 1. Prepare activations.
-  const void* xa = x;
-  size_t xs = static_cast<size_t>(ldx) * sizeof(float);
-  if (fmt != ActFormat::kF32) {
-    xs = ActRowBytes(fmt, cols);
-    auto* buf = static_cast<uint8_t*>(scratch.Get(xs * static_cast<size_t>(n_tokens)));
-    xa = buf;
-    auto quantize_row = [&](int64_t t) {
-      const float* xt = x + t * ldx;
-      uint8_t* out = buf + t * xs;
-      switch (fmt) {
-        case ActFormat::kQ8_0:
-          k.quantize_q8_0(xt, reinterpret_cast<BlockQ8_0*>(out), cols);
-          break;
-        case ActFormat::kQ8_K:
-          k.quantize_q8_k(xt, reinterpret_cast<BlockQ8_K*>(out), cols);
-          break;
-        case ActFormat::kF32AsF16:
-        case ActFormat::kF32AsBF16: {
-          uint16_t half[256];
-          auto* of = reinterpret_cast<float*>(out);
-          for (int64_t c = 0; c < cols; c += 256) {
-            const int64_t m = std::min<int64_t>(256, cols - c);
-            if (fmt == ActFormat::kF32AsF16) {
-              k.f32_to_f16(xt + c, half, m);
-              k.f16_to_f32(half, of + c, m);
-            } else {
-              k.f32_to_bf16(xt + c, half, m);
-              k.bf16_to_f32(half, of + c, m);
-            }
-          }
-          break;
-        }
-        case ActFormat::kF32: break;
-      }
-    };
-    if (n_tokens == 1 || pool.size() == 1) {
-      for (int64_t t = 0; t < n_tokens; ++t) quantize_row(t);
-    } else {
-      pool.ParallelFor(n_tokens, quantize_row);
-    }
-  }
+  size_t xs = 0;
+  const void* xa = PrepareActivations(k, fmt, x, ldx, cols, n_tokens, pool, scratch, &xs);
 
   // 2. Partition every output into (row block, token block) tasks; all
   //    outputs' tasks run in one parallel region.
@@ -204,6 +216,62 @@ void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, cons
     k.gemm[static_cast<int>(WeightKindOf(w))](w, xa, xs, t0, t1, r0, r1, outs[i].y, outs[i].ldy);
   };
   pool.ParallelFor(n_tasks, run);
+}
+
+void MatMulGrouped(const MatMulGroup* groups, int64_t n_groups, const float* x, int64_t ldx, int64_t n_rows,
+                   ThreadPool& pool, MatMulScratch& scratch) {
+  MatMulGroupedWith(ActiveKernels(), groups, n_groups, x, ldx, n_rows, pool, scratch);
+}
+
+void MatMulGroupedWith(const CpuKernels& k, const MatMulGroup* groups, int64_t n_groups, const float* x, int64_t ldx,
+                       int64_t n_rows, ThreadPool& pool, MatMulScratch& scratch) {
+  if (n_groups <= 0 || n_rows <= 0) return;
+  const WeightMatrix& w0 = *groups[0].w;
+  const WeightKind kind0 = WeightKindOf(w0);
+  PG_CHECK_MSG(kind0 != WeightKind::kCount, "unsupported matmul weight type");
+  PG_CHECK(w0.data != nullptr && w0.rows > 0 && w0.cols > 0 && ldx >= w0.cols);
+  PG_CHECK(w0.cols % InfoOf(w0.type).block_elems == 0 && w0.row_bytes >= RowBytes(w0.type, w0.cols));
+  for (int64_t g = 0; g < n_groups; ++g) {
+    const MatMulGroup& G = groups[g];
+    PG_CHECK_MSG(WeightKindOf(*G.w) == kind0 && G.w->rows == w0.rows && G.w->cols == w0.cols &&
+                     G.w->row_bytes == w0.row_bytes && G.w->data != nullptr,
+                 "MatMulGrouped: matrices differ in kind or shape");
+    PG_CHECK(0 <= G.t0 && G.t0 <= G.t1 && G.t1 <= n_rows && G.ldy >= w0.rows);
+  }
+  const int64_t cols = w0.cols, rows = w0.rows;
+  const ActFormat fmt = ActFormatOf(kind0);
+
+  // 1. All rows' activations, prepared once.
+  size_t xs = 0;
+  const void* xa = PrepareActivations(k, fmt, x, ldx, cols, n_rows, pool, scratch, &xs);
+
+  // 2. Tasks: (group, token block, row block), every group with the same
+  //    row blocks (its matrices share a shape), at least ~4 per thread.
+  const int64_t tok_cap = std::clamp<int64_t>(static_cast<int64_t>(kL2Budget / xs), 8, 128);
+  int64_t* first = scratch.GroupTasks(n_groups + 1);  // first[g]: g's first task / n_row_blocks
+  first[0] = 0;
+  for (int64_t g = 0; g < n_groups; ++g) {
+    const int64_t n = groups[g].t1 - groups[g].t0;
+    first[g + 1] = first[g] + (n + tok_cap - 1) / tok_cap;
+  }
+  const int64_t n_tok_blocks = first[n_groups];
+  if (n_tok_blocks == 0) return;
+  int64_t row_block = std::clamp<int64_t>(static_cast<int64_t>(kL2Budget / w0.row_bytes), 8, 512);
+  const int64_t want_tasks = pool.size() * 4;
+  if (n_tok_blocks * ((rows + row_block - 1) / row_block) < want_tasks)
+    row_block = std::min(row_block, (rows * n_tok_blocks + want_tasks - 1) / want_tasks);
+  row_block = std::max<int64_t>(8, RoundUp(row_block, 8));
+  const int64_t n_row_blocks = (rows + row_block - 1) / row_block;
+
+  const GemmTileFn gemm = k.gemm[static_cast<int>(kind0)];
+  pool.ParallelFor(n_tok_blocks * n_row_blocks, [&](int64_t task) {
+    const int64_t tb = task / n_row_blocks, rb = task % n_row_blocks;
+    const int64_t g = std::upper_bound(first, first + n_groups + 1, tb) - first - 1;
+    const MatMulGroup& G = groups[g];
+    const int64_t t0 = G.t0 + (tb - first[g]) * tok_cap, t1 = std::min(G.t1, t0 + tok_cap);
+    const int64_t r0 = rb * row_block, r1 = std::min(rows, r0 + row_block);
+    gemm(*G.w, xa, xs, t0, t1, r0, r1, G.y, G.ldy);
+  });
 }
 
 }  // namespace pg

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "base/status.h"
 #include "base/thread_pool.h"
@@ -74,6 +75,12 @@ class MatMulScratch {
   // Returns at least `bytes` of 64-byte aligned memory (contents unspecified).
   void* Get(size_t bytes);
   size_t capacity() const { return capacity_; }
+  // Room for n task offsets of MatMulGrouped (grown on demand; Reserve a
+  // model's 2 * n_expert + 1 up front).
+  int64_t* GroupTasks(size_t n) {
+    if (group_tasks_.size() < n) group_tasks_.resize(n);
+    return group_tasks_.data();
+  }
 
  private:
   struct FreeDeleter {
@@ -81,6 +88,7 @@ class MatMulScratch {
   };
   std::unique_ptr<void, FreeDeleter> buf_;
   size_t capacity_ = 0;
+  std::vector<int64_t> group_tasks_;
 };
 
 // y[t * w.rows + r] = sum_c W[r, c] * x[t * w.cols + c], t in [0, n_tokens).
@@ -109,10 +117,31 @@ struct MatMulOut {
 void MatMulMany(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tokens,
                 ThreadPool& pool, MatMulScratch& scratch);
 
+// One group of MatMulGrouped: y[t * ldy + r] = (W x_t)[r] for the rows t in
+// [t0, t1) of x (a Mixture-of-Experts layer: one expert's matrix and the
+// tokens routed to it, gathered into consecutive rows).
+struct MatMulGroup {
+  const WeightMatrix* w;
+  int64_t t0, t1;
+  float* y;
+  int64_t ldy;  // >= w->rows
+};
+
+// Many matrices of one kind and shape (a layer's experts), each applied to
+// its own range of x's n_rows rows (ldx floats apart): the activations are
+// prepared once for all rows, and every group's (token block, row block)
+// tasks run in one parallel region, so a decode step's experts keep every
+// thread busy instead of running one small GEMV after another. Each output
+// element is the bits MatMul gives for that matrix and row of x.
+void MatMulGrouped(const MatMulGroup* groups, int64_t n_groups, const float* x, int64_t ldx, int64_t n_rows,
+                   ThreadPool& pool, MatMulScratch& scratch);
+
 // As MatMulStrided / MatMulMany, with an explicit kernel table (tests and benchmarks).
 void MatMulWith(const CpuKernels& k, const WeightMatrix& w, const float* x, int64_t ldx,
                 int64_t n_tokens, float* y, int64_t ldy, ThreadPool& pool, MatMulScratch& scratch);
 void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, const float* x,
                     int64_t ldx, int64_t n_tokens, ThreadPool& pool, MatMulScratch& scratch);
+void MatMulGroupedWith(const CpuKernels& k, const MatMulGroup* groups, int64_t n_groups, const float* x,
+                       int64_t ldx, int64_t n_rows, ThreadPool& pool, MatMulScratch& scratch);
 
 }  // namespace pg

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/quant.h"
+#include "backend/cpu/repack.h"
 #include "backend/cpu/test_util.h"
 
 namespace pg {
@@ -189,6 +191,46 @@ TEST(MatMul, ManyMatchesSeparateCalls) {
       }
       MatMulMany(outs.data(), count, x.data(), n, pool, scratch);
       for (int i = 0; i < count; ++i) EXPECT_EQ(y[i], y_ref[i]) << i;
+    }
+  }
+}
+
+// Grouped products (MoE experts): each group's rows are exactly the bits of
+// MatMul on that matrix and those rows, for every kernel table, row-major and
+// repacked layouts, empty groups and groups longer than one token block.
+TEST(MatMul, GroupedMatchesMatMulPerGroupBitForBit) {
+  const int64_t cols = 512, rows = 24;
+  const int64_t sizes[] = {3, 0, 1, 150, 9};  // rows of x per group
+  constexpr int kGroups = 5;
+  int64_t n_rows = 0;
+  for (int64_t n : sizes) n_rows += n;
+  const auto x = RandomWeights(n_rows * cols, 8, 1.0f);
+  for (const CpuKernels* k : HostKernelTables()) {
+    for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16}) {
+      const size_t rb = RowBytes(type, cols);
+      std::vector<uint8_t> data(rb * rows * kGroups);
+      const auto wf = RandomWeights(rows * kGroups * cols, 30);
+      for (int64_t r = 0; r < rows * kGroups; ++r)
+        ASSERT_TRUE(QuantizeRow(type, wf.data() + r * cols, data.data() + r * rb, cols).ok());
+      RepackedWeights store;
+      std::vector<WeightMatrix> ws(kGroups);
+      std::vector<MatMulGroup> groups(kGroups);
+      std::vector<float> y(n_rows * rows, NAN), want(n_rows * rows, NAN);
+      for (int threads : {1, 3}) {
+        ThreadPool pool(threads);
+        MatMulScratch scratch;
+        int64_t t0 = 0;
+        for (int g = 0; g < kGroups; ++g) {
+          ws[g] = store.Add(MakeWeightMatrix(type, data.data() + g * rows * rb, rows, cols), *k);
+          groups[g] = {&ws[g], t0, t0 + sizes[g], y.data(), rows};
+          if (sizes[g] > 0)
+            MatMulWith(*k, ws[g], x.data() + t0 * cols, cols, sizes[g], want.data() + t0 * rows, rows, pool, scratch);
+          t0 += sizes[g];
+        }
+        MatMulGroupedWith(*k, groups.data(), kGroups, x.data(), cols, n_rows, pool, scratch);
+        EXPECT_EQ(0, std::memcmp(y.data(), want.data(), y.size() * sizeof(float)))
+            << "table " << k << " type " << static_cast<int>(type) << " threads " << threads;
+      }
     }
   }
 }

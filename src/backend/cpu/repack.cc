@@ -238,6 +238,20 @@ WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst) {
   return v;
 }
 
+size_t GroupOffset(const WeightMatrix& v, int64_t row) {
+  WeightMatrix head = v;
+  head.rows = row;
+  switch (v.layout) {
+    case WeightLayout::kRowMajor: return static_cast<size_t>(row) * v.row_bytes;
+    case WeightLayout::kQ8_0x8: PG_CHECK(row % kQ8_0x8Rows == 0); return RepackedBytesQ8_0x8(head);
+    case WeightLayout::kQ5_0x8: PG_CHECK(row % kQ5_0x8Rows == 0); return RepackedBytesQ5_0x8(head);
+    case WeightLayout::kQ4_Kx8: PG_CHECK(row % kQ4_Kx8Rows == 0); return RepackedBytesQ4_Kx8(head);
+    case WeightLayout::kQ6_Kx8: PG_CHECK(row % kQ4_Kx8Rows == 0); return RepackedBytesQ6_Kx8(head);
+    case WeightLayout::kHalf4: PG_CHECK(row % kHalf4Rows == 0); return RepackedBytesHalf4(head);
+  }
+  return 0;
+}
+
 void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 namespace {

@@ -165,6 +165,12 @@ bool CanRepackHalf4(const WeightMatrix& w);
 size_t RepackedBytesHalf4(const WeightMatrix& w);
 WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst);
 
+// Bytes from the start of view `v` (any layout) to its row `row`, which must
+// start a group of v's layout (a multiple of 8 rows, 4 for Half4; any row for
+// row-major). A stack of equal matrices repacked as one (each a whole number
+// of groups, e.g. a layer's experts) thus finds matrix i at i * this offset.
+size_t GroupOffset(const WeightMatrix& v, int64_t row);
+
 // Owns the repacked copies of a model's matrices.
 class RepackedWeights {
  public:

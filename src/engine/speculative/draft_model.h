@@ -24,7 +24,7 @@
 // requests (temperature > 0) draw d[j] from q[j], the draft logits processed
 // by a Sampler with the request's temperature, top-k, top-p, min-p and
 // logit_bias (no penalties); q[j] is kept for the verifier's min(1, p/q) test
-// (SpecVerifier in engine_spec.cc).
+// (SpeculativeDecoder::Accept, speculative_decoder.cc).
 //
 // Thread-safety: engine thread only (one owner; Forward uses the pool given).
 #pragma once

@@ -3,13 +3,12 @@
 //
 //   q[G][hd] | acc[G][hd] | p[G][kAttnTileKeys] | M[G] | S[G] | a[G]   (f32)
 //
-// Per tile: warps compute the G x 32 scores (lanes over head_dim, a warp
-// sum), thread g < G runs group head g's online-softmax step, then every
-// thread updates its (g, d) accumulators with the tile's V rows.
+// Per tile: the threads compute the G x 32 scores (one dot product each),
+// thread g < G runs group head g's online-softmax step, then every thread
+// updates its (g, d) accumulators with the tile's V rows.
 #include "gpu/kernels/attention.h"
 
 #include "gpu/kernels/dequant.cuh"
-#include "gpu/kernels/reduce.cuh"
 
 namespace pg::gpu {
 namespace {
@@ -45,23 +44,23 @@ PG_GLOBAL void PagedAttentionKernel(AttentionBatch b, DeviceKvPages kv, int64_t 
   __syncthreads();
   const int32_t* table = b.block_tables + b.table_offset[row];
   const int64_t n_keys = b.n_keys[row];
-  const int ws = PgWarpSize(), warp = tid / ws, n_warps = nt / ws;
   for (int64_t j0 = 0; j0 < n_keys; j0 += kAttnTileKeys) {
     const int tile = static_cast<int>(n_keys - j0 < kAttnTileKeys ? n_keys - j0 : kAttnTileKeys);
-    // Scores: pair (g, j) per warp.
-    for (int64_t pr = warp; pr < G * kAttnTileKeys; pr += n_warps) {
+    // Scores: one (g, j) pair per thread at a time, the dot over head_dim in
+    // order (no lane exchange: a K row is 128-256 contiguous bytes).
+    for (int64_t pr = tid; pr < G * kAttnTileKeys; pr += nt) {
       const int64_t g = pr / kAttnTileKeys;
       const int j = static_cast<int>(pr % kAttnTileKeys);
       if (j >= tile) {
-        if (PgLaneId() == 0) p[pr] = -INFINITY;
+        p[pr] = -INFINITY;
         continue;
       }
       const int64_t key = j0 + j;
       const uint16_t* k = kv.Row(table[key / kv.page_tokens], layer, 0, key % kv.page_tokens) + kvh * hd;
+      const float* qg = q + g * hd;
       float d = 0.0f;
-      for (int64_t i = PgLaneId(); i < hd; i += ws) d += q[g * hd + i] * KvElem(k, i, kv.bf16);
-      d = WarpSum(d);
-      if (PgLaneId() == 0) p[pr] = d * b.scale;
+      for (int64_t i = 0; i < hd; ++i) d += qg[i] * KvElem(k, i, kv.bf16);
+      p[pr] = d * b.scale;
     }
     __syncthreads();
     // Online softmax step, one thread per group head.

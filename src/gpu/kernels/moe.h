@@ -4,7 +4,7 @@
 //                  probs + selection bias (ties: lower id; the bias never enters a
 //                  weight), weights normalised by their sum (clamped at 2^-14)
 //                  and scaled; the choices in descending score order (RouteToken,
-//                  model/router.h, is the reference)
+//                  model/expert_router.h, is the reference)
 //   SortByExpert   the (token, slot) pairs grouped by expert, a stable counting
 //                  sort: offsets (n_expert + 1), row_token and slot_row as MoeScratch
 //   GatherRows     each grouped row's input

@@ -2,10 +2,11 @@
 // OS thread, switched only at barriers (emu_runtime.h has the model).
 //
 // Fibers persist per OS thread (a pool that grows to the largest block seen)
-// and loop: run the kernel body for their thread, report exit, park. Each
-// fiber starts once with makecontext/setcontext; every later switch is a
-// __builtin_setjmp / __builtin_longjmp pair (no signal-mask system call per
-// switch). Under AddressSanitizer every switch is announced with
+// and loop: run the kernel body for their thread, report exit, park. Every
+// switch is a swapcontext, which saves and restores all callee-saved
+// registers (a __builtin_setjmp / longjmp pair does not: UBSan caught a
+// kernel's cached TLS address clobbered across a barrier). Under
+// AddressSanitizer every switch is announced with
 // __sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber.
 //
 // Barriers: an arriving thread counts itself; the last live thread to
@@ -44,11 +45,8 @@ constexpr size_t kStackBytes = 512 * 1024;
 constexpr size_t kStackBytes = 128 * 1024;
 #endif
 
-using JmpBuf = void* [5];
-
 struct Fiber {
   ucontext_t uc;
-  JmpBuf jb;
   std::unique_ptr<unsigned char[]> stack;
   ThreadCtx t;
   bool started = false;
@@ -57,7 +55,7 @@ struct Fiber {
 };
 
 struct Scheduler {
-  JmpBuf jb;
+  ucontext_t uc;  // the scheduler's context while a fiber runs
   std::vector<std::unique_ptr<Fiber>> fibers;
   int n = 0;  // threads of the running block
   BlockCtx block;
@@ -71,7 +69,12 @@ struct Scheduler {
   std::vector<int> block_waiters;
   std::vector<int> warp_live;
   std::vector<std::vector<int>> warp_waiters;
-  std::vector<uint64_t> xchg;  // one slot per thread
+  // Lane exchange: two slots per thread, used alternately (xgen counts a
+  // thread's exchanges), so one warp barrier per exchange suffices: a lane
+  // can only overwrite a slot after every lane passed the next exchange's
+  // barrier, i.e. after they all read it.
+  std::vector<uint64_t> xchg;  // (2, threads)
+  std::vector<uint32_t> xgen;  // (threads)
   std::vector<int> run;        // run queue (LIFO; order does not matter)
   // ASan: the scheduler's own stack.
   void* fake_stack = nullptr;
@@ -90,8 +93,6 @@ Scheduler& Sched() {
   return *s;
 }
 
-[[gnu::noinline]] void LongJump(JmpBuf buf) { __builtin_longjmp(buf, 1); }
-
 void FiberMain();
 
 // Scheduler -> fiber `id`; returns when the fiber parks.
@@ -102,14 +103,11 @@ void Resume(Scheduler& s, int id) {
 #if PG_EMU_ASAN
   __sanitizer_start_switch_fiber(&s.fake_stack, f.stack.get(), kStackBytes);
 #endif
-  if (__builtin_setjmp(s.jb) == 0) {
-    if (!f.started) {
-      f.started = true;
-      s.starting = id;
-      setcontext(&f.uc);
-    }
-    LongJump(f.jb);
+  if (!f.started) {
+    f.started = true;
+    s.starting = id;
   }
+  PG_CHECK(swapcontext(&s.uc, &f.uc) == 0);
 #if PG_EMU_ASAN
   __sanitizer_finish_switch_fiber(s.fake_stack, nullptr, nullptr);
 #endif
@@ -122,7 +120,7 @@ void Park(Scheduler& s, int id) {
 #if PG_EMU_ASAN
   __sanitizer_start_switch_fiber(&f.fake_stack, s.sched_bottom, s.sched_size);
 #endif
-  if (__builtin_setjmp(f.jb) == 0) LongJump(s.jb);
+  PG_CHECK(swapcontext(&f.uc, &s.uc) == 0);
 #if PG_EMU_ASAN
   __sanitizer_finish_switch_fiber(f.fake_stack, &s.sched_bottom, &s.sched_size);
 #endif
@@ -181,6 +179,7 @@ void RunBlock(Scheduler& s) {
   s.warp_waiters.resize(n_warps);
   for (auto& w : s.warp_waiters) w.clear();
   s.run.clear();
+  s.xgen.assign(s.n, 0);
   for (int i = s.n - 1; i >= 0; --i) {
     Fiber& f = *s.fibers[i];
     f.done = false;
@@ -238,30 +237,40 @@ void SyncWarp() {
   Park(s, id);
 }
 
+namespace {
+// Publishes `mine` in this thread's current slot and meets the warp; returns
+// the slot array every lane of this exchange wrote to, and in *gen this
+// exchange's number: lane l took part iff xgen[l] > *gen (a lane that exited
+// before it never counted it; one that went on is at most one further).
+const uint64_t* Publish(Scheduler& s, const ThreadCtx& t, uint64_t mine, uint32_t* gen) {
+  *gen = s.xgen[t.linear]++;
+  uint64_t* slots = s.xchg.data() + size_t(*gen & 1) * size_t(s.n);
+  slots[t.linear] = mine;
+  SyncWarp();
+  return slots;
+}
+}  // namespace
+
 uint64_t WarpExchange(uint64_t mine, int src) {
   Scheduler& s = *tl_sched;
   const ThreadCtx& t = s.fibers[s.current]->t;
-  const int base = t.warp * s.block.warp_size;
-  s.xchg[t.linear] = mine;
-  SyncWarp();
-  const int from = base + src;
-  const bool valid = from < s.n && !s.fibers[from]->done;
-  const uint64_t v = valid ? s.xchg[from] : mine;
-  SyncWarp();
-  return v;
+  uint32_t gen;
+  const uint64_t* slots = Publish(s, t, mine, &gen);
+  const int from = t.warp * s.block.warp_size + src;
+  const bool valid = from < s.n && s.xgen[from] > gen;
+  return valid ? slots[from] : mine;
 }
 
 uint64_t WarpBallot(bool pred) {
   Scheduler& s = *tl_sched;
   const ThreadCtx& t = s.fibers[s.current]->t;
+  uint32_t gen;
+  const uint64_t* slots = Publish(s, t, pred ? 1 : 0, &gen);
   const int base = t.warp * s.block.warp_size;
-  s.xchg[t.linear] = pred ? 1 : 0;
-  SyncWarp();
   uint64_t bits = 0;
   for (int l = 0; l < s.block.warp_size && base + l < s.n; ++l) {
-    if (!s.fibers[base + l]->done && s.xchg[base + l]) bits |= uint64_t{1} << l;
+    if (s.xgen[base + l] > gen && slots[base + l]) bits |= uint64_t{1} << l;
   }
-  SyncWarp();
   return bits;
 }
 
@@ -280,7 +289,7 @@ gpuError_t RunGrid(dim3 grid, dim3 block, size_t smem, gpuStream_t, void (*body)
   s.body = body;
   s.ctx = ctx;
   s.name = kernel_name;
-  s.xchg.assign(n, 0);
+  s.xchg.assign(2 * n, 0);
   s.block.block_dim = block;
   s.block.grid_dim = grid;
   s.block.warp_size = g_warp_size;

@@ -1,4 +1,4 @@
-#include "model/router.h"
+#include "model/expert_router.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 namespace pg {
 
-void RouteToken(const RouterParams& p, const float* logits, const float* bias, float* probs, int32_t* experts,
+void RouteToken(const ExpertRouterParams& p, const float* logits, const float* bias, float* probs, int32_t* experts,
                 float* weights) {
   const int64_t n = p.n_expert;
   if (p.gating == ExpertGating::kSoftmax) {

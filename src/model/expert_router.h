@@ -1,5 +1,6 @@
-// Router: a Mixture-of-Experts layer's choice of experts for one token, and
-// the weights their outputs are summed with (llama.cpp's build_moe_ffn):
+// ExpertRouter (ExpertRouterParams, RouteToken): a Mixture-of-Experts layer's
+// choice of experts for one token, and the weights their outputs are summed
+// with (llama.cpp's build_moe_ffn). Not src/route's Router, which picks replicas:
 //
 //   probs    = softmax(logits)  or  sigmoid(logits)        (n_expert)
 //   choice   = the k largest of probs + bias               (bias: glm4moe exp_probs_b,
@@ -21,14 +22,14 @@
 
 namespace pg {
 
-struct RouterParams {
+struct ExpertRouterParams {
   int64_t n_expert = 0;
   int64_t k = 0;                  // experts per token, <= n_expert
   ExpertGating gating = ExpertGating::kSoftmax;
   bool norm_weights = false;
   float weights_scale = 0;        // 0 or 1: no scaling
 
-  static RouterParams From(const MoeConfig& m) {
+  static ExpertRouterParams From(const MoeConfig& m) {
     return {m.n_expert, m.n_expert_used, m.gating, m.norm_weights, m.weights_scale};
   }
 };
@@ -36,7 +37,7 @@ struct RouterParams {
 // Routes one token. logits: (n_expert) router outputs; bias: (n_expert) or
 // null; probs: (n_expert) scratch, holds the gate probabilities on return;
 // experts / weights: (k) outputs.
-void RouteToken(const RouterParams& p, const float* logits, const float* bias, float* probs, int32_t* experts,
+void RouteToken(const ExpertRouterParams& p, const float* logits, const float* bias, float* probs, int32_t* experts,
                 float* weights);
 
 }  // namespace pg

@@ -105,6 +105,7 @@ Status Engine::CreateKvCache(const KvLayout& layout) {
   kc.remote.ttl_s = c.kv_remote_ttl_s;
   kc.remote.max_bytes = c.kv_remote_bytes;
   kc.remote.timeout_s = c.kv_remote_timeout_s;
+  kc.device_arena = c.kv_device_arena;
   if (!c.eviction.empty()) {
     PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
   }
@@ -364,10 +365,7 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   totals_.finished++;
   totals_.prompt_tokens += s->n_prompt;
   totals_.cached_tokens += s->cache.cached_tokens;
-  totals_.cached_device += s->cache.device_tokens;
-  totals_.cached_host += s->cache.host_tokens;
-  totals_.cached_disk += s->cache.disk_tokens;
-  totals_.cached_remote += s->cache.remote_tokens;
+  totals_.cached_by_tier += s->cache;
   // Handed out by DeliverFinished(), after /metrics shows the freed KV.
   if (s->on_event) finished_events_.emplace_back(std::move(s->on_event), std::move(ev));
 }

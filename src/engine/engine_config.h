@@ -3,15 +3,18 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "model/attention.h"
 #include "spec/spec_config.h"
 
 namespace pg {
 
 class GgufFile;
+class BlockArena;  // kv/media/block_arena.h
 
 enum class ServePolicy {
   kBaseline,   // device-tier prefix cache only, FCFS, LRU (a standard local server)
@@ -60,6 +63,8 @@ struct EngineConfig {
   double kv_remote_ttl_s = 3600;     // --kv-remote-ttl; 0 = no expiry
   uint64_t kv_remote_bytes = 0;      // --kv-remote-size: bytes this process may store; 0 = no budget of its own
   double kv_remote_timeout_s = 0.05; // --kv-remote-timeout-ms: how long a request waits for its lookup
+  // Tests only: the device tier's arena (KvCacheConfig::device_arena); empty = RAM.
+  std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_blocks, size_t block_bytes)> kv_device_arena;
 };
 
 // The host and disk tiers' real sizes after the defaults above (0 = no such

@@ -13,6 +13,7 @@
 #include "server/generation_pipeline.h"
 #include "server/guarded_stream.h"
 #include "server/ignored_fields.h"
+#include "server/request_log.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -188,6 +189,7 @@ void SendAnthropicError(httplib::Response& res, const ApiError& error, ServerMet
   res.status = AnthropicHttpStatus(error.http_status);
   res.set_content(DumpJson(AnthropicErrorJson(error)), "application/json");
   if (metrics) metrics->errors->Inc({error.kind()});
+  NoteRequestError(error.code.empty() ? error.type : error.code);  // for the request's log line
 }
 
 bool IsAnthropicPath(const std::string& path) {

@@ -36,9 +36,7 @@ json AnthropicUsageJson(const AnthropicCacheUsage& cache, int64_t output_tokens,
           {"service_tier", "standard"},
           {"prosgrow",
            {{"prompt_tokens", r.prompt_tokens},
-            {"cached_tokens_by_tier",
-             {{"device", r.cache.device_tokens}, {"host", r.cache.host_tokens}, {"disk", r.cache.disk_tokens},
-              {"remote", r.cache.remote_tokens}}},
+            {"cached_tokens_by_tier", CachedByTierJson(r.cache)},
             {"miss_reasons", MissReasonsJson(r.cache.miss)}}}};
 }
 

@@ -77,9 +77,9 @@ TEST(AnthropicResponse, UsageCarriesProsgrowFiguresNested) {
   r.cache.host_tokens = 4;
   r.cache.miss.never_seen = 24;
   r.cache.miss.evicted = 10;
-  r.cache.miss.evicted_device = 2;
-  r.cache.miss.evicted_host = 8;
-  r.cache.miss.evicted_disk = 3;
+  r.cache.miss.evicted_by_tier.device_tokens = 2;
+  r.cache.miss.evicted_by_tier.host_tokens = 5;
+  r.cache.miss.evicted_by_tier.disk_tokens = 3;
   r.cache.miss.evicted_age_s = 1.5;
   json u = AnthropicUsageJson(AccountCacheUsage(50, 16, {{30, 300}}), 7, r);
   EXPECT_EQ(u["input_tokens"], 20);

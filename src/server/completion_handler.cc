@@ -11,6 +11,7 @@
 #include "server/generation_runner.h"
 #include "server/guarded_stream.h"
 #include "server/openai_response.h"
+#include "server/request_log.h"
 #include "server/tool_call_chunks.h"
 #include "tokenizer/tokenizer.h"
 
@@ -171,6 +172,7 @@ void SendApiError(httplib::Response& res, const ApiError& error, ServerMetrics* 
   res.status = error.http_status;
   res.set_content(error.ToJson(), "application/json");
   if (metrics) metrics->errors->Inc({error.kind()});
+  NoteRequestError(error.code.empty() ? error.type : error.code);  // for the request's log line
 }
 
 void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& res, bool chat) const {

@@ -29,14 +29,20 @@ std::string PieceText(const Tokenizer& tok, int32_t id) {
 
 }  // namespace
 
+json CachedByTierJson(const TierTokens& t) {
+  json j = json::object();
+  for (int tier = 0; tier < kNumTiers; ++tier) j[TierName(tier)] = t[tier];
+  return j;
+}
+
 json MissReasonsJson(const MissReasons& m) {
   json j = {{"never_seen", m.never_seen},
             {"evicted", m.evicted},
             {"diverged", m.diverged},
             {"loading", m.loading},
             {"policy", m.policy},
-            {"evicted_by_tier",
-             {{"device", m.evicted_device}, {"host", m.evicted_host - m.evicted_disk}, {"disk", m.evicted_disk}}}};
+            {"evicted_by_tier", json::object()}};
+  for (int t = 0; t < kLocalTiers; ++t) j["evicted_by_tier"][TierName(t)] = m.evicted_by_tier[t];
   if (m.evicted_age_s >= 0) j["evicted_seconds_ago"] = m.evicted_age_s;
   return j;
 }
@@ -47,9 +53,7 @@ json UsageJson(const GenerationResult& r) {
           {"total_tokens", r.prompt_tokens + r.completion_tokens},
           {"prompt_tokens_details",
            {{"cached_tokens", r.cache.cached_tokens},
-            {"cached_tokens_by_tier",
-             {{"device", r.cache.device_tokens}, {"host", r.cache.host_tokens}, {"disk", r.cache.disk_tokens},
-              {"remote", r.cache.remote_tokens}}}}}};
+            {"cached_tokens_by_tier", CachedByTierJson(r.cache)}}}};
   AddSpecUsage(&u, r.spec);
   u["prompt_tokens_details"]["miss_reasons"] = MissReasonsJson(r.cache.miss);
   return u;

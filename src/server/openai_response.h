@@ -36,6 +36,8 @@ nlohmann::json UsageJson(const GenerationResult& result);
 // "evicted_seconds_ago" (only when some evicted: since the first evicted
 // block of the prompt was dropped)}. Inside prompt_tokens_details.
 nlohmann::json MissReasonsJson(const MissReasons& m);
+// {"device": n, "host": n, "disk": n, "remote": n}: usage's cached_tokens_by_tier.
+nlohmann::json CachedByTierJson(const TierTokens& t);
 
 // Chat: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}.
 nlohmann::json ChatLogprobsJson(const std::vector<TokenEvent>& tokens, const Tokenizer& tok);

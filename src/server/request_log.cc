@@ -31,8 +31,10 @@ std::string ErrorCodeOf(const std::string& body) {
   return "";
 }
 
+void NoteRequestError(const std::string& code) { t_record.error = code; }
+
 void NoteRequestResponse(int status, const std::string& body) {
-  t_record.error = status >= 400 ? ErrorCodeOf(body) : "";
+  if (status >= 400 && t_record.error.empty()) t_record.error = ErrorCodeOf(body);
 }
 
 std::string RequestLogLine(const std::string& method, const std::string& path, int status, double now_s) {

@@ -32,7 +32,10 @@ struct RequestLogRecord {
 void BeginRequestLog(double now_s);
 // Notes the tokens of the generation this thread's request ran.
 void NoteRequestTokens(const GenerationResult& result);
-// Notes the error code of the response about to be written (called where the
+// Notes the error an error response carries (SendApiError, SendAnthropicError).
+void NoteRequestError(const std::string& code);
+// Notes the error code of the response about to be written, unless one was
+// noted already (called where the
 // body is still uncompressed: httplib's post-routing handler).
 void NoteRequestResponse(int status, const std::string& body);
 // The log line for this thread's request.

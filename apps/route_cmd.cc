@@ -23,6 +23,8 @@ int RouteMain(int argc, char** argv) {
   app.add_option("--policy", policy, "cache (prefix + load + session affinity) | round-robin (baseline)")
       ->check(CLI::IsMember({"cache", "round-robin"}));
   app.add_option("--api-key", o.api_key, "API key the replicas expect (for /kv-events and /tokenize)");
+  // serve's front-door flags: workers, write timeout, request limits (docs/server.md).
+  AddServerLimitFlags(app, &o.front);
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   o.mode = policy == "cache" ? RouteMode::kCacheAware : RouteMode::kRoundRobin;
   sigset_t stop_signals;

@@ -272,7 +272,7 @@ std::string ReadFixture(const std::string& name) {
 }
 
 TEST(ToolCallFormatTest, DetectsTheFixtureTemplates) {
-  if (ReadFixture("GLM-4.6.jinja").empty()) GTEST_SKIP() << "../shared fixtures absent";
+  if (ReadFixture("GLM-4.6.jinja").empty()) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   EXPECT_EQ(DetectToolCallFormat(ReadFixture("GLM-4.6.jinja")), ToolCallFormat::kGlm45);
   EXPECT_EQ(DetectToolCallFormat(ReadFixture("Qwen-Qwen3-0.6B.jinja")), ToolCallFormat::kHermes);
   EXPECT_EQ(DetectToolCallFormat(ReadFixture("Qwen-Qwen2.5-7B-Instruct.jinja")), ToolCallFormat::kHermes);

@@ -41,7 +41,13 @@ struct SamplingParams {
   bool has_seed = false;     // seeded: the request's own RNG, so reproducible
   uint64_t seed = 0;
   int max_tokens = 256;      // completion tokens
-  bool ignore_eos = false;
+  // No end of generation (EOS, stop_token_ids) before this many completion
+  // tokens: the engine masks those tokens until then (vLLM's min_tokens).
+  int min_tokens = 0;
+  bool ignore_eos = false;  // EOS does not end the sequence (stop_token_ids still do)
+  // Tokens that end the sequence like EOS (finish "stop"); the token itself is
+  // part of the output (vLLM's stop_token_ids). Each < n_vocab.
+  std::vector<int32_t> stop_token_ids;
   int top_logprobs = 0;      // 0..20 alternatives per position
   bool logprobs = false;     // report the chosen token's logprob
 };

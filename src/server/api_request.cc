@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "base/bounded_json.h"
+#include "server/openai_fields.h"
 #include "server/request_fields.h"
 #include "server/stop_string_filter.h"
 
@@ -94,6 +95,7 @@ ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body,
   } else {
     r.WrongType("prompt", "a string or an array of token ids", *prompt);
   }
+  CheckFieldNames(r, body, OpenAiRoute::kCompletion);
   if (r.failed()) return r.error();
   return req;
 }

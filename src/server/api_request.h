@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,8 +57,9 @@ struct ApiRequest {
   std::string user;
   double cache_ttl_s = -1;
   std::vector<KvHint> kv_hints;       // KV retention hints (GenerationRequest::kv_hints)
-  // Extra chat-template variables the request's fields map onto (e.g.
-  // {"enable_thinking": false} from Anthropic's `thinking`); null = none.
+  // Extra chat-template variables: the OpenAI routes' chat_template_kwargs,
+  // or what the request's fields map onto (e.g. {"enable_thinking": false}
+  // from Anthropic's `thinking`); an object, or null = none.
   nlohmann::ordered_json template_kwargs;
   // Fields accepted without effect on this server (named in the
   // x-prosgrow-ignored-fields response header and the log, never dropped silently).
@@ -65,8 +67,12 @@ struct ApiRequest {
 };
 
 // `n_vocab` bounds token ids in a token-array prompt; `n_ctx` bounds max_tokens.
+// A key neither route reads is a 400 naming it (server/openai_fields.h);
+// `also_read`: keys the calling endpoint reads itself (/apply-template's
+// add_generation_prompt).
 ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
-                                       const RequestLimits& limits = {});
+                                       const RequestLimits& limits = {},
+                                       std::initializer_list<const char*> also_read = {});
 ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
                                              const RequestLimits& limits = {});
 

@@ -53,10 +53,11 @@ Result<std::string> ChatPrompt::Render(const nlohmann::ordered_json& messages, c
 }
 
 Result<std::string> ChatPrompt::Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
-                                       bool add_generation_prompt) const {
+                                       bool add_generation_prompt,
+                                       const nlohmann::ordered_json& template_kwargs) const {
   ChatRenderOptions options = impl_->options;
   options.add_generation_prompt = add_generation_prompt;
-  return impl_->Render(messages, tools, options, nullptr);
+  return impl_->Render(messages, tools, options, template_kwargs);
 }
 
 AssistantOutput ChatPrompt::ParseToolCalls(std::string_view generated, const nlohmann::ordered_json& tools) const {

@@ -58,9 +58,12 @@ class ChatPrompt {
   // GLM argument values.
   AssistantOutput ParseToolCalls(std::string_view generated) const;
   AssistantOutput ParseToolCalls(std::string_view generated, const nlohmann::ordered_json& tools) const;
-  // Render() with add_generation_prompt chosen by the caller (/apply-template).
+  // Render() with add_generation_prompt chosen by the caller (/apply-template)
+  // and the request's chat_template_kwargs as extra template variables (an
+  // object, or null; e.g. Qwen3's enable_thinking).
   Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
-                             bool add_generation_prompt) const;
+                             bool add_generation_prompt,
+                             const nlohmann::ordered_json& template_kwargs = nullptr) const;
   // How this model writes tool calls, detected once from the template text
   // (DetectToolCallFormat; the fallback template's is kHermes).
   ToolCallFormat tool_call_format() const { return tool_call_format_; }

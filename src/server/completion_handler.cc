@@ -194,7 +194,7 @@ void CompletionHandler::Handle(const httplib::Request& req, httplib::Response& r
   const Tokenizer& tok = service->tokenizer();
   std::vector<int32_t> prompt;
   if (chat) {
-    ApiResult<std::vector<int32_t>> tokens = ChatPromptTokens(ctx_, api.messages, api.tools);
+    ApiResult<std::vector<int32_t>> tokens = ChatPromptTokens(ctx_, api.messages, api.tools, "messages", api.template_kwargs);
     if (!tokens.ok()) return SendApiError(res, tokens.error, ctx_.metrics);
     prompt = std::move(tokens.value);
   } else if (api.prompt_is_tokens) {

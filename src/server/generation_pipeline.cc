@@ -16,8 +16,9 @@ std::optional<ApiError> CheckModelName(const std::string& requested, const Servi
 }
 
 ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, const nlohmann::ordered_json& messages,
-                                                 const nlohmann::ordered_json& tools, const std::string& param) {
-  Result<std::string> text = ctx.chat()->Render(messages, tools);
+                                                 const nlohmann::ordered_json& tools, const std::string& param,
+                                                 const nlohmann::ordered_json& template_kwargs) {
+  Result<std::string> text = ctx.chat()->Render(messages, tools, /*add_generation_prompt=*/true, template_kwargs);
   if (!text.ok()) return BadRequest(text.status().message(), param);
   return EncodeChatText(ctx.service->tokenizer(), *text);
 }

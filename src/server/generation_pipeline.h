@@ -30,10 +30,12 @@ std::optional<ApiError> CheckModelName(const std::string& requested, const Servi
 
 // Renders `messages` (+ `tools`) through the chat template and tokenizes the
 // text (special tokens parsed; a BOS the template already wrote is not
-// doubled). 400 naming `param` when the template raises.
+// doubled). 400 naming `param` when the template raises. `template_kwargs`:
+// the request's chat_template_kwargs (an object, or null).
 ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, const nlohmann::ordered_json& messages,
                                                  const nlohmann::ordered_json& tools,
-                                                 const std::string& param = "messages");
+                                                 const std::string& param = "messages",
+                                                 const nlohmann::ordered_json& template_kwargs = nullptr);
 
 // Tokenizes rendered chat text as ChatPromptTokens does.
 std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text);

@@ -81,6 +81,10 @@ void AddServerFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--port", options->port, "TCP port (0 = any free port)")->capture_default_str();
   app.add_option("--api-key", options->api_key, "require 'Authorization: Bearer KEY'");
   app.add_option("--api-key-file", options->api_key_file, "read the API key from this file");
+  AddServerLimitFlags(app, options);
+}
+
+void AddServerLimitFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--http-threads", options->threads, "HTTP worker threads (max concurrent connections)")
       ->capture_default_str();
   app.add_option("--http-timeout", options->write_timeout_s, "seconds a response write may block")

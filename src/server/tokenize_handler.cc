@@ -16,7 +16,7 @@ ApiResult<std::vector<int32_t>> Tokens(const HandlerContext& ctx, const json& bo
   if (body.contains("messages")) {
     ApiResult<ApiRequest> api = ParseChatRequest(body, info.n_vocab, info.n_ctx, ctx.limits);
     if (!api.ok()) return api.error;
-    return ChatPromptTokens(ctx, api.value.messages, api.value.tools);
+    return ChatPromptTokens(ctx, api.value.messages, api.value.tools, "messages", api.value.template_kwargs);
   }
   if (body.contains("prompt")) {
     ApiResult<ApiRequest> api = ParseCompletionRequest(body, info.n_vocab, info.n_ctx, ctx.limits);

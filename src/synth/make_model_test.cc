@@ -152,7 +152,7 @@ TEST_F(MakeModelTest, BuiltinVocabularyRoundTripsThroughTheTokenizer) {
 
 TEST_F(MakeModelTest, CopiesTheTokenizerOfAVocabFile) {
   const std::string vocab = std::string(PROSGROW_SHARED_DIR) + "/fixtures/vocab/ggml-vocab-gpt-2.gguf";
-  if (!std::filesystem::exists(vocab)) GTEST_SKIP() << "no fixtures";
+  if (!std::filesystem::exists(vocab)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   auto opt = Tiny(Path("g.gguf"), GgmlType::Q8_0, "llama");
   opt.vocab_path = vocab;
   ASSERT_TRUE(MakeModel(opt).ok());

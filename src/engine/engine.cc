@@ -294,7 +294,11 @@ void Engine::SampleAndAdvance(const StepPlan& plan) {
 }
 
 bool Engine::Emit(Sequence* s, int32_t token, ServiceEvent& ev) {
-  if (s->first_token_s < 0) s->first_token_s = NowSeconds();
+  if (s->first_token_s < 0) {
+    s->first_token_s = NowSeconds();
+    ev.has_cache = true;  // the first token carries the prompt's cache split
+    ev.cache = s->cache;
+  }
   s->tokens.push_back(token);
   s->n_generated++;
   totals_.generated_tokens++;

@@ -125,6 +125,10 @@ struct ServiceEvent {
   enum class Kind { kToken, kFinish } kind = Kind::kToken;
   TokenEvent token;
   FinishEvent finish;
+  // On a request's first kToken only: the prompt's cache split (as
+  // FinishEvent.cache reports it), so a response can open with it.
+  bool has_cache = false;
+  CacheUsage cache;
 };
 
 using EventCallback = std::function<void(const ServiceEvent&)>;

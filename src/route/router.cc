@@ -20,6 +20,7 @@
 #include "route/upstream_call.h"
 #include "server/anthropic_handler.h"
 #include "server/api_request.h"
+#include "server/error_response.h"
 #include "server/guarded_http_server.h"
 
 namespace pg {
@@ -54,11 +55,10 @@ std::string SessionOf(const httplib::Request& req, const json& body) {
   return "";
 }
 
-// An OpenAI-style error body; the post-routing handler gives it Anthropic's
-// shape on /v1/messages (RewriteAnthropicError), as serve does.
-void SendError(httplib::Response& res, const ApiError& e) {
-  res.status = e.http_status;
-  res.set_content(e.ToJson(), "application/json");
+// The router's own errors, in the shape of the path's API as serve writes
+// them (error_response.h), before httplib compresses the body.
+void Refuse(const httplib::Request& req, httplib::Response& res, const ApiError& e) {
+  SendError(res, ErrorShapeForPath(req.path), e, nullptr);
 }
 
 std::string Lower(std::string s) {
@@ -267,7 +267,7 @@ struct Router::Impl {
       // Parsed as serve parses it (UTF-8, bounded depth): what serve refuses
       // is refused here with the same answer, before any replica sees it.
       ApiResult<nlohmann::ordered_json> parsed = ParseJsonBody(req.body, options.front.limits.max_json_depth);
-      if (!parsed.ok()) return SendError(res, parsed.error);
+      if (!parsed.ok()) return Refuse(req, res, parsed.error);
       body = json(parsed.value);
     }
     const bool stream = body.is_object() && body.value("stream", false) == true;
@@ -283,7 +283,7 @@ struct Router::Impl {
     for (;;) {
       int i = -1;
       auto call = Send(*job, &i);
-      if (!call) return SendError(res, ServiceUnavailable("no replica answered"));
+      if (!call) return Refuse(req, res, ServiceUnavailable("no replica answered"));
       std::string type = call->header("Content-Type");
       if (type.empty()) type = "application/json";
       if (stream && type.rfind("text/event-stream", 0) == 0) {
@@ -348,7 +348,7 @@ struct Router::Impl {
         res.set_header("Allow", allow);
         ApiError e = BadRequest(req.method + " is not allowed on " + req.path + " (use " + allow + ")");
         e.http_status = 405;
-        SendError(res, e);
+        Refuse(req, res, e);
       };
     };
     for (const char* p : posts) {
@@ -361,11 +361,8 @@ struct Router::Impl {
       srv.Put(p, not_allowed("GET"));
       srv.Delete(p, not_allowed("GET"));
     }
-    srv.InstallErrorAnswers([](const httplib::Request&, httplib::Response& res, const ApiError& e) { SendError(res, e); },
-                            nullptr);
-    srv.set_post_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (IsAnthropicPath(req.path)) RewriteAnthropicError(res);  // Anthropic's error shape on its paths
-    });
+    srv.InstallErrorAnswers(
+        [](const httplib::Request& req, httplib::Response& res, const ApiError& e) { Refuse(req, res, e); }, nullptr);
   }
 };
 

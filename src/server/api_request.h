@@ -85,7 +85,15 @@ ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body, int max
 // no such bound), and sets max_tokens when absent to the room left under the
 // smaller of the two. 400 with the token counts, and the bound broken, when
 // the request cannot fit: such a request would otherwise fail in the engine.
+// The words are the API's own, as clients parse them:
+//   kOpenAi     code "context_length_exceeded" (the KV bound:
+//               "kv_capacity_exceeded"), a message naming the counts;
+//   kAnthropic  Anthropic's sentences, "prompt is too long: N tokens > M
+//               maximum" and "input length and `max_tokens` exceed context
+//               limit: N + M > L" (the KV bound's figures when it is the
+//               smaller one).
+enum class ContextWords { kOpenAi, kAnthropic };
 std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx,
-                                     int64_t max_seq_tokens = 0);
+                                     int64_t max_seq_tokens = 0, ContextWords words = ContextWords::kOpenAi);
 
 }  // namespace pg

@@ -23,15 +23,6 @@ ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, cons
   return EncodeChatText(ctx.service->tokenizer(), *text);
 }
 
-std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text) {
-  std::vector<int32_t> prompt = tok.Encode(text, /*add_special=*/true, /*parse_special=*/true);
-  // Templates usually write the BOS text themselves; do not double it.
-  if (prompt.size() >= 2 && tok.bos_id() >= 0 && prompt[0] == tok.bos_id() && prompt[1] == tok.bos_id()) {
-    prompt.erase(prompt.begin());
-  }
-  return prompt;
-}
-
 void ApplyDefaultMaxTokens(const RequestLimits& limits, ApiRequest* api) {
   if (api->max_tokens_given || limits.default_max_tokens <= 0) return;
   api->sampling.max_tokens = std::min(api->sampling.max_tokens, limits.default_max_tokens);
@@ -92,19 +83,6 @@ std::optional<ApiError> EngineFailure(const GenerationResult& r) {
   if (r.finish_reason == "error") return ServerError("generation failed: " + r.error);
   if (r.finish_reason == "cancelled") return ServiceUnavailable("the request was cancelled by the server");
   return std::nullopt;
-}
-
-std::string FinishWithTools(const HandlerContext& ctx, bool tools, bool parallel, const std::string& session_id,
-                            const nlohmann::ordered_json& tool_defs, const std::string& reason, std::string* text,
-                            std::vector<ToolCall>* calls) {
-  if (!tools || (reason != "stop" && reason != "length")) return reason;
-  AssistantOutput out = ctx.chat()->ParseToolCalls(*text, tool_defs);
-  *text = std::move(out.content);  // as streamed: trimmed, calls taken out
-  if (out.tool_calls.empty()) return reason;
-  *calls = std::move(out.tool_calls);
-  if (!parallel && calls->size() > 1) calls->resize(1);
-  if (!session_id.empty()) ctx.service->NoteToolCall(session_id);
-  return "tool_calls";
 }
 
 }  // namespace pg

@@ -1,12 +1,11 @@
 // The steps every generation endpoint takes between a validated ApiRequest
-// and the text it answers with, shared by CompletionHandler (OpenAI) and
-// AnthropicHandler (Anthropic Messages), which differ only in how they read
-// requests and write responses:
+// and the text it answers with, used by HandleGeneration
+// (generation_handler.h) for every API dialect:
 //
 //   CheckModelName -> ChatPromptTokens (template + tokenize) -> FitToContext
 //   -> StartGeneration (the one place an ApiRequest becomes a
-//      GenerationRequest) -> CollectAll or the endpoint's own stream loop
-//   -> FinishWithTools (tool calls parsed out of the text).
+//      GenerationRequest) -> CollectAll or the stream loop of
+//      generation_handler.cc.
 //
 // Thread-safety: free functions over thread-safe HandlerContext members;
 // a runner is used by one HTTP thread.
@@ -19,7 +18,7 @@
 #include <vector>
 
 #include "server/api_request.h"
-#include "server/completion_handler.h"
+#include "server/handler_context.h"
 #include "server/generation_runner.h"
 #include "metrics/metrics_registry.h"
 
@@ -36,9 +35,6 @@ ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, cons
                                                  const nlohmann::ordered_json& tools,
                                                  const std::string& param = "messages",
                                                  const nlohmann::ordered_json& template_kwargs = nullptr);
-
-// Tokenizes rendered chat text as ChatPromptTokens does.
-std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text);
 
 // After FitToContext: a request that named no completion cap gets
 // --default-max-tokens when that is set and smaller than the room left.
@@ -71,14 +67,6 @@ bool CollectAll(const HandlerContext& ctx, GenerationRunner* runner, const char*
 
 // An engine-side end that is not a normal finish ("error", "cancelled").
 std::optional<ApiError> EngineFailure(const GenerationResult& r);
-
-// At the end of a chat with tools: splits tool calls out of *text in the
-// model's format (tool_defs types GLM arguments; null = untyped) (keeping
-// the first only when !parallel) and notes the tool call for the session's
-// KV retention. Returns "tool_calls" when there were calls, else `reason`.
-std::string FinishWithTools(const HandlerContext& ctx, bool tools, bool parallel, const std::string& session_id,
-                            const nlohmann::ordered_json& tool_defs, const std::string& reason, std::string* text,
-                            std::vector<ToolCall>* calls);
 
 // Keeps the in-flight gauge right whichever way a request ends.
 class InFlightGauge {

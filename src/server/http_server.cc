@@ -17,6 +17,7 @@
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
 #include "server/completion_handler.h"
+#include "server/error_response.h"
 #include "server/guarded_http_server.h"
 #include "server/guarded_stream.h"
 #include "server/openai_response.h"
@@ -96,18 +97,22 @@ struct HttpServer::Impl {
         res.set_header(kSyntheticAcceptanceHeader, synthetic);
       if (!Authorized(req)) {
         res.set_header("WWW-Authenticate", "Bearer");
-        return SendApiError(res, Unauthorized("missing or invalid API key"), &metrics);
+        return SendError(res, ErrorShapeForPath(req.path), Unauthorized("missing or invalid API key"), &metrics);
       }
       try {
         fn(req, res);
       } catch (const std::exception& e) {
         PG_LOG_ERROR("handler for {} threw: {}", req.path, e.what());
-        SendApiError(res, ServerError("internal error"), &metrics);
+        SendError(res, ErrorShapeForPath(req.path), ServerError("internal error"), &metrics);
       }
     };
   }
 
   void SetUpRoutes();
+  void AddGenerationRoutes(const HandlerContext& ctx);
+  void AddInfoRoutes();
+  void AddWrongMethodRoutes();
+  void AddErrorHandlers();
 
   ServerOptions options;
   InferenceService* service;
@@ -132,6 +137,14 @@ void HttpServer::Impl::SetUpRoutes() {
   ctx.metrics = &metrics;
   ctx.stopping = &stopping;
   ctx.limits = options.limits;
+  AddGenerationRoutes(ctx);
+  AddInfoRoutes();
+  AddWrongMethodRoutes();
+  AddErrorHandlers();
+}
+
+// The API endpoints: generation (OpenAI, Anthropic), tokenize, apply-template.
+void HttpServer::Impl::AddGenerationRoutes(const HandlerContext& ctx) {
   completions = std::make_unique<CompletionHandler>(ctx);
 
   server.Post("/v1/chat/completions", Api([this](const httplib::Request& req, httplib::Response& res) {
@@ -160,6 +173,10 @@ void HttpServer::Impl::SetUpRoutes() {
     apply_template->Handle(req, res);
   }));
 
+}
+
+// Models, sessions, health, KV events and metrics.
+void HttpServer::Impl::AddInfoRoutes() {
   auto model_json = [this] {
     const ServiceInfo& info = service->info();
     json m{{"id", info.model_name},       {"object", "model"},         {"created", started_unix},
@@ -214,13 +231,16 @@ void HttpServer::Impl::SetUpRoutes() {
     res.set_content(registry.Render() + service->MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
   });
 
-  // Known paths with the wrong method.
+}
+
+// Known paths with the wrong method: 405 naming the right one.
+void HttpServer::Impl::AddWrongMethodRoutes() {
   auto not_allowed = [this](const char* allow) {
     return [this, allow](const httplib::Request& req, httplib::Response& res) {
       res.set_header("Allow", allow);
       ApiError e = BadRequest(req.method + " is not allowed on " + req.path + " (use " + allow + ")");
       e.http_status = 405;
-      SendApiError(res, e, &metrics);
+      SendError(res, ErrorShapeForPath(req.path), e, &metrics);
     };
   };
   for (const char* p : {"/v1/chat/completions", "/v1/completions", "/v1/responses", R"(/v1/sessions/([^/]+)/release)"}) {
@@ -239,9 +259,16 @@ void HttpServer::Impl::SetUpRoutes() {
     server.Delete(p, not_allowed("GET"));
   }
 
-  // Errors httplib or a stream limit produces, answered as API errors.
+}
+
+// httplib's own errors, handler exceptions and the request count.
+void HttpServer::Impl::AddErrorHandlers() {
+  // Errors httplib or a stream limit produces, answered as API errors in the
+  // path's API (error_response.h).
   server.InstallErrorAnswers(
-      [this](const httplib::Request&, httplib::Response& res, const ApiError& e) { SendApiError(res, e, &metrics); },
+      [this](const httplib::Request& req, httplib::Response& res, const ApiError& e) {
+        SendError(res, ErrorShapeForPath(req.path), e, &metrics);
+      },
       [this](const ApiError& e) { metrics.errors->Inc({e.kind()}); });
   // Counted when the status line is about to be written (httplib calls the
   // post-routing handler after the error handler, before any response byte),
@@ -256,8 +283,7 @@ void HttpServer::Impl::SetUpRoutes() {
     PG_LOG_INFO("{}", RequestLogLine(req.method, req.path, res.status, NowSeconds()));
   });
   server.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (IsAnthropicPath(req.path)) RewriteAnthropicError(res);  // Anthropic's error shape on its paths
-    NoteRequestResponse(res.status, res.body);  // for the log line (the body is compressed later)
+    NoteRequestResponse(res.status, res.body);  // for the log line (httplib's own errors; SendError notes its own)
     metrics.requests->Inc({EndpointLabel(req.path), std::to_string(res.status)});
   });
 }

@@ -30,6 +30,8 @@ int RouteMain(int argc, char** argv) {
   std::string curve_key_file;
   app.add_option("--kv-events-curve-server-key-file", curve_key_file,
                  "the replicas' CURVE public key (Z85, 40 characters; serve logs it): subscribe only to that key");
+  // serve's front-door flags: workers, write timeout, request limits (docs/server.md).
+  AddServerLimitFlags(app, &o.front);
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   if (!curve_key_file.empty()) {
     std::ifstream in(curve_key_file);

@@ -4,7 +4,10 @@
 #   2. the GPU backend (docs/gpu.md): -DPROSGROW_GPU=cuda compiled and linked
 #      (sm_90, warnings as errors; its op tests report Skipped without a GPU),
 #      and -DPROSGROW_GPU=emulated, whose op tests run the kernels on the CPU;
-#   3. ASan+UBSan build, the unit tests again under the sanitizers.
+#   3. ASan+UBSan build, the unit tests again under the sanitizers;
+#   4. the short fuzzing pass (scripts/fuzz_smoke.sh).
+# Ends with how many tests ran, passed, failed and were skipped, and why
+# (scripts/test_summary.py, from CTest's JUnit files).
 # Works on a fresh Debian 12 machine (installs what it needs first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +24,12 @@ ninja -C build -j"$JOBS"
 if [ -f tests/node/package-lock.json ]; then
   (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
 fi
-# Label "benchmark" (the what-if check, ~1 min and 1.6 GiB) runs with the benchmarks: ctest -L benchmark.
-ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900 -LE benchmark
+# Every test, the what-if trace check (label "benchmark", ~1 min and 1.6 GiB) included.
+summary=(release build/ctest-junit.xml)
+report() { python3 scripts/test_summary.py "${summary[@]}" || true; }
+rc=0
+ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900 -LE agents --output-junit ctest-junit.xml || rc=$?
+if [ "$rc" -ne 0 ]; then report; exit "$rc"; fi
 
 # The GPU trees build only the GPU targets (the rest is the same code as build/).
 if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
@@ -48,6 +55,12 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1
 unit_targets=$(ninja -C build-asan -t targets all | sed -n 's/^\([a-z0-9_]*_tests\): .*/\1/p' | grep -v -e '^e2e_tests$' -e '^cmake_' | sort -u)
 # prosgrow itself too: the CLI's corrupt-GGUF test (label unit) runs on it.
 ninja -C build-asan -j"$JOBS" $unit_targets prosgrow
+summary+=(asan build-asan/ctest-junit.xml)
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan -L unit --output-on-failure -j"$JOBS" --timeout 1800
-bash scripts/fuzz_smoke.sh  # libFuzzer targets (clang, ASan+UBSan): replay both corpora, fuzz the request path 60 s
+  ctest --test-dir build-asan -L unit --output-on-failure -j"$JOBS" --timeout 1800 --output-junit ctest-junit.xml ||
+  rc=$?
+if [ "$rc" -ne 0 ]; then report; exit "$rc"; fi
+bash scripts/fuzz_smoke.sh || rc=$?  # libFuzzer targets (clang, ASan+UBSan): replay both corpora, fuzz the request path 60 s
+report
+[ "$rc" -eq 0 ] && echo "fuzz smoke: passed" || echo "fuzz smoke: FAILED"
+exit "$rc"

@@ -74,7 +74,7 @@ TEST(EngineMissReasonsTest, ClassifiedOncePerRequestAndSummed) {
   int64_t sums[5] = {0, 0, 0, 0, 0}, cached = 0;
   for (const auto& [id, f] : done) {
     EXPECT_EQ(Sum(f.cache.miss), f.prompt_tokens - f.cache.cached_tokens) << id;
-    EXPECT_EQ(f.cache.miss.evicted, f.cache.miss.evicted_device + f.cache.miss.evicted_host) << id;
+    EXPECT_EQ(f.cache.miss.evicted, f.cache.miss.evicted_by_tier.total()) << id;
     if (id[0] == 'a') {
       EXPECT_EQ(f.cache.miss.never_seen, 100) << id;  // nothing was there before
     }

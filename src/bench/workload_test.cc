@@ -161,7 +161,7 @@ TEST(KvCacheTester, RejectsBadTraces) {
 // the tracker's ideal reuse equals one computed from the hash_ids alone.
 TEST(KvCacheTester, RealTracesPrefixSharingMatchesHashIds) {
   std::string dir = std::string(PROSGROW_SHARED_DIR) + "/data/traces/kv-cache-tester";
-  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no shared traces at " << dir;
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "needs ../shared/data/traces: none at " << dir;
   WorkloadOptions opt;
   opt.length_scale = 0.125;
   auto w = KvCacheTesterWorkload::Load(dir, Space(), opt);

@@ -1,5 +1,6 @@
 // Token masks against a brute-force reference on real vocabularies from
-// ../shared/fixtures: every token's bytes fed to a copy of the matcher.
+// ../shared/fixtures: every token's bytes fed to a copy of the matcher. The
+// dead-end case builds its own three-token vocabulary.
 #include "constrain/constraint.h"
 
 #include <gtest/gtest.h>
@@ -63,7 +64,7 @@ TEST(ConstraintMask, MatchesBruteForceOnFixtureVocabularies) {
     SCOPED_TRACE(name);
     std::unique_ptr<Tokenizer> tok = LoadVocab(name);
     if (!tok) {
-      GTEST_SKIP() << "no vocab fixture under " << kVocab;
+      GTEST_SKIP() << "needs ../shared/fixtures/vocab: none under " << kVocab;
     }
     auto vocab = std::make_shared<const TokenVocabulary>(*tok);
     Result<Grammar> g = JsonSchemaGrammar(json::parse(kSchema), "schema");
@@ -103,7 +104,7 @@ TEST(ConstraintMask, MatchesBruteForceOnFixtureVocabularies) {
 TEST(ConstraintMask, ControlTokensNeverAllowedAndTriePartitionsTheVocabulary) {
   std::unique_ptr<Tokenizer> tok = LoadVocab("llama-spm");
   if (!tok) {
-    GTEST_SKIP() << "no vocab fixture under " << kVocab;
+    GTEST_SKIP() << "needs ../shared/fixtures/vocab: none under " << kVocab;
   }
   TokenVocabulary v(*tok);
   size_t in_trie = 0;
@@ -127,7 +128,7 @@ TEST(ConstraintMask, ControlTokensNeverAllowedAndTriePartitionsTheVocabulary) {
 TEST(ConstraintMatcher, RandomAllowedTokensAlwaysGiveValidJson) {
   std::unique_ptr<Tokenizer> tok = LoadVocab("gpt-2");
   if (!tok) {
-    GTEST_SKIP() << "no vocab fixture under " << kVocab;
+    GTEST_SKIP() << "needs ../shared/fixtures/vocab: none under " << kVocab;
   }
   auto vocab = std::make_shared<const TokenVocabulary>(*tok);
   Result<Grammar> g = JsonSchemaGrammar(json::parse(kSchema), "schema");
@@ -180,7 +181,7 @@ TEST(ConstraintMatcher, RandomAllowedTokensAlwaysGiveValidJson) {
 TEST(ConstraintCache, CompilesOncePerSchemaAndVocabulary) {
   std::unique_ptr<Tokenizer> tok = LoadVocab("gpt-2");
   if (!tok) {
-    GTEST_SKIP() << "no vocab fixture under " << kVocab;
+    GTEST_SKIP() << "needs ../shared/fixtures/vocab: none under " << kVocab;
   }
   ConstraintCache cache;
   int builds = 0;
@@ -200,6 +201,39 @@ TEST(ConstraintCache, CompilesOncePerSchemaAndVocabulary) {
   for (size_t i = 0; i < ConstraintCache::kMaxEntries + 5; ++i)
     ASSERT_TRUE(cache.GetOrBuild("k" + std::to_string(i), vocab, "k", build).ok());
   EXPECT_EQ(cache.size(), ConstraintCache::kMaxEntries);
+}
+
+// Issue 23: a grammar dead end (no token writes the byte it needs) ends the
+// output, but not as a whole value: complete() is false, so the engine says
+// "length", never "stop". A three-token vocabulary, no ../shared needed.
+TEST(ConstraintMatcher, DeadEndFinishesButIsNotComplete) {
+  VocabData v;
+  v.model = "llama";  // SPM: needs no merges
+  v.tokens = {"</s>", "\"", "a"};
+  v.scores = {0, -1, -2};
+  v.token_types = {static_cast<int32_t>(TokenType::kControl), 1, 1};
+  v.eos_id = 0;
+  v.bos_id = 0;
+  v.unk_id = 0;
+  Result<std::unique_ptr<Tokenizer>> tok = Tokenizer::FromVocab(v);
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  auto vocab = std::make_shared<const TokenVocabulary>(**tok);
+  auto compile = [&](const char* schema) {
+    Result<Grammar> g = JsonSchemaGrammar(json::parse(schema), "schema");
+    EXPECT_TRUE(g.ok());
+    return std::make_shared<const CompiledConstraint>(std::move(*g), vocab, "test");
+  };
+  ConstraintMatcher dead(compile(R"({"const": "b"})"));  // needs a 'b' no token writes
+  ASSERT_TRUE(dead.Accept(1));                            // the opening quote
+  EXPECT_TRUE(MaskHas(dead.Allowed(), 0));                // only the end is left
+  EXPECT_FALSE(MaskHas(dead.Allowed(), 1) || MaskHas(dead.Allowed(), 2));
+  ASSERT_TRUE(dead.Accept(0));
+  EXPECT_TRUE(dead.finished());
+  EXPECT_FALSE(dead.complete());
+
+  ConstraintMatcher whole(compile(R"({"const": "a"})"));
+  for (int32_t t : {1, 2, 1, 0}) ASSERT_TRUE(whole.Accept(t)) << t;
+  EXPECT_TRUE(whole.finished() && whole.complete());
 }
 
 }  // namespace

@@ -171,7 +171,7 @@ TEST(ToolCallGrammar, RandomTokenWalksParseAsValidCalls) {
   const fs::path vocab_file = fs::path(PROSGROW_SHARED_DIR) / "fixtures" / "vocab" / "ggml-vocab-gpt-2.gguf";
   auto file = GgufFile::Open(vocab_file.string());
   if (!file.ok()) {
-    GTEST_SKIP() << "no vocab fixture " << vocab_file;
+    GTEST_SKIP() << "needs ../shared/fixtures/vocab: " << vocab_file << " absent";
   }
   auto tok = Tokenizer::FromGguf(**file);
   ASSERT_TRUE(tok.ok());

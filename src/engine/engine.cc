@@ -109,6 +109,7 @@ Status Engine::CreateKvCache(const KvLayout& layout) {
   kc.remote.timeout_s = c.kv_remote_timeout_s;
   kc.remote.password = c.kv_remote_password;
   kc.remote.secret = c.kv_remote_secret;
+  kc.device_arena = c.kv_device_arena;
   if (!c.eviction.empty()) {
     PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
   }
@@ -189,6 +190,7 @@ Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
   seq->request = std::move(request);
   seq->on_event = std::move(on_event);
   seq->sampler = std::make_unique<Sampler>(seq->request.sampling, seq->request.prompt);
+  if (seq->request.sampling.min_tokens > 0) seq->sampler->HoldBackUntilMinTokens(EndTokens(seq->request.sampling));
   if (spec_) seq->spec = spec_->NewSequence(seq->request.sampling.seed ^ std::hash<std::string>{}(seq->request.id));
   // A seeded request's draft-model acceptance draws depend on its seed alone (reproducible).
   if (spec_ && seq->request.sampling.has_seed) seq->spec->rng.seed(seq->request.sampling.seed ^ 0x9e3779b97f4a7c15ull);
@@ -306,14 +308,20 @@ void Engine::SampleAndAdvance(const StepPlan& plan) {
     Emit(s, token, ev);
   }
   for (Sequence* s : done_) {
-    bool eos = !s->request.sampling.ignore_eos && tokenizer_->IsEog(s->tokens.back());
-    if (s->constraint && s->constraint->finished()) eos = true;  // the constrained output is complete
+    bool eos = EndsOnLastToken(*s);
+    // A constrained output ends "stop" only when it is whole; at a dead end
+    // (no token could continue the grammar) it was cut short: "length".
+    if (s->constraint && s->constraint->finished()) eos = s->constraint->complete();
     Finish(s, eos ? "stop" : "length");
   }
 }
 
 bool Engine::Emit(Sequence* s, int32_t token, ServiceEvent& ev) {
-  if (s->first_token_s < 0) s->first_token_s = NowSeconds();
+  if (s->first_token_s < 0) {
+    s->first_token_s = NowSeconds();
+    ev.has_cache = true;  // the first token carries the prompt's cache split
+    ev.cache = s->cache;
+  }
   s->tokens.push_back(token);
   s->n_generated++;
   totals_.generated_tokens++;
@@ -323,8 +331,24 @@ bool Engine::Emit(Sequence* s, int32_t token, ServiceEvent& ev) {
   return stop;
 }
 
+bool Engine::EndsOnLastToken(const Sequence& s) const {
+  const SamplingParams& p = s.request.sampling;
+  if (s.n_generated < p.min_tokens || s.tokens.empty()) return false;
+  const int32_t tok = s.tokens.back();
+  if (!p.ignore_eos && tokenizer_->IsEog(tok)) return true;
+  return std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), tok) != p.stop_token_ids.end();
+}
+
+std::vector<int32_t> Engine::EndTokens(const SamplingParams& p) const {
+  std::vector<int32_t> out = p.stop_token_ids;
+  if (!p.ignore_eos)
+    for (int32_t id = 0; id < tokenizer_->n_vocab(); ++id)
+      if (tokenizer_->IsEog(id)) out.push_back(id);
+  return out;
+}
+
 bool Engine::ShouldStop(const Sequence& s) const {
-  if (!s.request.sampling.ignore_eos && tokenizer_->IsEog(s.tokens.back())) return true;
+  if (EndsOnLastToken(s)) return true;
   if (s.constraint && s.constraint->finished()) return true;
   return s.n_generated >= s.request.sampling.max_tokens || static_cast<int64_t>(s.tokens.size()) >= config_.ctx_size;
 }
@@ -368,10 +392,7 @@ void Engine::Finish(Sequence* seq, const std::string& reason, const std::string&
   totals_.finished++;
   totals_.prompt_tokens += s->n_prompt;
   totals_.cached_tokens += s->cache.cached_tokens;
-  totals_.cached_device += s->cache.device_tokens;
-  totals_.cached_host += s->cache.host_tokens;
-  totals_.cached_disk += s->cache.disk_tokens;
-  totals_.cached_remote += s->cache.remote_tokens;
+  totals_.cached_by_tier += s->cache;
   // Handed out by DeliverFinished(), after /metrics shows the freed KV.
   if (s->on_event) finished_events_.emplace_back(std::move(s->on_event), std::move(ev));
 }

@@ -3,15 +3,18 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "model/attention.h"
 #include "spec/spec_config.h"
 
 namespace pg {
 
 class GgufFile;
+class BlockArena;  // kv/media/block_arena.h
 
 enum class ServePolicy {
   kBaseline,   // device-tier prefix cache only, FCFS, LRU (a standard local server)
@@ -66,6 +69,8 @@ struct EngineConfig {
   std::string kv_remote_secret;      // --kv-remote-secret-file: HMAC key of remote values; "" = none
   bool kv_events_tokens = true;      // --kv-events-tokens: BlockStored carries token ids (off: hashes only)
   std::string kv_events_curve_secret;  // Z85 CURVE secret key of the KV-event sockets; "" = plain ZMQ
+  // Tests only: the device tier's arena (KvCacheConfig::device_arena); empty = RAM.
+  std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_blocks, size_t block_bytes)> kv_device_arena;
 };
 
 // The host and disk tiers' real sizes after the defaults above (0 = no such

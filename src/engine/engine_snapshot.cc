@@ -18,11 +18,9 @@ void CollectEngineMetrics(const EngineSnapshot& s, MetricSet* out) {
   out->Counter("prosgrow_prompt_tokens_cached_total", "Prompt tokens of finished requests served from the KV cache.",
                s.cached_tokens);
   out->Counter("prosgrow_generation_tokens_total", "Tokens generated.", s.generated_tokens);
-  out->Counter("prosgrow_engine_cached_prompt_tokens_total", "Prompt tokens served from the KV cache, by tier.")
-      .Add({{"tier", "device"}}, s.cached_device)
-      .Add({{"tier", "host"}}, s.cached_host)
-      .Add({{"tier", "disk"}}, s.cached_disk)
-      .Add({{"tier", "remote"}}, s.cached_remote);
+  MetricFamily& cached =
+      out->Counter("prosgrow_engine_cached_prompt_tokens_total", "Prompt tokens served from the KV cache, by tier.");
+  for (int t = 0; t < kNumTiers; ++t) cached.Add({{"tier", TierName(t)}}, s.cached_by_tier[t]);
   out->Gauge("prosgrow_cache_reuse_ratio", "Cached / prompt tokens over finished requests.",
              s.prompt_tokens ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens) : 0.0);
   CollectTierMetrics(s.kv, out);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "base/kv_tier.h"
 #include "engine/speculative/speculative_decoder.h"
 #include "engine/step_cost_model.h"
 #include "kv/accounting/cache_counters.h"
@@ -15,8 +16,8 @@ namespace pg {
 
 struct EngineSnapshot {
   int64_t waiting = 0, running = 0, loading = 0, batch_tokens = 0, steps = 0, preemptions = 0;
-  int64_t prompt_tokens = 0, cached_tokens = 0, cached_device = 0, cached_host = 0, cached_disk = 0;
-  int64_t cached_remote = 0;  // fetched from the remote tier (Redis)
+  int64_t prompt_tokens = 0, cached_tokens = 0;
+  TierTokens cached_by_tier;  // cached_tokens by the tier they came from (remote: Redis)
   int64_t generated_tokens = 0, finished = 0;
   CacheCounters kv;
   HintCounters hints;       // KV hints and session quotas

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/kv_tier.h"
 #include "base/status.h"
 
 namespace pg {
@@ -40,7 +41,13 @@ struct SamplingParams {
   bool has_seed = false;     // seeded: the request's own RNG, so reproducible
   uint64_t seed = 0;
   int max_tokens = 256;      // completion tokens
-  bool ignore_eos = false;
+  // No end of generation (EOS, stop_token_ids) before this many completion
+  // tokens: the engine masks those tokens until then (vLLM's min_tokens).
+  int min_tokens = 0;
+  bool ignore_eos = false;  // EOS does not end the sequence (stop_token_ids still do)
+  // Tokens that end the sequence like EOS (finish "stop"); the token itself is
+  // part of the output (vLLM's stop_token_ids). Each < n_vocab.
+  std::vector<int32_t> stop_token_ids;
   int top_logprobs = 0;      // 0..20 alternatives per position
   bool logprobs = false;     // report the chosen token's logprob
 };
@@ -83,22 +90,19 @@ struct TokenEvent {
 // prompt_tokens - cached_tokens (docs/kv-cache.md defines each reason).
 struct MissReasons {
   int64_t never_seen = 0;     // no tier ever held this prefix
-  int64_t evicted = 0;        // a tier held it and dropped it (sum of the two below)
-  int64_t evicted_device = 0; // ... last held in the device tier
-  int64_t evicted_host = 0;   // ... last held in the host (or disk) tier
+  int64_t evicted = 0;        // a tier held it and dropped it (= evicted_by_tier.total())
+  // ... by the tier it was last held in (device, host, disk; as kv's MissCounts::evicted)
+  TierTokens evicted_by_tier;
   int64_t diverged = 0;       // the prefix matched up to a block, then differed
   int64_t loading = 0;        // a promotion did not finish in time
   int64_t policy = 0;         // skipped by policy (quota, fair share)
-  int64_t evicted_disk = 0;   // of evicted_host, the tokens last held on disk
   double evicted_age_s = -1;  // seconds since the first evicted block of the prompt was dropped; -1 = none
 };
 
-struct CacheUsage {
-  int64_t cached_tokens = 0;  // prompt tokens not recomputed (sum of the four below)
-  int64_t device_tokens = 0;
-  int64_t host_tokens = 0;
-  int64_t disk_tokens = 0;
-  int64_t remote_tokens = 0;  // fetched from the remote tier (Redis/Valkey)
+// The prompt tokens of one request served from each tier (TierTokens: device,
+// host, disk, remote = fetched from Redis/Valkey), their sum, and why the rest missed.
+struct CacheUsage : TierTokens {
+  int64_t cached_tokens = 0;  // prompt tokens not recomputed (= total())
   MissReasons miss;
 };
 
@@ -125,6 +129,10 @@ struct ServiceEvent {
   enum class Kind { kToken, kFinish } kind = Kind::kToken;
   TokenEvent token;
   FinishEvent finish;
+  // On a request's first kToken only: the prompt's cache split (as
+  // FinishEvent.cache reports it), so a response can open with it.
+  bool has_cache = false;
+  CacheUsage cache;
 };
 
 using EventCallback = std::function<void(const ServiceEvent&)>;

@@ -20,9 +20,7 @@ CacheRequest CacheRequestOf(const Sequence& s, const EngineConfig& c) {
 MissReasons MissReasonsOf(const MissCounts& m) {
   MissReasons r;
   r.never_seen = m.never_seen;
-  r.evicted_device = m.evicted[0];
-  r.evicted_host = m.evicted[1] + m.evicted[2];
-  r.evicted_disk = m.evicted[2];  // MissCounts::evicted: device, host, disk
+  for (int t = 0; t < kLocalTiers; ++t) r.evicted_by_tier[t] = m.evicted[t];  // MissCounts::evicted: device, host, disk
   r.evicted = m.evicted_total();
   r.evicted_age_s = m.evicted_age_s;
   r.diverged = m.diverged;
@@ -74,16 +72,13 @@ void Scheduler::StartRunning(Sequence* s, double now_s) {
   s->n_computed = kv_.CachedTokens(s->id);
   s->n_committed_blocks = s->n_computed / kv_.page_tokens();
   if (!s->cache_reported) {
-    SequenceReuse r = kv_.Reuse(s->id);
-    s->cache.device_tokens = r.device_tokens;
-    s->cache.host_tokens = r.host_tokens;
-    s->cache.disk_tokens = r.disk_tokens;
-    s->cache.remote_tokens = r.remote_tokens;
-    s->cache.cached_tokens = r.total();
+    static_cast<TierTokens&>(s->cache) = kv_.Reuse(s->id);
+    s->cache.cached_tokens = s->cache.total();
     s->cache.miss = MissReasonsOf(kv_.Misses(s->id));
     if (s->cache.miss.evicted > 0)
       PG_LOG_DEBUG("{}: {} prompt tokens missed as evicted (device {}, host/disk {}), {:.1f} s after the eviction",
-                   s->request.id, s->cache.miss.evicted, s->cache.miss.evicted_device, s->cache.miss.evicted_host,
+                   s->request.id, s->cache.miss.evicted, s->cache.miss.evicted_by_tier.device_tokens,
+                   s->cache.miss.evicted - s->cache.miss.evicted_by_tier.device_tokens,
                    s->cache.miss.evicted_age_s);
     s->cache_reported = true;
   }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "base/status.h"
@@ -14,6 +15,8 @@
 #include "kv/remote_config.h"
 
 namespace pg {
+
+class BlockArena;  // media/block_arena.h
 
 // Which EvictionPolicy (eviction_policy.h) the cache uses.
 enum class EvictionKind {
@@ -56,6 +59,9 @@ struct KvCacheConfig {
   double debug_load_delay_s = 0;
   // Time source in seconds (tests inject a fake clock); default NowSeconds.
   std::function<double()> clock;
+  // Makes the device tier's arena (n_blocks slots of block_bytes); empty =
+  // a HostBlockArena in RAM. Tests pass a guarded arena (src/testing).
+  std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_blocks, size_t block_bytes)> device_arena;
   // Remote tier in Redis/Valkey (docs/kv-cache.md "Remote tier"); url "" = none.
   RemoteTierConfig remote;
   // KV hints and quotas (docs/kv-cache.md "KV hints", "Quotas and fair share").

@@ -52,13 +52,12 @@ KvCacheManager::KvCacheManager(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 
 KvCacheManager::~KvCacheManager() { impl_->WaitAll(); }
 
-void KvCacheManager::SetBlockObserver(KvBlockObserver* observer) { impl_->store().index().set_observer(observer); }
+void KvCacheManager::SetBlockObserver(KvBlockObserver* observer) { impl_->SetBlockObserver(observer); }
 
-const KvLayout& KvCacheManager::layout() const { return impl_->store().layout(); }
-int64_t KvCacheManager::device_blocks() const { return impl_->store().device().capacity(); }
+const KvLayout& KvCacheManager::layout() const { return impl_->config().layout; }
+int64_t KvCacheManager::device_blocks() const { return impl_->device_blocks(); }
 
 PrefixMatch KvCacheManager::Match(std::span<const int32_t> tokens, const CacheRequest& request) {
-  impl_->hints().SettlePrefetches();  // KV hints: a prefetched prefix is matched on the device
   return impl_->Match(tokens, request, this);
 }
 void KvCacheManager::ReleaseMatch(PrefixMatch* m) { impl_->ReleaseMatch(m); }
@@ -77,18 +76,11 @@ bool KvCacheManager::PromotionReady(SeqId seq, std::vector<BlockId>* block_table
   return impl_->PromotionReady(seq, block_table);
 }
 
-int64_t KvCacheManager::CachedTokens(SeqId seq) const {
-  const auto& s = impl_->seq(seq);
-  return s.settled ? s.cached_tokens : 0;
-}
-SequenceReuse KvCacheManager::Reuse(SeqId seq) const { return impl_->seq(seq).reuse; }
-std::span<const BlockId> KvCacheManager::BlockTable(SeqId seq) const { return impl_->seq(seq).table; }
+int64_t KvCacheManager::CachedTokens(SeqId seq) const { return impl_->CachedTokens(seq); }
+TierTokens KvCacheManager::Reuse(SeqId seq) const { return impl_->seq(seq).reuse; }
 int64_t KvCacheManager::SequenceTokens(SeqId seq) const { return impl_->seq(seq).n_tokens; }
 
-bool KvCacheManager::CanAppend(SeqId seq, int64_t n_new_tokens) const {
-  const auto& s = impl_->seq(seq);
-  return impl_->CanAllocate(impl_->BlocksFor(s.n_tokens + n_new_tokens) - int64_t(s.table.size()));
-}
+bool KvCacheManager::CanAppend(SeqId seq, int64_t n_new_tokens) const { return impl_->CanAppend(seq, n_new_tokens); }
 Status KvCacheManager::Append(SeqId seq, int64_t n_new_tokens, std::vector<BlockId>* block_table) {
   return impl_->Append(seq, n_new_tokens, block_table);
 }
@@ -97,68 +89,31 @@ void KvCacheManager::CommitFullBlock(SeqId seq, int block_index, std::span<const
 }
 void KvCacheManager::FreeSequence(SeqId seq) { impl_->FreeSequence(seq); }
 
-void KvCacheManager::Hint(const std::string& session, double ttl_s) { impl_->retention().Hint(session, ttl_s); }
-void KvCacheManager::ReleaseSession(const std::string& session) { impl_->retention().Release(session); }
+void KvCacheManager::Hint(const std::string& session, double ttl_s) { impl_->Hint(session, ttl_s); }
+void KvCacheManager::ReleaseSession(const std::string& session) { impl_->ReleaseSession(session); }
 
 PrefixHintResult KvCacheManager::ApplyPrefixHint(std::span<const int32_t> prefix, const CacheRequest& request,
                                                  PrefixAction action, double ttl_s) {
-  impl_->ProcessCompletions();
-  PrefixHintResult r;
-  if (!impl_->config().prefix_cache || !request.use_prefix_cache) return r;
-  const int page = page_tokens();
-  std::vector<uint32_t> chain;
-  impl_->store().index().MatchChain(RootHash(impl_->config().model_identity, request.salt), prefix, page,
-                                    int64_t(prefix.size()) / page, &chain);
-  PrefixHints& h = impl_->hints();
-  switch (action) {
-    case PrefixAction::kRetain: r.blocks = h.Hold(chain, BlockHold::kRetained, ttl_s, &r.refused); break;
-    case PrefixAction::kPin: r.blocks = h.Hold(chain, BlockHold::kPinned, ttl_s, &r.refused); break;
-    case PrefixAction::kDemote:
-      r.blocks = h.Demote(chain);
-      h.Enforce(impl_->retention().Index(request.session));
-      break;
-    case PrefixAction::kPrefetch: r.blocks = h.Prefetch(chain); break;
-  }
-  return r;
+  return impl_->ApplyPrefixHint(prefix, request, action, ttl_s);
 }
+HintCounters KvCacheManager::hint_counters() const { return impl_->hint_counters(); }
+bool KvCacheManager::DroppedByPolicy(const BlockHash& h) const { return impl_->DroppedByPolicy(h); }
 
-HintCounters KvCacheManager::hint_counters() const { return impl_->hints().counters(); }
-bool KvCacheManager::DroppedByPolicy(const BlockHash& h) const { return impl_->hints().DroppedByPolicy(h); }
-
-void KvCacheManager::Tick() {
-  impl_->ProcessCompletions();
-  impl_->ImportRemoteBlocks();
-  impl_->retention().Expire();
-  impl_->allocator().CleanInBackground();
-}
-Status KvCacheManager::Flush() {
-  Status st = impl_->allocator().Flush();
-  // The remote tier's queued writes, so that another replica finds them (bounded wait).
-  if (impl_->remote() != nullptr && !impl_->remote()->DrainWrites(2.0))
-    PG_LOG_WARN("kv remote tier: shutting down with writes still queued; they are dropped");
-  return st;
-}
+void KvCacheManager::Tick() { impl_->Tick(); }
+Status KvCacheManager::Flush() { return impl_->Flush(); }
 void KvCacheManager::WaitIdle() {
   impl_->WaitAll();
   impl_->ProcessCompletions();  // settles sequences whose loads landed
 }
 
-uint8_t* KvCacheManager::DeviceBlockPtr(BlockId id) { return impl_->store().device().Ptr(id); }
-CacheCounters KvCacheManager::counters() const {
-  CacheCounters c = impl_->store().Snapshot();
-  c.remote = impl_->RemoteSnapshot();
-  c.sessions = int64_t(impl_->retention().sessions());
-  c.forgotten_sessions = impl_->retention().forgotten_sessions();
-  return c;
-}
+uint8_t* KvCacheManager::DeviceBlockPtr(BlockId id) { return impl_->DeviceBlockPtr(id); }
+CacheCounters KvCacheManager::counters() const { return impl_->Counters(); }
 void KvCacheManager::StartRemoteLookup(SeqId seq, std::span<const int32_t> tokens, const CacheRequest& request) {
   impl_->StartRemoteLookup(seq, tokens, request);
 }
 bool KvCacheManager::RemoteLookupPending(SeqId seq) { return impl_->RemoteLookupPending(seq); }
 int64_t KvCacheManager::remote_lookups_pending() const { return impl_->remote_lookups_pending(); }
-bool KvCacheManager::DrainRemoteWrites(double timeout_s) {
-  return impl_->remote() == nullptr || impl_->remote()->DrainWrites(timeout_s);
-}
+bool KvCacheManager::DrainRemoteWrites(double timeout_s) { return impl_->DrainRemoteWrites(timeout_s); }
 void KvCacheManager::ExplainMisses(PrefixMatch* match, std::span<const int32_t> tokens) {
   impl_->ExplainMisses(match, tokens);
 }

@@ -1,11 +1,13 @@
 // KvCacheManager: the tiered, paged KV cache as the engine sees it.
 //
 // Blocks (one page of tokens, all layers, K and V; see kv_layout.h) live in
-// up to three tiers:
+// up to four tiers (Tier, base/kv_tier.h), each one medium (media/):
 //   device  a bounded arena the kernels read (--kv-device-mem); every running
 //           sequence's block table points here.
 //   host    a RAM arena (--kv-host-mem), pinned memory on a GPU backend.
 //   disk    one file per block under --kv-disk-dir, capped by --kv-disk-size.
+//   remote  Redis / Valkey (--kv-remote), shared by replicas; read on a miss
+//           into the device tier, written behind every published block.
 // Full blocks are published in a prefix index keyed by a chained SHA-256 of
 // (parent hash, block tokens, model identity, cache salt); tokens are compared
 // on every hit. Evicted device blocks are demoted to host, host blocks to disk;
@@ -24,7 +26,8 @@
 //
 // Thread-safety: every method must be called from ONE thread (the engine's
 // scheduler thread). Background mover threads only copy block bytes; they talk
-// to the manager through queues drained inside the calls below. The forward
+// to the manager through queues drained inside the calls below; they and the
+// manager touch block bytes only through the media's copy calls. The forward
 // pass may read/write the bytes of a sequence's blocks (DeviceBlockPtr) on any
 // thread between calls, under these rules:
 //   * block-table entries are valid only while the sequence is allocated
@@ -32,6 +35,8 @@
 //   * blocks [0, CachedTokens/page_tokens) are shared and read-only; the
 //     sequence writes only slots at positions >= CachedTokens(seq);
 //   * a sequence's blocks must not be read before PromotionReady(seq) is true.
+// The device arena is told which slots the forward pass may touch
+// (BlockArena::OpenForKernels): the slots of every settled sequence's table.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "base/kv_tier.h"
 #include "base/status.h"
 #include "kv/accounting/cache_counters.h"
 #include "kv/accounting/hint_counters.h"
@@ -65,7 +71,7 @@ class KvCacheManager;
 // Result of Match(): the longest cached prefix (full blocks only) and a lock
 // on its blocks. Move-only; destroying a match that was not passed to
 // AllocateSequence unlocks its blocks. Must not outlive the manager.
-class PrefixMatch {
+class PrefixMatch : public TierTokens {
  public:
   PrefixMatch() = default;
   PrefixMatch(PrefixMatch&& o) noexcept;
@@ -74,12 +80,11 @@ class PrefixMatch {
   PrefixMatch& operator=(const PrefixMatch&) = delete;
   ~PrefixMatch();
 
-  // Hit length per tier, in tokens (multiples of page_tokens); the tiers can
-  // alternate along the prefix. tokens() = device + host + disk = the match.
-  int64_t device_tokens = 0;
-  int64_t host_tokens = 0;
-  int64_t disk_tokens = 0;
-  int64_t tokens() const { return device_tokens + host_tokens + disk_tokens; }
+  // The TierTokens: hit length per local tier, in tokens (multiples of
+  // page_tokens; remote_tokens stays 0: remote blocks are matched in the
+  // device tier once imported); the tiers can alternate along the prefix.
+  // tokens() = device + host + disk = the match.
+  int64_t tokens() const { return total(); }
 
  private:
   friend class KvCacheManager;
@@ -100,15 +105,6 @@ enum class PrefixAction { kRetain, kPin, kDemote, kPrefetch };
 struct PrefixHintResult {
   int64_t blocks = 0;   // blocks acted on (held, demoted, loads started)
   std::string refused;  // why the hint was refused (in part); "" = not refused
-};
-
-// Per-sequence reuse, after promotions settle (tokens).
-struct SequenceReuse {
-  int64_t device_tokens = 0;
-  int64_t host_tokens = 0;
-  int64_t disk_tokens = 0;
-  int64_t remote_tokens = 0;  // fetched from the remote tier for this request
-  int64_t total() const { return device_tokens + host_tokens + disk_tokens + remote_tokens; }
 };
 
 class KvCacheManager {
@@ -150,9 +146,9 @@ class KvCacheManager {
   // PromotionReady). Equals the match length unless a load failed, in which
   // case the chain is cut at the first failed block.
   int64_t CachedTokens(SeqId seq) const;
-  SequenceReuse Reuse(SeqId seq) const;
-  // seq's current block table (same as the vectors the verbs fill in).
-  std::span<const BlockId> BlockTable(SeqId seq) const;
+  // Per-sequence reuse by tier, after promotions settle (tokens; remote =
+  // fetched from the remote tier for this request).
+  TierTokens Reuse(SeqId seq) const;
   int64_t SequenceTokens(SeqId seq) const;  // tokens the table is sized for
 
   // Room for n_new_tokens more tokens (free or evictable blocks for the growth).

@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 #include "base/clock.h"
+#include "base/log.h"
 
 namespace pg {
 
@@ -33,11 +34,8 @@ Status KvCacheManager::Impl::Init() {
   alloc_ = std::make_unique<TierAllocator>(store_, *mover_, *policy_, retention_, cfg_.write_policy);
   alloc_->TrimDisk();
   PG_RETURN_IF_ERROR(InitHints(cfg_, store_, retention_));
-  hints_ = std::make_unique<PrefixHints>(store_, *alloc_, *mover_, retention_);
+  hints_ = std::make_unique<PrefixHints>(store_, *alloc_, retention_);
   hints_->SetQuotas(cfg_.session_quota_device_blocks, cfg_.session_quota_host_blocks);
-  if (!cfg_.remote.url.empty() && cfg_.prefix_cache) {
-    PG_ASSIGN_OR_RETURN(remote_, RemoteTier::Create(cfg_.remote, cfg_.layout, cfg_.model_identity));
-  }
   return Status::Ok();
 }
 
@@ -54,9 +52,56 @@ const KvCacheManager::Impl::Seq& KvCacheManager::Impl::seq(SeqId id) const {
   return it->second;
 }
 
+int64_t KvCacheManager::Impl::CachedTokens(SeqId id) const {
+  const Seq& s = seq(id);
+  return s.settled ? s.cached_tokens : 0;
+}
+
+bool KvCacheManager::Impl::CanAppend(SeqId id, int64_t n_new) const {
+  const Seq& s = seq(id);
+  return CanAllocate(BlocksFor(s.n_tokens + n_new) - int64_t(s.table.size()));
+}
+
+void KvCacheManager::Impl::Tick() {
+  ProcessCompletions();
+  ImportRemoteBlocks();
+  retention_.Expire();
+  alloc_->CleanInBackground();
+}
+
+Status KvCacheManager::Impl::Flush() {
+  Status st = alloc_->Flush();
+  // The remote tier's queued writes, so that another replica finds them (bounded wait).
+  if (store_.remote() != nullptr && !store_.remote()->DrainWrites(2.0))
+    PG_LOG_WARN("kv remote tier: shutting down with writes still queued; they are dropped");
+  return st;
+}
+
+bool KvCacheManager::Impl::DrainRemoteWrites(double timeout_s) {
+  if (store_.remote() == nullptr) return true;
+  WaitAll();  // write-behind copies still on the mover threads
+  return store_.remote()->DrainWrites(timeout_s);
+}
+
+CacheCounters KvCacheManager::Impl::Counters() const {
+  CacheCounters c = store_.Snapshot();
+  c.remote = RemoteSnapshot();
+  c.sessions = int64_t(retention_.sessions());
+  c.forgotten_sessions = retention_.forgotten_sessions();
+  return c;
+}
+
 void KvCacheManager::Impl::ProcessCompletions() {
   alloc_->Collect(false);
   SettleAll();
+}
+
+void KvCacheManager::Impl::OpenForKernels(const Seq& s, size_t from) {
+  for (size_t i = from; i < s.table.size(); ++i) store_.device().arena().OpenForKernels(s.table[i]);
+}
+
+void KvCacheManager::Impl::CloseForKernels(const Seq& s, size_t from) {
+  for (size_t i = from; i < s.table.size(); ++i) store_.device().arena().CloseForKernels(s.table[i]);
 }
 
 int32_t KvCacheManager::Impl::AllocDeviceSlot() {
@@ -67,8 +112,35 @@ int32_t KvCacheManager::Impl::AllocDeviceSlot() {
 
 // ---------------------------------------------------------------- lookups
 
+// The tier each block of `chain` would be served from, while every block has
+// a usable copy; cut at the first slow (host/disk) block when the slow part
+// is shorter than min_promote_tokens (*stop = kShortHit).
+std::vector<Tier> KvCacheManager::Impl::UsableTiers(std::span<const uint32_t> chain, MatchStop* stop) {
+  std::vector<Tier> tiers;
+  int64_t first_slow = -1;
+  for (uint32_t id : chain) {
+    const IndexEntry& e = store_.index().at(id);
+    Tier tier;
+    if (e.device.usable()) tier = kDeviceTier;
+    else if (e.device.slot >= 0) break;  // a load into the device is in flight for another sequence
+    else if (e.host.usable()) tier = kHostTier;
+    else if (e.disk.present) tier = kDiskTier;
+    else break;
+    if (tier != kDeviceTier && first_slow < 0) first_slow = int64_t(tiers.size());
+    tiers.push_back(tier);
+  }
+  const int64_t n_slow = int64_t(tiers.size()) - std::count(tiers.begin(), tiers.end(), kDeviceTier);
+  if (n_slow > 0 && n_slow * page_ < cfg_.min_promote_tokens) {
+    tiers.resize(size_t(first_slow));  // not worth moving: recompute from the first slow block
+    *stop = MatchStop::kShortHit;
+    store_.counters().skipped_short_hits++;
+  }
+  return tiers;
+}
+
 PrefixMatch KvCacheManager::Impl::Match(std::span<const int32_t> tokens, const CacheRequest& request,
                                         KvCacheManager* owner) {
+  hints_->SettlePrefetches();  // KV hints: a prefetched prefix is matched on the device
   ProcessCompletions();
   PrefixMatch m;
   m.session_ = retention_.Index(request.session);
@@ -83,27 +155,8 @@ PrefixMatch KvCacheManager::Impl::Match(std::span<const int32_t> tokens, const C
   std::vector<uint32_t> chain;
   index.MatchChain(m.root_, tokens, page_, max_blocks, &chain);
 
-  // Keep the chain while every block has a usable copy; note the tier.
-  std::vector<uint8_t> tiers;
-  int64_t first_slow = -1;
-  for (uint32_t id : chain) {
-    const IndexEntry& e = index.at(id);
-    int tier;
-    if (e.device.usable()) tier = kDeviceTier;
-    else if (e.device.slot >= 0) break;  // a load into the device is in flight for another sequence
-    else if (e.host.usable()) tier = kHostTier;
-    else if (e.disk.present) tier = kDiskTier;
-    else break;
-    if (tier != kDeviceTier && first_slow < 0) first_slow = int64_t(tiers.size());
-    tiers.push_back(uint8_t(tier));
-  }
+  const std::vector<Tier> tiers = UsableTiers(chain, &m.stop_);
   CacheCounters& c = store_.counters();
-  const int64_t n_slow = int64_t(tiers.size()) - std::count(tiers.begin(), tiers.end(), uint8_t(kDeviceTier));
-  if (n_slow > 0 && n_slow * page_ < cfg_.min_promote_tokens) {
-    tiers.resize(size_t(first_slow));  // not worth moving: recompute from the first slow block
-    m.stop_ = MatchStop::kShortHit;
-    c.skipped_short_hits++;
-  }
   ++tick_;
   for (size_t i = 0; i < tiers.size(); ++i) {
     const uint32_t id = chain[i];
@@ -113,21 +166,18 @@ PrefixMatch KvCacheManager::Impl::Match(std::span<const int32_t> tokens, const C
     Touch(e, m.session_);
     store_.RefreshEntry(id);
     m.entries_.push_back(id);
-    (tiers[i] == kDeviceTier ? m.device_tokens : tiers[i] == kHostTier ? m.host_tokens : m.disk_tokens) += page_;
+    m[tiers[i]] += page_;
   }
   m.owner_ = owner;
   c.lookups++;
   c.lookup_tokens += int64_t(tokens.size());
-  const int64_t nd = m.device_tokens / page_, nh = m.host_tokens / page_, nk = m.disk_tokens / page_;
-  c.device.hit_blocks += nd;
-  c.device.hit_tokens += m.device_tokens;
-  c.host.hit_blocks += nh;
-  c.host.hit_tokens += m.host_tokens;
-  c.disk.hit_blocks += nk;
-  c.disk.hit_tokens += m.disk_tokens;
-  c.device.miss_blocks += max_blocks - nd;
-  c.host.miss_blocks += max_blocks - nd - nh;
-  c.disk.miss_blocks += max_blocks - nd - nh - nk;
+  int64_t missed = max_blocks;  // blocks found in no tier down to t: a hit in t is a miss in every tier above
+  for (int t = 0; t < kLocalTiers; ++t) {
+    c.of_tier(t).hit_blocks += m[t] / page_;
+    c.of_tier(t).hit_tokens += m[t];
+    missed -= m[t] / page_;
+    c.of_tier(t).miss_blocks += missed;
+  }
   return m;
 }
 
@@ -145,7 +195,7 @@ void KvCacheManager::Impl::ReleaseMatch(PrefixMatch* m) {
 
 void KvCacheManager::Impl::ExplainMisses(PrefixMatch* m, std::span<const int32_t> tokens) {
   m->explain_ = store_.accounting().Explain(store_.index(), m->root_, m->entries_, tokens, m->stop_,
-                                            [this](const BlockHash& h) { return hints().DroppedByPolicy(h); });
+                                            [this](const BlockHash& h) { return hints_->DroppedByPolicy(h); });
 }
 
 void KvCacheManager::Impl::LimitMatch(PrefixMatch* m, int64_t max_tokens) {
@@ -153,7 +203,7 @@ void KvCacheManager::Impl::LimitMatch(PrefixMatch* m, int64_t max_tokens) {
   if (keep >= m->entries_.size()) return;
   for (size_t i = keep; i < m->entries_.size(); ++i) {
     IndexEntry& e = store_.index().at(m->entries_[i]);
-    (e.device.usable() ? m->device_tokens : e.host.usable() ? m->host_tokens : m->disk_tokens) -= page_;
+    (*m)[e.device.usable() ? kDeviceTier : e.host.usable() ? kHostTier : kDiskTier] -= page_;
     PG_CHECK(e.locks > 0);
     e.locks--;
     match_locks_--;
@@ -197,19 +247,19 @@ Status KvCacheManager::Impl::AllocateSequence(SeqId id, PrefixMatch&& match, int
     store_.accounting().NoteReused(e.hash, e.device.usable() ? kDeviceTier : e.host.usable() ? kHostTier : kDiskTier);
     s.hashes.push_back(e.hash);
     s.matched.push_back(eid);
-    s.matched_remote.push_back(e.from_remote ? 1 : 0);
-    e.from_remote = false;  // reported once, by its first reuse
     if (e.device.usable()) {
       store_.device().Ref(e.device.slot);
       s.table.push_back(e.device.slot);
-      s.matched_tier.push_back(kDeviceTier);
+      // A copy brought in from Redis counts as tier remote once, by its first reuse.
+      s.matched_tier.push_back(e.device.filled_from == kRemoteTier ? kRemoteTier : kDeviceTier);
+      e.device.filled_from = kDeviceTier;
       continue;
     }
-    const int tier = e.host.usable() ? kHostTier : kDiskTier;
+    const Tier tier = e.host.usable() ? kHostTier : kDiskTier;
     const int32_t slot = AllocDeviceSlot();
     s.table.push_back(slot);  // the sequence's reference (refcount 1 from Allocate)
-    s.matched_tier.push_back(uint8_t(tier));
-    mover_->StartLoad(eid, slot);
+    s.matched_tier.push_back(tier);
+    alloc_->StartLoad(eid, slot);
     s.loading.push_back(eid);
     store_.index().at(eid).locks++;  // held until the sequence settles
   }
@@ -275,7 +325,6 @@ bool KvCacheManager::Impl::Settle(SeqId id, Seq& s) {
     store_.counters().failed_loads++;
     s.matched.resize(cut);
     s.matched_tier.resize(cut);
-    s.matched_remote.resize(cut);
     s.hashes.resize(cut);
   }
   for (uint32_t eid : s.loading) {
@@ -286,13 +335,10 @@ bool KvCacheManager::Impl::Settle(SeqId id, Seq& s) {
   s.loading.clear();
   s.settled = true;
   s.cached_tokens = int64_t(cut) * page_;
-  for (size_t i = 0; i < s.matched_tier.size(); ++i) {
-    const uint8_t t = s.matched_tier[i];
-    if (s.matched_remote[i]) s.reuse.remote_tokens += page_;
-    else (t == kDeviceTier ? s.reuse.device_tokens : t == kHostTier ? s.reuse.host_tokens : s.reuse.disk_tokens) += page_;
-  }
+  for (Tier t : s.matched_tier) s.reuse[t] += page_;
   store_.counters().reused_tokens += s.cached_tokens;
   unsettled_.erase(id);
+  OpenForKernels(s, 0);
   return true;
 }
 
@@ -316,8 +362,7 @@ void KvCacheManager::Impl::CommitFullBlock(SeqId id, int block_index, std::span<
   PrefixIndex& index = store_.index();
   uint32_t eid = index.Find(h);
   if (eid == PrefixIndex::kNone) {
-    eid = index.Insert(h, parent, block_index, tokens);
-    store_.accounting().NotePublished(h, parent);
+    eid = store_.Publish(h, parent, block_index, tokens);
   } else {
     IndexEntry& e = index.at(eid);
     if (e.device.slot >= 0 || !std::equal(tokens.begin(), tokens.end(), e.tokens.begin(), e.tokens.end())) {
@@ -333,7 +378,7 @@ void KvCacheManager::Impl::CommitFullBlock(SeqId id, int block_index, std::span<
   Touch(e, s.session);
   store_.RefreshEntry(eid);
   if (cfg_.write_policy == WritePolicy::kWriteThrough) alloc_->WriteThrough(eid);
-  if (remote_) remote_->Write(RemoteBlockInfo{h, parent, block_index, tokens}, store_.device().Ptr(slot));
+  if (store_.remote() != nullptr) mover_->Start(eid, kDeviceTier, kRemoteTier);  // write-behind to Redis
   hints_->Enforce(s.session);
 }
 
@@ -342,6 +387,7 @@ void KvCacheManager::Impl::FreeSequence(SeqId id) {
   auto it = seqs_.find(id);
   PG_CHECK_MSG(it != seqs_.end(), "FreeSequence: unknown sequence");
   Seq& s = it->second;
+  if (s.settled) CloseForKernels(s, 0);
   for (uint32_t eid : s.loading) {
     store_.index().at(eid).locks--;
     store_.RefreshEntry(eid);
@@ -365,7 +411,9 @@ Status KvCacheManager::Impl::Append(SeqId id, int64_t n_new, std::vector<BlockId
     return ResourceExhausted(fmt::format("kv device tier: {} blocks needed to grow, none left", need));
   }
   alloc_->PrepareDeviceRoom(need);
+  const size_t old_size = s.table.size();
   for (int64_t i = 0; i < need; ++i) s.table.push_back(AllocDeviceSlot());
+  if (s.settled) OpenForKernels(s, old_size);  // else Settle opens the whole table
   s.n_tokens += n_new;
   *table = s.table;
   return Status::Ok();

@@ -1,6 +1,7 @@
 // KvCacheManager::Impl and the remote tier: the lookups a waiting sequence
-// asks for, and the import of the blocks found into the device tier.
-// Scheduler thread; the Redis traffic itself runs on RemoteTier's threads.
+// asks for, and the import of the blocks found into the device tier, by the
+// mover's (remote, device) road, the one loads from disk take. Scheduler
+// thread; the Redis traffic itself runs on RemoteTier's threads.
 #include <algorithm>
 
 #include "base/clock.h"
@@ -15,7 +16,7 @@ constexpr double kForgetAfterS = 10;        // waits of sequences never admitted
 }  // namespace
 
 void KvCacheManager::Impl::StartRemoteLookup(SeqId id, std::span<const int32_t> tokens, const CacheRequest& request) {
-  if (!remote_ || !request.use_prefix_cache || remote_waits_.count(id)) return;
+  if (store_.remote() == nullptr || !request.use_prefix_cache || remote_waits_.count(id)) return;
   const int64_t max_blocks = tokens.empty() ? 0 : int64_t(tokens.size() - 1) / page_;
   const BlockHash root = RootHash(cfg_.model_identity, request.salt);
   std::vector<uint32_t> chain;
@@ -34,12 +35,12 @@ void KvCacheManager::Impl::StartRemoteLookup(SeqId id, std::span<const int32_t> 
     want.push_back(std::move(w));
   }
   const double deadline = NowSeconds() + cfg_.remote.timeout_s;
-  remote_->Lookup(uint64_t(id), std::move(want), deadline);
+  store_.remote()->Lookup(uint64_t(id), std::move(want), deadline);
   remote_waits_[id] = RemoteWait{deadline + kWaitGraceS, false};
 }
 
 bool KvCacheManager::Impl::RemoteLookupPending(SeqId id) {
-  if (!remote_) return false;
+  if (store_.remote() == nullptr) return false;
   ImportRemoteBlocks();
   auto it = remote_waits_.find(id);
   if (it == remote_waits_.end()) return false;
@@ -50,32 +51,31 @@ bool KvCacheManager::Impl::RemoteLookupPending(SeqId id) {
 }
 
 void KvCacheManager::Impl::ImportRemoteBlocks() {
-  if (!remote_) return;
+  if (store_.remote() == nullptr) return;
   const double now = NowSeconds();
-  for (RemoteFound& f : remote_->TakeFound()) {
+  RemoteTier& remote = *store_.remote();
+  std::vector<uint64_t> moves;
+  for (RemoteFound& f : remote.TakeFound()) {
     if (auto it = remote_waits_.find(SeqId(f.ticket)); it != remote_waits_.end()) it->second.done = true;
     PrefixIndex& index = store_.index();
     ++tick_;
-    for (const RemoteBlock& b : f.blocks) {
+    for (RemoteBlock& b : f.blocks) {
       if (index.Find(b.info.hash) != PrefixIndex::kNone) continue;  // a local tier has it (or gets it)
       if (!alloc_->CanAllocateDevice(1)) break;
       alloc_->PrepareDeviceRoom(1);
-      const int32_t slot = alloc_->AllocDeviceSlot();  // refcount 1, dropped below: the block is cached
+      const int32_t slot = alloc_->AllocDeviceSlot();
       if (slot < 0) break;
-      store_.device().arena().CopyIn(slot, b.data.data());
-      const uint32_t eid = index.Insert(b.info.hash, b.info.parent, b.info.depth, b.info.tokens);
-      store_.accounting().NotePublished(b.info.hash, b.info.parent);
-      IndexEntry& e = index.at(eid);
-      e.device = SlotCopy{slot, true};
-      e.from_remote = true;
-      store_.device().SetOwner(slot, eid);
-      store_.counters().device.bytes_in += int64_t(store_.block_bytes());
-      Touch(e, -1);
+      const uint32_t eid = store_.Publish(b.info.hash, b.info.parent, b.info.depth, b.info.tokens);
+      remote.Stage(b.info.hash, std::move(b.data));
+      moves.push_back(mover_->Start(eid, kRemoteTier, kDeviceTier, slot));
+      store_.Unref(kDeviceTier, slot);  // the move's pin keeps it; the block is cached once it lands
+      Touch(index.at(eid), -1);
       store_.RefreshEntry(eid);
-      store_.Unref(kDeviceTier, slot);
       remote_imported_++;
     }
   }
+  // Landed before the waiting sequences are admitted, so that Match finds them ready.
+  for (uint64_t tag : moves) alloc_->WaitFor(tag);
   for (auto it = remote_waits_.begin(); it != remote_waits_.end();) {
     if (now > it->second.deadline_s + kForgetAfterS) it = remote_waits_.erase(it);
     else ++it;
@@ -83,8 +83,8 @@ void KvCacheManager::Impl::ImportRemoteBlocks() {
 }
 
 RemoteCounters KvCacheManager::Impl::RemoteSnapshot() const {
-  if (!remote_) return RemoteCounters{};
-  RemoteCounters c = remote_->counters();
+  if (store_.remote() == nullptr) return RemoteCounters{};
+  RemoteCounters c = store_.remote()->counters();
   c.imported_blocks = remote_imported_;
   c.abandoned = remote_abandoned_;
   return c;

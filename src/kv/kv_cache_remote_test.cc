@@ -56,7 +56,7 @@ TEST(KvCacheRemoteTest, SecondReplicaReusesBlocksFromRedis) {
   std::vector<int32_t> turn2 = next;
   b->StartRemoteLookup(7, turn2, {});
   ASSERT_TRUE(AwaitLookup(*b, 7));
-  const SequenceReuse r = eb.Turn(7, &turn2, 2);
+  const TierTokens r = eb.Turn(7, &turn2, 2);
   EXPECT_EQ(r.remote_tokens, 7 * 4);  // blocks 0..6 from Redis
   EXPECT_EQ(r.device_tokens + r.host_tokens + r.disk_tokens, 0);
   EXPECT_EQ(eb.bad(), 0);             // the reused bytes are A's bytes
@@ -70,7 +70,7 @@ TEST(KvCacheRemoteTest, SecondReplicaReusesBlocksFromRedis) {
   std::vector<int32_t> turn3 = turn2;
   b->StartRemoteLookup(8, turn3, {});
   ASSERT_TRUE(AwaitLookup(*b, 8));
-  const SequenceReuse r3 = eb.Turn(8, &turn3, 1);
+  const TierTokens r3 = eb.Turn(8, &turn3, 1);
   EXPECT_EQ(r3.remote_tokens, 0);
   EXPECT_GE(r3.device_tokens, 7 * 4);
 }

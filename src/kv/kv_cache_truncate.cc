@@ -30,6 +30,7 @@ Status KvCacheManager::Impl::TruncateSequence(SeqId id, int64_t n_tokens, std::v
     const int32_t slot = s.table.back();
     PG_CHECK(store_.device().owner(slot) < 0);  // private: never published
     s.table.pop_back();
+    store_.device().arena().CloseForKernels(slot);
     store_.Unref(kDeviceTier, slot);
   }
   s.n_tokens = n_tokens;

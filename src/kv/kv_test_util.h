@@ -154,7 +154,7 @@ class FakeEngine {
   }
 
   // Whole request, waiting for loads: returns reused tokens; appends answer tokens to *tokens.
-  SequenceReuse Turn(SeqId id, std::vector<int32_t>* tokens, int n_gen, const CacheRequest& req = {}) {
+  TierTokens Turn(SeqId id, std::vector<int32_t>* tokens, int n_gen, const CacheRequest& req = {}) {
     if (!Start(id, *tokens, req)) {
       ++bad_;
       return {};
@@ -165,7 +165,7 @@ class FakeEngine {
       if (!Decode(id, t)) break;
       tokens->push_back(t);
     }
-    SequenceReuse r = seqs_.at(id).reuse;
+    TierTokens r = seqs_.at(id).reuse;
     Finish(id);
     return r;
   }
@@ -182,7 +182,7 @@ class FakeEngine {
     BlockHash root;
     int64_t matched = 0;
     int64_t cached = 0;
-    SequenceReuse reuse;
+    TierTokens reuse;
   };
   KvCacheManager& kv_;
   std::string model_;

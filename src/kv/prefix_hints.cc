@@ -48,7 +48,7 @@ bool PrefixHints::EvictEntry(uint32_t id, int tier, bool keep, bool* lost) {
     if (tier == kDeviceTier && store_.host_enabled()) {
       if (e.host.slot < 0) {
         const int32_t hs = alloc_.AllocHostSlot(true);
-        if (hs >= 0) tag = mover_.StartWriteToHost(id, hs);
+        if (hs >= 0) tag = alloc_.StartCopyToHost(id, hs);
       }
     } else if (store_.disk_writable() && !e.disk.present && !e.disk.writing) {
       tag = alloc_.StartWriteToDisk(id, tier == kHostTier);
@@ -89,7 +89,7 @@ int64_t PrefixHints::Prefetch(std::span<const uint32_t> chain) {
     if (!e.host.usable() && !e.disk.present) break;  // a write in flight: the chain would stop here anyway
     const int32_t slot = store_.device().Allocate();
     if (slot < 0) break;  // free device slots only
-    prefetches_.push_back(mover_.StartLoad(id, slot));
+    prefetches_.push_back(alloc_.StartLoad(id, slot));
     store_.Unref(kDeviceTier, slot);  // the move's pin keeps it; the slot is cached once the load lands
     ++n;
   }

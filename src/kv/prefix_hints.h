@@ -1,6 +1,6 @@
 // PrefixHints: what the KV hints of a request do to the blocks of a prompt
 // prefix, and the per-session quotas. It acts through the same parts as the
-// rest of the cache (TierStore, TierAllocator, TierMover) and records holds
+// rest of the cache (TierStore, and TierAllocator for slots and moves) and records holds
 // in SessionRetention; EvictionPolicy honours them.
 //
 //   Hold      retain / pin: a deadline on each full block of the prefix that
@@ -32,7 +32,6 @@
 #include "kv/accounting/hint_counters.h"
 #include "kv/media/tier_store.h"
 #include "kv/movement/tier_allocator.h"
-#include "kv/movement/tier_mover.h"
 #include "kv/policy/session_retention.h"
 
 namespace pg {
@@ -48,8 +47,8 @@ class PrefixHints {
   // Most hashes remembered as dropped by policy.
   static constexpr size_t kMaxPolicyGhosts = 1 << 16;
 
-  PrefixHints(TierStore& store, TierAllocator& alloc, TierMover& mover, SessionRetention& retention)
-      : store_(store), alloc_(alloc), mover_(mover), retention_(retention) {}
+  PrefixHints(TierStore& store, TierAllocator& alloc, SessionRetention& retention)
+      : store_(store), alloc_(alloc), retention_(retention) {}
 
   // Blocks per session allowed in the device / host tier (0 = no quota).
   void SetQuotas(int64_t device_blocks, int64_t host_blocks) {
@@ -84,7 +83,6 @@ class PrefixHints {
 
   TierStore& store_;
   TierAllocator& alloc_;
-  TierMover& mover_;
   SessionRetention& retention_;
   int64_t quota_[2] = {0, 0};
   HintCounters c_;

@@ -51,7 +51,7 @@ class ForwardInvariance : public ::testing::TestWithParam<std::tuple<const char*
 
 TEST_P(ForwardInvariance, LogitsDoNotDependOnChunkingBatchOrThreads) {
   fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (std::string(std::get<0>(GetParam())) + ".gguf");
-  if (!fs::exists(path)) GTEST_SKIP() << "fixtures absent";
+  if (!fs::exists(path)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   auto model = Model::Load(path.string(), ModelOptionsFor(std::get<1>(GetParam())));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const Model& m = **model;
@@ -73,7 +73,7 @@ TEST_P(ForwardInvariance, LogitsDoNotDependOnChunkingBatchOrThreads) {
 // expert): the last logits must be the same bits.
 TEST_P(ForwardInvariance, PrefillEqualsTokenByTokenDecode) {
   fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (std::string(std::get<0>(GetParam())) + ".gguf");
-  if (!fs::exists(path)) GTEST_SKIP() << "fixtures absent";
+  if (!fs::exists(path)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   auto model = Model::Load(path.string(), ModelOptionsFor(std::get<1>(GetParam())));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const Model& m = **model;

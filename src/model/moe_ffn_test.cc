@@ -78,7 +78,7 @@ class MoeFfnTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(MoeFfnTest, GroupedExpertsMatchAPlainEvaluation) {
   auto model = LoadFixture(GetParam());
-  if (!model) GTEST_SKIP() << "fixtures absent";
+  if (!model) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   const ModelConfig& c = model->config();
   const int64_t layer = c.moe.n_dense_lead, D = c.n_embd, K = c.moe.n_expert_used, T = 23;
   const LayerWeights& L = model->weights().layers[static_cast<size_t>(layer)];
@@ -155,7 +155,7 @@ TEST_P(MoeFfnTest, GroupedProductsAreThePerExpertPathsBits) {
 // evaluation than the 8-bit (or f16) activations above.
 TEST_P(MoeFfnTest, PreciseProductsMatchAPlainEvaluationClosely) {
   const fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (std::string(GetParam()) + ".gguf");
-  if (!fs::exists(path)) GTEST_SKIP() << "fixtures absent";
+  if (!fs::exists(path)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   auto model = Model::Load(path.string(), ModelOptionsFor(AttentionMode::kPrecise));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const ModelConfig& c = (*model)->config();
@@ -198,7 +198,7 @@ TEST_P(MoeFfnTest, PreciseProductsMatchAPlainEvaluationClosely) {
 // it must be exactly that expert's matrix repacked alone.
 TEST_P(MoeFfnTest, EachExpertOfARepackedStackIsThatExpertRepacked) {
   auto model = LoadFixture(GetParam());
-  if (!model) GTEST_SKIP() << "fixtures absent";
+  if (!model) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   const ModelConfig& c = model->config();
   for (int64_t l = c.moe.n_dense_lead; l < c.n_layer; ++l) {
     const LayerWeights& L = model->weights().layers[static_cast<size_t>(l)];

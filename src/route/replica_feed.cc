@@ -31,6 +31,15 @@ std::string ResolveEventEndpoint(const std::string& endpoint, const std::string&
   return endpoint.substr(0, scheme + 3) + HostOf(base_url) + endpoint.substr(colon);
 }
 
+bool EndpointOfReplica(const std::string& endpoint, const std::string& base_url) {
+  const std::string host = HostOf(base_url);
+  if (endpoint.rfind("ipc://", 0) == 0) return host == "127.0.0.1" || host == "localhost" || host == "[::1]";
+  if (endpoint.rfind("tcp://", 0) != 0) return false;
+  const std::string rest = endpoint.substr(6);
+  const size_t colon = rest.rfind(':');
+  return colon != std::string::npos && rest.substr(0, colon) == host;
+}
+
 ReplicaFeed::ReplicaFeed(std::string base_url, std::string api_key, ReplicaIndex* index, std::string curve_server_key)
     : base_url_(std::move(base_url)),
       api_key_(std::move(api_key)),
@@ -55,15 +64,22 @@ void ReplicaFeed::Run() {
     if (res && res->status == 200) {
       auto info = nlohmann::json::parse(res->body, nullptr, false);
       const std::string advertised = info.is_object() ? info.value("curve_public_key", "") : "";
+      const std::string endpoint =
+          info.is_object() ? ResolveEventEndpoint(info.value("endpoint", ""), base_url_) : std::string();
+      const std::string replay = info.is_object() && !info.value("replay_endpoint", "").empty()
+                                     ? ResolveEventEndpoint(info.value("replay_endpoint", ""), base_url_)
+                                     : std::string();
       if (!curve_server_key_.empty() && !advertised.empty() && advertised != curve_server_key_) {
         PG_LOG_WARN("route: {} advertises a CURVE key other than --kv-events-curve-server-key; not following it",
                     base_url_);
-      } else if (info.is_object() && info.value("endpoint", "") != "") {
-        Follow(ResolveEventEndpoint(info.value("endpoint", ""), base_url_),
-               info.value("replay_endpoint", "").empty()
-                   ? ""
-                   : ResolveEventEndpoint(info.value("replay_endpoint", ""), base_url_),
-               curve_server_key_.empty() ? advertised : curve_server_key_);
+      } else if (!endpoint.empty() && (!EndpointOfReplica(endpoint, base_url_) ||
+                                       (!replay.empty() && !EndpointOfReplica(replay, base_url_)))) {
+        if (!warned_foreign_)
+          PG_LOG_WARN("route: {} advertises KV events at {} {}, not on its own host; not followed", base_url_,
+                      endpoint, replay);
+        warned_foreign_ = true;
+      } else if (!endpoint.empty()) {
+        Follow(endpoint, replay, curve_server_key_.empty() ? advertised : curve_server_key_);
       } else {
         PG_LOG_WARN("route: {} answers /kv-events without an endpoint", base_url_);
       }

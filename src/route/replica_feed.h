@@ -1,5 +1,6 @@
 // ReplicaFeed: keeps one replica's ReplicaIndex current from its KV events.
 // It learns the event endpoints from the replica itself (GET /kv-events),
+// and follows them only when they are the replica's own (EndpointOfReplica),
 // subscribes (ZMQ SUB), loads the history from the replay endpoint, then
 // applies live batches in sequence order. A sequence gap replays the missing
 // batches (or, without a replay endpoint, clears the index: a router that
@@ -46,6 +47,7 @@ class ReplicaFeed {
   ReplicaIndex* index_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> subscribed_{false};
+  bool warned_foreign_ = false;  // said once that the advertised endpoint is not the replica's (feed thread only)
   std::atomic<uint64_t> batches_{0}, gaps_{0};
   std::thread thread_;
 };
@@ -53,5 +55,11 @@ class ReplicaFeed {
 // "tcp://*:5557" as seen from a client of `base_url` (http://HOST:PORT):
 // a wildcard or 0.0.0.0 host becomes HOST.
 std::string ResolveEventEndpoint(const std::string& endpoint, const std::string& base_url);
+
+// Whether a resolved event endpoint belongs to the replica at `base_url`:
+// tcp:// on the replica's own host (any port), or ipc:// when the replica is
+// on this machine (127.0.0.1, localhost, ::1). The router follows no other:
+// a replica cannot point it at another machine's events.
+bool EndpointOfReplica(const std::string& endpoint, const std::string& base_url);
 
 }  // namespace pg

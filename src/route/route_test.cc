@@ -5,6 +5,7 @@
 #include "route/replica_feed.h"
 #include "route/replica_index.h"
 #include "route/route_policy.h"
+#include "route/router.h"
 
 namespace pg {
 namespace {
@@ -151,6 +152,26 @@ TEST(ReplicaFeed, WildcardEndpointsResolveToTheReplicaHost) {
   EXPECT_EQ(ResolveEventEndpoint("tcp://*:5557", "http://10.1.2.3:8000"), "tcp://10.1.2.3:5557");
   EXPECT_EQ(ResolveEventEndpoint("tcp://0.0.0.0:5557", "http://host:8000/"), "tcp://host:5557");
   EXPECT_EQ(ResolveEventEndpoint("tcp://127.0.0.1:5557", "http://10.1.2.3:8000"), "tcp://127.0.0.1:5557");
+}
+
+TEST(ReplicaFeed, FollowsOnlyTheReplicasOwnEndpoints) {
+  EXPECT_TRUE(EndpointOfReplica("tcp://10.1.2.3:5557", "http://10.1.2.3:8000"));
+  EXPECT_TRUE(EndpointOfReplica(ResolveEventEndpoint("tcp://*:5557", "http://10.1.2.3:8000"), "http://10.1.2.3:8000"));
+  EXPECT_FALSE(EndpointOfReplica("tcp://10.9.9.9:5557", "http://10.1.2.3:8000"));  // another machine's events
+  EXPECT_FALSE(EndpointOfReplica("tcp://127.0.0.1:5557", "http://10.1.2.3:8000"));
+  EXPECT_FALSE(EndpointOfReplica("tcp://10.1.2.3", "http://10.1.2.3:8000"));
+  EXPECT_FALSE(EndpointOfReplica("pgm://10.1.2.3:5557", "http://10.1.2.3:8000"));
+  EXPECT_TRUE(EndpointOfReplica("ipc:///tmp/kv.sock", "http://127.0.0.1:8000"));
+  EXPECT_FALSE(EndpointOfReplica("ipc:///tmp/kv.sock", "http://10.1.2.3:8000"));
+}
+
+TEST(Router, RelaysTheHeadersClientsRelyOn) {
+  for (const char* h : {"X-Request-Id", "request-id", "Retry-After", "X-Prosgrow-Synthetic-Acceptance",
+                        "x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-limit", "openai-version",
+                        "WWW-Authenticate", "Allow"})
+    EXPECT_TRUE(RelayedHeader(h)) << h;
+  for (const char* h : {"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Content-Type", "Server"})
+    EXPECT_FALSE(RelayedHeader(h)) << h;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "server/error_response.h"
 #include "testing/test_server_harness.h"
 
 namespace pg {

@@ -41,9 +41,6 @@ TEST(AnthropicResponse, StopReasons) {
   EXPECT_EQ(AnthropicStopReason("stop", "END"), "stop_sequence");
   EXPECT_EQ(AnthropicStopReason("length", ""), "max_tokens");
   EXPECT_EQ(AnthropicStopReason("tool_calls", ""), "tool_use");
-  EXPECT_EQ(MatchedStopSequence("hello END more", "hello ", {"X", "END"}), "END");
-  EXPECT_EQ(MatchedStopSequence("hello", "hello", {"END"}), "");  // EOS: nothing cut
-  EXPECT_EQ(MatchedStopSequence("hello ENDING", "hello ", {"ENDING", "END"}), "END");
 }
 
 TEST(AnthropicResponse, CacheUsageSplitsThePrompt) {
@@ -77,9 +74,9 @@ TEST(AnthropicResponse, UsageCarriesProsgrowFiguresNested) {
   r.cache.host_tokens = 4;
   r.cache.miss.never_seen = 24;
   r.cache.miss.evicted = 10;
-  r.cache.miss.evicted_device = 2;
-  r.cache.miss.evicted_host = 8;
-  r.cache.miss.evicted_disk = 3;
+  r.cache.miss.evicted_by_tier.device_tokens = 2;
+  r.cache.miss.evicted_by_tier.host_tokens = 5;
+  r.cache.miss.evicted_by_tier.disk_tokens = 3;
   r.cache.miss.evicted_age_s = 1.5;
   json u = AnthropicUsageJson(AccountCacheUsage(50, 16, {{30, 300}}), 7, r);
   EXPECT_EQ(u["input_tokens"], 20);
@@ -117,7 +114,7 @@ TEST(AnthropicResponse, MessageWithToolUse) {
 
 TEST(AnthropicResponse, StreamEventsInOrder) {
   AnthropicStreamWriter w({"msg_1", "tiny"});
-  std::string sse = w.Start(12);  // one call per statement: the writer's order matters
+  std::string sse = w.Start(json{{"input_tokens", 12}, {"cache_read_input_tokens", 4}});  // one call per statement: the writer's order matters
   sse += w.Text("Hel");
   sse += w.Text("");
   sse += w.Text("lo");
@@ -133,6 +130,7 @@ TEST(AnthropicResponse, StreamEventsInOrder) {
                                              "content_block_delta", "content_block_stop", "message_delta",
                                              "message_stop"}));
   EXPECT_EQ(ev[0].second["message"]["usage"]["input_tokens"], 12);
+  EXPECT_EQ(ev[0].second["message"]["usage"]["cache_read_input_tokens"], 4);
   EXPECT_EQ(ev[0].second["message"]["content"], json::array());
   EXPECT_EQ(ev[3].second["delta"], json::parse(R"({"type": "text_delta", "text": "Hel"})"));
   EXPECT_EQ(ev[5].second["index"], 0);
@@ -145,7 +143,7 @@ TEST(AnthropicResponse, StreamEventsInOrder) {
 
 TEST(AnthropicResponse, StreamWithoutTextHasOneEmptyTextBlock) {
   AnthropicStreamWriter w({"msg_1", "tiny"});
-  std::string sse = w.Start(3);
+  std::string sse = w.Start(json{{"input_tokens", 3}});
   sse += w.Finish({}, "max_tokens", "", json::object());
   auto ev = Events(sse);
   ASSERT_EQ(ev.size(), 6u);

@@ -5,6 +5,7 @@
 
 #include "base/bounded_json.h"
 #include "server/api_request.h"
+#include "server/openai_fields.h"
 #include "server/request_fields.h"
 
 namespace pg {
@@ -175,10 +176,30 @@ bool NormaliseToolCalls(json& msg, size_t index, FieldReader& r) {
   return true;
 }
 
+// chat_template_kwargs: an object of extra template variables. The names the
+// renderer sets itself are refused rather than silently dropped.
+void ReadTemplateKwargs(FieldReader& r, ApiRequest* req) {
+  const json* kw = r.Get("chat_template_kwargs");
+  if (!kw) return;
+  if (!kw->is_object()) {
+    r.WrongType("chat_template_kwargs", "an object", *kw);
+    return;
+  }
+  for (const char* own : {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"}) {
+    if (kw->contains(own)) {
+      r.Fail(BadRequest(fmt::format("'chat_template_kwargs' may not set '{}': the server sets it from the request",
+                                    own),
+                        "chat_template_kwargs"));
+      return;
+    }
+  }
+  req->template_kwargs = *kw;
+}
+
 }  // namespace
 
 ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
-                                       const RequestLimits& limits) {
+                                       const RequestLimits& limits, std::initializer_list<const char*> also_read) {
   FieldReader r(body);
   ApiRequest req;
   req.chat = true;
@@ -198,6 +219,7 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
   req.sampling.top_logprobs = logprobs ? static_cast<int>(top) : 0;
 
   ReadOutputControls(r, &req);
+  ReadTemplateKwargs(r, &req);
   const json* messages = r.Get("messages");
   if (!messages) {
     r.Fail(BadRequest("'messages' is required", "messages"));
@@ -230,6 +252,16 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
         break;
       }
       if (!NormaliseContent(m, i, r) || !NormaliseToolCalls(m, i, r)) break;
+      if (rs == "tool") {
+        auto id = m.find("tool_call_id");
+        if (id == m.end() || !id->is_string() || id->get<std::string>().empty()) {
+          r.Fail(BadRequest(fmt::format("{} (tool) needs a non-empty string 'tool_call_id': the id of the call it "
+                                        "answers",
+                                        param),
+                            param + ".tool_call_id"));
+          break;
+        }
+      }
       bool has_content = m.contains("content") && m["content"].is_string();
       bool has_calls = m.contains("tool_calls") && m["tool_calls"].is_array() && !m["tool_calls"].empty();
       if (!has_content && !(rs == "assistant" && has_calls)) {
@@ -256,10 +288,17 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
                             fmt::format("tools[{}]", i)));
           break;
         }
+        if (auto p = fn->find("parameters"); p != fn->end() && !p->is_null() && !p->is_object()) {
+          r.Fail(BadRequest(fmt::format("tools[{}].function.parameters must be a JSON schema object, got {}", i,
+                                        JsonTypeName(*p)),
+                            fmt::format("tools[{}].function.parameters", i), "invalid_type"));
+          break;
+        }
       }
       if (!tools->empty() && req.tool_choice != ApiRequest::ToolChoice::kNone) req.tools = *tools;
     }
   }
+  CheckFieldNames(r, body, OpenAiRoute::kChat, also_read);
   if (r.failed()) return r.error();
   return req;
 }

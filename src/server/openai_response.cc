@@ -1,12 +1,6 @@
 #include "server/openai_response.h"
 
-#include <fmt/format.h>
-
-#include <atomic>
-#include <chrono>
-#include <random>
-
-#include "server/stop_string_filter.h"
+#include "base/utf8.h"
 
 namespace pg {
 namespace {
@@ -29,14 +23,20 @@ std::string PieceText(const Tokenizer& tok, int32_t id) {
 
 }  // namespace
 
+json CachedByTierJson(const TierTokens& t) {
+  json j = json::object();
+  for (int tier = 0; tier < kNumTiers; ++tier) j[TierName(tier)] = t[tier];
+  return j;
+}
+
 json MissReasonsJson(const MissReasons& m) {
   json j = {{"never_seen", m.never_seen},
             {"evicted", m.evicted},
             {"diverged", m.diverged},
             {"loading", m.loading},
             {"policy", m.policy},
-            {"evicted_by_tier",
-             {{"device", m.evicted_device}, {"host", m.evicted_host - m.evicted_disk}, {"disk", m.evicted_disk}}}};
+            {"evicted_by_tier", json::object()}};
+  for (int t = 0; t < kLocalTiers; ++t) j["evicted_by_tier"][TierName(t)] = m.evicted_by_tier[t];
   if (m.evicted_age_s >= 0) j["evicted_seconds_ago"] = m.evicted_age_s;
   return j;
 }
@@ -47,9 +47,7 @@ json UsageJson(const GenerationResult& r) {
           {"total_tokens", r.prompt_tokens + r.completion_tokens},
           {"prompt_tokens_details",
            {{"cached_tokens", r.cache.cached_tokens},
-            {"cached_tokens_by_tier",
-             {{"device", r.cache.device_tokens}, {"host", r.cache.host_tokens}, {"disk", r.cache.disk_tokens},
-              {"remote", r.cache.remote_tokens}}}}}};
+            {"cached_tokens_by_tier", CachedByTierJson(r.cache)}}}};
   AddSpecUsage(&u, r.spec);
   u["prompt_tokens_details"]["miss_reasons"] = MissReasonsJson(r.cache.miss);
   return u;
@@ -156,14 +154,6 @@ json ToolCallStartDeltaJson(int index, const std::string& id, const std::string&
 
 json ToolCallArgumentsDeltaJson(int index, const std::string& fragment) {
   return json::array({{{"index", index}, {"function", {{"arguments", fragment}}}}});
-}
-
-std::string NewResponseId(const char* prefix) {
-  static std::atomic<uint64_t> counter{0};
-  thread_local std::mt19937_64 rng(std::random_device{}() ^
-                                   static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  uint64_t a = rng() ^ counter.fetch_add(1);
-  return fmt::format("{}{:016x}{:08x}", prefix, a, static_cast<uint32_t>(rng()));
 }
 
 std::string SseEvent(const std::string& payload) { return "data: " + payload + "\n\n"; }

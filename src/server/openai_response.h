@@ -9,15 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/generation_output.h"
 #include "server/generation_runner.h"
+#include "server/response_id.h"
 
 namespace pg {
-
-struct ToolCall {
-  std::string id;              // "call_..."
-  std::string name;
-  std::string arguments_json;  // a JSON text, as the API carries it
-};
 
 // Identity shared by every chunk of one response.
 struct ResponseHeader {
@@ -36,6 +32,8 @@ nlohmann::json UsageJson(const GenerationResult& result);
 // "evicted_seconds_ago" (only when some evicted: since the first evicted
 // block of the prompt was dropped)}. Inside prompt_tokens_details.
 nlohmann::json MissReasonsJson(const MissReasons& m);
+// {"device": n, "host": n, "disk": n, "remote": n}: usage's cached_tokens_by_tier.
+nlohmann::json CachedByTierJson(const TierTokens& t);
 
 // Chat: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}.
 nlohmann::json ChatLogprobsJson(const std::vector<TokenEvent>& tokens, const Tokenizer& tok);
@@ -69,8 +67,6 @@ nlohmann::json ToolCallsJson(const std::vector<ToolCall>& calls, bool with_index
 nlohmann::json ToolCallStartDeltaJson(int index, const std::string& id, const std::string& name);
 nlohmann::json ToolCallArgumentsDeltaJson(int index, const std::string& fragment);
 
-// Unique ids: "<prefix><24 hex digits>".
-std::string NewResponseId(const char* prefix);
 
 // One-line JSON; invalid UTF-8 in strings becomes U+FFFD instead of throwing.
 std::string DumpJson(const nlohmann::json& value);

@@ -81,6 +81,47 @@ void ReadLogitBias(FieldReader& r, int64_t n_vocab, const RequestLimits& limits,
   }
 }
 
+// stop_token_ids: [id, ...], each < n_vocab, at most kMaxStopTokenIds.
+// min_tokens: 0 .. max_tokens (checked against max_tokens once both are read).
+void ReadEndControls(FieldReader& r, int64_t n_vocab, int64_t n_ctx, ApiRequest* req) {
+  SamplingParams& s = req->sampling;
+  int64_t i = 0;
+  if (r.Int("min_tokens", &i)) {
+    if (i < 0 || i > n_ctx) {
+      r.Fail(BadRequest(fmt::format("'min_tokens' must be in [0, {}] (the model's context), got {}", n_ctx, i),
+                        "min_tokens"));
+    } else if (req->max_tokens_given && i > s.max_tokens) {
+      r.Fail(BadRequest(fmt::format("'min_tokens' ({}) is more than 'max_tokens' ({})", i, s.max_tokens),
+                        "min_tokens"));
+    } else {
+      s.min_tokens = static_cast<int>(i);
+    }
+  }
+  const json* ids = r.Get("stop_token_ids");
+  if (!ids) return;
+  if (!ids->is_array()) {
+    r.WrongType("stop_token_ids", "an array of token ids", *ids);
+    return;
+  }
+  if (ids->size() > static_cast<size_t>(kMaxStopTokenIds)) {
+    r.Fail(BadRequest(fmt::format("'stop_token_ids' has {} ids, more than the limit of {}", ids->size(),
+                                  kMaxStopTokenIds),
+                      "stop_token_ids"));
+    return;
+  }
+  for (const json& id : *ids) {
+    const int64_t v = id.is_number_integer() && !(id.is_number_unsigned() && id.get<uint64_t>() > uint64_t(INT64_MAX))
+                          ? id.get<int64_t>()
+                          : -1;
+    if (!id.is_number_integer() || v < 0 || v >= n_vocab) {
+      r.Fail(BadRequest(fmt::format("'stop_token_ids' entry {} is not a token id in [0, {})", id.dump(), n_vocab),
+                        "stop_token_ids", "invalid_token"));
+      return;
+    }
+    s.stop_token_ids.push_back(static_cast<int32_t>(v));
+  }
+}
+
 }  // namespace
 
 const char* JsonTypeName(const json& v) {
@@ -219,6 +260,7 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
     }
   }
   ReadLogitBias(r, n_vocab, limits, &s);
+  ReadEndControls(r, n_vocab, n_ctx, req);
   ReadKvHints(r, n_ctx, req);
 }
 

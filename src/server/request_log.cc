@@ -32,7 +32,14 @@ std::string ErrorCodeOf(const std::string& body) {
 }
 
 void NoteRequestResponse(int status, const std::string& body) {
-  t_record.error = status >= 400 ? ErrorCodeOf(body) : "";
+  if (status < 400) {
+    t_record.error.clear();
+    return;
+  }
+  // A body already compressed reads as none: the code noted where the error
+  // was written (SendError) stands.
+  std::string code = ErrorCodeOf(body);
+  if (!code.empty()) t_record.error = std::move(code);
 }
 
 std::string RequestLogLine(const std::string& method, const std::string& path, int status, double now_s) {

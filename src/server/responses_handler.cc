@@ -6,6 +6,8 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "server/generation_pipeline.h"
+#include "server/error_response.h"
+#include "server/generation_output.h"
 #include "server/guarded_stream.h"
 #include "server/ignored_fields.h"
 #include "server/openai_response.h"
@@ -25,6 +27,7 @@ constexpr const char* kEndpoint = "responses";  // client_disconnects label
 struct ResponsesPlan {
   ResponsesHeader header;
   bool tools = false;
+  ToolCallFormat format = kDefaultToolCallFormat;
   bool parallel = true;
   ojson tool_defs;
   std::string session_id;
@@ -76,7 +79,7 @@ struct StreamState {
   std::unique_ptr<GenerationRunner> runner;
   ResponsesPlan plan;
   ResponsesStreamWriter writer;
-  std::unique_ptr<ToolCallChunks> tool_chunks;
+  std::optional<GenerationOutput> output;  // the model's tool-call parser (with tools)
   bool started = false;
   bool done = false;
 };
@@ -85,6 +88,15 @@ std::string Deltas(ResponsesStreamWriter& w, const std::vector<json>& deltas) {
   std::string out;
   for (const json& d : deltas) out += w.Delta(d);
   return out;
+}
+
+// Unlike chat completions and messages, a function_call item cut by the
+// token limit carries its arguments closed into a JSON object (as the
+// Responses API has always answered here), streamed or not.
+
+// A call found: the optimized policy retains the session's KV for its result.
+void NoteCalls(const HandlerContext& ctx, const std::string& session_id, const std::vector<ToolCall>& calls) {
+  if (!calls.empty() && !session_id.empty()) ctx.service->NoteToolCall(session_id);
 }
 
 void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, httplib::Response& res) {
@@ -103,8 +115,10 @@ void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, ht
         GenerationStep step;
         bool finished = state->runner->Poll(kPollSeconds, &step);
         if (c.stopping->load() || !sink.is_writable()) return false;
-        const std::string now = state->tool_chunks ? Deltas(state->writer, state->tool_chunks->Push(step.text))
-                                                   : state->writer.Delta({{"content", step.text}});
+        GenerationOutput* out = state->output ? &*state->output : nullptr;
+        const std::string now =
+            out ? Deltas(state->writer, ToolCallDeltas(out->Push(step.text), out->calls(), /*close_cut=*/false))
+                : state->writer.Delta({{"content", step.text}});
         if (!write(now)) return false;
         if (!finished) return true;
 
@@ -118,11 +132,12 @@ void RunStream(const HandlerContext& ctx, std::shared_ptr<StreamState> state, ht
           sink.done();
           return true;
         }
-        if (state->tool_chunks) {
-          if (!write(Deltas(state->writer, state->tool_chunks->Finish()))) return false;
-          if (!state->tool_chunks->ids().empty() && !state->plan.session_id.empty()) {
-            c.service->NoteToolCall(state->plan.session_id);
+        if (out) {
+          std::vector<ToolCallEvent> events = out->Finish();
+          if (!write(Deltas(state->writer, ToolCallDeltas(events, out->calls(), /*close_cut=*/true)))) {
+            return false;
           }
+          NoteCalls(c, state->plan.session_id, out->calls());
         }
         std::string end = state->writer.Finish(r.finish_reason, ResponsesUsageJson(r));
         Remember(state->plan, state->writer.output());
@@ -149,9 +164,13 @@ void RunToCompletion(const HandlerContext& ctx, GenerationRunner* runner, const 
   const GenerationResult& r = runner->result();
   ctx.metrics->CountTokens(r);
   if (std::optional<ApiError> err = EngineFailure(r)) return SendApiError(res, *err, ctx.metrics);
-  std::vector<ToolCall> calls;
-  FinishWithTools(ctx, plan.tools, plan.parallel, plan.session_id, plan.tool_defs, r.finish_reason, &text, &calls);
-  json output = ResponsesOutputItems(text, calls, plan.header.namespaces);
+  GenerationOutput parsed(plan.tools, plan.format, plan.tool_defs, plan.parallel);
+  parsed.Push(text);
+  parsed.Finish();
+  GenerationEnd end = parsed.End(r);
+  NoteCalls(ctx, plan.session_id, end.calls);
+  for (ToolCall& c : end.calls) c.arguments_json = c.CompleteArguments();  // a cut call's arguments closed
+  json output = ResponsesOutputItems(end.text, end.calls, plan.header.namespaces);
   const bool cut = r.finish_reason == "length";
   Remember(plan, output);
   res.status = 200;
@@ -210,9 +229,10 @@ void ResponsesHandler::Create(const httplib::Request& req, httplib::Response& re
   plan.header = {NewResponseId("resp_"), info.model_name, static_cast<int64_t>(std::time(nullptr)), Echo(rr),
                  rr.namespaces};
   plan.tools = !api.tools.is_null();
+  plan.format = chat->tool_call_format();
   plan.parallel = api.parallel_tool_calls;
   plan.tool_defs = api.tools;
-  plan.session_id = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
+  plan.session_id = SessionIdOf(req, api);
   plan.store = rr.store;
   plan.store_to = store_;
   ReportIgnoredFields(plan.header.id, api.ignored_fields, res);
@@ -226,9 +246,7 @@ void ResponsesHandler::Create(const httplib::Request& req, httplib::Response& re
   if (api.stream) {
     auto state = std::make_shared<StreamState>(ctx_.metrics->in_flight, plan.header);
     state->runner = std::move(started.value);
-    if (plan.tools) {
-      state->tool_chunks = std::make_unique<ToolCallChunks>(chat->tool_call_format(), plan.tool_defs, plan.parallel);
-    }
+    if (plan.tools) state->output.emplace(true, plan.format, plan.tool_defs, plan.parallel);
     state->plan = std::move(plan);
     RunStream(ctx_, std::move(state), res);
   } else {

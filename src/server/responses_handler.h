@@ -3,7 +3,7 @@
 //
 //   body -> ParseResponsesRequest (responses_request.h) -> previous_response_id
 //   resolved in the ResponseStore -> chat template + tokenize -> FitToContext
-//   -> StartGeneration -> tool calls parsed (ToolCallChunks while streaming)
+//   -> StartGeneration -> tool calls parsed (GenerationOutput; ToolCallDeltas while streaming)
 //   -> the response object or its event stream (responses_response.h)
 //   -> stored when `store` is true.
 //
@@ -17,7 +17,7 @@
 
 #include <memory>
 
-#include "server/completion_handler.h"
+#include "server/handler_context.h"
 #include "server/responses_store.h"
 
 namespace pg {

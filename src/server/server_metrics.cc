@@ -44,10 +44,7 @@ void ServerMetrics::CountTokens(const GenerationResult& result) {
   NoteRequestTokens(result);  // for this request's log line
   prompt_tokens->Inc({}, static_cast<double>(result.prompt_tokens));
   completion_tokens->Inc({}, static_cast<double>(result.completion_tokens));
-  cached_tokens->Inc({"device"}, static_cast<double>(result.cache.device_tokens));
-  cached_tokens->Inc({"host"}, static_cast<double>(result.cache.host_tokens));
-  cached_tokens->Inc({"disk"}, static_cast<double>(result.cache.disk_tokens));
-  cached_tokens->Inc({"remote"}, static_cast<double>(result.cache.remote_tokens));
+  for (int t = 0; t < kNumTiers; ++t) cached_tokens->Inc({TierName(t)}, static_cast<double>(result.cache[t]));
   CountMisses(result.cache.miss);
 }
 
@@ -59,9 +56,7 @@ void ServerMetrics::CountMisses(const MissReasons& m) {
   missed_tokens->Inc({"diverged"}, static_cast<double>(m.diverged));
   missed_tokens->Inc({"loading"}, static_cast<double>(m.loading));
   missed_tokens->Inc({"policy"}, static_cast<double>(m.policy));
-  evicted_tokens->Inc({"device"}, static_cast<double>(m.evicted_device));
-  evicted_tokens->Inc({"host"}, static_cast<double>(m.evicted_host - m.evicted_disk));
-  evicted_tokens->Inc({"disk"}, static_cast<double>(m.evicted_disk));
+  for (int t = 0; t < kLocalTiers; ++t) evicted_tokens->Inc({TierName(t)}, static_cast<double>(m.evicted_by_tier[t]));
   if (m.evicted > 0 && m.evicted_age_s >= 0) evicted_age_s->Observe(m.evicted_age_s);
 }
 

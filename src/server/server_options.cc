@@ -94,6 +94,10 @@ void AddServerFlags(CLI::App& app, ServerOptions* options) {
                  "tenants: 'TENANT KEY' per line, '#' comments; re-read on SIGHUP");
   app.add_option("--tenant-share-cache", options->tenant_share_cache,
                  "tenants that share one KV cache, e.g. a,b (repeatable; default: none share)");
+  AddServerLimitFlags(app, options);
+}
+
+void AddServerLimitFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--http-threads", options->threads, "HTTP worker threads (max concurrent connections)")
       ->capture_default_str();
   app.add_option("--http-timeout", options->write_timeout_s, "seconds a response write may block")

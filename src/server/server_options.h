@@ -70,5 +70,9 @@ struct ServerOptions {
 // --max-logit-bias. The values land in *options when the app parses; call
 // options->Validate() afterwards (it checks the ranges).
 void AddServerFlags(CLI::App& app, ServerOptions* options);
+// The same without --host, --port, --api-key and --api-key-file: the HTTP
+// workers, the write timeout and the request limits (`prosgrow route`, whose
+// front door enforces serve's limits with serve's flags).
+void AddServerLimitFlags(CLI::App& app, ServerOptions* options);
 
 }  // namespace pg

@@ -19,7 +19,7 @@ ApiResult<std::vector<int32_t>> Tokens(const HandlerContext& ctx, const json& bo
     ApiResult<ApiRequest> api = ParseChatRequest(body, info.n_vocab, info.n_ctx, ctx.limits);
     if (!api.ok()) return api.error;
     *cache_salt = api.value.cache_salt;
-    return ChatPromptTokens(ctx, api.value.messages, api.value.tools);
+    return ChatPromptTokens(ctx, api.value.messages, api.value.tools, "messages", api.value.template_kwargs);
   }
   if (body.contains("prompt")) {
     ApiResult<ApiRequest> api = ParseCompletionRequest(body, info.n_vocab, info.n_ctx, ctx.limits);

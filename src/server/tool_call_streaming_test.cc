@@ -214,17 +214,17 @@ TEST(ToolCallStreaming, MarkersThatAreControlTokensAreRendered) {
 }
 
 TEST(ToolCallChunksTest, NameOnceThenArgumentFragmentsInOrder) {
-  ToolCallChunks chunks(ToolCallFormat::kHermes, nullptr, true);
+  GenerationOutput out(true, ToolCallFormat::kHermes, nullptr, true);
   std::vector<json> all;
   for (const char* piece : {"Hi <tool_", "call>{\"name\": \"f\", \"arguments\": {\"a\":", " [1, 2", "]}}</tool_call>",
                             " bye"}) {
-    for (json& d : chunks.Push(piece)) all.push_back(std::move(d));
+    for (json& d : ToolCallDeltas(out.Push(piece), out.calls(), false)) all.push_back(std::move(d));
   }
-  for (json& d : chunks.Finish()) all.push_back(std::move(d));
+  for (json& d : ToolCallDeltas(out.Finish(), out.calls(), true)) all.push_back(std::move(d));
   ASSERT_EQ(all.size(), 6u) << json(all).dump();
   EXPECT_EQ(all[0], json({{"content", "Hi"}}));
   EXPECT_EQ(all[1]["tool_calls"][0]["function"], json({{"name", "f"}, {"arguments", ""}}));
-  EXPECT_EQ(all[1]["tool_calls"][0]["id"], chunks.ids()[0]);
+  EXPECT_EQ(all[1]["tool_calls"][0]["id"], out.calls()[0].id);
   EXPECT_EQ(all[2]["tool_calls"][0], json({{"index", 0}, {"function", {{"arguments", "{\"a\":"}}}}));
   EXPECT_EQ(all[3]["tool_calls"][0]["function"]["arguments"], "[1,2");
   EXPECT_EQ(all[4]["tool_calls"][0]["function"]["arguments"], "]}");

@@ -92,7 +92,7 @@ TEST(MoePlan, TinyMoeWritesTheFixturesKeysAndTensors) {
   for (const auto& [arch, fixture] : cases) {
     SCOPED_TRACE(arch);
     const std::string path = std::string(PROSGROW_SHARED_DIR) + "/fixtures/models/" + fixture + ".gguf";
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << "fixtures absent";
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
     auto fx = GgufFile::Open(path);
     ASSERT_TRUE(fx.ok());
     MakeModelOptions o;

@@ -90,7 +90,7 @@ MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHas
   const int64_t f = int64_t(matched.size());
   BlockHash parent = f > 0 ? index.at(matched.back()).hash : root;
   const double now = cfg_.clock();
-  enum class Why { kNever, kEvicted, kDiverged, kLoading, kPolicy } first = Why::kNever;
+  Why first = Why::kNever;
   bool run[kWhatIfPoints];
   std::fill(run, run + kWhatIfPoints, true);
   for (int64_t i = f; i < full; ++i) {
@@ -99,21 +99,7 @@ MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHas
     int tier = kDeviceTier;
     double at = -1;
     const Status st = StatusOf(index, h, block, &tier, &at);
-    Why why;
-    switch (st) {
-      case Status::kPresent:
-        why = i == f ? Why::kPolicy : first;
-        break;
-      case Status::kNotReady: why = Why::kLoading; break;
-      case Status::kEvicted: why = Why::kEvicted; break;
-      default:
-        if (i == f) {
-          const bool other_child = index.children_any(parent) > 0 || history_.HadChild(Fingerprint(parent));
-          why = (f >= 1 && other_child) ? Why::kDiverged : Why::kNever;
-        } else {
-          why = first == Why::kDiverged ? Why::kDiverged : Why::kNever;
-        }
-    }
+    Why why = ReasonOf(st, i == f ? nullptr : &first, index, parent, f);
     if (i == f && (why == Why::kEvicted || why == Why::kNever || why == Why::kDiverged) && dropped_by_policy &&
         dropped_by_policy(h))
       why = Why::kPolicy;
@@ -132,6 +118,21 @@ MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHas
     parent = h;
   }
   return x;
+}
+
+// The reason of one block past the match from its status; `first` is the
+// reason of the first missing block, null for that block itself (the f-th).
+MissAccounting::Why MissAccounting::ReasonOf(Status st, const Why* first, const PrefixIndex& index,
+                                             const BlockHash& parent, int64_t f) const {
+  switch (st) {
+    case Status::kPresent: return first == nullptr ? Why::kPolicy : *first;
+    case Status::kNotReady: return Why::kLoading;
+    case Status::kEvicted: return Why::kEvicted;
+    default: break;
+  }
+  if (first != nullptr) return *first == Why::kDiverged ? Why::kDiverged : Why::kNever;
+  const bool other_child = index.children_any(parent) > 0 || history_.HadChild(Fingerprint(parent));
+  return (f >= 1 && other_child) ? Why::kDiverged : Why::kNever;
 }
 
 // Block after block from the first miss: each what-if point's run of would-be

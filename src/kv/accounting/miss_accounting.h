@@ -79,6 +79,8 @@ class MissAccounting {
 
  private:
   enum class Status : uint8_t { kPresent, kNotReady, kEvicted, kUnknown };
+  enum class Why : uint8_t { kNever, kEvicted, kDiverged, kLoading, kPolicy };
+  Why ReasonOf(Status st, const Why* first, const PrefixIndex& index, const BlockHash& parent, int64_t f) const;
   Status StatusOf(const PrefixIndex& index, const BlockHash& h, std::span<const int32_t> block, int* tier,
                   double* evicted_at) const;
   int GhostTierFor(int whatif_tier) const;

@@ -9,15 +9,6 @@
 
 namespace pg {
 
-const char* TierName(int tier) {
-  switch (tier) {
-    case kDeviceTier: return "device";
-    case kHostTier: return "host";
-    case kDiskTier: return "disk";
-  }
-  return "?";
-}
-
 uint32_t PrefixIndex::Find(const BlockHash& hash) const {
   auto it = map_.find(hash);
   return it == map_.end() ? kNone : it->second;
@@ -63,7 +54,7 @@ void PrefixIndex::Erase(uint32_t id) {
 void PrefixIndex::AdjustChildren(const BlockHash& parent, uint8_t old_mask, uint8_t new_mask) {
   if (old_mask == new_mask) return;
   ChildCounts& c = children_[parent];  // exists while the child is live (any > 0)
-  for (int t = 0; t < kNumTiers; ++t) {
+  for (int t = 0; t < kLocalTiers; ++t) {
     const int was = (old_mask >> t) & 1, now = (new_mask >> t) & 1;
     c.in_tier[t] += now - was;
     PG_CHECK(c.in_tier[t] >= 0);
@@ -74,11 +65,11 @@ void PrefixIndex::Refresh(uint32_t id, uint8_t evictable_mask) {
   IndexEntry& e = entries_[id];
   PG_CHECK(e.live);
   uint8_t present = 0;
-  for (int t = 0; t < kNumTiers; ++t)
+  for (int t = 0; t < kLocalTiers; ++t)
     if (e.in_tier(t)) present |= uint8_t(1u << t);
   AdjustChildren(e.parent, e.present_mask, present);
   if (observer_ != nullptr && present != e.present_mask) {
-    for (int t = 0; t < kNumTiers; ++t) {
+    for (int t = 0; t < kLocalTiers; ++t) {
       const bool was = (e.present_mask >> t) & 1, now = (present >> t) & 1;
       if (now && !was) observer_->OnBlockStored(t, e);
       if (was && !now) observer_->OnBlockRemoved(t, e);
@@ -87,7 +78,7 @@ void PrefixIndex::Refresh(uint32_t id, uint8_t evictable_mask) {
   e.present_mask = present;
   evictable_mask &= present;
   if (evictable_mask == e.evictable_mask && e.keyed_tick == e.last_tick) return;
-  for (int t = 0; t < kNumTiers; ++t) {
+  for (int t = 0; t < kLocalTiers; ++t) {
     if ((e.evictable_mask >> t) & 1) evict_[t].erase(EvictKey{e.keyed_tick, -e.depth, id});
     if ((evictable_mask >> t) & 1) evict_[t].insert(EvictKey{e.last_tick, -e.depth, id});
   }
@@ -103,7 +94,7 @@ void PrefixIndex::set_observer(KvBlockObserver* observer) {
     if (entries_[id].live && entries_[id].present_mask != 0) held.push_back(id);
   std::sort(held.begin(), held.end(), [&](uint32_t a, uint32_t b) { return entries_[a].depth < entries_[b].depth; });
   for (uint32_t id : held)
-    for (int t = 0; t < kNumTiers; ++t)
+    for (int t = 0; t < kLocalTiers; ++t)
       if ((entries_[id].present_mask >> t) & 1) observer->OnBlockStored(t, entries_[id]);
 }
 
@@ -135,7 +126,7 @@ void PrefixIndex::MatchChain(const BlockHash& root, std::span<const int32_t> tok
 Status PrefixIndex::CheckIntegrity() const {
   std::unordered_map<BlockHash, ChildCounts, BlockHashHasher> want;
   size_t n_live = 0;
-  size_t n_keys[kNumTiers] = {0, 0, 0};
+  size_t n_keys[kLocalTiers] = {0, 0, 0};
   for (uint32_t id = 0; id < entries_.size(); ++id) {
     const IndexEntry& e = entries_[id];
     if (!e.live) continue;
@@ -150,7 +141,7 @@ Status PrefixIndex::CheckIntegrity() const {
     if (e.locks < 0) return Internal(fmt::format("prefix index: entry {} negative locks", id));
     ChildCounts& c = want[e.parent];
     c.any++;
-    for (int t = 0; t < kNumTiers; ++t) {
+    for (int t = 0; t < kLocalTiers; ++t) {
       const bool in = e.in_tier(t);
       if (in != bool((e.present_mask >> t) & 1)) {
         return Internal(fmt::format("prefix index: entry {} stale presence for {}", id, TierName(t)));
@@ -165,14 +156,14 @@ Status PrefixIndex::CheckIntegrity() const {
     }
   }
   if (n_live != map_.size()) return Internal("prefix index: map size differs from live entries");
-  for (int t = 0; t < kNumTiers; ++t) {
+  for (int t = 0; t < kLocalTiers; ++t) {
     if (n_keys[t] != evict_[t].size()) return Internal(fmt::format("prefix index: stray keys in {} eviction set", TierName(t)));
   }
   if (want.size() != children_.size()) return Internal("prefix index: child-count map has stray parents");
   for (const auto& [h, c] : want) {
     auto it = children_.find(h);
     if (it == children_.end() || it->second.any != c.any) return Internal("prefix index: wrong child count");
-    for (int t = 0; t < kNumTiers; ++t)
+    for (int t = 0; t < kLocalTiers; ++t)
       if (it->second.in_tier[t] != c.in_tier[t]) return Internal("prefix index: wrong per-tier child count");
   }
   return Status::Ok();

@@ -17,19 +17,21 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/kv_tier.h"
 #include "base/status.h"
 #include "kv/index/block_hash.h"
 
 namespace pg {
 
-enum Tier : int { kDeviceTier = 0, kHostTier = 1, kDiskTier = 2 };
-inline constexpr int kNumTiers = 3;
-const char* TierName(int tier);
 
 // A copy of a block in a slot tier (device or host).
 struct SlotCopy {
   int32_t slot = -1;   // slot in that tier's arena, -1 = none
   bool ready = false;  // bytes valid (false while a copy into the slot runs)
+  // The tier the bytes came from: the slot's own tier when computed here;
+  // a device copy brought in from kRemoteTier is reported as tier "remote"
+  // by its first reuse, which sets it back to the device.
+  Tier filled_from = kDeviceTier;
   bool usable() const { return slot >= 0 && ready; }
 };
 
@@ -50,7 +52,6 @@ struct IndexEntry {
   SlotCopy host;
   FileCopy disk;
   int32_t locks = 0;            // PrefixMatch handles / sequences waiting on loads
-  bool from_remote = false;     // fetched from the remote tier and not reused since (reported as tier "remote")
 
   uint64_t last_tick = 0;       // logical time of the last use (eviction order)
   double last_use_s = 0;        // clock time of the last use
@@ -122,7 +123,7 @@ class PrefixIndex {
  private:
   KvBlockObserver* observer_ = nullptr;
   struct ChildCounts {
-    int32_t in_tier[kNumTiers] = {0, 0, 0};
+    int32_t in_tier[kLocalTiers] = {0, 0, 0};
     int32_t any = 0;
   };
   void AdjustChildren(const BlockHash& parent, uint8_t old_mask, uint8_t new_mask);
@@ -131,7 +132,7 @@ class PrefixIndex {
   std::vector<uint32_t> free_ids_;
   std::unordered_map<BlockHash, uint32_t, BlockHashHasher> map_;
   std::unordered_map<BlockHash, ChildCounts, BlockHashHasher> children_;  // by parent hash
-  std::set<EvictKey> evict_[kNumTiers];
+  std::set<EvictKey> evict_[kLocalTiers];
 };
 
 }  // namespace pg

@@ -3,11 +3,17 @@
 // The device tier keeps its blocks in one (the memory the kernels read; on the
 // CPU backend a RAM arena plays that part), the host tier in another. A GPU
 // backend will add an arena whose memory is device memory and whose CopyIn /
-// CopyOut go through the driver; callers only use this interface.
+// CopyOut go through the driver; callers only use this interface. The cache
+// reads and writes block bytes only through CopyIn / CopyOut; BlockPtr is the
+// address the forward pass is given (KvCacheManager::DeviceBlockPtr), and the
+// forward pass may touch a slot only between OpenForKernels and
+// CloseForKernels (the slots of settled sequences' block tables).
 //
 // Thread-safety: BlockPtr is a pure function of the slot (pointers are stable
-// for the arena's life). Copies into distinct slots may run concurrently;
-// slot ownership is decided by the caller (BlockPool), not here.
+// for the arena's life). Copies into distinct slots may run concurrently, and
+// with kernels reading other slots or the same (read-only shared) slot;
+// Open/CloseForKernels come from the scheduler thread. Slot ownership is
+// decided by the caller (BlockPool), not here.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +36,11 @@ class BlockArena {
   // Copies block_bytes() from host memory `src` into slot / from slot into `dst`.
   virtual void CopyIn(int64_t slot, const uint8_t* src) = 0;
   virtual void CopyOut(int64_t slot, uint8_t* dst) = 0;
+  // The forward pass may read / write `slot` until the matching Close (calls
+  // nest per slot). No-ops for RAM; a guarded test arena (src/testing) opens
+  // the slot's pages only then, and a device arena may map it for kernels.
+  virtual void OpenForKernels(int64_t slot) {}
+  virtual void CloseForKernels(int64_t slot) {}
 
  protected:
   BlockArena(int64_t n_blocks, size_t block_bytes) : n_blocks_(n_blocks), block_bytes_(block_bytes) {}

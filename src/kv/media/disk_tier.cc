@@ -213,4 +213,14 @@ Result<DiskTier::ScanResult> DiskTier::Scan() {
   return out;
 }
 
+Status DiskTier::Read(const BlockRef& b, uint8_t* dst) {
+  Status st = Read(b.hash, b.tokens, dst);
+  if (st.code() == StatusCode::kCorrupt) Remove(b.hash);
+  return st;
+}
+
+Status DiskTier::Write(const BlockRef& b, const uint8_t* src) {
+  return Write(BlockInfo{b.hash, b.parent, b.depth, b.tokens}, src);
+}
+
 }  // namespace pg

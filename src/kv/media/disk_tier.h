@@ -5,6 +5,9 @@
 // "<dir>/tmp/<hash>.<n>.part" and renamed to "<dir>/<hash[0:2]>/<hash>.kvb"
 // so a crash never leaves a half block under a final name.
 //
+// DiskTier is the disk tier's BlockMedium: Read(b) loads and verifies b's
+// file (a corrupt one is deleted), Write(b) stores it.
+//
 // Thread-safety: Write/Read/Remove may run concurrently on distinct hashes
 // (mover threads); Scan runs alone at start. No in-memory index here: the
 // manager's PrefixIndex records which blocks are on disk.
@@ -19,11 +22,12 @@
 #include "base/status.h"
 #include "kv/index/block_hash.h"
 #include "kv/kv_layout.h"
+#include "kv/media/block_medium.h"
 #include "kv/media/block_record.h"
 
 namespace pg {
 
-class DiskTier {
+class DiskTier final : public BlockMedium {
  public:
   static constexpr uint32_t kFormatVersion = BlockRecord::kFormatVersion;
   static constexpr size_t kHeaderBytes = BlockRecord::kHeaderBytes;
@@ -58,6 +62,11 @@ class DiskTier {
   // (the caller then Remove()s it).
   Status Read(const BlockHash& hash, std::span<const int32_t> expect_tokens, uint8_t* dst);
   void Remove(const BlockHash& hash);
+
+  // BlockMedium.
+  Tier tier() const override { return kDiskTier; }
+  Status Read(const BlockRef& b, uint8_t* dst) override;
+  Status Write(const BlockRef& b, const uint8_t* src) override;
 
   // Bytes one block file takes (header + tokens + payload).
   uint64_t file_bytes() const { return record_.record_bytes(); }

@@ -21,6 +21,28 @@ struct ReplyFree {
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyFree>;
 
+// One command as hiredis's binary-safe argv (pointers into the strings, lengths).
+struct Argv {
+  explicit Argv(const RedisClient::Command& c) {
+    for (const std::string& a : c) {
+      ptrs.push_back(a.data());
+      lens.push_back(a.size());
+    }
+  }
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+};
+
+ReplyPtr CommandArgv(redisContext* ctx, const RedisClient::Command& c) {
+  Argv a(c);
+  return ReplyPtr(static_cast<redisReply*>(redisCommandArgv(ctx, int(a.ptrs.size()), a.ptrs.data(), a.lens.data())));
+}
+
+void AppendArgv(redisContext* ctx, const RedisClient::Command& c) {
+  Argv a(c);
+  redisAppendCommandArgv(ctx, int(a.ptrs.size()), a.ptrs.data(), a.lens.data());
+}
+
 timeval Remaining(double deadline_s) {
   const double left = std::max(0.001, deadline_s - NowSeconds());
   timeval tv;
@@ -33,15 +55,11 @@ RedisReply Convert(const redisReply* r) {
   RedisReply out;
   switch (r->type) {
     case REDIS_REPLY_STRING:
-      out.type = RedisReply::Type::kString;
-      out.str.assign(r->str, r->len);
-      break;
     case REDIS_REPLY_STATUS:
-      out.type = RedisReply::Type::kStatus;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_ERROR:
-      out.type = RedisReply::Type::kError;
+    case REDIS_REPLY_ERROR:  // the three replies that carry text
+      out.type = r->type == REDIS_REPLY_STRING   ? RedisReply::Type::kString
+                 : r->type == REDIS_REPLY_STATUS ? RedisReply::Type::kStatus
+                                                 : RedisReply::Type::kError;
       out.str.assign(r->str, r->len);
       break;
     case REDIS_REPLY_INTEGER:
@@ -123,13 +141,7 @@ Result<RedisClient::Node*> RedisClient::Connect(const std::string& host, int por
   }
   if (seed_.db != 0) setup.push_back({"SELECT", std::to_string(seed_.db)});
   for (const Command& c : setup) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lens;
-    for (const std::string& a : c) {
-      argv.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    ReplyPtr r(static_cast<redisReply*>(redisCommandArgv(node->ctx, int(argv.size()), argv.data(), lens.data())));
+    ReplyPtr r = CommandArgv(node->ctx, c);
     if (!r) return Unavailable(fmt::format("redis {}: {}", name, node->ctx->errstr));
     if (r->type == REDIS_REPLY_ERROR)
       return Unavailable(fmt::format("redis {}: {} refused: {}", name, c[0], std::string(r->str, r->len)));
@@ -153,14 +165,8 @@ Result<RedisReply> RedisClient::Redirected(const Command& command, const RedisRe
   if (ask) batch.push_back({"ASKING"});
   batch.push_back(command);
   for (const Command& c : batch) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lens;
-    for (const std::string& a : c) {
-      argv.push_back(a.data());
-      lens.push_back(a.size());
-    }
     redisSetTimeout(node->ctx, Remaining(deadline_s));
-    ReplyPtr r(static_cast<redisReply*>(redisCommandArgv(node->ctx, int(argv.size()), argv.data(), lens.data())));
+    ReplyPtr r = CommandArgv(node->ctx, c);
     if (!r) {
       const std::string why = node->ctx->errstr;
       Disconnect();
@@ -188,13 +194,7 @@ Result<std::vector<RedisReply>> RedisClient::Run(const std::vector<Command>& com
     const size_t colon = name.rfind(':');
     PG_ASSIGN_OR_RETURN(Node * node, Connect(name.substr(0, colon), std::stoi(name.substr(colon + 1)), deadline_s));
     for (size_t i : idx) {
-      std::vector<const char*> argv;
-      std::vector<size_t> lens;
-      for (const std::string& a : commands[i]) {
-        argv.push_back(a.data());
-        lens.push_back(a.size());
-      }
-      redisAppendCommandArgv(node->ctx, int(argv.size()), argv.data(), lens.data());
+      AppendArgv(node->ctx, commands[i]);
     }
     for (size_t i : idx) {
       redisSetTimeout(node->ctx, Remaining(deadline_s));

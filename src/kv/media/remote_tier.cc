@@ -241,6 +241,30 @@ void RemoteTier::WriteBatch(std::vector<PendingWrite>& batch) {
                                                        })->str)));
 }
 
+void RemoteTier::Stage(const BlockHash& hash, std::vector<uint8_t> data) {
+  std::lock_guard<std::mutex> lk(mu_);
+  staged_[hash] = std::move(data);
+}
+
+Status RemoteTier::Read(const BlockRef& b, uint8_t* dst) {
+  std::vector<uint8_t> data;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = staged_.find(b.hash);
+    if (it == staged_.end()) return NotFound("kv remote tier: block not staged");
+    data = std::move(it->second);
+    staged_.erase(it);
+  }
+  if (data.size() != layout_.block_bytes()) return Internal("kv remote tier: staged block of the wrong size");
+  std::copy(data.begin(), data.end(), dst);
+  return Status::Ok();
+}
+
+Status RemoteTier::Write(const BlockRef& b, const uint8_t* src) {
+  Write(RemoteBlockInfo{b.hash, b.parent, b.depth, b.tokens}, src);
+  return Status::Ok();
+}
+
 bool RemoteTier::DrainWrites(double timeout_s) {
   std::unique_lock<std::mutex> lk(mu_);
   return idle_cv_.wait_for(lk, std::chrono::duration<double>(timeout_s),

@@ -19,8 +19,13 @@
 // would pass max_bytes is refused. TTL expires old blocks; Redis'
 // maxmemory policy (`prosgrow doctor` reports it) evicts the rest.
 //
-// Thread-safety: Lookup, TakeFound, Write, counters and DrainWrites may be
-// called from any thread (the scheduler thread in practice).
+// RemoteTier is the remote tier's BlockMedium. Write(b) queues b as Write()
+// does (a copy, written behind). Read(b) hands over the bytes of a block a
+// lookup found, once the scheduler Stage()d them for the device-tier copy;
+// so a block comes in from Redis by the same mover road as from disk.
+//
+// Thread-safety: Lookup, TakeFound, Write, Stage, Read, counters and
+// DrainWrites may be called from any thread (the scheduler and mover threads).
 #pragma once
 
 #include <atomic>
@@ -31,6 +36,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -38,6 +44,7 @@
 #include "kv/accounting/remote_counters.h"
 #include "kv/index/block_hash.h"
 #include "kv/kv_layout.h"
+#include "kv/media/block_medium.h"
 #include "kv/media/redis_client.h"
 #include "kv/media/remote_codec.h"
 #include "kv/remote_config.h"
@@ -63,7 +70,7 @@ struct RemoteFound {
   std::vector<RemoteBlock> blocks;  // a prefix of the lookup's blocks, chain order
 };
 
-class RemoteTier {
+class RemoteTier final : public BlockMedium {
  public:
   // Parses the URL and starts the threads; connects lazily (an unreachable
   // Redis is a miss, not an error here).
@@ -88,6 +95,15 @@ class RemoteTier {
   bool Write(const RemoteBlockInfo& info, const uint8_t* data);
   // Waits until no write is queued or running (at most timeout_s); true if so.
   bool DrainWrites(double timeout_s);
+
+  // Keeps a found block's bytes for the copy into the device tier (Read).
+  void Stage(const BlockHash& hash, std::vector<uint8_t> data);
+  // BlockMedium. Read: the staged bytes of b (then forgotten); NotFound when
+  // none are staged. Write: queues b (Ok even when the write is dropped:
+  // dropping is the tier's policy, counted in counters()).
+  Tier tier() const override { return kRemoteTier; }
+  Status Read(const BlockRef& b, uint8_t* dst) override;
+  Status Write(const BlockRef& b, const uint8_t* src) override;
 
   RemoteCounters counters() const;
 
@@ -123,6 +139,7 @@ class RemoteTier {
   std::deque<PendingLookup> lookups_;
   std::vector<RemoteFound> found_;
   std::unordered_set<BlockHash, BlockHashHasher> stored_;  // queued or stored by this process
+  std::unordered_map<BlockHash, std::vector<uint8_t>, BlockHashHasher> staged_;  // found, awaiting Read
   bool stop_ = false;
 
   std::atomic<double> skip_until_s_{0};

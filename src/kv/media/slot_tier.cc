@@ -4,13 +4,32 @@
 
 namespace pg {
 
-SlotTier::SlotTier(int tier, std::unique_ptr<BlockArena> arena, int64_t n_slots)
+SlotTier::SlotTier(Tier tier, std::unique_ptr<BlockArena> arena, int64_t n_slots)
     : tier_(tier), arena_(std::move(arena)), pool_(n_slots), owner_(size_t(n_slots), kNoOwner) {}
 
-Result<SlotTier> SlotTier::Create(int tier, int64_t n_slots, size_t block_bytes) {
-  PG_ASSIGN_OR_RETURN(auto arena, HostBlockArena::Create(n_slots, block_bytes));
+Result<SlotTier> SlotTier::Create(Tier tier, int64_t n_slots, size_t block_bytes, const ArenaFactory& make_arena) {
+  std::unique_ptr<BlockArena> arena;
+  if (make_arena) {
+    PG_ASSIGN_OR_RETURN(arena, make_arena(n_slots, block_bytes));
+    if (arena == nullptr || arena->n_blocks() != n_slots || arena->block_bytes() != block_bytes)
+      return InvalidArgument("kv arena factory: wrong geometry");
+  } else {
+    PG_ASSIGN_OR_RETURN(arena, HostBlockArena::Create(n_slots, block_bytes));
+  }
   return SlotTier(tier, std::move(arena), n_slots);
 }
+
+Status SlotTier::Read(const BlockRef& b, uint8_t* dst) {
+  arena_->CopyOut(b.slot, dst);
+  return Status::Ok();
+}
+
+Status SlotTier::Write(const BlockRef& b, const uint8_t* src) {
+  arena_->CopyIn(b.slot, src);
+  return Status::Ok();
+}
+
+uint8_t* SlotTier::Staging(const BlockRef& b) { return tier_ == kHostTier ? arena_->BlockPtr(b.slot) : nullptr; }
 
 int32_t SlotTier::Unref(int32_t slot) {
   if (pool_.Unref(slot) > 0) return kNoOwner;

@@ -1,7 +1,8 @@
-// SlotTier: one memory tier of block slots. It keeps the arena that holds the
-// bytes, the pool that counts references, and the owner table that names the
-// index entry whose cached copy each slot holds. The cache has one for the
-// device tier and one for the host tier; the disk tier is DiskTier.
+// SlotTier: one memory tier of block slots, the BlockMedium of the device and
+// host tiers. It keeps the arena that holds the bytes, the pool that counts
+// references, and the owner table that names the index entry whose cached
+// copy each slot holds. The cache has one for the device tier and one for the
+// host tier; the disk tier is DiskTier, the remote tier RemoteTier.
 //
 // A slot is in exactly one state:
 //   free    on the pool's free list, no owner;
@@ -11,11 +12,13 @@
 //           is locked.
 // A held slot may also be owned (a sequence shares a published block).
 //
-// Thread-safety: none; the scheduler thread owns it. The bytes behind Ptr()
-// follow BlockArena's rules (mover threads copy slots pinned for them).
+// Thread-safety: none; the scheduler thread owns it, except the BlockMedium
+// calls, which mover threads make on slots pinned for them (BlockArena's
+// rules). Only the host tier lends its RAM as Staging.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -24,19 +27,29 @@
 #include "kv/accounting/cache_counters.h"
 #include "kv/index/prefix_index.h"
 #include "kv/media/block_arena.h"
+#include "kv/media/block_medium.h"
 #include "kv/media/block_pool.h"
 
 namespace pg {
 
-class SlotTier {
+class SlotTier final : public BlockMedium {
  public:
   static constexpr int32_t kNoOwner = -1;
+  // Makes the arena of n_slots slots of block_bytes (KvCacheConfig::device_arena).
+  using ArenaFactory = std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_slots, size_t block_bytes)>;
 
   SlotTier() = default;  // no slots (a disabled tier)
-  // `tier` is kDeviceTier or kHostTier (names the entry field owners point back from).
-  static Result<SlotTier> Create(int tier, int64_t n_slots, size_t block_bytes);
+  SlotTier(SlotTier&&) = default;
+  SlotTier& operator=(SlotTier&&) = default;
+  // `tier` is kDeviceTier or kHostTier (names the entry field owners point back
+  // from). make_arena empty = a HostBlockArena.
+  static Result<SlotTier> Create(Tier tier, int64_t n_slots, size_t block_bytes, const ArenaFactory& make_arena = {});
 
-  int tier() const { return tier_; }
+  Tier tier() const override { return tier_; }
+  // BlockMedium: the bytes of b.slot, through the arena's copy calls.
+  Status Read(const BlockRef& b, uint8_t* dst) override;
+  Status Write(const BlockRef& b, const uint8_t* src) override;
+  uint8_t* Staging(const BlockRef& b) override;
   int64_t capacity() const { return pool_.capacity(); }
   int64_t n_free() const { return pool_.n_free(); }
   bool enabled() const { return capacity() > 0; }
@@ -55,8 +68,9 @@ class SlotTier {
   // Forgets the owner; the slot is freed when nothing holds it.
   void Disown(int32_t slot);
 
-  // block_bytes() of slot `slot`, 64-byte aligned, stable.
-  uint8_t* Ptr(int32_t slot) { return arena_->BlockPtr(slot); }
+  // Address of slot `slot` for the forward pass (block_bytes, 64-byte
+  // aligned, stable); the cache itself copies only through Read / Write.
+  uint8_t* KernelPtr(int32_t slot) { return arena_->BlockPtr(slot); }
   BlockArena& arena() { return *arena_; }
 
   // Refcounts equal `holders` (per slot); owned slots are in use and their
@@ -67,9 +81,9 @@ class SlotTier {
   void FillOccupancy(size_t block_bytes, TierCounters* t) const;
 
  private:
-  SlotTier(int tier, std::unique_ptr<BlockArena> arena, int64_t n_slots);
+  SlotTier(Tier tier, std::unique_ptr<BlockArena> arena, int64_t n_slots);
 
-  int tier_ = kHostTier;
+  Tier tier_ = kHostTier;
   std::unique_ptr<BlockArena> arena_;
   BlockPool pool_{0};
   std::vector<int32_t> owner_;  // per slot: index entry id or kNoOwner

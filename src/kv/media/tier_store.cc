@@ -35,11 +35,14 @@ Status TierStore::Open(const KvCacheConfig& cfg) {
   PG_RETURN_IF_ERROR(Validate(cfg));
   layout_ = cfg.layout;
   const size_t bb = block_bytes();
-  PG_ASSIGN_OR_RETURN(device_, SlotTier::Create(kDeviceTier, int64_t(cfg.device_bytes / bb), bb));
+  PG_ASSIGN_OR_RETURN(device_, SlotTier::Create(kDeviceTier, int64_t(cfg.device_bytes / bb), bb, cfg.device_arena));
   PG_ASSIGN_OR_RETURN(host_, SlotTier::Create(kHostTier, int64_t(cfg.host_bytes / bb), bb));
   usage_.SetCapacity(kDeviceTier, device_.capacity());
   usage_.SetCapacity(kHostTier, host_.capacity());
   if (!cfg.disk_dir.empty() && cfg.prefix_cache) PG_RETURN_IF_ERROR(OpenDisk(cfg));
+  if (!cfg.remote.url.empty() && cfg.prefix_cache) {
+    PG_ASSIGN_OR_RETURN(remote_, RemoteTier::Create(cfg.remote, cfg.layout, cfg.model_identity));
+  }
   accounting_.Configure({.block_bytes = bb,
                          .page_tokens = layout_.page_tokens,
                          .host_enabled = host_enabled(),
@@ -61,8 +64,7 @@ Status TierStore::OpenDisk(const KvCacheConfig& cfg) {
   c_.disk.errors += scan.removed_bad;
   for (auto& b : scan.blocks) {
     if (index_.Find(b.hash) != PrefixIndex::kNone) continue;
-    const uint32_t id = index_.Insert(b.hash, b.parent, b.depth, b.tokens);
-    accounting_.NotePublished(b.hash, b.parent);
+    const uint32_t id = Publish(b.hash, b.parent, b.depth, b.tokens);
     IndexEntry& e = index_.at(id);
     e.disk.present = true;
     e.last_tick = 0;
@@ -74,6 +76,22 @@ Status TierStore::OpenDisk(const KvCacheConfig& cfg) {
                 disk_used_, scan.removed_bad, scan.foreign);
   }
   return Status::Ok();
+}
+
+BlockMedium& TierStore::medium(int tier) {
+  switch (tier) {
+    case kDeviceTier: return device_;
+    case kHostTier: return host_;
+    case kDiskTier: PG_CHECK(disk_ != nullptr); return *disk_;
+    default: PG_CHECK(remote_ != nullptr); return *remote_;
+  }
+}
+
+uint32_t TierStore::Publish(const BlockHash& hash, const BlockHash& parent, int32_t depth,
+                            std::span<const int32_t> tokens) {
+  const uint32_t id = index_.Insert(hash, parent, depth, tokens);
+  accounting_.NotePublished(hash, parent);
+  return id;
 }
 
 void TierStore::DisableDiskWrites(const Status& why) {

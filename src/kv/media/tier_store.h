@@ -1,9 +1,9 @@
 // TierStore: the places blocks live and the index that finds them. It holds
-// the prefix index, one SlotTier per memory tier (device, host), the disk
-// tier with its block budget, and the counters; and it keeps their shared
-// bookkeeping consistent (eviction sets, owners, dropping copies). It decides
-// nothing: EvictionPolicy picks victims, TierAllocator makes room, TierMover
-// runs the copies, KvCacheManager owns the sequences.
+// the prefix index, one BlockMedium per tier (SlotTier for device and host,
+// DiskTier with its block budget, RemoteTier), and the counters; and it keeps
+// their shared bookkeeping consistent (eviction sets, owners, dropping
+// copies). It decides nothing: EvictionPolicy picks victims, TierAllocator
+// makes room, TierMover runs the copies, KvCacheManager owns the sequences.
 //
 // Entry bookkeeping rule: after changing an entry's copies, locks or last
 // use, call RefreshEntry (eviction sets and child counts), then MaybeErase
@@ -23,6 +23,7 @@
 #include "kv/index/prefix_index.h"
 #include "kv/kv_cache_config.h"
 #include "kv/media/disk_tier.h"
+#include "kv/media/remote_tier.h"
 #include "kv/media/slot_tier.h"
 #include "kv/policy/eviction_policy.h"
 
@@ -33,8 +34,9 @@ class TierStore {
   // Checks a config's sizes and options; the messages name the flags.
   static Status Validate(const KvCacheConfig& cfg);
   // Creates the slot tiers and, with a disk dir and the prefix cache on,
-  // opens the disk tier and indexes the blocks found there. The disk may be
-  // over its cap afterwards (TierAllocator::TrimDisk).
+  // opens the disk tier and indexes the blocks found there; with a remote
+  // URL and the prefix cache on, the remote tier. The disk may be over its
+  // cap afterwards (TierAllocator::TrimDisk).
   Status Open(const KvCacheConfig& cfg);
 
   const KvLayout& layout() const { return layout_; }
@@ -49,6 +51,13 @@ class TierStore {
   SlotTier& host() { return host_; }
   const SlotTier& host() const { return host_; }
   DiskTier* disk() { return disk_.get(); }  // null without a disk tier
+  RemoteTier* remote() { return remote_.get(); }  // null without a remote tier
+  const RemoteTier* remote() const { return remote_.get(); }
+  // The medium of `tier` (which must be enabled).
+  BlockMedium& medium(int tier);
+  // Adds index entry (hash, parent, depth, tokens), with no copy yet, and
+  // tells the miss accounting it was published.
+  uint32_t Publish(const BlockHash& hash, const BlockHash& parent, int32_t depth, std::span<const int32_t> tokens);
   CacheCounters& counters() { return c_; }
   // Blocks per session and slot tier (quotas, fair share); kept by RefreshEntry.
   const SessionUsage& usage() const { return usage_; }
@@ -97,6 +106,7 @@ class TierStore {
   SlotTier device_;
   SlotTier host_;
   std::unique_ptr<DiskTier> disk_;
+  std::unique_ptr<RemoteTier> remote_;  // null without --kv-remote
   int64_t disk_capacity_ = 0;  // block files
   int64_t disk_used_ = 0;      // entries with a file or a file write in flight
   bool disk_writes_ok_ = true;

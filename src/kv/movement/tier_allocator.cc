@@ -15,7 +15,7 @@ int64_t TierAllocator::DrainingDevice() const {
   if (mover_.empty()) return 0;
   std::unordered_map<int32_t, int32_t> pins;  // slot -> moves pinning it
   for (const auto& [tag, m] : mover_.moves())
-    if (m.device >= 0) pins[m.device]++;
+    if (const int32_t s = m.slot_in(kDeviceTier); s >= 0) pins[s]++;
   int64_t n = 0;
   const SlotTier& dev = store_.device();
   for (const auto& [slot, k] : pins) {
@@ -44,7 +44,7 @@ bool TierAllocator::EvictOne(int tier, bool may_wait) {
   if (tier == kDeviceTier && store_.host_enabled()) {
     if (e.host.slot < 0) {
       const int32_t hs = AllocHostSlot(may_wait);
-      if (hs >= 0) tag = mover_.StartWriteToHost(v, hs);
+      if (hs >= 0) tag = StartCopyToHost(v, hs);
     }
   } else if (tier != kDiskTier) {
     if (store_.disk_writable() && !e.disk.present && !e.disk.writing) tag = StartWriteToDisk(v, tier == kHostTier);
@@ -68,7 +68,7 @@ void TierAllocator::PrepareDeviceRoom(int64_t n) {
     if (v == PrefixIndex::kNone || store_.index().at(v).host.slot >= 0) return;
     const int32_t hs = AllocHostSlot(false);
     if (hs < 0) return;
-    mover_.StartWriteToHost(v, hs);  // pins the slot: the next PickVictim sees another block
+    StartCopyToHost(v, hs);  // pins the slot: the next PickVictim sees another block
   }
 }
 
@@ -101,7 +101,18 @@ bool TierAllocator::MakeDiskRoom() {
 
 uint64_t TierAllocator::StartWriteToDisk(uint32_t id, bool from_host) {
   if (!store_.disk_writable() || !MakeDiskRoom()) return 0;
-  return mover_.StartWriteToDisk(id, from_host);
+  return mover_.Start(id, from_host ? kHostTier : kDeviceTier, kDiskTier);
+}
+
+uint64_t TierAllocator::StartCopyToHost(uint32_t id, int32_t host_slot) {
+  const uint64_t tag = mover_.Start(id, kDeviceTier, kHostTier, host_slot);
+  store_.Unref(kHostTier, host_slot);  // the move's pin keeps the slot; it is cached once the copy lands
+  return tag;
+}
+
+uint64_t TierAllocator::StartLoad(uint32_t id, int32_t device_slot) {
+  const IndexEntry& e = store_.index().at(id);
+  return mover_.Start(id, e.host.usable() ? kHostTier : kDiskTier, kDeviceTier, device_slot);
 }
 
 void TierAllocator::TrimDisk() {
@@ -113,7 +124,7 @@ void TierAllocator::WriteThrough(uint32_t id) {
   const IndexEntry& e = store_.index().at(id);
   if (store_.host_enabled() && e.host.slot < 0) {
     const int32_t hs = AllocHostSlot(false);
-    if (hs >= 0) mover_.StartWriteToHost(id, hs);
+    if (hs >= 0) StartCopyToHost(id, hs);
   } else if (!store_.host_enabled() && store_.disk_writable() && !e.disk.present && !e.disk.writing) {
     StartWriteToDisk(id, false);
   }
@@ -131,7 +142,7 @@ void TierAllocator::CleanInBackground() {
     for (uint32_t id : todo) {
       const int32_t hs = AllocHostSlot(false);
       if (hs < 0) break;
-      mover_.StartWriteToHost(id, hs);
+      StartCopyToHost(id, hs);
     }
   }
   if (store_.host_enabled() && store_.disk_writable() && host.n_free() < std::max<int64_t>(1, host.capacity() / 8)) {
@@ -146,7 +157,7 @@ void TierAllocator::CleanInBackground() {
 
 void TierAllocator::Collect(bool wait) {
   mover_.Collect(wait, [this](const TierMover::Move& m) {
-    if (m.kind != TierMover::Kind::kDeviceToHost || write_policy_ != WritePolicy::kWriteThrough) return;
+    if (m.from != kDeviceTier || m.to != kHostTier || write_policy_ != WritePolicy::kWriteThrough) return;
     const IndexEntry& e = store_.index().at(m.entry);
     if (store_.disk_writable() && !e.in_tier(kDiskTier)) StartWriteToDisk(m.entry, true);
   });

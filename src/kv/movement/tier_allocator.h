@@ -41,6 +41,12 @@ class TierAllocator {
   // Starts a disk write of entry id after making room; 0 when the disk is
   // not writable or no room can be made.
   uint64_t StartWriteToDisk(uint32_t id, bool from_host);
+  // Copies entry id's ready device copy into host slot `host_slot` (freshly
+  // allocated; the move keeps it). Returns the move's tag.
+  uint64_t StartCopyToHost(uint32_t id, int32_t host_slot);
+  // Loads entry id (from host when it has a ready host copy, else from its
+  // file) into `device_slot`, which the caller allocated and keeps holding.
+  uint64_t StartLoad(uint32_t id, int32_t device_slot);
   // Frees one slot (or block file) of `tier`; false when nothing can go.
   bool EvictOne(int tier, bool may_wait);
   // Evicts block files until the disk is within its cap (after a scan).

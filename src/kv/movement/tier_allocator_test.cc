@@ -37,7 +37,7 @@ struct AllocFixture {
     const std::vector<int32_t> tokens = {d, d, d, d};
     const BlockHash h = ChainHash(last, tokens);
     const uint32_t id = store.index().Insert(h, last, d, tokens);
-    kvtest::FillPattern(h, store.device().Ptr(slot), kBlock);
+    kvtest::FillPattern(h, store.device().KernelPtr(slot), kBlock);
     IndexEntry& e = store.index().at(id);
     e.device = SlotCopy{slot, true};
     e.last_tick = ++tick;
@@ -63,7 +63,7 @@ TEST(TierAllocatorTest, FullDeviceDemotesTheVictimToHost) {
   const IndexEntry& e = f.store.index().at(a);
   EXPECT_EQ(e.device.slot, -1);
   ASSERT_TRUE(e.host.usable());
-  EXPECT_TRUE(kvtest::HasPattern(e.hash, f.store.host().Ptr(e.host.slot), kBlock));
+  EXPECT_TRUE(kvtest::HasPattern(e.hash, f.store.host().KernelPtr(e.host.slot), kBlock));
   EXPECT_EQ(f.store.counters().device.evictions, 1);
   f.store.Unref(kDeviceTier, slot);
   EXPECT_TRUE(f.Integrity().ok()) << f.Integrity().ToString();

@@ -1,17 +1,22 @@
-// TierMover: the block copies in flight between tiers: demotions (device ->
-// host, host or device -> disk) and promotions (host or disk -> device).
+// TierMover: the block copies in flight between tiers. Every copy is one
+// (from, to) pair of tiers and runs the same road whatever the pair:
+// demotions (device -> host, host or device -> disk), promotions (host or
+// disk -> device), imports (remote -> device) and write-behind (device ->
+// remote).
 //
-// Start* records the copy in the index (the target copy exists but is not
-// ready, a file write or read is counted), pins the slots it reads and
-// writes (one reference each), and queues the bytes on the BlockMover
-// threads. Collect() takes finished copies back on the scheduler thread:
-// the target copy becomes ready (or, for a failed disk read, is given up),
-// the pins are dropped and the counters updated. A failed disk write stops
-// disk writes (TierStore::DisableDiskWrites). Room is made before a Start*
-// (TierAllocator), never here.
+// Start records the copy in the index (the target copy exists but is not
+// ready; a file write or read is counted), pins the slots it reads and
+// writes (one reference each), and queues a job on the BlockMover threads
+// that reads the block out of the source medium and writes it into the
+// target medium (media/block_medium.h). Collect() takes finished copies
+// back on the scheduler thread and ends both sides: the target copy becomes
+// ready (or, when the copy failed, is given up), a failed disk read drops
+// the file, a failed disk write stops disk writes
+// (TierStore::DisableDiskWrites), the pins are dropped and the counters
+// updated. Room is made before a Start (TierAllocator), never here.
 //
 // Thread-safety: scheduler thread only, except the copy jobs themselves,
-// which touch only the pinned slots' bytes and the disk tier's files.
+// which touch only the pinned blocks, through their media's calls.
 #pragma once
 
 #include <cstdint>
@@ -25,27 +30,26 @@ namespace pg {
 
 class TierMover {
  public:
-  enum class Kind { kDeviceToHost, kHostToDevice, kDiskToDevice, kHostToDisk, kDeviceToDisk };
   struct Move {
-    Kind kind;
-    uint32_t entry;
-    int32_t device = -1;  // pinned device slot, -1 = none
-    int32_t host = -1;    // pinned host slot, -1 = none
+    uint32_t entry = 0;
+    Tier from = kDeviceTier;
+    Tier to = kDeviceTier;
+    int32_t from_slot = -1;  // pinned source slot (slot tiers), -1 = none
+    int32_t to_slot = -1;    // pinned target slot (slot tiers), -1 = none
+    // The pinned slot of slot tier t in this move, -1 = none.
+    int32_t slot_in(int t) const { return from == t ? from_slot : to == t ? to_slot : -1; }
   };
 
   TierMover(TierStore& store, int io_threads);
-  // Fault injection: each promotion job sleeps this long first (slow tier).
+  // Fault injection: each promotion (host or disk -> device) job sleeps this long first (slow tier).
   void set_load_delay(double seconds) { load_delay_s_ = seconds; }
 
-  // Copies entry id's ready device copy into host slot `host_slot` (freshly
-  // allocated; its reference becomes the move's pin). Returns the move's tag.
-  uint64_t StartWriteToHost(uint32_t id, int32_t host_slot);
-  // Writes entry id's ready host (from_host) or device copy to a file. The
-  // disk must have room and be writable. Returns the tag.
-  uint64_t StartWriteToDisk(uint32_t id, bool from_host);
-  // Loads entry id (from host when it has a ready host copy, else from its
-  // file) into `device_slot`, which the caller allocated and holds.
-  uint64_t StartLoad(uint32_t id, int32_t device_slot);
+  // Copies entry id from tier `from` to tier `to`. The source copy must be
+  // usable (a file for the disk; staged bytes for the remote tier). A slot
+  // target is `to_slot`, allocated by the caller, who keeps its own
+  // reference; the move takes one more as its pin. A disk target needs room
+  // and a writable disk. Returns the move's tag.
+  uint64_t Start(uint32_t id, Tier from, Tier to, int32_t to_slot = -1);
 
   // Finishes the copies that are done (with wait: at least one, blocking,
   // when some are in flight); `then` runs after each one is finished.
@@ -57,7 +61,12 @@ class TierMover {
   void CountPins(std::span<int32_t> device_holders, std::span<int32_t> host_holders) const;
 
  private:
-  uint64_t Submit(const Move& m);
+  static bool IsSlotTier(int t) { return t == kDeviceTier || t == kHostTier; }
+  void BeginRead(IndexEntry& e, Move& m);
+  void BeginWrite(uint32_t id, IndexEntry& e, const Move& m);
+  void Submit(uint64_t tag, const Move& m, const IndexEntry& e);
+  bool EndRead(IndexEntry& e, const Move& m, const Status& st);
+  void EndWrite(IndexEntry& e, const Move& m, bool ok, const Status& st);
   void Finish(const Move& m, const Status& st);
 
   TierStore& store_;

@@ -22,6 +22,15 @@ struct Tokenizer::Impl {
   std::vector<int32_t> special_ids;  // control/user-defined/unknown, longest text first
   std::unique_ptr<BpeModel> bpe;
   std::unique_ptr<SpmModel> spm;
+
+  // The steps of FromVocab, in order. Impl is nested in Tokenizer, so these
+  // reach its private fields.
+  static Status LoadTokens(const VocabData& v, Tokenizer& t);
+  static Status ResolveSpecials(const VocabData& v, bool spm, const PreTokenizerRecipe& pre_spec,
+                                Tokenizer& t);
+  static void DeriveEogAndControl(Tokenizer& t);
+  static void CollectSpecialIds(Tokenizer& t);
+  static void SetStripAttributes(const std::string& model_name, Tokenizer& t);
 };
 
 namespace {
@@ -167,8 +176,10 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const GgufFile& file) {
   return tok;
 }
 
-Result<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(const VocabData& v) {
-  const bool spm = v.model == "llama";
+namespace {
+
+// The checks on VocabData that need no tokenizer: model name, array lengths.
+Status ValidateVocab(const VocabData& v, bool spm) {
   if (!spm && v.model != "gpt2") {
     return InvalidArgument("unsupported tokenizer model '" + v.model + "' (expected gpt2 or llama)");
   }
@@ -186,6 +197,130 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(const VocabData& v) {
                            " entries but tokenizer.ggml.tokens has " + std::to_string(n));
   }
   if (!spm && v.merges.empty()) return InvalidArgument("gpt2 tokenizer without tokenizer.ggml.merges");
+  return Status::Ok();
+}
+
+// An explicit special id must be in [0, n); an absent one takes def when def
+// is in range, else -1.
+Status ResolveSpecialId(const std::optional<int32_t>& given, int32_t def, const char* what, size_t n,
+                        int32_t* out) {
+  if (given.has_value()) {
+    if (*given < 0 || *given >= static_cast<int32_t>(n)) {
+      return OutOfRange(std::string(what) + " = " + std::to_string(*given) +
+                        " is outside the vocabulary of " + std::to_string(n) + " tokens");
+    }
+    *out = *given;
+  } else {
+    *out = def >= 0 && def < static_cast<int32_t>(n) ? def : -1;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// Token texts, types, the text -> id index and scores.
+Status Tokenizer::Impl::LoadTokens(const VocabData& v, Tokenizer& t) {
+  Impl& impl = *t.impl_;
+  const size_t n = v.tokens.size();
+  t.model_ = v.model;
+  t.pre_ = v.pre;
+  t.tokens_ = v.tokens;
+  t.types_.resize(n, TokenType::kNormal);
+  impl.index.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (t.tokens_[i].empty()) t.tokens_[i] = "[EMPTY_" + std::to_string(i) + "]";  // as llama.cpp
+    if (!impl.index.emplace(t.tokens_[i], static_cast<int32_t>(i)).second) {
+      return InvalidArgument("duplicate token in vocabulary: id " + std::to_string(i) +
+                             " repeats id " + std::to_string(impl.index[t.tokens_[i]]));
+    }
+    if (!v.token_types.empty()) {
+      const int32_t ty = v.token_types[i];
+      t.types_[i] = ty >= 0 && ty <= 6 ? static_cast<TokenType>(ty) : TokenType::kUndefined;
+    }
+  }
+  impl.scores = v.scores;
+  impl.scores.resize(n, 0.0f);
+  return Status::Ok();
+}
+
+// Special ids: explicit ones must be valid; absent ones take llama.cpp's
+// per-model default when that default is in range. Then the add_bos/eos flags.
+Status Tokenizer::Impl::ResolveSpecials(const VocabData& v, bool spm,
+                                        const PreTokenizerRecipe& pre_spec, Tokenizer& t) {
+  const size_t n = v.tokens.size();
+  const int32_t default_bos = spm ? 1 : (pre_spec.no_default_bos ? -1 : 11);
+  PG_RETURN_IF_ERROR(ResolveSpecialId(v.bos_id, default_bos, "bos_token_id", n, &t.bos_id_));
+  PG_RETURN_IF_ERROR(ResolveSpecialId(v.eos_id, spm ? 2 : 11, "eos_token_id", n, &t.eos_id_));
+  PG_RETURN_IF_ERROR(ResolveSpecialId(v.unk_id, spm ? 0 : -1, "unknown_token_id", n, &t.unk_id_));
+  PG_RETURN_IF_ERROR(ResolveSpecialId(v.pad_id, -1, "padding_token_id", n, &t.pad_id_));
+  PG_RETURN_IF_ERROR(ResolveSpecialId(v.eot_id, -1, "eot_token_id", n, &t.eot_id_));
+
+  t.add_bos_ = v.add_bos.value_or(spm || pre_spec.add_bos);
+  t.add_eos_ = v.add_eos.value_or(false);
+  t.add_space_prefix_ = spm && v.add_space_prefix.value_or(true);
+  if (t.add_bos_ && t.bos_id_ < 0) return InvalidArgument("add_bos_token is true but there is no BOS token");
+  if (t.add_eos_ && t.eos_id_ < 0) return InvalidArgument("add_eos_token is true but there is no EOS token");
+  return Status::Ok();
+}
+
+// End-of-generation set and control-looking tokens, as llama.cpp derives
+// them from token text when the metadata does not say.
+void Tokenizer::Impl::DeriveEogAndControl(Tokenizer& t) {
+  const size_t n = t.tokens_.size();
+  t.eog_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& text = t.tokens_[i];
+    bool force_control = false;
+    if (OneOf(text, kEotTexts)) {
+      if (t.eot_id_ < 0) t.eot_id_ = static_cast<int32_t>(i);
+      force_control = true;
+    }
+    if (OneOf(text, kFimEogTexts)) {
+      t.eog_[i] = 1;
+      force_control = true;
+    }
+    if (OneOf(text, kFimOtherTexts) || text == "<|eom_id|>") force_control = true;
+    if (OneOf(text, kEogTexts)) {
+      t.eog_[i] = 1;
+      force_control = true;
+    }
+    if (force_control && t.types_[i] != TokenType::kControl) t.types_[i] = TokenType::kControl;
+  }
+  if (t.eos_id_ >= 0) t.eog_[t.eos_id_] = 1;
+  if (t.eot_id_ >= 0) t.eog_[t.eot_id_] = 1;
+}
+
+// Control, user-defined and unknown tokens, longest text first.
+void Tokenizer::Impl::CollectSpecialIds(Tokenizer& t) {
+  Impl& impl = *t.impl_;
+  for (size_t i = 0; i < t.tokens_.size(); ++i) {
+    const TokenType ty = t.types_[i];
+    if (ty == TokenType::kControl || ty == TokenType::kUserDefined || ty == TokenType::kUnknown) {
+      impl.special_ids.push_back(static_cast<int32_t>(i));
+    }
+  }
+  std::stable_sort(impl.special_ids.begin(), impl.special_ids.end(), [&](int32_t a, int32_t b) {
+    return t.tokens_[a].size() > t.tokens_[b].size();
+  });
+}
+
+// llama.cpp's per-model token attributes (GGUF does not carry them).
+void Tokenizer::Impl::SetStripAttributes(const std::string& model_name, Tokenizer& t) {
+  t.strip_.assign(t.tokens_.size(), 0);
+  std::string lname = model_name;
+  for (char& ch : lname) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lname.find("phi-3") != std::string::npos || lname.find("phi3") != std::string::npos) {
+    for (int32_t id : t.impl_->special_ids) t.strip_[id] |= kStripRight;
+    if (auto id = t.FindToken("</s>")) t.strip_[*id] |= kStripRight;
+    for (const char* s : {"<unk>", "<s>", "<|endoftext|>"}) {
+      if (auto id = t.FindToken(s)) t.strip_[*id] &= static_cast<uint8_t>(~kStripRight);
+    }
+  }
+}
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(const VocabData& v) {
+  const bool spm = v.model == "llama";
+  PG_RETURN_IF_ERROR(ValidateVocab(v, spm));
 
   // The pre-tokenizer (BPE only; llama.cpp ignores tokenizer.ggml.pre for SPM)
   // also sets llama.cpp's per-name defaults.
@@ -195,100 +330,13 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(const VocabData& v) {
   }
 
   std::unique_ptr<Tokenizer> t(new Tokenizer());
+  PG_RETURN_IF_ERROR(Impl::LoadTokens(v, *t));
+  PG_RETURN_IF_ERROR(Impl::ResolveSpecials(v, spm, pre_spec, *t));
+  Impl::DeriveEogAndControl(*t);
+  Impl::CollectSpecialIds(*t);
+  Impl::SetStripAttributes(v.name, *t);
+
   Impl& impl = *t->impl_;
-  t->model_ = v.model;
-  t->pre_ = v.pre;
-  t->tokens_ = v.tokens;
-  t->types_.resize(n, TokenType::kNormal);
-  impl.index.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (t->tokens_[i].empty()) t->tokens_[i] = "[EMPTY_" + std::to_string(i) + "]";  // as llama.cpp
-    if (!impl.index.emplace(t->tokens_[i], static_cast<int32_t>(i)).second) {
-      return InvalidArgument("duplicate token in vocabulary: id " + std::to_string(i) +
-                             " repeats id " + std::to_string(impl.index[t->tokens_[i]]));
-    }
-    if (!v.token_types.empty()) {
-      const int32_t ty = v.token_types[i];
-      t->types_[i] = ty >= 0 && ty <= 6 ? static_cast<TokenType>(ty) : TokenType::kUndefined;
-    }
-  }
-  impl.scores = v.scores;
-  impl.scores.resize(n, 0.0f);
-
-  // Special ids: explicit ones must be valid; absent ones take llama.cpp's
-  // per-model default when that default is in range.
-  auto resolve = [&](const std::optional<int32_t>& given, int32_t def, const char* what,
-                     int32_t* out) -> Status {
-    if (given.has_value()) {
-      if (*given < 0 || *given >= static_cast<int32_t>(n)) {
-        return OutOfRange(std::string(what) + " = " + std::to_string(*given) +
-                          " is outside the vocabulary of " + std::to_string(n) + " tokens");
-      }
-      *out = *given;
-    } else {
-      *out = def >= 0 && def < static_cast<int32_t>(n) ? def : -1;
-    }
-    return Status::Ok();
-  };
-  const int32_t default_bos = spm ? 1 : (pre_spec.no_default_bos ? -1 : 11);
-  PG_RETURN_IF_ERROR(resolve(v.bos_id, default_bos, "bos_token_id", &t->bos_id_));
-  PG_RETURN_IF_ERROR(resolve(v.eos_id, spm ? 2 : 11, "eos_token_id", &t->eos_id_));
-  PG_RETURN_IF_ERROR(resolve(v.unk_id, spm ? 0 : -1, "unknown_token_id", &t->unk_id_));
-  PG_RETURN_IF_ERROR(resolve(v.pad_id, -1, "padding_token_id", &t->pad_id_));
-  PG_RETURN_IF_ERROR(resolve(v.eot_id, -1, "eot_token_id", &t->eot_id_));
-
-  t->add_bos_ = v.add_bos.value_or(spm || pre_spec.add_bos);
-  t->add_eos_ = v.add_eos.value_or(false);
-  t->add_space_prefix_ = spm && v.add_space_prefix.value_or(true);
-  if (t->add_bos_ && t->bos_id_ < 0) return InvalidArgument("add_bos_token is true but there is no BOS token");
-  if (t->add_eos_ && t->eos_id_ < 0) return InvalidArgument("add_eos_token is true but there is no EOS token");
-
-  // End-of-generation set and control-looking tokens, as llama.cpp derives
-  // them from token text when the metadata does not say.
-  t->eog_.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const std::string& text = t->tokens_[i];
-    bool force_control = false;
-    if (OneOf(text, kEotTexts)) {
-      if (t->eot_id_ < 0) t->eot_id_ = static_cast<int32_t>(i);
-      force_control = true;
-    }
-    if (OneOf(text, kFimEogTexts)) {
-      t->eog_[i] = 1;
-      force_control = true;
-    }
-    if (OneOf(text, kFimOtherTexts) || text == "<|eom_id|>") force_control = true;
-    if (OneOf(text, kEogTexts)) {
-      t->eog_[i] = 1;
-      force_control = true;
-    }
-    if (force_control && t->types_[i] != TokenType::kControl) t->types_[i] = TokenType::kControl;
-  }
-  if (t->eos_id_ >= 0) t->eog_[t->eos_id_] = 1;
-  if (t->eot_id_ >= 0) t->eog_[t->eot_id_] = 1;
-
-  for (size_t i = 0; i < n; ++i) {
-    const TokenType ty = t->types_[i];
-    if (ty == TokenType::kControl || ty == TokenType::kUserDefined || ty == TokenType::kUnknown) {
-      impl.special_ids.push_back(static_cast<int32_t>(i));
-    }
-  }
-  std::stable_sort(impl.special_ids.begin(), impl.special_ids.end(), [&](int32_t a, int32_t b) {
-    return t->tokens_[a].size() > t->tokens_[b].size();
-  });
-
-  // llama.cpp's per-model token attributes (GGUF does not carry them).
-  t->strip_.assign(n, 0);
-  std::string lname = v.name;
-  for (char& ch : lname) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (lname.find("phi-3") != std::string::npos || lname.find("phi3") != std::string::npos) {
-    for (int32_t id : impl.special_ids) t->strip_[id] |= kStripRight;
-    if (auto id = t->FindToken("</s>")) t->strip_[*id] |= kStripRight;
-    for (const char* s : {"<unk>", "<s>", "<|endoftext|>"}) {
-      if (auto id = t->FindToken(s)) t->strip_[*id] &= static_cast<uint8_t>(~kStripRight);
-    }
-  }
-
   if (spm) {
     impl.spm = std::make_unique<SpmModel>(impl.scores, impl.index, t->unk_id_);
   } else {

@@ -11,6 +11,8 @@
 // a runner is used by one HTTP thread.
 #pragma once
 
+#include <httplib.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>

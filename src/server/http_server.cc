@@ -104,7 +104,6 @@ struct HttpServer::Impl {
                          &metrics);
       }
       TenantScope scope(&*tenant);
-      }
       try {
         fn(req, res);
       } catch (const std::exception& e) {

@@ -9,8 +9,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace pg::testing {
 
@@ -24,6 +28,18 @@ inline std::vector<std::string> SseData(const std::string& body) {
     std::string event = body.substr(pos, end - pos);
     if (event.rfind("data: ", 0) == 0) out.push_back(event.substr(6));
     pos = end + 2;
+  }
+  return out;
+}
+
+// The (event name, data) pairs of an SSE text whose events are named.
+inline std::vector<std::pair<std::string, nlohmann::json>> SseEvents(const std::string& sse) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  std::istringstream in(sse);
+  std::string line, name;
+  while (std::getline(in, line)) {
+    if (line.rfind("event: ", 0) == 0) name = line.substr(7);
+    if (line.rfind("data: ", 0) == 0) out.emplace_back(name, nlohmann::json::parse(line.substr(6)));
   }
   return out;
 }

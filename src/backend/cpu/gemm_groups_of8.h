@@ -69,6 +69,13 @@ inline void GemmGroupsOf8(const WeightMatrix& w, int64_t block_cols, const void*
   }
 }
 
+// The low (*lo) and high (*hi) nibbles of the 32 bytes of v.
+inline void Nibbles(__m256i v, __m256i* lo, __m256i* hi) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  *lo = _mm256_and_si256(v, m4);
+  *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+}
+
 // The 6-bit levels of Q6_Kx8 columns c (0 or 1) of a 32-byte load: qa from
 // the low nibbles of v, qb from the high ones, each with its 2 bits of vh.
 inline void LevelsQ6_Kx8(__m256i v, __m256i vh, int c, __m256i* qa, __m256i* qb) {

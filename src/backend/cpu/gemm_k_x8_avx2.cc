@@ -33,13 +33,11 @@ struct Q4_KSums {
   using XBlock = BlockQ8_K;
   template <int RN>
   void operator()(const BlockQ4_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int p = 0; p < 4; ++p) {
       const __m256i s_lo = RowScales16(blk.sc[2 * p]), s_hi = RowScales16(blk.sc[2 * p + 1]);
       for (int k = 0; k < 8; ++k) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 256 * p + 32 * k));
-        const __m256i lo = _mm256_and_si256(v, m4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        __m256i lo, hi;
+        Nibbles(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 256 * p + 32 * k)), &lo, &hi);
         for (int j = 0; j < RN; ++j) {
           const int8_t* xq = xb[j]->qs + 64 * p + 4 * k;
           const __m256i a = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, Broadcast4(xq)), s_lo);

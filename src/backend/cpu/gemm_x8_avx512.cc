@@ -81,11 +81,10 @@ struct Q8_0Sums {
 struct Q5_0Sums {
   template <int RN>
   void operator()(const BlockQ5_0x8& blk, const uint8_t (&xu)[RN][kQK], __m256i (&isum)[RN], __m256i* wsum) const {
-    const __m256i k128 = _mm256_set1_epi8(static_cast<char>(0x80)), m4 = _mm256_set1_epi8(0x0F);
-    const __m256i k16 = _mm256_set1_epi8(16);
+    const __m256i k128 = _mm256_set1_epi8(static_cast<char>(0x80)), k16 = _mm256_set1_epi8(16);
     for (int k = 0; k < kQK / 8; ++k) {
-      const __m256i v = Load256(blk.qs + 32 * k);
-      __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+      __m256i lo, hi;
+      Nibbles(Load256(blk.qs + 32 * k), &lo, &hi);
       lo = _mm256_mask_sub_epi8(lo, _cvtu32_mask32(blk.low16[k][0]), lo, k16);
       hi = _mm256_mask_sub_epi8(hi, _cvtu32_mask32(blk.low16[k][1]), hi, k16);
       *wsum = _mm256_dpbusd_epi32(*wsum, k128, _mm256_add_epi8(lo, hi));
@@ -104,14 +103,12 @@ struct Q4_KSums {
   using XBlock = BlockQ8_K;
   template <int RN>
   void operator()(const BlockQ4_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int p = 0; p < 4; ++p) {
       __m256i s_lo[RN], s_hi[RN];  // sub-blocks 2p and 2p + 1
       for (int j = 0; j < RN; ++j) s_lo[j] = s_hi[j] = _mm256_setzero_si256();
       for (int k = 0; k < 8; ++k) {
-        const __m256i v = Load256(blk.qs + 256 * p + 32 * k);
-        const __m256i lo = _mm256_and_si256(v, m4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        __m256i lo, hi;
+        Nibbles(Load256(blk.qs + 256 * p + 32 * k), &lo, &hi);
         for (int j = 0; j < RN; ++j) {
           const int8_t* xq = xb[j]->qs + 64 * p + 4 * k;
           s_lo[j] = _mm256_dpbusd_epi32(s_lo[j], lo, Broadcast4(xq));

@@ -87,13 +87,13 @@ inline void LevelsQ6_Kx8(__m256i v, __m256i vh, int c, __m256i* qa, __m256i* qb)
 
 // One tile: 8 rows x RN tokens over nb blocks. Per block sums(blk, xb, isum)
 // adds each token j's integer sum of (scale *) levels . quants into isum[j],
-// the ISA's own part, over the token's Sums::XBlock (BlockQ8_0 or
+// the ISA's own part, over the token's Finish::XBlock (BlockQ8_0 or
 // BlockQ8_K); finish(blk, xb, isum, acc) (Q4_KFinish, Q6_KFinish) adds the
 // block's floats to acc[j].
 template <int RN, typename Block, typename Sums, typename Finish>
 inline void TileX8(const Block* g, int64_t nb, const uint8_t* xbase, size_t xs, __m256* out, Sums sums,
                    Finish finish) {
-  using XBlock = typename Sums::XBlock;
+  using XBlock = typename Finish::XBlock;
   __m256 acc[RN];
   for (int j = 0; j < RN; ++j) acc[j] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
@@ -113,6 +113,7 @@ inline void TileX8(const Block* g, int64_t nb, const uint8_t* xbase, size_t xs, 
 // Q4_Kx8: d * isum - dmin * (sum over the 8 sub-blocks of min * the token's
 // bsums of the sub-block), per row lane.
 struct Q4_KFinish {
+  using XBlock = BlockQ8_K;
   template <int RN>
   void operator()(const BlockQ4_Kx8& blk, const BlockQ8_K* const (&xb)[RN], const __m256i (&isum)[RN],
                   __m256 (&acc)[RN]) const {
@@ -139,6 +140,7 @@ struct Q4_KFinish {
 // Q6_Kx8: d * (isum - 32 * sum over the 16 sub-blocks of scale * the token's
 // bsum of the sub-block), per row lane: the levels' -32 offset.
 struct Q6_KFinish {
+  using XBlock = BlockQ8_K;
   template <int RN>
   void operator()(const BlockQ6_Kx8& blk, const BlockQ8_K* const (&xb)[RN], const __m256i (&isum)[RN],
                   __m256 (&acc)[RN]) const {

@@ -30,7 +30,6 @@ inline __m256i RowScales16(const uint8_t* sc8) {
 
 // isum[j] += sum over the 8 sub-blocks of sc * (nibbles . token j's quants).
 struct Q4_KSums {
-  using XBlock = BlockQ8_K;
   template <int RN>
   void operator()(const BlockQ4_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
     for (int p = 0; p < 4; ++p) {
@@ -58,7 +57,6 @@ inline __m256i RowScales16Signed(const int8_t* sc8) {
 // isum[j] += sum over the 16 sub-blocks of sc * (6-bit levels . token j's
 // quants), the -32 offset left to Q6_KFinish.
 struct Q6_KSums {
-  using XBlock = BlockQ8_K;
   template <int RN>
   void operator()(const BlockQ6_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
     for (int h = 0; h < 2; ++h) {

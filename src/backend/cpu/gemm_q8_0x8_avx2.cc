@@ -14,7 +14,6 @@ namespace {
 
 // isum[j] += the 32 weights of each row . token j's 32 quants.
 struct Q8_0Sums {
-  using XBlock = BlockQ8_0;
   template <int RN>
   void operator()(const BlockQ8_0x8& blk, const BlockQ8_0* const (&xb)[RN], __m256i (&isum)[RN]) const {
     const __m256i ones = _mm256_set1_epi16(1);
@@ -33,6 +32,7 @@ struct Q8_0Sums {
 
 // acc[j] += (the rows' scales * token j's scale) * isum[j].
 struct Q8_0Finish {
+  using XBlock = BlockQ8_0;
   template <int RN>
   void operator()(const BlockQ8_0x8& blk, const BlockQ8_0* const (&xb)[RN], const __m256i (&isum)[RN],
                   __m256 (&acc)[RN]) const {

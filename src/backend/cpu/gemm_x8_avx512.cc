@@ -100,7 +100,6 @@ struct Q5_0Sums {
 // each sub-block's products summed in its own lanes, then VPMULLD by the
 // rows' scales.
 struct Q4_KSums {
-  using XBlock = BlockQ8_K;
   template <int RN>
   void operator()(const BlockQ4_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
     for (int p = 0; p < 4; ++p) {
@@ -128,7 +127,6 @@ struct Q4_KSums {
 // As Q4_KSums, per 16-column sub-block of the 6-bit levels; the -32 offset
 // is left to Q6_KFinish.
 struct Q6_KSums {
-  using XBlock = BlockQ8_K;
   template <int RN>
   void operator()(const BlockQ6_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
     for (int h = 0; h < 2; ++h) {

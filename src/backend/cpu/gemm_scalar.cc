@@ -143,38 +143,14 @@ float DotF16Row(const uint16_t* w, const float* x, int64_t n) { return DotF16(w,
 float DotBF16Row(const uint16_t* w, const float* x, int64_t n) { return DotBF16(w, x, n); }
 }  // namespace
 
-void GemmF32(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-             int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<float, float, DotF32Row>(w, xa, xs, t0, t1, r0, r1, y, ldy, 1);
-}
-void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-             int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<uint16_t, float, DotF16Row>(w, xa, xs, t0, t1, r0, r1, y, ldy, 1);
-}
-void GemmBF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<uint16_t, float, DotBF16Row>(w, xa, xs, t0, t1, r0, r1, y, ldy, 1);
-}
-void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<BlockQ8_0, BlockQ8_0, DotQ8_0>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQK);
-}
-void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<BlockQ4_0, BlockQ8_0, DotQ4_0>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQK);
-}
-void GemmQ4_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<BlockQ4_K, BlockQ8_K, DotQ4_K>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQKK);
-}
-void GemmQ5_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<BlockQ5_K, BlockQ8_K, DotQ5_K>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQKK);
-}
-void GemmQ6_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<BlockQ6_K, BlockQ8_K, DotQ6_K>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQKK);
-}
+PG_GEMM_AS(GemmF32, (GemmByDot<float, float, DotF32Row>), 1)
+PG_GEMM_AS(GemmF16, (GemmByDot<uint16_t, float, DotF16Row>), 1)
+PG_GEMM_AS(GemmBF16, (GemmByDot<uint16_t, float, DotBF16Row>), 1)
+PG_GEMM_AS(GemmQ8_0, (GemmByDot<BlockQ8_0, BlockQ8_0, DotQ8_0>), kQK)
+PG_GEMM_AS(GemmQ4_0, (GemmByDot<BlockQ4_0, BlockQ8_0, DotQ4_0>), kQK)
+PG_GEMM_AS(GemmQ4_K, (GemmByDot<BlockQ4_K, BlockQ8_K, DotQ4_K>), kQKK)
+PG_GEMM_AS(GemmQ5_K, (GemmByDot<BlockQ5_K, BlockQ8_K, DotQ5_K>), kQKK)
+PG_GEMM_AS(GemmQ6_K, (GemmByDot<BlockQ6_K, BlockQ8_K, DotQ6_K>), kQKK)
 
 // Q8_0x8 (repack.h): per row and token, each block's products summed exactly
 // in int32, then acc = fma(d_w * d_x, sum, acc), blocks in order. The SIMD
@@ -318,13 +294,7 @@ void GemmHalf4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int
   }
 }
 
-void GemmF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                  int64_t r1, float* y, int64_t ldy) {
-  GemmHalf4<F16ToF32>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                   int64_t r1, float* y, int64_t ldy) {
-  GemmHalf4<BF16ToF32>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
+PG_GEMM_AS(GemmF16Half4, GemmHalf4<F16ToF32>)
+PG_GEMM_AS(GemmBF16Half4, GemmHalf4<BF16ToF32>)
 
 }  // namespace pg::scalar

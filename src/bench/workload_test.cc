@@ -241,6 +241,23 @@ TEST(Mooncake, ParsesAndBuildsSharedBlocks) {
   EXPECT_NE(bad.status().message().find("m.jsonl line 1"), std::string::npos);
 }
 
+// Requests longer than max_context (input + output, scaled) are dropped and
+// counted; the others keep their order.
+TEST(Mooncake, MaxContextDropsAndCountsLongRequests) {
+  std::string text =
+      "{\"timestamp\": 0, \"input_length\": 100, \"output_length\": 10, \"hash_ids\": [0]}\n"
+      "{\"timestamp\": 1, \"input_length\": 900, \"output_length\": 10, \"hash_ids\": [0, 1]}\n"
+      "{\"timestamp\": 2, \"input_length\": 80, \"output_length\": 20, \"hash_ids\": [0]}\n";
+  auto reqs = ParseMooncake(text, "m.jsonl");
+  ASSERT_TRUE(reqs.ok());
+  WorkloadOptions opt;
+  opt.max_context = 110;
+  auto w = MooncakeWorkload::FromRequests(*reqs, Space(), opt);
+  ASSERT_EQ(w->SessionsPerPass(), 2);
+  EXPECT_EQ(w->MakeSession(1).events[0].arrival_s, 0.002);
+  EXPECT_NE(w->Describe().find("1 skipped by max_context"), std::string::npos) << w->Describe();
+}
+
 TEST(MakeWorkload, RejectsUnknownSpecsAndBadScales) {
   WorkloadOptions opt;
   EXPECT_FALSE(MakeWorkload("nope", Space(), opt).ok());

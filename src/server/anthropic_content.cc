@@ -169,7 +169,7 @@ class Converter {
   void SystemTurn(const json& blocks, const std::string& where) {
     const size_t index = out_->api.messages.size();
     std::string text;
-    const bool read = ForEachBlock(blocks, where, [&](const json& block, const std::string& bw, const std::string& type) {
+    const bool read = ForEachBlock(blocks, where, [&](const json& block, const auto& bw, const auto& type) {
       if (type != "text") {
         Unsupported(type, bw, "a system turn holds text blocks only");
         return false;
@@ -186,7 +186,7 @@ class Converter {
   void UserBlocks(const json& blocks, const std::string& where) {
     json user = {{"role", "user"}, {"content", ""}};
     std::string text;
-    const bool read = ForEachBlock(blocks, where, [&](const json& block, const std::string& bw, const std::string& type) {
+    const bool read = ForEachBlock(blocks, where, [&](const json& block, const auto& bw, const auto& type) {
       if (type == "text") {
         TextBlock(block, bw, &text);
         CacheControl(block, bw, {CacheBreakpoint::Kind::kContent, out_->api.messages.size(), text.size()});
@@ -230,7 +230,7 @@ class Converter {
     if (content != block.end() && content->is_string()) {
       text = content->get<std::string>();
     } else if (content != block.end() && content->is_array()) {
-      const bool read = ForEachBlock(*content, where, [&](const json& part, const std::string& cw, const std::string& type) {
+      const bool read = ForEachBlock(*content, where, [&](const json& part, const auto& cw, const auto& type) {
         if (type != "text") {
           Unsupported(type, cw, "a tool_result holds text blocks only");
           return false;
@@ -291,7 +291,7 @@ class Converter {
     const size_t index = out_->api.messages.size();
     json calls = json::array();
     std::string text, reasoning;
-    const bool read = ForEachBlock(blocks, where, [&](const json& block, const std::string& bw, const std::string& type) {
+    const bool read = ForEachBlock(blocks, where, [&](const json& block, const auto& bw, const auto& type) {
       if (type == "text") {
         TextBlock(block, bw, &text);
         CacheControl(block, bw, {CacheBreakpoint::Kind::kContent, index, text.size()});

@@ -80,7 +80,8 @@ inline void Nibbles(__m256i v, __m256i* lo, __m256i* hi) {
 // the low nibbles of v, qb from the high ones, each with its 2 bits of vh.
 inline void LevelsQ6_Kx8(__m256i v, __m256i vh, int c, __m256i* qa, __m256i* qb) {
   const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3);
-  *qa = _mm256_or_si256(_mm256_and_si256(v, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(vh, 2 * c), m3), 4));
+  *qa = _mm256_or_si256(_mm256_and_si256(v, m4),
+                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(vh, 2 * c), m3), 4));
   *qb = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(vh, 4 + 2 * c), m3), 4));
 }

@@ -40,25 +40,9 @@ float DotWithMin(const Block* w, const BlockQ8_0* x, int64_t nb) {
 int LevelQ4_1(const BlockQ4_1& b, int i) { return NibbleAt(b.qs, i); }
 int LevelQ5_1(const BlockQ5_1& b, int i) { return Q5LevelAt(b.qs, LoadQh(b.qh), i); }
 
-// Q5_0, IQ4_NL, MXFP4: signed levels and one scale per block.
-template <typename Block, int (*Level)(const Block&, int), float (*Scale)(const Block&)>
-float DotSigned(const Block* w, const BlockQ8_0* x, int64_t nb) {
-  float sum = 0;
-  for (int64_t b = 0; b < nb; ++b) {
-    int s = 0;
-    for (int i = 0; i < kQK; ++i) s += Level(w[b], i) * x[b].qs[i];
-    sum += Scale(w[b]) * F16ToF32(x[b].d) * static_cast<float>(s);
-  }
-  return sum;
-}
-
 int LevelQ5_0(const BlockQ5_0& b, int i) { return Q5LevelAt(b.qs, LoadQh(b.qh), i) - 16; }
 int LevelIQ4_NL(const BlockIQ4_NL& b, int i) { return kIq4nlValues[NibbleAt(b.qs, i)]; }
 int LevelMXFP4(const BlockMXFP4& b, int i) { return kFp4Values[NibbleAt(b.qs, i)]; }
-template <typename Block>
-float F16Scale(const Block& b) {
-  return F16ToF32(b.d);
-}
 float ScaleMXFP4(const BlockMXFP4& b) { return Mxfp4Scale(b.e); }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/gemm_tile.h"
 #include "backend/cpu/kernel_impls.h"
+#include "backend/cpu/quant_levels.h"
 #include "backend/cpu/repack.h"
 
 namespace pg::scalar {
@@ -55,27 +56,18 @@ void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n) {
   }
 }
 
-float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t nb) {
-  float sum = 0;
-  for (int64_t b = 0; b < nb; ++b) {
-    int s = 0;
-    for (int i = 0; i < kQK; ++i) s += w[b].qs[i] * x[b].qs[i];
-    sum += F16ToF32(w[b].d) * F16ToF32(x[b].d) * static_cast<float>(s);
-  }
-  return sum;
-}
+namespace {
 
+int LevelQ8_0(const BlockQ8_0& b, int i) { return b.qs[i]; }
+int LevelQ4_0(const BlockQ4_0& b, int i) { return NibbleAt(b.qs, i) - 8; }
+
+}  // namespace
+
+float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t nb) {
+  return DotSigned<BlockQ8_0, LevelQ8_0, F16Scale<BlockQ8_0>>(w, x, nb);
+}
 float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t nb) {
-  float sum = 0;
-  for (int64_t b = 0; b < nb; ++b) {
-    int s = 0;
-    for (int i = 0; i < kQK / 2; ++i) {
-      s += ((w[b].qs[i] & 15) - 8) * x[b].qs[i];
-      s += ((w[b].qs[i] >> 4) - 8) * x[b].qs[i + 16];
-    }
-    sum += F16ToF32(w[b].d) * F16ToF32(x[b].d) * static_cast<float>(s);
-  }
-  return sum;
+  return DotSigned<BlockQ4_0, LevelQ4_0, F16Scale<BlockQ4_0>>(w, x, nb);
 }
 
 // Q4_K / Q5_K: sum_j sc_j * d * sum(q * x) - dmin * sum_j m_j * sum(x) over 8 sub-blocks of 32.

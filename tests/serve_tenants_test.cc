@@ -6,7 +6,7 @@
 //     diverged from it); a's own reuse works; the same cache_salt inside a
 //     tenant reuses, another salt reuses nothing; x-api-key works; a tenant's
 //     session release touches only its own session; SIGHUP re-reads the file
-//     and a bad file keeps the old keys;
+//     and a bad file keeps the old keys; a stored response is its tenant's;
 //   * two replicas sharing a disk tier and Redis (skipped without
 //     redis-server): what a stored on replica 1 reaches a on replica 2 (tiers
 //     disk or remote) and never b.
@@ -195,6 +195,30 @@ TEST_F(ServeTenants, SessionsKeysAndReload) {
   ::kill(s->pid(), SIGHUP);
   ASSERT_TRUE(testing::WaitUntil([&] { return s->Log().find("API keys not reloaded") != std::string::npos; }));
   EXPECT_EQ(Complete(*s, "key-tenant-d-0004", Tokens(5, 8)).status, 200);
+  EXPECT_EQ(s->Stop(), 0) << s->Log();
+}
+
+// Stored responses (/v1/responses, store: true) are the tenant's own: b
+// cannot continue a's response by its id, a can.
+TEST_F(ServeTenants, StoredResponsesArePerTenant) {
+  auto s = Serve({}, "serve.log");
+  ASSERT_TRUE(s);
+  auto post = [&](const char* key, const json& body) {
+    httplib::Headers h = {{"Authorization", std::string("Bearer ") + key}};
+    return s->Client()->Post("/v1/responses", h, body.dump(), "application/json");
+  };
+  auto first = post(kKeyA, {{"input", "Hello"}, {"max_output_tokens", 2}, {"temperature", 0}});
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->status, 200) << first->body;
+  const std::string id = json::parse(first->body)["id"].get<std::string>();
+  const json next = {{"input", "And then?"}, {"max_output_tokens", 2}, {"previous_response_id", id}};
+  auto by_b = post(kKeyB, next);
+  ASSERT_TRUE(by_b);
+  EXPECT_EQ(by_b->status, 400) << by_b->body;
+  EXPECT_EQ(json::parse(by_b->body)["error"]["code"], "previous_response_not_found") << by_b->body;
+  auto by_a = post(kKeyA, next);
+  ASSERT_TRUE(by_a);
+  EXPECT_EQ(by_a->status, 200) << by_a->body;
   EXPECT_EQ(s->Stop(), 0) << s->Log();
 }
 

@@ -70,6 +70,8 @@ class Interpreter {
   Value EvalUnary(const Expr& e);    // jinja_operators.cc
   Value EvalBinary(const Expr& e);   // jinja_operators.cc
   Value EvalCompare(const Expr& e);  // jinja_operators.cc
+  Value Plus(const Value& a, const Value& b);   // jinja_operators.cc: numbers, strings, lists
+  Value Times(const Value& a, const Value& b);  // jinja_operators.cc: numbers, repetition
   Value EvalSlice(const Expr& e);
   void EvalArgs(const Expr& e, size_t first, CallArgs& args);
   Value Lookup(const std::string& name) const;

@@ -9,7 +9,8 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "engine/cpu_executor.h"
-#include "engine/kv_hint_config.h"
+#include "engine/kv_cache_setup.h"
+#include "engine/request_admission.h"
 #include "kv/index/block_hash.h"
 #include "kvevents/kv_event.h"
 
@@ -38,12 +39,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
     e->executor_ = std::make_unique<CpuExecutor>(*e->model_, *e->pool_);
   }
 
-  KvLayout layout;
-  layout.n_layers = static_cast<int>(mc.n_layer);
-  layout.n_kv_heads = static_cast<int>(mc.n_head_kv);
-  layout.head_dim = static_cast<int>(mc.head_dim);
-  layout.page_tokens = static_cast<int>(c.page_tokens);
-  layout.dtype = c.kv_bf16 ? KvDtype::kBF16 : KvDtype::kF16;
+  const KvLayout layout = KvLayoutOf(mc, c);
   PG_RETURN_IF_ERROR(layout.Validate());
   // --spec draft: the draft model's KV takes its share of the device budget first.
   if (c.spec.enabled()) PG_RETURN_IF_ERROR(e->CreateSpeculation(layout));
@@ -96,43 +92,9 @@ Status Engine::CreateKvCache(const KvLayout& layout) {
   const EngineConfig& c = config_;
   // K/V computed by one executor's arithmetic never meet another's (executor.h).
   const std::string identity = KvModelIdentity(model_->identity(), *executor_);
-  KvCacheConfig kc;
-  if (c.policy == ServePolicy::kBaseline) {
-    kc = KvCacheConfig::Baseline(layout, identity, c.kv_device_bytes);
-  } else {
-    kc = KvCacheConfig::Optimized(layout, identity, c.kv_device_bytes, HostTierBytes(c), c.kv_disk_dir,
-                                  DiskTierBytes(c));
-    kc.min_promote_tokens = c.min_promote_tokens;
-    kc.default_session_ttl_s = c.session_ttl_s;
-  }
-  kc.prefix_cache = c.prefix_cache;
-  kc.debug_load_delay_s = c.kv_debug_load_delay_s;
-  kc.remote.url = c.kv_remote;
-  kc.remote.ttl_s = c.kv_remote_ttl_s;
-  kc.remote.max_bytes = c.kv_remote_bytes;
-  kc.remote.timeout_s = c.kv_remote_timeout_s;
-  kc.remote.password = c.kv_remote_password;
-  kc.remote.secret = c.kv_remote_secret;
-  kc.device_arena = c.kv_device_arena;
-  if (!c.eviction.empty()) {
-    PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
-  }
-  if (!c.write_policy.empty()) {
-    PG_ASSIGN_OR_RETURN(kc.write_policy, ParseWritePolicy(c.write_policy));
-  }
-  PG_RETURN_IF_ERROR(ApplyKvHintConfig(c, layout.block_bytes(), &kc));
+  PG_ASSIGN_OR_RETURN(KvCacheConfig kc, KvCacheConfigOf(c, layout, identity));
   PG_ASSIGN_OR_RETURN(kv_, KvCacheManager::Create(std::move(kc)));
-
-  // The device arena is one block array: block b at DeviceBlockPtr(0) + b * stride.
-  KvPages pages;
-  pages.base = kv_->DeviceBlockPtr(0);
-  pages.block_bytes = kv_->device_blocks() > 1
-                          ? static_cast<size_t>(kv_->DeviceBlockPtr(1) - kv_->DeviceBlockPtr(0))
-                          : layout.block_bytes();
-  pages.layout = kv_->layout();  // the cache and the forward pass share one layout type
-  for (int64_t b = 0; b < kv_->device_blocks(); ++b)
-    PG_CHECK(kv_->DeviceBlockPtr(static_cast<BlockId>(b)) == pages.base + b * pages.block_bytes);
-  PG_RETURN_IF_ERROR(executor_->Prepare(pages));
+  PG_RETURN_IF_ERROR(executor_->Prepare(DevicePagesOf(*kv_, layout)));
 
   if (!c.kv_events.empty()) {
     KvEventPublisherOptions po;
@@ -175,21 +137,8 @@ void Engine::FillInfo() {
 Engine::~Engine() { Stop(); }
 
 Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
+  PG_RETURN_IF_ERROR(CheckAdmissible(request, info_));
   const int64_t n = static_cast<int64_t>(request.prompt.size());
-  if (n == 0) return InvalidArgument("the prompt is empty");
-  if (n >= info_.n_ctx)
-    return InvalidArgument(fmt::format("the prompt has {} tokens but the context size is {} (leave room for at least one new token)",
-                                       n, info_.n_ctx));
-  for (int32_t id : request.prompt)
-    if (id < 0 || id >= info_.n_vocab)
-      return InvalidArgument(fmt::format("token id {} is outside the vocabulary (0..{})", id, info_.n_vocab - 1));
-  if (request.sampling.max_tokens < 1) return InvalidArgument("max_tokens must be >= 1");
-  // The sequence stops at max_tokens or at the context, whichever comes first.
-  const int64_t need = std::min<int64_t>(n + request.sampling.max_tokens, info_.n_ctx);
-  if (need > info_.max_seq_tokens)
-    return InvalidArgument(fmt::format("the request needs {} tokens of KV ({} prompt + {} max_tokens) but the device "
-                                       "tier holds at most {} tokens for one sequence (--kv-device-mem)",
-                                       need, n, need - n, info_.max_seq_tokens));
   auto seq = std::make_unique<Sequence>();
   seq->request = std::move(request);
   seq->on_event = std::move(on_event);

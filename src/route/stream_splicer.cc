@@ -1,15 +1,16 @@
 #include "route/stream_splicer.h"
 
-#include <algorithm>
+#include <initializer_list>
 
 namespace pg {
 namespace {
 
 using json = nlohmann::json;
 
-// Fields two replicas of one model may fill differently for the same answer.
+// Fields two replicas of one model may fill differently for the same answer
+// (logprobs: they belong to a chunk's tokens, and chunking differs).
 bool Volatile(const std::string& key) {
-  return key == "id" || key == "created" || key == "usage" || key == "system_fingerprint";
+  return key == "id" || key == "created" || key == "usage" || key == "system_fingerprint" || key == "logprobs";
 }
 
 // j without its volatile fields, at any depth.
@@ -58,23 +59,34 @@ void RewriteIds(json* j, const std::map<std::string, std::string>& ids) {
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// The one choice's generated-text field of a chunk (chat delta.content or
-// completions text), or null when the chunk has none.
-json* TextField(json& choice) {
-  if (choice.contains("delta") && choice["delta"].is_object()) {
-    json& d = choice["delta"];
-    return d.contains("content") && d["content"].is_string() ? &d["content"] : nullptr;
-  }
-  return choice.contains("text") && choice["text"].is_string() ? &choice["text"] : nullptr;
+// The string fields of `j` named in `names`, appended to *found.
+void StringFields(json& j, std::initializer_list<const char*> names, std::vector<json*>* found) {
+  if (!j.is_object()) return;
+  for (const char* n : names)
+    if (auto it = j.find(n); it != j.end() && it->is_string()) found->push_back(&*it);
 }
 
-// An OpenAI chunk whose only output is choice 0's text (or none: a usage chunk).
-bool IsTextChunk(const json& j) {
-  if (!j.contains("choices") || !j["choices"].is_array() || j["choices"].size() > 1) return false;
-  if (j["choices"].empty()) return true;
-  const json& c = j["choices"][0];
-  if (!c.is_object() || c.value("index", 0) != 0) return false;
-  return !(c.contains("delta") && c["delta"].is_object() && c["delta"].contains("tool_calls"));
+// The streamed strings of an event: Anthropic's content_block_delta text,
+// partial_json or thinking; OpenAI's choice-0 text, delta content,
+// reasoning_content or one tool call's arguments.
+std::vector<json*> StreamedFields(json& j, bool anthropic) {
+  std::vector<json*> found;
+  if (anthropic) {
+    if (j.value("type", "") == "content_block_delta" && j.contains("delta"))
+      StringFields(j["delta"], {"text", "partial_json", "thinking"}, &found);
+    return found;
+  }
+  if (!j.contains("choices") || !j["choices"].is_array() || j["choices"].size() != 1) return found;
+  json& c = j["choices"][0];
+  StringFields(c, {"text"}, &found);
+  if (!c.is_object() || !c.contains("delta") || !c["delta"].is_object()) return found;
+  json& d = c["delta"];
+  StringFields(d, {"content", "reasoning_content"}, &found);
+  if (d.contains("tool_calls") && d["tool_calls"].is_array() && d["tool_calls"].size() == 1) {
+    json& call = d["tool_calls"][0];
+    if (call.is_object() && call.contains("function")) StringFields(call["function"], {"arguments"}, &found);
+  }
+  return found;
 }
 
 // An OpenAI chunk with several choices, or another than choice 0.
@@ -99,8 +111,7 @@ bool StreamSplicer::BeginReplacement() {
   pending_.clear();  // half an event from the dead upstream is never relayed
   if (!refused_.empty() || finished_ || done_) return false;
   replacing_ = true;
-  matched_ = 0;
-  events_matched_ = 0;
+  run_ = 0, matched_ = 0, entered_ = false;
   ids_.clear();
   return true;
 }
@@ -119,16 +130,16 @@ std::string StreamSplicer::EndEvent() const {
   return "data: [DONE]\n\n";
 }
 
-bool StreamSplicer::CatchUp(std::string* text) {
-  const size_t common = std::min(text->size(), relayed_text_.size() - matched_);
-  if (relayed_text_.compare(matched_, common, *text, 0, common) != 0) return false;
-  matched_ += common;
-  text->erase(0, common);
-  return true;
-}
-
 void StreamSplicer::Relayed(const json& j) {
-  log_.push_back(j);
+  json copy = j;
+  json* streamed = nullptr;
+  std::string skeleton = Skeleton(copy, &streamed);
+  std::string text = streamed ? streamed->get<std::string>() : "";
+  if (!runs_.empty() && runs_.back().skeleton == skeleton) {
+    runs_.back().text += text;
+  } else {
+    runs_.push_back(Run{std::move(skeleton), std::move(text), j});
+  }
   if (dialect_ == Dialect::kAnthropic) {
     const std::string type = j.value("type", "");
     if (type == "message_stop") done_ = true;
@@ -173,74 +184,58 @@ void StreamSplicer::OnEvent(const std::string& event, std::string* out) {
     if (!replacing_) out->append(event).append("\n\n");
     return;
   }
-  if (replacing_ && by_events_) return OnMatchedEvent(j, name, out);
-  if (openai && IsTextChunk(j)) return OnTextChunk(j, event, out);
-  if (!replacing_) {  // tool-call deltas, Anthropic events: matched event by event
-    by_events_ = true;
-    Relayed(j);
-    out->append(event).append("\n\n");
-    return;
-  }
-  // Text matching, and the replacement sends what is not text: only once it
-  // has caught up (before, it differs from what the client has).
-  if (!text_caught_up()) {
-    refused_ = "the replacement replica's output differs from what was already sent";
-    return;
-  }
-  if (!id_.empty() && j.contains("id")) j["id"] = id_;
+  if (replacing_) return OnReplacementEvent(j, name, out);
   Relayed(j);
-  if (!name.empty()) out->append("event: ").append(name).append("\n");
-  out->append("data: ").append(Dump(j)).append("\n\n");
+  out->append(event).append("\n\n");
 }
 
-void StreamSplicer::OnMatchedEvent(json& j, const std::string& event_name, std::string* out) {
-  if (events_matched_ < log_.size()) {
-    if (Normalized(j) != Normalized(log_[events_matched_])) {
+std::string StreamSplicer::Skeleton(json& j, json** streamed) const {
+  std::vector<json*> fields = StreamedFields(j, dialect_ == Dialect::kAnthropic);
+  *streamed = fields.size() == 1 ? fields[0] : nullptr;  // several: all part of the skeleton
+  if (*streamed == nullptr) return Dump(Normalized(j));
+  std::string text = (*streamed)->get<std::string>();
+  **streamed = "";
+  std::string skeleton = Dump(Normalized(j));
+  **streamed = std::move(text);
+  return skeleton;
+}
+
+void StreamSplicer::OnReplacementEvent(json& j, const std::string& event_name, std::string* out) {
+  json* streamed = nullptr;
+  const std::string skeleton = Skeleton(j, &streamed);
+  std::string text = streamed ? streamed->get<std::string>() : "";
+  while (run_ < runs_.size()) {
+    Run& r = runs_[run_];
+    if (r.skeleton != skeleton) {
+      if (!entered_ || matched_ < r.text.size()) {
+        refused_ = "the replacement replica's output differs from what was already sent";
+        return;
+      }
+      ++run_, matched_ = 0, entered_ = false;  // the client has all of this run
+      continue;
+    }
+    if (!entered_) LearnIds(r.first, j, &ids_);
+    entered_ = true;
+    const std::string_view rest = std::string_view(r.text).substr(matched_);
+    if (rest.substr(0, text.size()) == text) {  // the client has this event's part
+      matched_ += text.size();
+      return;
+    }
+    // Only the last run may go on past what the client has.
+    if (std::string_view(text).substr(0, rest.size()) != rest || run_ + 1 < runs_.size()) {
       refused_ = "the replacement replica's output differs from what was already sent";
       return;
     }
-    LearnIds(log_[events_matched_], j, &ids_);
-    ++events_matched_;
-    return;  // the client has this one
+    text.erase(0, rest.size());
+    *streamed = text;
+    if (dialect_ == Dialect::kOpenAi && j["choices"][0].contains("logprobs"))
+      j["choices"][0]["logprobs"] = nullptr;  // they were for the whole chunk
+    break;
   }
   RewriteIds(&j, ids_);
   Relayed(j);
-  ++events_matched_;  // the log grew by this event: the next one is new too
+  run_ = runs_.size() - 1, matched_ = runs_.back().text.size(), entered_ = true;
   if (!event_name.empty()) out->append("event: ").append(event_name).append("\n");
-  out->append("data: ").append(Dump(j)).append("\n\n");
-}
-
-void StreamSplicer::OnTextChunk(json& j, const std::string& event, std::string* out) {
-  json* choice = j["choices"].empty() ? nullptr : &j["choices"][0];
-  json* text_field = choice ? TextField(*choice) : nullptr;
-  std::string text = text_field ? text_field->get<std::string>() : "";
-  const bool role = choice && choice->contains("delta") && (*choice)["delta"].contains("role");
-  const bool finish = choice && choice->contains("finish_reason") && !(*choice)["finish_reason"].is_null();
-  if (!replacing_) {
-    if (id_.empty() && j.contains("id") && j["id"].is_string()) id_ = j["id"].get<std::string>();
-    relayed_text_ += text;
-    matched_ = relayed_text_.size();
-    role_sent_ = role_sent_ || role;
-    Relayed(j);
-    out->append(event).append("\n\n");
-    return;
-  }
-  if (!id_.empty() && j.contains("id")) j["id"] = id_;
-  const size_t before = text.size();
-  if (!text_caught_up() && !CatchUp(&text)) {
-    refused_ = "the replacement replica's output differs from what was already sent";
-    return;
-  }
-  if (text.empty() && !finish && !j.contains("usage") && (!role || role_sent_)) return;  // nothing new
-  if (role && role_sent_) (*choice)["delta"].erase("role");
-  if (text.size() != before) {
-    if (text_field) *text_field = text;
-    if (choice->contains("logprobs")) (*choice)["logprobs"] = nullptr;  // they were for the whole chunk
-  }
-  relayed_text_ += text;
-  matched_ = relayed_text_.size();
-  role_sent_ = role_sent_ || role;
-  Relayed(j);
   out->append("data: ").append(Dump(j)).append("\n\n");
 }
 

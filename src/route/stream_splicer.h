@@ -6,17 +6,18 @@
 // The router sends only complete SSE events (never half of one). A
 // replacement stream generates the same request from its start; what the
 // client already has is matched and dropped, and only the rest is relayed.
-// Two ways of matching:
-//   * text (an OpenAI stream whose chunks carry only text): the
-//     replacement's text is matched against the text relayed, whatever its
-//     chunking; its chunk ids are rewritten to the first stream's id;
-//   * events (Anthropic streams, OpenAI streams with tool-call deltas or
-//     other non-text chunks): the replacement's events are matched one for
-//     one against those relayed, ignoring what differs between two replicas
-//     of one model (ids, "created", usage, whose cached-token counts depend
-//     on each replica's cache). The ids the client has (message, chunk and
-//     tool-call ids) replace the replacement's in everything relayed after.
-// Both are exact for deterministic requests (temperature 0, or a seed):
+// Matching is by content, whatever the chunking: each event is its
+// streamed string (OpenAI's delta content, completions text, a tool call's
+// arguments; Anthropic's text, partial_json or thinking delta) and its
+// skeleton (the rest, without what differs between two replicas of one
+// model: ids, "created", usage (cached-token counts depend on each
+// replica's cache), system_fingerprint, logprobs). Consecutive events of one
+// skeleton form a run whose strings concatenate, so a replacement that
+// chunks "The", " quick" as "The quick" still matches; a run the replacement
+// extends past what the client has is relayed from there on, trimmed. The
+// ids the client has (message, chunk and tool-call ids) replace the
+// replacement's in everything relayed after.
+// Matching is exact for deterministic requests (temperature 0, or a seed):
 // replicas of one model give identical outputs. When the replacement
 // diverges (sampling without a seed) or the stream cannot be matched at all
 // (several choices, an error event), the splice is refused and the client
@@ -38,8 +39,7 @@ namespace pg {
 class StreamSplicer {
  public:
   enum class Dialect { kOpenAi, kAnthropic };  // the client's API (its stream and error format)
-  explicit StreamSplicer(Dialect dialect = Dialect::kOpenAi)
-      : dialect_(dialect), by_events_(dialect == Dialect::kAnthropic) {}
+  explicit StreamSplicer(Dialect dialect = Dialect::kOpenAi) : dialect_(dialect) {}
 
   // Bytes of the current upstream stream; appends the complete events to
   // relay to *out (possibly none, possibly rewritten).
@@ -68,31 +68,32 @@ class StreamSplicer {
   std::string EndEvent() const;
 
  private:
+  // A run of relayed events with one skeleton, and their streamed strings.
+  struct Run {
+    std::string skeleton;
+    std::string text;
+    nlohmann::json first;  // its first event, for the ids it carries
+  };
   // One complete event (without the blank line); appends what to relay.
   void OnEvent(const std::string& event, std::string* out);
-  // Text matching of an OpenAI text chunk (its choice 0).
-  void OnTextChunk(nlohmann::json& j, const std::string& event, std::string* out);
-  // Event matching: one event of the replacement against the next relayed one.
-  void OnMatchedEvent(nlohmann::json& j, const std::string& event_name, std::string* out);
-  // Records an event relayed to the client (the end state, the event log).
+  // An event of the replacement: matched against the runs the client has,
+  // dropped, trimmed or relayed.
+  void OnReplacementEvent(nlohmann::json& j, const std::string& event_name, std::string* out);
+  // Records an event relayed to the client (the end state, the runs).
   void Relayed(const nlohmann::json& j);
-  // The replacement's text while catching up: drops or trims it.
-  bool CatchUp(std::string* text);
-  bool text_caught_up() const { return matched_ >= relayed_text_.size(); }
+  // The event's skeleton, and its streamed string (null when it has none).
+  std::string Skeleton(nlohmann::json& j, nlohmann::json** streamed) const;
 
   Dialect dialect_;
   std::string pending_;               // bytes of an incomplete event
-  std::vector<nlohmann::json> log_;   // every data event relayed, as parsed
+  std::vector<Run> runs_;             // what the client has, in order
   std::map<std::string, std::string> ids_;  // replacement id -> the id the client has
-  size_t events_matched_ = 0;         // replacement events matched against log_
-  bool by_events_;                    // Anthropic, or some event cannot be text-matched
-  std::string relayed_text_;          // OpenAI: generated text the client has (choice 0)
-  std::string id_;                    // OpenAI: the first stream's chunk id
-  bool role_sent_ = false;            // OpenAI: the client had the assistant role chunk
+  size_t run_ = 0;                    // replacement: the run it is matching
+  size_t matched_ = 0;                // replacement: bytes of runs_[run_].text it matched
+  bool entered_ = false;              // replacement: it sent an event of runs_[run_]
   bool finished_ = false;
   bool replacing_ = false;            // feeding a replacement stream
   bool done_ = false;
-  size_t matched_ = 0;                // bytes of relayed_text_ the replacement has matched
   std::string refused_;
 };
 

@@ -90,7 +90,8 @@ TEST(StreamSplicer, DivergentReplacementIsRefused) {
 
 // A streamed tool call, chunked as a replica sends it: the call's id comes
 // with its first delta only.
-std::string ToolStream(const std::string& id, const std::string& call_id) {
+std::string ToolStream(const std::string& id, const std::string& call_id,
+                       const std::vector<std::string>& parts = {"{\"city\"", ": \"Par", "is\"}"}) {
   auto call = [](json fn, const std::string& cid) {
     json c = {{"index", 0}, {"function", std::move(fn)}};
     if (!cid.empty()) c["id"] = cid, c["type"] = "function";
@@ -98,7 +99,7 @@ std::string ToolStream(const std::string& id, const std::string& call_id) {
   };
   std::string s = Chunk(id, {{"role", "assistant"}, {"content", ""}});
   s += Chunk(id, call({{"name", "get_weather"}, {"arguments", ""}}, call_id));
-  for (const char* part : {"{\"city\"", ": \"Par", "is\"}"}) s += Chunk(id, call({{"arguments", part}}, ""));
+  for (const std::string& part : parts) s += Chunk(id, call({{"arguments", part}}, ""));
   return s + Chunk(id, json::object(), "tool_calls") + "data: [DONE]\n\n";
 }
 
@@ -140,6 +141,33 @@ TEST(StreamSplicer, ToolCallStreamsResumeEventByEvent) {
     EXPECT_EQ(ids, std::set<std::string>{chunk_id}) << cut;
     EXPECT_TRUE(s.done() && s.refused().empty()) << cut << " " << s.refused();
   }
+}
+
+// A replica's stream loop sends what each poll found: the replacement's
+// arguments come in other pieces than the first stream's.
+TEST(StreamSplicer, ToolCallStreamsResumeWhateverTheChunking) {
+  const std::string first = ToolStream("a", "call_1", {"{", "\"ci", "ty\": \"Paris\"}"});
+  const std::string second = ToolStream("b", "call_2", {"{\"city\": \"Pa", "ris\"}"});
+  for (size_t cut = 1; cut < first.size(); ++cut) {
+    StreamSplicer s;
+    std::string out;
+    s.Feed(first.substr(0, cut), &out);
+    if (s.done() || !s.BeginReplacement()) continue;
+    s.Feed(second, &out);
+    std::set<std::string> call_ids;
+    EXPECT_EQ(Arguments(out, &call_ids), "{\"city\": \"Paris\"}") << cut;
+    EXPECT_EQ(call_ids.size(), 1u) << cut;
+    EXPECT_TRUE(s.done() && s.refused().empty()) << cut << " " << s.refused();
+  }
+  // Arguments that part ways with what the client has are refused.
+  StreamSplicer s;
+  std::string out;
+  s.Feed(first.substr(0, first.find("data: ", first.find("Paris"))), &out);  // the client has "Paris"
+  ASSERT_TRUE(s.BeginReplacement());
+  const size_t before = out.size();
+  s.Feed(ToolStream("b", "call_2", {"{\"city\": \"Rome\"}"}), &out);
+  EXPECT_EQ(out.size(), before);
+  EXPECT_TRUE(s.diverged());
 }
 
 std::string Named(const json& j) { return "event: " + j["type"].get<std::string>() + "\ndata: " + j.dump() + "\n\n"; }

@@ -157,10 +157,10 @@ void ReadCacheSalt(FieldReader& r, ApiRequest* req) {
   req->cache_salt = salt;
 }
 
-void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req) {
-  SamplingParams& s = req->sampling;
-  r.String("model", &req->model);
+namespace {
 
+// temperature, top_p, min_p, the penalties.
+void ReadSamplingNumbers(FieldReader& r, SamplingParams& s) {
   double d = 0;
   if (r.Number("temperature", &d)) {
     if (d < 0 || d > 100) r.Fail(BadRequest(fmt::format("'temperature' must be in [0, 100], got {}", d), "temperature"));
@@ -190,7 +190,11 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
       s.repetition_penalty = static_cast<float>(d);
     }
   }
+}
 
+// top_k, seed, max_tokens / max_completion_tokens, n, best_of.
+void ReadIntegerFields(FieldReader& r, int64_t n_ctx, ApiRequest* req) {
+  SamplingParams& s = req->sampling;
   int64_t i;
   if (r.Int("top_k", &i)) {
     if (i < -1 || i > 1000000) r.Fail(BadRequest(fmt::format("'top_k' must be -1, 0 (off) or positive, got {}", i), "top_k"));
@@ -215,9 +219,10 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
     r.Fail(BadRequest(fmt::format("'n' must be 1 (only one choice per request is supported), got {}", i), "n"));
   }
   if (r.Int("best_of", &i) && i != 1) r.Fail(BadRequest("'best_of' must be 1", "best_of"));
-  r.Bool("ignore_eos", &s.ignore_eos);
-  r.Bool("stream", &req->stream);
-  r.String("user", &req->user);
+}
+
+void ReadCacheTtl(FieldReader& r, ApiRequest* req) {
+  double d = 0;
   if (r.Number("cache_ttl_s", &d)) {
     if (d < 0 || d > kMaxKvHintTtlS) {
       r.Fail(BadRequest(fmt::format("'cache_ttl_s' must be in [0, {}] seconds, got {}", kMaxKvHintTtlS, d),
@@ -225,8 +230,9 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
     }
     req->cache_ttl_s = d;
   }
-  ReadCacheSalt(r, req);
+}
 
+void ReadStreamOptions(FieldReader& r, ApiRequest* req) {
   if (const json* so = r.Get("stream_options")) {
     if (!so->is_object()) {
       r.WrongType("stream_options", "an object", *so);
@@ -235,31 +241,49 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
       else req->include_usage = it->get<bool>();
     }
   }
+}
 
-  if (const json* stop = r.Get("stop")) {
-    if (stop->is_string()) {
-      req->stop.push_back(stop->get<std::string>());
-    } else if (stop->is_array()) {
-      if (stop->size() > static_cast<size_t>(limits.max_stop)) {
-        r.Fail(BadRequest(fmt::format("'stop' has {} strings, more than the limit of {} (--max-stop)", stop->size(),
-                                      limits.max_stop),
-                          "stop", "too_many_stop_strings"));
-      }
-      for (const json& s1 : *stop) {
-        if (!s1.is_string()) {
-          r.WrongType("stop", "a string or an array of strings", s1);
-          break;
-        }
-        req->stop.push_back(s1.get<std::string>());
-      }
-    } else {
-      r.WrongType("stop", "a string or an array of strings", *stop);
+// stop: a string or an array of at most limits.max_stop non-empty strings.
+void ReadStop(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
+  const json* stop = r.Get("stop");
+  if (!stop) return;
+  if (stop->is_string()) {
+    req->stop.push_back(stop->get<std::string>());
+  } else if (stop->is_array()) {
+    if (stop->size() > static_cast<size_t>(limits.max_stop)) {
+      r.Fail(BadRequest(fmt::format("'stop' has {} strings, more than the limit of {} (--max-stop)", stop->size(),
+                                    limits.max_stop),
+                        "stop", "too_many_stop_strings"));
     }
-    for (const std::string& s1 : req->stop) {
-      if (s1.empty()) r.Fail(BadRequest("'stop' strings must not be empty", "stop"));
+    for (const json& s1 : *stop) {
+      if (!s1.is_string()) {
+        r.WrongType("stop", "a string or an array of strings", s1);
+        break;
+      }
+      req->stop.push_back(s1.get<std::string>());
     }
+  } else {
+    r.WrongType("stop", "a string or an array of strings", *stop);
   }
-  ReadLogitBias(r, n_vocab, limits, &s);
+  for (const std::string& s1 : req->stop) {
+    if (s1.empty()) r.Fail(BadRequest("'stop' strings must not be empty", "stop"));
+  }
+}
+
+}  // namespace
+
+void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req) {
+  r.String("model", &req->model);
+  ReadSamplingNumbers(r, req->sampling);
+  ReadIntegerFields(r, n_ctx, req);
+  r.Bool("ignore_eos", &req->sampling.ignore_eos);
+  r.Bool("stream", &req->stream);
+  r.String("user", &req->user);
+  ReadCacheTtl(r, req);
+  ReadCacheSalt(r, req);
+  ReadStreamOptions(r, req);
+  ReadStop(r, limits, req);
+  ReadLogitBias(r, n_vocab, limits, &req->sampling);
   ReadEndControls(r, n_vocab, n_ctx, req);
   ReadKvHints(r, n_ctx, req);
 }

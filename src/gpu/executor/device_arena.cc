@@ -22,8 +22,12 @@ LiveArenas& Live() {
 
 }  // namespace
 
-Result<std::unique_ptr<DeviceBlockArena>> DeviceBlockArena::Create(int64_t n_blocks, size_t block_bytes) {
+Result<std::unique_ptr<DeviceBlockArena>> DeviceBlockArena::Create(int64_t n_blocks, size_t block_bytes, int device) {
   if (n_blocks < 0 || block_bytes == 0) return InvalidArgument("device arena: bad size");
+  if (gpuSetDevice(device) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return InvalidArgument(fmt::format("device KV tier: no GPU device {}", device));
+  }
   const size_t stride = (block_bytes + 255) / 256 * 256;
   const size_t bytes = std::max<size_t>(static_cast<size_t>(n_blocks) * stride, 256);
   void* p = nullptr;
@@ -37,7 +41,7 @@ Result<std::unique_ptr<DeviceBlockArena>> DeviceBlockArena::Create(int64_t n_blo
     Live().ranges.emplace_back(static_cast<const uint8_t*>(p), bytes);
   }
   return std::unique_ptr<DeviceBlockArena>(
-      new DeviceBlockArena(n_blocks, block_bytes, static_cast<uint8_t*>(p), stride));
+      new DeviceBlockArena(n_blocks, block_bytes, static_cast<uint8_t*>(p), stride, device));
 }
 
 DeviceBlockArena::~DeviceBlockArena() {
@@ -50,6 +54,7 @@ DeviceBlockArena::~DeviceBlockArena() {
         break;
       }
   }
+  (void)gpuSetDevice(device_);
   (void)gpuFree(base_);
 }
 
@@ -59,18 +64,20 @@ uint8_t* DeviceBlockArena::BlockPtr(int64_t slot) {
 }
 
 void DeviceBlockArena::CopyIn(int64_t slot, const uint8_t* src) {
+  (void)gpuSetDevice(device_);  // per host thread: the cache's mover threads copy too
   const gpuError_t e = gpuMemcpy(BlockPtr(slot), src, block_bytes(), gpuMemcpyHostToDevice);
   PG_CHECK_MSG(e == gpuSuccess, "device KV tier: copy into a block failed");
 }
 
 void DeviceBlockArena::CopyOut(int64_t slot, uint8_t* dst) {
+  (void)gpuSetDevice(device_);
   const gpuError_t e = gpuMemcpy(dst, BlockPtr(slot), block_bytes(), gpuMemcpyDeviceToHost);
   PG_CHECK_MSG(e == gpuSuccess, "device KV tier: copy out of a block failed");
 }
 
-std::function<Result<std::unique_ptr<BlockArena>>(int64_t, size_t)> DeviceBlockArena::Factory() {
-  return [](int64_t n_blocks, size_t block_bytes) -> Result<std::unique_ptr<BlockArena>> {
-    PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBlockArena> a, Create(n_blocks, block_bytes));
+std::function<Result<std::unique_ptr<BlockArena>>(int64_t, size_t)> DeviceBlockArena::Factory(int device) {
+  return [device](int64_t n_blocks, size_t block_bytes) -> Result<std::unique_ptr<BlockArena>> {
+    PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBlockArena> a, Create(n_blocks, block_bytes, device));
     return std::unique_ptr<BlockArena>(std::move(a));
   };
 }

@@ -20,8 +20,9 @@ namespace pg::gpu {
 
 class DeviceBlockArena final : public BlockArena {
  public:
-  // n_blocks slots of block_bytes (rounded up to 256) in one device allocation.
-  static Result<std::unique_ptr<DeviceBlockArena>> Create(int64_t n_blocks, size_t block_bytes);
+  // n_blocks slots of block_bytes (rounded up to 256) in one allocation on
+  // GPU `device` (every call sets it: the cache's threads copy too).
+  static Result<std::unique_ptr<DeviceBlockArena>> Create(int64_t n_blocks, size_t block_bytes, int device = 0);
   ~DeviceBlockArena() override;
 
   uint8_t* BlockPtr(int64_t slot) override;  // a device address: never read on the host
@@ -29,16 +30,17 @@ class DeviceBlockArena final : public BlockArena {
   void CopyOut(int64_t slot, uint8_t* dst) override;
 
   // A KvCacheConfig::device_arena / EngineConfig::kv_device_arena making one.
-  static std::function<Result<std::unique_ptr<BlockArena>>(int64_t, size_t)> Factory();
+  static std::function<Result<std::unique_ptr<BlockArena>>(int64_t, size_t)> Factory(int device = 0);
   // Whether [p, p + bytes) lies inside an arena made here and still alive
   // (DeviceExecutor::Prepare refuses KV pages anywhere else).
   static bool Contains(const uint8_t* p, size_t bytes);
 
  private:
-  DeviceBlockArena(int64_t n_blocks, size_t block_bytes, uint8_t* base, size_t stride)
-      : BlockArena(n_blocks, block_bytes), base_(base), stride_(stride) {}
+  DeviceBlockArena(int64_t n_blocks, size_t block_bytes, uint8_t* base, size_t stride, int device)
+      : BlockArena(n_blocks, block_bytes), base_(base), stride_(stride), device_(device) {}
   uint8_t* base_;  // device memory, n_blocks * stride_ bytes
   size_t stride_;
+  int device_;
 };
 
 }  // namespace pg::gpu

@@ -21,7 +21,7 @@ Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& mode
     return InvalidArgument(fmt::format("--device cuda:{}: only {} GPU device(s) (0..{})", device, n, n - 1));
   PG_GPU_TRY(gpuSetDevice(device));
   PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceWeights> w, DeviceWeights::Upload(model.file(), model.config()));
-  std::unique_ptr<DeviceExecutor> e(new DeviceExecutor(model, std::move(w)));
+  std::unique_ptr<DeviceExecutor> e(new DeviceExecutor(model, std::move(w), device));
   PG_GPU_TRY(gpuStreamCreate(&e->stream_));
   PG_LOG_INFO("device executor: {} device {}: weights {:.1f} MiB on the device ({} matrices converted to BF16); "
               "arithmetic {}",
@@ -31,6 +31,7 @@ Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& mode
 }
 
 DeviceExecutor::~DeviceExecutor() {
+  (void)gpuSetDevice(device_);
   if (stream_) (void)gpuStreamSynchronize(stream_);
   (void)gpuFree(scratch_);
   (void)gpuFreeHost(staging_);
@@ -176,6 +177,7 @@ Result<LogitsRows> DeviceExecutor::Forward(std::span<const BatchSeq> batch) {
   out.n_vocab = c.n_vocab;
   out.rows = L;
   if (T == 0) return out;
+  PG_GPU_TRY(gpuSetDevice(device_));
   PG_RETURN_IF_ERROR(Reserve(T, L, NB));
   Stage(batch);
   PG_GPU_TRY(gpuMemcpyAsync(step_.ints, staging_, static_cast<size_t>(5 * T + L + NB) * 4, gpuMemcpyHostToDevice,

@@ -67,7 +67,8 @@ class DeviceExecutor final : public Executor {
     int32_t *n_keys = nullptr, *logit_rows = nullptr, *tables = nullptr;
   };
 
-  DeviceExecutor(const Model& model, std::unique_ptr<DeviceWeights> w) : model_(model), w_(std::move(w)) {}
+  DeviceExecutor(const Model& model, std::unique_ptr<DeviceWeights> w, int device)
+      : model_(model), w_(std::move(w)), device_(device) {}
   Status Validate(std::span<const BatchSeq> batch, int64_t* n_tok, int64_t* n_logits, int64_t* n_table) const;
   Status Reserve(int64_t T, int64_t L, int64_t NB);
   void Stage(std::span<const BatchSeq> batch);  // fills staging_ for step_
@@ -79,6 +80,7 @@ class DeviceExecutor final : public Executor {
 
   const Model& model_;
   std::unique_ptr<DeviceWeights> w_;
+  int device_ = 0;  // set on every Forward: the current device is per host thread
   gpuStream_t stream_{};
   DeviceKvPages kv_;
   Step step_;

@@ -65,6 +65,9 @@ class Interpreter {
   void DefineMacro(const Node& n);
   Value CallMacro(const Node& n, const std::weak_ptr<Scope>& closure, CallArgs& args);
   std::string Capture(const Body& body);
+  // `filter` (a chain: each filter's args[0] the one before it) applied to
+  // v, the innermost filter first.
+  Value ApplyFilterChain(const Expr* filter, Value v);
 
   Value Eval(const Expr& e);
   Value EvalUnary(const Expr& e);    // jinja_operators.cc

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 
+#include "constrain/constrain_test_util.h"
 #include "constrain/constraint_cache.h"
 #include "constrain/output_grammar.h"
 #include "gguf/gguf_file.h"
@@ -133,29 +134,8 @@ TEST(ConstraintMatcher, RandomAllowedTokensAlwaysGiveValidJson) {
   auto vocab = std::make_shared<const TokenVocabulary>(*tok);
   Result<Grammar> g = JsonSchemaGrammar(json::parse(kSchema), "schema");
   ASSERT_TRUE(g.ok());
-  auto c = std::make_shared<const CompiledConstraint>(std::move(*g), vocab, "test");
-  std::mt19937 rng(7);
-  int completed = 0;
-  for (int run = 0; run < 20; ++run) {
-    ConstraintMatcher cm(c);
-    std::string text;
-    for (int step = 0; step < 400 && !cm.finished(); ++step) {
-      const TokenBitmask& allowed = cm.Allowed();
-      std::vector<int32_t> ids;
-      for (int32_t id = 0; id < vocab->n_vocab(); ++id)
-        if (MaskHas(allowed, id)) ids.push_back(id);
-      ASSERT_FALSE(ids.empty());
-      // Prefer short tokens so values finish: pick the best of three draws.
-      int32_t pick = ids[rng() % ids.size()];
-      for (int k = 0; k < 2; ++k) {
-        int32_t other = ids[rng() % ids.size()];
-        if (vocab->bytes(other).size() < vocab->bytes(pick).size()) pick = other;
-      }
-      ASSERT_TRUE(cm.Accept(pick));
-      if (!cm.finished()) text += vocab->bytes(pick);
-    }
-    if (!cm.finished()) continue;
-    ++completed;
+  const std::vector<std::string> walks = testing::RandomWalks(std::move(*g), vocab, 7, 20, 400);
+  for (const std::string& text : walks) {
     const std::string shown = json(text).dump();
     json parsed = json::parse(text, nullptr, false);
     if (parsed.is_discarded()) {
@@ -175,7 +155,7 @@ TEST(ConstraintMatcher, RandomAllowedTokensAlwaysGiveValidJson) {
       EXPECT_LE(parsed["list"].size(), 2u) << shown;
     }
   }
-  EXPECT_GT(completed, 0);
+  EXPECT_GT(walks.size(), 0u);
 }
 
 TEST(ConstraintCache, CompilesOncePerSchemaAndVocabulary) {

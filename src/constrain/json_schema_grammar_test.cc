@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "constrain/constrain_test_util.h"
 #include "constrain/grammar_matcher.h"
 #include "constrain/output_grammar.h"
 
@@ -16,17 +17,8 @@ Grammar Compile(const std::string& schema_text) {
   return g.ok() ? std::move(*g) : Grammar{};
 }
 
-// The whole of `text` is a complete match.
-bool Accepts(const Grammar& g, const std::string& text) {
-  GrammarMatcher m(&g);
-  return m.AdvanceBytes(text) && m.CanEnd();
-}
-
-// `text` is a valid prefix (may or may not be complete).
-bool Prefix(const Grammar& g, const std::string& text) {
-  GrammarMatcher m(&g);
-  return m.AdvanceBytes(text);
-}
+using testing::Accepts;
+using testing::Prefix;
 
 TEST(JsonSchemaGrammar, ObjectWithRequiredAndOptionalKeysInOrder) {
   Grammar g = Compile(R"({"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"},

@@ -69,20 +69,9 @@ class RedisTestServer {
   bool running() const { return pid_ > 0; }
 
   // SIGKILL (the server vanishes mid-run).
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  void Kill() { End(SIGKILL); }
   void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    std::system(("rm -rf " + dir_).c_str());
+    if (End(SIGTERM)) std::system(("rm -rf " + dir_).c_str());
   }
   // SIGSTOP / SIGCONT: a server that accepts connections and never answers.
   void Pause() { ::kill(pid_, SIGSTOP); }
@@ -147,6 +136,17 @@ class RedisTestServer {
   }
 
  private:
+  // Sends `sig` to the running server (resumed first, in case it is paused)
+  // and reaps it; false when none runs.
+  bool End(int sig) {
+    if (pid_ <= 0) return false;
+    ::kill(pid_, SIGCONT);
+    ::kill(pid_, sig);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    return true;
+  }
+
   void Auth(redisContext* c) const {
     if (password_.empty()) return;
     auto* r = static_cast<redisReply*>(user_.empty() ? redisCommand(c, "AUTH %s", password_.c_str())

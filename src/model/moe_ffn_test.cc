@@ -23,6 +23,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// n standard normal values, drawn from an mt19937 seeded with `seed`.
+std::vector<float> Gaussian(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = nd(rng);
+  return v;
+}
+
 std::vector<double> Dequant(const WeightMatrix& m) {
   std::vector<float> f(static_cast<size_t>(m.rows * m.cols));
   for (int64_t r = 0; r < m.rows; ++r)
@@ -82,10 +91,8 @@ TEST_P(MoeFfnTest, GroupedExpertsMatchAPlainEvaluation) {
   const ModelConfig& c = model->config();
   const int64_t layer = c.moe.n_dense_lead, D = c.n_embd, K = c.moe.n_expert_used, T = 23;
   const LayerWeights& L = model->weights().layers[static_cast<size_t>(layer)];
-  std::mt19937 rng(5);
-  std::normal_distribution<float> nd(0, 1);
-  std::vector<float> h(static_cast<size_t>(T * D)), out(static_cast<size_t>(T * D));
-  for (float& v : h) v = nd(rng);
+  const std::vector<float> h = Gaussian(static_cast<size_t>(T * D), 5);
+  std::vector<float> out(h.size());
   ThreadPool pool(3);
   MoeScratch scratch;
   MatMulScratch mm;
@@ -161,10 +168,8 @@ TEST_P(MoeFfnTest, PreciseProductsMatchAPlainEvaluationClosely) {
   const ModelConfig& c = (*model)->config();
   const int64_t layer = c.moe.n_dense_lead, D = c.n_embd, K = c.moe.n_expert_used, T = 9;
   const LayerWeights& L = (*model)->weights().layers[static_cast<size_t>(layer)];
-  std::mt19937 rng(6);
-  std::normal_distribution<float> nd(0, 1);
-  std::vector<float> h(static_cast<size_t>(T * D)), out(static_cast<size_t>(T * D));
-  for (float& v : h) v = nd(rng);
+  const std::vector<float> h = Gaussian(static_cast<size_t>(T * D), 6);
+  std::vector<float> out(h.size());
   ThreadPool pool(2);
   MoeScratch scratch;
   MatMulScratch mm;

@@ -4,22 +4,14 @@
 
 #include <sstream>
 
+#include "testing/http_test_util.h"
+
 namespace pg {
 namespace {
 
 using json = nlohmann::json;
 
-// The (event name, data) pairs of an SSE text.
-std::vector<std::pair<std::string, json>> Events(const std::string& sse) {
-  std::vector<std::pair<std::string, json>> out;
-  std::istringstream in(sse);
-  std::string line, name;
-  while (std::getline(in, line)) {
-    if (line.rfind("event: ", 0) == 0) name = line.substr(7);
-    if (line.rfind("data: ", 0) == 0) out.emplace_back(name, json::parse(line.substr(6)));
-  }
-  return out;
-}
+using testing::SseEvents;
 
 TEST(AnthropicResponse, ErrorTypesAndStatuses) {
   EXPECT_STREQ(AnthropicErrorType(400), "invalid_request_error");
@@ -119,7 +111,7 @@ TEST(AnthropicResponse, StreamEventsInOrder) {
   sse += w.Text("");
   sse += w.Text("lo");
   sse += w.Finish({{"call_x", "f", R"({"a":1})"}}, "tool_use", "", json{{"output_tokens", 3}});
-  auto ev = Events(sse);
+  auto ev = SseEvents(sse);
   std::vector<std::string> names;
   for (auto& [name, data] : ev) {
     EXPECT_EQ(name, data["type"]);  // the SSE event name is the data's type
@@ -145,13 +137,13 @@ TEST(AnthropicResponse, StreamWithoutTextHasOneEmptyTextBlock) {
   AnthropicStreamWriter w({"msg_1", "tiny"});
   std::string sse = w.Start(json{{"input_tokens", 3}});
   sse += w.Finish({}, "max_tokens", "", json::object());
-  auto ev = Events(sse);
+  auto ev = SseEvents(sse);
   ASSERT_EQ(ev.size(), 6u);
   EXPECT_EQ(ev[2].second["content_block"], json::parse(R"({"type": "text", "text": ""})"));
   EXPECT_EQ(ev[3].first, "content_block_stop");
   EXPECT_EQ(ev[4].first, "message_delta");
   EXPECT_EQ(ev[4].second["delta"]["stop_reason"], "max_tokens");
-  auto err = Events(w.Error(ServiceUnavailable("overloaded")));
+  auto err = SseEvents(w.Error(ServiceUnavailable("overloaded")));
   ASSERT_EQ(err.size(), 1u);
   EXPECT_EQ(err[0].first, "error");
   EXPECT_EQ(err[0].second["error"]["type"], "overloaded_error");

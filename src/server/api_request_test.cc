@@ -2,25 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include "server/request_test_util.h"
+
 namespace pg {
 namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr int64_t kVocab = 1000;
-constexpr int64_t kCtx = 512;
-
-ApiResult<ApiRequest> Chat(const std::string& body) {
-  ApiResult<json> j = ParseJsonBody(body);
-  if (!j.ok()) return j.error;
-  return ParseChatRequest(j.value, kVocab, kCtx);
-}
-
-ApiResult<ApiRequest> Completion(const std::string& body) {
-  ApiResult<json> j = ParseJsonBody(body);
-  if (!j.ok()) return j.error;
-  return ParseCompletionRequest(j.value, kVocab, kCtx);
-}
+constexpr int64_t kVocab = testing::kTestVocab;
+constexpr int64_t kCtx = testing::kTestCtx;
+constexpr auto Chat = testing::ParseChatBody;
+constexpr auto Completion = testing::ParseCompletionBody;
 
 TEST(ApiRequest, ParsesChatSampling) {
   auto r = Chat(R"({"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0.5,"top_p":0.9,

@@ -94,13 +94,18 @@ Reassembled Reassemble(const std::string& sse) {
   return r;
 }
 
+// A test server whose fake model has fc's template and reply.
+std::unique_ptr<TestServer> StartFormatServer(const FormatCase& fc) {
+  FakeServiceOptions fake;
+  fake.chat_template = fc.chat_template;
+  fake.reply = fc.reply;
+  return StartTestServer(fake);
+}
+
 TEST(ToolCallStreaming, EveryFormatStreamsWhatTheFullResponseHolds) {
   for (const FormatCase& fc : kCases) {
     SCOPED_TRACE(fc.name);
-    FakeServiceOptions fake;
-    fake.chat_template = fc.chat_template;
-    fake.reply = fc.reply;
-    auto t = StartTestServer(fake);
+    auto t = StartFormatServer(fc);
     ASSERT_TRUE(t);
     auto full = t->Client().Post("/v1/chat/completions", ChatBody(false), "application/json");
     ASSERT_TRUE(full);
@@ -149,10 +154,7 @@ TEST(ToolCallStreaming, OpenAiSdkAssemblesTheStreamedCalls) {
   if (system("node --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "node not installed";
   for (const FormatCase& fc : kCases) {
     SCOPED_TRACE(fc.name);
-    FakeServiceOptions fake;
-    fake.chat_template = fc.chat_template;
-    fake.reply = fc.reply;
-    auto t = StartTestServer(fake);
+    auto t = StartFormatServer(fc);
     ASSERT_TRUE(t);
     std::string cmd = "cd '" + dir + "' && PROSGROW_BASE_URL=http://127.0.0.1:" + std::to_string(t->port) +
                       "/v1 node tool_stream_test.mjs 2>&1";

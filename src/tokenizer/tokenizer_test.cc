@@ -11,6 +11,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/pre_tokenizer_test_util.h"
 #include "tokenizer/unicode.h"
 
 namespace pg {
@@ -45,16 +46,7 @@ const Tokenizer* LoadVocab(const std::string& name) {
 
 // Texts split into words by the pre-tokenizer, as strings.
 std::vector<std::string> Words(PreTokenizerKind kind, const std::string& text) {
-  const auto cpts = DecodeUtf8(text);
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t len : PreTokenize(kind, cpts)) {
-    std::string w;
-    for (size_t i = start; i < start + len; ++i) AppendUtf8(cpts[i], &w);
-    out.push_back(w);
-    start += len;
-  }
-  return out;
+  return testing::PreTokenizedWords(kind, text);
 }
 
 const char* kRoundTripTexts[] = {

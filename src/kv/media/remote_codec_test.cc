@@ -16,12 +16,20 @@ struct Block {
   RemoteBlockInfo info() const { return RemoteBlockInfo{hash, parent, 0, tokens}; }
 };
 
-TEST(RemoteCodecTest, RoundTripAndKey) {
+// One block of SmallLayout holding its pattern bytes, and room to decode it.
+class RemoteCodecTest : public ::testing::Test {
+ protected:
+  RemoteCodecTest() : data(layout.block_bytes()), out(layout.block_bytes()) {
+    kvtest::FillPattern(b.hash, data.data(), data.size());
+  }
+
   const KvLayout layout = kvtest::SmallLayout();
-  RemoteCodec codec(layout, "model-x");
   Block b;
-  std::vector<uint8_t> data(layout.block_bytes()), out(layout.block_bytes());
-  kvtest::FillPattern(b.hash, data.data(), data.size());
+  std::vector<uint8_t> data, out;
+};
+
+TEST_F(RemoteCodecTest, RoundTripAndKey) {
+  RemoteCodec codec(layout, "model-x");
   const std::string v = codec.Encode(b.info(), data.data());
   EXPECT_EQ(v.size(), codec.value_bytes());
   EXPECT_EQ(v.size(), RemoteCodec::kHeaderBytes + 4 * 4 + layout.block_bytes());
@@ -35,13 +43,9 @@ TEST(RemoteCodecTest, RoundTripAndKey) {
 
 // With a secret every value carries an HMAC tag over key and record: a
 // value with a wrong tag, without one, or copied under another key is refused.
-TEST(RemoteCodecTest, HmacTagAuthenticatesKeyAndValue) {
-  const KvLayout layout = kvtest::SmallLayout();
+TEST_F(RemoteCodecTest, HmacTagAuthenticatesKeyAndValue) {
   RemoteCodec codec(layout, "model-x", "secret-of-sixteen-bytes");
   RemoteCodec plain(layout, "model-x");
-  Block b;
-  std::vector<uint8_t> data(layout.block_bytes()), out(layout.block_bytes());
-  kvtest::FillPattern(b.hash, data.data(), data.size());
   const std::string key = codec.Key(b.hash);
   const std::string v = codec.Encode(b.info(), data.data());
   EXPECT_TRUE(codec.authenticated());
@@ -60,12 +64,8 @@ TEST(RemoteCodecTest, HmacTagAuthenticatesKeyAndValue) {
   EXPECT_TRUE(plain.Authentic(key, "anything"));  // no secret: nothing to check
 }
 
-TEST(RemoteCodecTest, EveryDisagreementIsCorrupt) {
-  const KvLayout layout = kvtest::SmallLayout();
+TEST_F(RemoteCodecTest, EveryDisagreementIsCorrupt) {
   RemoteCodec codec(layout, "model-x");
-  Block b;
-  std::vector<uint8_t> data(layout.block_bytes()), out(layout.block_bytes());
-  kvtest::FillPattern(b.hash, data.data(), data.size());
   const std::string v = codec.Encode(b.info(), data.data());
   // Any single flipped byte: magic, header fields, header checksum, tokens, payload, body checksum.
   for (size_t off : {size_t(0), size_t(20), size_t(50), size_t(85), size_t(113), size_t(121), size_t(140),

@@ -128,8 +128,8 @@ Result<SpecConfig> ToSpecConfig(const SpecFlags& f) {
 }
 
 Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
-  PG_RETURN_IF_ERROR(CheckDeviceFlag(f.device));
   EngineConfig c;
+  PG_RETURN_IF_ERROR(ApplyDeviceFlag(f.device, &c));
   if (f.model.empty()) {
     PG_ASSIGN_OR_RETURN(c.model_path, EnsureDefaultModel(""));
   } else {

@@ -22,7 +22,7 @@ done
 grep -q "ready to serve" <<<"$out" || fail "no verdict line: $out"
 # The gpu line names the compiled backends (one line, also without a GPU).
 grep -qE '^\[ *(ok|skip) *\] gpu: .*backends: cpu' <<<"$out" || fail "gpu line without the backends: $out"
-# --device: cpu runs; cuda is refused in one line (no device executor yet), exit 2.
+# --device: cpu runs; cuda is refused in one line (this build has no device executor), exit 2.
 err=$("$bin" generate -m "$work/tiny.gguf" -p hi -n 1 --device cuda:0 2>&1); rc=$?
 [[ $rc -eq 2 && $(wc -l <<<"$err") -eq 1 ]] && grep -q "no device executor" <<<"$err" ||
   fail "--device cuda:0 not a one-line refusal (rc $rc): $err"

@@ -15,6 +15,9 @@ namespace pg {
 
 class GgufFile;
 class BlockArena;  // kv/media/block_arena.h
+class Executor;    // engine/executor.h
+class Model;
+class ThreadPool;
 
 enum class ServePolicy {
   kBaseline,   // device-tier prefix cache only, FCFS, LRU (a standard local server)
@@ -71,6 +74,10 @@ struct EngineConfig {
   std::string kv_events_curve_secret;  // Z85 CURVE secret key of the KV-event sockets; "" = plain ZMQ
   // Tests only: the device tier's arena (KvCacheConfig::device_arena); empty = RAM.
   std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_blocks, size_t block_bytes)> kv_device_arena;
+  // The forward pass's executor (--device cuda: the device executor of
+  // src/gpu/executor, with kv_device_arena its device memory); empty = the
+  // CPU executor on the engine's pool.
+  std::function<Result<std::unique_ptr<Executor>>(const Model& model, ThreadPool& pool)> make_executor;
 };
 
 // The host and disk tiers' real sizes after the defaults above (0 = no such

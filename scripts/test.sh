@@ -50,9 +50,8 @@ ctest --test-dir build-emu -R '^(gpu_tests|device_executor_tests|device_serve_em
 
 # The sanitizer build compiles only what the unit tests (and the CLI's corrupt-
 # file test) need, at -O1 (quick to build, still fast enough to run).
-# Not yet configured -DPROSGROW_GPU=emulated: under UBSan the emulated MoE
-# router test reports a null TLS address (docs/gpu.md, open); until that is
-# understood the GPU op tests run in build-emu only.
+# The GPU kernels' op tests under the sanitizers run from a tree of their own
+# (build-asan-emu, below): -DPROSGROW_GPU=emulated there builds only gpu_tests.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DPROSGROW_SANITIZE=ON "${LAUNCHER[@]}" \
   >/dev/null
 unit_targets=$(ninja -C build-asan -t targets all | sed -n 's/^\([a-z0-9_]*_tests\): .*/\1/p' | grep -v -e '^e2e_tests$' -e '^cmake_' | sort -u)
@@ -61,6 +60,16 @@ ninja -C build-asan -j"$JOBS" $unit_targets prosgrow
 summary+=(asan build-asan/ctest-junit.xml)
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L unit --output-on-failure -j"$JOBS" --timeout 1800 --output-junit ctest-junit.xml ||
+  rc=$?
+if [ "$rc" -ne 0 ]; then report; exit "$rc"; fi
+# The emulated GPU op tests under ASan+UBSan (only gpu_tests: the device
+# executor's tests take minutes emulated, many more sanitized).
+cmake -S . -B build-asan-emu -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DPROSGROW_SANITIZE=ON \
+  -DPROSGROW_GPU=emulated "${LAUNCHER[@]}" >/dev/null
+ninja -C build-asan-emu -j"$JOBS" gpu_tests
+summary+=(asan-gpu build-asan-emu/ctest-junit.xml)
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan-emu -R '^gpu_tests$' --output-on-failure --timeout 1800 --output-junit ctest-junit.xml ||
   rc=$?
 if [ "$rc" -ne 0 ]; then report; exit "$rc"; fi
 bash scripts/fuzz_smoke.sh || rc=$?  # libFuzzer targets (clang, ASan+UBSan): replay both corpora, fuzz the request path 60 s

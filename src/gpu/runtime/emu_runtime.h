@@ -70,8 +70,8 @@ struct BlockCtx {
   unsigned char* dynamic_smem = nullptr;
   int warp_size = 32;
 };
-extern thread_local const ThreadCtx* tl_thread;
-extern thread_local const BlockCtx* tl_block;
+extern constinit thread_local const ThreadCtx* tl_thread;
+extern constinit thread_local const BlockCtx* tl_block;
 
 void SyncThreads();
 void SyncWarp();

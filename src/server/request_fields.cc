@@ -138,9 +138,8 @@ const char* JsonTypeName(const json& v) {
   }
 }
 
-// Reads optional top-level fields; remembers the first error. A null value
-
-// Fields shared by both endpoints.
+// vLLM's cache_salt: 1..kMaxCacheSaltBytes bytes, salting the KV cache inside
+// the caller's tenant (tenant.h).
 void ReadCacheSalt(FieldReader& r, ApiRequest* req) {
   const nlohmann::ordered_json* v = r.Get("cache_salt");
   if (!v || v->is_null()) return;

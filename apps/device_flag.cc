@@ -5,25 +5,51 @@
 #include <cctype>
 
 #include "gpu/device_info.h"
+#ifdef PROSGROW_DEVICE_EXECUTOR
+#include "gpu/executor/device_backend.h"
+#endif
 
 namespace pg {
+namespace {
+
+// -1: not cuda[:N]; else the device ordinal (0 for plain "cuda").
+int CudaOrdinal(const std::string& device) {
+  if (device == "cuda") return 0;
+  if (device.rfind("cuda:", 0) != 0 || device.size() <= 5 || device.size() > 9) return -1;
+  for (size_t i = 5; i < device.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(device[i]))) return -1;
+  return std::stoi(device.substr(5));
+}
+
+}  // namespace
 
 void AddDeviceFlag(CLI::App& app, std::string* device) {
   app.add_option("--device", *device,
-                 "executor of the forward pass: cpu (default) | cuda[:N] (not available yet: no device executor)");
+                 "executor of the forward pass: cpu (default) | cuda[:N] (the device executor; needs a build with "
+                 "-DPROSGROW_GPU=cuda|hip|emulated and a device)");
 }
 
 Status CheckDeviceFlag(const std::string& device) {
   if (device == "cpu") return Status::Ok();
-  bool cuda = device == "cuda";
-  if (device.rfind("cuda:", 0) == 0 && device.size() > 5) {
-    cuda = true;
-    for (size_t i = 5; i < device.size(); ++i) cuda = cuda && std::isdigit(static_cast<unsigned char>(device[i]));
-  }
-  if (!cuda) return InvalidArgument(fmt::format("--device: expected cpu, cuda or cuda:N (got '{}')", device));
-  return InvalidArgument(fmt::format("--device {}: no device executor exists yet (the forward pass runs on the "
-                                     "CPU; GPU backend compiled: {}); use --device cpu",
+  if (CudaOrdinal(device) < 0)
+    return InvalidArgument(fmt::format("--device: expected cpu, cuda or cuda:N (got '{}')", device));
+  return InvalidArgument(fmt::format("--device {}: this command has no device executor (GPU backend compiled: {}); "
+                                     "use --device cpu",
                                      device, CompiledGpuBackend()));
+}
+
+Status ApplyDeviceFlag(const std::string& device, EngineConfig* c) {
+  if (device == "cpu") return Status::Ok();
+  const int ordinal = CudaOrdinal(device);
+  if (ordinal < 0) return InvalidArgument(fmt::format("--device: expected cpu, cuda or cuda:N (got '{}')", device));
+#ifdef PROSGROW_DEVICE_EXECUTOR
+  return gpu::UseDeviceExecutor(ordinal, c);
+#else
+  (void)c;
+  return InvalidArgument(fmt::format("--device {}: this build has no device executor (GPU backend compiled: {}); build "
+                                     "with -DPROSGROW_GPU=cuda, or use --device cpu",
+                                     device, CompiledGpuBackend()));
+#endif
 }
 
 }  // namespace pg

@@ -1,5 +1,10 @@
 #include "engine_flags.h"
 
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+
 #include "device_flag.h"
 
 #include "base/units.h"
@@ -61,8 +66,35 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("--kv-remote-timeout-ms", f->kv_remote_timeout_ms,
                  "how long a request waits for its remote-tier lookup before recomputing")
       ->check(CLI::Range(1.0, 10000.0));
+  app.add_option("--kv-remote-password-file", f->kv_remote_password_file,
+                 "read the Redis AUTH password from this file (else $PROSGROW_REDIS_PASSWORD, else the URL's); "
+                 "never printed");
+  app.add_option("--kv-remote-secret-file", f->kv_remote_secret_file,
+                 "HMAC-SHA256 key (16+ bytes) authenticating every remote-tier value; without it the tier trusts "
+                 "everyone who can write to Redis");
+  app.add_option("--kv-events-tokens", f->kv_events_tokens,
+                 "publish token ids in BlockStored events: on | off | auto (off when an API key is set)")
+      ->check(CLI::IsMember({"on", "off", "auto"}));
+  app.add_option("--kv-events-curve-secret-file", f->kv_events_curve_secret_file,
+                 "ZMQ CURVE: this server's secret key (40 Z85 characters; docs/kv-events.md makes one); "
+                 "subscribers then need its public key (logged, and in GET /kv-events)");
   AddSpecFlags(app, &f->spec);
 }
+
+namespace {
+
+// The first line of a secret file, without its line end; one-line errors naming the flag.
+Result<std::string> ReadSecretFile(const std::string& path, const char* flag, size_t min_bytes) {
+  std::ifstream in(path);
+  if (!in) return IoError(fmt::format("{}: cannot read {}", flag, path));
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  if (line.size() < min_bytes) return InvalidArgument(fmt::format("{} {}: needs at least {} bytes", flag, path, min_bytes));
+  return line;
+}
+
+}  // namespace
 
 void AddSpecFlags(CLI::App& app, SpecFlags* f) {
   app.add_option("--spec", f->spec,
@@ -96,8 +128,8 @@ Result<SpecConfig> ToSpecConfig(const SpecFlags& f) {
 }
 
 Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
-  PG_RETURN_IF_ERROR(CheckDeviceFlag(f.device));
   EngineConfig c;
+  PG_RETURN_IF_ERROR(ApplyDeviceFlag(f.device, &c));
   if (f.model.empty()) {
     PG_ASSIGN_OR_RETURN(c.model_path, EnsureDefaultModel(""));
   } else {
@@ -144,6 +176,23 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
     auto bytes = ParseByteSize(f.kv_remote_size);
     if (!bytes.ok()) return InvalidArgument("--kv-remote-size: " + bytes.status().message());
     c.kv_remote_bytes = *bytes;
+  }
+  if (f.kv_remote.empty() && (!f.kv_remote_password_file.empty() || !f.kv_remote_secret_file.empty()))
+    return InvalidArgument("--kv-remote-password-file and --kv-remote-secret-file need --kv-remote");
+  if (!f.kv_remote_password_file.empty()) {
+    PG_ASSIGN_OR_RETURN(c.kv_remote_password, ReadSecretFile(f.kv_remote_password_file, "--kv-remote-password-file", 1));
+  } else if (const char* env = std::getenv("PROSGROW_REDIS_PASSWORD"); env && *env && !f.kv_remote.empty()) {
+    c.kv_remote_password = env;
+  }
+  if (!f.kv_remote_secret_file.empty()) {
+    PG_ASSIGN_OR_RETURN(c.kv_remote_secret, ReadSecretFile(f.kv_remote_secret_file, "--kv-remote-secret-file", 16));
+  }
+  if (f.kv_events.empty() && !f.kv_events_curve_secret_file.empty())
+    return InvalidArgument("--kv-events-curve-secret-file needs --kv-events");
+  c.kv_events_tokens = f.kv_events_tokens != "off";  // "auto" is resolved by serve (ResolveKvEventTokens)
+  if (!f.kv_events_curve_secret_file.empty()) {
+    PG_ASSIGN_OR_RETURN(c.kv_events_curve_secret,
+                        ReadSecretFile(f.kv_events_curve_secret_file, "--kv-events-curve-secret-file", 40));
   }
   PG_ASSIGN_OR_RETURN(c.spec, ToSpecConfig(f.spec));
   return c;

@@ -17,6 +17,14 @@ void AddKvHintFlags(CLI::App& app, KvHintFlags* f) {
                  "cached host KV one session may keep (default: no quota)");
   app.add_flag("--kv-fair-share", f->fair_share,
                "evict from the session furthest above its fair share of a tier first");
+  app.add_option("--kv-max-sessions", f->max_sessions,
+                 "most session names the cache tracks (least recently used forgotten first)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  app.add_option("--kv-session-idle", f->session_idle_s,
+                 "seconds after which an unused, unretained session name is forgotten (0 = never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 31536000.0));
 }
 
 namespace {
@@ -43,6 +51,8 @@ Status ApplyKvHintFlags(const KvHintFlags& f, EngineConfig* c) {
     PG_ASSIGN_OR_RETURN(c->kv_session_quota_host_bytes, Size("--kv-session-quota-host", f.session_quota_host));
   }
   c->kv_fair_share = f.fair_share;
+  c->kv_max_sessions = f.max_sessions;
+  c->kv_session_idle_s = f.session_idle_s;
   return Status::Ok();
 }
 

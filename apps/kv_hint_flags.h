@@ -18,6 +18,8 @@ struct KvHintFlags {
   std::string session_quota_device;  // size; "" or 0 = none
   std::string session_quota_host;
   bool fair_share = false;
+  int64_t max_sessions = 65536;
+  double session_idle_s = 3600;
 };
 
 void AddKvHintFlags(CLI::App& app, KvHintFlags* f);

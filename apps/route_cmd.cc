@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <fstream>
 #include <thread>
 
 #include "base/cli_util.h"
@@ -23,7 +24,21 @@ int RouteMain(int argc, char** argv) {
   app.add_option("--policy", policy, "cache (prefix + load + session affinity) | round-robin (baseline)")
       ->check(CLI::IsMember({"cache", "round-robin"}));
   app.add_option("--api-key", o.api_key, "API key the replicas expect (for /kv-events and /tokenize)");
+  app.add_option("--max-sessions", o.max_sessions, "session affinities kept (least recently used forgotten first)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1} << 24));
+  std::string curve_key_file;
+  app.add_option("--kv-events-curve-server-key-file", curve_key_file,
+                 "the replicas' CURVE public key (Z85, 40 characters; serve logs it): subscribe only to that key");
+  // serve's front-door flags: workers, write timeout, request limits (docs/server.md).
+  AddServerLimitFlags(app, &o.front);
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
+  if (!curve_key_file.empty()) {
+    std::ifstream in(curve_key_file);
+    std::getline(in, o.kv_events_curve_server_key);
+    if (o.kv_events_curve_server_key.size() != 40)
+      return Fail("route", "--kv-events-curve-server-key-file " + curve_key_file + ": expected 40 Z85 characters");
+  }
   o.mode = policy == "cache" ? RouteMode::kCacheAware : RouteMode::kRoundRobin;
   sigset_t stop_signals;
   sigemptyset(&stop_signals);

@@ -57,18 +57,23 @@ int ServeMain(int argc, char** argv) {
   if (!config.ok()) return Fail("serve", config.status().message());
   config->model_name = served_name;
   config->session_ttl_s = session_ttl;
+  // --kv-events-tokens auto: token ids are prompt text; with API keys set
+  // (tenants), events carry hashes only unless asked for.
+  if (ef.kv_events_tokens == "auto") config->kv_events_tokens = so.api_key.empty() && so.api_keys_file.empty();
   if (Status hs = ApplyKvHintFlags(hf, &*config); !hs.ok()) return Fail("serve", hs.message());
   // The model file is opened once: the preflight checks this mapping and the
   // engine loads from it. (If it does not open, the preflight says why.)
   if (auto file = GgufFile::Open(config->model_path); file.ok()) config->model_file = std::move(*file);
   if (Status pre = Preflight(*config, so); !pre.ok()) return Fail("serve", pre.message());
-  // SIGINT/SIGTERM are taken by a watcher thread (sigwait), never by a
-  // handler: stopping the server is not async-signal-safe. Block them before
-  // any thread starts so every thread inherits the mask.
+  // SIGINT/SIGTERM (stop) and SIGHUP (re-read --api-keys-file) are taken by
+  // a watcher thread (sigwait), never by a handler: neither is
+  // async-signal-safe. Block them before any thread starts so every thread
+  // inherits the mask.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
   auto engine = Engine::Create(*config);
@@ -76,9 +81,16 @@ int ServeMain(int argc, char** argv) {
   (*engine)->Start();
   HttpServer server(so, engine->get());
   std::thread watcher([&] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    if (sig != 0) server.Stop();
+    for (;;) {
+      int sig = 0;
+      sigwait(&stop_signals, &sig);
+      if (sig == SIGHUP) {
+        (void)server.ReloadKeys();  // logs one line either way
+        continue;
+      }
+      if (sig != 0) server.Stop();
+      return;
+    }
   });
   Status st = server.Run();
   // Wake the watcher if the server stopped on its own.

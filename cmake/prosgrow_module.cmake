@@ -1,8 +1,29 @@
+include(GoogleTest)
+
+# prosgrow_gtest_cases(TARGET LABEL)
+#
+# Registers every case of the GoogleTest binary TARGET as its own CTest test,
+# named TARGET.Suite.Case (so `ctest -R TARGET` still selects them all) and
+# labelled LABEL. Each case runs through cmake/gtest_case.sh, which turns a
+# case that passed by calling GTEST_SKIP() into exit 77: CTest reports it as
+# Skipped, with its reason in the output (scripts/test_summary.py lists
+# them), while a case that failed stays Failed. The cases are listed when
+# ctest runs (PRE_TEST): building needs no test run.
+function(prosgrow_gtest_cases TARGET LABEL)
+  set_target_properties(${TARGET} PROPERTIES CROSSCOMPILING_EMULATOR "${CMAKE_SOURCE_DIR}/cmake/gtest_case.sh")
+  gtest_discover_tests(${TARGET}
+    TEST_PREFIX "${TARGET}."
+    DISCOVERY_MODE PRE_TEST
+    DISCOVERY_TIMEOUT 120
+    PROPERTIES LABELS "${LABEL}" SKIP_RETURN_CODE 77)
+endfunction()
+
 # prosgrow_module(NAME DEPS dep1 dep2 ...)
 #
 # Defines static library pg_<NAME> from every *.cc in the calling directory
 # (recursively) except *_test.cc, and a test binary <NAME>_tests from every
-# *_test.cc, linked with GoogleTest and registered with CTest.
+# *_test.cc, linked with GoogleTest, each case registered with CTest
+# (prosgrow_gtest_cases, label "unit").
 # Files named *_avx2.cc / *_avx512.cc get the matching ISA flags; everything
 # else is built for the baseline x86-64 so runtime dispatch stays honest.
 function(prosgrow_module NAME)
@@ -38,7 +59,6 @@ function(prosgrow_module NAME)
     target_compile_definitions(${NAME}_tests PRIVATE
       PROSGROW_SHARED_DIR="${PROSGROW_SHARED_DIR}"
       PROSGROW_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-    add_test(NAME ${NAME}_tests COMMAND ${NAME}_tests)
-    set_tests_properties(${NAME}_tests PROPERTIES LABELS "unit")
+    prosgrow_gtest_cases(${NAME}_tests unit)
   endif()
 endfunction()

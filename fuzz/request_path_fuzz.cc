@@ -8,7 +8,7 @@
 //     -> FitToContext
 //   and, as if the model had echoed the prompt back, the output path:
 //     IncrementalDecoder -> StopStringFilter (the request's stop strings)
-//     -> ChatPrompt::ParseToolCalls -> the response JSON.
+//     -> GenerationOutput (the template's tool-call format) -> the response JSON.
 //   The raw bytes also go to the tool-call parser (model output is arbitrary).
 //
 // Every input is tried as both a chat and a completion body (no selector
@@ -31,9 +31,11 @@
 #include <vector>
 
 #include "base/bounded_json.h"
+#include "base/utf8.h"
 #include "chat/tool_call_parser.h"
 #include "request_fuzz_env.h"
 #include "server/api_request.h"
+#include "server/generation_output.h"
 #include "server/openai_response.h"
 #include "server/stop_string_filter.h"
 
@@ -170,14 +172,17 @@ void SimulateOutput(const FuzzChatPrompt& p, const std::vector<int32_t>& ids, co
       Require(s.empty() || emitted.find(s) == std::string::npos, "a stopped stream holds no stop string");
     }
   }
-  AssistantOutput out = p.prompt->ParseToolCalls(emitted);
+  GenerationOutput output(true, p.prompt->tool_call_format(), nullptr, true);
+  output.Push(emitted);
+  output.Finish();
+  GenerationResult result;
+  result.finish_reason = "stop";
+  GenerationEnd end = output.End(result);
   std::vector<ParsedToolCall> parsed;
-  for (const ToolCall& c : out.tool_calls) parsed.push_back(ParsedToolCall{c.name, c.arguments_json});
+  for (const ToolCall& c : end.calls) parsed.push_back(ParsedToolCall{c.name, c.arguments_json, ""});
   CheckToolCalls(parsed);
   ResponseHeader h{true, "chatcmpl-fuzz", "fuzz", 0};
-  GenerationResult result;
-  result.finish_reason = out.tool_calls.empty() ? "stop" : "tool_calls";
-  (void)DumpJson(FullResponseJson(h, out.content, out.tool_calls, result.finish_reason, nullptr, result));
+  (void)DumpJson(FullResponseJson(h, end.text, end.calls, end.finish_reason, nullptr, result));
 }
 
 void CheckChatRequest(const ApiRequest& req, const RequestLimits& limits) {

@@ -17,7 +17,7 @@ build=${1:-$root/build}
 traces=${2:-$root/../shared/data/traces/kv-cache-tester}
 bin=$build/bench/kv_whatif_bench
 if [[ ! -d "$traces" ]]; then
-  echo "traces absent: $traces" >&2
+  echo "SKIP: needs ../shared/data/traces/kv-cache-tester: $traces absent"
   exit 77
 fi
 if [[ ! -x "$bin" ]]; then

@@ -50,7 +50,7 @@ TEST(Cli, CorruptModelFilesFailWithOneLine) {
 }
 
 TEST(Cli, TokenizeAndGenerateJsonMatchTheOracle) {
-  if (!test::HaveFixtures()) GTEST_SKIP() << "fixtures absent";
+  if (!test::HaveFixtures()) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   const std::string model = test::Fixture("models/tiny-qwen3-spm.gguf");
   nlohmann::json expected =
       nlohmann::json::parse(std::ifstream(test::Fixture("expected/expected-tiny-qwen3-spm.json")));

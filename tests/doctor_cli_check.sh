@@ -22,7 +22,7 @@ done
 grep -q "ready to serve" <<<"$out" || fail "no verdict line: $out"
 # The gpu line names the compiled backends (one line, also without a GPU).
 grep -qE '^\[ *(ok|skip) *\] gpu: .*backends: cpu' <<<"$out" || fail "gpu line without the backends: $out"
-# --device: cpu runs; cuda is refused in one line (no device executor yet), exit 2.
+# --device: cpu runs; cuda is refused in one line (this build has no device executor), exit 2.
 err=$("$bin" generate -m "$work/tiny.gguf" -p hi -n 1 --device cuda:0 2>&1); rc=$?
 [[ $rc -eq 2 && $(wc -l <<<"$err") -eq 1 ]] && grep -q "no device executor" <<<"$err" ||
   fail "--device cuda:0 not a one-line refusal (rc $rc): $err"
@@ -42,12 +42,13 @@ out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 --kv-remote redis://127.0.0.1:
 [[ $rc -eq 1 ]] && grep -q '^\[FAIL\] redis: ' <<<"$out" || fail "unreachable redis not a failure: $out"
 # A KV-event endpoint already bound elsewhere: doctor fails, serve refuses with the same line.
 ev=$(serve_lib_free_port)
-serve_lib_start "$work/holder.log" python3 -c "import socket,time; s=socket.socket(); s.bind(('0.0.0.0',$ev)); s.listen(); time.sleep(60)"
+# The holder says "listening" once its socket is bound, and holds it until stopped.
+serve_lib_start "$work/holder.log" python3 -c "import signal,socket; s=socket.socket(); s.bind(('0.0.0.0',$ev)); s.listen(); print('listening', flush=True); signal.pause()"
 holder=$SERVE_LIB_PID
-sleep 0.5
+serve_lib_wait_log "$holder" "$work/holder.log" '^listening' || fail "the port holder never bound port $ev"
 out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 --kv-events "tcp://*:$ev" 2>&1); rc=$?
 line=$(grep '^\[FAIL\] kv events: ' <<<"$out") || fail "held event endpoint not a failure: $out"
-err=$(timeout 60 "$bin" serve -m "$work/tiny.gguf" --port 0 --kv-events "tcp://*:$ev" 2>&1 >/dev/null); rc=$?
+err=$(timeout 300 "$bin" serve -m "$work/tiny.gguf" --port 0 --kv-events "tcp://*:$ev" 2>&1 >/dev/null); rc=$?
 serve_lib_stop "$holder"
 [[ $rc -ne 0 && $rc -ne 124 ]] || fail "serve started (or hung) with a held event endpoint: rc $rc"
 grep -qF "$line" <<<"$err" || fail "serve's refusal differs from doctor's line. doctor: $line serve: $err"

@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=SCRIPTDIR/serve_lib.sh
 source "$here/serve_lib.sh" || exit 2
 PY=python3; [[ -x /usr/bin/python3 ]] && PY=/usr/bin/python3  # Debian's, where python3-zmq lives
-"$PY" -c "import zmq, msgpack" 2>/dev/null || { echo "skip: python3-zmq / python3-msgpack missing"; exit 77; }
+"$PY" -c "import zmq, msgpack" 2>/dev/null || { echo "SKIP: python3-zmq / python3-msgpack missing (scripts/setup.sh)"; exit 77; }
 work=$(mktemp -d) || exit 2
 serve_lib_remove_at_exit "$work"
 "$bin" make-model --shape tiny --type f16 -o "$work/tiny.gguf" >/dev/null 2>&1 || { echo "FAIL: make-model"; exit 1; }

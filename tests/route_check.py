@@ -33,12 +33,31 @@ def chat_body(base, session, body):
     return replica, json.loads(text)
 
 
+def wait_until(pred, what, timeout_s=120):
+    """Polls pred every 50 ms until it holds; fails naming `what` after
+    timeout_s (a bound on a condition, not a timing claim)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def index_blocks(base, replica):
+    """Blocks the router's index holds for `replica` (all media), from its /metrics."""
+    metrics = urllib.request.urlopen(base + "/metrics", timeout=30).read().decode()
+    prefix = f'prosgrow_route_index_blocks{{replica="{replica}",'
+    return sum(float(l.rsplit(" ", 1)[1]) for l in metrics.splitlines() if l.startswith(prefix))
+
+
 def main():
     base, pids = sys.argv[1], json.load(open(sys.argv[2]))
     system = {"role": "system", "content": " ".join(f"rule {i}: keep the context." for i in range(60))}
     m1 = [system, {"role": "user", "content": "first question"}]
     r1, a1 = chat(base, "s1", m1)
-    time.sleep(0.5)  # the replica's events reach the router
+    # The replica's events (the first turn's blocks) reach the router's index.
+    wait_until(lambda: index_blocks(base, r1) > 0, f"the router to index {r1}'s blocks")
     m2 = m1 + [{"role": "assistant", "content": a1["choices"][0]["message"]["content"]},
                {"role": "user", "content": "second question"}]
     r2, a2 = chat(base, "s1", m2)
@@ -66,8 +85,10 @@ def main():
     # replica gives in one piece.
     # (A prompt of its own, so the other replica learns nothing of s1's
     # context from it: with --redis, s1's next turn must find it in Redis.)
+    # The kill comes as soon as the first text arrives; max_tokens is most of
+    # the context (4096), so the replica cannot have finished by then.
     other = [{"role": "user", "content": "Count the stars in the sky, one by one. " * 20}]
-    long_req = {"messages": other, "max_tokens": 600, "temperature": 0, "ignore_eos": True, "stream": True}
+    long_req = {"messages": other, "max_tokens": 3200, "temperature": 0, "ignore_eos": True, "stream": True}
     req = urllib.request.Request(base + "/v1/chat/completions", data=json.dumps(long_req).encode(),
                                  headers={"Content-Type": "application/json", "X-Session-Id": "s1"})
     text, events = "", []

@@ -38,6 +38,11 @@
 #   serve_lib_serve LOG CMD...
 #       serve_lib_start then serve_lib_wait_health (URL from the log): sets
 #       SERVE_LIB_PID, SERVE_LIB_URL, SERVE_LIB_PORT.
+#   serve_lib_wait_log PID LOG REGEX [TIMEOUT_S]
+#       waits until a line of LOG matches REGEX (grep -E), e.g. a helper's
+#       "listening" once its socket is bound. Returns 1 with LOG's tail
+#       printed if PID exits first or no line matches within TIMEOUT_S
+#       seconds (default SERVE_LIB_HEALTH_TIMEOUT_S, 120).
 #   serve_lib_stop PID [TIMEOUT_S]
 #       SIGTERM, waits up to TIMEOUT_S seconds (default 10), then SIGKILL, and
 #       reaps it. Returns 1 if PID had already exited before the call (a
@@ -144,6 +149,22 @@ serve_lib_wait_health() {
   done
   _serve_lib_show_log "$log" \
     "${url:-the server (no 'listening on' line yet)}/health did not answer within ${timeout_s} s"
+  return 1
+}
+
+serve_lib_wait_log() {
+  local pid=$1 log=$2 re=$3 timeout_s=${4:-${SERVE_LIB_HEALTH_TIMEOUT_S:-120}}
+  local deadline=$((SECONDS + timeout_s))
+  while ((SECONDS < deadline)); do
+    grep -qE -- "$re" "$log" 2>/dev/null && return 0
+    if ! _serve_lib_alive "$pid"; then
+      grep -qE -- "$re" "$log" 2>/dev/null && return 0
+      _serve_lib_show_log "$log" "process $pid exited before its log said /$re/"
+      return 1
+    fi
+    sleep 0.1
+  done
+  _serve_lib_show_log "$log" "no line of $log matched /$re/ within ${timeout_s} s"
   return 1
 }
 

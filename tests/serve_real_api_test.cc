@@ -5,47 +5,25 @@
 // Random weights never emit a tool call by themselves: parsing a model's
 // <tool_call> output into tool_calls stays tested on the fake engine
 // (src/server/http_server_test.cc).
+#include "bad_input_catalogue.h"
 #include "serve_real_fixture.h"
 
 namespace pg::serve_real {
 namespace {
 
-struct ErrorCase {
-  const char* name;
-  const char* path;
-  std::string body;
-  int status;
-  const char* message_part;
-};
-
 TEST_F(ServeReal, EveryErrorHasItsStatus) {
-  auto s = Serve({"--threads", "2", "--ctx-size", "256", "--max-body-bytes", "64KiB"}, "errors");
+  std::vector<std::string> flags = {"--threads", "2"};
+  flags.insert(flags.end(), test::kCatalogueServeFlags.begin(), test::kCatalogueServeFlags.end());
+  auto s = Serve(flags, "errors");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ServeProcess& srv = **s;
-  std::string long_prompt;
-  for (int i = 0; i < 400; ++i) long_prompt += "word" + std::to_string(i) + " ";
-  const ErrorCase cases[] = {
-      {"malformed json", "/v1/chat/completions", "{\"messages\": [", 400, "not valid JSON"},
-      {"not an object", "/v1/chat/completions", "[1,2,3]", 400, "JSON object"},
-      {"wrong type", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}],"temperature":"hot"})", 400, "temperature"},
-      {"negative max_tokens", "/v1/completions", R"({"prompt":"x","max_tokens":-3})", 400, "max_tokens"},
-      {"absurd max_tokens", "/v1/completions", R"({"prompt":"x","max_tokens":1000000000})", 400, "max_tokens"},
-      {"temperature < 0", "/v1/completions", R"({"prompt":"x","temperature":-1})", 400, "temperature"},
-      {"top_p 0", "/v1/completions", R"({"prompt":"x","top_p":0})", 400, "top_p"},
-      {"top_p > 1", "/v1/completions", R"({"prompt":"x","top_p":1.5})", 400, "top_p"},
-      {"n > 1", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}],"n":3})", 400, "'n'"},
-      {"empty messages", "/v1/chat/completions", R"({"messages":[]})", 400, "messages"},
-      {"bad role", "/v1/chat/completions", R"({"messages":[{"role":"robot","content":"x"}]})", 400, "role"},
-      {"token out of vocab", "/v1/completions", R"({"prompt":[1,2,99999999]})", 400, "vocabulary"},
-      {"negative token", "/v1/completions", R"({"prompt":[-4]})", 400, "vocabulary"},
-      {"invalid utf-8", "/v1/completions", "{\"prompt\":\"caf\xe9\"}", 400, "UTF-8"},
-      {"prompt too long", "/v1/completions", R"({"prompt":")" + long_prompt + R"("})", 400, "context is 256 tokens"},
-      {"prompt + max_tokens too long", "/v1/completions", R"({"prompt":"hi","max_tokens":256})", 400, "lower max_tokens"},
-      {"unknown model", "/v1/chat/completions", R"({"model":"gpt-9","messages":[{"role":"user","content":"x"}]})", 404, "gpt-9"},
-      {"unknown route", "/v1/embeddings", R"({"input":"x"})", 404, "no route"},
-      {"oversized body", "/v1/completions", R"({"prompt":")" + std::string(100 << 10, 'a') + R"("})", 413, "larger than"},
-  };
-  for (const ErrorCase& c : cases) {
+  const std::vector<test::BadInput> cases = test::BadInputCatalogue();
+  double invalid = 0, completions_400 = 0;
+  for (const test::BadInput& c : cases) {
+    invalid += c.status == 400;
+    completions_400 += c.status == 400 && std::string(c.path) == "/v1/completions";
+  }
+  for (const test::BadInput& c : cases) {
     auto res = srv.Client()->Post(c.path, c.body, "application/json");
     ASSERT_TRUE(res) << c.name;
     EXPECT_EQ(res->status, c.status) << c.name << ": " << res->body;
@@ -63,8 +41,9 @@ TEST_F(ServeReal, EveryErrorHasItsStatus) {
   EXPECT_EQ(status, 200) << ok.dump();
   // Read right after the responses: every one is already counted.
   std::string m = srv.Metrics();
-  EXPECT_EQ(Sample(m, "prosgrow_http_errors_total{kind=\"invalid_request\"}"), 16) << m;
-  EXPECT_EQ(Sample(m, "prosgrow_http_requests_total{endpoint=\"/v1/completions\",status=\"400\"}"), 10) << m;
+  EXPECT_EQ(Sample(m, "prosgrow_http_errors_total{kind=\"invalid_request\"}"), invalid) << m;
+  EXPECT_EQ(Sample(m, "prosgrow_http_requests_total{endpoint=\"/v1/completions\",status=\"400\"}"), completions_400)
+      << m;
   EXPECT_EQ(Sample(m, "prosgrow_http_requests_total{endpoint=\"/v1/completions\",status=\"413\"}"), 1) << m;
   EXPECT_EQ(Sample(m, "prosgrow_http_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"}"), 1) << m;
   EXPECT_EQ(Sample(m, "prosgrow_http_requests_total{endpoint=\"/v1/chat/completions\",status=\"405\"}"), 1) << m;

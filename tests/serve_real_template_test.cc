@@ -53,7 +53,7 @@ TEST(ServeRealApplyTemplate, MatchesTruthAndWhatChatTokenizes) {
     SCOPED_TRACE(mc.model);
     const std::string model = Fixture(std::string("models/") + mc.model);
     std::ifstream truth_file(Fixture(std::string("templates/") + mc.template_ + ".expected.json"));
-    if (!fs::exists(model) || !truth_file) GTEST_SKIP() << "../shared fixtures absent";
+    if (!fs::exists(model) || !truth_file) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
     json truth = json::parse(truth_file);
     auto srv = Serve(model, mc.template_);
     ASSERT_TRUE(srv);
@@ -107,7 +107,7 @@ TEST(ServeRealApplyTemplate, ToolsStreamedEqualsNotStreamed) {
   for (const ModelCase& mc : kModels) {  // the glm45 and hermes formats
     SCOPED_TRACE(mc.model);
     const std::string model = Fixture(std::string("models/") + mc.model);
-    if (!fs::exists(model)) GTEST_SKIP() << "../shared fixtures absent";
+    if (!fs::exists(model)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
     auto srv = Serve(model, std::string("stream-") + mc.template_);
     ASSERT_TRUE(srv);
     json body = {{"messages", {{{"role", "user"}, {"content", "What is the weather in Paris?"}}}},
@@ -129,6 +129,34 @@ TEST(ServeRealApplyTemplate, ToolsStreamedEqualsNotStreamed) {
     EXPECT_FALSE(content.empty()) << "the comparison needs some generated text: " << full.dump();
     EXPECT_EQ(srv->Stop(), 0) << srv->Log();
   }
+}
+
+// Issue 23: chat_template_kwargs reach the template. Qwen3's template writes
+// an empty think block when enable_thinking is false; the same kwargs reach
+// the prompt a chat request generates from.
+TEST(ServeRealApplyTemplate, ChatTemplateKwargsReachTheTemplate) {
+  const std::string model = Fixture("models/tiny-qwen3-spm.gguf");
+  if (!fs::exists(model)) GTEST_SKIP() << "needs ../shared/fixtures/models/tiny-qwen3-spm.gguf (absent)";
+  auto srv = Serve(model, "kwargs");
+  ASSERT_TRUE(srv);
+  const json messages = {{{"role", "user"}, {"content", "Hi"}}};
+  int status = 0;
+  const json plain = Post(*srv, "/apply-template", {{"messages", messages}}, &status);
+  ASSERT_EQ(status, 200) << plain.dump();
+  const json off = Post(*srv, "/apply-template",
+                        {{"messages", messages}, {"chat_template_kwargs", {{"enable_thinking", false}}}}, &status);
+  ASSERT_EQ(status, 200) << off.dump();
+  const std::string think = "<think>\n\n</think>";
+  EXPECT_EQ(plain["prompt"].get<std::string>().find(think), std::string::npos) << plain["prompt"];
+  EXPECT_NE(off["prompt"].get<std::string>().find(think), std::string::npos) << off["prompt"];
+  auto prompt_tokens = [&](const json& kwargs) {
+    json body = {{"messages", messages}, {"max_tokens", 1}, {"temperature", 0}};
+    if (!kwargs.is_null()) body["chat_template_kwargs"] = kwargs;
+    const json r = Post(*srv, "/v1/chat/completions", body, &status);
+    EXPECT_EQ(status, 200) << r.dump();
+    return r["usage"]["prompt_tokens"].get<int64_t>();
+  };
+  EXPECT_GT(prompt_tokens({{"enable_thinking", false}}), prompt_tokens(nullptr));
 }
 
 }  // namespace

@@ -229,7 +229,7 @@ class SpecDecodeFixture : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SpecDecodeFixture, GreedyIdentical) {
   fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (std::string(GetParam()) + ".gguf");
-  if (!fs::exists(path)) GTEST_SKIP() << "fixtures absent";
+  if (!fs::exists(path)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   // Draft models of the same vocabulary (fixtures README): another fixture.
   const std::map<std::string, std::string> other = {{"tiny-qwen3-spm", "tiny-glm4moe-spm"},
                                                     {"tiny-llama-gpt2", "tiny-qwen3moe-gpt2"},

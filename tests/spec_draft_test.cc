@@ -88,7 +88,7 @@ TEST(SpecDraft, VocabularyMismatchIsRefusedNamingBothFiles) {
 
 TEST(SpecDraft, OtherVocabularyFixtureIsRefused) {
   const fs::path other = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models/tiny-qwen3-spm.gguf";
-  if (!fs::exists(other)) GTEST_SKIP() << "fixtures absent";
+  if (!fs::exists(other)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   ExpectVocabularyRefused(test::TinyQwen2Model(7), other.string(), "8192 tokens vs 32000");
   // And through the CLI: one line, non-zero exit.
   auto r = test::RunProsgrow("generate -m " + test::TinyQwen2Model(7) + " -p 'a b' -n 4 --spec draft " +

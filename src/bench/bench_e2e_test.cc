@@ -21,6 +21,7 @@
 #include "bench/trace_kv_cache_tester.h"
 #include "bench/trace_mooncake.h"
 #include "bench/workload_agentic.h"
+#include "testing/http_test_util.h"
 #include "testing/mock_openai_server.h"
 
 namespace pg::bench {
@@ -125,15 +126,9 @@ TEST(BenchE2E, FailedRequestsAreCountedNotMeasured) {
 // must send it again on a fresh connection rather than count a failure. The
 // server here answers one request per connection and closes 100 ms later.
 TEST(BenchE2E, RequestOnAConnectionTheServerIsClosingIsResent) {
-  int lfd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int port = 0;
+  int lfd = testing::BindLoopback(true, &port);
   ASSERT_GE(lfd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::listen(lfd, 8), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(::getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   std::atomic<int> answered{0};
   std::thread server([&] {
     const std::string body =
@@ -168,7 +163,7 @@ TEST(BenchE2E, RequestOnAConnectionTheServerIsClosingIsResent) {
     }
   });
   ClientOptions c;
-  c.url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  c.url = "http://127.0.0.1:" + std::to_string(port);
   c.timeout_s = 5;
   auto client = StreamClient::Create(c);
   ASSERT_TRUE(client.ok());
@@ -183,18 +178,12 @@ TEST(BenchE2E, RequestOnAConnectionTheServerIsClosingIsResent) {
 }
 
 TEST(BenchE2E, UnreachableServerFailsEveryRequest) {
-  // A port held bound but not listening: connections are refused, and no
-  // other process can start listening there meanwhile.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  // A port held bound but not listening: connections are refused.
+  int port = 0;
+  int fd = testing::BindLoopback(false, &port);
   ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   ClientOptions c;
-  c.url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  c.url = "http://127.0.0.1:" + std::to_string(port);
   c.timeout_s = 2;
   auto w = SmallAgentic(1, 2);
   auto run = RunBench(*w, c, {});

@@ -26,6 +26,88 @@ std::optional<double> RequestInteractivity(const RequestRecord& r) {
   return 1.0 / mean;
 }
 
+namespace {
+
+// What Summarize gathers over the completed (not warm-up) requests.
+struct Totals {
+  std::vector<double> ttft, e2e, inter, norm;
+  double start = std::numeric_limits<double>::infinity();
+  double end = -std::numeric_limits<double>::infinity();
+  int64_t cached_sum = 0, cached_prompt = 0, cached_known = 0;
+  int64_t tier[3] = {0, 0, 0};  // device, host, disk
+  int64_t tier_prompt = 0, tier_known = 0;
+  int64_t ideal_sum = 0, sent_sum = 0;
+  bool from_usage = false, from_timings = false;
+};
+
+// One completed request into t, and its tokens into s.
+void Accumulate(const RequestRecord& r, Totals& t, Summary& s) {
+  t.start = std::min(t.start, r.send_s);
+  t.end = std::max(t.end, r.send_s + r.e2e_s);
+  int64_t prompt = r.prompt_tokens >= 0 ? r.prompt_tokens : r.sent_prompt_tokens;
+  s.prompt_tokens += prompt;
+  s.output_tokens += std::max<int64_t>(0, r.output_tokens);
+  t.ideal_sum += r.ideal_cached_tokens;
+  t.sent_sum += r.sent_prompt_tokens;
+  if (r.ttft_s >= 0) t.ttft.push_back(r.ttft_s);
+  t.e2e.push_back(r.e2e_s);
+  if (auto i = RequestInteractivity(r)) t.inter.push_back(*i);
+  if (r.output_tokens > 0) t.norm.push_back(r.e2e_s / static_cast<double>(r.output_tokens));
+  if (r.cached_tokens >= 0) {
+    ++t.cached_known;
+    t.cached_sum += r.cached_tokens;
+    t.cached_prompt += prompt;
+    t.from_usage |= r.cached_source == "usage";
+    t.from_timings |= r.cached_source == "timings";
+  }
+  if (r.cached_device >= 0 || r.cached_host >= 0 || r.cached_disk >= 0) {
+    ++t.tier_known;
+    t.tier[0] += std::max<int64_t>(0, r.cached_device);
+    t.tier[1] += std::max<int64_t>(0, r.cached_host);
+    t.tier[2] += std::max<int64_t>(0, r.cached_disk);
+    t.tier_prompt += prompt;
+  }
+}
+
+// Throughput over the window and the latency percentiles.
+void SetRatesAndLatencies(const Totals& t, const SummaryInputs& in, Summary& s) {
+  if (s.completed > 0) {
+    s.window_s = t.end - t.start;
+    if (s.window_s > 0) {
+      s.output_tok_s = static_cast<double>(s.output_tokens) / s.window_s;
+      if (in.gpus > 0) s.output_tok_s_gpu = *s.output_tok_s / in.gpus;
+    }
+  }
+  s.ttft_p50 = Percentile(t.ttft, 0.5);
+  s.ttft_p90 = Percentile(t.ttft, 0.9);
+  s.ttft_p99 = Percentile(t.ttft, 0.99);
+  s.e2e_p50 = Percentile(t.e2e, 0.5);
+  s.e2e_p90 = Percentile(t.e2e, 0.9);
+  s.interactivity_p50 = Percentile(t.inter, 0.5);
+  if (auto p = Percentile(t.norm, 0.9); p && *p > 0) s.p90_e2e_norm_interactivity = 1.0 / *p;
+}
+
+// Cache reuse (from the responses when every one reported it, else from
+// /metrics), per-tier fractions and reuse against the ideal.
+void SetCacheReuse(const Totals& t, const SummaryInputs& in, Summary& s) {
+  if (s.completed > 0 && t.cached_known == s.completed && t.cached_prompt > 0) {
+    s.cache_reuse = static_cast<double>(t.cached_sum) / static_cast<double>(t.cached_prompt);
+    s.cache_reuse_source = t.from_usage && t.from_timings ? "mixed" : t.from_usage ? "usage" : "timings";
+  } else if (in.metrics_cached_delta && s.prompt_tokens > 0) {
+    s.cache_reuse = *in.metrics_cached_delta / static_cast<double>(s.prompt_tokens);
+    s.cache_reuse_source = "metrics";
+  }
+  if (t.tier_known == s.completed && t.tier_prompt > 0) {
+    s.tier_device = static_cast<double>(t.tier[0]) / static_cast<double>(t.tier_prompt);
+    s.tier_host = static_cast<double>(t.tier[1]) / static_cast<double>(t.tier_prompt);
+    s.tier_disk = static_cast<double>(t.tier[2]) / static_cast<double>(t.tier_prompt);
+  }
+  if (t.sent_sum > 0) s.ideal_reuse = static_cast<double>(t.ideal_sum) / static_cast<double>(t.sent_sum);
+  if (s.cache_reuse && s.ideal_reuse && *s.ideal_reuse > 0) s.reuse_of_ideal = *s.cache_reuse / *s.ideal_reuse;
+}
+
+}  // namespace
+
 Summary Summarize(const std::vector<RequestRecord>& records, const SummaryInputs& in) {
   Summary s;
   s.label = in.label;
@@ -33,14 +115,7 @@ Summary Summarize(const std::vector<RequestRecord>& records, const SummaryInputs
   s.concurrency = in.concurrency;
   s.gpus = in.gpus;
   s.gpu_hour_cost = in.gpu_hour_cost;
-  std::vector<double> ttft, e2e, inter, norm;
-  double start = std::numeric_limits<double>::infinity();
-  double end = -std::numeric_limits<double>::infinity();
-  int64_t cached_sum = 0, cached_prompt = 0, cached_known = 0;
-  int64_t tier[3] = {0, 0, 0};
-  int64_t tier_prompt = 0, tier_known = 0;
-  int64_t ideal_sum = 0, sent_sum = 0;
-  bool from_usage = false, from_timings = false;
+  Totals t;
   for (const RequestRecord& r : records) {
     if (r.warmup) {
       ++s.warmup;
@@ -51,60 +126,10 @@ Summary Summarize(const std::vector<RequestRecord>& records, const SummaryInputs
       continue;
     }
     ++s.completed;
-    start = std::min(start, r.send_s);
-    end = std::max(end, r.send_s + r.e2e_s);
-    int64_t prompt = r.prompt_tokens >= 0 ? r.prompt_tokens : r.sent_prompt_tokens;
-    s.prompt_tokens += prompt;
-    s.output_tokens += std::max<int64_t>(0, r.output_tokens);
-    ideal_sum += r.ideal_cached_tokens;
-    sent_sum += r.sent_prompt_tokens;
-    if (r.ttft_s >= 0) ttft.push_back(r.ttft_s);
-    e2e.push_back(r.e2e_s);
-    if (auto i = RequestInteractivity(r)) inter.push_back(*i);
-    if (r.output_tokens > 0) norm.push_back(r.e2e_s / static_cast<double>(r.output_tokens));
-    if (r.cached_tokens >= 0) {
-      ++cached_known;
-      cached_sum += r.cached_tokens;
-      cached_prompt += prompt;
-      from_usage |= r.cached_source == "usage";
-      from_timings |= r.cached_source == "timings";
-    }
-    if (r.cached_device >= 0 || r.cached_host >= 0 || r.cached_disk >= 0) {
-      ++tier_known;
-      tier[0] += std::max<int64_t>(0, r.cached_device);
-      tier[1] += std::max<int64_t>(0, r.cached_host);
-      tier[2] += std::max<int64_t>(0, r.cached_disk);
-      tier_prompt += prompt;
-    }
+    Accumulate(r, t, s);
   }
-  if (s.completed > 0) {
-    s.window_s = end - start;
-    if (s.window_s > 0) {
-      s.output_tok_s = static_cast<double>(s.output_tokens) / s.window_s;
-      if (in.gpus > 0) s.output_tok_s_gpu = *s.output_tok_s / in.gpus;
-    }
-  }
-  s.ttft_p50 = Percentile(ttft, 0.5);
-  s.ttft_p90 = Percentile(ttft, 0.9);
-  s.ttft_p99 = Percentile(ttft, 0.99);
-  s.e2e_p50 = Percentile(e2e, 0.5);
-  s.e2e_p90 = Percentile(e2e, 0.9);
-  s.interactivity_p50 = Percentile(inter, 0.5);
-  if (auto p = Percentile(norm, 0.9); p && *p > 0) s.p90_e2e_norm_interactivity = 1.0 / *p;
-  if (s.completed > 0 && cached_known == s.completed && cached_prompt > 0) {
-    s.cache_reuse = static_cast<double>(cached_sum) / static_cast<double>(cached_prompt);
-    s.cache_reuse_source = from_usage && from_timings ? "mixed" : from_usage ? "usage" : "timings";
-  } else if (in.metrics_cached_delta && s.prompt_tokens > 0) {
-    s.cache_reuse = *in.metrics_cached_delta / static_cast<double>(s.prompt_tokens);
-    s.cache_reuse_source = "metrics";
-  }
-  if (tier_known == s.completed && tier_prompt > 0) {
-    s.tier_device = static_cast<double>(tier[0]) / static_cast<double>(tier_prompt);
-    s.tier_host = static_cast<double>(tier[1]) / static_cast<double>(tier_prompt);
-    s.tier_disk = static_cast<double>(tier[2]) / static_cast<double>(tier_prompt);
-  }
-  if (sent_sum > 0) s.ideal_reuse = static_cast<double>(ideal_sum) / static_cast<double>(sent_sum);
-  if (s.cache_reuse && s.ideal_reuse && *s.ideal_reuse > 0) s.reuse_of_ideal = *s.cache_reuse / *s.ideal_reuse;
+  SetRatesAndLatencies(t, in, s);
+  SetCacheReuse(t, in, s);
   if (in.gpu_hour_cost > 0 && s.output_tok_s_gpu && *s.output_tok_s_gpu > 0) {
     s.cost_per_mtok = in.gpu_hour_cost / (*s.output_tok_s_gpu * 3600.0 / 1e6);
   }

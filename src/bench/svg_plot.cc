@@ -115,22 +115,23 @@ std::vector<double> NiceTicks(double lo, double hi, bool log_scale) {
   return t;
 }
 
-std::string RenderSvg(const PlotLayout& spec, const std::vector<PlotSeries>& series) {
-  const double W = spec.width, H = spec.height;
-  const double left = 80, right = 230, top = 50, bottom = 60;
-  std::string o = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
-      W, H);
-  o += fmt::format("<text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">{}</text>\n",
-                   left + (W - left - right) / 2, Escape(spec.title));
+namespace {
+
+// The picture's size and the margins around the plot area, in pixels.
+struct Frame {
+  double W, H;
+  double left = 80, right = 230, top = 50, bottom = 60;
+  double plot_w() const { return W - left - right; }
+  double plot_h() const { return H - top - bottom; }
+};
+
+// The axes' ranges: the data's, padded, then the layout's overrides. False
+// when no point is drawable.
+bool FitAxes(const PlotLayout& spec, const std::vector<PlotSeries>& series, const Frame& f, Axis* ax, Axis* ay) {
   double xlo, xhi, ylo, yhi;
   Range(series, true, spec.log_x, &xlo, &xhi);
   Range(series, false, spec.log_y, &ylo, &yhi);
-  if (!std::isfinite(xlo) || !std::isfinite(ylo)) {
-    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">no data</text>\n</svg>\n", W / 2, H / 2);
-    return o;
-  }
+  if (!std::isfinite(xlo) || !std::isfinite(ylo)) return false;
   Pad(&xlo, &xhi, spec.log_x);
   Pad(&ylo, &yhi, spec.log_y);
   if (spec.x_min && (!spec.log_x || *spec.x_min > 0)) xlo = *spec.x_min;
@@ -139,64 +140,97 @@ std::string RenderSvg(const PlotLayout& spec, const std::vector<PlotSeries>& ser
   if (spec.y_max) yhi = *spec.y_max;
   if (!(xhi > xlo)) xhi = xlo + 1;
   if (!(yhi > ylo)) yhi = ylo + 1;
-  Axis ax{xlo, xhi, spec.log_x, left, W - right};
-  Axis ay{ylo, yhi, spec.log_y, H - bottom, top};
+  *ax = Axis{xlo, xhi, spec.log_x, f.left, f.W - f.right};
+  *ay = Axis{ylo, yhi, spec.log_y, f.H - f.bottom, f.top};
+  return true;
+}
 
-  // Frame, grid and ticks.
+// Frame, grid, ticks and axis labels.
+void DrawAxes(const PlotLayout& spec, const Frame& f, const Axis& ax, const Axis& ay, std::string& o) {
+  const double W = f.W, H = f.H, left = f.left, right = f.right, top = f.top, bottom = f.bottom;
   o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", left, top,
-                   W - left - right, H - top - bottom);
-  for (double v : NiceTicks(xlo, xhi, spec.log_x)) {
+                   f.plot_w(), f.plot_h());
+  for (double v : NiceTicks(ax.lo, ax.hi, spec.log_x)) {
     double x = ax.Map(v);
     o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>\n", x, top, H - bottom);
     o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"black\"/>\n", x, H - bottom,
                      H - bottom + 5);
     o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x, H - bottom + 18, TickLabel(v));
   }
-  for (double v : NiceTicks(ylo, yhi, spec.log_y)) {
+  for (double v : NiceTicks(ay.lo, ay.hi, spec.log_y)) {
     double y = ay.Map(v);
     o += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"#ddd\"/>\n", y, left, W - right);
     o += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"black\"/>\n", y, left - 5, left);
     o += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 8, y + 4, TickLabel(v));
   }
-  o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + (W - left - right) / 2,
+  o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + f.plot_w() / 2,
                    H - 18, Escape(spec.x_label + (spec.log_x ? " (log)" : "")));
   o += fmt::format("<text x=\"18\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {0})\">{1}</text>\n",
-                   top + (H - top - bottom) / 2, Escape(spec.y_label + (spec.log_y ? " (log)" : "")));
+                   top + f.plot_h() / 2, Escape(spec.y_label + (spec.log_y ? " (log)" : "")));
+}
 
-  // Series, clipped to the plot area.
-  o += fmt::format("<clipPath id=\"area\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/></clipPath>\n", left, top,
-                   W - left - right, H - top - bottom);
+// Series s's line and markers, clipped to the plot area (#area).
+void DrawSeries(const PlotLayout& spec, const Axis& ax, const Axis& ay, const PlotSeries& s, const char* color,
+                std::string& o) {
+  std::vector<std::pair<double, double>> px;
+  for (const auto& p : s.points) {
+    if (Drawable(p.first, spec.log_x) && Drawable(p.second, spec.log_y)) px.push_back({ax.Map(p.first), ay.Map(p.second)});
+  }
+  o += "<g clip-path=\"url(#area)\">\n";
+  if (s.lines && px.size() >= 2) {
+    std::string d = fmt::format("M{:.1f},{:.1f}", px[0].first, px[0].second);
+    for (size_t k = 1; k < px.size(); ++k) {
+      if (s.step) d += fmt::format(" H{:.1f}", px[k].first);
+      d += fmt::format(" L{:.1f},{:.1f}", px[k].first, px[k].second);
+    }
+    o += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", d, color,
+                     s.dashed ? " stroke-dasharray=\"6 4\"" : "");
+  }
+  if (s.markers) {
+    for (const auto& p : px) {
+      o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", p.first, p.second, color);
+    }
+  }
+  o += "</g>\n";
+}
+
+// Row i of the legend, right of the plot area.
+void DrawLegendEntry(const Frame& f, const PlotSeries& s, size_t i, const char* color, std::string& o) {
+  double ly = f.top + 10 + 20 * static_cast<double>(i);
+  double lx = f.W - f.right + 15;
+  o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}/>\n", lx, ly,
+                   lx + 24, ly, color, s.lines ? 2 : 0, s.dashed ? " stroke-dasharray=\"6 4\"" : "");
+  if (s.markers) o += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n", lx + 12, ly, color);
+  std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "..." : s.name;
+  o += fmt::format("<text x=\"{}\" y=\"{}\"><title>{}</title>{}</text>\n", lx + 30, ly + 4, Escape(s.name),
+                   Escape(name));
+}
+
+}  // namespace
+
+std::string RenderSvg(const PlotLayout& spec, const std::vector<PlotSeries>& series) {
+  const Frame f{static_cast<double>(spec.width), static_cast<double>(spec.height)};
+  const double W = f.W, H = f.H;
+  std::string o = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      W, H);
+  o += fmt::format("<text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">{}</text>\n",
+                   f.left + f.plot_w() / 2, Escape(spec.title));
+  Axis ax{}, ay{};
+  if (!FitAxes(spec, series, f, &ax, &ay)) {
+    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">no data</text>\n</svg>\n", W / 2, H / 2);
+    return o;
+  }
+  DrawAxes(spec, f, ax, ay, o);
+
+  // Series, clipped to the plot area, each with its legend entry.
+  o += fmt::format("<clipPath id=\"area\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/></clipPath>\n", f.left,
+                   f.top, f.plot_w(), f.plot_h());
   for (size_t i = 0; i < series.size(); ++i) {
-    const PlotSeries& s = series[i];
     const char* color = kColors[i % (sizeof(kColors) / sizeof(kColors[0]))];
-    std::vector<std::pair<double, double>> px;
-    for (const auto& p : s.points) {
-      if (Drawable(p.first, spec.log_x) && Drawable(p.second, spec.log_y)) px.push_back({ax.Map(p.first), ay.Map(p.second)});
-    }
-    o += "<g clip-path=\"url(#area)\">\n";
-    if (s.lines && px.size() >= 2) {
-      std::string d = fmt::format("M{:.1f},{:.1f}", px[0].first, px[0].second);
-      for (size_t k = 1; k < px.size(); ++k) {
-        if (s.step) d += fmt::format(" H{:.1f}", px[k].first);
-        d += fmt::format(" L{:.1f},{:.1f}", px[k].first, px[k].second);
-      }
-      o += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", d, color,
-                       s.dashed ? " stroke-dasharray=\"6 4\"" : "");
-    }
-    if (s.markers) {
-      for (const auto& p : px) {
-        o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", p.first, p.second, color);
-      }
-    }
-    o += "</g>\n";
-    double ly = top + 10 + 20 * static_cast<double>(i);
-    double lx = W - right + 15;
-    o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}/>\n", lx, ly,
-                     lx + 24, ly, color, s.lines ? 2 : 0, s.dashed ? " stroke-dasharray=\"6 4\"" : "");
-    if (s.markers) o += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n", lx + 12, ly, color);
-    std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "..." : s.name;
-    o += fmt::format("<text x=\"{}\" y=\"{}\"><title>{}</title>{}</text>\n", lx + 30, ly + 4, Escape(s.name),
-                     Escape(name));
+    DrawSeries(spec, ax, ay, series[i], color, o);
+    DrawLegendEntry(f, series[i], i, color, o);
   }
   o += "</svg>\n";
   return o;

@@ -133,16 +133,9 @@ Result<std::unique_ptr<KvCacheTesterWorkload>> KvCacheTesterWorkload::Load(const
 std::unique_ptr<KvCacheTesterWorkload> KvCacheTesterWorkload::FromTraces(std::vector<KvTrace> traces,
                                                                          const TokenSpace& space,
                                                                          const WorkloadOptions& opt) {
-  std::vector<KvTrace> kept;
-  int64_t skipped = 0;
-  for (KvTrace& t : traces) {
-    if (FirstFits(t.requests, t, opt)) {
-      kept.push_back(std::move(t));
-    } else {
-      ++skipped;
-    }
-  }
-  return std::unique_ptr<KvCacheTesterWorkload>(new KvCacheTesterWorkload(std::move(kept), space, opt, skipped));
+  const int64_t skipped = static_cast<int64_t>(
+      std::erase_if(traces, [&](const KvTrace& t) { return !FirstFits(t.requests, t, opt); }));
+  return std::unique_ptr<KvCacheTesterWorkload>(new KvCacheTesterWorkload(std::move(traces), space, opt, skipped));
 }
 
 std::string KvCacheTesterWorkload::Describe() const {

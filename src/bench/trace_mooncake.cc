@@ -61,18 +61,12 @@ Result<std::unique_ptr<MooncakeWorkload>> MooncakeWorkload::Load(const std::stri
 std::unique_ptr<MooncakeWorkload> MooncakeWorkload::FromRequests(std::vector<MooncakeRequest> reqs,
                                                                  const TokenSpace& space,
                                                                  const WorkloadOptions& opt) {
-  std::vector<MooncakeRequest> kept;
-  int64_t skipped = 0;
-  for (MooncakeRequest& r : reqs) {
-    int64_t in = std::llround(r.input_length * opt.length_scale);
-    int64_t out = std::max<int64_t>(1, std::llround(r.output_length * opt.length_scale));
-    if (opt.max_context > 0 && in + out > opt.max_context) {
-      ++skipped;
-      continue;
-    }
-    kept.push_back(std::move(r));
-  }
-  return std::unique_ptr<MooncakeWorkload>(new MooncakeWorkload(std::move(kept), space, opt, skipped));
+  const int64_t skipped = static_cast<int64_t>(std::erase_if(reqs, [&](const MooncakeRequest& r) {
+    const int64_t in = std::llround(r.input_length * opt.length_scale);
+    const int64_t out = std::max<int64_t>(1, std::llround(r.output_length * opt.length_scale));
+    return opt.max_context > 0 && in + out > opt.max_context;
+  }));
+  return std::unique_ptr<MooncakeWorkload>(new MooncakeWorkload(std::move(reqs), space, opt, skipped));
 }
 
 std::string MooncakeWorkload::Describe() const {

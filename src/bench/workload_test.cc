@@ -161,7 +161,7 @@ TEST(KvCacheTester, RejectsBadTraces) {
 // the tracker's ideal reuse equals one computed from the hash_ids alone.
 TEST(KvCacheTester, RealTracesPrefixSharingMatchesHashIds) {
   std::string dir = std::string(PROSGROW_SHARED_DIR) + "/data/traces/kv-cache-tester";
-  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no shared traces at " << dir;
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "needs ../shared/data/traces: none at " << dir;
   WorkloadOptions opt;
   opt.length_scale = 0.125;
   auto w = KvCacheTesterWorkload::Load(dir, Space(), opt);
@@ -218,17 +218,23 @@ TEST(PrefixReuseTracker, MatchesBruteForce) {
   }
 }
 
+// The Mooncake workload of a JSONL text (null when the text does not parse).
+std::unique_ptr<MooncakeWorkload> MooncakeFrom(const std::string& text, const WorkloadOptions& opt) {
+  auto reqs = ParseMooncake(text, "m.jsonl");
+  EXPECT_TRUE(reqs.ok()) << reqs.status().ToString();
+  return reqs.ok() ? MooncakeWorkload::FromRequests(*reqs, Space(), opt) : nullptr;
+}
+
 TEST(Mooncake, ParsesAndBuildsSharedBlocks) {
   std::string text =
       "{\"timestamp\": 0, \"input_length\": 1000, \"output_length\": 10, \"hash_ids\": [0, 1]}\n"
       "\n"
       "{\"timestamp\": 1500, \"input_length\": 1300, \"output_length\": 20, \"hash_ids\": [0, 1, 2]}\n";
-  auto reqs = ParseMooncake(text, "m.jsonl");
-  ASSERT_TRUE(reqs.ok());
   WorkloadOptions opt;
   opt.length_scale = 1.0 / 64;  // 512 -> 8 tokens
   opt.time_scale = 2;
-  auto w = MooncakeWorkload::FromRequests(*reqs, Space(), opt);
+  auto w = MooncakeFrom(text, opt);
+  ASSERT_TRUE(w);
   ASSERT_EQ(w->SessionsPerPass(), 2);
   EXPECT_FALSE(w->Recyclable());
   SessionScript a = w->MakeSession(0), b = w->MakeSession(1);
@@ -239,6 +245,22 @@ TEST(Mooncake, ParsesAndBuildsSharedBlocks) {
   auto bad = ParseMooncake("{\"timestamp\": 0}\n", "m.jsonl");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("m.jsonl line 1"), std::string::npos);
+}
+
+// Requests longer than max_context (input + output, scaled) are dropped and
+// counted; the others keep their order.
+TEST(Mooncake, MaxContextDropsAndCountsLongRequests) {
+  std::string text =
+      "{\"timestamp\": 0, \"input_length\": 100, \"output_length\": 10, \"hash_ids\": [0]}\n"
+      "{\"timestamp\": 1, \"input_length\": 900, \"output_length\": 10, \"hash_ids\": [0, 1]}\n"
+      "{\"timestamp\": 2, \"input_length\": 80, \"output_length\": 20, \"hash_ids\": [0]}\n";
+  WorkloadOptions opt;
+  opt.max_context = 110;
+  auto w = MooncakeFrom(text, opt);
+  ASSERT_TRUE(w);
+  ASSERT_EQ(w->SessionsPerPass(), 2);
+  EXPECT_EQ(w->MakeSession(1).events[0].arrival_s, 0.002);
+  EXPECT_NE(w->Describe().find("1 skipped by max_context"), std::string::npos) << w->Describe();
 }
 
 TEST(MakeWorkload, RejectsUnknownSpecsAndBadScales) {

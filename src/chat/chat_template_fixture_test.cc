@@ -38,7 +38,7 @@ ChatTemplateSettings FixtureSettings() {
 }
 
 TEST(ChatTemplateFixtureTest, EveryCaseMatchesJinja2) {
-  if (!fs::is_directory(TemplateDir())) GTEST_SKIP() << "fixtures absent: " << TemplateDir();
+  if (!fs::is_directory(TemplateDir())) GTEST_SKIP() << "needs ../shared/fixtures/templates: " << TemplateDir() << " absent";
   int templates = 0, cases = 0;
   for (const auto& entry : fs::directory_iterator(TemplateDir())) {
     const fs::path& p = entry.path();
@@ -70,7 +70,7 @@ TEST(ChatTemplateFixtureTest, EveryCaseMatchesJinja2) {
 
 // The same cases through the server's entry point, RenderChat.
 TEST(ChatTemplateFixtureTest, RenderChatMatchesToo) {
-  if (!fs::is_directory(TemplateDir())) GTEST_SKIP() << "fixtures absent: " << TemplateDir();
+  if (!fs::is_directory(TemplateDir())) GTEST_SKIP() << "needs ../shared/fixtures/templates: " << TemplateDir() << " absent";
   for (const auto& entry : fs::directory_iterator(TemplateDir())) {
     const fs::path& p = entry.path();
     if (p.extension() != ".jinja") continue;

@@ -156,20 +156,24 @@ Interpreter::Flow Interpreter::ExecNode(const Node& n, std::string& out) {
     case Node::Kind::kBreak: return Flow::kBreak;
     case Node::Kind::kContinue: return Flow::kContinue;
     case Node::Kind::kFilterBlock: {
-      Value text = Value::String(Capture(n.bodies[0]));
-      // Evaluate the filter chain with the captured text as innermost input.
-      std::vector<const Expr*> chain;
-      for (const Expr* f = n.filter.get(); f; f = f->args[0].get()) chain.push_back(f);
-      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-        CallArgs args;
-        EvalArgs(**it, 1, args);
-        text = ApplyFilter(*this, (*it)->name, text, args);
-      }
+      // The filter chain with the captured text as innermost input.
+      const Value text = ApplyFilterChain(n.filter.get(), Value::String(Capture(n.bodies[0])));
       Append(out, Str(text));
       break;
     }
   }
   return Flow::kNormal;
+}
+
+Value Interpreter::ApplyFilterChain(const Expr* filter, Value v) {
+  std::vector<const Expr*> chain;
+  for (const Expr* f = filter; f; f = f->args[0].get()) chain.push_back(f);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    CallArgs args;
+    EvalArgs(**it, 1, args);
+    v = ApplyFilter(*this, (*it)->name, v, args);
+  }
+  return v;
 }
 
 std::string Interpreter::Capture(const Body& body) {
@@ -258,16 +262,7 @@ void Interpreter::ExecSet(const Node& n, std::string& out) {
   if (n.expr) {
     v = Eval(*n.expr);
   } else {
-    v = Value::String(Capture(n.bodies[0]));
-    if (n.filter) {
-      std::vector<const Expr*> chain;
-      for (const Expr* f = n.filter.get(); f; f = f->args[0].get()) chain.push_back(f);
-      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-        CallArgs args;
-        EvalArgs(**it, 1, args);
-        v = ApplyFilter(*this, (*it)->name, v, args);
-      }
-    }
+    v = ApplyFilterChain(n.filter.get(), Value::String(Capture(n.bodies[0])));
   }
   if (!n.attr.empty()) {
     Value target = Lookup(n.targets[0]);

@@ -65,11 +65,16 @@ class Interpreter {
   void DefineMacro(const Node& n);
   Value CallMacro(const Node& n, const std::weak_ptr<Scope>& closure, CallArgs& args);
   std::string Capture(const Body& body);
+  // `filter` (a chain: each filter's args[0] the one before it) applied to
+  // v, the innermost filter first.
+  Value ApplyFilterChain(const Expr* filter, Value v);
 
   Value Eval(const Expr& e);
   Value EvalUnary(const Expr& e);    // jinja_operators.cc
   Value EvalBinary(const Expr& e);   // jinja_operators.cc
   Value EvalCompare(const Expr& e);  // jinja_operators.cc
+  Value Plus(const Value& a, const Value& b);   // jinja_operators.cc: numbers, strings, lists
+  Value Times(const Value& a, const Value& b);  // jinja_operators.cc: numbers, repetition
   Value EvalSlice(const Expr& e);
   void EvalArgs(const Expr& e, size_t first, CallArgs& args);
   Value Lookup(const std::string& name) const;

@@ -1,6 +1,7 @@
-// Tests, Python methods on str/dict/list, global functions and the string
-// helpers of the Jinja subset (declared in jinja_builtins.h).
+// Python methods on str/dict/list and the string helpers of the Jinja
+// subset (declared in jinja_builtins.h).
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "chat/jinja_builtins.h"
@@ -175,6 +176,49 @@ std::string PyFormat(const std::string& fmt, const CallArgs& args) {
   return out;
 }
 
+// str.splitlines(): \n, \r and \r\n end lines; no trailing empty line.
+Value SplitLines(const std::string& s) {
+  ValueList lines;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\n' || s[i] == '\r') {
+      lines.push_back(Value::String(s.substr(start, i - start)));
+      if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
+      start = i + 1;
+    }
+  }
+  if (start < s.size()) lines.push_back(Value::String(s.substr(start)));
+  return Value::List(std::move(lines));
+}
+
+// sep.join(seq): every item must be a string.
+Value JoinWith(Interpreter& in, const std::string& sep, const Value& seq) {
+  std::string out;
+  bool first = true;
+  for (const Value& v : Iterate(seq)) {
+    if (!v.is_string()) Fail(std::string("sequence item: expected str instance, ") + v.TypeName() + " found");
+    if (!first) out += sep;
+    first = false;
+    out += v.as_string();
+    in.ChargeBytes(out.size());
+  }
+  return Value::String(std::move(out));
+}
+
+// str.isdigit() and the other character-class methods (nullopt: not one).
+std::optional<Value> StringTest(const std::string& s, const std::string& name) {
+  auto all_of = [&](auto pred) { return !s.empty() && std::all_of(s.begin(), s.end(), pred); };
+  if (name == "isdigit") return Value::Bool(all_of([](char c) { return c >= '0' && c <= '9'; }));
+  if (name == "isalpha") return Value::Bool(all_of(IsAsciiAlpha));
+  if (name == "isalnum") return Value::Bool(all_of([](char c) { return IsAsciiAlpha(c) || (c >= '0' && c <= '9'); }));
+  if (name == "isspace") return Value::Bool(all_of([](char c) { return IsPySpace(static_cast<unsigned char>(c)); }));
+  const bool lower = std::any_of(s.begin(), s.end(), IsAsciiLower);
+  const bool upper = std::any_of(s.begin(), s.end(), IsAsciiUpper);
+  if (name == "islower") return Value::Bool(lower && !upper);
+  if (name == "isupper") return Value::Bool(upper && !lower);
+  return std::nullopt;
+}
+
 Value StringMethod(Interpreter& in, const std::string& s, const std::string& name, CallArgs& a) {
   const Value* a0 = a.Get(0, "");
   if (name == "startswith" || name == "endswith") {
@@ -214,43 +258,12 @@ Value StringMethod(Interpreter& in, const std::string& s, const std::string& nam
     for (size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
     return Value::Int(n);
   }
-  if (name == "splitlines") {
-    ValueList lines;
-    size_t start = 0;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == '\n' || s[i] == '\r') {
-        lines.push_back(Value::String(s.substr(start, i - start)));
-        if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
-        start = i + 1;
-      }
-    }
-    if (start < s.size()) lines.push_back(Value::String(s.substr(start)));
-    return Value::List(std::move(lines));
-  }
+  if (name == "splitlines") return SplitLines(s);
   if (name == "join") {
     if (!a0) Fail("join() takes exactly one argument");
-    std::string out;
-    bool first = true;
-    for (const Value& v : Iterate(*a0)) {
-      if (!v.is_string()) Fail(std::string("sequence item: expected str instance, ") + v.TypeName() + " found");
-      if (!first) out += s;
-      first = false;
-      out += v.as_string();
-      in.ChargeBytes(out.size());
-    }
-    return Value::String(std::move(out));
+    return JoinWith(in, s, *a0);
   }
-  auto all_of = [&](auto pred) { return !s.empty() && std::all_of(s.begin(), s.end(), pred); };
-  if (name == "isdigit") return Value::Bool(all_of([](char c) { return c >= '0' && c <= '9'; }));
-  if (name == "isalpha") return Value::Bool(all_of(IsAsciiAlpha));
-  if (name == "isalnum") return Value::Bool(all_of([](char c) { return IsAsciiAlpha(c) || (c >= '0' && c <= '9'); }));
-  if (name == "isspace") return Value::Bool(all_of([](char c) { return IsPySpace(static_cast<unsigned char>(c)); }));
-  if (name == "islower") {
-    return Value::Bool(std::any_of(s.begin(), s.end(), IsAsciiLower) && std::none_of(s.begin(), s.end(), IsAsciiUpper));
-  }
-  if (name == "isupper") {
-    return Value::Bool(std::any_of(s.begin(), s.end(), IsAsciiUpper) && std::none_of(s.begin(), s.end(), IsAsciiLower));
-  }
+  if (std::optional<Value> r = StringTest(s, name)) return *r;
   if (name == "format") {
     std::string r = PyFormat(s, a);
     in.ChargeBytes(r.size());
@@ -381,117 +394,6 @@ Value GetMethod(Interpreter& in, const Value& obj, const std::string& name) {
     return Value::Function("list." + name, [obj, name](CallArgs& a) { return ListMethod(obj, name, a); });
   }
   return Value();
-}
-
-// ---------------------------------------------------------------- tests
-
-bool HasTest(std::string_view name) {
-  static const std::unordered_set<std::string_view> kTests = {
-      "defined", "undefined", "none",     "boolean", "false",  "true",        "integer", "float", "number",
-      "string",  "mapping",   "iterable", "sequence", "callable", "sameas",   "eq",      "equalto", "==",
-      "ne",      "!=",        "lt",       "lessthan", "<",      "le",         "<=",      "gt",    "greaterthan",
-      ">",       "ge",        ">=",       "in",      "odd",     "even",       "divisibleby", "lower", "upper",
-      "escaped", "filter",    "test"};
-  return kTests.count(name) > 0;
-}
-
-bool ApplyTest(Interpreter& in, const std::string& name, const Value& v, CallArgs& a) {
-  if (name == "defined") return !v.is_undefined();
-  if (name == "undefined") return v.is_undefined();
-  if (name == "none") return v.is_none();
-  if (name == "boolean") return v.is_bool();
-  if (name == "false") return v.is_bool() && !v.as_bool();
-  if (name == "true") return v.is_bool() && v.as_bool();
-  if (name == "integer") return v.is_int();
-  if (name == "float") return v.is_float();
-  if (name == "number") return v.is_number();
-  if (name == "string") return v.is_string();
-  if (name == "mapping") return v.is_dict();
-  if (name == "iterable" || name == "sequence") return v.is_list() || v.is_dict() || v.is_string() || v.is_undefined();
-  if (name == "callable") return v.is_callable();
-  if (name == "escaped") return false;
-  if (name == "lower") return v.is_string() && AsciiLower(v.as_string()) == v.as_string();
-  if (name == "upper") return v.is_string() && AsciiUpper(v.as_string()) == v.as_string();
-  if (name == "filter") return v.is_string() && HasFilter(v.as_string());
-  if (name == "test") return v.is_string() && HasTest(v.as_string());
-  const Value* arg = a.Get(0, name == "divisibleby" ? "num" : "other");
-  if (name == "odd" || name == "even") {
-    if (!v.is_int() && !v.is_bool()) Fail("test '" + name + "' needs an integer");
-    int64_t r = v.as_int() % 2;
-    return name == "odd" ? r != 0 : r == 0;
-  }
-  if (!arg) Fail("test '" + name + "' requires an argument");
-  if (name == "sameas") {
-    if (v.kind() != arg->kind()) return false;
-    if (v.is_list()) return &v.list() == &arg->list();
-    if (v.kind() == Value::Kind::kDict) return &v.dict() == &arg->dict();
-    return Equals(v, *arg);
-  }
-  if (name == "eq" || name == "equalto" || name == "==") return Equals(v, *arg);
-  if (name == "ne" || name == "!=") return !Equals(v, *arg);
-  if (name == "lt" || name == "lessthan" || name == "<") return Less(v, *arg);
-  if (name == "le" || name == "<=") return !Less(*arg, v);
-  if (name == "gt" || name == "greaterthan" || name == ">") return Less(*arg, v);
-  if (name == "ge" || name == ">=") return !Less(v, *arg);
-  if (name == "in") return Contains(*arg, v);
-  if (name == "divisibleby") {
-    if (!v.is_int() || !arg->is_int()) Fail("test 'divisibleby' needs integers");
-    if (arg->as_int() == 0) Fail("integer modulo by zero");
-    return v.as_int() % arg->as_int() == 0;
-  }
-  (void)in;
-  Fail("no test named '" + name + "'");
-}
-
-// ---------------------------------------------------------------- globals
-
-void AddBuiltinGlobals(Interpreter& in, Value& globals) {
-  Interpreter* ip = &in;
-  globals.dict().Set("namespace", Value::Function("namespace", [ip](CallArgs& a) {
-    Value ns = Value::Namespace();
-    for (const Value& p : a.positional) {
-      if (!p.is_dict()) Fail("namespace() positional argument must be a mapping");
-      for (const auto& [k, v] : p.dict().items) ns.dict().Set(k, v);
-    }
-    for (const auto& [k, v] : a.keyword) ns.dict().Set(k, v);
-    ip->TrackNamespace(ns);
-    return ns;
-  }));
-  globals.dict().Set("dict", Value::Function("dict", [](CallArgs& a) {
-    Value d = Value::Dict();
-    for (const Value& p : a.positional) {
-      if (!p.is_dict()) Fail("dict() positional argument must be a mapping");
-      for (const auto& [k, v] : p.dict().items) d.dict().Set(k, v);
-    }
-    for (const auto& [k, v] : a.keyword) d.dict().Set(k, v);
-    return d;
-  }));
-  globals.dict().Set("range", Value::Function("range", [ip](CallArgs& a) {
-    auto arg = [&](size_t i) {
-      const Value& v = a.positional[i];
-      if (!v.is_int() && !v.is_bool()) Fail("range() arguments must be integers");
-      return v.as_int();
-    };
-    if (a.positional.empty() || a.positional.size() > 3) Fail("range expected 1 to 3 integer arguments");
-    int64_t start = 0, stop, step = 1;
-    if (a.positional.size() == 1) {
-      stop = arg(0);
-    } else {
-      start = arg(0);
-      stop = arg(1);
-      if (a.positional.size() == 3) step = arg(2);
-    }
-    if (step == 0) Fail("range() arg 3 must not be zero");
-    // Element count computed in 128 bits, so extreme bounds cannot overflow.
-    __int128 span = static_cast<__int128>(stop) - start;
-    __int128 count = step > 0 ? (span > 0 ? (span + step - 1) / step : 0) : (span < 0 ? (-span + (-static_cast<__int128>(step)) - 1) / -static_cast<__int128>(step) : 0);
-    if (count > static_cast<__int128>(ip->limits().max_list_items)) ip->CheckListSize(SIZE_MAX);
-    ip->Step(static_cast<int64_t>(count));
-    ValueList items;
-    items.reserve(static_cast<size_t>(count));
-    for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) items.push_back(Value::Int(start + k * step));
-    return Value::List(std::move(items));
-  }));
 }
 
 }  // namespace pg::jinja

@@ -32,6 +32,46 @@ int64_t MulInt(int64_t a, int64_t b) {
   return r;
 }
 
+// "/", "//" and "%" with Python's semantics: floor division and a modulo
+// with the divisor's sign.
+Value Divide(const std::string& op, const Value& a, const Value& b) {
+  const bool ints = (a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool());
+  if (!(a.is_number() && b.is_number())) FailOperands(op.c_str(), a, b);
+  if (b.as_double() == 0.0) Fail(op == "%" ? "integer modulo by zero" : "division by zero");
+  if (op == "/") return Value::Float(a.as_double() / b.as_double());
+  if (ints) {
+    int64_t x = a.as_int(), y = b.as_int();
+    if (x == INT64_MIN && y == -1) Fail("integer overflow");
+    int64_t q = x / y, m = x % y;
+    if (m != 0 && ((m < 0) != (y < 0))) {
+      --q;
+      m += y;
+    }
+    return Value::Int(op == "//" ? q : m);
+  }
+  double x = a.as_double(), y = b.as_double();
+  if (op == "//") return Value::Float(std::floor(x / y));
+  double m = std::fmod(x, y);
+  if (m != 0 && ((m < 0) != (y < 0))) m += y;
+  return Value::Float(m);
+}
+
+// "**": exact for integer bases and non-negative integer exponents.
+Value Power(const Value& a, const Value& b) {
+  const bool ints = (a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool());
+  if (!(a.is_number() && b.is_number())) FailOperands("**", a, b);
+  if (ints && b.as_int() >= 0) {
+    int64_t base = a.as_int(), exp = b.as_int(), result = 1;
+    if (base == 0 || base == 1) return Value::Int(exp == 0 ? 1 : base);
+    if (base == -1) return Value::Int(exp % 2 ? -1 : 1);
+    for (int64_t i = 0; i < exp; ++i) {  // |base| >= 2: overflows within 63 rounds
+      result = MulInt(result, base);
+    }
+    return Value::Int(result);
+  }
+  return Value::Float(std::pow(a.as_double(), b.as_double()));
+}
+
 }  // namespace
 
 Value Interpreter::EvalUnary(const Expr& e) {
@@ -85,87 +125,58 @@ Value Interpreter::EvalBinary(const Expr& e) {
     ChargeBytes(s.size() + t.size());
     return Value::String(s + t);
   }
-  const bool ints = (a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool());
-  const bool nums = a.is_number() && b.is_number();
-  if (op == "+") {
-    if (ints) return Value::Int(AddInt(a.as_int(), b.as_int()));
-    if (nums) return Value::Float(a.as_double() + b.as_double());
-    if (a.is_string() && b.is_string()) {
-      ChargeBytes(a.as_string().size() + b.as_string().size());
-      return Value::String(a.as_string() + b.as_string());
-    }
-    if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
-      CheckListSize(a.list().size() + b.list().size());
-      Step(static_cast<int64_t>(a.list().size() + b.list().size()));
-      ValueList items = a.list();
-      items.insert(items.end(), b.list().begin(), b.list().end());
-      return a.is_tuple() ? Value::Tuple(std::move(items)) : Value::List(std::move(items));
-    }
-    FailOperands("+", a, b);
-  }
+  if (op == "+") return Plus(a, b);
   if (op == "-") {
-    if (ints) return Value::Int(SubInt(a.as_int(), b.as_int()));
-    if (nums) return Value::Float(a.as_double() - b.as_double());
+    if ((a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool())) return Value::Int(SubInt(a.as_int(), b.as_int()));
+    if (a.is_number() && b.is_number()) return Value::Float(a.as_double() - b.as_double());
     FailOperands("-", a, b);
   }
-  if (op == "*") {
-    if (ints) return Value::Int(MulInt(a.as_int(), b.as_int()));
-    if (nums) return Value::Float(a.as_double() * b.as_double());
-    const Value& seq = (b.is_int() || b.is_bool()) ? a : b;
-    const Value& count = (b.is_int() || b.is_bool()) ? b : a;
-    if ((count.is_int() || count.is_bool()) && (seq.is_string() || seq.is_list())) {
-      int64_t n = std::max<int64_t>(0, count.as_int());
-      if (seq.is_string()) {
-        if (n > 0 && seq.as_string().size() > limits_.max_output_bytes / static_cast<uint64_t>(n)) {
-          Fail("template string exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
-        }
-        ChargeBytes(seq.as_string().size() * static_cast<size_t>(n));
-        std::string s;
-        for (int64_t i = 0; i < n; ++i) s += seq.as_string();
-        return Value::String(std::move(s));
-      }
-      if (n > 0 && seq.list().size() > limits_.max_list_items / static_cast<uint64_t>(n)) CheckListSize(SIZE_MAX);
-      ValueList items;
-      for (int64_t i = 0; i < n; ++i) items.insert(items.end(), seq.list().begin(), seq.list().end());
-      Step(static_cast<int64_t>(items.size()));
-      return seq.is_tuple() ? Value::Tuple(std::move(items)) : Value::List(std::move(items));
-    }
-    FailOperands("*", a, b);
-  }
-  if (op == "/" || op == "//" || op == "%") {
-    if (!nums) FailOperands(op.c_str(), a, b);
-    if (b.as_double() == 0.0) Fail(op == "%" ? "integer modulo by zero" : "division by zero");
-    if (op == "/") return Value::Float(a.as_double() / b.as_double());
-    if (ints) {
-      int64_t x = a.as_int(), y = b.as_int();
-      if (x == INT64_MIN && y == -1) Fail("integer overflow");
-      int64_t q = x / y, m = x % y;
-      if (m != 0 && ((m < 0) != (y < 0))) {
-        --q;
-        m += y;
-      }
-      return Value::Int(op == "//" ? q : m);
-    }
-    double x = a.as_double(), y = b.as_double();
-    if (op == "//") return Value::Float(std::floor(x / y));
-    double m = std::fmod(x, y);
-    if (m != 0 && ((m < 0) != (y < 0))) m += y;
-    return Value::Float(m);
-  }
-  if (op == "**") {
-    if (!nums) FailOperands("**", a, b);
-    if (ints && b.as_int() >= 0) {
-      int64_t base = a.as_int(), exp = b.as_int(), result = 1;
-      if (base == 0 || base == 1) return Value::Int(exp == 0 ? 1 : base);
-      if (base == -1) return Value::Int(exp % 2 ? -1 : 1);
-      for (int64_t i = 0; i < exp; ++i) {  // |base| >= 2: overflows within 63 rounds
-        result = MulInt(result, base);
-      }
-      return Value::Int(result);
-    }
-    return Value::Float(std::pow(a.as_double(), b.as_double()));
-  }
+  if (op == "*") return Times(a, b);
+  if (op == "/" || op == "//" || op == "%") return Divide(op, a, b);
+  if (op == "**") return Power(a, b);
   Fail("unknown operator " + op);
+}
+
+Value Interpreter::Plus(const Value& a, const Value& b) {
+  if ((a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool())) return Value::Int(AddInt(a.as_int(), b.as_int()));
+  if (a.is_number() && b.is_number()) return Value::Float(a.as_double() + b.as_double());
+  if (a.is_string() && b.is_string()) {
+    ChargeBytes(a.as_string().size() + b.as_string().size());
+    return Value::String(a.as_string() + b.as_string());
+  }
+  if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+    CheckListSize(a.list().size() + b.list().size());
+    Step(static_cast<int64_t>(a.list().size() + b.list().size()));
+    ValueList items = a.list();
+    items.insert(items.end(), b.list().begin(), b.list().end());
+    return a.is_tuple() ? Value::Tuple(std::move(items)) : Value::List(std::move(items));
+  }
+  FailOperands("+", a, b);
+}
+
+Value Interpreter::Times(const Value& a, const Value& b) {
+  if ((a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool())) return Value::Int(MulInt(a.as_int(), b.as_int()));
+  if (a.is_number() && b.is_number()) return Value::Float(a.as_double() * b.as_double());
+  const Value& seq = (b.is_int() || b.is_bool()) ? a : b;
+  const Value& count = (b.is_int() || b.is_bool()) ? b : a;
+  if ((count.is_int() || count.is_bool()) && (seq.is_string() || seq.is_list())) {
+    int64_t n = std::max<int64_t>(0, count.as_int());
+    if (seq.is_string()) {
+      if (n > 0 && seq.as_string().size() > limits_.max_output_bytes / static_cast<uint64_t>(n)) {
+        Fail("template string exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
+      }
+      ChargeBytes(seq.as_string().size() * static_cast<size_t>(n));
+      std::string s;
+      for (int64_t i = 0; i < n; ++i) s += seq.as_string();
+      return Value::String(std::move(s));
+    }
+    if (n > 0 && seq.list().size() > limits_.max_list_items / static_cast<uint64_t>(n)) CheckListSize(SIZE_MAX);
+    ValueList items;
+    for (int64_t i = 0; i < n; ++i) items.insert(items.end(), seq.list().begin(), seq.list().end());
+    Step(static_cast<int64_t>(items.size()));
+    return seq.is_tuple() ? Value::Tuple(std::move(items)) : Value::List(std::move(items));
+  }
+  FailOperands("*", a, b);
 }
 
 }  // namespace pg::jinja

@@ -12,19 +12,22 @@
 namespace pg {
 namespace {
 
-ChatTemplateSettings FixedDate() {
+// A clock stopped at the given date (month 0-11, as struct tm counts).
+ChatTemplateSettings SettingsAt(int year, int mon, int mday, int wday = 0, int yday = 0) {
   ChatTemplateSettings s;
-  s.now = [] {
+  s.now = [=] {
     std::tm tm{};
-    tm.tm_year = 2026 - 1900;
-    tm.tm_mon = 10;
-    tm.tm_mday = 29;
-    tm.tm_wday = 0;
-    tm.tm_yday = 332;
+    tm.tm_year = year - 1900;
+    tm.tm_mon = mon;
+    tm.tm_mday = mday;
+    tm.tm_wday = wday;
+    tm.tm_yday = yday;
     return tm;
   };
   return s;
 }
+
+ChatTemplateSettings FixedDate() { return SettingsAt(2026, 10, 29, 0, 332); }
 
 Result<std::string> RenderText(const std::string& tmpl, const std::string& ctx_json = "{}",
                                const ChatTemplateSettings& settings = FixedDate()) {
@@ -294,15 +297,7 @@ TEST(JinjaTemplateTest, ContextMustBeAnObject) {
 }
 
 TEST(JinjaTemplateTest, ClockIsInjectable) {
-  ChatTemplateSettings s;
-  s.now = [] {
-    std::tm tm{};
-    tm.tm_year = 2024 - 1900;
-    tm.tm_mon = 6;
-    tm.tm_mday = 26;
-    return tm;
-  };
-  Result<std::string> out = RenderText("{{ strftime_now('%d %b %Y') }}", "{}", s);
+  Result<std::string> out = RenderText("{{ strftime_now('%d %b %Y') }}", "{}", SettingsAt(2024, 6, 26));
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(*out, "26 Jul 2024");
   // Default clock: today, whatever that is; must render something.

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/utf8.h"
+
 namespace pg::jinja {
 
 void Fail(const std::string& message) { throw Error(message); }
@@ -166,23 +168,11 @@ void AppendUtf8(std::string& out, char32_t c) {
 std::u32string DecodeUtf8(std::string_view s) {
   std::u32string out;
   out.reserve(s.size());
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-    bool ok = len > 0 && i + len <= s.size();
-    for (int k = 1; ok && k < len; ++k) {
-      unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) ok = false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (ok && len > 1) {
-      static constexpr char32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-      if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) ok = false;
-    }
-    if (!ok) {
-      out.push_back(0xDC00 + c);
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const size_t len = DecodeUtf8Char(s, i, &cp);
+    if (len == 0) {  // a byte that is not part of a well-formed character
+      out.push_back(0xDC00 + static_cast<unsigned char>(s[i]));
       ++i;
       continue;
     }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "base/bounded_json.h"
+#include "base/utf8.h"
 
 namespace pg {
 namespace {
@@ -133,7 +134,7 @@ JsonStreamScanner::Step JsonStreamScanner::String(char c, std::string* out) {
   } else if (u < 0x80) {
     out->push_back(c);
   } else {
-    Utf8Lead(u, out);
+    StartUtf8(u, out);
   }
   return Step::kTake;
 }
@@ -180,23 +181,15 @@ JsonStreamScanner::Step JsonStreamScanner::Escape(char c, std::string* out) {
 
 // The first byte of a multi-byte character, with the range its next byte
 // must fall in (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
-void JsonStreamScanner::Utf8Lead(unsigned char u, std::string* out) {
-  utf8_lo_ = 0x80;
-  utf8_hi_ = 0xBF;
-  if (u >= 0xC2 && u <= 0xDF) {
-    utf8_need_ = 1;
-  } else if (u >= 0xE0 && u <= 0xEF) {
-    utf8_need_ = 2;
-    if (u == 0xE0) utf8_lo_ = 0xA0;
-    if (u == 0xED) utf8_hi_ = 0x9F;
-  } else if (u >= 0xF0 && u <= 0xF4) {
-    utf8_need_ = 3;
-    if (u == 0xF0) utf8_lo_ = 0x90;
-    if (u == 0xF4) utf8_hi_ = 0x8F;
-  } else {
+void JsonStreamScanner::StartUtf8(unsigned char u, std::string* out) {
+  std::optional<Utf8Lead> lead = Utf8LeadOf(u);
+  if (!lead || lead->continuation == 0) {
     out->append(kReplacement);
     return;
   }
+  utf8_need_ = lead->continuation;
+  utf8_lo_ = lead->lo;
+  utf8_hi_ = lead->hi;
   utf8_.assign(1, static_cast<char>(u));
 }
 

@@ -43,7 +43,7 @@ class JsonStreamScanner {
   Step Value(char c, std::string* out);
   Step String(char c, std::string* out);
   Step Escape(char c, std::string* out);
-  void Utf8Lead(unsigned char u, std::string* out);
+  void StartUtf8(unsigned char u, std::string* out);  // a non-ASCII byte starts a character (base/utf8.h)
   void FlushHigh(std::string* out);  // a high surrogate with no low half: U+FFFD
   Step Number(char c, std::string* out);
   Step Take(char c, std::string* out);  // appends c; kDone if the value just ended

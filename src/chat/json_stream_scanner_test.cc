@@ -51,6 +51,19 @@ TEST(JsonStreamScannerTest, EveryPrefixCompletesToValidJson) {
   }
 }
 
+// Each (text, want) case: the text fed whole, then completed, is want and a
+// valid JSON document.
+template <typename Cases>
+void ExpectCompleted(const Cases& cases) {
+  for (const auto& [text, want] : cases) {
+    JsonStreamScanner s;
+    std::string got = Feed(&s, text);
+    got += s.Completion();
+    EXPECT_EQ(got, want) << text;
+    EXPECT_FALSE(nlohmann::json::parse(got, nullptr, false).is_discarded()) << got;
+  }
+}
+
 TEST(JsonStreamScannerTest, StopsAtWhatCannotContinue) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"a": <b>)", R"({"a":null})"},
@@ -63,13 +76,7 @@ TEST(JsonStreamScannerTest, StopsAtWhatCannotContinue) {
       {"{\"a\": 1.```", R"({"a":1.0})"},
       {R"([1, 2] x)", R"([1,2])"},
   };
-  for (const auto& [text, want] : cases) {
-    JsonStreamScanner s;
-    std::string got = Feed(&s, text);
-    got += s.Completion();
-    EXPECT_EQ(got, want) << text;
-    EXPECT_FALSE(nlohmann::json::parse(got, nullptr, false).is_discarded()) << got;
-  }
+  ExpectCompleted(cases);
 }
 
 // Model output nested past the bounded parser's limit ends at the level that
@@ -120,13 +127,7 @@ TEST(JsonStreamScannerTest, StringsStayValidUnicode) {
       {"{\"a\": \"\xe2\x82", "{\"a\":\"\xef\xbf\xbd\"}"},  // cut inside a character
       {"{\"a\": \"\\ud83d", "{\"a\":\"\\ufffd\"}"},
   };
-  for (const auto& [text, want] : cases) {
-    JsonStreamScanner s;
-    std::string got = Feed(&s, text);
-    got += s.Completion();
-    EXPECT_EQ(got, want) << text;
-    EXPECT_FALSE(nlohmann::json::parse(got, nullptr, false).is_discarded()) << got;
-  }
+  ExpectCompleted(cases);
 }
 
 TEST(JsonStreamScannerTest, EscapesRawControlCharactersInStrings) {

@@ -1,19 +1,21 @@
 #include "chat/tool_call_format.h"
 
+#include "base/tool_call_markers.h"
+
 namespace pg {
 namespace {
+
+using namespace tool_markers;
 
 bool Has(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
 
 }  // namespace
 
 ToolCallFormat DetectToolCallFormat(std::string_view t) {
-  if (Has(t, "<arg_key>")) return ToolCallFormat::kGlm45;
-  if (Has(t, "<｜tool▁calls▁begin｜>")) {
-    return Has(t, "```json") ? ToolCallFormat::kDeepSeekV3 : ToolCallFormat::kDeepSeekV31;
-  }
-  if (Has(t, "<tool_call>")) return ToolCallFormat::kHermes;
-  if (Has(t, "<|python_tag|>") || Has(t, "<|start_header_id|>")) return ToolCallFormat::kLlama3Json;
+  if (Has(t, kArgKey)) return ToolCallFormat::kGlm45;
+  if (Has(t, kDsCallsBegin)) return Has(t, kDsJsonFence) ? ToolCallFormat::kDeepSeekV3 : ToolCallFormat::kDeepSeekV31;
+  if (Has(t, kCallOpen)) return ToolCallFormat::kHermes;
+  if (Has(t, kPythonTag) || Has(t, kLlamaHeader)) return ToolCallFormat::kLlama3Json;
   return kDefaultToolCallFormat;
 }
 
@@ -30,14 +32,11 @@ const char* ToolCallFormatName(ToolCallFormat f) {
 
 std::vector<std::string_view> ToolCallMarkers(ToolCallFormat f) {
   switch (f) {
-    case ToolCallFormat::kHermes: return {"<tool_call>", "</tool_call>", "<|python_tag|>"};
-    case ToolCallFormat::kLlama3Json: return {"<|python_tag|>"};
-    case ToolCallFormat::kGlm45:
-      return {"<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"};
+    case ToolCallFormat::kHermes: return {kCallOpen, kCallClose, kPythonTag};
+    case ToolCallFormat::kLlama3Json: return {kPythonTag};
+    case ToolCallFormat::kGlm45: return {kCallOpen, kCallClose, kArgKey, kArgKeyEnd, kArgValue, kArgValueEnd};
     case ToolCallFormat::kDeepSeekV3:
-    case ToolCallFormat::kDeepSeekV31:
-      return {"<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
-              "<｜tool▁sep｜>"};
+    case ToolCallFormat::kDeepSeekV31: return {kDsCallsBegin, kDsCallsEnd, kDsCallBegin, kDsCallEnd, kDsSep};
   }
   return {};
 }

@@ -30,6 +30,9 @@ namespace pg {
 struct ParsedToolCall {
   std::string name;
   std::string arguments_json;  // a serialized JSON object, compact
+  // The suffix of arguments_json the parser added because the text ended
+  // inside the arguments (max_tokens); "" when the model closed them.
+  std::string closing;
 };
 
 struct ParsedAssistant {

@@ -2,22 +2,15 @@
 
 #include <algorithm>
 
+#include "base/tool_call_markers.h"
 #include "chat/tool_call_syntax.h"
 
 namespace pg {
 namespace {
 
-constexpr std::string_view kToolCallOpen = "<tool_call>";
-constexpr std::string_view kToolCallClose = "</tool_call>";
-constexpr std::string_view kPythonTag = "<|python_tag|>";
-constexpr std::string_view kDsCallsBegin = "<｜tool▁calls▁begin｜>";
-constexpr std::string_view kDsCallsEnd = "<｜tool▁calls▁end｜>";
-constexpr std::string_view kDsCallBegin = "<｜tool▁call▁begin｜>";
-constexpr std::string_view kDsCallEnd = "<｜tool▁call▁end｜>";
-constexpr std::string_view kArgKey = "<arg_key>";
-constexpr std::string_view kArgKeyEnd = "</arg_key>";
-constexpr std::string_view kArgValue = "<arg_value>";
-constexpr std::string_view kArgValueEnd = "</arg_value>";
+using namespace tool_markers;  // base/tool_call_markers.h
+constexpr std::string_view kToolCallOpen = kCallOpen;
+constexpr std::string_view kToolCallClose = kCallClose;
 
 bool IsDeepSeek(ToolCallFormat f) { return f == ToolCallFormat::kDeepSeekV3 || f == ToolCallFormat::kDeepSeekV31; }
 
@@ -80,7 +73,7 @@ bool ToolCallStream::Step(bool final) {
     case Mode::kArgs:
       if (StepArgs()) return true;
       if (!final) return false;
-      EndCall(in_section_);  // cut off (max_tokens): the arguments so far
+      EndCall(in_section_, /*cut=*/true);  // the text ended inside the arguments (max_tokens)
       return true;
     case Mode::kTrailer: return StepTrailer(final);
     case Mode::kWhole: return StepWhole(final);
@@ -274,10 +267,14 @@ bool ToolCallStream::StepGlmArgs(bool final) {
   while (i < buf_.size() && IsJsonSpace(buf_[i])) ++i;
   buf_.erase(0, i);
   std::string_view rest = buf_;
-  auto close_call = [&](size_t drop) {
+  auto close_call = [&](size_t drop, bool cut = false) {
     buf_.erase(0, drop);
-    EmitArgs("}");
-    EndCall(false);
+    if (cut) {
+      glm_closing_ += "}";
+    } else {
+      EmitArgs("}");
+    }
+    EndCall(false, cut);
     return true;
   };
   if (StartsWith(rest, kToolCallClose)) return close_call(kToolCallClose.size());
@@ -304,15 +301,17 @@ bool ToolCallStream::StepGlmArgs(bool final) {
   if (StartsWith(rest, kArgKey)) {
     // A pair broken before the closing tag is dropped with everything up to it.
     if (close_at != std::string::npos) return close_call(close_at + kToolCallClose.size());
-    return final ? close_call(buf_.size()) : false;  // or wait for the rest of the pair
+    return final ? close_call(buf_.size(), /*cut=*/true) : false;  // or wait for the rest of the pair
   }
   if (rest.empty() || PrefixOf(rest, kArgKey) || PrefixOf(rest, kToolCallClose)) {
-    return final ? close_call(buf_.size()) : false;
+    // At the end of the text: a closing tag begun ends the arguments; before
+    // anything (or a pair begun) they may have gone on, so the call is cut.
+    return final ? close_call(buf_.size(), /*cut=*/rest.empty() || !PrefixOf(rest, kToolCallClose)) : false;
   }
   // Stray text between pairs is dropped up to the next tag, however the text
   // arrives (a closing tag further on must not swallow the pairs before it).
   size_t next = buf_.find('<', 1);
-  if (next == std::string::npos && final) return close_call(buf_.size());
+  if (next == std::string::npos && final) return close_call(buf_.size(), /*cut=*/true);
   buf_.erase(0, next == std::string::npos ? buf_.size() : next);
   return true;
 }
@@ -342,7 +341,21 @@ bool ToolCallStream::StepGlmString(bool final) {
     buf_.erase(0, buf_.size() - keep);
     return false;
   }
-  if (end == std::string::npos) end = buf_.size();
+  if (end == std::string::npos) {
+    // The text ended inside the value (max_tokens). A closing tag it had
+    // begun ends the value; otherwise the value is cut and so is the call.
+    const size_t keep = HeldSuffix(buf_, {kArgValueEnd, kToolCallClose});
+    std::string frag = JsonStringBody(std::string_view(buf_).substr(0, buf_.size() - keep));
+    if (keep > 0) {
+      frag += '"';
+    } else {
+      glm_closing_ = "\"";
+    }
+    EmitArgs(frag);
+    buf_.clear();
+    mode_ = Mode::kGlmArgs;
+    return true;
+  }
   std::string frag = JsonStringBody(std::string_view(buf_).substr(0, end));
   frag += '"';
   EmitArgs(frag);
@@ -382,10 +395,15 @@ void ToolCallStream::EmitArgs(std::string_view fragment) {
   out_->push_back(ToolCallEvent{ToolCallEvent::Kind::kArguments, calls_ - 1, std::string(fragment)});
 }
 
-void ToolCallStream::EndCall(bool to_section) {
-  if (json_args_) EmitArgs(scanner_.Completion());  // "" unless cut off or broken
+void ToolCallStream::EndCall(bool to_section, bool cut) {
+  std::string closing = json_args_ ? scanner_.Completion() : std::move(glm_closing_);  // "" unless cut off or broken
+  glm_closing_.clear();
+  if (!cut) {
+    EmitArgs(closing);  // broken arguments end where they broke, closed
+    closing.clear();
+  }
   json_args_ = false;
-  out_->push_back(ToolCallEvent{ToolCallEvent::Kind::kCallEnd, calls_ - 1, ""});
+  out_->push_back(ToolCallEvent{ToolCallEvent::Kind::kCallEnd, calls_ - 1, std::move(closing)});
   raw_.clear();
   bare_ = false;
   mode_ = to_section ? Mode::kSection : Mode::kText;

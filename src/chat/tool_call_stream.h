@@ -12,7 +12,11 @@
 //   kArguments  a fragment of that call's arguments JSON (whitespace outside
 //               strings removed); the fragments of one call concatenate to
 //               its arguments object.
-//   kCallEnd    that call is complete.
+//   kCallEnd    that call is over. `text` is "" when the model closed its
+//               arguments; when the text ended inside them (Finish while a
+//               call is open: max_tokens), `text` is what would close them
+//               into a JSON object, and the kArguments before it are the
+//               arguments as far as they got.
 //
 // The events depend only on the text, never on how it was split: the
 // concatenation of what Push/Finish emit for any split equals what one Push
@@ -24,9 +28,11 @@
 // that does not fit the format (bad JSON, a missing name, an arguments value
 // that is not an object, an unterminated block at Finish) is released as
 // content, byte for byte. A call that has started stays a call: if its text
-// breaks off or stops at Finish (max_tokens), it ends with the arguments
-// received so far, completed into valid JSON (json_stream_scanner.h): the
-// arguments of every call always parse as a JSON object. GLM arguments go
+// breaks off (markup inside the arguments), its arguments end there,
+// completed into valid JSON (json_stream_scanner.h); if the text stops at
+// Finish (max_tokens) inside them, the kArguments are what was generated and
+// kCallEnd's `text` holds the completion. Arguments + completion always parse
+// as a JSON object. GLM arguments go
 // out one pair at a time, except values the tool's schema types as strings,
 // which stream as they are generated.
 //
@@ -90,7 +96,7 @@ class ToolCallStream {
   void EmitContent(std::string_view text);
   void StartCall(std::string name);
   void EmitArgs(std::string_view fragment);
-  void EndCall(bool to_section);
+  void EndCall(bool to_section, bool cut = false);  // cut: the text ended inside the arguments
   void BlockIsContent(bool to_section);  // the held block was not a call
   std::string_view CloseMarker() const;
 
@@ -115,6 +121,7 @@ class ToolCallStream {
   // kGlmArgs: pairs written so far, and the function's name.
   int glm_pairs_ = 0;
   std::string glm_name_;
+  std::string glm_closing_;    // a string value cut at Finish: its closing quote
 };
 
 }  // namespace pg

@@ -272,11 +272,70 @@ std::string ReadFixture(const std::string& name) {
 }
 
 TEST(ToolCallFormatTest, DetectsTheFixtureTemplates) {
-  if (ReadFixture("GLM-4.6.jinja").empty()) GTEST_SKIP() << "../shared fixtures absent";
+  if (ReadFixture("GLM-4.6.jinja").empty()) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   EXPECT_EQ(DetectToolCallFormat(ReadFixture("GLM-4.6.jinja")), ToolCallFormat::kGlm45);
   EXPECT_EQ(DetectToolCallFormat(ReadFixture("Qwen-Qwen3-0.6B.jinja")), ToolCallFormat::kHermes);
   EXPECT_EQ(DetectToolCallFormat(ReadFixture("Qwen-Qwen2.5-7B-Instruct.jinja")), ToolCallFormat::kHermes);
   EXPECT_EQ(DetectToolCallFormat(ReadFixture("meta-llama-Llama-3.1-8B-Instruct.jinja")), ToolCallFormat::kLlama3Json);
+}
+
+}  // namespace
+}  // namespace pg
+
+namespace pg {
+namespace {
+
+// What the arguments events carry and what kCallEnd's text adds.
+struct CallTexts {
+  std::string arguments, closing;
+  int ends = 0;
+};
+CallTexts CallOf(ToolCallFormat f, std::string_view text, const ojson& tools = nullptr) {
+  ToolCallStream s(f, tools);
+  std::vector<ToolCallEvent> ev;
+  s.Push(text, &ev);
+  s.Finish(&ev);
+  CallTexts c;
+  for (const ToolCallEvent& e : ev) {
+    if (e.kind == ToolCallEvent::Kind::kArguments) c.arguments += e.text;
+    if (e.kind == ToolCallEvent::Kind::kCallEnd) {
+      c.closing = e.text;
+      ++c.ends;
+    }
+  }
+  return c;
+}
+
+TEST(ToolCallStreamTest, ACallCutAtFinishKeepsItsArgumentsAndCarriesTheClosing) {
+  CallTexts c = CallOf(ToolCallFormat::kHermes, "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": [1, 2");
+  EXPECT_EQ(c.arguments, "{\"x\":[1,2");
+  EXPECT_EQ(c.closing, "]}");
+  c = CallOf(ToolCallFormat::kDeepSeekV3,
+             "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"city\": \"Par");
+  EXPECT_EQ(c.arguments, "{\"city\":\"Par");
+  EXPECT_EQ(c.closing, "\"}");
+  // GLM: the pairs so far, a string value as far as it got.
+  c = CallOf(ToolCallFormat::kGlm45, "<tool_call>read_file\n<arg_key>lines</arg_key><arg_value>3</arg_value>"
+                                     "<arg_key>path</arg_key><arg_value>src/a", kTools);
+  EXPECT_EQ(c.arguments, "{\"lines\":3,\"path\":\"src/a");
+  EXPECT_EQ(c.closing, "\"}");
+  c = CallOf(ToolCallFormat::kGlm45, "<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value><arg_k");
+  EXPECT_EQ(c.arguments, "{\"a\":1");
+  EXPECT_EQ(c.closing, "}");
+  // A closing tag begun at the end: the value is whole (the call is still cut) ...
+  c = CallOf(ToolCallFormat::kGlm45, "<tool_call>read_file\n<arg_key>path</arg_key><arg_value>a.txt</arg_val", kTools);
+  EXPECT_EQ(c.arguments, "{\"path\":\"a.txt\"");
+  EXPECT_EQ(c.closing, "}");
+  // ... and a </tool_call> begun ends the arguments.
+  c = CallOf(ToolCallFormat::kGlm45, "<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value></tool_ca");
+  EXPECT_EQ(c.arguments, "{\"a\":1}");
+  EXPECT_EQ(c.closing, "");
+  // Closed by the model (or broken by markup inside): nothing to add.
+  EXPECT_EQ(CallOf(ToolCallFormat::kHermes, "<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>").closing, "");
+  c = CallOf(ToolCallFormat::kHermes, "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": </tool_call>");
+  EXPECT_EQ(c.arguments, "{\"x\":null}");
+  EXPECT_EQ(c.closing, "");
+  EXPECT_EQ(c.ends, 1);
 }
 
 }  // namespace

@@ -3,13 +3,14 @@
 #include <cctype>
 
 #include "base/bounded_json.h"
+#include "base/tool_call_markers.h"
 
 namespace pg {
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr std::string_view kToolSep = "<｜tool▁sep｜>";
+constexpr std::string_view kToolSep = tool_markers::kDsSep;
 constexpr size_t kMaxNameBytes = 256;
 
 // Function names: no whitespace, quotes, brackets or markup.
@@ -123,7 +124,7 @@ HeaderMatch MatchDeepSeekV3Header(std::string_view s, std::string* name, size_t*
   PG_MATCH(c.Lit(kToolSep));
   PG_MATCH(c.Name(name));
   c.Space();
-  PG_MATCH(c.Lit("```json"));
+  PG_MATCH(c.Lit(tool_markers::kDsJsonFence));
   return OpenBrace(c, args_at);
 }
 

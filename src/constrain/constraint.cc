@@ -97,6 +97,7 @@ bool ConstraintMatcher::Accept(int32_t token) {
   const TokenVocabulary& v = c_->vocab();
   if (!v.in_trie(token)) {  // an end-of-generation token
     finished_ = true;
+    dead_end_ = !GrammarMatcher::Ends(c_->grammar(), matcher_.state());
     return true;
   }
   const bool ok = matcher_.AdvanceBytes(v.bytes(token));

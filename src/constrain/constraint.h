@@ -81,9 +81,14 @@ class ConstraintMatcher {
   const TokenBitmask& Allowed();
   // Takes a token the mask allowed; false (state unchanged) for any other.
   bool Accept(int32_t token);
-  // An end-of-generation token was accepted: the constrained output is
-  // complete and only end-of-generation tokens remain allowed.
+  // An end-of-generation token was accepted: the constrained output ends
+  // and only end-of-generation tokens remain allowed.
   bool finished() const { return finished_; }
+  // finished() where the grammar may end: the output is a whole valid value.
+  // False after a dead end (no token could continue, so the mask offered
+  // only end-of-generation): the output is a valid prefix, cut short (the
+  // engine reports finish_reason "length", docs/server.md).
+  bool complete() const { return finished_ && !dead_end_; }
   const GrammarMatcher& matcher() const { return matcher_; }
 
  private:
@@ -92,6 +97,7 @@ class ConstraintMatcher {
   TokenBitmask mask_;
   bool mask_valid_ = false;
   bool finished_ = false;
+  bool dead_end_ = false;  // finished where the grammar could not end
 };
 
 }  // namespace pg

@@ -1,5 +1,6 @@
 // Token masks against a brute-force reference on real vocabularies from
-// ../shared/fixtures: every token's bytes fed to a copy of the matcher.
+// ../shared/fixtures: every token's bytes fed to a copy of the matcher. The
+// dead-end case builds its own three-token vocabulary.
 #include "constrain/constraint.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <random>
 
+#include "constrain/constrain_test_util.h"
 #include "constrain/constraint_cache.h"
 #include "constrain/output_grammar.h"
 #include "gguf/gguf_file.h"
@@ -63,7 +65,7 @@ TEST(ConstraintMask, MatchesBruteForceOnFixtureVocabularies) {
     SCOPED_TRACE(name);
     std::unique_ptr<Tokenizer> tok = LoadVocab(name);
     if (!tok) {
-      GTEST_SKIP() << "no vocab fixture under " << kVocab;
+      GTEST_SKIP() << "needs ../shared/fixtures/vocab: none under " << kVocab;
     }
     auto vocab = std::make_shared<const TokenVocabulary>(*tok);
     Result<Grammar> g = JsonSchemaGrammar(json::parse(kSchema), "schema");
@@ -103,7 +105,7 @@ TEST(ConstraintMask, MatchesBruteForceOnFixtureVocabularies) {
 TEST(ConstraintMask, ControlTokensNeverAllowedAndTriePartitionsTheVocabulary) {
   std::unique_ptr<Tokenizer> tok = LoadVocab("llama-spm");
   if (!tok) {
-    GTEST_SKIP() << "no vocab fixture under " << kVocab;
+    GTEST_SKIP() << "needs ../shared/fixtures/vocab: none under " << kVocab;
   }
   TokenVocabulary v(*tok);
   size_t in_trie = 0;
@@ -127,34 +129,13 @@ TEST(ConstraintMask, ControlTokensNeverAllowedAndTriePartitionsTheVocabulary) {
 TEST(ConstraintMatcher, RandomAllowedTokensAlwaysGiveValidJson) {
   std::unique_ptr<Tokenizer> tok = LoadVocab("gpt-2");
   if (!tok) {
-    GTEST_SKIP() << "no vocab fixture under " << kVocab;
+    GTEST_SKIP() << "needs ../shared/fixtures/vocab: none under " << kVocab;
   }
   auto vocab = std::make_shared<const TokenVocabulary>(*tok);
   Result<Grammar> g = JsonSchemaGrammar(json::parse(kSchema), "schema");
   ASSERT_TRUE(g.ok());
-  auto c = std::make_shared<const CompiledConstraint>(std::move(*g), vocab, "test");
-  std::mt19937 rng(7);
-  int completed = 0;
-  for (int run = 0; run < 20; ++run) {
-    ConstraintMatcher cm(c);
-    std::string text;
-    for (int step = 0; step < 400 && !cm.finished(); ++step) {
-      const TokenBitmask& allowed = cm.Allowed();
-      std::vector<int32_t> ids;
-      for (int32_t id = 0; id < vocab->n_vocab(); ++id)
-        if (MaskHas(allowed, id)) ids.push_back(id);
-      ASSERT_FALSE(ids.empty());
-      // Prefer short tokens so values finish: pick the best of three draws.
-      int32_t pick = ids[rng() % ids.size()];
-      for (int k = 0; k < 2; ++k) {
-        int32_t other = ids[rng() % ids.size()];
-        if (vocab->bytes(other).size() < vocab->bytes(pick).size()) pick = other;
-      }
-      ASSERT_TRUE(cm.Accept(pick));
-      if (!cm.finished()) text += vocab->bytes(pick);
-    }
-    if (!cm.finished()) continue;
-    ++completed;
+  const std::vector<std::string> walks = testing::RandomWalks(std::move(*g), vocab, 7, 20, 400);
+  for (const std::string& text : walks) {
     const std::string shown = json(text).dump();
     json parsed = json::parse(text, nullptr, false);
     if (parsed.is_discarded()) {
@@ -174,13 +155,13 @@ TEST(ConstraintMatcher, RandomAllowedTokensAlwaysGiveValidJson) {
       EXPECT_LE(parsed["list"].size(), 2u) << shown;
     }
   }
-  EXPECT_GT(completed, 0);
+  EXPECT_GT(walks.size(), 0u);
 }
 
 TEST(ConstraintCache, CompilesOncePerSchemaAndVocabulary) {
   std::unique_ptr<Tokenizer> tok = LoadVocab("gpt-2");
   if (!tok) {
-    GTEST_SKIP() << "no vocab fixture under " << kVocab;
+    GTEST_SKIP() << "needs ../shared/fixtures/vocab: none under " << kVocab;
   }
   ConstraintCache cache;
   int builds = 0;
@@ -200,6 +181,39 @@ TEST(ConstraintCache, CompilesOncePerSchemaAndVocabulary) {
   for (size_t i = 0; i < ConstraintCache::kMaxEntries + 5; ++i)
     ASSERT_TRUE(cache.GetOrBuild("k" + std::to_string(i), vocab, "k", build).ok());
   EXPECT_EQ(cache.size(), ConstraintCache::kMaxEntries);
+}
+
+// Issue 23: a grammar dead end (no token writes the byte it needs) ends the
+// output, but not as a whole value: complete() is false, so the engine says
+// "length", never "stop". A three-token vocabulary, no ../shared needed.
+TEST(ConstraintMatcher, DeadEndFinishesButIsNotComplete) {
+  VocabData v;
+  v.model = "llama";  // SPM: needs no merges
+  v.tokens = {"</s>", "\"", "a"};
+  v.scores = {0, -1, -2};
+  v.token_types = {static_cast<int32_t>(TokenType::kControl), 1, 1};
+  v.eos_id = 0;
+  v.bos_id = 0;
+  v.unk_id = 0;
+  Result<std::unique_ptr<Tokenizer>> tok = Tokenizer::FromVocab(v);
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  auto vocab = std::make_shared<const TokenVocabulary>(**tok);
+  auto compile = [&](const char* schema) {
+    Result<Grammar> g = JsonSchemaGrammar(json::parse(schema), "schema");
+    EXPECT_TRUE(g.ok());
+    return std::make_shared<const CompiledConstraint>(std::move(*g), vocab, "test");
+  };
+  ConstraintMatcher dead(compile(R"({"const": "b"})"));  // needs a 'b' no token writes
+  ASSERT_TRUE(dead.Accept(1));                            // the opening quote
+  EXPECT_TRUE(MaskHas(dead.Allowed(), 0));                // only the end is left
+  EXPECT_FALSE(MaskHas(dead.Allowed(), 1) || MaskHas(dead.Allowed(), 2));
+  ASSERT_TRUE(dead.Accept(0));
+  EXPECT_TRUE(dead.finished());
+  EXPECT_FALSE(dead.complete());
+
+  ConstraintMatcher whole(compile(R"({"const": "a"})"));
+  for (int32_t t : {1, 2, 1, 0}) ASSERT_TRUE(whole.Accept(t)) << t;
+  EXPECT_TRUE(whole.finished() && whole.complete());
 }
 
 }  // namespace

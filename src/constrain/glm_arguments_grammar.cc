@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/tool_call_markers.h"
 #include "constrain/json_schema_grammar.h"
 
 namespace pg {
@@ -16,11 +17,14 @@ using json = nlohmann::ordered_json;
 
 constexpr uint32_t kMaxFreeKeyChars = 64;
 
-std::vector<std::string> ValueStops() { return {"</arg_value>", "</tool_call>"}; }
+std::vector<std::string> ValueStops() {
+  return {std::string(tool_markers::kArgValueEnd), std::string(tool_markers::kCallClose)};
+}
 
 NodeId Pair(GrammarBuilder* b, NodeId key, NodeId value) {
-  return b->Seq({b->Literal("<arg_key>"), key, b->Literal("</arg_key>\n<arg_value>"), value,
-                 b->Literal("</arg_value>\n")});
+  using namespace tool_markers;
+  return b->Seq({b->Literal(std::string(kArgKey)), key, b->Literal(fmt::format("{}\n{}", kArgKeyEnd, kArgValue)), value,
+                 b->Literal(fmt::format("{}\n", kArgValueEnd))});
 }
 
 // Any number of pairs with free keys and raw values.

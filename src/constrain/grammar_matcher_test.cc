@@ -4,18 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "constrain/constrain_test_util.h"
+
 namespace pg {
 namespace {
 
-bool Accepts(const Grammar& g, const std::string& text) {
-  GrammarMatcher m(&g);
-  return m.AdvanceBytes(text) && m.CanEnd();
-}
-
-bool Prefix(const Grammar& g, const std::string& text) {
-  GrammarMatcher m(&g);
-  return m.AdvanceBytes(text);
-}
+using testing::Accepts;
+using testing::Prefix;
 
 // "<v>" raw text "</v>", the text never holding either stop.
 Grammar RawBetweenTags(uint32_t min, uint32_t max) {

@@ -1,5 +1,6 @@
 #include "constrain/json_schema_grammar.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <set>
@@ -99,6 +100,13 @@ class SchemaCompiler {
     const json& ref = s["$ref"];
     if (!ref.is_string()) return InvalidArgument(fmt::format("{}: '$ref' at {} must be a string", where_, path));
     const std::string r = ref.get<std::string>();
+    // A $ref back to a definition still being compiled, with no object or
+    // array entered since, is a cycle that never produces a value ("a": {"$ref":
+    // "#/$defs/a"}, or through anyOf alternatives): ill-founded, refused.
+    if (std::find(bare_refs_.begin(), bare_refs_.end(), r) != bare_refs_.end())
+      return InvalidArgument(fmt::format("{}: '$ref' \"{}\" at {} refers back to itself before any value is written "
+                                         "(an ill-founded cycle: each pass through it must write an object or array first)",
+                                         where_, r, path));
     if (auto it = refs_.find(r); it != refs_.end()) return it->second;
     std::string section, name;
     for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
@@ -116,7 +124,9 @@ class SchemaCompiler {
       return InvalidArgument(fmt::format("{}: '$ref' \"{}\" at {} points at nothing", where_, r, path));
     const NodeId slot = b_->Placeholder();
     refs_[r] = slot;  // a recursive $ref inside the target finds the slot
+    bare_refs_.push_back(r);
     Result<NodeId> target = Compile((*defs)[name], r);
+    bare_refs_.pop_back();
     if (!target.ok()) return target.status();
     b_->Fill(slot, *target);
     return slot;
@@ -184,10 +194,22 @@ class SchemaCompiler {
   std::string where_;
   GrammarBuilder* b_;
   std::map<std::string, NodeId> refs_;  // $ref text -> its node (filled once compiled)
+  // The $refs being compiled since the innermost object or array began (a
+  // value's first character): one of them met again is an ill-founded cycle.
+  std::vector<std::string> bare_refs_;
+  // Object() and Array() write '{' / '[' before their members: a $ref met
+  // inside them again is well-founded recursion.
+  struct ValueStarts {
+    explicit ValueStarts(std::vector<std::string>* refs) : refs_(refs), saved_(std::move(*refs)) { refs->clear(); }
+    ~ValueStarts() { *refs_ = std::move(saved_); }
+    std::vector<std::string>* refs_;
+    std::vector<std::string> saved_;
+  };
   std::string bounds_error_;
 };
 
 Result<NodeId> SchemaCompiler::Object(const json& s, const std::string& path) {
+  ValueStarts starts(&bare_refs_);
   const json* props = s.contains("properties") ? &s["properties"] : nullptr;
   if (props && !props->is_object())
     return InvalidArgument(fmt::format("{}: 'properties' at {} must be an object", where_, path));
@@ -239,6 +261,7 @@ Result<NodeId> SchemaCompiler::Object(const json& s, const std::string& path) {
 }
 
 Result<NodeId> SchemaCompiler::Array(const json& s, const std::string& path) {
+  ValueStarts starts(&bare_refs_);
   NodeId item;
   if (auto it = s.find("items"); it != s.end()) {
     if (it->is_array())

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "constrain/constrain_test_util.h"
 #include "constrain/grammar_matcher.h"
 #include "constrain/output_grammar.h"
 
@@ -16,17 +17,8 @@ Grammar Compile(const std::string& schema_text) {
   return g.ok() ? std::move(*g) : Grammar{};
 }
 
-// The whole of `text` is a complete match.
-bool Accepts(const Grammar& g, const std::string& text) {
-  GrammarMatcher m(&g);
-  return m.AdvanceBytes(text) && m.CanEnd();
-}
-
-// `text` is a valid prefix (may or may not be complete).
-bool Prefix(const Grammar& g, const std::string& text) {
-  GrammarMatcher m(&g);
-  return m.AdvanceBytes(text);
-}
+using testing::Accepts;
+using testing::Prefix;
 
 TEST(JsonSchemaGrammar, ObjectWithRequiredAndOptionalKeysInOrder) {
   Grammar g = Compile(R"({"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
@@ -116,9 +108,7 @@ TEST(JsonSchemaGrammar, AnyOfRefsAndRecursion) {
   std::string deep;
   for (int i = 0; i < 200; ++i) deep += R"({"v": 1, "kids": [)";
   EXPECT_FALSE(Prefix(g, deep));
-  // A $ref cycle that consumes nothing matches nothing (and terminates).
-  Grammar loop = Compile(R"({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})");
-  EXPECT_FALSE(Prefix(loop, "1"));
+  // (A $ref cycle that consumes nothing is refused: IllFoundedRefCyclesAreRefused.)
 }
 
 TEST(JsonSchemaGrammar, OpenObjectsAndAnnotations) {
@@ -223,6 +213,21 @@ TEST(OutputGrammar, JsonObjectAndToolCalls) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'format'"), std::string::npos);
   EXPECT_NE(bad.status().message().find("get_weather"), std::string::npos);
+}
+
+// Issue 23: a $ref that reaches itself before any value is written is an
+// ill-founded cycle, refused; recursion through an object or array is fine.
+TEST(JsonSchemaGrammar, IllFoundedRefCyclesAreRefused) {
+  for (const char* schema : {R"({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}})",
+                             R"({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}})",
+                             R"({"$ref": "#/$defs/a", "$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}}})"}) {
+    Result<Grammar> g = JsonSchemaGrammar(json::parse(schema), "schema");
+    ASSERT_FALSE(g.ok()) << schema;
+    EXPECT_NE(g.status().message().find("ill-founded"), std::string::npos) << g.status().message();
+  }
+  Grammar tree = Compile(R"({"$ref": "#/$defs/node", "$defs": {"node": {"type": "object",
+      "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["kids"]}}})");
+  EXPECT_TRUE(Accepts(tree, R"({"kids": [{"kids": []}, {"kids": [{"kids": []}]}]})"));
 }
 
 }  // namespace

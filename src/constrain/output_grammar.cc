@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/tool_call_markers.h"
 #include "constrain/glm_arguments_grammar.h"
 #include "constrain/json_schema_grammar.h"
 
@@ -16,8 +17,8 @@ constexpr uint32_t kMaxParallelCalls = 8;
 ToolCallGrammarFormat ToolCallGrammarFormat::Hermes() {
   ToolCallGrammarFormat f;
   f.name = "hermes";
-  f.begin = "<tool_call>";
-  f.end = "</tool_call>";
+  f.begin = tool_markers::kCallOpen;
+  f.end = tool_markers::kCallClose;
   f.args_key = "arguments";
   return f;
 }
@@ -33,30 +34,30 @@ ToolCallGrammarFormat ToolCallGrammarFormat::Llama3Json() {
 ToolCallGrammarFormat ToolCallGrammarFormat::DeepSeekV3() {
   ToolCallGrammarFormat f;
   f.name = "deepseek_v3";
-  f.calls_begin = "<｜tool▁calls▁begin｜>";
-  f.calls_end = "<｜tool▁calls▁end｜>";
-  f.begin = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>";
-  f.end = "\n```<｜tool▁call▁end｜>";
-  f.name_suffix = "\n```json\n";
+  f.calls_begin = tool_markers::kDsCallsBegin;
+  f.calls_end = tool_markers::kDsCallsEnd;
+  f.begin = fmt::format("{}function{}", tool_markers::kDsCallBegin, tool_markers::kDsSep);
+  f.end = fmt::format("\n```{}", tool_markers::kDsCallEnd);
+  f.name_suffix = fmt::format("\n{}\n", tool_markers::kDsJsonFence);
   return f;
 }
 
 ToolCallGrammarFormat ToolCallGrammarFormat::DeepSeekV31() {
   ToolCallGrammarFormat f;
   f.name = "deepseek_v31";
-  f.calls_begin = "<｜tool▁calls▁begin｜>";
-  f.calls_end = "<｜tool▁calls▁end｜>";
-  f.begin = "<｜tool▁call▁begin｜>";
-  f.end = "<｜tool▁call▁end｜>";
-  f.name_suffix = "<｜tool▁sep｜>";
+  f.calls_begin = tool_markers::kDsCallsBegin;
+  f.calls_end = tool_markers::kDsCallsEnd;
+  f.begin = tool_markers::kDsCallBegin;
+  f.end = tool_markers::kDsCallEnd;
+  f.name_suffix = tool_markers::kDsSep;
   return f;
 }
 
 ToolCallGrammarFormat ToolCallGrammarFormat::Glm45() {
   ToolCallGrammarFormat f;
   f.name = "glm45";
-  f.begin = "<tool_call>";
-  f.end = "</tool_call>";
+  f.begin = tool_markers::kCallOpen;
+  f.end = tool_markers::kCallClose;
   f.name_suffix = "\n";
   f.key_value_args = true;
   return f;

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "chat/tool_call_parser.h"
+#include "constrain/constrain_test_util.h"
 #include "constrain/constraint.h"
 #include "constrain/grammar_matcher.h"
 #include "constrain/output_grammar.h"
@@ -171,7 +172,7 @@ TEST(ToolCallGrammar, RandomTokenWalksParseAsValidCalls) {
   const fs::path vocab_file = fs::path(PROSGROW_SHARED_DIR) / "fixtures" / "vocab" / "ggml-vocab-gpt-2.gguf";
   auto file = GgufFile::Open(vocab_file.string());
   if (!file.ok()) {
-    GTEST_SKIP() << "no vocab fixture " << vocab_file;
+    GTEST_SKIP() << "needs ../shared/fixtures/vocab: " << vocab_file << " absent";
   }
   auto tok = Tokenizer::FromGguf(**file);
   ASSERT_TRUE(tok.ok());
@@ -179,41 +180,16 @@ TEST(ToolCallGrammar, RandomTokenWalksParseAsValidCalls) {
   for (const Format& f : Formats()) {
     Result<Grammar> g = ToolCallGrammar(f.grammar, Specs(), true, false, "tools");
     ASSERT_TRUE(g.ok());
-    auto c = std::make_shared<const CompiledConstraint>(std::move(*g), vocab, "test");
-    std::mt19937 rng(5);
-    int completed = 0;
-    for (int run = 0; run < 6; ++run) {
-      ConstraintMatcher cm(c);
-      std::string text;
-      for (int step = 0; step < 600 && !cm.finished(); ++step) {
-        const TokenBitmask& allowed = cm.Allowed();
-        std::vector<int32_t> ids;
-        for (int32_t id = 0; id < vocab->n_vocab(); ++id)
-          if (MaskHas(allowed, id)) ids.push_back(id);
-        ASSERT_FALSE(ids.empty());
-        int32_t pick = ids[rng() % ids.size()];  // the shortest of three draws, so values finish
-        for (int k = 0; k < 2; ++k) {
-          int32_t other = ids[rng() % ids.size()];
-          if (vocab->bytes(other).size() < vocab->bytes(pick).size()) pick = other;
-        }
-        ASSERT_TRUE(cm.Accept(pick));
-        if (!cm.finished()) text += vocab->bytes(pick);
-      }
-      if (!cm.finished()) continue;
-      ++completed;
-      ExpectValidCalls(f, text);
-    }
-    EXPECT_GT(completed, 0) << f.grammar.name;
+    const std::vector<std::string> walks = testing::RandomWalks(std::move(*g), vocab, 5, 6, 600);
+    for (const std::string& text : walks) ExpectValidCalls(f, text);
+    EXPECT_GT(walks.size(), 0u) << f.grammar.name;
   }
 }
 
 TEST(ToolCallGrammar, GlmPairsFollowTheSchema) {
   Result<Grammar> g = ToolCallGrammar(ToolCallGrammarFormat::Glm45(), Specs(), false, false, "tools");
   ASSERT_TRUE(g.ok()) << g.status().ToString();
-  auto accepts = [&](const std::string& text) {
-    GrammarMatcher m(&*g);
-    return m.AdvanceBytes(text) && m.CanEnd();
-  };
+  auto accepts = [&](const std::string& text) { return testing::Accepts(*g, text); };
   const std::string head = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>";
   EXPECT_TRUE(accepts(head + "Oslo</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>"));
   EXPECT_TRUE(accepts(head + "a\"b</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n"

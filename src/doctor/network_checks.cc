@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <string_view>
 #include <memory>
 
 #include <fmt/format.h>
@@ -41,12 +42,13 @@ std::string ConfigValue(redisContext* c, const char* key) {
 
 }  // namespace
 
-CheckResult CheckRedis(const std::string& url, double timeout_s) {
+CheckResult CheckRedis(const std::string& url, double timeout_s, const std::string& password) {
   const char* name = "redis";
   if (url.empty()) return CheckResult::Skip(name, "no --kv-remote");
   auto parsed = ParseRedisUrl(url);
   if (!parsed.ok()) return CheckResult::Fail(name, parsed.status().message(), "use redis://HOST:PORT[/DB]");
-  const RedisUrl& u = *parsed;
+  RedisUrl u = *parsed;
+  if (!password.empty()) u.password = password;
   timeval tv{static_cast<time_t>(timeout_s), static_cast<suseconds_t>((timeout_s - static_cast<time_t>(timeout_s)) * 1e6)};
   std::unique_ptr<redisContext, ContextFree> c(redisConnectWithTimeout(u.host.c_str(), u.port, tv));
   std::string where = fmt::format("{}:{}", u.host, u.port);
@@ -60,9 +62,13 @@ CheckResult CheckRedis(const std::string& url, double timeout_s) {
                                 : ReplyPtr(static_cast<redisReply*>(
                                       redisCommand(c.get(), "AUTH %s %s", u.user.c_str(), u.password.c_str())));
     if (!r || r->type == REDIS_REPLY_ERROR)
-      return CheckResult::Fail(name, fmt::format("{}: AUTH refused", where), "fix the credentials in --kv-remote");
+      return CheckResult::Fail(name, fmt::format("{}: AUTH refused", where), "fix the credentials (--kv-remote user, --kv-remote-password-file or PROSGROW_REDIS_PASSWORD)");
   }
   ReplyPtr pong = Command(c.get(), "PING");
+  if (pong && pong->type == REDIS_REPLY_ERROR && std::string_view(pong->str).starts_with("NOAUTH")) {
+    return CheckResult::Fail(name, fmt::format("{} needs a password (NOAUTH)", where),
+                             "give it with --kv-remote-password-file or PROSGROW_REDIS_PASSWORD");
+  }
   if (!pong || pong->type == REDIS_REPLY_ERROR) {
     return CheckResult::Fail(name, fmt::format("{}: no answer to PING: {}", where, pong ? pong->str : c->errstr),
                              "check that it is Redis/Valkey and answers within the timeout");

@@ -16,8 +16,9 @@ namespace pg {
 // Skip when `url` is empty. Fails when the URL is malformed or the server
 // does not answer PING within `timeout_s`; warns when its maxmemory-policy
 // refuses writes when full (noeviction), when maxmemory is 0 (unbounded),
-// or when CONFIG cannot be read.
-CheckResult CheckRedis(const std::string& url, double timeout_s = 1.0);
+// or when CONFIG cannot be read. A non-empty `password` (the server's
+// --kv-remote-password-file / PROSGROW_REDIS_PASSWORD) replaces the URL's for AUTH.
+CheckResult CheckRedis(const std::string& url, double timeout_s = 1.0, const std::string& password = "");
 
 // "tcp://HOST:PORT" ("*" or "0.0.0.0" = every interface).
 struct TcpEndpoint {

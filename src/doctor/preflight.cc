@@ -14,9 +14,12 @@ CheckResult CheckEvents(const std::string& endpoint) {
   if (endpoint.empty()) return CheckResult::Skip(name, "no --kv-events");
   auto e = ParseTcpEndpoint(endpoint);
   if (!e.ok()) return CheckResult::Fail(name, e.status().message(), "use --kv-events tcp://HOST:PORT");
-  // Wildcards are bound (event_publisher.h); other hosts are connected to,
-  // and ZMQ connects in the background, so there is nothing to check yet.
-  if (e->host != "*" && e->host.find("::") == std::string::npos)
+  // Wildcards and loopback are bound (PublisherBinds, event_publisher.h);
+  // other hosts are connected to, and ZMQ connects in the background, so
+  // there is nothing to check yet.
+  const bool binds = e->host == "*" || e->host.find("::") != std::string::npos || e->host == "127.0.0.1" ||
+                     e->host == "localhost" || e->host == "[::1]";
+  if (!binds)
     return CheckResult::Ok(name, fmt::format("{}: publishes to a subscriber that binds there", endpoint));
   return CheckBindable(name, e->host, e->port, "--kv-events");
 }
@@ -33,6 +36,7 @@ PreflightPlan PlanFromConfig(const EngineConfig& c) {
   p.kv_disk_bytes = DiskTierBytes(c);
   p.kv_events = c.kv_events;
   p.kv_remote = c.kv_remote;
+  p.kv_remote_password = c.kv_remote_password;
   return p;
 }
 
@@ -48,7 +52,7 @@ std::vector<CheckResult> RunPreflight(const PreflightPlan& plan) {
     out.push_back(CheckResult::Skip("memory", "/proc/meminfo unreadable"));
   }
   out.push_back(CheckDiskTier(plan.kv_disk_dir, plan.kv_disk_bytes));
-  out.push_back(CheckRedis(plan.kv_remote));
+  out.push_back(CheckRedis(plan.kv_remote, 1.0, plan.kv_remote_password));
   out.push_back(CheckEvents(plan.kv_events));
   if (plan.http_host.empty()) {
     out.push_back(CheckResult::Skip("http port", "not serving"));

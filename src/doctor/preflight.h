@@ -24,6 +24,7 @@ struct PreflightPlan {
   std::string http_host;          // "" = not serving HTTP (no port check)
   int http_port = 0;
   std::string kv_remote;          // redis://... ("" = no remote tier)
+  std::string kv_remote_password; // from --kv-remote-password-file / env, in place of the URL's ("" = the URL's)
   std::string kv_events;          // tcp://HOST:PORT ("" = no KV events)
 };
 

@@ -9,7 +9,10 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "engine/cpu_executor.h"
-#include "engine/kv_hint_config.h"
+#include "engine/kv_cache_setup.h"
+#include "engine/request_admission.h"
+#include "kv/index/block_hash.h"
+#include "kvevents/kv_event.h"
 
 namespace pg {
 
@@ -30,14 +33,13 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (c.ctx_size <= 0) c.ctx_size = std::min<int64_t>(mc.n_ctx_train, 8192);
   if (c.ctx_size < 2) return InvalidArgument("--ctx-size must be >= 2");
   e->pool_ = std::make_unique<ThreadPool>(c.threads);
-  e->executor_ = std::make_unique<CpuExecutor>(*e->model_, *e->pool_);
+  if (c.make_executor) {
+    PG_ASSIGN_OR_RETURN(e->executor_, c.make_executor(*e->model_, *e->pool_));
+  } else {
+    e->executor_ = std::make_unique<CpuExecutor>(*e->model_, *e->pool_);
+  }
 
-  KvLayout layout;
-  layout.n_layers = static_cast<int>(mc.n_layer);
-  layout.n_kv_heads = static_cast<int>(mc.n_head_kv);
-  layout.head_dim = static_cast<int>(mc.head_dim);
-  layout.page_tokens = static_cast<int>(c.page_tokens);
-  layout.dtype = c.kv_bf16 ? KvDtype::kBF16 : KvDtype::kF16;
+  const KvLayout layout = KvLayoutOf(mc, c);
   PG_RETURN_IF_ERROR(layout.Validate());
   // --spec draft: the draft model's KV takes its share of the device budget first.
   if (c.spec.enabled()) PG_RETURN_IF_ERROR(e->CreateSpeculation(layout));
@@ -90,52 +92,26 @@ Status Engine::CreateKvCache(const KvLayout& layout) {
   const EngineConfig& c = config_;
   // K/V computed by one executor's arithmetic never meet another's (executor.h).
   const std::string identity = KvModelIdentity(model_->identity(), *executor_);
-  KvCacheConfig kc;
-  if (c.policy == ServePolicy::kBaseline) {
-    kc = KvCacheConfig::Baseline(layout, identity, c.kv_device_bytes);
-  } else {
-    kc = KvCacheConfig::Optimized(layout, identity, c.kv_device_bytes, HostTierBytes(c), c.kv_disk_dir,
-                                  DiskTierBytes(c));
-    kc.min_promote_tokens = c.min_promote_tokens;
-    kc.default_session_ttl_s = c.session_ttl_s;
-  }
-  kc.prefix_cache = c.prefix_cache;
-  kc.debug_load_delay_s = c.kv_debug_load_delay_s;
-  kc.remote.url = c.kv_remote;
-  kc.remote.ttl_s = c.kv_remote_ttl_s;
-  kc.remote.max_bytes = c.kv_remote_bytes;
-  kc.remote.timeout_s = c.kv_remote_timeout_s;
-  kc.device_arena = c.kv_device_arena;
-  if (!c.eviction.empty()) {
-    PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
-  }
-  if (!c.write_policy.empty()) {
-    PG_ASSIGN_OR_RETURN(kc.write_policy, ParseWritePolicy(c.write_policy));
-  }
-  PG_RETURN_IF_ERROR(ApplyKvHintConfig(c, layout.block_bytes(), &kc));
+  PG_ASSIGN_OR_RETURN(KvCacheConfig kc, KvCacheConfigOf(c, layout, identity));
   PG_ASSIGN_OR_RETURN(kv_, KvCacheManager::Create(std::move(kc)));
-
-  // The device arena is one block array: block b at DeviceBlockPtr(0) + b * stride.
-  KvPages pages;
-  pages.base = kv_->DeviceBlockPtr(0);
-  pages.block_bytes = kv_->device_blocks() > 1
-                          ? static_cast<size_t>(kv_->DeviceBlockPtr(1) - kv_->DeviceBlockPtr(0))
-                          : layout.block_bytes();
-  pages.layout = kv_->layout();  // the cache and the forward pass share one layout type
-  for (int64_t b = 0; b < kv_->device_blocks(); ++b)
-    PG_CHECK(kv_->DeviceBlockPtr(static_cast<BlockId>(b)) == pages.base + b * pages.block_bytes);
-  PG_RETURN_IF_ERROR(executor_->Prepare(pages));
+  PG_RETURN_IF_ERROR(executor_->Prepare(DevicePagesOf(*kv_, layout)));
 
   if (!c.kv_events.empty()) {
     KvEventPublisherOptions po;
     po.endpoint = c.kv_events;
     po.replay_endpoint = c.kv_events_replay;
     po.topic = c.kv_events_topic;
-    PG_ASSIGN_OR_RETURN(kv_events_, KvEventBridge::Create(po, layout.page_tokens));
+    po.curve_secret_key = c.kv_events_curve_secret;
+    PG_ASSIGN_OR_RETURN(kv_events_, KvEventBridge::Create(po, layout.page_tokens, c.kv_events_tokens));
     kv_->SetBlockObserver(kv_events_.get());
     info_.kv_events_endpoint = c.kv_events;
     info_.kv_events_replay_endpoint = c.kv_events_replay;
     info_.kv_events_topic = c.kv_events_topic;
+    info_.kv_events_curve_public_key = kv_events_->curve_public_key();
+    if (!c.kv_events_curve_secret.empty())
+      PG_LOG_INFO("KV events: CURVE on; subscribers need the public key {}", info_.kv_events_curve_public_key);
+    if (!c.kv_events_tokens) PG_LOG_INFO("KV events: block hashes only (--kv-events-tokens off)");
+    info_.kv_events_token_ids = c.kv_events_tokens;
     info_.kv_block_size = layout.page_tokens;
   }
   return Status::Ok();
@@ -147,6 +123,7 @@ void Engine::FillInfo() {
   info_.model_name = c.model_name.empty() ? std::filesystem::path(c.model_path).stem().string() : c.model_name;
   info_.n_vocab = mc.n_vocab;
   info_.n_ctx = c.ctx_size;
+  info_.honours_cache_ttl = c.policy == ServePolicy::kOptimized;
   // A sequence alone may use every device block (the scheduler evicts cached
   // ones for it); holding prompt + max_tokens - 1 positions it never needs more.
   info_.max_seq_tokens = kv_->device_blocks() * kv_->page_tokens();
@@ -160,25 +137,13 @@ void Engine::FillInfo() {
 Engine::~Engine() { Stop(); }
 
 Status Engine::Submit(GenerationRequest request, EventCallback on_event) {
+  PG_RETURN_IF_ERROR(CheckAdmissible(request, info_));
   const int64_t n = static_cast<int64_t>(request.prompt.size());
-  if (n == 0) return InvalidArgument("the prompt is empty");
-  if (n >= info_.n_ctx)
-    return InvalidArgument(fmt::format("the prompt has {} tokens but the context size is {} (leave room for at least one new token)",
-                                       n, info_.n_ctx));
-  for (int32_t id : request.prompt)
-    if (id < 0 || id >= info_.n_vocab)
-      return InvalidArgument(fmt::format("token id {} is outside the vocabulary (0..{})", id, info_.n_vocab - 1));
-  if (request.sampling.max_tokens < 1) return InvalidArgument("max_tokens must be >= 1");
-  // The sequence stops at max_tokens or at the context, whichever comes first.
-  const int64_t need = std::min<int64_t>(n + request.sampling.max_tokens, info_.n_ctx);
-  if (need > info_.max_seq_tokens)
-    return InvalidArgument(fmt::format("the request needs {} tokens of KV ({} prompt + {} max_tokens) but the device "
-                                       "tier holds at most {} tokens for one sequence (--kv-device-mem)",
-                                       need, n, need - n, info_.max_seq_tokens));
   auto seq = std::make_unique<Sequence>();
   seq->request = std::move(request);
   seq->on_event = std::move(on_event);
   seq->sampler = std::make_unique<Sampler>(seq->request.sampling, seq->request.prompt);
+  if (seq->request.sampling.min_tokens > 0) seq->sampler->HoldBackUntilMinTokens(EndTokens(seq->request.sampling));
   if (spec_) seq->spec = spec_->NewSequence(seq->request.sampling.seed ^ std::hash<std::string>{}(seq->request.id));
   // A seeded request's draft-model acceptance draws depend on its seed alone (reproducible).
   if (spec_ && seq->request.sampling.has_seed) seq->spec->rng.seed(seq->request.sampling.seed ^ 0x9e3779b97f4a7c15ull);
@@ -202,6 +167,18 @@ void Engine::Cancel(const std::string& request_id) {
     cancels_.push_back(request_id);
   }
   cv_.notify_one();
+}
+
+std::vector<uint64_t> Engine::PromptBlockHashes(const std::vector<int32_t>& prompt, const std::string& salt) const {
+  const size_t page = static_cast<size_t>(kv_->page_tokens());
+  std::vector<uint64_t> out;
+  // The same root the KV cache (and so its events) use: the executor-qualified identity.
+  BlockHash h = RootHash(KvModelIdentity(model_->identity(), *executor_), salt);
+  for (size_t at = 0; at + page <= prompt.size(); at += page) {
+    h = ChainHash(h, std::span<const int32_t>(prompt.data() + at, page));
+    out.push_back(EventHashOf(h.bytes.data()));
+  }
+  return out;
 }
 
 void Engine::ReleaseSession(const std::string& session_id) {
@@ -284,14 +261,20 @@ void Engine::SampleAndAdvance(const StepPlan& plan) {
     Emit(s, token, ev);
   }
   for (Sequence* s : done_) {
-    bool eos = !s->request.sampling.ignore_eos && tokenizer_->IsEog(s->tokens.back());
-    if (s->constraint && s->constraint->finished()) eos = true;  // the constrained output is complete
+    bool eos = EndsOnLastToken(*s);
+    // A constrained output ends "stop" only when it is whole; at a dead end
+    // (no token could continue the grammar) it was cut short: "length".
+    if (s->constraint && s->constraint->finished()) eos = s->constraint->complete();
     Finish(s, eos ? "stop" : "length");
   }
 }
 
 bool Engine::Emit(Sequence* s, int32_t token, ServiceEvent& ev) {
-  if (s->first_token_s < 0) s->first_token_s = NowSeconds();
+  if (s->first_token_s < 0) {
+    s->first_token_s = NowSeconds();
+    ev.has_cache = true;  // the first token carries the prompt's cache split
+    ev.cache = s->cache;
+  }
   s->tokens.push_back(token);
   s->n_generated++;
   totals_.generated_tokens++;
@@ -301,8 +284,24 @@ bool Engine::Emit(Sequence* s, int32_t token, ServiceEvent& ev) {
   return stop;
 }
 
+bool Engine::EndsOnLastToken(const Sequence& s) const {
+  const SamplingParams& p = s.request.sampling;
+  if (s.n_generated < p.min_tokens || s.tokens.empty()) return false;
+  const int32_t tok = s.tokens.back();
+  if (!p.ignore_eos && tokenizer_->IsEog(tok)) return true;
+  return std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), tok) != p.stop_token_ids.end();
+}
+
+std::vector<int32_t> Engine::EndTokens(const SamplingParams& p) const {
+  std::vector<int32_t> out = p.stop_token_ids;
+  if (!p.ignore_eos)
+    for (int32_t id = 0; id < tokenizer_->n_vocab(); ++id)
+      if (tokenizer_->IsEog(id)) out.push_back(id);
+  return out;
+}
+
 bool Engine::ShouldStop(const Sequence& s) const {
-  if (!s.request.sampling.ignore_eos && tokenizer_->IsEog(s.tokens.back())) return true;
+  if (EndsOnLastToken(s)) return true;
   if (s.constraint && s.constraint->finished()) return true;
   return s.n_generated >= s.request.sampling.max_tokens || static_cast<int64_t>(s.tokens.size()) >= config_.ctx_size;
 }

@@ -53,6 +53,7 @@ class Engine final : public InferenceService {
   void ReleaseSession(const std::string& session_id) override;
   void NoteToolCall(const std::string& session_id) override;
   std::string MetricsText() const override;
+  std::vector<uint64_t> PromptBlockHashes(const std::vector<int32_t>& prompt, const std::string& salt) const override;
 
   // Runs the engine loop on its own thread / stops it (waits for the step).
   void Start();
@@ -94,6 +95,13 @@ class Engine final : public InferenceService {
   // the event on; true when the sequence must stop (the one stop check).
   bool Emit(Sequence* s, int32_t token, ServiceEvent& ev);
   bool ShouldStop(const Sequence& s) const;
+  // The sequence's last token ends it as EOS does ("stop"): an end-of-
+  // generation token (unless ignore_eos) or one of its stop_token_ids, once
+  // min_tokens are generated.
+  bool EndsOnLastToken(const Sequence& s) const;
+  // The tokens min_tokens holds back: every end-of-generation id (unless
+  // ignore_eos) and the request's stop_token_ids.
+  std::vector<int32_t> EndTokens(const SamplingParams& p) const;
   // The one commit path: publishes every block that became full of computed
   // tokens; release_tail (after a verification) gives back the blocks past
   // n_computed, the rejected drafts' positions.

@@ -15,6 +15,9 @@ namespace pg {
 
 class GgufFile;
 class BlockArena;  // kv/media/block_arena.h
+class Executor;    // engine/executor.h
+class Model;
+class ThreadPool;
 
 enum class ServePolicy {
   kBaseline,   // device-tier prefix cache only, FCFS, LRU (a standard local server)
@@ -56,6 +59,8 @@ struct EngineConfig {
   uint64_t kv_session_quota_device_bytes = 0; // --kv-session-quota-device; 0 = none
   uint64_t kv_session_quota_host_bytes = 0;   // --kv-session-quota-host; 0 = none
   bool kv_fair_share = false;                 // --kv-fair-share
+  int64_t kv_max_sessions = 65536;            // --kv-max-sessions: session names tracked (LRU)
+  double kv_session_idle_s = 3600;            // --kv-session-idle: unused names forgotten after; 0 = never
   SpecConfig spec;                  // speculative decoding (--spec*); off by default
   double kv_debug_load_delay_s = 0; // fault injection: each KV promotion waits this long (slow tier)
   // Remote KV tier in Redis/Valkey (docs/kv-cache.md "Remote tier").
@@ -63,8 +68,16 @@ struct EngineConfig {
   double kv_remote_ttl_s = 3600;     // --kv-remote-ttl; 0 = no expiry
   uint64_t kv_remote_bytes = 0;      // --kv-remote-size: bytes this process may store; 0 = no budget of its own
   double kv_remote_timeout_s = 0.05; // --kv-remote-timeout-ms: how long a request waits for its lookup
+  std::string kv_remote_password;    // AUTH password (file / env), in place of the URL's; never printed
+  std::string kv_remote_secret;      // --kv-remote-secret-file: HMAC key of remote values; "" = none
+  bool kv_events_tokens = true;      // --kv-events-tokens: BlockStored carries token ids (off: hashes only)
+  std::string kv_events_curve_secret;  // Z85 CURVE secret key of the KV-event sockets; "" = plain ZMQ
   // Tests only: the device tier's arena (KvCacheConfig::device_arena); empty = RAM.
   std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_blocks, size_t block_bytes)> kv_device_arena;
+  // The forward pass's executor (--device cuda: the device executor of
+  // src/gpu/executor, with kv_device_arena its device memory); empty = the
+  // CPU executor on the engine's pool.
+  std::function<Result<std::unique_ptr<Executor>>(const Model& model, ThreadPool& pool)> make_executor;
 };
 
 // The host and disk tiers' real sizes after the defaults above (0 = no such

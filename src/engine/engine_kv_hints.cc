@@ -24,6 +24,7 @@ PrefixAction ActionOf(KvHint::Action a) {
 void Engine::ApplyKvHints(const Sequence& s, bool finished) {
   if (s.request.kv_hints.empty()) return;
   CacheRequest req;
+  req.salt = s.request.cache_salt;
   req.session = s.request.session_id;
   req.use_prefix_cache = config_.prefix_cache;
   const int64_t n_prompt = static_cast<int64_t>(s.request.prompt.size());

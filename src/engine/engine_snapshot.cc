@@ -31,6 +31,10 @@ void CollectEngineMetrics(const EngineSnapshot& s, MetricSet* out) {
           "Requests not yet generating: queued or waiting for KV promotion (Model Server Protocol queue size).",
           s.waiting + s.loading);
   out->Gauge("prosgrow_num_requests_running", "Requests running (Model Server Protocol running requests).", s.running);
+  out->Gauge("prosgrow_kv_sessions", "Session names the KV cache tracks now (at most --kv-max-sessions).",
+             s.kv.sessions);
+  out->Counter("prosgrow_kv_sessions_forgotten_total", "Session names forgotten (least recently used or idle).",
+               s.kv.forgotten_sessions);
   const double usage = s.kv.device.capacity_blocks > 0
                            ? double(s.kv.device.used_blocks) / double(s.kv.device.capacity_blocks)
                            : 0.0;

@@ -41,7 +41,13 @@ struct SamplingParams {
   bool has_seed = false;     // seeded: the request's own RNG, so reproducible
   uint64_t seed = 0;
   int max_tokens = 256;      // completion tokens
-  bool ignore_eos = false;
+  // No end of generation (EOS, stop_token_ids) before this many completion
+  // tokens: the engine masks those tokens until then (vLLM's min_tokens).
+  int min_tokens = 0;
+  bool ignore_eos = false;  // EOS does not end the sequence (stop_token_ids still do)
+  // Tokens that end the sequence like EOS (finish "stop"); the token itself is
+  // part of the output (vLLM's stop_token_ids). Each < n_vocab.
+  std::vector<int32_t> stop_token_ids;
   int top_logprobs = 0;      // 0..20 alternatives per position
   bool logprobs = false;     // report the chosen token's logprob
 };
@@ -60,7 +66,11 @@ struct GenerationRequest {
   std::string id;                   // unique, chosen by the server
   std::vector<int32_t> prompt;      // token ids, already validated < vocab size
   SamplingParams sampling;
-  std::string session_id;           // agent session ("" = none)
+  std::string session_id;           // agent session ("" = none); the server scopes it by tenant
+  // KV cache salt (CacheRequest::salt): the tenant's cache group and the
+  // request's cache_salt, set by the server (server/tenant.h); "" = the
+  // shared cache of a server without API keys.
+  std::string cache_salt;
   double cache_ttl_s = -1;          // retention hint; < 0 = none
   std::vector<KvHint> kv_hints;     // explicit retention hints, in request order
   double arrival_s = 0;             // NowSeconds() at arrival
@@ -119,6 +129,10 @@ struct ServiceEvent {
   enum class Kind { kToken, kFinish } kind = Kind::kToken;
   TokenEvent token;
   FinishEvent finish;
+  // On a request's first kToken only: the prompt's cache split (as
+  // FinishEvent.cache reports it), so a response can open with it.
+  bool has_cache = false;
+  CacheUsage cache;
 };
 
 using EventCallback = std::function<void(const ServiceEvent&)>;
@@ -138,11 +152,16 @@ struct ServiceInfo {
   std::string kv_events_endpoint;
   std::string kv_events_replay_endpoint;
   std::string kv_events_topic;
+  std::string kv_events_curve_public_key;  // Z85; "" = plain ZMQ (no CURVE)
+  bool kv_events_token_ids = true;         // BlockStored carries token ids (--kv-events-tokens)
   int64_t kv_block_size = 0;
   std::string speculative;      // drafters of speculative decoding ("ngram,suffix"); "" = off
   // Benchmark-only synthetic acceptance (--spec-synthetic-acceptance-length):
   // > 0 means outputs are NOT the model's own; servers must say so.
   double synthetic_acceptance_length = 0;
+  // True when a request's cache_ttl_s is honoured (--policy optimized keeps
+  // session deadlines); otherwise the server refuses the field (400).
+  bool honours_cache_ttl = false;
 };
 
 class InferenceService {
@@ -165,6 +184,17 @@ class InferenceService {
   virtual void ReleaseSession(const std::string& session_id) = 0;
   // Marks that a session's last turn ended in a tool call (optimized policy parks its KV).
   virtual void NoteToolCall(const std::string& session_id) = 0;
+
+  // The KV-event hashes (63-bit, kvevents/kv_event.h) of the prompt's full
+  // blocks under cache salt `salt` (GenerationRequest::cache_salt): the
+  // names this replica's KV events give those blocks, so a router can match
+  // a prompt on hashes alone (/tokenize reports them). Pure; any thread.
+  // A service without a prefix cache returns none.
+  virtual std::vector<uint64_t> PromptBlockHashes(const std::vector<int32_t>& prompt, const std::string& salt) const {
+    (void)prompt;
+    (void)salt;
+    return {};
+  }
 
   // Prometheus text-format lines for engine/cache gauges and counters
   // (queue depth, running sequences, batch tokens, per-tier KV counters...).

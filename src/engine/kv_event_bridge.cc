@@ -23,9 +23,9 @@ const char* MediumOfTier(int tier) {
 }
 
 Result<std::unique_ptr<KvEventBridge>> KvEventBridge::Create(const KvEventPublisherOptions& options,
-                                                             int block_size) {
+                                                             int block_size, bool tokens) {
   PG_ASSIGN_OR_RETURN(auto publisher, KvEventPublisher::Create(options));
-  auto bridge = std::unique_ptr<KvEventBridge>(new KvEventBridge(std::move(publisher), block_size));
+  auto bridge = std::unique_ptr<KvEventBridge>(new KvEventBridge(std::move(publisher), block_size, tokens));
   bridge->pending_.events.push_back(AllBlocksClearedEvent{});
   bridge->Flush();
   return bridge;
@@ -40,14 +40,14 @@ void KvEventBridge::OnBlockStored(int tier, const IndexEntry& e) {
     if (last != nullptr && last->medium == medium && e.depth > 0 &&
         last->block_hashes.back() == EventHashOf(e.parent.bytes.data())) {
       last->block_hashes.push_back(hash);
-      last->token_ids.insert(last->token_ids.end(), e.tokens.begin(), e.tokens.end());
+      if (tokens_) last->token_ids.insert(last->token_ids.end(), e.tokens.begin(), e.tokens.end());
       return;
     }
   }
   BlockStoredEvent ev;
   ev.block_hashes = {hash};
   if (e.depth > 0) ev.parent_block_hash = EventHashOf(e.parent.bytes.data());
-  ev.token_ids.assign(e.tokens.begin(), e.tokens.end());
+  if (tokens_) ev.token_ids.assign(e.tokens.begin(), e.tokens.end());
   ev.block_size = block_size_;
   ev.medium = medium;
   pending_.events.push_back(std::move(ev));

@@ -1,6 +1,8 @@
 // KvEventBridge: turns the KV tiers' block changes (KvBlockObserver) into
 // vLLM-format KV events on a ZMQ publisher (src/kvevents), one batch per
-// engine step. A block's event carries its tokens, its parent's hash (none
+// engine step. A block's event carries its tokens (only with `tokens`, i.e.
+// --kv-events-tokens on; off: token_ids is empty and the hashes, which
+// are salted per tenant, are all a subscriber learns), its parent's hash (none
 // for a sequence's first block) and its tier as the medium; consecutive
 // blocks of one chain stored in one tier within a step share one
 // BlockStored event, as vLLM groups a request's new blocks.
@@ -27,7 +29,8 @@ namespace pg {
 class KvEventBridge final : public KvBlockObserver {
  public:
   // Opens the publisher's sockets (event_publisher.h).
-  static Result<std::unique_ptr<KvEventBridge>> Create(const KvEventPublisherOptions& options, int block_size);
+  static Result<std::unique_ptr<KvEventBridge>> Create(const KvEventPublisherOptions& options, int block_size,
+                                                       bool tokens = true);
 
   void OnBlockStored(int tier, const IndexEntry& e) override;
   void OnBlockRemoved(int tier, const IndexEntry& e) override;
@@ -38,13 +41,15 @@ class KvEventBridge final : public KvBlockObserver {
   void CollectMetrics(MetricSet* out) const;
   const std::string& endpoint() const { return publisher_->endpoint(); }
   const std::string& replay_endpoint() const { return publisher_->replay_endpoint(); }
+  const std::string& curve_public_key() const { return publisher_->curve_public_key(); }
 
  private:
-  KvEventBridge(std::unique_ptr<KvEventPublisher> publisher, int block_size)
-      : publisher_(std::move(publisher)), block_size_(block_size) {}
+  KvEventBridge(std::unique_ptr<KvEventPublisher> publisher, int block_size, bool tokens)
+      : publisher_(std::move(publisher)), block_size_(block_size), tokens_(tokens) {}
 
   std::unique_ptr<KvEventPublisher> publisher_;
   int block_size_;
+  bool tokens_;  // BlockStored carries token ids
   KvEventBatch pending_;
 };
 

@@ -27,6 +27,8 @@ Status ApplyKvHintConfig(const EngineConfig& c, size_t block_bytes, KvCacheConfi
   PG_ASSIGN_OR_RETURN(kc->session_quota_host_blocks,
                       Blocks(int64_t(c.kv_session_quota_host_bytes), block_bytes, "--kv-session-quota-host"));
   kc->fair_share = c.kv_fair_share;
+  kc->max_sessions = c.kv_max_sessions;
+  kc->session_idle_s = c.kv_session_idle_s;
   return Status::Ok();
 }
 

@@ -52,18 +52,31 @@ int32_t Sampler::Sample(const float* logits, int64_t n, TokenEvent* event, Const
   // end of the walk; under a mask that could be a forbidden token.
   if (allowed && !MaskHas(*allowed, chosen)) chosen = Argmax(x, n);
   if (constraint) constraint->Accept(chosen);
+  ++generated_;
   if (penalised_) counts_.AddGenerated(chosen);
   if (event) Report(logits, n, chosen, event);
   return chosen;
 }
 
 void Sampler::Accept(const float* logits, int64_t n, int32_t token, TokenEvent* event) {
+  ++generated_;
   if (penalised_) counts_.AddGenerated(token);
   if (event) Report(logits, n, token, event);
 }
 
+void Sampler::HoldBackUntilMinTokens(std::vector<int32_t> end_tokens) { held_back_ = std::move(end_tokens); }
+
+void Sampler::HoldBack(float* x, int64_t n, const TokenBitmask* allowed) {
+  bool other = !allowed;  // without a constraint, some non-end token is always left
+  for (int64_t j = 0; j < n && !other; ++j)
+    other = x[j] != -INFINITY && std::find(held_back_.begin(), held_back_.end(), j) == held_back_.end();
+  if (!other) return;  // the constraint allows only end tokens: it decides
+  for (int32_t id : held_back_)
+    if (id >= 0 && id < n) x[id] = -INFINITY;
+}
+
 const float* Sampler::Adjust(const float* logits, int64_t n, const TokenBitmask* allowed) {
-  if (params_.logit_bias.empty() && !penalised_ && !allowed) return logits;
+  if (params_.logit_bias.empty() && !penalised_ && !allowed && !holding_back()) return logits;
   adjusted_.resize(static_cast<size_t>(n));
   std::memcpy(adjusted_.data(), logits, static_cast<size_t>(n) * sizeof(float));
   float* x = adjusted_.data();
@@ -77,6 +90,7 @@ const float* Sampler::Adjust(const float* logits, int64_t n, const TokenBitmask*
         if (!((bits >> (j & 63)) & 1u)) x[j] = -INFINITY;
     }
   }
+  if (holding_back()) HoldBack(x, n, allowed);
   for (const auto& [id, bias] : params_.logit_bias)
     if (id >= 0 && id < n) x[id] += bias;  // ids were checked against the vocabulary by the server
   const float rep = params_.repetition_penalty;

@@ -6,6 +6,8 @@
 //                          for every token the grammar does not allow next,
 //                          so greedy and sampled picks both stay inside it.
 //                          The picked token is then fed to the matcher.
+//                          min_tokens: x[j] = -inf for the end tokens until
+//                          min_tokens were generated (HoldBackUntilMinTokens).
 //   1. logit_bias          x[j] += bias[j]
 //   2. repetition_penalty  for each j in the prompt or generated so far:
 //                          x[j] > 0 ? x[j] / penalty : x[j] * penalty
@@ -70,6 +72,12 @@ class Sampler {
   // kept). Unseeded samplers draw their seed from std::random_device.
   explicit Sampler(const SamplingParams& params, std::span<const int32_t> prompt = {});
 
+  // min_tokens: until params.min_tokens tokens have been generated (Sample or
+  // Accept), `end_tokens` (the end-of-generation ids and stop_token_ids) get
+  // -inf in step 0, so no pick ends the sequence early. Under a constraint
+  // that allows nothing else the mask is lifted: the grammar decides.
+  void HoldBackUntilMinTokens(std::vector<int32_t> end_tokens);
+
   // Picks the next token from logits[n_vocab]. When params.logprobs or
   // params.top_logprobs > 0, fills event->logprob / event->top (top_logprobs
   // alternatives, most likely first). The returned token counts as generated
@@ -110,8 +118,14 @@ class Sampler {
   size_t TopP(size_t keep, bool sorted);
   void Report(const float* logits, int64_t n, int32_t chosen, TokenEvent* event);
 
+  // Step 0 for min_tokens: -inf on held_back_ while generated_ < min_tokens.
+  void HoldBack(float* x, int64_t n, const TokenBitmask* allowed);
+  bool holding_back() const { return !held_back_.empty() && generated_ < params_.min_tokens; }
+
   SamplingParams params_;
   bool penalised_ = false;  // any of the three penalties is on
+  std::vector<int32_t> held_back_;  // end tokens masked until min_tokens
+  int64_t generated_ = 0;           // tokens Sample() or Accept() returned
   std::mt19937_64 rng_;
   TokenCounts counts_;
   std::vector<float> adjusted_;                  // (n_vocab) logits after steps 0-3

@@ -255,5 +255,18 @@ TEST(Sampler, TopKTopPMinPRestrictCandidates) {
   for (int i = 0; i < 200; ++i) EXPECT_LT(mp.Sample(logits, 4, nullptr), 2);
 }
 
+// min_tokens: the end tokens cannot be picked before min_tokens were generated.
+TEST(Sampler, MinTokensHoldsBackTheEndTokens) {
+  SamplingParams p;
+  p.temperature = 0;
+  p.min_tokens = 2;
+  Sampler s(p);
+  s.HoldBackUntilMinTokens({3});  // token 3 ends the sequence
+  const std::vector<float> logits = {0.0f, 1.0f, 0.5f, 9.0f};
+  EXPECT_EQ(s.Sample(logits.data(), 4, nullptr), 1);  // 3 held back: the next best
+  EXPECT_EQ(s.Sample(logits.data(), 4, nullptr), 1);
+  EXPECT_EQ(s.Sample(logits.data(), 4, nullptr), 3);  // two generated: 3 may end it now
+}
+
 }  // namespace
 }  // namespace pg

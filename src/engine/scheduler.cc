@@ -11,6 +11,7 @@ constexpr size_t kCacheAwareWindow = 8;  // waiting requests examined per admiss
 
 CacheRequest CacheRequestOf(const Sequence& s, const EngineConfig& c) {
   CacheRequest r;
+  r.salt = s.request.cache_salt;
   r.session = s.request.session_id;
   r.use_prefix_cache = c.prefix_cache;
   return r;

@@ -28,6 +28,15 @@ StepShape RandomStep(std::mt19937_64& rng) {
   return s;
 }
 
+// Observes n random steps, each taking seconds(step).
+template <typename Seconds>
+void ObserveRandomSteps(StepCostModel* m, std::mt19937_64& rng, int n, Seconds seconds) {
+  for (int i = 0; i < n; ++i) {
+    const StepShape s = RandomStep(rng);
+    m->Observe(s, seconds(s));
+  }
+}
+
 TEST(StepCostModel, NotReadyUntilEnoughSteps) {
   StepCostModel m;
   StepShape s;
@@ -42,10 +51,7 @@ TEST(StepCostModel, LearnsTheCostsOfMixedSteps) {
   std::mt19937_64 rng(3);
   std::normal_distribution<double> noise(0, 0.02);
   StepCostModel m;
-  for (int i = 0; i < 2000; ++i) {
-    const StepShape s = RandomStep(rng);
-    m.Observe(s, TrueSeconds(s) * (1 + noise(rng)));
-  }
+  ObserveRandomSteps(&m, rng, 2000, [&](const StepShape& s) { return TrueSeconds(s) * (1 + noise(rng)); });
   ASSERT_TRUE(m.ready());
   for (int i = 0; i < 50; ++i) {
     const StepShape s = RandomStep(rng);
@@ -58,14 +64,9 @@ TEST(StepCostModel, LearnsTheCostsOfMixedSteps) {
 TEST(StepCostModel, FollowsAMachineThatSlowsDown) {
   std::mt19937_64 rng(5);
   StepCostModel m;
-  for (int i = 0; i < 500; ++i) {
-    const StepShape s = RandomStep(rng);
-    m.Observe(s, TrueSeconds(s));
-  }
-  for (int i = 0; i < 2000; ++i) {  // now everything takes twice as long
-    const StepShape s = RandomStep(rng);
-    m.Observe(s, 2 * TrueSeconds(s));
-  }
+  ObserveRandomSteps(&m, rng, 500, TrueSeconds);
+  // Now everything takes twice as long.
+  ObserveRandomSteps(&m, rng, 2000, [](const StepShape& s) { return 2 * TrueSeconds(s); });
   const StepShape s = RandomStep(rng);
   EXPECT_NEAR(m.Predict(s), 2 * TrueSeconds(s), 0.05 * 2 * TrueSeconds(s));
 }
@@ -76,10 +77,9 @@ TEST(StepCostModel, CoefficientsStayNonNegative) {
   std::mt19937_64 rng(9);
   std::normal_distribution<double> noise(0, 0.05);
   StepCostModel m;
-  for (int i = 0; i < 1000; ++i) {
-    const StepShape s = RandomStep(rng);
-    m.Observe(s, (4e-4 + 2.5e-4 * s.logit_rows + 3e-10 * s.row_keys) * (1 + noise(rng)));
-  }
+  ObserveRandomSteps(&m, rng, 1000, [&](const StepShape& s) {
+    return (4e-4 + 2.5e-4 * s.logit_rows + 3e-10 * s.row_keys) * (1 + noise(rng));
+  });
   for (double c : m.seconds_per_unit()) EXPECT_GE(c, 0);
   EXPECT_TRUE(m.usable());
   const StepShape s = RandomStep(rng);

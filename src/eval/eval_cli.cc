@@ -74,70 +74,105 @@ int CompareMain(int argc, char** argv) {
   return fail_on_flip && cmp->HasRegression() ? kExitRegression : 0;
 }
 
+// The flags of `prosgrow eval` (run).
+struct RunArgs {
+  ClientConfig client;
+  std::string dataset_path, out_dir, prompts = "both", endpoint = "chat";
+  int limit = 128;
+  int concurrency = 1;
+};
+
+void AddRunOptions(CLI::App& app, RunArgs& a) {
+  ClientConfig& client = a.client;
+  app.add_option("--url", client.url, "server base URL, e.g. http://127.0.0.1:8080")->required();
+  app.add_option("--api-key", client.api_key, "sent as 'Authorization: Bearer KEY'");
+  app.add_option("--model", client.model, "model name (default: the first of GET /v1/models)");
+  app.add_option("--dataset", a.dataset_path, "GSM8K-format JSONL file ({\"question\", \"answer\": \"... #### N\"})")
+      ->required();
+  app.add_option("--limit", a.limit, "questions per prompt style (the first N rows)")->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  app.add_option("--prompts", a.prompts, "prompt styles: short (zero-shot), long (8-shot shared prefix) or both")->capture_default_str()
+      ->check(CLI::IsMember({"short", "long", "both"}));
+  app.add_option("--concurrency", a.concurrency, "requests in flight")->capture_default_str()->check(CLI::Range(1, 1024));
+  app.add_option("--max-tokens", client.max_tokens, "max completion tokens per request")->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--temperature", client.temperature, "sampling temperature (0 = greedy)")->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--endpoint", a.endpoint, "chat (/v1/chat/completions) or completions (/v1/completions)")->capture_default_str()
+      ->check(CLI::IsMember({"chat", "completions"}));
+  app.add_option("--timeout", client.timeout_s, "per-request timeout, seconds")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--out", a.out_dir, "write DIR/results.json and DIR/summary.md");
+}
+
+EvalRunOptions RunOptionsOf(const RunArgs& a) {
+  EvalRunOptions options;
+  options.limit = a.limit;
+  options.concurrency = a.concurrency;
+  options.dataset_name = a.dataset_path;
+  if (a.prompts == "short" || a.prompts == "both") options.styles.push_back(PromptStyle::kShort);
+  if (a.prompts == "long" || a.prompts == "both") options.styles.push_back(PromptStyle::kLong);
+  if (isatty(STDERR_FILENO)) options.progress = stderr;
+  return options;
+}
+
+// The client; without --model, named after the server's first model (or
+// none, with a warning, when /v1/models does not answer).
+Result<OpenAiClient> MakeClient(ClientConfig& client) {
+  Result<OpenAiClient> made = OpenAiClient::Create(client);
+  if (!made.ok() || !client.model.empty()) return made;
+  Result<std::string> id = made->FirstModelId();
+  if (id.ok()) {
+    client.model = *id;
+    return OpenAiClient::Create(client);
+  }
+  std::fprintf(stderr, "prosgrow eval: no --model and %s; sending requests without a model name\n",
+               id.status().message().c_str());
+  return made;
+}
+
+// kExitRequestsFailed (with a line naming the first error) when any request failed.
+int ExitCodeOf(const EvalReport& report) {
+  int failed = 0;
+  std::string first_error;
+  for (const QuestionResult& r : report.results) {
+    if (r.verdict != Verdict::kFailed) continue;
+    if (failed++ == 0) first_error = r.error;
+  }
+  if (failed > 0) {
+    std::fprintf(stderr, "prosgrow eval: %d of %zu requests failed (first: %s)\n", failed,
+                 report.results.size(), first_error.c_str());
+    return kExitRequestsFailed;
+  }
+  return 0;
+}
+
 int RunMain(int argc, char** argv) {
   CLI::App app("Math quality check (GSM8K) against an OpenAI-compatible server, with verified answers.",
                "prosgrow eval");
   app.footer(
       "Compare two runs with: prosgrow eval compare BASE.json OPT.json [--fail-on-flip]\n"
       "Exit codes: 0 ok, 2 bad arguments or input, 3 some requests failed.");
-  ClientConfig client;
-  std::string dataset_path, out_dir, prompts = "both", endpoint = "chat";
-  int limit = 128;
-  int concurrency = 1;
-  app.add_option("--url", client.url, "server base URL, e.g. http://127.0.0.1:8080")->required();
-  app.add_option("--api-key", client.api_key, "sent as 'Authorization: Bearer KEY'");
-  app.add_option("--model", client.model, "model name (default: the first of GET /v1/models)");
-  app.add_option("--dataset", dataset_path, "GSM8K-format JSONL file ({\"question\", \"answer\": \"... #### N\"})")
-      ->required();
-  app.add_option("--limit", limit, "questions per prompt style (the first N rows)")->capture_default_str()
-      ->check(CLI::Range(1, 1 << 30));
-  app.add_option("--prompts", prompts, "prompt styles: short (zero-shot), long (8-shot shared prefix) or both")->capture_default_str()
-      ->check(CLI::IsMember({"short", "long", "both"}));
-  app.add_option("--concurrency", concurrency, "requests in flight")->capture_default_str()->check(CLI::Range(1, 1024));
-  app.add_option("--max-tokens", client.max_tokens, "max completion tokens per request")->capture_default_str()
-      ->check(CLI::Range(1, 1 << 24));
-  app.add_option("--temperature", client.temperature, "sampling temperature (0 = greedy)")->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
-  app.add_option("--endpoint", endpoint, "chat (/v1/chat/completions) or completions (/v1/completions)")->capture_default_str()
-      ->check(CLI::IsMember({"chat", "completions"}));
-  app.add_option("--timeout", client.timeout_s, "per-request timeout, seconds")->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--out", out_dir, "write DIR/results.json and DIR/summary.md");
+  RunArgs args;
+  AddRunOptions(app, args);
   if (int rc = Parse(app, argc, argv); rc >= 0) return rc;
 
-  client.endpoint = *ParseCompletionEndpoint(endpoint);
-  EvalRunOptions options;
-  options.limit = limit;
-  options.concurrency = concurrency;
-  options.dataset_name = dataset_path;
-  if (prompts == "short" || prompts == "both") options.styles.push_back(PromptStyle::kShort);
-  if (prompts == "long" || prompts == "both") options.styles.push_back(PromptStyle::kLong);
-  if (isatty(STDERR_FILENO)) options.progress = stderr;
-
-  Result<Gsm8kDataset> dataset = Gsm8kDataset::Load(dataset_path);
+  args.client.endpoint = *ParseCompletionEndpoint(args.endpoint);
+  const EvalRunOptions options = RunOptionsOf(args);
+  Result<Gsm8kDataset> dataset = Gsm8kDataset::Load(args.dataset_path);
   if (!dataset.ok()) return Fail(dataset.status().message());
-  if (static_cast<size_t>(limit) > dataset->size()) {
-    std::fprintf(stderr, "prosgrow eval: --limit %d exceeds the %zu rows of %s; using all %zu\n", limit,
-                 dataset->size(), dataset_path.c_str(), dataset->size());
+  if (static_cast<size_t>(args.limit) > dataset->size()) {
+    std::fprintf(stderr, "prosgrow eval: --limit %d exceeds the %zu rows of %s; using all %zu\n", args.limit,
+                 dataset->size(), args.dataset_path.c_str(), dataset->size());
   }
+  const std::string& out_dir = args.out_dir;
   if (!out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
     if (ec) return Fail(fmt::format("cannot create output directory {}: {}", out_dir, ec.message()));
   }
-  Result<OpenAiClient> made = OpenAiClient::Create(client);
+  Result<OpenAiClient> made = MakeClient(args.client);
   if (!made.ok()) return Fail(made.status().message());
-  if (client.model.empty()) {
-    Result<std::string> id = made->FirstModelId();
-    if (id.ok()) {
-      client.model = *id;
-      made = OpenAiClient::Create(client);
-      if (!made.ok()) return Fail(made.status().message());
-    } else {
-      std::fprintf(stderr, "prosgrow eval: no --model and %s; sending requests without a model name\n",
-                   id.status().message().c_str());
-    }
-  }
 
   Result<EvalReport> report = RunEval(*made, *dataset, options);
   if (!report.ok()) return Fail(report.status().message());
@@ -147,18 +182,7 @@ int RunMain(int argc, char** argv) {
     if (!written.ok()) return Fail(written.message());
     std::printf("wrote %s/results.json and %s/summary.md\n", out_dir.c_str(), out_dir.c_str());
   }
-  int failed = 0;
-  std::string first_error;
-  for (const QuestionResult& r : report->results) {
-    if (r.verdict != Verdict::kFailed) continue;
-    if (failed++ == 0) first_error = r.error;
-  }
-  if (failed > 0) {
-    std::fprintf(stderr, "prosgrow eval: %d of %zu requests failed (first: %s)\n", failed,
-                 report->results.size(), first_error.c_str());
-    return kExitRequestsFailed;
-  }
-  return 0;
+  return ExitCodeOf(*report);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "eval/eval_cli.h"
 #include "eval/eval_test_util.h"
+#include "testing/http_test_util.h"
 #include "testing/mock_openai_server.h"
 
 namespace pg {
@@ -233,17 +234,10 @@ TEST_F(EvalEndToEnd, BadArgumentsAndInputsExitTwo) {
 }
 
 TEST_F(EvalEndToEnd, UnreachableServerCountsFailures) {
-  // A port held bound but not listening: connections are refused, and no
-  // other process can start listening there while the eval runs.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  // A port held bound but not listening: connections are refused.
+  int port = 0;
+  int fd = testing::BindLoopback(false, &port);
   ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  int port = ntohs(addr.sin_port);
   std::string out = (dir_ / "run").string();
   EXPECT_EQ(Run({"--url", "http://127.0.0.1:" + std::to_string(port), "--model", "m", "--dataset", dataset_,
                  "--limit", "2", "--prompts", "short", "--timeout", "5", "--out", out}),

@@ -60,7 +60,7 @@ TEST(Gsm8kDataset, CleanSolutionStripsAnnotations) {
 
 TEST(Gsm8kDataset, LoadsSharedGsm8k) {
   std::string path = std::string(PROSGROW_SHARED_DIR) + "/data/gsm8k/test-first200.jsonl";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "needs ../shared/data: " << path << " absent";
   Result<Gsm8kDataset> ds = Gsm8kDataset::Load(path);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   EXPECT_EQ(ds->size(), 200u);

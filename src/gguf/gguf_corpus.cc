@@ -117,13 +117,17 @@ std::vector<GgufCorpusCase> MakeValidGgufSamples() {
   return out;
 }
 
-std::vector<GgufCorpusCase> MakeCorruptGgufCases() {
-  const std::vector<uint8_t> good = MakeValidGgufSample();
-  std::vector<GgufCorpusCase> c;
-  auto add = [&](std::string name, std::vector<uint8_t> b, std::string expect) {
-    c.push_back({std::move(name), std::move(b), std::move(expect)});
-  };
+namespace {
 
+// Appends one case to the list it was made with.
+struct CaseSink {
+  std::vector<GgufCorpusCase>& cases;
+  void operator()(std::string name, std::vector<uint8_t> b, std::string expect) const {
+    cases.push_back({std::move(name), std::move(b), std::move(expect)});
+  }
+};
+
+void AddTruncations(const std::vector<uint8_t>& good, const CaseSink& add) {
   // Truncations: inside the fixed header, the metadata, the tensor infos and the data.
   // (Cutting only the zero padding after the last tensor leaves a valid file.)
   const size_t tinfo = FindEncoded(good, kEmbd);
@@ -133,7 +137,10 @@ std::vector<GgufCorpusCase> MakeCorruptGgufCases() {
     add("truncated_" + std::to_string(n), std::vector<uint8_t>(good.begin(), good.begin() + n), "");
   }
   add("empty", {}, "");
+}
 
+// The fixed header: magic, version and absurd counts.
+void AddHeaderCases(const std::vector<uint8_t>& good, const CaseSink& add) {
   {
     auto b = good;
     b[0] = 'X';
@@ -151,6 +158,10 @@ std::vector<GgufCorpusCase> MakeCorruptGgufCases() {
   add("n_kv_plus_one", Patched<uint64_t>(good, kNKvOff, 12), "");
   add("key_length_huge", Patched<uint64_t>(good, kFirstKvOff, ~uint64_t{0} - 15), "");
   add("key_length_2p63", Patched<uint64_t>(good, kFirstKvOff, uint64_t{1} << 63), "");
+}
+
+// Metadata values: arrays, strings, value types, duplicate keys, alignment.
+void AddMetadataCases(const std::vector<uint8_t>& good, const CaseSink& add) {
   {
     // tokenizer.ggml.tokens: u32 type=ARRAY | u32 elem type | u64 count | strings
     const size_t p = After(good, "tokenizer.ggml.tokens");
@@ -189,7 +200,10 @@ std::vector<GgufCorpusCase> MakeCorruptGgufCases() {
     add("alignment_not_pow2", Patched<uint32_t>(good, p + 4, 48), "alignment");
     add("alignment_huge", Patched<uint32_t>(good, p + 4, 1u << 31), "alignment");
   }
+}
 
+// Tensor descriptors of the sample: dims, types and offsets.
+void AddTensorInfoCases(const std::vector<uint8_t>& good, const CaseSink& add) {
   // Tensor descriptors.
   const TensorFields e = FieldsOf2D(good, kEmbd);
   const TensorFields q = FieldsOf2D(good, kQ);
@@ -214,6 +228,10 @@ std::vector<GgufCorpusCase> MakeCorruptGgufCases() {
   add("tensor_offset_past_eof", Patched<uint64_t>(good, q.offset, uint64_t{1} << 40), "past the end");
   add("tensor_offset_wraps", Patched<uint64_t>(good, q.offset, ~uint64_t{0} - 31), "past the end");
   add("tensor_offset_misaligned", Patched<uint64_t>(good, q.offset, 129), "aligned");
+}
+
+// Files of their own: a duplicate tensor name, no data section.
+void AddTensorTableCases(const CaseSink& add) {
   {
     // Two tensors whose names differ in the last byte, then patched equal.
     GgufWriter w;
@@ -231,6 +249,19 @@ std::vector<GgufCorpusCase> MakeCorruptGgufCases() {
     d.resize(After(d, "t") + 4 + 8 + 4 + 8);  // exactly the header, no padding
     add("no_data_section", d, "");
   }
+}
+
+}  // namespace
+
+std::vector<GgufCorpusCase> MakeCorruptGgufCases() {
+  const std::vector<uint8_t> good = MakeValidGgufSample();
+  std::vector<GgufCorpusCase> c;
+  const CaseSink add{c};
+  AddTruncations(good, add);
+  AddHeaderCases(good, add);
+  AddMetadataCases(good, add);
+  AddTensorInfoCases(good, add);
+  AddTensorTableCases(add);
   return c;
 }
 

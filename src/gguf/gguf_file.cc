@@ -222,8 +222,79 @@ Result<std::unique_ptr<GgufFile>> GgufFile::FromBuffer(const uint8_t* data, size
   return f;
 }
 
+namespace {
+
+// The steps of GgufFile::Parse. Errors are kCorrupt, prefixed with the path.
+Status CorruptIn(const std::string& path, const std::string& what) { return Corrupt(path + ": " + what); }
+
+// n_kv key/value pairs; keys must be unique.
+Status ReadMetadata(Cursor& c, uint64_t n_kv, const std::string& path, std::map<std::string, GgufValue>* kv) {
+  for (uint64_t i = 0; i < n_kv; ++i) {
+    std::string key;
+    if (!c.ReadString(&key)) return CorruptIn(path, "truncated metadata key #" + std::to_string(i));
+    uint32_t vt;
+    if (!c.Read(&vt)) return CorruptIn(path, "truncated metadata " + Quoted(key));
+    if (!ValidValueType(vt))
+      return CorruptIn(path, "metadata " + Quoted(key) + " has unknown value type " + std::to_string(vt));
+    GgufValue val;
+    val.type = static_cast<GgufValueType>(vt);
+    if (val.type == GgufValueType::ARRAY) {
+      std::string err;
+      if (!ReadArray(c, &val, &err)) return CorruptIn(path, "metadata " + Quoted(key) + ": " + err);
+    } else if (!ReadScalar(c, val.type, &val)) {
+      return CorruptIn(path, "truncated metadata " + Quoted(key));
+    }
+    if (kv->count(key)) return CorruptIn(path, "duplicate metadata key " + Quoted(key));
+    kv->emplace(std::move(key), std::move(val));
+  }
+  return Status::Ok();
+}
+
+// general.alignment, when present: a power of two <= 65536.
+Status ReadAlignment(const GgufValue* a, const std::string& path, uint64_t* alignment) {
+  if (!a) return Status::Ok();
+  uint64_t al = 0;
+  if (auto* u = std::get_if<uint64_t>(&a->v)) al = *u;
+  else if (auto* s = std::get_if<int64_t>(&a->v); s && *s > 0) al = static_cast<uint64_t>(*s);
+  if (al == 0 || (al & (al - 1)) != 0 || al > 65536)
+    return CorruptIn(path, "general.alignment must be a power of two <= 65536");
+  *alignment = al;
+  return Status::Ok();
+}
+
+// Tensor info #i: name, dims, type and offset; n_bytes from them.
+Status ReadTensorInfo(Cursor& c, uint64_t i, const std::string& path, GgufTensorInfo* t) {
+  if (!c.ReadString(&t->name)) return CorruptIn(path, "truncated tensor info #" + std::to_string(i));
+  uint32_t n_dims;
+  if (!c.Read(&n_dims)) return CorruptIn(path, "truncated tensor " + Quoted(t->name));
+  if (n_dims == 0 || n_dims > kMaxDims)
+    return CorruptIn(path, "tensor " + Quoted(t->name) + " has " + std::to_string(n_dims) + " dims (1..4 allowed)");
+  int64_t n_el = 1;
+  for (uint32_t d = 0; d < n_dims; ++d) {
+    uint64_t ne;
+    if (!c.Read(&ne)) return CorruptIn(path, "truncated tensor " + Quoted(t->name));
+    if (ne == 0 || ne > static_cast<uint64_t>(kMaxElements) || n_el > kMaxElements / static_cast<int64_t>(ne))
+      return CorruptIn(path, "tensor " + Quoted(t->name) + " has an absurd dimension " + std::to_string(ne));
+    n_el *= static_cast<int64_t>(ne);
+    t->dims.push_back(static_cast<int64_t>(ne));
+  }
+  uint32_t type;
+  if (!c.Read(&type)) return CorruptIn(path, "truncated tensor " + Quoted(t->name));
+  const GgmlTypeInfo* info = GgmlTypeInfoFor(type);
+  if (!info) return CorruptIn(path, "tensor " + Quoted(t->name) + " has unknown type " + std::to_string(type));
+  t->type = static_cast<GgmlType>(type);
+  if (t->dims[0] % info->block_elems != 0)
+    return CorruptIn(path, "tensor " + Quoted(t->name) + " row of " + std::to_string(t->dims[0]) +
+                               " is not a multiple of the " + info->name + " block size");
+  if (!c.Read(&t->offset)) return CorruptIn(path, "truncated tensor " + Quoted(t->name));
+  t->n_bytes = static_cast<uint64_t>(n_el / info->block_elems) * info->block_bytes;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status GgufFile::Parse() {
-  auto fail = [&](const std::string& what) { return Corrupt(path_ + ": " + what); };
+  auto fail = [&](const std::string& what) { return CorruptIn(path_, what); };
   Cursor c(base_, size_);
   uint32_t magic = 0;
   if (!c.Read(&magic)) return fail("truncated header");
@@ -238,65 +309,19 @@ Status GgufFile::Parse() {
   if (n_tensors > c.remaining() / 32)
     return fail("tensor count " + std::to_string(n_tensors) + " exceeds the file size");
 
-  for (uint64_t i = 0; i < n_kv; ++i) {
-    std::string key;
-    if (!c.ReadString(&key)) return fail("truncated metadata key #" + std::to_string(i));
-    uint32_t vt;
-    if (!c.Read(&vt)) return fail("truncated metadata " + Quoted(key));
-    if (!ValidValueType(vt)) return fail("metadata " + Quoted(key) + " has unknown value type " + std::to_string(vt));
-    GgufValue val;
-    val.type = static_cast<GgufValueType>(vt);
-    if (val.type == GgufValueType::ARRAY) {
-      std::string err;
-      if (!ReadArray(c, &val, &err)) return fail("metadata " + Quoted(key) + ": " + err);
-    } else if (!ReadScalar(c, val.type, &val)) {
-      return fail("truncated metadata " + Quoted(key));
-    }
-    if (kv_.count(key)) return fail("duplicate metadata key " + Quoted(key));
-    kv_.emplace(std::move(key), std::move(val));
-  }
-
-  if (const GgufValue* a = Find("general.alignment")) {
-    uint64_t al = 0;
-    if (auto* u = std::get_if<uint64_t>(&a->v)) al = *u;
-    else if (auto* s = std::get_if<int64_t>(&a->v); s && *s > 0) al = static_cast<uint64_t>(*s);
-    if (al == 0 || (al & (al - 1)) != 0 || al > 65536)
-      return fail("general.alignment must be a power of two <= 65536");
-    alignment_ = al;
-  }
+  PG_RETURN_IF_ERROR(ReadMetadata(c, n_kv, path_, &kv_));
+  PG_RETURN_IF_ERROR(ReadAlignment(Find("general.alignment"), path_, &alignment_));
 
   tensors_.reserve(n_tensors);
   for (uint64_t i = 0; i < n_tensors; ++i) {
     GgufTensorInfo t;
-    if (!c.ReadString(&t.name)) return fail("truncated tensor info #" + std::to_string(i));
-    uint32_t n_dims;
-    if (!c.Read(&n_dims)) return fail("truncated tensor " + Quoted(t.name));
-    if (n_dims == 0 || n_dims > kMaxDims)
-      return fail("tensor " + Quoted(t.name) + " has " + std::to_string(n_dims) + " dims (1..4 allowed)");
-    int64_t n_el = 1;
-    for (uint32_t d = 0; d < n_dims; ++d) {
-      uint64_t ne;
-      if (!c.Read(&ne)) return fail("truncated tensor " + Quoted(t.name));
-      if (ne == 0 || ne > static_cast<uint64_t>(kMaxElements) || n_el > kMaxElements / static_cast<int64_t>(ne))
-        return fail("tensor " + Quoted(t.name) + " has an absurd dimension " + std::to_string(ne));
-      n_el *= static_cast<int64_t>(ne);
-      t.dims.push_back(static_cast<int64_t>(ne));
-    }
-    uint32_t type;
-    if (!c.Read(&type)) return fail("truncated tensor " + Quoted(t.name));
-    const GgmlTypeInfo* info = GgmlTypeInfoFor(type);
-    if (!info) return fail("tensor " + Quoted(t.name) + " has unknown type " + std::to_string(type));
-    t.type = static_cast<GgmlType>(type);
-    if (t.dims[0] % info->block_elems != 0)
-      return fail("tensor " + Quoted(t.name) + " row of " + std::to_string(t.dims[0]) + " is not a multiple of the " +
-                  info->name + " block size");
-    if (!c.Read(&t.offset)) return fail("truncated tensor " + Quoted(t.name));
-    t.n_bytes = static_cast<uint64_t>(n_el / info->block_elems) * info->block_bytes;
+    PG_RETURN_IF_ERROR(ReadTensorInfo(c, i, path_, &t));
     if (tensor_index_.count(t.name)) return fail("duplicate tensor " + Quoted(t.name));
     tensor_index_[t.name] = tensors_.size();
     tensors_.push_back(std::move(t));
   }
 
+  // Tensor data: after the infos, aligned; each tensor inside the file.
   uint64_t data_start = (c.pos() + alignment_ - 1) / alignment_ * alignment_;
   if (n_tensors > 0 && data_start > size_) return fail("data section starts past the end of the file");
   uint64_t data_size = size_ > data_start ? size_ - data_start : 0;

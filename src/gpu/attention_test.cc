@@ -24,10 +24,7 @@
 namespace pg::gpu {
 namespace {
 
-using pg::testing::RandomFloats;
-using testing::DeviceArray;
-using testing::ForEachWarpSize;
-using testing::Nmse;
+using namespace testing;  // NOLINT(build/namespaces): the GPU test helpers (gpu_test_util.h)
 
 constexpr double kTol = 1e-9;
 

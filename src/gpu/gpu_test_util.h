@@ -8,9 +8,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/cpu/test_util.h"
 #include "gpu/runtime/gpu_vendor.h"
 
 namespace pg::gpu::testing {
+
+// The CPU tests' random inputs, for the references the GPU ops are checked against.
+using ::pg::testing::RandomFloats;
+using ::pg::testing::RandomWeights;
 
 // True when a device is there to run on (always, emulated).
 inline bool HaveDevice() {

@@ -22,11 +22,7 @@
 namespace pg::gpu {
 namespace {
 
-using pg::testing::RandomFloats;
-using pg::testing::RandomWeights;
-using testing::DeviceArray;
-using testing::ForEachWarpSize;
-using testing::Nmse;
+using namespace testing;  // NOLINT(build/namespaces): the GPU test helpers (gpu_test_util.h)
 
 constexpr double kTol = 1e-9;
 constexpr WType kTypes[] = {WType::kF16, WType::kBF16, WType::kQ8_0, WType::kQ4_K, WType::kQ6_K};

@@ -21,11 +21,7 @@
 namespace pg::gpu {
 namespace {
 
-using pg::testing::RandomFloats;
-using pg::testing::RandomWeights;
-using testing::DeviceArray;
-using testing::ForEachWarpSize;
-using testing::Nmse;
+using namespace testing;  // NOLINT(build/namespaces): the GPU test helpers (gpu_test_util.h)
 
 struct Routed {
   std::vector<int32_t> experts;

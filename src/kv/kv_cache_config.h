@@ -75,6 +75,10 @@ struct KvCacheConfig {
   int64_t session_quota_host_blocks = 0;
   // Eviction takes the session furthest above its fair share first (FairShareEviction).
   bool fair_share = false;
+  // Session names tracked at once (LRU) and the idle time after which an
+  // unretained one is forgotten (0 = never); SessionRetention.
+  int64_t max_sessions = 65536;
+  double session_idle_s = 3600;
 
   // Device only, LRU, write-back (the baseline of the benchmarks).
   static KvCacheConfig Baseline(const KvLayout& layout, std::string model_identity, uint64_t device_bytes);

@@ -27,6 +27,7 @@ Status KvCacheManager::Impl::Init() {
   PG_RETURN_IF_ERROR(store_.Open(cfg_));
   if (cfg_.eviction == EvictionKind::kLru) policy_ = std::make_unique<LruEviction>();
   else policy_ = std::make_unique<CostAwareEviction>();
+  retention_.SetSessionBounds(size_t(std::max<int64_t>(1, cfg_.max_sessions)), cfg_.session_idle_s);
   if (cfg_.fair_share) policy_ = std::make_unique<FairShareEviction>(std::move(policy_));
   mover_ = std::make_unique<TierMover>(store_, cfg_.io_threads);
   mover_->set_load_delay(cfg_.debug_load_delay_s);
@@ -85,6 +86,8 @@ bool KvCacheManager::Impl::DrainRemoteWrites(double timeout_s) {
 CacheCounters KvCacheManager::Impl::Counters() const {
   CacheCounters c = store_.Snapshot();
   c.remote = RemoteSnapshot();
+  c.sessions = int64_t(retention_.sessions());
+  c.forgotten_sessions = retention_.forgotten_sessions();
   return c;
 }
 

@@ -27,7 +27,13 @@ struct PropertyCase {
   bool hints = false;  // random KV hints, session quotas and fair share (prefix_hints.h)
 };
 
-void RunCase(const PropertyCase& pc, uint32_t seed, int steps) {
+// What the hints and quotas did over one run (HintCounters totals).
+struct HintsActed {
+  int64_t held = 0;             // blocks retained or pinned by hints
+  int64_t quota_evictions = 0;
+};
+
+void RunCase(const PropertyCase& pc, uint32_t seed, int steps, HintsActed* acted) {
   SCOPED_TRACE(testing::Message() << pc.name << " seed " << seed);
   TempDir dir;
   const uint64_t bb = kvtest::SmallLayout().block_bytes();
@@ -156,11 +162,9 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps) {
   EXPECT_GT(started, steps / 20);
   EXPECT_GT(reused, 0);
   EXPECT_GT(eng.checked(), 0);
-  if (pc.hints) {  // the hints and the quotas did act
-    const HintCounters hc = kv.hint_counters();
-    EXPECT_GT(hc.retained_blocks + hc.pinned_blocks, 0);
-    EXPECT_GT(hc.quota_evictions, 0);
-  }
+  const HintCounters hc = kv.hint_counters();
+  acted->held += hc.retained_blocks + hc.pinned_blocks;
+  acted->quota_evictions += hc.quota_evictions;
 }
 
 TEST(KvCachePropertyTest, RandomOperationsKeepInvariants) {
@@ -176,9 +180,17 @@ TEST(KvCachePropertyTest, RandomOperationsKeepInvariants) {
       {"device-only hints", EvictionKind::kLru, WritePolicy::kWriteBack, 0, false, 0, true},
   };
   for (const auto& pc : cases) {
+    HintsActed acted;
     for (uint32_t seed : {1u, 2u, 3u}) {
-      RunCase(pc, seed, 1500);
+      RunCase(pc, seed, 1500, &acted);
       if (HasFatalFailure()) return;
+    }
+    // The hints and the quotas did act in this configuration's runs. (Per
+    // run it depends on when the mover threads finish: under heavy load one
+    // seed's hints once found no block to hold.)
+    if (pc.hints) {
+      EXPECT_GT(acted.held, 0) << pc.name;
+      EXPECT_GT(acted.quota_evictions, 0) << pc.name;
     }
   }
 }

@@ -69,24 +69,20 @@ class RedisTestServer {
   bool running() const { return pid_ > 0; }
 
   // SIGKILL (the server vanishes mid-run).
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  void Kill() { End(SIGKILL); }
   void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    std::system(("rm -rf " + dir_).c_str());
+    if (End(SIGTERM)) std::system(("rm -rf " + dir_).c_str());
   }
   // SIGSTOP / SIGCONT: a server that accepts connections and never answers.
   void Pause() { ::kill(pid_, SIGSTOP); }
   void Resume() { ::kill(pid_, SIGCONT); }
+
+  // The credentials Command() and Keys() log in with (after `--requirepass`
+  // or an ACL user); "" user = the default user.
+  void SetCredentials(std::string user, std::string password) {
+    user_ = std::move(user);
+    password_ = std::move(password);
+  }
 
   // Runs one command (argv, binary safe) on a fresh connection; the reply as
   // text ("(nil)", "(error) ...", integers in decimal, "(array N)"), or
@@ -99,6 +95,7 @@ class RedisTestServer {
       return "(unreachable)";
     }
     redisSetTimeout(c, tv);
+    Auth(c);
     std::vector<const char*> a;
     std::vector<size_t> l;
     for (const std::string& s : argv) {
@@ -129,6 +126,7 @@ class RedisTestServer {
       if (c) redisFree(c);
       return out;
     }
+    Auth(c);
     auto* r = static_cast<redisReply*>(redisCommand(c, "KEYS %s", pattern.c_str()));
     if (r && r->type == REDIS_REPLY_ARRAY)
       for (size_t i = 0; i < r->elements; ++i) out.emplace_back(r->element[i]->str, r->element[i]->len);
@@ -138,6 +136,24 @@ class RedisTestServer {
   }
 
  private:
+  // Sends `sig` to the running server (resumed first, in case it is paused)
+  // and reaps it; false when none runs.
+  bool End(int sig) {
+    if (pid_ <= 0) return false;
+    ::kill(pid_, SIGCONT);
+    ::kill(pid_, sig);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    return true;
+  }
+
+  void Auth(redisContext* c) const {
+    if (password_.empty()) return;
+    auto* r = static_cast<redisReply*>(user_.empty() ? redisCommand(c, "AUTH %s", password_.c_str())
+                                                     : redisCommand(c, "AUTH %s %s", user_.c_str(), password_.c_str()));
+    if (r) freeReplyObject(r);
+  }
+
   static int FreePort() {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return -1;
@@ -157,6 +173,7 @@ class RedisTestServer {
   pid_t pid_ = -1;
   int port_ = -1;
   std::string dir_;
+  std::string user_, password_;
 };
 
 }  // namespace pg::testing

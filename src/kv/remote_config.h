@@ -15,6 +15,12 @@ struct RemoteTierConfig {
   double write_timeout_s = 1.0;    // deadline of one batch of writes
   int64_t write_queue_blocks = 256;  // writes waiting at most (each holds a block's bytes)
   double retry_after_s = 1.0;      // after an error, Redis is skipped this long
+  // --kv-remote-password-file / PROSGROW_REDIS_PASSWORD: AUTH password, in
+  // place of one in the URL; "" = the URL's (if any). Never printed.
+  std::string password;
+  // --kv-remote-secret-file: HMAC key of every value (remote_codec.h); "" =
+  // values unauthenticated (serve warns: the tier trusts every Redis writer).
+  std::string secret;
 };
 
 }  // namespace pg

@@ -51,13 +51,35 @@ void ServiceReplay(KvEventPublisher::Sockets& s) {
 }  // namespace
 
 bool PublisherBinds(const std::string& endpoint) {
+  for (const char* loopback : {"tcp://127.0.0.1:", "tcp://localhost:", "tcp://[::1]:"})
+    if (endpoint.rfind(loopback, 0) == 0) return true;
   return endpoint.find('*') != std::string::npos || endpoint.find("::") != std::string::npos ||
          endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0;
 }
 
+Result<std::string> CurvePublicKey(const std::string& secret_key) {
+  if (!zmq_has("curve")) return Unimplemented("KV events: this libzmq has no CURVE support (built without libsodium)");
+  char pub[41] = {};
+  if (secret_key.size() != 40 || zmq_curve_public(pub, secret_key.c_str()) != 0) {
+    return InvalidArgument("KV events: the CURVE secret key must be 40 Z85 characters");
+  }
+  return std::string(pub);
+}
+
 Result<std::unique_ptr<KvEventPublisher>> KvEventPublisher::Create(const KvEventPublisherOptions& options) {
   auto sockets = std::make_unique<Sockets>();
+  std::string public_key;
+  if (!options.curve_secret_key.empty()) {
+    PG_ASSIGN_OR_RETURN(public_key, CurvePublicKey(options.curve_secret_key));
+  }
+  // A CURVE server socket: only peers that know public_key complete the handshake.
+  auto curve = [&](zmq::socket_t& s) {
+    if (public_key.empty()) return;
+    s.set(zmq::sockopt::curve_server, true);
+    s.set(zmq::sockopt::curve_secretkey, options.curve_secret_key);
+  };
   try {
+    curve(sockets->pub);
     sockets->pub.set(zmq::sockopt::sndhwm, 100000);
     sockets->pub.set(zmq::sockopt::linger, 1000);
     if (PublisherBinds(options.endpoint)) {
@@ -68,6 +90,7 @@ Result<std::unique_ptr<KvEventPublisher>> KvEventPublisher::Create(const KvEvent
     if (!options.replay_endpoint.empty()) {
       sockets->replay = zmq::socket_t(sockets->ctx, zmq::socket_type::router);
       sockets->replay.set(zmq::sockopt::linger, 0);
+      curve(sockets->replay);
       sockets->replay.bind(options.replay_endpoint);
     }
   } catch (const zmq::error_t& e) {
@@ -75,7 +98,9 @@ Result<std::unique_ptr<KvEventPublisher>> KvEventPublisher::Create(const KvEvent
                                        options.replay_endpoint.empty() ? "" : " / " + options.replay_endpoint,
                                        e.what()));
   }
-  return std::unique_ptr<KvEventPublisher>(new KvEventPublisher(options, std::move(sockets)));
+  auto publisher = std::unique_ptr<KvEventPublisher>(new KvEventPublisher(options, std::move(sockets)));
+  publisher->curve_public_key_ = public_key;
+  return publisher;
 }
 
 KvEventPublisher::KvEventPublisher(KvEventPublisherOptions options, std::unique_ptr<Sockets> sockets)

@@ -9,7 +9,9 @@
 //           batch from that sequence on, [identity, "", seq, payload], then
 //           the end marker [identity, "", -1 as 8 bytes, ""].
 // The PUB endpoint is bound when it is a wildcard (tcp://*:PORT, one with
-// "::") or ipc:// / inproc://, and connected to otherwise, as vLLM decides:
+// "::"), loopback (tcp://127.0.0.1:PORT, localhost, [::1]: only this host
+// can subscribe; vLLM would connect there) or ipc:// / inproc://, and
+// connected to otherwise, as vLLM decides:
 // llm-d's endpoint picker binds one SUB socket that every model server's
 // PUB connects to, with a topic naming the pod ("kv@POD@MODEL"). The replay
 // endpoint is always bound.
@@ -44,7 +46,16 @@ struct KvEventPublisherOptions {
   std::string replay_endpoint;  // "" = no replay socket
   size_t max_queue = 4096;      // batches waiting to be sent
   size_t replay_batches = 10000;
+  // ZMQ CURVE (libzmq built with libsodium): this publisher's secret key, 40
+  // Z85 characters. Both sockets are then CURVE servers: a subscriber must
+  // know the matching public key (CurvePublicKey; GET /kv-events reports
+  // it behind the API key) to receive anything. "" = plain ZMQ.
+  std::string curve_secret_key;
 };
+
+// The Z85 public key of a Z85 CURVE secret key; InvalidArgument when it is
+// not one, Unimplemented when this libzmq has no CURVE.
+Result<std::string> CurvePublicKey(const std::string& secret_key);
 
 // Whether the publisher binds `endpoint` (else it connects to it).
 bool PublisherBinds(const std::string& endpoint);
@@ -62,6 +73,8 @@ class KvEventPublisher {
   uint64_t dropped() const { return dropped_.load(); }
   const std::string& endpoint() const { return options_.endpoint; }
   const std::string& replay_endpoint() const { return options_.replay_endpoint; }
+  // Z85 CURVE public key of the sockets; "" without CURVE.
+  const std::string& curve_public_key() const { return curve_public_key_; }
 
   struct Sockets;  // the ZMQ context and sockets (event_publisher.cc)
 
@@ -70,6 +83,7 @@ class KvEventPublisher {
   void Run();
 
   KvEventPublisherOptions options_;
+  std::string curve_public_key_;
   std::unique_ptr<Sockets> sockets_;
   std::mutex mu_;
   std::condition_variable cv_;

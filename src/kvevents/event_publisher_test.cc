@@ -164,7 +164,10 @@ TEST(EventPublisher, BindsWildcardsConnectsElsewhere) {
   EXPECT_TRUE(PublisherBinds("tcp://*:5557"));
   EXPECT_TRUE(PublisherBinds("tcp://[::]:5557"));
   EXPECT_TRUE(PublisherBinds("ipc:///tmp/kv"));
-  EXPECT_FALSE(PublisherBinds("tcp://127.0.0.1:5557"));
+  EXPECT_TRUE(PublisherBinds("tcp://127.0.0.1:5557"));  // loopback: bound, only this host subscribes
+  EXPECT_TRUE(PublisherBinds("tcp://localhost:5557"));
+  EXPECT_FALSE(PublisherBinds("tcp://127.0.0.2:5557"));
+  EXPECT_FALSE(PublisherBinds("tcp://10.0.0.7:5557"));
   EXPECT_FALSE(PublisherBinds("tcp://epp.default.svc:5557"));
 }
 
@@ -177,9 +180,9 @@ TEST(EventPublisher, ConnectsToABoundSubscriberWithTopic) {
   sub.set(zmq::sockopt::rcvtimeo, 200);
   sub.set(zmq::sockopt::linger, 0);
   const int port = FreePort();
-  sub.bind("tcp://127.0.0.1:" + std::to_string(port));
+  sub.bind("tcp://127.0.0.2:" + std::to_string(port));  // another loopback address: connected to
   KvEventPublisherOptions o;
-  o.endpoint = "tcp://127.0.0.1:" + std::to_string(port);
+  o.endpoint = "tcp://127.0.0.2:" + std::to_string(port);
   o.topic = "kv@10.0.0.7@tiny";
   auto pub = KvEventPublisher::Create(o);
   ASSERT_TRUE(pub.ok()) << pub.status().message();

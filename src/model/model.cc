@@ -119,9 +119,25 @@ Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const GgufFile> file,
 
 Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, ThreadPool& pool, ForwardScratch& s,
                       float* logits) const {
-  const ModelConfig& c = config_;
-  const ModelWeights& w = *weights_;
   int64_t n_tok = 0, n_logits = 0, max_ctx = 0;
+  PG_RETURN_IF_ERROR(CheckBatch(batch, kv, &n_tok, &n_logits, &max_ctx));
+  if (n_tok == 0) return Status::Ok();
+  if (kv.kv_dim() != config_.kv_dim()) return InvalidArgument("forward: KV pages have the wrong row size");
+  s.Reserve(config_, n_tok, n_logits, max_ctx, pool.size());
+
+  Embed(batch, n_tok, pool, s);
+  for (int64_t l = 0; l < config_.n_layer; ++l) {
+    AttentionBlock(l, batch, kv, n_tok, pool, s);
+    FfnBlock(l, n_tok, pool, s);
+  }
+  if (n_logits == 0) return Status::Ok();
+  OutputLogits(batch, n_logits, pool, s, logits);
+  return Status::Ok();
+}
+
+Status Model::CheckBatch(std::span<const BatchSeq> batch, const KvPages& kv, int64_t* n_tok, int64_t* n_logits,
+                         int64_t* max_ctx) const {
+  const ModelConfig& c = config_;
   for (const BatchSeq& b : batch) {
     if (b.n_tokens <= 0) return InvalidArgument("forward: a sequence has no new tokens");
     int64_t end = b.start_pos + b.n_tokens;
@@ -130,17 +146,17 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
     for (int64_t i = 0; i < b.n_tokens; ++i)
       if (b.tokens[i] < 0 || b.tokens[i] >= c.n_vocab)
         return InvalidArgument(fmt::format("forward: token id {} outside the vocabulary of {}", b.tokens[i], c.n_vocab));
-    n_tok += b.n_tokens;
-    n_logits += b.logit_rows();
-    max_ctx = std::max(max_ctx, end);
+    *n_tok += b.n_tokens;
+    *n_logits += b.logit_rows();
+    *max_ctx = std::max(*max_ctx, end);
   }
-  if (n_tok == 0) return Status::Ok();
-  if (kv.kv_dim() != c.kv_dim()) return InvalidArgument("forward: KV pages have the wrong row size");
-  s.Reserve(c, n_tok, n_logits, max_ctx, pool.size());
+  return Status::Ok();
+}
 
-  const int64_t D = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim(), HD = c.head_dim, R2 = c.n_rot / 2;
-
-  // Token bookkeeping, embeddings and RoPE tables.
+void Model::Embed(std::span<const BatchSeq> batch, int64_t n_tok, ThreadPool& pool, ForwardScratch& s) const {
+  const ModelConfig& c = config_;
+  const ModelWeights& w = *weights_;
+  const int64_t D = c.n_embd, R2 = c.n_rot / 2;
   {
     int64_t t = 0;
     for (size_t si = 0; si < batch.size(); ++si)
@@ -155,64 +171,82 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
     (void)DequantizeRow(w.token_embd.type, row, &s.x_[t * D], D);
     RopeCosSin(inv_freq_.data(), c.n_rot, s.tok_pos_[t], &s.cos_[t * R2], &s.sin_[t * R2]);
   });
+}
 
-  auto rope = [&](float* x, int64_t n_heads, int64_t t) {
-    if (c.rope_style == RopeStyle::kNorm) RopeNorm(x, n_heads, HD, c.n_rot, &s.cos_[t * R2], &s.sin_[t * R2]);
-    else RopeNeox(x, n_heads, HD, c.n_rot, &s.cos_[t * R2], &s.sin_[t * R2]);
-  };
+void Model::Rope(float* x, int64_t n_heads, int64_t t, const ForwardScratch& s) const {
+  const ModelConfig& c = config_;
+  const int64_t HD = c.head_dim, R2 = c.n_rot / 2;
+  if (c.rope_style == RopeStyle::kNorm) RopeNorm(x, n_heads, HD, c.n_rot, &s.cos_[t * R2], &s.sin_[t * R2]);
+  else RopeNeox(x, n_heads, HD, c.n_rot, &s.cos_[t * R2], &s.sin_[t * R2]);
+}
 
-  for (int64_t l = 0; l < c.n_layer; ++l) {
-    const LayerWeights& L = w.layers[static_cast<size_t>(l)];
-    // --- attention block ---
-    pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.attn_norm, &s.h_[t * D], D, c.rms_eps); });
-    const MatMulOut qkv[3] = {{&L.wq, s.q_.data(), QD}, {&L.wk, s.k_.data(), KVD}, {&L.wv, s.v_.data(), KVD}};
-    Products(qkv, 3, s.h_.data(), n_tok, pool, s);
-    pool.ParallelFor(n_tok, [&](int64_t t) {
-      float* q = &s.q_[t * QD];
-      float* k = &s.k_[t * KVD];
-      float* v = &s.v_[t * KVD];
-      if (L.bq) {  // the loader guarantees all three or none
-        AddInPlace(q, L.bq, QD);
-        AddInPlace(k, L.bk, KVD);
-        AddInPlace(v, L.bv, KVD);
-      }
-      if (L.q_norm) {
-        for (int64_t h = 0; h < c.n_head; ++h) RmsNorm(q + h * HD, L.q_norm, q + h * HD, HD, c.rms_eps);
-        for (int64_t h = 0; h < c.n_head_kv; ++h) RmsNorm(k + h * HD, L.k_norm, k + h * HD, HD, c.rms_eps);
-      }
-      rope(q, c.n_head, t);
-      rope(k, c.n_head_kv, t);
-      // Store this token's K/V into its page slot.
-      const BatchSeq& b = batch[static_cast<size_t>(s.tok_seq_[t])];
-      int64_t pos = s.tok_pos_[t];
-      int32_t block = b.block_table[pos / kv.page_tokens()];
-      int64_t slot = pos % kv.page_tokens();
-      if (kv.dtype() == KvDtype::kF16) {
-        StoreRowF16(k, kv.Row(block, l, 0, slot), KVD);
-        StoreRowF16(v, kv.Row(block, l, 1, slot), KVD);
-      } else {
-        StoreRowBF16(k, kv.Row(block, l, 0, slot), KVD);
-        StoreRowBF16(v, kv.Row(block, l, 1, slot), KVD);
-      }
-    });
-    Attention(l, batch, kv, n_tok, pool, s);
-    const MatMulOut wo{&L.wo, s.h_.data(), D};
-    Products(&wo, 1, s.attn_.data(), n_tok, pool, s);
-    pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.h_[t * D], D); });
+void Model::AttentionBlock(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
+                           ThreadPool& pool, ForwardScratch& s) const {
+  const ModelConfig& c = config_;
+  const LayerWeights& L = weights_->layers[static_cast<size_t>(l)];
+  const int64_t D = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim();
+  pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.attn_norm, &s.h_[t * D], D, c.rms_eps); });
+  const MatMulOut qkv[3] = {{&L.wq, s.q_.data(), QD}, {&L.wk, s.k_.data(), KVD}, {&L.wv, s.v_.data(), KVD}};
+  Products(qkv, 3, s.h_.data(), n_tok, pool, s);
+  pool.ParallelFor(n_tok, [&](int64_t t) { FinishQkvRow(l, batch, kv, t, s); });
+  Attention(l, batch, kv, n_tok, pool, s);
+  const MatMulOut wo{&L.wo, s.h_.data(), D};
+  Products(&wo, 1, s.attn_.data(), n_tok, pool, s);
+  pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.h_[t * D], D); });
+}
 
-    // --- feed-forward block ---
-    pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.ffn_norm, &s.h_[t * D], D, c.rms_eps); });
-    if (c.IsMoeLayer(l)) {
-      MoeFfn(c, L, s.h_.data(), n_tok, s.ffn_out_.data(), pool, s.moe_, s.mm_, options_.precise_matmul);
-    } else {
-      SwiGluFfn(L.gate, L.up, L.down, s.h_.data(), n_tok, s.gate_.data(), s.up_.data(), s.ffn_out_.data(), pool,
-                s.mm_, options_.precise_matmul);
-    }
-    pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.ffn_out_[t * D], D); });
+void Model::FinishQkvRow(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t t,
+                         ForwardScratch& s) const {
+  const ModelConfig& c = config_;
+  const LayerWeights& L = weights_->layers[static_cast<size_t>(l)];
+  const int64_t QD = c.q_dim(), KVD = c.kv_dim(), HD = c.head_dim;
+  float* q = &s.q_[t * QD];
+  float* k = &s.k_[t * KVD];
+  float* v = &s.v_[t * KVD];
+  if (L.bq) {  // the loader guarantees all three or none
+    AddInPlace(q, L.bq, QD);
+    AddInPlace(k, L.bk, KVD);
+    AddInPlace(v, L.bv, KVD);
   }
+  if (L.q_norm) {
+    for (int64_t h = 0; h < c.n_head; ++h) RmsNorm(q + h * HD, L.q_norm, q + h * HD, HD, c.rms_eps);
+    for (int64_t h = 0; h < c.n_head_kv; ++h) RmsNorm(k + h * HD, L.k_norm, k + h * HD, HD, c.rms_eps);
+  }
+  Rope(q, c.n_head, t, s);
+  Rope(k, c.n_head_kv, t, s);
+  // Store this token's K/V into its page slot.
+  const BatchSeq& b = batch[static_cast<size_t>(s.tok_seq_[t])];
+  int64_t pos = s.tok_pos_[t];
+  int32_t block = b.block_table[pos / kv.page_tokens()];
+  int64_t slot = pos % kv.page_tokens();
+  if (kv.dtype() == KvDtype::kF16) {
+    StoreRowF16(k, kv.Row(block, l, 0, slot), KVD);
+    StoreRowF16(v, kv.Row(block, l, 1, slot), KVD);
+  } else {
+    StoreRowBF16(k, kv.Row(block, l, 0, slot), KVD);
+    StoreRowBF16(v, kv.Row(block, l, 1, slot), KVD);
+  }
+}
 
-  if (n_logits == 0) return Status::Ok();
-  // Final norm and output projection, only for the rows that want logits.
+void Model::FfnBlock(int64_t l, int64_t n_tok, ThreadPool& pool, ForwardScratch& s) const {
+  const ModelConfig& c = config_;
+  const LayerWeights& L = weights_->layers[static_cast<size_t>(l)];
+  const int64_t D = c.n_embd;
+  pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.ffn_norm, &s.h_[t * D], D, c.rms_eps); });
+  if (c.IsMoeLayer(l)) {
+    MoeFfn(c, L, s.h_.data(), n_tok, s.ffn_out_.data(), pool, s.moe_, s.mm_, options_.precise_matmul);
+  } else {
+    SwiGluFfn(L.gate, L.up, L.down, s.h_.data(), n_tok, s.gate_.data(), s.up_.data(), s.ffn_out_.data(), pool,
+              s.mm_, options_.precise_matmul);
+  }
+  pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.ffn_out_[t * D], D); });
+}
+
+void Model::OutputLogits(std::span<const BatchSeq> batch, int64_t n_logits, ThreadPool& pool, ForwardScratch& s,
+                         float* logits) const {
+  const ModelConfig& c = config_;
+  const ModelWeights& w = *weights_;
+  const int64_t D = c.n_embd;
   int64_t li = 0, t_end = 0;
   for (const BatchSeq& b : batch) {
     t_end += b.n_tokens;
@@ -221,7 +255,6 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
   }
   const MatMulOut out{&w.output, logits, c.n_vocab};
   Products(&out, 1, s.last_.data(), n_logits, pool, s);
-  return Status::Ok();
 }
 
 void Model::Products(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tok, ThreadPool& pool,

@@ -133,6 +133,24 @@ class Model {
 
  private:
   Model() = default;
+  // The stages of Forward, in order.
+  // Checks every entry; sums the new tokens, logit rows and the longest context.
+  Status CheckBatch(std::span<const BatchSeq> batch, const KvPages& kv, int64_t* n_tok, int64_t* n_logits,
+                    int64_t* max_ctx) const;
+  // Token bookkeeping (tok_seq_/tok_pos_/tok_id_), embeddings into x_, RoPE tables.
+  void Embed(std::span<const BatchSeq> batch, int64_t n_tok, ThreadPool& pool, ForwardScratch& s) const;
+  // x_ += attention(norm(x_)); the new tokens' K/V go into their page slots.
+  void AttentionBlock(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
+                      ThreadPool& pool, ForwardScratch& s) const;
+  // Token t's q/k/v after the projections: biases, q/k norms, RoPE; stores its K/V.
+  void FinishQkvRow(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t t,
+                    ForwardScratch& s) const;
+  void Rope(float* x, int64_t n_heads, int64_t t, const ForwardScratch& s) const;
+  // x_ += ffn(norm(x_)), dense SwiGLU or MoE.
+  void FfnBlock(int64_t layer, int64_t n_tok, ThreadPool& pool, ForwardScratch& s) const;
+  // Final norm and output projection, only for the rows that want logits.
+  void OutputLogits(std::span<const BatchSeq> batch, int64_t n_logits, ThreadPool& pool, ForwardScratch& s,
+                    float* logits) const;
   void AttentionPerHead(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
                         ThreadPool& pool, ForwardScratch& s) const;
   void AttentionGrouped(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,

@@ -47,14 +47,24 @@ std::vector<float> Prefill(const Model& m, const std::vector<int32_t>& prompt, c
 
 // A dense model and the two MoE architectures (whose expert GEMMs group a
 // batch's tokens by expert, so the grouping must not change a token's bits).
-class ForwardInvariance : public ::testing::TestWithParam<std::tuple<const char*, AttentionMode>> {};
+class ForwardInvariance : public ::testing::TestWithParam<std::tuple<const char*, AttentionMode>> {
+ protected:
+  // The parameter's fixture model in its attention mode; null when the
+  // fixture is absent (a load failure is a test failure as well).
+  std::unique_ptr<Model> LoadParamModel() {
+    const fs::path path =
+        fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (std::string(std::get<0>(GetParam())) + ".gguf");
+    if (!fs::exists(path)) return nullptr;
+    auto model = Model::Load(path.string(), ModelOptionsFor(std::get<1>(GetParam())));
+    EXPECT_TRUE(model.ok()) << model.status().ToString();
+    return model.ok() ? std::move(*model) : nullptr;
+  }
+};
 
 TEST_P(ForwardInvariance, LogitsDoNotDependOnChunkingBatchOrThreads) {
-  fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (std::string(std::get<0>(GetParam())) + ".gguf");
-  if (!fs::exists(path)) GTEST_SKIP() << "fixtures absent";
-  auto model = Model::Load(path.string(), ModelOptionsFor(std::get<1>(GetParam())));
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const Model& m = **model;
+  std::unique_ptr<Model> model = LoadParamModel();
+  if (!model) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
+  const Model& m = *model;
   std::vector<int32_t> prompt, other;
   for (int i = 0; i < 150; ++i) prompt.push_back(static_cast<int32_t>((i * 37 + 11) % m.config().n_vocab));
   for (int i = 0; i < 40; ++i) other.push_back(static_cast<int32_t>((i * 53 + 5) % m.config().n_vocab));
@@ -72,11 +82,9 @@ TEST_P(ForwardInvariance, LogitsDoNotDependOnChunkingBatchOrThreads) {
 // against the same prompt run one token at a time (a GEMV per chosen
 // expert): the last logits must be the same bits.
 TEST_P(ForwardInvariance, PrefillEqualsTokenByTokenDecode) {
-  fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (std::string(std::get<0>(GetParam())) + ".gguf");
-  if (!fs::exists(path)) GTEST_SKIP() << "fixtures absent";
-  auto model = Model::Load(path.string(), ModelOptionsFor(std::get<1>(GetParam())));
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const Model& m = **model;
+  std::unique_ptr<Model> model = LoadParamModel();
+  if (!model) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
+  const Model& m = *model;
   std::vector<int32_t> prompt;
   for (int i = 0; i < 40; ++i) prompt.push_back(static_cast<int32_t>((i * 101 + 7) % m.config().n_vocab));
   const std::vector<float> batched = Prefill(m, prompt, {40}, {}, 2);

@@ -141,7 +141,7 @@ class OracleTest : public ::testing::TestWithParam<Bound> {};
 
 TEST_P(OracleTest, AgreesWithLlamaCppWithinMeasuredBounds) {
   const Bound& b = GetParam();
-  if (!HaveFixture(b.model)) GTEST_SKIP() << "fixtures absent";
+  if (!HaveFixture(b.model)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   for (AttentionMode mode : {AttentionMode::kLlamaF16, AttentionMode::kTiledF32}) {
     SCOPED_TRACE(mode == AttentionMode::kLlamaF16 ? "attn llama" : "attn fast");
     Agreement ag = Measure(b.model, mode);
@@ -176,7 +176,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, OracleTest,
 // arithmetic order; run with --gtest_also_run_disabled_tests.
 TEST(OracleStrict, DISABLED_GreedyIdenticalAndLogprobsWithin1e2) {
   for (const char* name : {"tiny-llama-gpt2", "tiny-qwen3-spm", "small-llama-spm-q8_0", "small-llama-spm-q4_k_m"}) {
-    if (!HaveFixture(name)) GTEST_SKIP() << "fixtures absent";
+    if (!HaveFixture(name)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
     Agreement ag = Measure(name, AttentionMode::kLlamaF16);
     EXPECT_EQ(ag.greedy_mismatches, 0) << name;
     EXPECT_LT(ag.worst_logprob, 1e-2) << name;

@@ -137,7 +137,7 @@ TEST_P(TruthTest, NoFurtherFromExactArithmeticThanLlamaCpp) {
   const std::string name = bar.model;
   const fs::path model_path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (name + ".gguf");
   const fs::path truth_path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/truth" / ("expected-" + name + ".json");
-  if (!fs::exists(model_path) || !fs::exists(truth_path)) GTEST_SKIP() << "fixtures absent";
+  if (!fs::exists(model_path) || !fs::exists(truth_path)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   const nlohmann::json truth = nlohmann::json::parse(std::ifstream(truth_path));
   const nlohmann::json& llama = truth["summary"];
   auto model = Model::Load(model_path.string(), ModelOptionsFor(bar.mode));

@@ -23,6 +23,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// n standard normal values, drawn from an mt19937 seeded with `seed`.
+std::vector<float> Gaussian(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = nd(rng);
+  return v;
+}
+
 std::vector<double> Dequant(const WeightMatrix& m) {
   std::vector<float> f(static_cast<size_t>(m.rows * m.cols));
   for (int64_t r = 0; r < m.rows; ++r)
@@ -78,14 +87,12 @@ class MoeFfnTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(MoeFfnTest, GroupedExpertsMatchAPlainEvaluation) {
   auto model = LoadFixture(GetParam());
-  if (!model) GTEST_SKIP() << "fixtures absent";
+  if (!model) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   const ModelConfig& c = model->config();
   const int64_t layer = c.moe.n_dense_lead, D = c.n_embd, K = c.moe.n_expert_used, T = 23;
   const LayerWeights& L = model->weights().layers[static_cast<size_t>(layer)];
-  std::mt19937 rng(5);
-  std::normal_distribution<float> nd(0, 1);
-  std::vector<float> h(static_cast<size_t>(T * D)), out(static_cast<size_t>(T * D));
-  for (float& v : h) v = nd(rng);
+  const std::vector<float> h = Gaussian(static_cast<size_t>(T * D), 5);
+  std::vector<float> out(h.size());
   ThreadPool pool(3);
   MoeScratch scratch;
   MatMulScratch mm;
@@ -155,16 +162,14 @@ TEST_P(MoeFfnTest, GroupedProductsAreThePerExpertPathsBits) {
 // evaluation than the 8-bit (or f16) activations above.
 TEST_P(MoeFfnTest, PreciseProductsMatchAPlainEvaluationClosely) {
   const fs::path path = fs::path(PROSGROW_SHARED_DIR) / "fixtures/models" / (std::string(GetParam()) + ".gguf");
-  if (!fs::exists(path)) GTEST_SKIP() << "fixtures absent";
+  if (!fs::exists(path)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   auto model = Model::Load(path.string(), ModelOptionsFor(AttentionMode::kPrecise));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const ModelConfig& c = (*model)->config();
   const int64_t layer = c.moe.n_dense_lead, D = c.n_embd, K = c.moe.n_expert_used, T = 9;
   const LayerWeights& L = (*model)->weights().layers[static_cast<size_t>(layer)];
-  std::mt19937 rng(6);
-  std::normal_distribution<float> nd(0, 1);
-  std::vector<float> h(static_cast<size_t>(T * D)), out(static_cast<size_t>(T * D));
-  for (float& v : h) v = nd(rng);
+  const std::vector<float> h = Gaussian(static_cast<size_t>(T * D), 6);
+  std::vector<float> out(h.size());
   ThreadPool pool(2);
   MoeScratch scratch;
   MatMulScratch mm;
@@ -198,7 +203,7 @@ TEST_P(MoeFfnTest, PreciseProductsMatchAPlainEvaluationClosely) {
 // it must be exactly that expert's matrix repacked alone.
 TEST_P(MoeFfnTest, EachExpertOfARepackedStackIsThatExpertRepacked) {
   auto model = LoadFixture(GetParam());
-  if (!model) GTEST_SKIP() << "fixtures absent";
+  if (!model) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   const ModelConfig& c = model->config();
   for (int64_t l = c.moe.n_dense_lead; l < c.n_layer; ++l) {
     const LayerWeights& L = model->weights().layers[static_cast<size_t>(l)];

@@ -31,8 +31,20 @@ std::string ResolveEventEndpoint(const std::string& endpoint, const std::string&
   return endpoint.substr(0, scheme + 3) + HostOf(base_url) + endpoint.substr(colon);
 }
 
-ReplicaFeed::ReplicaFeed(std::string base_url, std::string api_key, ReplicaIndex* index)
-    : base_url_(std::move(base_url)), api_key_(std::move(api_key)), index_(index) {
+bool EndpointOfReplica(const std::string& endpoint, const std::string& base_url) {
+  const std::string host = HostOf(base_url);
+  if (endpoint.rfind("ipc://", 0) == 0) return host == "127.0.0.1" || host == "localhost" || host == "[::1]";
+  if (endpoint.rfind("tcp://", 0) != 0) return false;
+  const std::string rest = endpoint.substr(6);
+  const size_t colon = rest.rfind(':');
+  return colon != std::string::npos && rest.substr(0, colon) == host;
+}
+
+ReplicaFeed::ReplicaFeed(std::string base_url, std::string api_key, ReplicaIndex* index, std::string curve_server_key)
+    : base_url_(std::move(base_url)),
+      api_key_(std::move(api_key)),
+      curve_server_key_(std::move(curve_server_key)),
+      index_(index) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -51,11 +63,23 @@ void ReplicaFeed::Run() {
     auto res = cli.Get("/kv-events", h);
     if (res && res->status == 200) {
       auto info = nlohmann::json::parse(res->body, nullptr, false);
-      if (info.is_object() && info.value("endpoint", "") != "") {
-        Follow(ResolveEventEndpoint(info.value("endpoint", ""), base_url_),
-               info.value("replay_endpoint", "").empty()
-                   ? ""
-                   : ResolveEventEndpoint(info.value("replay_endpoint", ""), base_url_));
+      const std::string advertised = info.is_object() ? info.value("curve_public_key", "") : "";
+      const std::string endpoint =
+          info.is_object() ? ResolveEventEndpoint(info.value("endpoint", ""), base_url_) : std::string();
+      const std::string replay = info.is_object() && !info.value("replay_endpoint", "").empty()
+                                     ? ResolveEventEndpoint(info.value("replay_endpoint", ""), base_url_)
+                                     : std::string();
+      if (!curve_server_key_.empty() && !advertised.empty() && advertised != curve_server_key_) {
+        PG_LOG_WARN("route: {} advertises a CURVE key other than --kv-events-curve-server-key; not following it",
+                    base_url_);
+      } else if (!endpoint.empty() && (!EndpointOfReplica(endpoint, base_url_) ||
+                                       (!replay.empty() && !EndpointOfReplica(replay, base_url_)))) {
+        if (!warned_foreign_)
+          PG_LOG_WARN("route: {} advertises KV events at {} {}, not on its own host; not followed", base_url_,
+                      endpoint, replay);
+        warned_foreign_ = true;
+      } else if (!endpoint.empty()) {
+        Follow(endpoint, replay, curve_server_key_.empty() ? advertised : curve_server_key_);
       } else {
         PG_LOG_WARN("route: {} answers /kv-events without an endpoint", base_url_);
       }
@@ -66,9 +90,23 @@ void ReplicaFeed::Run() {
   }
 }
 
-void ReplicaFeed::Follow(const std::string& endpoint, const std::string& replay_endpoint) {
+void ReplicaFeed::Follow(const std::string& endpoint, const std::string& replay_endpoint,
+                         const std::string& curve_key) {
   zmq::context_t ctx;
+  // A CURVE client of the replica's key, with a key pair of its own.
+  char client_public[41] = {}, client_secret[41] = {};
+  if (!curve_key.empty() && zmq_curve_keypair(client_public, client_secret) != 0) {
+    PG_LOG_WARN("route: {}: cannot make a CURVE key pair (libzmq without CURVE?)", base_url_);
+    return;
+  }
+  auto curve = [&](zmq::socket_t& s) {
+    if (curve_key.empty()) return;
+    s.set(zmq::sockopt::curve_serverkey, curve_key);
+    s.set(zmq::sockopt::curve_publickey, std::string(client_public));
+    s.set(zmq::sockopt::curve_secretkey, std::string(client_secret));
+  };
   zmq::socket_t sub(ctx, zmq::socket_type::sub);
+  curve(sub);
   sub.set(zmq::sockopt::linger, 0);
   sub.set(zmq::sockopt::subscribe, "");
   sub.set(zmq::sockopt::rcvtimeo, 200);
@@ -91,6 +129,7 @@ void ReplicaFeed::Follow(const std::string& endpoint, const std::string& replay_
     zmq::socket_t req(ctx, zmq::socket_type::dealer);
     req.set(zmq::sockopt::linger, 0);
     req.set(zmq::sockopt::rcvtimeo, 2000);
+    curve(req);
     req.connect(replay_endpoint);
     req.send(zmq::message_t(), zmq::send_flags::sndmore);
     req.send(zmq::buffer(EncodeEventSeq(from)), zmq::send_flags::none);

@@ -25,19 +25,23 @@ uint64_t ReplicaIndex::ChildKey(bool has_parent, EventBlockHash parent, std::spa
 }
 
 void ReplicaIndex::Stored(const BlockStoredEvent& e) {
-  if (e.block_size <= 0 || e.token_ids.size() != e.block_hashes.size() * size_t(e.block_size)) return;
+  if (e.block_size <= 0) return;
+  // Token ids are all there or absent (hashes only); anything else is malformed.
+  const bool with_tokens = !e.token_ids.empty();
+  if (with_tokens && e.token_ids.size() != e.block_hashes.size() * size_t(e.block_size)) return;
   block_size_ = e.block_size;
   const int bit = MediumBit(e.medium);
   bool has_parent = e.parent_block_hash.has_value();
   EventBlockHash parent = e.parent_block_hash.value_or(0);
   for (size_t i = 0; i < e.block_hashes.size(); ++i) {
-    std::span<const int32_t> tokens(e.token_ids.data() + i * e.block_size, size_t(e.block_size));
+    std::span<const int32_t> tokens;
+    if (with_tokens) tokens = {e.token_ids.data() + i * e.block_size, size_t(e.block_size)};
     Block& b = blocks_[e.block_hashes[i]];
     if (b.media == 0) {
       b.has_parent = has_parent;
       b.parent = parent;
       b.tokens.assign(tokens.begin(), tokens.end());
-      child_[ChildKey(has_parent, parent, tokens)] = e.block_hashes[i];
+      if (with_tokens) child_[ChildKey(has_parent, parent, tokens)] = e.block_hashes[i];
     }
     b.media |= uint8_t(1u << bit);
     has_parent = true;
@@ -52,7 +56,7 @@ void ReplicaIndex::Removed(const BlockRemovedEvent& e) {
     if (it == blocks_.end()) continue;
     it->second.media &= uint8_t(~(1u << bit));
     if (it->second.media == 0) {
-      child_.erase(ChildKey(it->second.has_parent, it->second.parent, it->second.tokens));
+      if (!it->second.tokens.empty()) child_.erase(ChildKey(it->second.has_parent, it->second.parent, it->second.tokens));
       blocks_.erase(it);
     }
   }
@@ -96,6 +100,24 @@ ReplicaIndex::Match ReplicaIndex::Longest(std::span<const int32_t> prompt) const
     if (device_run) m.device_tokens += block_size_;
     has_parent = true;
     parent = c->second;
+  }
+  return m;
+}
+
+ReplicaIndex::Match ReplicaIndex::LongestByHashes(std::span<const EventBlockHash> block_hashes) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Match m;
+  if (block_size_ <= 0) return m;
+  bool device_run = true;
+  for (size_t i = 0; i < block_hashes.size(); ++i) {
+    auto b = blocks_.find(block_hashes[i]);
+    if (b == blocks_.end()) break;
+    // The same chain: block 0 has no parent, block i's parent is block i-1.
+    const bool chained = i == 0 ? !b->second.has_parent : b->second.has_parent && b->second.parent == block_hashes[i - 1];
+    if (!chained) break;
+    m.tokens += block_size_;
+    device_run = device_run && (b->second.media & 1);
+    if (device_run) m.device_tokens += block_size_;
   }
   return m;
 }

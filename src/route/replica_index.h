@@ -5,7 +5,11 @@
 //
 // Blocks are found by (parent hash, block tokens), the way the replica chains
 // them, so the router needs no knowledge of the replica's hash function; the
-// tokens are compared on every hit.
+// tokens are compared on every hit. A replica that publishes hashes only
+// (--kv-events-tokens off, the default with API keys) is matched on the
+// prompt's block hashes instead, which the replica's /tokenize computes for
+// the caller's own tenant and cache_salt (PromptBlocks::block_hashes): the
+// chain of hashes must be held from the first block on.
 //
 // Thread-safety: all methods lock; the subscriber thread applies events while
 // HTTP threads match.
@@ -22,6 +26,13 @@
 
 namespace pg {
 
+// What the router knows of a prompt: its token ids and its full blocks'
+// event hashes, both from a replica's /tokenize.
+struct PromptBlocks {
+  std::vector<int32_t> tokens;
+  std::vector<EventBlockHash> block_hashes;
+};
+
 class ReplicaIndex {
  public:
   void Apply(const KvEventBatch& batch);
@@ -33,6 +44,9 @@ class ReplicaIndex {
   };
   // The longest prefix of whole blocks of `prompt` this replica holds.
   Match Longest(std::span<const int32_t> prompt) const;
+  // The longest run of `block_hashes` (a prompt's full blocks, in order)
+  // held as one chain from the first, in tokens.
+  Match LongestByHashes(std::span<const EventBlockHash> block_hashes) const;
 
   size_t blocks() const;
   // Blocks held per medium ("GPU", "CPU", "DISK", ...).
@@ -43,7 +57,7 @@ class ReplicaIndex {
   struct Block {
     bool has_parent = false;
     EventBlockHash parent = 0;
-    std::vector<int32_t> tokens;
+    std::vector<int32_t> tokens;  // empty when the event carried none
     uint8_t media = 0;  // bit per medium (MediumBit)
   };
   static uint64_t ChildKey(bool has_parent, EventBlockHash parent, std::span<const int32_t> tokens);

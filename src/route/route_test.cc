@@ -5,6 +5,7 @@
 #include "route/replica_feed.h"
 #include "route/replica_index.h"
 #include "route/route_policy.h"
+#include "route/router.h"
 
 namespace pg {
 namespace {
@@ -74,6 +75,35 @@ TEST(ReplicaIndex, LongestPrefixFollowsChainsAndMedia) {
   EXPECT_EQ(idx.Longest(p).tokens, 0);
 }
 
+// Events with hashes only (--kv-events-tokens off): the prompt is matched on
+// its block hashes, as one chain from the first block.
+TEST(ReplicaIndex, HashesOnlyMatchOnTheChainOfHashes) {
+  ReplicaIndex idx;
+  KvEventBatch b;
+  b.events = {Stored({1, 2}, std::nullopt, {}, kMediumDevice), Stored({3}, 2, {}, kMediumHost),
+              Stored({4}, 1, {}, kMediumDevice), Stored({7}, 5, {}, kMediumDevice)};
+  idx.Apply(b);
+  EXPECT_EQ(idx.blocks(), 5u);
+  const std::vector<EventBlockHash> p = {1, 2, 3, 9};
+  ReplicaIndex::Match m = idx.LongestByHashes(p);
+  EXPECT_EQ(m.tokens, 6);
+  EXPECT_EQ(m.device_tokens, 4);
+  EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{1, 4}).tokens, 4);
+  EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{2, 3}).tokens, 0);  // 2 is not a first block
+  EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{1, 3}).tokens, 2);  // 3 hangs off 2, not 1
+  EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{7}).tokens, 0);
+  EXPECT_EQ(idx.Longest(std::vector<int32_t>{0, 0, 0, 0}).tokens, 0);  // no tokens to match on
+  KvEventBatch r;
+  r.events = {BlockRemovedEvent{{2}, kMediumDevice}};
+  idx.Apply(r);
+  EXPECT_EQ(idx.LongestByHashes(p).tokens, 2);
+  // Token ids of the wrong length are malformed: ignored.
+  KvEventBatch bad;
+  bad.events = {Stored({8}, std::nullopt, {1}, kMediumDevice)};
+  idx.Apply(bad);
+  EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{8}).tokens, 0);
+}
+
 TEST(RoutePolicy, PrefersCacheThenLoadThenAffinity) {
   RoutePolicyOptions o;
   o.block_size = 16;
@@ -122,6 +152,26 @@ TEST(ReplicaFeed, WildcardEndpointsResolveToTheReplicaHost) {
   EXPECT_EQ(ResolveEventEndpoint("tcp://*:5557", "http://10.1.2.3:8000"), "tcp://10.1.2.3:5557");
   EXPECT_EQ(ResolveEventEndpoint("tcp://0.0.0.0:5557", "http://host:8000/"), "tcp://host:5557");
   EXPECT_EQ(ResolveEventEndpoint("tcp://127.0.0.1:5557", "http://10.1.2.3:8000"), "tcp://127.0.0.1:5557");
+}
+
+TEST(ReplicaFeed, FollowsOnlyTheReplicasOwnEndpoints) {
+  EXPECT_TRUE(EndpointOfReplica("tcp://10.1.2.3:5557", "http://10.1.2.3:8000"));
+  EXPECT_TRUE(EndpointOfReplica(ResolveEventEndpoint("tcp://*:5557", "http://10.1.2.3:8000"), "http://10.1.2.3:8000"));
+  EXPECT_FALSE(EndpointOfReplica("tcp://10.9.9.9:5557", "http://10.1.2.3:8000"));  // another machine's events
+  EXPECT_FALSE(EndpointOfReplica("tcp://127.0.0.1:5557", "http://10.1.2.3:8000"));
+  EXPECT_FALSE(EndpointOfReplica("tcp://10.1.2.3", "http://10.1.2.3:8000"));
+  EXPECT_FALSE(EndpointOfReplica("pgm://10.1.2.3:5557", "http://10.1.2.3:8000"));
+  EXPECT_TRUE(EndpointOfReplica("ipc:///tmp/kv.sock", "http://127.0.0.1:8000"));
+  EXPECT_FALSE(EndpointOfReplica("ipc:///tmp/kv.sock", "http://10.1.2.3:8000"));
+}
+
+TEST(Router, RelaysTheHeadersClientsRelyOn) {
+  for (const char* h : {"X-Request-Id", "request-id", "Retry-After", "X-Prosgrow-Synthetic-Acceptance",
+                        "x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-limit", "openai-version",
+                        "WWW-Authenticate", "Allow"})
+    EXPECT_TRUE(RelayedHeader(h)) << h;
+  for (const char* h : {"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Content-Type", "Server"})
+    EXPECT_FALSE(RelayedHeader(h)) << h;
 }
 
 }  // namespace

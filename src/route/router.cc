@@ -3,11 +3,15 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <list>
 #include <unordered_map>
+
+#include <xxhash.h>
 
 #include <fmt/format.h>
 
@@ -17,6 +21,10 @@
 #include "route/replica_index.h"
 #include "route/stream_splicer.h"
 #include "route/upstream_call.h"
+#include "server/anthropic_handler.h"
+#include "server/api_request.h"
+#include "server/error_response.h"
+#include "server/guarded_http_server.h"
 
 namespace pg {
 namespace {
@@ -41,7 +49,7 @@ httplib::Headers ForwardHeaders(const httplib::Request& req) {
   return out;
 }
 
-std::string SessionOf(const httplib::Request& req, const json& body) {
+std::string ClientSessionOf(const httplib::Request& req, const json& body) {
   if (req.has_header("X-Session-Id")) return req.get_header_value("X-Session-Id");
   if (!body.is_object()) return "";
   if (auto it = body.find("user"); it != body.end() && it->is_string()) return it->get<std::string>();
@@ -50,21 +58,59 @@ std::string SessionOf(const httplib::Request& req, const json& body) {
   return "";
 }
 
-void SendError(httplib::Response& res, int status, const std::string& message) {
-  res.status = status;
-  res.set_content(json{{"error", {{"message", message}, {"type", status == 503 ? "unavailable" : "invalid_request_error"}}}}
-                      .dump(),
-                  "application/json");
+// The session's affinity key: the client's session name scoped by its
+// credentials (a digest of its API-key headers), so two tenants' sessions
+// of one name are two sessions here too. "" = none.
+std::string SessionOf(const httplib::Request& req, const json& body) {
+  std::string name = ClientSessionOf(req, body);
+  if (name.empty()) return name;
+  const std::string cred = req.get_header_value("Authorization") + "\n" + req.get_header_value("x-api-key");
+  return fmt::format("{:016x}/", XXH3_64bits(cred.data(), cred.size())) + name;
+}
+
+// The router's own errors, in the shape of the path's API as serve writes
+// them (error_response.h), before httplib compresses the body.
+void Refuse(const httplib::Request& req, httplib::Response& res, const ApiError& e) {
+  SendError(res, ErrorShapeForPath(req.path), e, nullptr);
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The replica's headers that reach the client (RelayedHeader); the router
+// sets Content-Type itself.
+void RelayHeaders(const httplib::Headers& from, httplib::Response& res) {
+  for (const auto& [k, v] : from)
+    if (RelayedHeader(k)) res.set_header(k, v);
 }
 
 }  // namespace
 
+bool RelayedHeader(const std::string& name) {
+  const std::string n = Lower(name);
+  for (const char* exact :
+       {"x-request-id", "request-id", "retry-after", "www-authenticate", "allow", "cache-control", "x-accel-buffering"})
+    if (n == exact) return true;
+  for (const char* prefix : {"x-prosgrow-", "x-ratelimit-", "anthropic-", "openai-"})
+    if (n.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 struct Router::Impl {
   RouterOptions options;
   std::vector<std::unique_ptr<Replica>> replicas;
-  httplib::Server server;
+  std::unique_ptr<GuardedHttpServer> server;
   std::mutex mu;  // sessions, turn
-  std::unordered_map<std::string, int> session_home;
+  // Session affinity, bounded: options.max_sessions names, least recently
+  // used forgotten first.
+  struct Home {
+    int replica = -1;
+    std::list<std::string>::iterator lru;
+  };
+  std::unordered_map<std::string, Home> session_home;
+  std::list<std::string> session_lru;  // most recently used first
   std::vector<int64_t> sessions_per_replica;
   uint64_t turn = 0;
   std::atomic<uint64_t> retries{0}, predicted_cached_tokens{0}, requests{0}, resumed_streams{0};
@@ -84,8 +130,9 @@ struct Router::Impl {
     }
   }
 
-  // The prompt's token ids, from the first healthy replica's /tokenize.
-  std::vector<int32_t> PromptTokens(const httplib::Request& req) {
+  // The prompt's token ids and block hashes (the caller's tenant's: the
+  // client's own headers go along), from the first healthy replica's /tokenize.
+  PromptBlocks PromptTokens(const httplib::Request& req) {
     if (options.mode != RouteMode::kCacheAware) return {};
     if (req.path != "/v1/chat/completions" && req.path != "/v1/completions") return {};
     for (auto& r : replicas) {
@@ -97,13 +144,18 @@ struct Router::Impl {
       if (!res) continue;
       if (res->status != 200) return {};  // the replica will answer the request with the same error
       json j = json::parse(res->body, nullptr, false);
-      if (j.is_object() && j.contains("tokens") && j["tokens"].is_array()) return j["tokens"].get<std::vector<int32_t>>();
-      return {};
+      PromptBlocks p;
+      if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array()) return p;
+      p.tokens = j["tokens"].get<std::vector<int32_t>>();
+      if (j.contains("block_hashes") && j["block_hashes"].is_array()) {
+        p.block_hashes = j["block_hashes"].get<std::vector<EventBlockHash>>();
+      }
+      return p;
     }
     return {};
   }
 
-  int Choose(const std::vector<int32_t>& tokens, const std::string& session, const std::vector<bool>& excluded,
+  int Choose(const PromptBlocks& prompt, const std::string& session, const std::vector<bool>& excluded,
              int64_t* cached) {
     std::vector<ReplicaView> views(replicas.size());
     std::lock_guard<std::mutex> lock(mu);
@@ -112,11 +164,13 @@ struct Router::Impl {
     for (size_t i = 0; i < replicas.size(); ++i) {
       Replica& r = *replicas[i];
       views[i].healthy = r.healthy && !excluded[i];
-      ReplicaIndex::Match m = r.index.Longest(tokens);
+      ReplicaIndex::Match m = r.index.Longest(prompt.tokens);
+      // A replica publishing hashes only is matched on the prompt's hashes.
+      if (ReplicaIndex::Match h = r.index.LongestByHashes(prompt.block_hashes); h.tokens > m.tokens) m = h;
       views[i].cached_tokens = m.tokens;
       views[i].device_tokens = m.device_tokens;
       views[i].inflight = r.inflight;
-      views[i].session_home = home != session_home.end() && home->second == int(i);
+      views[i].session_home = home != session_home.end() && home->second.replica == int(i);
       views[i].sessions = sessions_per_replica[i];
       if (r.index.block_size() > 0) block = r.index.block_size();
     }
@@ -128,10 +182,18 @@ struct Router::Impl {
     *cached = views[i].cached_tokens;
     if (!session.empty()) {
       if (home != session_home.end()) {
-        sessions_per_replica[home->second]--;
-        home->second = i;
+        sessions_per_replica[home->second.replica]--;
+        home->second.replica = i;
+        session_lru.splice(session_lru.begin(), session_lru, home->second.lru);
       } else {
-        session_home.emplace(session, i);
+        while (!session_lru.empty() && session_home.size() >= options.max_sessions) {
+          auto old = session_home.find(session_lru.back());
+          sessions_per_replica[old->second.replica]--;
+          session_home.erase(old);
+          session_lru.pop_back();
+        }
+        session_lru.push_front(session);
+        session_home.emplace(session, Home{i, session_lru.begin()});
       }
       sessions_per_replica[i]++;
     }
@@ -142,7 +204,7 @@ struct Router::Impl {
   struct Job {
     std::string method, path, body, content_type, session;
     httplib::Headers headers;
-    std::vector<int32_t> tokens;
+    PromptBlocks tokens;
     std::vector<bool> excluded;  // replicas that failed this request
   };
 
@@ -182,7 +244,8 @@ struct Router::Impl {
   // from where it broke (or ends it with an error event when it cannot).
   void RelayStream(std::shared_ptr<Job> job, std::shared_ptr<UpstreamCall> call, int i, const std::string& type,
                    httplib::Response& res) {
-    auto splicer = std::make_shared<StreamSplicer>();
+    auto splicer = std::make_shared<StreamSplicer>(IsAnthropicPath(job->path) ? StreamSplicer::Dialect::kAnthropic
+                                                                              : StreamSplicer::Dialect::kOpenAi);
     auto cur = std::make_shared<std::pair<std::shared_ptr<UpstreamCall>, int>>(std::move(call), i);
     res.set_chunked_content_provider(type, [this, job, splicer, cur](size_t, httplib::DataSink& sink) {
       std::string chunk, out;
@@ -202,7 +265,7 @@ struct Router::Impl {
         if (splicer->diverged()) {
           up->Cancel();
           replicas[r]->inflight--;
-          end = StreamSplicer::ErrorEvent("the replica serving this stream was lost: " + splicer->refused());
+          end = splicer->ErrorEvent("the replica serving this stream was lost: " + splicer->refused());
         } else if (!up->failed() || splicer->done()) {
           replicas[r]->inflight--;
           sink.done();
@@ -218,11 +281,11 @@ struct Router::Impl {
               continue;
             }
             if (again) replicas[next]->inflight--;
-            end = StreamSplicer::ErrorEvent("the replica serving this stream was lost and no other could continue it");
+            end = splicer->ErrorEvent("the replica serving this stream was lost and no other could continue it");
           } else {
-            end = splicer->finished() ? "data: [DONE]\n\n"
-                                      : StreamSplicer::ErrorEvent("the replica serving this stream was lost: " +
-                                                                  splicer->refused());
+            end = splicer->finished() ? splicer->EndEvent()
+                                      : splicer->ErrorEvent("the replica serving this stream was lost: " +
+                                                            splicer->refused());
           }
         }
         sink.write(end.data(), end.size());
@@ -233,8 +296,16 @@ struct Router::Impl {
   }
 
   void Forward(const httplib::Request& req, httplib::Response& res) {
+    if (!server->BeginHandling(req, res)) return;  // a chunked body past --max-body-bytes
     requests++;
-    json body = json::parse(req.body, nullptr, false);
+    json body;
+    if (req.method == "POST") {
+      // Parsed as serve parses it (UTF-8, bounded depth): what serve refuses
+      // is refused here with the same answer, before any replica sees it.
+      ApiResult<nlohmann::ordered_json> parsed = ParseJsonBody(req.body, options.front.limits.max_json_depth);
+      if (!parsed.ok()) return Refuse(req, res, parsed.error);
+      body = json(parsed.value);
+    }
     const bool stream = body.is_object() && body.value("stream", false) == true;
     auto job = std::make_shared<Job>();
     job->method = req.method;
@@ -248,11 +319,12 @@ struct Router::Impl {
     for (;;) {
       int i = -1;
       auto call = Send(*job, &i);
-      if (!call) return SendError(res, 503, "no replica answered");
+      if (!call) return Refuse(req, res, ServiceUnavailable("no replica answered"));
       std::string type = call->header("Content-Type");
       if (type.empty()) type = "application/json";
       if (stream && type.rfind("text/event-stream", 0) == 0) {
         res.status = call->status();
+        RelayHeaders(call->headers(), res);
         res.set_header("X-Prosgrow-Replica", replicas[i]->url);
         return RelayStream(job, std::move(call), i, type, res);
       }
@@ -263,6 +335,7 @@ struct Router::Impl {
       }
       replicas[i]->inflight--;
       res.status = call->status();
+      RelayHeaders(call->headers(), res);
       res.set_header("X-Prosgrow-Replica", replicas[i]->url);
       res.set_content(out, type);
       return;
@@ -290,22 +363,42 @@ struct Router::Impl {
   }
 
   void SetUpRoutes() {
+    GuardedHttpServer& srv = *server;
     auto forward = [this](const httplib::Request& req, httplib::Response& res) { Forward(req, res); };
-    for (const char* p : {"/v1/chat/completions", "/v1/completions", "/v1/messages", "/v1/messages/count_tokens",
-                          "/tokenize", "/apply-template"})
-      server.Post(p, forward);
-    server.Get("/v1/models", forward);
-    server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    const char* posts[] = {"/v1/chat/completions", "/v1/completions", "/v1/messages", "/v1/messages/count_tokens",
+                           "/tokenize", "/apply-template"};
+    for (const char* p : posts) srv.Post(p, forward);
+    srv.Get("/v1/models", forward);
+    srv.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       bool any = false;
       for (auto& r : replicas) any = any || r->healthy;
       res.status = any ? 200 : 503;
       res.set_content(any ? R"({"status":"ok"})" : R"({"status":"no replica"})", "application/json");
     });
-    server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    srv.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
     });
-    server.set_read_timeout(600);
-    server.set_write_timeout(600);
+    // Known paths with the wrong method, answered as serve answers them.
+    auto not_allowed = [](const char* allow) {
+      return [allow](const httplib::Request& req, httplib::Response& res) {
+        res.set_header("Allow", allow);
+        ApiError e = BadRequest(req.method + " is not allowed on " + req.path + " (use " + allow + ")");
+        e.http_status = 405;
+        Refuse(req, res, e);
+      };
+    };
+    for (const char* p : posts) {
+      srv.Get(p, not_allowed("POST"));
+      srv.Put(p, not_allowed("POST"));
+      srv.Delete(p, not_allowed("POST"));
+    }
+    for (const char* p : {"/v1/models", "/health", "/metrics"}) {
+      srv.Post(p, not_allowed("GET"));
+      srv.Put(p, not_allowed("GET"));
+      srv.Delete(p, not_allowed("GET"));
+    }
+    srv.InstallErrorAnswers(
+        [](const httplib::Request& req, httplib::Response& res, const ApiError& e) { Refuse(req, res, e); }, nullptr);
   }
 };
 
@@ -320,7 +413,14 @@ Result<std::unique_ptr<Router>> Router::Create(RouterOptions options) {
   }
   impl->sessions_per_replica.assign(impl->replicas.size(), 0);
   impl->options = std::move(options);
-  for (auto& r : impl->replicas) r->feed = std::make_unique<ReplicaFeed>(r->url, impl->options.api_key, &r->index);
+  impl->options.front.host = impl->options.host;
+  impl->options.front.port = impl->options.port;
+  impl->options.front.api_key.clear();  // clients' keys are the replicas' to check
+  impl->options.front.api_key_file.clear();
+  PG_RETURN_IF_ERROR(impl->options.front.Validate());
+  impl->server = std::make_unique<GuardedHttpServer>(impl->options.front);
+  for (auto& r : impl->replicas) r->feed = std::make_unique<ReplicaFeed>(r->url, impl->options.api_key, &r->index,
+                                                                        impl->options.kv_events_curve_server_key);
   impl->SetUpRoutes();
   impl->health = std::thread([p = impl.get()] { p->CheckHealth(); });
   return std::unique_ptr<Router>(new Router(std::move(impl)));
@@ -336,21 +436,16 @@ Router::~Router() {
 }
 
 Status Router::Run() {
-  impl_->server.new_task_queue = [n = impl_->options.http_threads] { return new httplib::ThreadPool(n); };
-  if (impl_->options.port == 0) {
-    int p = impl_->server.bind_to_any_port(impl_->options.host);
-    if (p < 0) return InvalidArgument("route: cannot bind " + impl_->options.host);
-    impl_->options.port = p;
-  } else if (!impl_->server.bind_to_port(impl_->options.host, impl_->options.port)) {
-    return InvalidArgument(fmt::format("route: cannot bind {}:{}", impl_->options.host, impl_->options.port));
-  }
-  PG_LOG_INFO("route: listening on {}:{} for {} replicas", impl_->options.host, impl_->options.port,
+  Result<int> port = impl_->server->Bind();
+  if (!port.ok()) return InvalidArgument("route: " + port.status().message());
+  impl_->options.port = *port;
+  PG_LOG_INFO("route: listening on http://{}:{} for {} replicas", impl_->options.host, impl_->options.port,
               impl_->replicas.size());
-  impl_->server.listen_after_bind();
+  impl_->server->listen_after_bind();
   return Status::Ok();
 }
 
-void Router::Stop() { impl_->server.stop(); }
+void Router::Stop() { impl_->server->stop(); }
 
 int Router::port() const { return impl_->options.port; }
 

@@ -5,10 +5,18 @@
 // (RoutePolicy), keeps a session (X-Session-Id, `user`, Anthropic
 // metadata.user_id) on its replica, and relays the answer as it streams.
 //
+// The front door is serve's (server/guarded_http_server.h): the same
+// request limits, flags and 4xx answers, and bodies are parsed under the
+// same JSON depth bound before anything is sent upstream. The replica's
+// answer headers that clients rely on are relayed (RelayedHeader).
+//
 // Failover: a replica that refuses or drops the connection before answering
 // is marked down and the request goes to the next best one (up to every
 // replica once); the health checker (GET /health every 500 ms) brings it back.
-// Its sessions continue elsewhere.
+// Its sessions continue elsewhere. A stream whose replica dies mid-stream is
+// continued from another replica (StreamSplicer: OpenAI text and tool-call
+// streams, Anthropic streams), or ended with an error event in the client's
+// API's format when it cannot be.
 //
 // Thread-safety: Run() blocks on the HTTP server; Stop() from any thread.
 #pragma once
@@ -19,6 +27,7 @@
 
 #include "base/status.h"
 #include "route/route_policy.h"
+#include "server/server_options.h"
 
 namespace pg {
 
@@ -28,8 +37,25 @@ struct RouterOptions {
   std::vector<std::string> replicas;  // http://HOST:PORT
   RouteMode mode = RouteMode::kCacheAware;
   std::string api_key;                // sent to the replicas for /kv-events and /tokenize
-  int http_threads = 64;
+  // The replicas' Z85 CURVE public key (serve --kv-events-curve-secret-file);
+  // "" = the key each replica's /kv-events reports (or plain ZMQ).
+  std::string kv_events_curve_server_key;
+  size_t max_sessions = 65536;        // session affinities kept (LRU)
+  // The front door's workers, timeouts and request limits (serve's flags,
+  // AddServerLimitFlags); host and port above override its own.
+  ServerOptions front = [] {
+    ServerOptions o;
+    o.threads = 64;
+    return o;
+  }();
 };
+
+// Whether a replica's response header reaches the client: request ids
+// (x-request-id, request-id), retry-after, x-prosgrow-*, the rate-limit and
+// API headers (x-ratelimit-*, anthropic-*, openai-*), www-authenticate,
+// allow, and a stream's cache-control and x-accel-buffering. Never the
+// framing (content-length, transfer-encoding, connection).
+bool RelayedHeader(const std::string& name);
 
 class Router {
  public:

@@ -66,6 +66,11 @@ std::string UpstreamCall::header(const std::string& key) const {
   return it == response_headers_.end() ? "" : it->second;
 }
 
+httplib::Headers UpstreamCall::headers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return response_headers_;
+}
+
 bool UpstreamCall::NextChunk(std::string* chunk) {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return !chunks_.empty() || finished_; });

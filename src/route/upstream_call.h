@@ -34,6 +34,7 @@ class UpstreamCall {
   bool WaitHeaders();
   int status() const { return status_; }
   std::string header(const std::string& key) const;
+  httplib::Headers headers() const;  // every response header (after WaitHeaders)
   // Next chunk of the body; false at its end (or on failure / cancel).
   bool NextChunk(std::string* chunk);
   // The rest of the body (non-streaming); false if the transfer failed.

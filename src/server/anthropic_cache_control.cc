@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "server/generation_pipeline.h"
 
 namespace pg {
 namespace {

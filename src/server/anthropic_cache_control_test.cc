@@ -116,7 +116,7 @@ TEST_F(BreakpointPrefixesTest, ABlockTheTemplateDropsHasNoPrefix) {
 TEST_F(BreakpointPrefixesTest, RealTemplates) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(PROSGROW_SHARED_DIR) / "fixtures" / "templates";
-  if (!fs::exists(dir)) GTEST_SKIP() << dir << " absent";
+  if (!fs::exists(dir)) GTEST_SKIP() << "needs ../shared: " << dir << " absent";
   const std::string body = R"({"model": "m", "max_tokens": 8,
       "tools": [{"name": "get_weather", "description": "Weather of a city", "input_schema": {"type": "object",
                  "properties": {"city": {"type": "string"}}}, "cache_control": {"type": "ephemeral"}}],

@@ -100,6 +100,19 @@ class Converter {
                     where + ".type", "unsupported_content"));
   }
 
+  // fn(block, where, type) for each block of `blocks` (where: "<where>.content[i]")
+  // while no error is set; false when a block's type was unreadable or fn
+  // returned false (the caller stops there).
+  template <typename Fn>
+  bool ForEachBlock(const json& blocks, const std::string& where, Fn fn) {
+    for (size_t b = 0; b < blocks.size() && !error; ++b) {
+      const std::string bw = fmt::format("{}.content[{}]", where, b);
+      const std::string type = BlockType(blocks[b], bw);
+      if (error || !fn(blocks[b], bw, type)) return false;
+    }
+    return true;
+  }
+
   void System(const json& system) {
     json msg = {{"role", "system"}, {"content", ""}};
     std::string text;
@@ -156,14 +169,16 @@ class Converter {
   void SystemTurn(const json& blocks, const std::string& where) {
     const size_t index = out_->api.messages.size();
     std::string text;
-    for (size_t b = 0; b < blocks.size() && !error; ++b) {
-      const std::string bw = fmt::format("{}.content[{}]", where, b);
-      std::string type = BlockType(blocks[b], bw);
-      if (error) return;
-      if (type != "text") return Unsupported(type, bw, "a system turn holds text blocks only");
-      TextBlock(blocks[b], bw, &text);
-      CacheControl(blocks[b], bw, {CacheBreakpoint::Kind::kContent, index, text.size()});
-    }
+    const bool read = ForEachBlock(blocks, where, [&](const json& block, const auto& bw, const auto& type) {
+      if (type != "text") {
+        Unsupported(type, bw, "a system turn holds text blocks only");
+        return false;
+      }
+      TextBlock(block, bw, &text);
+      CacheControl(block, bw, {CacheBreakpoint::Kind::kContent, index, text.size()});
+      return true;
+    });
+    if (!read) return;
     out_->api.messages.push_back({{"role", "system"}, {"content", text}});
   }
 
@@ -171,24 +186,24 @@ class Converter {
   void UserBlocks(const json& blocks, const std::string& where) {
     json user = {{"role", "user"}, {"content", ""}};
     std::string text;
-    for (size_t b = 0; b < blocks.size() && !error; ++b) {
-      const std::string bw = fmt::format("{}.content[{}]", where, b);
-      std::string type = BlockType(blocks[b], bw);
-      if (error) return;
+    const bool read = ForEachBlock(blocks, where, [&](const json& block, const auto& bw, const auto& type) {
       if (type == "text") {
-        TextBlock(blocks[b], bw, &text);
-        CacheControl(blocks[b], bw, {CacheBreakpoint::Kind::kContent, out_->api.messages.size(), text.size()});
+        TextBlock(block, bw, &text);
+        CacheControl(block, bw, {CacheBreakpoint::Kind::kContent, out_->api.messages.size(), text.size()});
       } else if (type == "tool_result") {
         if (!text.empty()) {  // text before a result: keep the order
           user["content"] = text;
           out_->api.messages.push_back(user);
           text.clear();
         }
-        ToolResult(blocks[b], bw);
+        ToolResult(block, bw);
       } else {
-        return Unsupported(type, bw, "text and tool_result");
+        Unsupported(type, bw, "text and tool_result");
+        return false;
       }
-    }
+      return true;
+    });
+    if (!read) return;
     if (!text.empty() || blocks.empty() || out_->api.messages.empty() ||
         out_->api.messages.back()["role"] != "tool" || PendingBreakpoint()) {
       user["content"] = text;
@@ -215,17 +230,20 @@ class Converter {
     if (content != block.end() && content->is_string()) {
       text = content->get<std::string>();
     } else if (content != block.end() && content->is_array()) {
-      for (size_t i = 0; i < content->size() && !error; ++i) {
-        const std::string cw = fmt::format("{}.content[{}]", where, i);
-        std::string type = BlockType((*content)[i], cw);
-        if (error) return;
-        if (type != "text") return Unsupported(type, cw, "a tool_result holds text blocks only");
-        if ((*content)[i].contains("cache_control")) {
-          return Fail(BadRequest(cw + ".cache_control: put cache_control on the tool_result block itself",
-                                 cw + ".cache_control", "unsupported_parameter"));
+      const bool read = ForEachBlock(*content, where, [&](const json& part, const auto& cw, const auto& type) {
+        if (type != "text") {
+          Unsupported(type, cw, "a tool_result holds text blocks only");
+          return false;
         }
-        TextBlock((*content)[i], cw, &text);
-      }
+        if (part.contains("cache_control")) {
+          Fail(BadRequest(cw + ".cache_control: put cache_control on the tool_result block itself",
+                          cw + ".cache_control", "unsupported_parameter"));
+          return false;
+        }
+        TextBlock(part, cw, &text);
+        return true;
+      });
+      if (!read) return;
     } else if (content != block.end() && !content->is_null()) {
       return Fail(BadRequest(where + ".content: must be a string or an array of text blocks", where + ".content",
                              "invalid_type"));
@@ -253,34 +271,41 @@ class Converter {
     *reasoning += (reasoning->empty() ? "" : "\n") + t;
   }
 
+  // A tool_use block of the assistant turn at `index` becomes calls' next
+  // entry; false on an error.
+  bool ToolUse(const json& u, const std::string& bw, size_t index, json* calls) {
+    if ((error = OnlyKeys(u, {"type", "id", "name", "input", "cache_control"}, bw))) return false;
+    std::string id, name;
+    if ((error = NeedString(u, "id", bw, &id)) || (error = NeedString(u, "name", bw, &name))) return false;
+    if (!u.contains("input") || !u["input"].is_object()) {
+      Fail(BadRequest(bw + ".input: an object is required", bw + ".input", "invalid_type"));
+      return false;
+    }
+    tool_use_ids_.insert(id);
+    CacheControl(u, bw, {CacheBreakpoint::Kind::kToolArguments, index, 0, calls->size()});
+    calls->push_back({{"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", u["input"]}}}});
+    return true;
+  }
+
   void AssistantBlocks(const json& blocks, const std::string& where) {
     const size_t index = out_->api.messages.size();
     json calls = json::array();
     std::string text, reasoning;
-    for (size_t b = 0; b < blocks.size() && !error; ++b) {
-      const std::string bw = fmt::format("{}.content[{}]", where, b);
-      std::string type = BlockType(blocks[b], bw);
-      if (error) return;
+    const bool read = ForEachBlock(blocks, where, [&](const json& block, const auto& bw, const auto& type) {
       if (type == "text") {
-        TextBlock(blocks[b], bw, &text);
-        CacheControl(blocks[b], bw, {CacheBreakpoint::Kind::kContent, index, text.size()});
+        TextBlock(block, bw, &text);
+        CacheControl(block, bw, {CacheBreakpoint::Kind::kContent, index, text.size()});
       } else if (type == "tool_use") {
-        const json& u = blocks[b];
-        if ((error = OnlyKeys(u, {"type", "id", "name", "input", "cache_control"}, bw))) return;
-        std::string id, name;
-        if ((error = NeedString(u, "id", bw, &id)) || (error = NeedString(u, "name", bw, &name))) return;
-        if (!u.contains("input") || !u["input"].is_object()) {
-          return Fail(BadRequest(bw + ".input: an object is required", bw + ".input", "invalid_type"));
-        }
-        tool_use_ids_.insert(id);
-        CacheControl(u, bw, {CacheBreakpoint::Kind::kToolArguments, index, 0, calls.size()});
-        calls.push_back({{"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", u["input"]}}}});
+        return ToolUse(block, bw, index, &calls);
       } else if (type == "thinking" || type == "redacted_thinking") {
-        Thinking(blocks[b], type, bw, &reasoning);
+        Thinking(block, type, bw, &reasoning);
       } else {
-        return Unsupported(type, bw, "text, tool_use, thinking and redacted_thinking");
+        Unsupported(type, bw, "text, tool_use, thinking and redacted_thinking");
+        return false;
       }
-    }
+      return true;
+    });
+    if (!read) return;
     json msg = {{"role", "assistant"}, {"content", text}};
     if (!reasoning.empty()) msg["reasoning_content"] = reasoning;
     if (!calls.empty()) msg["tool_calls"] = std::move(calls);

@@ -4,17 +4,12 @@
 
 #include <limits>
 
+#include "server/json_string_at.h"
+
 namespace pg {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-// obj[key] when it is a string, else `fallback` (json::value throws on other types).
-std::string StringAt(const ojson& obj, const char* key, const char* fallback = "") {
-  if (!obj.is_object()) return fallback;
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
 
 ApiError Bad(const std::string& param, const std::string& why) { return BadRequest(param + ": " + why, param); }
 

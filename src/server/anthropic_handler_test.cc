@@ -7,6 +7,8 @@
 
 #include <sstream>
 
+#include "server/error_response.h"
+#include "testing/http_test_util.h"
 #include "testing/test_server_harness.h"
 
 namespace pg {
@@ -32,16 +34,7 @@ void ExpectAnthropicError(const json& body, const std::string& type) {
   EXPECT_TRUE(body["error"]["message"].is_string()) << body.dump();
 }
 
-std::vector<std::pair<std::string, json>> SseEvents(const std::string& text) {
-  std::vector<std::pair<std::string, json>> out;
-  std::istringstream in(text);
-  std::string line, name;
-  while (std::getline(in, line)) {
-    if (line.rfind("event: ", 0) == 0) name = line.substr(7);
-    if (line.rfind("data: ", 0) == 0) out.emplace_back(name, json::parse(line.substr(6)));
-  }
-  return out;
-}
+using testing::SseEvents;
 
 TEST(AnthropicHandler, MessageObjectAndUsage) {
   auto t = StartTestServer();

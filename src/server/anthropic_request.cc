@@ -17,7 +17,8 @@ using json = nlohmann::ordered_json;
 constexpr const char* kMessagesFields[] = {"model",       "messages",       "max_tokens",  "system",
                                            "tools",       "tool_choice",    "stop_sequences", "temperature",
                                            "top_p",       "top_k",          "metadata",    "stream",
-                                           "thinking",    "service_tier",   "context_management", "output_config"};
+                                           "thinking",    "service_tier",   "context_management", "output_config",
+                                           "cache_salt"};  // cache_salt: prosgrow/vLLM, salts the KV cache
 constexpr const char* kCountTokensFields[] = {"model",    "messages",           "system",       "tools",
                                               "tool_choice", "thinking",        "context_management", "output_config"};
 
@@ -89,16 +90,16 @@ void ReadOutputConfig(FieldReader& r, bool thinking_switch, ApiRequest* api) {
   }
 }
 
-void ReadSampling(FieldReader& r, int64_t n_ctx, ApiRequest* req) {
+void ReadSampling(FieldReader& r, ApiRequest* req) {
   SamplingParams& s = req->sampling;
   int64_t max_tokens = 0;
   if (!r.Get("max_tokens")) {
     r.Fail(BadRequest("'max_tokens' is required", "max_tokens"));
   } else if (r.Int("max_tokens", &max_tokens)) {
-    if (max_tokens < 1 || max_tokens > n_ctx) {
-      r.Fail(BadRequest(fmt::format("'max_tokens' must be in [1, {}] (the model's context), got {}", n_ctx,
-                                    max_tokens),
-                        "max_tokens"));
+    // Past the context is left to FitToContext, which answers in Anthropic's
+    // words with the prompt's length (clients lower max_tokens from them).
+    if (max_tokens < 1) {
+      r.Fail(BadRequest(fmt::format("'max_tokens' must be at least 1, got {}", max_tokens), "max_tokens"));
     }
     s.max_tokens = static_cast<int>(std::clamp<int64_t>(max_tokens, 1, 1 << 30));
     req->max_tokens_given = true;
@@ -179,7 +180,7 @@ void ReadServiceTier(FieldReader& r) {
 
 }  // namespace
 
-ApiResult<AnthropicRequest> ParseAnthropicMessages(const json& body, int64_t n_ctx, const RequestLimits& limits,
+ApiResult<AnthropicRequest> ParseAnthropicMessages(const json& body, int64_t /*n_ctx*/, const RequestLimits& limits,
                                                    bool thinking_switch) {
   if (std::optional<ApiError> e = RefuseUnknownFields(body, kMessagesFields)) return *e;
   FieldReader r(body);
@@ -187,12 +188,13 @@ ApiResult<AnthropicRequest> ParseAnthropicMessages(const json& body, int64_t n_c
   ApiRequest& api = out.api;
   if (!r.Get("model")) r.Fail(BadRequest("'model' is required", "model"));
   r.String("model", &api.model);
-  ReadSampling(r, n_ctx, &api);
+  ReadSampling(r, &api);
   ReadStopSequences(r, limits, &api);
   ReadMetadata(r, &api);
   ReadThinking(r, thinking_switch, &api);
   ReadOutputConfig(r, thinking_switch, &api);
   ReadServiceTier(r);
+  ReadCacheSalt(r, &api);
   r.Bool("stream", &api.stream);
   if (r.failed()) return r.error();
   if (std::optional<ApiError> e = ConvertAnthropicConversation(body, limits, &out)) return *e;

@@ -60,7 +60,8 @@ struct AnthropicRequest {
   nlohmann::json applied_edits = nlohmann::json::array();  // context_management edits executed
 };
 
-// POST /v1/messages. `n_ctx` bounds max_tokens.
+// POST /v1/messages. `n_ctx` (the model's context) no longer bounds max_tokens
+// here: FitToContext refuses a max_tokens past it with the prompt's length.
 // `thinking_switch`: the chat template reads enable_thinking
 // (ChatPrompt::has_thinking_switch), which thinking / output_config.effort set.
 ApiResult<AnthropicRequest> ParseAnthropicMessages(const nlohmann::ordered_json& body, int64_t n_ctx,

@@ -47,25 +47,13 @@ std::string AnthropicStopReason(const std::string& finish_reason, const std::str
   return "end_turn";
 }
 
-std::string MatchedStopSequence(const std::string& decoded, const std::string& visible,
-                                const std::vector<std::string>& stops) {
-  if (decoded.size() <= visible.size() || decoded.compare(0, visible.size(), visible) != 0) return "";
-  std::string best;
-  for (const std::string& s : stops) {
-    if (!s.empty() && decoded.compare(visible.size(), s.size(), s) == 0 && (best.empty() || s.size() < best.size())) {
-      best = s;
-    }
-  }
-  return best;
-}
-
 std::string ToolUseId(const std::string& call_id) {
   static const std::string kCall = "call_";
   return "toolu_" + (call_id.rfind(kCall, 0) == 0 ? call_id.substr(kCall.size()) : call_id);
 }
 
 json ToolUseBlock(const ToolCall& call) {
-  json input = ParseBoundedOrDiscard(call.arguments_json);
+  json input = ParseBoundedOrDiscard(call.CompleteArguments());
   if (!input.is_object()) input = json::object();
   return {{"type", "tool_use"}, {"id", ToolUseId(call.id)}, {"name", call.name}, {"input", std::move(input)}};
 }
@@ -89,7 +77,7 @@ std::string NamedSseEvent(const json& data) {
   return "event: " + data.value("type", std::string("message")) + "\ndata: " + DumpJson(data) + "\n\n";
 }
 
-std::string AnthropicStreamWriter::Start(int64_t prompt_tokens) {
+std::string AnthropicStreamWriter::Start(const json& usage) {
   json message = {{"id", header_.id},
                   {"type", "message"},
                   {"role", "assistant"},
@@ -97,11 +85,7 @@ std::string AnthropicStreamWriter::Start(int64_t prompt_tokens) {
                   {"content", json::array()},
                   {"stop_reason", nullptr},
                   {"stop_sequence", nullptr},
-                  {"usage",
-                   {{"input_tokens", prompt_tokens},
-                    {"output_tokens", 0},
-                    {"cache_creation_input_tokens", 0},
-                    {"cache_read_input_tokens", 0}}}};
+                  {"usage", usage}};
   return NamedSseEvent({{"type", "message_start"}, {"message", std::move(message)}}) +
          NamedSseEvent({{"type", "ping"}});
 }
@@ -133,7 +117,7 @@ std::string AnthropicStreamWriter::Finish(const std::vector<ToolCall>& calls, co
   }
   for (const ToolCall& c : calls) {
     json block = ToolUseBlock(c);
-    const std::string input = DumpJson(block["input"]);
+    const std::string input = c.cut_off() ? c.arguments_json : DumpJson(block["input"]);
     block["input"] = json::object();
     out += NamedSseEvent({{"type", "content_block_start"}, {"index", next_index_}, {"content_block", block}});
     out += NamedSseEvent({{"type", "content_block_delta"},

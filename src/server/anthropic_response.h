@@ -43,14 +43,10 @@ nlohmann::json AnthropicUsageJson(const AnthropicCacheUsage& cache, int64_t outp
 // the text ("" = none).
 std::string AnthropicStopReason(const std::string& finish_reason, const std::string& stop_sequence);
 
-// Which of `stops` ended the generation: the text decoded from every
-// generated token continues the visible text with it ("" = none, e.g. EOS).
-std::string MatchedStopSequence(const std::string& decoded, const std::string& visible,
-                                const std::vector<std::string>& stops);
-
 // "toolu_..." for a parsed tool call's "call_..." id.
 std::string ToolUseId(const std::string& call_id);
-// {"type": "tool_use", "id", "name", "input": {...}}.
+// {"type": "tool_use", "id", "name", "input": {...}}; a call the token limit
+// cut has the input its arguments so far make, closed.
 nlohmann::json ToolUseBlock(const ToolCall& call);
 
 struct MessageHeader {
@@ -68,14 +64,15 @@ std::string NamedSseEvent(const nlohmann::json& data);
 
 // The events of one streamed message, in order: Start(), Text()* , Finish().
 // Text opens a text block on first use; Finish closes it, writes one
-// tool_use block per call (its input as one input_json_delta), then
-// message_delta and message_stop.
+// tool_use block per call (its input as one input_json_delta: a cut-off
+// call's arguments as far as they got, unclosed), then message_delta and
+// message_stop.
 class AnthropicStreamWriter {
  public:
   explicit AnthropicStreamWriter(MessageHeader header) : header_(std::move(header)) {}
-  // message_start (usage: the prompt as input_tokens, final figures follow in
-  // message_delta) and a ping.
-  std::string Start(int64_t prompt_tokens);
+  // message_start (usage: the prompt's split as AnthropicUsageJson gives it,
+  // output_tokens 0; the final figures follow in message_delta) and a ping.
+  std::string Start(const nlohmann::json& usage);
   std::string Text(const std::string& text);
   std::string Finish(const std::vector<ToolCall>& calls, const std::string& stop_reason,
                      const std::string& stop_sequence, const nlohmann::json& usage);

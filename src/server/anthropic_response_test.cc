@@ -4,22 +4,14 @@
 
 #include <sstream>
 
+#include "testing/http_test_util.h"
+
 namespace pg {
 namespace {
 
 using json = nlohmann::json;
 
-// The (event name, data) pairs of an SSE text.
-std::vector<std::pair<std::string, json>> Events(const std::string& sse) {
-  std::vector<std::pair<std::string, json>> out;
-  std::istringstream in(sse);
-  std::string line, name;
-  while (std::getline(in, line)) {
-    if (line.rfind("event: ", 0) == 0) name = line.substr(7);
-    if (line.rfind("data: ", 0) == 0) out.emplace_back(name, json::parse(line.substr(6)));
-  }
-  return out;
-}
+using testing::SseEvents;
 
 TEST(AnthropicResponse, ErrorTypesAndStatuses) {
   EXPECT_STREQ(AnthropicErrorType(400), "invalid_request_error");
@@ -41,9 +33,6 @@ TEST(AnthropicResponse, StopReasons) {
   EXPECT_EQ(AnthropicStopReason("stop", "END"), "stop_sequence");
   EXPECT_EQ(AnthropicStopReason("length", ""), "max_tokens");
   EXPECT_EQ(AnthropicStopReason("tool_calls", ""), "tool_use");
-  EXPECT_EQ(MatchedStopSequence("hello END more", "hello ", {"X", "END"}), "END");
-  EXPECT_EQ(MatchedStopSequence("hello", "hello", {"END"}), "");  // EOS: nothing cut
-  EXPECT_EQ(MatchedStopSequence("hello ENDING", "hello ", {"ENDING", "END"}), "END");
 }
 
 TEST(AnthropicResponse, CacheUsageSplitsThePrompt) {
@@ -117,12 +106,12 @@ TEST(AnthropicResponse, MessageWithToolUse) {
 
 TEST(AnthropicResponse, StreamEventsInOrder) {
   AnthropicStreamWriter w({"msg_1", "tiny"});
-  std::string sse = w.Start(12);  // one call per statement: the writer's order matters
+  std::string sse = w.Start(json{{"input_tokens", 12}, {"cache_read_input_tokens", 4}});  // one call per statement: the writer's order matters
   sse += w.Text("Hel");
   sse += w.Text("");
   sse += w.Text("lo");
   sse += w.Finish({{"call_x", "f", R"({"a":1})"}}, "tool_use", "", json{{"output_tokens", 3}});
-  auto ev = Events(sse);
+  auto ev = SseEvents(sse);
   std::vector<std::string> names;
   for (auto& [name, data] : ev) {
     EXPECT_EQ(name, data["type"]);  // the SSE event name is the data's type
@@ -133,6 +122,7 @@ TEST(AnthropicResponse, StreamEventsInOrder) {
                                              "content_block_delta", "content_block_stop", "message_delta",
                                              "message_stop"}));
   EXPECT_EQ(ev[0].second["message"]["usage"]["input_tokens"], 12);
+  EXPECT_EQ(ev[0].second["message"]["usage"]["cache_read_input_tokens"], 4);
   EXPECT_EQ(ev[0].second["message"]["content"], json::array());
   EXPECT_EQ(ev[3].second["delta"], json::parse(R"({"type": "text_delta", "text": "Hel"})"));
   EXPECT_EQ(ev[5].second["index"], 0);
@@ -145,15 +135,15 @@ TEST(AnthropicResponse, StreamEventsInOrder) {
 
 TEST(AnthropicResponse, StreamWithoutTextHasOneEmptyTextBlock) {
   AnthropicStreamWriter w({"msg_1", "tiny"});
-  std::string sse = w.Start(3);
+  std::string sse = w.Start(json{{"input_tokens", 3}});
   sse += w.Finish({}, "max_tokens", "", json::object());
-  auto ev = Events(sse);
+  auto ev = SseEvents(sse);
   ASSERT_EQ(ev.size(), 6u);
   EXPECT_EQ(ev[2].second["content_block"], json::parse(R"({"type": "text", "text": ""})"));
   EXPECT_EQ(ev[3].first, "content_block_stop");
   EXPECT_EQ(ev[4].first, "message_delta");
   EXPECT_EQ(ev[4].second["delta"]["stop_reason"], "max_tokens");
-  auto err = Events(w.Error(ServiceUnavailable("overloaded")));
+  auto err = SseEvents(w.Error(ServiceUnavailable("overloaded")));
   ASSERT_EQ(err.size(), 1u);
   EXPECT_EQ(err[0].first, "error");
   EXPECT_EQ(err[0].second["error"]["type"], "overloaded_error");

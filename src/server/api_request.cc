@@ -5,8 +5,9 @@
 #include <cstdint>
 
 #include "base/bounded_json.h"
+#include "base/utf8.h"
+#include "server/openai_fields.h"
 #include "server/request_fields.h"
-#include "server/stop_string_filter.h"
 
 namespace pg {
 
@@ -94,15 +95,33 @@ ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body,
   } else {
     r.WrongType("prompt", "a string or an array of token ids", *prompt);
   }
+  CheckFieldNames(r, body, OpenAiRoute::kCompletion);
   if (r.failed()) return r.error();
   return req;
 }
 
+namespace {
+
+// Anthropic's wording of the two context errors (what Claude Code matches).
+ApiError AnthropicContextError(int64_t prompt_tokens, int64_t max_tokens, int64_t limit, bool prompt_alone) {
+  if (prompt_alone) {
+    return BadRequest(fmt::format("prompt is too long: {} tokens > {} maximum", prompt_tokens, limit - 1), "messages",
+                      "context_length_exceeded");
+  }
+  return BadRequest(fmt::format("input length and `max_tokens` exceed context limit: {} + {} > {}", prompt_tokens,
+                                max_tokens, limit),
+                    "max_tokens", "context_length_exceeded");
+}
+
+}  // namespace
+
 std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx,
-                                     int64_t max_seq_tokens) {
+                                     int64_t max_seq_tokens, ContextWords words) {
   const std::string prompt_param = request->chat ? "messages" : "prompt";
+  const bool anthropic = words == ContextWords::kAnthropic;
   if (prompt_tokens == 0) return BadRequest("the prompt is empty (0 tokens)", prompt_param);
   if (prompt_tokens >= n_ctx) {
+    if (anthropic) return AnthropicContextError(prompt_tokens, 0, n_ctx, true);
     return BadRequest(fmt::format("the prompt is {} tokens, but the model's context is {} tokens (at least one must "
                                   "be left for the completion)",
                                   prompt_tokens, n_ctx),
@@ -110,6 +129,7 @@ std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens,
   }
   const bool kv_bound = max_seq_tokens > 0 && max_seq_tokens < n_ctx;
   if (kv_bound && prompt_tokens >= max_seq_tokens) {
+    if (anthropic) return AnthropicContextError(prompt_tokens, 0, max_seq_tokens, true);
     return BadRequest(fmt::format("the request needs at least {} tokens of KV ({} prompt + at least 1 completion) "
                                   "but the device tier holds at most {} tokens for one sequence (--kv-device-mem)",
                                   prompt_tokens + 1, prompt_tokens, max_seq_tokens),
@@ -122,6 +142,9 @@ std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens,
     return std::nullopt;
   }
   const int64_t max_tokens = request->sampling.max_tokens;
+  if (prompt_tokens + max_tokens > limit && anthropic) {
+    return AnthropicContextError(prompt_tokens, max_tokens, limit, false);
+  }
   if (prompt_tokens + max_tokens > n_ctx) {
     return BadRequest(fmt::format("the context is {} tokens, but {} were requested ({} in the prompt, {} for the "
                                   "completion); lower max_tokens",

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,9 +56,11 @@ struct ApiRequest {
   bool include_usage = false;         // stream_options.include_usage
   std::string user;
   double cache_ttl_s = -1;
+  std::string cache_salt;             // vLLM's cache_salt: salts the KV cache inside the tenant; "" = none
   std::vector<KvHint> kv_hints;       // KV retention hints (GenerationRequest::kv_hints)
-  // Extra chat-template variables the request's fields map onto (e.g.
-  // {"enable_thinking": false} from Anthropic's `thinking`); null = none.
+  // Extra chat-template variables: the OpenAI routes' chat_template_kwargs,
+  // or what the request's fields map onto (e.g. {"enable_thinking": false}
+  // from Anthropic's `thinking`); an object, or null = none.
   nlohmann::ordered_json template_kwargs;
   // Fields accepted without effect on this server (named in the
   // x-prosgrow-ignored-fields response header and the log, never dropped silently).
@@ -65,8 +68,12 @@ struct ApiRequest {
 };
 
 // `n_vocab` bounds token ids in a token-array prompt; `n_ctx` bounds max_tokens.
+// A key neither route reads is a 400 naming it (server/openai_fields.h);
+// `also_read`: keys the calling endpoint reads itself (/apply-template's
+// add_generation_prompt).
 ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
-                                       const RequestLimits& limits = {});
+                                       const RequestLimits& limits = {},
+                                       std::initializer_list<const char*> also_read = {});
 ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
                                              const RequestLimits& limits = {});
 
@@ -79,7 +86,15 @@ ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body, int max
 // no such bound), and sets max_tokens when absent to the room left under the
 // smaller of the two. 400 with the token counts, and the bound broken, when
 // the request cannot fit: such a request would otherwise fail in the engine.
+// The words are the API's own, as clients parse them:
+//   kOpenAi     code "context_length_exceeded" (the KV bound:
+//               "kv_capacity_exceeded"), a message naming the counts;
+//   kAnthropic  Anthropic's sentences, "prompt is too long: N tokens > M
+//               maximum" and "input length and `max_tokens` exceed context
+//               limit: N + M > L" (the KV bound's figures when it is the
+//               smaller one).
+enum class ContextWords { kOpenAi, kAnthropic };
 std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx,
-                                     int64_t max_seq_tokens = 0);
+                                     int64_t max_seq_tokens = 0, ContextWords words = ContextWords::kOpenAi);
 
 }  // namespace pg

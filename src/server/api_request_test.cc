@@ -2,25 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include "server/request_test_util.h"
+
 namespace pg {
 namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr int64_t kVocab = 1000;
-constexpr int64_t kCtx = 512;
-
-ApiResult<ApiRequest> Chat(const std::string& body) {
-  ApiResult<json> j = ParseJsonBody(body);
-  if (!j.ok()) return j.error;
-  return ParseChatRequest(j.value, kVocab, kCtx);
-}
-
-ApiResult<ApiRequest> Completion(const std::string& body) {
-  ApiResult<json> j = ParseJsonBody(body);
-  if (!j.ok()) return j.error;
-  return ParseCompletionRequest(j.value, kVocab, kCtx);
-}
+constexpr int64_t kVocab = testing::kTestVocab;
+constexpr int64_t kCtx = testing::kTestCtx;
+constexpr auto Chat = testing::ParseChatBody;
+constexpr auto Completion = testing::ParseCompletionBody;
 
 TEST(ApiRequest, ParsesChatSampling) {
   auto r = Chat(R"({"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0.5,"top_p":0.9,
@@ -363,6 +355,90 @@ TEST(ApiRequest, OutputControlsAreHonouredOrRefusedNeverIgnored) {
   EXPECT_FALSE(ChatWithTool(R"(, "parallel_tool_calls": "no")").ok());
   EXPECT_FALSE(ChatWithTool(R"(, "functions": [])").ok());
   EXPECT_FALSE(ChatWithTool(R"(, "function_call": "auto")").ok());
+}
+
+// Issue 23: every key is read, accepted as a documented no-op, or refused by name.
+TEST(ApiRequest, UnknownFieldsAreA400NamingThem) {
+  const std::string user = R"("messages":[{"role":"user","content":"hi"}])";
+  auto r = Chat("{" + user + R"(,"frobnicate":true})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error.param, "frobnicate");
+  EXPECT_EQ(r.error.code, "unknown_parameter");
+  EXPECT_NE(r.error.message.find("unknown field 'frobnicate'"), std::string::npos) << r.error.message;
+  auto c = Completion(R"({"prompt":"x","messages":[]})");  // a chat field on completions
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error.param, "messages");
+  // null counts as absent, as for every field.
+  EXPECT_TRUE(Chat("{" + user + R"(,"frobnicate":null})").ok());
+}
+
+TEST(ApiRequest, AgentClientNoOpFieldsKeepWorking) {
+  // What opencode and the openai SDK send that needs no action here.
+  auto r = Chat(R"({"messages":[{"role":"user","content":"hi"}],"store":false,"prompt_cache_key":"ses_1",
+      "reasoning_effort":"high","metadata":{"k":"v"},"service_tier":"auto","safety_identifier":"u1",
+      "modalities":["text"]})");
+  EXPECT_TRUE(r.ok()) << r.error.message;
+  for (const char* bad : {R"("store":true)", R"("store":"no")", R"("reasoning_effort":"max")",
+                          R"("modalities":["text","audio"])", R"("metadata":{"k":1})", R"("prompt_cache_key":7)"}) {
+    auto b = Chat(std::string(R"({"messages":[{"role":"user","content":"hi"}],)") + bad + "}");
+    EXPECT_FALSE(b.ok()) << bad;
+    EXPECT_EQ(b.error.code, "unsupported_parameter") << bad;
+  }
+}
+
+TEST(ApiRequest, OtherServersFieldsAreRefusedWithWhatToUse) {
+  struct Case {
+    const char* field;
+    const char* says;
+  } cases[] = {{R"("guided_json":{"type":"object"})", "response_format"},
+               {R"("guided_regex":"a+")", "pattern"},
+               {R"("guided_choice":["a","b"])", "enum"},
+               {R"("grammar":"root ::= \"a\"")", "GBNF"},
+               {R"("json_schema":{"type":"object"})", "response_format"},
+               {R"("prediction":{"type":"content","content":"x"})", "not supported"}};
+  for (const Case& c : cases) {
+    auto r = Chat(std::string(R"({"messages":[{"role":"user","content":"hi"}],)") + c.field + "}");
+    ASSERT_FALSE(r.ok()) << c.field;
+    EXPECT_EQ(r.error.code, "unsupported_parameter") << c.field;
+    EXPECT_NE(r.error.message.find(c.says), std::string::npos) << r.error.message;
+  }
+  EXPECT_FALSE(Completion(R"({"prompt":"x","grammar":"root ::= \"a\""})").ok());
+}
+
+TEST(ApiRequest, MinTokensAndStopTokenIdsReachSampling) {
+  auto r = Completion(R"({"prompt":"x","max_tokens":20,"min_tokens":5,"stop_token_ids":[7,9]})");
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  EXPECT_EQ(r.value.sampling.min_tokens, 5);
+  EXPECT_EQ(r.value.sampling.stop_token_ids, (std::vector<int32_t>{7, 9}));
+  for (const char* bad : {R"("min_tokens":-1)", R"("min_tokens":21)", R"("min_tokens":1.5)", R"("stop_token_ids":7)",
+                          R"("stop_token_ids":[1000])", R"("stop_token_ids":[-1])", R"("stop_token_ids":["a"])"}) {
+    auto b = Completion(std::string(R"({"prompt":"x","max_tokens":20,)") + bad + "}");
+    EXPECT_FALSE(b.ok()) << bad;
+  }
+}
+
+TEST(ApiRequest, ChatTemplateKwargsReachTheTemplate) {
+  auto r = Chat(R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"enable_thinking":false}})");
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  EXPECT_EQ(r.value.template_kwargs, json::parse(R"({"enable_thinking":false})"));
+  EXPECT_FALSE(Chat(R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":[1]})").ok());
+  auto own = Chat(R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"add_generation_prompt":false}})");
+  ASSERT_FALSE(own.ok());
+  EXPECT_NE(own.error.message.find("add_generation_prompt"), std::string::npos);
+}
+
+TEST(ApiRequest, ToolMessagesNeedTheirCallIdAndToolsAnObjectSchema) {
+  auto no_id = Chat(R"({"messages":[{"role":"user","content":"x"},{"role":"tool","content":"42"}]})");
+  ASSERT_FALSE(no_id.ok());
+  EXPECT_EQ(no_id.error.param, "messages[1].tool_call_id");
+  EXPECT_FALSE(Chat(R"({"messages":[{"role":"tool","tool_call_id":"","content":"42"}]})").ok());
+  EXPECT_TRUE(Chat(R"({"messages":[{"role":"tool","tool_call_id":"c1","content":"42"}]})").ok());
+  auto number = Chat(R"({"messages":[{"role":"user","content":"x"}],
+      "tools":[{"type":"function","function":{"name":"f","parameters":7}}]})");
+  ASSERT_FALSE(number.ok());
+  EXPECT_EQ(number.error.param, "tools[0].function.parameters");
+  EXPECT_TRUE(Chat(R"({"messages":[{"role":"user","content":"x"}],
+      "tools":[{"type":"function","function":{"name":"f"}}]})").ok());
 }
 
 }  // namespace

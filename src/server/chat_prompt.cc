@@ -1,8 +1,9 @@
 #include "server/chat_prompt.h"
 
 #include "chat/chat_template.h"
-#include "chat/tool_call_parser.h"
+#include "chat/tool_call_format.h"
 #include "server/chat_replay.h"
+#include "tokenizer/tokenizer.h"
 
 namespace pg {
 
@@ -53,27 +54,20 @@ Result<std::string> ChatPrompt::Render(const nlohmann::ordered_json& messages, c
 }
 
 Result<std::string> ChatPrompt::Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
-                                       bool add_generation_prompt) const {
+                                       bool add_generation_prompt,
+                                       const nlohmann::ordered_json& template_kwargs) const {
   ChatRenderOptions options = impl_->options;
   options.add_generation_prompt = add_generation_prompt;
-  return impl_->Render(messages, tools, options, nullptr);
+  return impl_->Render(messages, tools, options, template_kwargs);
 }
 
-AssistantOutput ChatPrompt::ParseToolCalls(std::string_view generated, const nlohmann::ordered_json& tools) const {
-  ToolCallParseOptions opt;
-  opt.format = tool_call_format_;
-  opt.tools = tools;
-  ParsedAssistant parsed = pg::ParseToolCalls(generated, opt);
-  AssistantOutput out;
-  out.content = std::move(parsed.content);
-  for (ParsedToolCall& c : parsed.tool_calls) {
-    out.tool_calls.push_back(ToolCall{NewResponseId("call_"), std::move(c.name), std::move(c.arguments_json)});
+std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text) {
+  std::vector<int32_t> prompt = tok.Encode(text, /*add_special=*/true, /*parse_special=*/true);
+  // Templates usually write the BOS text themselves; do not double it.
+  if (prompt.size() >= 2 && tok.bos_id() >= 0 && prompt[0] == tok.bos_id() && prompt[1] == tok.bos_id()) {
+    prompt.erase(prompt.begin());
   }
-  return out;
-}
-
-AssistantOutput ChatPrompt::ParseToolCalls(std::string_view generated) const {
-  return ParseToolCalls(generated, nullptr);
+  return prompt;
 }
 
 }  // namespace pg

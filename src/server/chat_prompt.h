@@ -1,5 +1,6 @@
 // ChatPrompt: OpenAI chat messages (+ tools) -> prompt text through the
-// model's chat template, and generated text -> tool calls.
+// model's chat template, and the tool-call format the template implies
+// (generated text is parsed by GenerationOutput, generation_output.h).
 //
 // The template is ServiceInfo.chat_template (the GGUF's
 // tokenizer.chat_template), parsed once. When the model has none, the
@@ -8,8 +9,8 @@
 // with the tools listed in the system turn and tool calls written as
 // <tool_call>{json}</tool_call> (Hermes/Qwen style).
 //
-// Thread-safety: immutable after Create(); Render/ParseToolCalls may run
-// concurrently on HTTP threads.
+// Thread-safety: immutable after Create(); Render may run concurrently on
+// HTTP threads.
 #pragma once
 
 #include <memory>
@@ -22,14 +23,8 @@
 #include "base/status.h"
 #include "chat/tool_call_format.h"
 #include "engine/inference_service.h"
-#include "server/openai_response.h"
 
 namespace pg {
-
-struct AssistantOutput {
-  std::string content;             // text outside the tool calls
-  std::vector<ToolCall> tool_calls;  // ids filled in ("call_...")
-};
 
 struct ChatPromptOptions {
   // serve --serialize-parallel-tool-calls: assistant turns with several tool
@@ -53,14 +48,12 @@ class ChatPrompt {
   // Whether the template reads `enable_thinking` (Qwen3, GLM-4.5/4.6): the
   // switch a request's thinking / reasoning settings map onto.
   bool has_thinking_switch() const { return thinking_switch_; }
-  // Splits the tool calls out of generated text, in this template's
-  // tool_call_format(); `tools` (the request's tools array or null) types
-  // GLM argument values.
-  AssistantOutput ParseToolCalls(std::string_view generated) const;
-  AssistantOutput ParseToolCalls(std::string_view generated, const nlohmann::ordered_json& tools) const;
-  // Render() with add_generation_prompt chosen by the caller (/apply-template).
+  // Render() with add_generation_prompt chosen by the caller (/apply-template)
+  // and the request's chat_template_kwargs as extra template variables (an
+  // object, or null; e.g. Qwen3's enable_thinking).
   Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
-                             bool add_generation_prompt) const;
+                             bool add_generation_prompt,
+                             const nlohmann::ordered_json& template_kwargs = nullptr) const;
   // How this model writes tool calls, detected once from the template text
   // (DetectToolCallFormat; the fallback template's is kHermes).
   ToolCallFormat tool_call_format() const { return tool_call_format_; }
@@ -75,5 +68,9 @@ class ChatPrompt {
   bool thinking_switch_ = false;
   ToolCallFormat tool_call_format_ = kDefaultToolCallFormat;
 };
+
+// Tokenizes rendered chat text (special tokens parsed; a BOS the template
+// already wrote is not doubled).
+std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text);
 
 }  // namespace pg

@@ -2,17 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "server/json_string_at.h"
+
 namespace pg {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-// obj[key] when it is a string, else `fallback` (json::value throws on other types).
-std::string StringAt(const ojson& obj, const char* key, const char* fallback = "") {
-  if (!obj.is_object()) return fallback;
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
 
 size_t CallCount(const ojson& m) {
   auto it = m.find("tool_calls");

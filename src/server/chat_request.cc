@@ -5,6 +5,7 @@
 
 #include "base/bounded_json.h"
 #include "server/api_request.h"
+#include "server/openai_fields.h"
 #include "server/request_fields.h"
 
 namespace pg {
@@ -175,15 +176,28 @@ bool NormaliseToolCalls(json& msg, size_t index, FieldReader& r) {
   return true;
 }
 
-}  // namespace
+// chat_template_kwargs: an object of extra template variables. The names the
+// renderer sets itself are refused rather than silently dropped.
+void ReadTemplateKwargs(FieldReader& r, ApiRequest* req) {
+  const json* kw = r.Get("chat_template_kwargs");
+  if (!kw) return;
+  if (!kw->is_object()) {
+    r.WrongType("chat_template_kwargs", "an object", *kw);
+    return;
+  }
+  for (const char* own : {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"}) {
+    if (kw->contains(own)) {
+      r.Fail(BadRequest(fmt::format("'chat_template_kwargs' may not set '{}': the server sets it from the request",
+                                    own),
+                        "chat_template_kwargs"));
+      return;
+    }
+  }
+  req->template_kwargs = *kw;
+}
 
-ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
-                                       const RequestLimits& limits) {
-  FieldReader r(body);
-  ApiRequest req;
-  req.chat = true;
-  ReadCommonFields(r, n_vocab, n_ctx, limits, &req);
-
+// logprobs and top_logprobs (which needs logprobs).
+void ReadLogprobs(FieldReader& r, ApiRequest* req) {
   bool logprobs = false;
   r.Bool("logprobs", &logprobs);
   int64_t top = 0;
@@ -194,10 +208,49 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
       r.Fail(BadRequest("'top_logprobs' requires 'logprobs': true", "top_logprobs"));
     }
   }
-  req.sampling.logprobs = logprobs;
-  req.sampling.top_logprobs = logprobs ? static_cast<int>(top) : 0;
+  req->sampling.logprobs = logprobs;
+  req->sampling.top_logprobs = logprobs ? static_cast<int>(top) : 0;
+}
 
-  ReadOutputControls(r, &req);
+// One entry of messages (m = messages[i]): checks its role, content and tool
+// fields and normalises them in place. False (and r failed) when it is wrong.
+bool CheckMessage(json& m, size_t i, FieldReader& r) {
+  std::string param = fmt::format("messages[{}]", i);
+  if (!m.is_object()) return r.WrongType(param.c_str(), "an object", m);
+  auto role = m.find("role");
+  if (role == m.end() || !role->is_string()) {
+    r.Fail(BadRequest(fmt::format("{} needs a string 'role'", param), param + ".role"));
+    return false;
+  }
+  const std::string rs = role->get<std::string>();
+  if (rs != "system" && rs != "user" && rs != "assistant" && rs != "tool" && rs != "developer") {
+    r.Fail(BadRequest(fmt::format("{}.role '{}' is not one of system, developer, user, assistant, tool", param, rs),
+                      param + ".role", "invalid_role"));
+    return false;
+  }
+  if (!NormaliseContent(m, i, r) || !NormaliseToolCalls(m, i, r)) return false;
+  if (rs == "tool") {
+    auto id = m.find("tool_call_id");
+    if (id == m.end() || !id->is_string() || id->get<std::string>().empty()) {
+      r.Fail(BadRequest(fmt::format("{} (tool) needs a non-empty string 'tool_call_id': the id of the call it "
+                                    "answers",
+                                    param),
+                        param + ".tool_call_id"));
+      return false;
+    }
+  }
+  bool has_content = m.contains("content") && m["content"].is_string();
+  bool has_calls = m.contains("tool_calls") && m["tool_calls"].is_array() && !m["tool_calls"].empty();
+  if (!has_content && !(rs == "assistant" && has_calls)) {
+    r.Fail(BadRequest(fmt::format("{} ({}) needs 'content'", param, rs), param + ".content"));
+    return false;
+  }
+  if (m.contains("content") && m["content"].is_null()) m["content"] = "";
+  return true;
+}
+
+// messages: required, a non-empty array of at most limits.max_messages.
+void ReadMessages(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
   const json* messages = r.Get("messages");
   if (!messages) {
     r.Fail(BadRequest("'messages' is required", "messages"));
@@ -210,56 +263,59 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
                                   messages->size(), limits.max_messages),
                       "messages", "too_many_messages"));
   } else {
-    req.messages = *messages;
-    for (size_t i = 0; i < req.messages.size() && !r.failed(); ++i) {
-      json& m = req.messages[i];
-      std::string param = fmt::format("messages[{}]", i);
-      if (!m.is_object()) {
-        r.WrongType(param.c_str(), "an object", m);
-        break;
-      }
-      auto role = m.find("role");
-      if (role == m.end() || !role->is_string()) {
-        r.Fail(BadRequest(fmt::format("{} needs a string 'role'", param), param + ".role"));
-        break;
-      }
-      const std::string rs = role->get<std::string>();
-      if (rs != "system" && rs != "user" && rs != "assistant" && rs != "tool" && rs != "developer") {
-        r.Fail(BadRequest(fmt::format("{}.role '{}' is not one of system, developer, user, assistant, tool", param, rs),
-                          param + ".role", "invalid_role"));
-        break;
-      }
-      if (!NormaliseContent(m, i, r) || !NormaliseToolCalls(m, i, r)) break;
-      bool has_content = m.contains("content") && m["content"].is_string();
-      bool has_calls = m.contains("tool_calls") && m["tool_calls"].is_array() && !m["tool_calls"].empty();
-      if (!has_content && !(rs == "assistant" && has_calls)) {
-        r.Fail(BadRequest(fmt::format("{} ({}) needs 'content'", param, rs), param + ".content"));
-        break;
-      }
-      if (m.contains("content") && m["content"].is_null()) m["content"] = "";
+    req->messages = *messages;
+    for (size_t i = 0; i < req->messages.size() && !r.failed(); ++i) {
+      if (!CheckMessage(req->messages[i], i, r)) break;
     }
   }
+}
 
-  if (const json* tools = r.Get("tools")) {
-    if (!tools->is_array()) {
-      r.WrongType("tools", "an array", *tools);
-    } else if (tools->size() > static_cast<size_t>(limits.max_tools)) {
-      r.Fail(BadRequest(fmt::format("'tools' has {} entries, more than the limit of {} (--max-tools)", tools->size(),
-                                    limits.max_tools),
-                        "tools", "too_many_tools"));
-    } else {
-      for (size_t i = 0; i < tools->size(); ++i) {
-        const json& t = (*tools)[i];
-        const json* fn = t.is_object() && t.contains("function") ? &t["function"] : nullptr;
-        if (!fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string()) {
-          r.Fail(BadRequest(fmt::format("tools[{}] must be {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}", i),
-                            fmt::format("tools[{}]", i)));
-          break;
-        }
-      }
-      if (!tools->empty() && req.tool_choice != ApiRequest::ToolChoice::kNone) req.tools = *tools;
+// tools: function declarations, kept unless tool_choice is "none".
+void ReadTools(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
+  const json* tools = r.Get("tools");
+  if (!tools) return;
+  if (!tools->is_array()) {
+    r.WrongType("tools", "an array", *tools);
+    return;
+  }
+  if (tools->size() > static_cast<size_t>(limits.max_tools)) {
+    r.Fail(BadRequest(fmt::format("'tools' has {} entries, more than the limit of {} (--max-tools)", tools->size(),
+                                  limits.max_tools),
+                      "tools", "too_many_tools"));
+    return;
+  }
+  for (size_t i = 0; i < tools->size(); ++i) {
+    const json& t = (*tools)[i];
+    const json* fn = t.is_object() && t.contains("function") ? &t["function"] : nullptr;
+    if (!fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string()) {
+      r.Fail(BadRequest(fmt::format("tools[{}] must be {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}", i),
+                        fmt::format("tools[{}]", i)));
+      break;
+    }
+    if (auto p = fn->find("parameters"); p != fn->end() && !p->is_null() && !p->is_object()) {
+      r.Fail(BadRequest(fmt::format("tools[{}].function.parameters must be a JSON schema object, got {}", i,
+                                    JsonTypeName(*p)),
+                        fmt::format("tools[{}].function.parameters", i), "invalid_type"));
+      break;
     }
   }
+  if (!tools->empty() && req->tool_choice != ApiRequest::ToolChoice::kNone) req->tools = *tools;
+}
+
+}  // namespace
+
+ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
+                                       const RequestLimits& limits, std::initializer_list<const char*> also_read) {
+  FieldReader r(body);
+  ApiRequest req;
+  req.chat = true;
+  ReadCommonFields(r, n_vocab, n_ctx, limits, &req);
+  ReadLogprobs(r, &req);
+  ReadOutputControls(r, &req);
+  ReadTemplateKwargs(r, &req);
+  ReadMessages(r, limits, &req);
+  ReadTools(r, limits, &req);
+  CheckFieldNames(r, body, OpenAiRoute::kChat, also_read);
   if (r.failed()) return r.error();
   return req;
 }

@@ -1,10 +1,10 @@
 // CompletionHandler: serves POST /v1/chat/completions and /v1/completions.
 //
-// On the HTTP worker thread: parse and validate the body (api_request.h),
-// render the chat template (chat_prompt.h), tokenize, check the context,
-// submit through a GenerationRunner, then either stream SSE chunks as
-// tokens arrive (httplib chunked content provider) or wait and answer one
-// JSON body. A client that disconnects (streaming or not) gets its request
+// Both are OpenAI dialects (generation_handler.h) of the one generation
+// path: the body is validated into an ApiRequest (api_request.h), the chat
+// template renders the messages (or the completion prompt is tokenized as
+// given), and an OpenAiWriter (openai_writer.h) answers with one JSON body or
+// SSE chunks. A client that disconnects (streaming or not) gets its request
 // cancelled in the engine.
 //
 // Thread-safety: Handle() runs concurrently on many HTTP threads; the
@@ -13,29 +13,10 @@
 
 #include <httplib.h>
 
-#include <atomic>
-#include <functional>
-
-#include "engine/inference_service.h"
-#include "server/api_error.h"
-#include "server/chat_prompt.h"
-#include "server/request_limits.h"
-#include "server/server_metrics.h"
+#include "server/error_response.h"
+#include "server/handler_context.h"
 
 namespace pg {
-
-struct HandlerContext {
-  InferenceService* service = nullptr;
-  // The chat template, built on first use (the model may still be loading
-  // when the server starts). Never returns null.
-  std::function<const ChatPrompt*()> chat;
-  ServerMetrics* metrics = nullptr;
-  const std::atomic<bool>* stopping = nullptr;  // set when the server shuts down
-  RequestLimits limits;                         // what one request may contain
-};
-
-// Writes `error` as the response (status + OpenAI error JSON) and counts it.
-void SendApiError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics);
 
 class CompletionHandler {
  public:

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "base/log.h"
 #include "server/guarded_stream.h"
 #include "server/output_constraint_request.h"
+#include "server/tenant.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -16,19 +19,11 @@ std::optional<ApiError> CheckModelName(const std::string& requested, const Servi
 }
 
 ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, const nlohmann::ordered_json& messages,
-                                                 const nlohmann::ordered_json& tools, const std::string& param) {
-  Result<std::string> text = ctx.chat()->Render(messages, tools);
+                                                 const nlohmann::ordered_json& tools, const std::string& param,
+                                                 const nlohmann::ordered_json& template_kwargs) {
+  Result<std::string> text = ctx.chat()->Render(messages, tools, /*add_generation_prompt=*/true, template_kwargs);
   if (!text.ok()) return BadRequest(text.status().message(), param);
   return EncodeChatText(ctx.service->tokenizer(), *text);
-}
-
-std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text) {
-  std::vector<int32_t> prompt = tok.Encode(text, /*add_special=*/true, /*parse_special=*/true);
-  // Templates usually write the BOS text themselves; do not double it.
-  if (prompt.size() >= 2 && tok.bos_id() >= 0 && prompt[0] == tok.bos_id() && prompt[1] == tok.bos_id()) {
-    prompt.erase(prompt.begin());
-  }
-  return prompt;
 }
 
 void ApplyDefaultMaxTokens(const RequestLimits& limits, ApiRequest* api) {
@@ -53,8 +48,17 @@ ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContex
   ApiResult<std::shared_ptr<const CompiledConstraint>> constraint =
       BuildOutputConstraint(*api, ctx.service->tokenizer(), ctx.service->info().chat_template);
   if (!constraint.ok()) return constraint.error;
+  if (api->user.size() > kMaxSessionIdBytes) {
+    return BadRequest(fmt::format("'user' is longer than {} bytes (a session id)", kMaxSessionIdBytes), "user");
+  }
+  const ServiceInfo& info = ctx.service->info();
+  if (api->cache_ttl_s >= 0 && !info.honours_cache_ttl) {
+    return BadRequest("'cache_ttl_s' needs session retention (serve --policy optimized); this server does not keep it",
+                      "cache_ttl_s");
+  }
   GenerationRequest g;
   g.id = start.id;
+  g.cache_salt = TenantCacheSalt(Tenant::Current(), api->cache_salt);
   g.prompt = std::move(prompt);
   g.sampling = api->sampling;
   g.session_id = start.session_id;
@@ -67,6 +71,11 @@ ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContex
   if (!start.render_special.empty()) runner->RenderSpecialTokens(start.render_special);
   if (Status st = runner->Start(); !st.ok()) return FromStatus(st);
   return runner;
+}
+
+std::string SessionIdOf(const httplib::Request& req, const ApiRequest& api) {
+  const std::string& raw = req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : api.user;
+  return TenantSessionId(Tenant::Current(), raw);
 }
 
 bool CollectAll(const HandlerContext& ctx, GenerationRunner* runner, const char* endpoint, std::string* text,
@@ -91,19 +100,6 @@ std::optional<ApiError> EngineFailure(const GenerationResult& r) {
   if (r.finish_reason == "error") return ServerError("generation failed: " + r.error);
   if (r.finish_reason == "cancelled") return ServiceUnavailable("the request was cancelled by the server");
   return std::nullopt;
-}
-
-std::string FinishWithTools(const HandlerContext& ctx, bool tools, bool parallel, const std::string& session_id,
-                            const nlohmann::ordered_json& tool_defs, const std::string& reason, std::string* text,
-                            std::vector<ToolCall>* calls) {
-  if (!tools || (reason != "stop" && reason != "length")) return reason;
-  AssistantOutput out = ctx.chat()->ParseToolCalls(*text, tool_defs);
-  *text = std::move(out.content);  // as streamed: trimmed, calls taken out
-  if (out.tool_calls.empty()) return reason;
-  *calls = std::move(out.tool_calls);
-  if (!parallel && calls->size() > 1) calls->resize(1);
-  if (!session_id.empty()) ctx.service->NoteToolCall(session_id);
-  return "tool_calls";
 }
 
 }  // namespace pg

@@ -1,16 +1,17 @@
 // The steps every generation endpoint takes between a validated ApiRequest
-// and the text it answers with, shared by CompletionHandler (OpenAI) and
-// AnthropicHandler (Anthropic Messages), which differ only in how they read
-// requests and write responses:
+// and the text it answers with, used by HandleGeneration
+// (generation_handler.h) for every API dialect:
 //
 //   CheckModelName -> ChatPromptTokens (template + tokenize) -> FitToContext
 //   -> StartGeneration (the one place an ApiRequest becomes a
-//      GenerationRequest) -> CollectAll or the endpoint's own stream loop
-//   -> FinishWithTools (tool calls parsed out of the text).
+//      GenerationRequest) -> CollectAll or the stream loop of
+//      generation_handler.cc.
 //
 // Thread-safety: free functions over thread-safe HandlerContext members;
 // a runner is used by one HTTP thread.
 #pragma once
+
+#include <httplib.h>
 
 #include <cstdint>
 #include <memory>
@@ -19,7 +20,7 @@
 #include <vector>
 
 #include "server/api_request.h"
-#include "server/completion_handler.h"
+#include "server/handler_context.h"
 #include "server/generation_runner.h"
 #include "metrics/metrics_registry.h"
 
@@ -30,13 +31,12 @@ std::optional<ApiError> CheckModelName(const std::string& requested, const Servi
 
 // Renders `messages` (+ `tools`) through the chat template and tokenizes the
 // text (special tokens parsed; a BOS the template already wrote is not
-// doubled). 400 naming `param` when the template raises.
+// doubled). 400 naming `param` when the template raises. `template_kwargs`:
+// the request's chat_template_kwargs (an object, or null).
 ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, const nlohmann::ordered_json& messages,
                                                  const nlohmann::ordered_json& tools,
-                                                 const std::string& param = "messages");
-
-// Tokenizes rendered chat text as ChatPromptTokens does.
-std::vector<int32_t> EncodeChatText(const Tokenizer& tok, const std::string& text);
+                                                 const std::string& param = "messages",
+                                                 const nlohmann::ordered_json& template_kwargs = nullptr);
 
 // After FitToContext: a request that named no completion cap gets
 // --default-max-tokens when that is set and smaller than the room left.
@@ -61,6 +61,11 @@ ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContex
                                                              std::vector<int32_t> prompt,
                                                              const GenerationStart& start);
 
+// The engine's session name for a request: X-Session-Id, else `user` (or
+// Anthropic's metadata.user_id), scoped by the caller's tenant
+// (TenantSessionId). "" = none. Call on the handler's thread.
+std::string SessionIdOf(const httplib::Request& req, const ApiRequest& api);
+
 // Non-streaming: polls until the generation finishes, appending its text and
 // tokens. False when the client disconnected or the server is stopping (the
 // request is then cancelled and counted under `endpoint`).
@@ -69,14 +74,6 @@ bool CollectAll(const HandlerContext& ctx, GenerationRunner* runner, const char*
 
 // An engine-side end that is not a normal finish ("error", "cancelled").
 std::optional<ApiError> EngineFailure(const GenerationResult& r);
-
-// At the end of a chat with tools: splits tool calls out of *text in the
-// model's format (tool_defs types GLM arguments; null = untyped) (keeping
-// the first only when !parallel) and notes the tool call for the session's
-// KV retention. Returns "tool_calls" when there were calls, else `reason`.
-std::string FinishWithTools(const HandlerContext& ctx, bool tools, bool parallel, const std::string& session_id,
-                            const nlohmann::ordered_json& tool_defs, const std::string& reason, std::string* text,
-                            std::vector<ToolCall>* calls);
 
 // Keeps the in-flight gauge right whichever way a request ends.
 class InFlightGauge {

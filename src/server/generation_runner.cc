@@ -63,7 +63,7 @@ bool GenerationRunner::Poll(double timeout_s, GenerationStep* step) {
   for (auto& [ev, at] : events) {
     if (finished_) break;
     if (ev.kind == ServiceEvent::Kind::kToken) {
-      OnToken(ev.token, at, step);
+      OnToken(ev, at, step);
     } else {
       OnFinish(ev.finish, at, step);
     }
@@ -71,8 +71,11 @@ bool GenerationRunner::Poll(double timeout_s, GenerationStep* step) {
   return finished_;
 }
 
-void GenerationRunner::OnToken(const TokenEvent& token, double at_s, GenerationStep* step) {
+void GenerationRunner::OnToken(const ServiceEvent& ev, double at_s, GenerationStep* step) {
+  if (ev.has_cache) result_.cache = ev.cache;
+  admitted_ = true;
   if (cancelled_) return;  // after a stop string or a disconnect nothing more is shown
+  const TokenEvent& token = ev.token;
   if (metrics_.ttft_s && last_token_s_ == 0) metrics_.ttft_s->Observe(at_s - request_.arrival_s);
   if (metrics_.itl_s && last_token_s_ > 0) metrics_.itl_s->Observe(at_s - last_token_s_);
   last_token_s_ = at_s;
@@ -82,10 +85,15 @@ void GenerationRunner::OnToken(const TokenEvent& token, double at_s, GenerationS
   step->tokens.push_back(token);
   step->text += stop_filter_.Push(Decode(token.token));
   if (stop_filter_.stopped()) {
-    result_.finish_reason = "stop";
-    result_.completion_tokens = tokens_seen_;
+    Stopped();
     Cancel();
   }
+}
+
+void GenerationRunner::Stopped() {
+  result_.finish_reason = "stop";
+  result_.stop_sequence = stop_filter_.matched();
+  result_.completion_tokens = tokens_seen_;
 }
 
 std::string GenerationRunner::Decode(int32_t token) {
@@ -105,11 +113,7 @@ void GenerationRunner::OnFinish(const FinishEvent& finish, double at_s, Generati
   if (stop_filter_.stopped()) return;  // finish_reason and counts were set at the stop
   if (!cancelled_) step->text += stop_filter_.Push(decoder_.Flush());
   if (!stop_filter_.stopped()) step->text += stop_filter_.Flush();
-  if (stop_filter_.stopped()) {
-    result_.finish_reason = "stop";
-    result_.completion_tokens = tokens_seen_;
-    return;
-  }
+  if (stop_filter_.stopped()) return Stopped();
   result_.finish_reason = finish.finish_reason;
   result_.error = finish.error;
   result_.completion_tokens = finish.completion_tokens;

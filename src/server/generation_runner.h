@@ -40,9 +40,10 @@ struct GenerationStep {
 struct GenerationResult {
   std::string finish_reason;  // "stop" | "length" | "error" | "cancelled"
   std::string error;          // for "error"
+  std::string stop_sequence;  // "stop" at a stop string: which one ("" = EOS or none)
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
-  CacheUsage cache;
+  CacheUsage cache;           // known once admitted() (the first token), final at the finish
   SpecUsage spec;             // speculative decoding counts (usage.speculative)
 };
 
@@ -75,12 +76,16 @@ class GenerationRunner {
   void RenderSpecialTokens(std::vector<int32_t> ids) { render_special_ = std::move(ids); }
 
   bool finished() const { return finished_; }
+  // The engine admitted the prompt: result().cache holds its split (from the
+  // first token on; also true once finished).
+  bool admitted() const { return admitted_ || finished_; }
   const GenerationResult& result() const { return result_; }
   const std::string& id() const { return request_.id; }
   const Tokenizer& tokenizer() const { return service_->tokenizer(); }
 
  private:
-  void OnToken(const TokenEvent& token, double at_s, GenerationStep* step);
+  void OnToken(const ServiceEvent& ev, double at_s, GenerationStep* step);
+  void Stopped();  // a stop string matched: finish "stop" now
   void OnFinish(const FinishEvent& finish, double at_s, GenerationStep* step);
   std::string Decode(int32_t token);  // decoder_, or the text of a RenderSpecialTokens token
 
@@ -93,6 +98,7 @@ class GenerationRunner {
   bool started_ = false;
   bool cancelled_ = false;     // by us: stop string or client gone
   bool finished_ = false;
+  bool admitted_ = false;
   int64_t tokens_seen_ = 0;    // completion tokens consumed before any stop
   double last_token_s_ = 0;    // NowSeconds() of the previous token, 0 before the first
   GenerationResult result_;

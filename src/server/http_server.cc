@@ -2,13 +2,12 @@
 #include "server/tokenize_handler.h"
 
 #include <httplib.h>
-#include <openssl/crypto.h>
-#include <openssl/sha.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <ctime>
 #include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -19,133 +18,21 @@
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
 #include "server/completion_handler.h"
+#include "server/error_response.h"
+#include "server/guarded_http_server.h"
 #include "server/guarded_stream.h"
-#include "server/http_limit_error.h"
 #include "server/openai_response.h"
 #include "server/request_log.h"
 #include "server/responses_handler.h"
 #include "server/server_metrics.h"
 #include "server/template_handler.h"
+#include "server/tenant.h"
+#include "server/tenant_keys.h"
 
 namespace pg {
 namespace {
 
 using json = nlohmann::json;
-
-thread_local bool t_reject_connection = false;
-
-// httplib's thread pool, with a bound on connections waiting for a worker.
-// Past it, the accepting thread answers 503 itself and closes the socket.
-class BoundedTaskQueue final : public httplib::TaskQueue {
- public:
-  BoundedTaskQueue(size_t threads, size_t max_pending) : pool_(threads), max_pending_(max_pending) {}
-  void enqueue(std::function<void()> fn) override {
-    if (pending_.load() >= max_pending_) {
-      t_reject_connection = true;
-      fn();  // process_and_close_socket sees the flag: writes 503 and closes
-      t_reject_connection = false;
-      return;
-    }
-    pending_.fetch_add(1);
-    pool_.enqueue([this, fn = std::move(fn)] {
-      fn();
-      pending_.fetch_sub(1);
-    });
-  }
-  void shutdown() override { pool_.shutdown(); }
-
- private:
-  httplib::ThreadPool pool_;
-  const size_t max_pending_;
-  std::atomic<size_t> pending_{0};
-};
-
-// httplib::Server whose connections run over GuardedStream.
-class GuardedHttplibServer final : public httplib::Server {
- public:
-  GuardedHttplibServer(const StreamLimits& limits, int keep_alive_max, double keep_alive_timeout_s)
-      : limits_(limits), keep_alive_max_(keep_alive_max), keep_alive_timeout_s_(keep_alive_timeout_s) {}
-
-  // httplib listens with a backlog of 5, which drops connections when many
-  // clients connect at once; listen() again on the bound socket raises it.
-  void RaiseListenBacklog(int backlog) {
-    socket_t s = svr_sock_;
-    if (s != INVALID_SOCKET) ::listen(s, backlog);
-  }
-
-  // The raw response for a request a stream limit stopped before httplib
-  // could answer it (e.g. inside the request line).
-  void SetLimitAnswer(std::function<std::string(GuardedStream::Limit)> fn) { limit_answer_ = std::move(fn); }
-
- private:
-  bool process_and_close_socket(socket_t sock) override {
-    bool ret = false;
-    if (t_reject_connection) {
-      static const std::string kBusy = [] {
-        std::string body = ApiError{503, "server_error", "server busy: too many connections", "", "unavailable"}.ToJson();
-        return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
-               "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-      }();
-      (void)!::send(sock, kBusy.data(), kBusy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    } else {
-      GuardedStream stream(sock, limits_);
-      GuardedStream::SetCurrent(&stream);
-      for (int left = keep_alive_max_; left > 0; --left) {
-        if (!WaitForRequest(stream)) break;
-        stream.BeginRequest();
-        bool connection_closed = false;
-        try {
-          ret = process_request(stream, left == 1, connection_closed,
-                                [&stream](httplib::Request&) { stream.HeadersDone(); });
-        } catch (const std::exception& e) {
-          // httplib runs a response's content provider (every stream) outside
-          // its handler try/catch: a throw there would end the process. It
-          // ends this connection instead; the stream stops where it was.
-          PG_LOG_ERROR("connection fd {}: response writer threw: {}", sock, e.what());
-          break;
-        }
-        PG_LOG_DEBUG("connection fd {}: request done ok={} closed={} limit_hit={} peer_closed={}", sock, ret,
-                     connection_closed, stream.limit_hit(), stream.PeerClosed());
-        if (stream.limit_hit() && stream.bytes_written() == 0 && limit_answer_) {
-          const std::string answer = limit_answer_(stream.limit());
-          (void)!stream.write(answer.data(), answer.size());
-        }
-        if (!ret || connection_closed || stream.limit_hit() || stream.unparsable()) break;
-      }
-      GuardedStream::SetCurrent(nullptr);
-      if (stream.limit_hit()) DrainBeforeClose(sock);
-    }
-    ::shutdown(sock, SHUT_RDWR);
-    ::close(sock);
-    return ret;
-  }
-
-  // After an error answer to a client that is still sending, read and drop
-  // its input for a moment so closing does not reset the connection (which
-  // can destroy the answer before the client reads it).
-  static void DrainBeforeClose(int sock) {
-    ::shutdown(sock, SHUT_WR);
-    char buf[16384];
-    for (int i = 0; i < 64 && WaitReadable(sock, 0.05); ++i) {
-      if (::recv(sock, buf, sizeof(buf), MSG_DONTWAIT) <= 0) break;
-    }
-  }
-
-  // Idle wait between requests, in short slices so Stop() is not held up.
-  bool WaitForRequest(const GuardedStream& stream) {
-    if (stream.HasBufferedInput()) return true;
-    for (double waited = 0; waited < keep_alive_timeout_s_; waited += 0.1) {
-      if (svr_sock_ == INVALID_SOCKET) return false;
-      if (WaitReadable(stream.socket(), 0.1)) return true;
-    }
-    return false;
-  }
-
-  const StreamLimits limits_;
-  std::function<std::string(GuardedStream::Limit)> limit_answer_;
-  const int keep_alive_max_;
-  const double keep_alive_timeout_s_;
-};
 
 std::string EndpointLabel(const std::string& path) {
   static const char* kKnown[] = {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"};
@@ -159,12 +46,6 @@ std::string EndpointLabel(const std::string& path) {
   return "other";
 }
 
-std::array<unsigned char, SHA256_DIGEST_LENGTH> Sha256(const std::string& s) {
-  std::array<unsigned char, SHA256_DIGEST_LENGTH> d{};
-  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d.data());
-  return d;
-}
-
 }  // namespace
 
 struct HttpServer::Impl {
@@ -172,11 +53,7 @@ struct HttpServer::Impl {
       : options(std::move(o)),
         service(s),
         metrics(&registry),
-        server(StreamLimits{options.max_header_bytes, options.max_url_bytes, options.max_headers,
-                            options.max_body_bytes, options.header_timeout_s, options.body_timeout_s,
-                            options.read_timeout_s, options.write_timeout_s},
-               options.keep_alive_max_requests, options.keep_alive_timeout_s),
-        key_digest(Sha256(options.api_key)),
+        server(options),
         started_unix(static_cast<int64_t>(std::time(nullptr))) {}
 
   const ChatPrompt* Chat() {
@@ -197,48 +74,57 @@ struct HttpServer::Impl {
     return chat.get();
   }
 
-  bool Authorized(const httplib::Request& req) const {
-    if (options.api_key.empty()) return true;
+  // The tenant whose key the request carries ("Authorization: Bearer KEY" or
+  // "x-api-key: KEY"); the anonymous tenant when no keys are configured;
+  // nullopt for a missing or wrong key.
+  std::optional<Tenant> Authorized(const httplib::Request& req) const {
+    if (!keys || !keys->Enabled()) return Tenant{};
     std::string auth = req.get_header_value("Authorization");
     static const std::string kBearer = "Bearer ";
     std::string given = auth.rfind(kBearer, 0) == 0 ? auth.substr(kBearer.size()) : std::string();
     if (given.empty()) given = req.get_header_value("x-api-key");  // Anthropic clients
-    auto d = Sha256(given);
-    // Digests have a fixed length, so the comparison time does not depend on the key.
-    return CRYPTO_memcmp(d.data(), key_digest.data(), d.size()) == 0 && !given.empty();
+    return keys->Find(given);
   }
 
   // Wraps a /v1 handler with the API-key check; no exception leaves it.
   httplib::Server::Handler Api(std::function<void(const httplib::Request&, httplib::Response&)> fn) {
     return [this, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
-      if (GuardedStream* conn = GuardedStream::Current()) conn->BeginHandling();
+      if (!server.BeginHandling(req, res)) return;  // a chunked body past --max-body-bytes: 413
       if (std::string synthetic = SyntheticAcceptanceHeaderValue(service->info()); !synthetic.empty())
         res.set_header(kSyntheticAcceptanceHeader, synthetic);
-      if (!Authorized(req)) {
+      std::optional<Tenant> tenant = Authorized(req);
+      if (!tenant) {
         res.set_header("WWW-Authenticate", "Bearer");
-        return SendApiError(res, Unauthorized("missing or invalid API key"), &metrics);
+        return SendError(res, ErrorShapeForPath(req.path), Unauthorized("missing or invalid API key"), &metrics);
       }
-      // A chunked body is decoded without httplib's size check.
-      if (static_cast<int64_t>(req.body.size()) > options.max_body_bytes) {
-        return SendApiError(res, BodyTooLargeError(options), &metrics);
+      if (req.get_header_value("X-Session-Id").size() > kMaxSessionIdBytes) {
+        return SendError(res, ErrorShapeForPath(req.path),
+                         BadRequest(fmt::format("X-Session-Id is longer than {} bytes", kMaxSessionIdBytes),
+                                    "X-Session-Id"),
+                         &metrics);
       }
+      TenantScope scope(&*tenant);
       try {
         fn(req, res);
       } catch (const std::exception& e) {
         PG_LOG_ERROR("handler for {} threw: {}", req.path, e.what());
-        SendApiError(res, ServerError("internal error"), &metrics);
+        SendError(res, ErrorShapeForPath(req.path), ServerError("internal error"), &metrics);
       }
     };
   }
 
   void SetUpRoutes();
+  void AddGenerationRoutes(const HandlerContext& ctx);
+  void AddInfoRoutes();
+  void AddWrongMethodRoutes();
+  void AddErrorHandlers();
 
   ServerOptions options;
   InferenceService* service;
   MetricsRegistry registry;
   ServerMetrics metrics;
-  GuardedHttplibServer server;
-  std::array<unsigned char, SHA256_DIGEST_LENGTH> key_digest;
+  GuardedHttpServer server;
+  std::unique_ptr<TenantKeys> keys;  // set by Bind (null before: nothing is served yet)
   int64_t started_unix;
   std::atomic<bool> stopping{false};
   std::once_flag chat_once;
@@ -256,6 +142,14 @@ void HttpServer::Impl::SetUpRoutes() {
   ctx.metrics = &metrics;
   ctx.stopping = &stopping;
   ctx.limits = options.limits;
+  AddGenerationRoutes(ctx);
+  AddInfoRoutes();
+  AddWrongMethodRoutes();
+  AddErrorHandlers();
+}
+
+// The API endpoints: generation (OpenAI, Anthropic), tokenize, apply-template.
+void HttpServer::Impl::AddGenerationRoutes(const HandlerContext& ctx) {
   completions = std::make_unique<CompletionHandler>(ctx);
 
   server.Post("/v1/chat/completions", Api([this](const httplib::Request& req, httplib::Response& res) {
@@ -284,6 +178,10 @@ void HttpServer::Impl::SetUpRoutes() {
     apply_template->Handle(req, res);
   }));
 
+}
+
+// Models, sessions, health, KV events and metrics.
+void HttpServer::Impl::AddInfoRoutes() {
   auto model_json = [this] {
     const ServiceInfo& info = service->info();
     json m{{"id", info.model_name},       {"object", "model"},         {"created", started_unix},
@@ -304,7 +202,11 @@ void HttpServer::Impl::SetUpRoutes() {
   }));
   server.Post(R"(/v1/sessions/([^/]+)/release)", Api([this](const httplib::Request& req, httplib::Response& res) {
     std::string id = req.matches[1];
-    service->ReleaseSession(id);
+    if (id.size() > kMaxSessionIdBytes) {
+      return SendApiError(res, BadRequest(fmt::format("session id is longer than {} bytes", kMaxSessionIdBytes)),
+                          &metrics);
+    }
+    service->ReleaseSession(TenantSessionId(Tenant::Current(), id));  // only the caller's own session
     res.set_content(DumpJson({{"id", id}, {"object", "session"}, {"released", true}}), "application/json");
   }));
   server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
@@ -314,21 +216,24 @@ void HttpServer::Impl::SetUpRoutes() {
   });
   // Where this replica publishes its KV events (--kv-events), so a router
   // needs only the replica's URL. 404 when it publishes none.
-  server.Get("/kv-events", [this](const httplib::Request&, httplib::Response& res) {
+  // Behind the API key: it names the endpoints that carry block hashes.
+  server.Get("/kv-events", Api([this](const httplib::Request&, httplib::Response& res) {
     const ServiceInfo& info = service->info();
     if (info.kv_events_endpoint.empty()) {
       return SendApiError(res, NotFoundError("this server publishes no KV events (start it with --kv-events)"),
                           &metrics);
     }
-    res.set_content(DumpJson({{"endpoint", info.kv_events_endpoint},
-                              {"replay_endpoint", info.kv_events_replay_endpoint},
-                              {"topic", info.kv_events_topic},
-                              {"format", "vllm"},
-                              {"block_size", info.kv_block_size},
-                              {"hash", "first 63 bits of the chained SHA-256 block hash"},
-                              {"media", {"GPU", "CPU", "DISK"}}}),
-                    "application/json");
-  });
+    json j{{"endpoint", info.kv_events_endpoint},
+           {"replay_endpoint", info.kv_events_replay_endpoint},
+           {"topic", info.kv_events_topic},
+           {"format", "vllm"},
+           {"block_size", info.kv_block_size},
+           {"hash", "first 63 bits of the chained SHA-256 block hash"},
+           {"token_ids", info.kv_events_token_ids},
+           {"media", {"GPU", "CPU", "DISK"}}};
+    if (!info.kv_events_curve_public_key.empty()) j["curve_public_key"] = info.kv_events_curve_public_key;
+    res.set_content(DumpJson(j), "application/json");
+  }));
   registry.AddInfo("prosgrow_build_info", "Version, git commit, build type and CPU kernel ISA of this server.",
                    {{"version", options.build.version},
                     {"commit", options.build.commit},
@@ -338,13 +243,16 @@ void HttpServer::Impl::SetUpRoutes() {
     res.set_content(registry.Render() + service->MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
   });
 
-  // Known paths with the wrong method.
+}
+
+// Known paths with the wrong method: 405 naming the right one.
+void HttpServer::Impl::AddWrongMethodRoutes() {
   auto not_allowed = [this](const char* allow) {
     return [this, allow](const httplib::Request& req, httplib::Response& res) {
       res.set_header("Allow", allow);
       ApiError e = BadRequest(req.method + " is not allowed on " + req.path + " (use " + allow + ")");
       e.http_status = 405;
-      SendApiError(res, e, &metrics);
+      SendError(res, ErrorShapeForPath(req.path), e, &metrics);
     };
   };
   for (const char* p : {"/v1/chat/completions", "/v1/completions", "/v1/responses", R"(/v1/sessions/([^/]+)/release)"}) {
@@ -363,41 +271,17 @@ void HttpServer::Impl::SetUpRoutes() {
     server.Delete(p, not_allowed("GET"));
   }
 
-  // Errors httplib produces itself (no route, 413, malformed request) get the
-  // OpenAI error body; responses that already carry one are left alone.
-  // A request a stream limit stopped gets the error that names the limit.
-  server.SetLimitAnswer([this](GuardedStream::Limit limit) {
-    ApiError e = StreamLimitError(limit, options);
-    metrics.errors->Inc({e.kind()});
-    return RawErrorResponse(e);
-  });
-  server.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (GuardedStream* conn = GuardedStream::Current(); conn && conn->limit_hit()) {
-      res.set_header("Connection", "close");  // the connection ends after this answer
-      return SendApiError(res, StreamLimitError(conn->limit(), options), &metrics);
-    }
-    ApiError e;
-    switch (res.status) {
-      case 404: e = NotFoundError("no route for " + req.method + " " + req.path, "unknown_route"); break;
-      case 413:
-        e = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0
-                ? FormBodyTooLargeError()
-                : BodyTooLargeError(options);
-        break;
-      case 414: e = StreamLimitError(GuardedStream::Limit::kUrl, options); break;
-      case 400:
-        e = BadRequest("malformed HTTP request");
-        res.set_header("Connection", "close");
-        if (GuardedStream* conn = GuardedStream::Current()) conn->MarkUnparsable();
-        break;
-      default: e = ServerError("HTTP error " + std::to_string(res.status)); e.http_status = res.status; break;
-    }
-    SendApiError(res, e, &metrics);
-  });
-  server.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    SendApiError(res, ServerError("internal error"), &metrics);
-  });
+}
+
+// httplib's own errors, handler exceptions and the request count.
+void HttpServer::Impl::AddErrorHandlers() {
+  // Errors httplib or a stream limit produces, answered as API errors in the
+  // path's API (error_response.h).
+  server.InstallErrorAnswers(
+      [this](const httplib::Request& req, httplib::Response& res, const ApiError& e) {
+        SendError(res, ErrorShapeForPath(req.path), e, &metrics);
+      },
+      [this](const ApiError& e) { metrics.errors->Inc({e.kind()}); });
   // Counted when the status line is about to be written (httplib calls the
   // post-routing handler after the error handler, before any response byte),
   // so a client that has its response and scrapes /metrics sees its request.
@@ -411,8 +295,7 @@ void HttpServer::Impl::SetUpRoutes() {
     PG_LOG_INFO("{}", RequestLogLine(req.method, req.path, res.status, NowSeconds()));
   });
   server.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (IsAnthropicPath(req.path)) RewriteAnthropicError(res);  // Anthropic's error shape on its paths
-    NoteRequestResponse(res.status, res.body);  // for the log line (the body is compressed later)
+    NoteRequestResponse(res.status, res.body);  // for the log line (httplib's own errors; SendError notes its own)
     metrics.requests->Inc({EndpointLabel(req.path), std::to_string(res.status)});
   });
 }
@@ -431,21 +314,9 @@ bool HttpServer::running() const { return impl_->server.is_running(); }
 Status HttpServer::Bind() {
   Impl& m = *impl_;
   PG_RETURN_IF_ERROR(m.options.Validate());
-  size_t threads = static_cast<size_t>(m.options.threads);
-  m.server.new_task_queue = [threads] { return new BoundedTaskQueue(threads, threads * 2); };
-  m.server.set_payload_max_length(static_cast<size_t>(m.options.max_body_bytes));
-  m.server.set_keep_alive_max_count(static_cast<size_t>(m.options.keep_alive_max_requests));
-  m.server.set_tcp_nodelay(true);
-  if (m.options.port == 0) {
-    port_ = m.server.bind_to_any_port(m.options.host);
-  } else {
-    port_ = m.server.bind_to_port(m.options.host, m.options.port) ? m.options.port : -1;
-  }
-  if (port_ <= 0) {
-    return IoError("cannot listen on " + m.options.host + ":" + std::to_string(m.options.port) +
-                   " (address in use or not local?)");
-  }
-  m.server.RaiseListenBacklog(1024);
+  PG_ASSIGN_OR_RETURN(m.keys, TenantKeys::Create(m.options.KeysConfig()));
+  if (m.keys->Enabled()) PG_LOG_INFO("API keys: {} (tenants isolated)", m.keys->size());
+  PG_ASSIGN_OR_RETURN(port_, m.server.Bind());
   PG_LOG_INFO("listening on http://{}:{}", m.options.host, port_);
   return Status::Ok();
 }
@@ -460,6 +331,17 @@ Status HttpServer::Run() {
   PG_RETURN_IF_ERROR(Bind());
   if (!impl_->server.listen_after_bind() && !impl_->stopping.load()) return IoError("HTTP server stopped with an error");
   return Status::Ok();
+}
+
+Status HttpServer::ReloadKeys() {
+  if (!impl_->keys) return Status::Ok();
+  Status st = impl_->keys->Reload();
+  if (st.ok()) {
+    PG_LOG_INFO("API keys reloaded: {}", impl_->keys->size());
+  } else {
+    PG_LOG_WARN("API keys not reloaded, keeping the old ones: {}", st.message());
+  }
+  return st;
 }
 
 void HttpServer::Stop() {

@@ -7,9 +7,12 @@
 //   POST /apply-template (template_handler.h; behind the API key)
 //
 // cpp-httplib parses HTTP; every connection runs over a GuardedStream that
-// bounds slow or oversized headers and bodies. With an API key set, /v1/*
-// requires "Authorization: Bearer KEY" or "x-api-key: KEY" (compared in constant time);
-// /health and /metrics stay open for probes and scrapers.
+// bounds slow or oversized headers and bodies. With API keys set (--api-key,
+// --api-keys-file; server/tenant_keys.h), /v1/*, /tokenize, /apply-template
+// and /kv-events require "Authorization: Bearer KEY" or "x-api-key: KEY"
+// (compared in constant time); the key's tenant scopes the request's cache
+// salt and session names (server/tenant.h). /health and /metrics stay open
+// for probes and scrapers.
 //
 // Thread-safety: Start/Stop/Run from one controlling thread; requests are
 // served on options.threads worker threads.
@@ -41,6 +44,9 @@ class HttpServer {
   // Binds and serves on the calling thread until Stop() (from another thread
   // or a signal-watching thread).
   Status Run();
+  // Re-reads --api-keys-file (SIGHUP). A bad file keeps the keys in force,
+  // logs one line and returns why. Any thread.
+  Status ReloadKeys();
   // Stops accepting, ends streams, joins the workers. Idempotent.
   void Stop();
 

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "server/stop_string_filter.h"
+#include "base/utf8.h"
 #include "testing/test_server_harness.h"
 
 namespace pg {

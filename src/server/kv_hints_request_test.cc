@@ -4,18 +4,22 @@
 
 #include <string>
 
+#include "server/request_test_util.h"
+
 namespace pg {
 namespace {
 
-using json = nlohmann::ordered_json;
-
-constexpr int64_t kVocab = 1000;
-constexpr int64_t kCtx = 512;
-
 ApiResult<ApiRequest> ChatWithHints(const std::string& hints) {
-  ApiResult<json> j = ParseJsonBody(R"({"messages":[{"role":"user","content":"hi"}],"kv_hints":)" + hints + "}");
-  if (!j.ok()) return j.error;
-  return ParseChatRequest(j.value, kVocab, kCtx);
+  return testing::ParseChatBody(R"({"messages":[{"role":"user","content":"hi"}],"kv_hints":)" + hints + "}");
+}
+
+// The hints are a 400 whose param (named in the message) is `param`.
+void ExpectBadHints(const char* hints, const char* param) {
+  auto r = ChatWithHints(hints);
+  ASSERT_FALSE(r.ok()) << hints;
+  EXPECT_EQ(r.error.http_status, 400) << hints;
+  EXPECT_EQ(r.error.param, param) << hints << ": " << r.error.message;
+  EXPECT_NE(r.error.message.find(param), std::string::npos) << r.error.message;
 }
 
 TEST(KvHintsRequest, ShortForm) {
@@ -102,13 +106,7 @@ TEST(KvHintsRequest, UnknownVersionsAndActionTypesAreRefused) {
        "kv_hints.actions[0].payload.session_id"},
       {R"([{"action":"kv.pin"}])", "kv_hints[0].action"},  // the short form keeps its own names
   };
-  for (const auto& c : kCases) {
-    auto r = ChatWithHints(c.hints);
-    ASSERT_FALSE(r.ok()) << c.hints;
-    EXPECT_EQ(r.error.http_status, 400) << c.hints;
-    EXPECT_EQ(r.error.param, c.param) << c.hints << ": " << r.error.message;
-    EXPECT_NE(r.error.message.find(c.param), std::string::npos) << r.error.message;
-  }
+  for (const auto& c : kCases) ExpectBadHints(c.hints, c.param);
 }
 
 TEST(KvHintsRequest, AbsentOrNullMeansNone) {
@@ -151,19 +149,11 @@ TEST(KvHintsRequest, EveryBadValueIsA400NamingTheField) {
       {R"({"actions":[{"action_type":"pin","payload":{"ttl_s":0}}]})", "kv_hints.actions[0].payload.ttl_s"},
       {R"({"actions":[{"action_type":"pin","payload":{"session":"s"}}]})", "kv_hints.actions[0].payload.session"},
   };
-  for (const auto& c : kCases) {
-    auto r = ChatWithHints(c.hints);
-    ASSERT_FALSE(r.ok()) << c.hints;
-    EXPECT_EQ(r.error.http_status, 400) << c.hints;
-    EXPECT_EQ(r.error.param, c.param) << c.hints << ": " << r.error.message;
-    EXPECT_NE(r.error.message.find(c.param), std::string::npos) << r.error.message;
-  }
+  for (const auto& c : kCases) ExpectBadHints(c.hints, c.param);
 }
 
 TEST(KvHintsRequest, CompletionsAcceptThemToo) {
-  ApiResult<json> j = ParseJsonBody(R"({"prompt":"hi","kv_hints":[{"action":"retain","ttl_s":3600}]})");
-  ASSERT_TRUE(j.ok());
-  auto r = ParseCompletionRequest(j.value, kVocab, kCtx);
+  auto r = testing::ParseCompletionBody(R"({"prompt":"hi","kv_hints":[{"action":"retain","ttl_s":3600}]})");
   ASSERT_TRUE(r.ok()) << r.error.message;
   ASSERT_EQ(r.value.kv_hints.size(), 1u);
   EXPECT_DOUBLE_EQ(r.value.kv_hints[0].ttl_s, 3600);

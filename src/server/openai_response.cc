@@ -1,12 +1,6 @@
 #include "server/openai_response.h"
 
-#include <fmt/format.h>
-
-#include <atomic>
-#include <chrono>
-#include <random>
-
-#include "server/stop_string_filter.h"
+#include "base/utf8.h"
 
 namespace pg {
 namespace {
@@ -160,14 +154,6 @@ json ToolCallStartDeltaJson(int index, const std::string& id, const std::string&
 
 json ToolCallArgumentsDeltaJson(int index, const std::string& fragment) {
   return json::array({{{"index", index}, {"function", {{"arguments", fragment}}}}});
-}
-
-std::string NewResponseId(const char* prefix) {
-  static std::atomic<uint64_t> counter{0};
-  thread_local std::mt19937_64 rng(std::random_device{}() ^
-                                   static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  uint64_t a = rng() ^ counter.fetch_add(1);
-  return fmt::format("{}{:016x}{:08x}", prefix, a, static_cast<uint32_t>(rng()));
 }
 
 std::string SseEvent(const std::string& payload) { return "data: " + payload + "\n\n"; }

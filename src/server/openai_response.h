@@ -9,15 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/generation_output.h"
 #include "server/generation_runner.h"
+#include "server/response_id.h"
 
 namespace pg {
-
-struct ToolCall {
-  std::string id;              // "call_..."
-  std::string name;
-  std::string arguments_json;  // a JSON text, as the API carries it
-};
 
 // Identity shared by every chunk of one response.
 struct ResponseHeader {
@@ -71,8 +67,6 @@ nlohmann::json ToolCallsJson(const std::vector<ToolCall>& calls, bool with_index
 nlohmann::json ToolCallStartDeltaJson(int index, const std::string& id, const std::string& name);
 nlohmann::json ToolCallArgumentsDeltaJson(int index, const std::string& fragment);
 
-// Unique ids: "<prefix><24 hex digits>".
-std::string NewResponseId(const char* prefix);
 
 // One-line JSON; invalid UTF-8 in strings becomes U+FFFD instead of throwing.
 std::string DumpJson(const nlohmann::json& value);

@@ -126,7 +126,7 @@ TEST(OutputConstraintRequest, GlmAndDeepSeekTemplatesGetTheirOwnFormats) {
 
   const std::string glm = ReadTemplate("GLM-4.6");
   if (glm.empty()) {
-    GTEST_SKIP() << "no GLM-4.6 template under " << PROSGROW_SHARED_DIR;
+    GTEST_SKIP() << "needs ../shared/fixtures/templates/GLM-4.6.jinja: none under " << PROSGROW_SHARED_DIR;
   }
   EXPECT_EQ(ToolCallGrammarFormatFor(glm).name, "glm45");
   EXPECT_EQ(ToolCallGrammarFormatFor(ReadTemplate("Qwen-Qwen3-0.6B")).name, "hermes");

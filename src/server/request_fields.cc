@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "server/kv_hints_request.h"
+#include "server/tenant.h"
 
 namespace pg {
 namespace {
@@ -80,6 +81,47 @@ void ReadLogitBias(FieldReader& r, int64_t n_vocab, const RequestLimits& limits,
   }
 }
 
+// stop_token_ids: [id, ...], each < n_vocab, at most kMaxStopTokenIds.
+// min_tokens: 0 .. max_tokens (checked against max_tokens once both are read).
+void ReadEndControls(FieldReader& r, int64_t n_vocab, int64_t n_ctx, ApiRequest* req) {
+  SamplingParams& s = req->sampling;
+  int64_t i = 0;
+  if (r.Int("min_tokens", &i)) {
+    if (i < 0 || i > n_ctx) {
+      r.Fail(BadRequest(fmt::format("'min_tokens' must be in [0, {}] (the model's context), got {}", n_ctx, i),
+                        "min_tokens"));
+    } else if (req->max_tokens_given && i > s.max_tokens) {
+      r.Fail(BadRequest(fmt::format("'min_tokens' ({}) is more than 'max_tokens' ({})", i, s.max_tokens),
+                        "min_tokens"));
+    } else {
+      s.min_tokens = static_cast<int>(i);
+    }
+  }
+  const json* ids = r.Get("stop_token_ids");
+  if (!ids) return;
+  if (!ids->is_array()) {
+    r.WrongType("stop_token_ids", "an array of token ids", *ids);
+    return;
+  }
+  if (ids->size() > static_cast<size_t>(kMaxStopTokenIds)) {
+    r.Fail(BadRequest(fmt::format("'stop_token_ids' has {} ids, more than the limit of {}", ids->size(),
+                                  kMaxStopTokenIds),
+                      "stop_token_ids"));
+    return;
+  }
+  for (const json& id : *ids) {
+    const int64_t v = id.is_number_integer() && !(id.is_number_unsigned() && id.get<uint64_t>() > uint64_t(INT64_MAX))
+                          ? id.get<int64_t>()
+                          : -1;
+    if (!id.is_number_integer() || v < 0 || v >= n_vocab) {
+      r.Fail(BadRequest(fmt::format("'stop_token_ids' entry {} is not a token id in [0, {})", id.dump(), n_vocab),
+                        "stop_token_ids", "invalid_token"));
+      return;
+    }
+    s.stop_token_ids.push_back(static_cast<int32_t>(v));
+  }
+}
+
 }  // namespace
 
 const char* JsonTypeName(const json& v) {
@@ -96,13 +138,28 @@ const char* JsonTypeName(const json& v) {
   }
 }
 
-// Reads optional top-level fields; remembers the first error. A null value
+// vLLM's cache_salt: 1..kMaxCacheSaltBytes bytes, salting the KV cache inside
+// the caller's tenant (tenant.h).
+void ReadCacheSalt(FieldReader& r, ApiRequest* req) {
+  const nlohmann::ordered_json* v = r.Get("cache_salt");
+  if (!v || v->is_null()) return;
+  if (!v->is_string()) {
+    r.WrongType("cache_salt", "a string", *v);
+    return;
+  }
+  const std::string& salt = v->get_ref<const std::string&>();
+  if (salt.empty() || salt.size() > kMaxCacheSaltBytes) {
+    r.Fail(BadRequest(fmt::format("'cache_salt' must be 1..{} bytes, got {}", kMaxCacheSaltBytes, salt.size()),
+                      "cache_salt"));
+    return;
+  }
+  req->cache_salt = salt;
+}
 
-// Fields shared by both endpoints.
-void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req) {
-  SamplingParams& s = req->sampling;
-  r.String("model", &req->model);
+namespace {
 
+// temperature, top_p, min_p, the penalties.
+void ReadSamplingNumbers(FieldReader& r, SamplingParams& s) {
   double d = 0;
   if (r.Number("temperature", &d)) {
     if (d < 0 || d > 100) r.Fail(BadRequest(fmt::format("'temperature' must be in [0, 100], got {}", d), "temperature"));
@@ -132,7 +189,11 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
       s.repetition_penalty = static_cast<float>(d);
     }
   }
+}
 
+// top_k, seed, max_tokens / max_completion_tokens, n, best_of.
+void ReadIntegerFields(FieldReader& r, int64_t n_ctx, ApiRequest* req) {
+  SamplingParams& s = req->sampling;
   int64_t i;
   if (r.Int("top_k", &i)) {
     if (i < -1 || i > 1000000) r.Fail(BadRequest(fmt::format("'top_k' must be -1, 0 (off) or positive, got {}", i), "top_k"));
@@ -157,14 +218,20 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
     r.Fail(BadRequest(fmt::format("'n' must be 1 (only one choice per request is supported), got {}", i), "n"));
   }
   if (r.Int("best_of", &i) && i != 1) r.Fail(BadRequest("'best_of' must be 1", "best_of"));
-  r.Bool("ignore_eos", &s.ignore_eos);
-  r.Bool("stream", &req->stream);
-  r.String("user", &req->user);
+}
+
+void ReadCacheTtl(FieldReader& r, ApiRequest* req) {
+  double d = 0;
   if (r.Number("cache_ttl_s", &d)) {
-    if (d < 0 || d > 1e9) r.Fail(BadRequest(fmt::format("'cache_ttl_s' must be in [0, 1e9], got {}", d), "cache_ttl_s"));
+    if (d < 0 || d > kMaxKvHintTtlS) {
+      r.Fail(BadRequest(fmt::format("'cache_ttl_s' must be in [0, {}] seconds, got {}", kMaxKvHintTtlS, d),
+                        "cache_ttl_s"));
+    }
     req->cache_ttl_s = d;
   }
+}
 
+void ReadStreamOptions(FieldReader& r, ApiRequest* req) {
   if (const json* so = r.Get("stream_options")) {
     if (!so->is_object()) {
       r.WrongType("stream_options", "an object", *so);
@@ -173,31 +240,50 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
       else req->include_usage = it->get<bool>();
     }
   }
+}
 
-  if (const json* stop = r.Get("stop")) {
-    if (stop->is_string()) {
-      req->stop.push_back(stop->get<std::string>());
-    } else if (stop->is_array()) {
-      if (stop->size() > static_cast<size_t>(limits.max_stop)) {
-        r.Fail(BadRequest(fmt::format("'stop' has {} strings, more than the limit of {} (--max-stop)", stop->size(),
-                                      limits.max_stop),
-                          "stop", "too_many_stop_strings"));
-      }
-      for (const json& s1 : *stop) {
-        if (!s1.is_string()) {
-          r.WrongType("stop", "a string or an array of strings", s1);
-          break;
-        }
-        req->stop.push_back(s1.get<std::string>());
-      }
-    } else {
-      r.WrongType("stop", "a string or an array of strings", *stop);
+// stop: a string or an array of at most limits.max_stop non-empty strings.
+void ReadStop(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
+  const json* stop = r.Get("stop");
+  if (!stop) return;
+  if (stop->is_string()) {
+    req->stop.push_back(stop->get<std::string>());
+  } else if (stop->is_array()) {
+    if (stop->size() > static_cast<size_t>(limits.max_stop)) {
+      r.Fail(BadRequest(fmt::format("'stop' has {} strings, more than the limit of {} (--max-stop)", stop->size(),
+                                    limits.max_stop),
+                        "stop", "too_many_stop_strings"));
     }
-    for (const std::string& s1 : req->stop) {
-      if (s1.empty()) r.Fail(BadRequest("'stop' strings must not be empty", "stop"));
+    for (const json& s1 : *stop) {
+      if (!s1.is_string()) {
+        r.WrongType("stop", "a string or an array of strings", s1);
+        break;
+      }
+      req->stop.push_back(s1.get<std::string>());
     }
+  } else {
+    r.WrongType("stop", "a string or an array of strings", *stop);
   }
-  ReadLogitBias(r, n_vocab, limits, &s);
+  for (const std::string& s1 : req->stop) {
+    if (s1.empty()) r.Fail(BadRequest("'stop' strings must not be empty", "stop"));
+  }
+}
+
+}  // namespace
+
+void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req) {
+  r.String("model", &req->model);
+  ReadSamplingNumbers(r, req->sampling);
+  ReadIntegerFields(r, n_ctx, req);
+  r.Bool("ignore_eos", &req->sampling.ignore_eos);
+  r.Bool("stream", &req->stream);
+  r.String("user", &req->user);
+  ReadCacheTtl(r, req);
+  ReadCacheSalt(r, req);
+  ReadStreamOptions(r, req);
+  ReadStop(r, limits, req);
+  ReadLogitBias(r, n_vocab, limits, &req->sampling);
+  ReadEndControls(r, n_vocab, n_ctx, req);
   ReadKvHints(r, n_ctx, req);
 }
 

@@ -17,6 +17,7 @@
 namespace pg {
 
 inline constexpr int kMaxTopLogprobs = 20;
+inline constexpr int kMaxStopTokenIds = 1024;  // most 'stop_token_ids' per request
 
 // "null", "boolean", "string", "array", "object", "number" or "integer".
 const char* JsonTypeName(const nlohmann::ordered_json& v);
@@ -92,8 +93,13 @@ class FieldReader {
   std::optional<ApiError> error_;
 };
 
+// vLLM's cache_salt (a string of 1..256 bytes; null = none): salts the KV
+// cache inside the caller's tenant (server/tenant.h). Both APIs read it.
+void ReadCacheSalt(FieldReader& r, ApiRequest* req);
+
 // Fields shared by both endpoints: model, sampling, max_tokens, n, stream,
-// stream_options, stop, user, cache_ttl_s, logit_bias.
+// stream_options, stop, user, cache_ttl_s (0..86400 s), cache_salt, logit_bias, min_tokens,
+// stop_token_ids, kv_hints (the list: openai_fields.cc).
 void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req);
 
 }  // namespace pg

@@ -31,10 +31,15 @@ std::string ErrorCodeOf(const std::string& body) {
   return "";
 }
 
-void NoteRequestError(const std::string& code) { t_record.error = code; }
-
 void NoteRequestResponse(int status, const std::string& body) {
-  if (status >= 400 && t_record.error.empty()) t_record.error = ErrorCodeOf(body);
+  if (status < 400) {
+    t_record.error.clear();
+    return;
+  }
+  // A body already compressed reads as none: the code noted where the error
+  // was written (SendError) stands.
+  std::string code = ErrorCodeOf(body);
+  if (!code.empty()) t_record.error = std::move(code);
 }
 
 std::string RequestLogLine(const std::string& method, const std::string& path, int status, double now_s) {

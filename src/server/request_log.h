@@ -32,11 +32,10 @@ struct RequestLogRecord {
 void BeginRequestLog(double now_s);
 // Notes the tokens of the generation this thread's request ran.
 void NoteRequestTokens(const GenerationResult& result);
-// Notes the error an error response carries (SendApiError, SendAnthropicError).
-void NoteRequestError(const std::string& code);
-// Notes the error code of the response about to be written, unless one was
-// noted already (called where the
-// body is still uncompressed: httplib's post-routing handler).
+// Notes the error code of the response about to be written: from SendError
+// (error_response.h), where the body is written, and from httplib's
+// post-routing handler (httplib's own errors). A body that is no error JSON
+// (compressed by then) leaves the code noted before.
 void NoteRequestResponse(int status, const std::string& body);
 // The log line for this thread's request.
 std::string RequestLogLine(const std::string& method, const std::string& path, int status, double now_s);

@@ -1,11 +1,11 @@
-// ResponsesHandler: serves POST /v1/responses (OpenAI's Responses API) as an
-// edge translation onto the chat pipeline (generation_pipeline.h):
+// ResponsesHandler: serves POST /v1/responses (OpenAI's Responses API) as
+// one more ApiDialect on the shared generation path (generation_handler.h):
 //
-//   body -> ParseResponsesRequest (responses_request.h) -> previous_response_id
-//   resolved in the ResponseStore -> chat template + tokenize -> FitToContext
-//   -> StartGeneration -> tool calls parsed (ToolCallChunks while streaming)
-//   -> the response object or its event stream (responses_response.h)
-//   -> stored when `store` is true.
+//   body -> ParseResponsesRequest (responses_request.h) -> the chat ApiRequest
+//   -> previous_response_id resolved in the ResponseStore (the caller's
+//   tenant's) -> chat template + tokenize -> HandleGeneration's steps
+//   -> ResponsesWriter: the response object or its event stream
+//   (responses_response.h) -> stored when `store` is true.
 //
 // Errors use OpenAI's shape (SendApiError). Fields accepted without effect
 // are named in the x-prosgrow-ignored-fields header and the log.
@@ -17,7 +17,7 @@
 
 #include <memory>
 
-#include "server/completion_handler.h"
+#include "server/handler_context.h"
 #include "server/responses_store.h"
 
 namespace pg {

@@ -6,19 +6,13 @@
 #include <set>
 
 #include "base/bounded_json.h"
+#include "server/json_string_at.h"
 #include "server/request_fields.h"
 
 namespace pg {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-// obj[key] when it is a string, else `fallback` (json::value throws on other types).
-std::string StringAt(const json& obj, const char* key, const char* fallback = "") {
-  if (!obj.is_object()) return fallback;
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
 
 // Top-level fields; anything else is a 400 naming it.
 constexpr const char* kFields[] = {

@@ -12,7 +12,7 @@
 //                    response.function_call_arguments.done, response.output_item.done
 //   response.completed (or response.incomplete when max_output_tokens cut it;
 //   response.failed when generation failed)
-// The writer takes the chat deltas ToolCallChunks builds ({"content"} and
+// The writer takes the chat deltas ToolCallDeltas builds ({"content"} and
 // {"tool_calls": [...]}) and turns them into these events.
 //
 // Pure functions and a per-response writer; thread-safe as values.

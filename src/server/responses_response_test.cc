@@ -4,22 +4,14 @@
 
 #include <sstream>
 
+#include "testing/http_test_util.h"
+
 namespace pg {
 namespace {
 
 using json = nlohmann::json;
 
-// The events of an SSE text: (event name, data) pairs.
-std::vector<std::pair<std::string, json>> Events(const std::string& sse) {
-  std::vector<std::pair<std::string, json>> out;
-  std::istringstream in(sse);
-  std::string line, name;
-  while (std::getline(in, line)) {
-    if (line.rfind("event: ", 0) == 0) name = line.substr(7);
-    if (line.rfind("data: ", 0) == 0) out.emplace_back(name, json::parse(line.substr(6)));
-  }
-  return out;
-}
+using testing::SseEvents;
 
 ResponsesHeader Header() { return {"resp_1", "m", 7, {{"store", true}}}; }
 
@@ -37,7 +29,7 @@ TEST(ResponsesResponse, StreamOfTextThenACall) {
   r.completion_tokens = 5;
   r.cache.cached_tokens = 4;
   sse += w.Finish("stop", ResponsesUsageJson(r));
-  auto events = Events(sse);
+  auto events = SseEvents(sse);
   std::vector<std::string> types;
   for (size_t i = 0; i < events.size(); ++i) {
     EXPECT_EQ(events[i].first, events[i].second["type"]);  // event name = data type
@@ -72,7 +64,7 @@ TEST(ResponsesResponse, CutByTheTokenLimitIsIncomplete) {
   ResponsesStreamWriter w(Header());
   std::string sse = w.Start();
   sse += w.Finish("length", nullptr);
-  auto events = Events(sse);
+  auto events = SseEvents(sse);
   EXPECT_EQ(events.back().first, "response.incomplete");
   EXPECT_EQ(events.back().second["response"]["incomplete_details"]["reason"], "max_output_tokens");
   EXPECT_EQ(events.back().second["response"]["output"].size(), 1u);  // the (empty) message
@@ -87,7 +79,7 @@ TEST(ResponsesResponse, FailureEndsWithResponseFailed) {
   std::string sse = w.Start();
   sse += w.Delta({{"content", "x"}});
   sse += w.Fail(ServerError("generation failed: oom"));
-  auto events = Events(sse);
+  auto events = SseEvents(sse);
   EXPECT_EQ(events.back().first, "response.failed");
   EXPECT_EQ(events.back().second["response"]["error"]["message"], "generation failed: oom");
 }

@@ -8,6 +8,7 @@
 
 #include "base/units.h"
 #include "server/guarded_stream.h"
+#include "server/tenant_keys.h"
 
 namespace pg {
 
@@ -73,7 +74,15 @@ Status ServerOptions::Validate() {
     if (!api_key.empty() && api_key != key) return InvalidArgument("--api-key and --api-key-file disagree; give one");
     api_key = key;
   }
-  return Status::Ok();
+  if (!tenant_share_cache.empty() && api_keys_file.empty()) {
+    return InvalidArgument("--tenant-share-cache needs --api-keys-file");
+  }
+  Result<std::unique_ptr<TenantKeys>> keys = TenantKeys::Create(KeysConfig());
+  return keys.ok() ? Status::Ok() : keys.status();
+}
+
+TenantKeysConfig ServerOptions::KeysConfig() const {
+  return TenantKeysConfig{api_key, api_keys_file, tenant_share_cache};
 }
 
 void AddServerFlags(CLI::App& app, ServerOptions* options) {
@@ -81,6 +90,14 @@ void AddServerFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--port", options->port, "TCP port (0 = any free port)")->capture_default_str();
   app.add_option("--api-key", options->api_key, "require 'Authorization: Bearer KEY'");
   app.add_option("--api-key-file", options->api_key_file, "read the API key from this file");
+  app.add_option("--api-keys-file", options->api_keys_file,
+                 "tenants: 'TENANT KEY' per line, '#' comments; re-read on SIGHUP");
+  app.add_option("--tenant-share-cache", options->tenant_share_cache,
+                 "tenants that share one KV cache, e.g. a,b (repeatable; default: none share)");
+  AddServerLimitFlags(app, options);
+}
+
+void AddServerLimitFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--http-threads", options->threads, "HTTP worker threads (max concurrent connections)")
       ->capture_default_str();
   app.add_option("--http-timeout", options->write_timeout_s, "seconds a response write may block")

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "server/request_limits.h"
+#include "server/tenant_keys.h"
 
 namespace CLI {
 class App;
@@ -28,7 +30,11 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;             // 0 = ephemeral; HttpServer::port() reports the bound one
   std::string api_key;         // "" = no authentication
-  std::string api_key_file;    // read into api_key by ResolveApiKey() when set
+  std::string api_key_file;    // read into api_key by Validate() when set
+  // Tenants (docs/server.md, "Multi-tenant deployment"; server/tenant_keys.h):
+  // "TENANT KEY" lines, re-read on SIGHUP; api_key is tenant "default".
+  std::string api_keys_file;
+  std::vector<std::string> tenant_share_cache;  // each "a,b[,...]": tenants sharing one cache
   int threads = 128;           // HTTP worker threads (each holds one connection)
 
   int64_t max_body_bytes = 8 << 20;    // larger bodies get 413
@@ -49,16 +55,24 @@ struct ServerOptions {
   bool serialize_parallel_tool_calls = false;
 
   // Checks ranges (port 0..65535, every limit within its documented range;
-  // the message names the flag) and loads api_key_file.
+  // the message names the flag), loads api_key_file and checks
+  // api_keys_file and tenant_share_cache.
   Status Validate();
+  // What TenantKeys::Create needs from these options.
+  TenantKeysConfig KeysConfig() const;
 };
 
-// Registers --host, --port, --api-key, --api-key-file, --http-threads,
+// Registers --host, --port, --api-key, --api-key-file, --api-keys-file,
+// --tenant-share-cache, --http-threads,
 // --http-timeout and the request limits (docs/server.md, "Request limits"):
 // --max-body-bytes and --max-header-bytes (accept "8MiB"), --max-headers,
 // --max-url-bytes, --max-json-depth, --max-messages, --max-tools, --max-stop,
 // --max-logit-bias. The values land in *options when the app parses; call
 // options->Validate() afterwards (it checks the ranges).
 void AddServerFlags(CLI::App& app, ServerOptions* options);
+// The same without --host, --port, --api-key and --api-key-file: the HTTP
+// workers, the write timeout and the request limits (`prosgrow route`, whose
+// front door enforces serve's limits with serve's flags).
+void AddServerLimitFlags(CLI::App& app, ServerOptions* options);
 
 }  // namespace pg

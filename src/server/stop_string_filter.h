@@ -24,15 +24,15 @@ class StopStringFilter {
   std::string Push(std::string_view text);
   std::string Flush();
   bool stopped() const { return stopped_; }
+  // After stopped(): the stop string found (the earliest in the text; of
+  // those starting there, the shortest).
+  const std::string& matched() const { return matched_; }
 
  private:
   std::vector<std::string> stops_;
   std::string pending_;  // held back: a suffix that is a proper prefix of some stop string
   bool stopped_ = false;
+  std::string matched_;
 };
-
-// True when `s` is well-formed UTF-8 (no overlongs, surrogates or code
-// points past U+10FFFF).
-bool IsValidUtf8(std::string_view s);
 
 }  // namespace pg

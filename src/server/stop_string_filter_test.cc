@@ -46,14 +46,15 @@ TEST(StopStringFilter, MultiByteStop) {
   EXPECT_TRUE(f.stopped());
 }
 
-TEST(Utf8, Validation) {
-  EXPECT_TRUE(IsValidUtf8("plain ascii"));
-  EXPECT_TRUE(IsValidUtf8("héllo 世界 🎉"));
-  EXPECT_FALSE(IsValidUtf8("\xff"));
-  EXPECT_FALSE(IsValidUtf8("\xc3"));              // truncated
-  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong
-  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate
-  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // > U+10FFFF
+TEST(StopStringFilter, NamesTheStopItFound) {
+  StopStringFilter f({"ENDING", "END", "X"});
+  EXPECT_EQ(f.Push(" one EN"), " one ");
+  EXPECT_EQ(f.Push("DING X"), "");
+  EXPECT_TRUE(f.stopped());
+  EXPECT_EQ(f.matched(), "END");  // the earliest; of those starting there, the shortest
+  StopStringFilter g({"b", "a"});
+  EXPECT_EQ(g.Push("xxab"), "xx");
+  EXPECT_EQ(g.matched(), "a");
 }
 
 }  // namespace

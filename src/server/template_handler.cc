@@ -17,7 +17,8 @@ void TemplateHandler::Handle(const httplib::Request& req, httplib::Response& res
   FieldReader fields(body.value);
   fields.Bool("add_generation_prompt", &add_generation_prompt);
   if (fields.failed()) return SendApiError(res, fields.error(), ctx_.metrics);
-  ApiResult<ApiRequest> parsed = ParseChatRequest(body.value, info.n_vocab, info.n_ctx, ctx_.limits);
+  ApiResult<ApiRequest> parsed =
+      ParseChatRequest(body.value, info.n_vocab, info.n_ctx, ctx_.limits, {"add_generation_prompt"});
   if (!parsed.ok()) return SendApiError(res, parsed.error, ctx_.metrics);
   const ApiRequest& api = parsed.value;
   if (!api.model.empty() && api.model != info.model_name) {
@@ -26,7 +27,8 @@ void TemplateHandler::Handle(const httplib::Request& req, httplib::Response& res
                            "model_not_found"),
         ctx_.metrics);
   }
-  Result<std::string> prompt = ctx_.chat()->Render(api.messages, api.tools, add_generation_prompt);
+  Result<std::string> prompt =
+      ctx_.chat()->Render(api.messages, api.tools, add_generation_prompt, api.template_kwargs);
   if (!prompt.ok()) return SendApiError(res, BadRequest(prompt.status().message(), "messages"), ctx_.metrics);
   res.status = 200;
   res.set_content(DumpJson({{"prompt", *prompt}}), "application/json");

@@ -18,7 +18,8 @@
 
 #include <httplib.h>
 
-#include "server/completion_handler.h"
+#include "server/error_response.h"
+#include "server/handler_context.h"
 
 namespace pg {
 

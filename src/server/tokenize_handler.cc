@@ -3,6 +3,7 @@
 #include "server/api_request.h"
 #include "server/generation_pipeline.h"
 #include "server/openai_response.h"
+#include "server/tenant.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -10,17 +11,20 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-ApiResult<std::vector<int32_t>> Tokens(const HandlerContext& ctx, const json& body) {
+// *cache_salt: the request's cache_salt field (chat and completion bodies).
+ApiResult<std::vector<int32_t>> Tokens(const HandlerContext& ctx, const json& body, std::string* cache_salt) {
   const ServiceInfo& info = ctx.service->info();
   const Tokenizer& tok = ctx.service->tokenizer();
   if (body.contains("messages")) {
     ApiResult<ApiRequest> api = ParseChatRequest(body, info.n_vocab, info.n_ctx, ctx.limits);
     if (!api.ok()) return api.error;
-    return ChatPromptTokens(ctx, api.value.messages, api.value.tools);
+    *cache_salt = api.value.cache_salt;
+    return ChatPromptTokens(ctx, api.value.messages, api.value.tools, "messages", api.value.template_kwargs);
   }
   if (body.contains("prompt")) {
     ApiResult<ApiRequest> api = ParseCompletionRequest(body, info.n_vocab, info.n_ctx, ctx.limits);
     if (!api.ok()) return api.error;
+    *cache_salt = api.value.cache_salt;
     if (api.value.prompt_is_tokens) return std::move(api.value.prompt_tokens);
     return tok.Encode(api.value.prompt_text, /*add_special=*/true, /*parse_special=*/true);
   }
@@ -44,11 +48,16 @@ ApiResult<std::vector<int32_t>> Tokens(const HandlerContext& ctx, const json& bo
 void HandleTokenize(const HandlerContext& ctx, const httplib::Request& req, httplib::Response& res) {
   ApiResult<json> body = ParseJsonBody(req.body, ctx.limits.max_json_depth);
   if (!body.ok()) return SendApiError(res, body.error, ctx.metrics);
-  ApiResult<std::vector<int32_t>> tokens = Tokens(ctx, body.value);
+  std::string cache_salt;
+  ApiResult<std::vector<int32_t>> tokens = Tokens(ctx, body.value, &cache_salt);
   if (!tokens.ok()) return SendApiError(res, tokens.error, ctx.metrics);
+  // The caller's own block names (its tenant's salt): what a router matches
+  // against this replica's KV events when they carry no token ids.
+  const std::string salt = TenantCacheSalt(Tenant::Current(), cache_salt);
   nlohmann::json out = {{"tokens", tokens.value},
-              {"count", tokens.value.size()},
-              {"max_model_len", ctx.service->info().n_ctx}};
+                        {"count", tokens.value.size()},
+                        {"max_model_len", ctx.service->info().n_ctx},
+                        {"block_hashes", ctx.service->PromptBlockHashes(tokens.value, salt)}};
   res.set_content(DumpJson(out), "application/json");
 }
 

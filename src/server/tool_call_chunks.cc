@@ -6,22 +6,8 @@ namespace pg {
 
 using json = nlohmann::json;
 
-ToolCallChunks::ToolCallChunks(ToolCallFormat format, nlohmann::ordered_json tools, bool parallel_tool_calls)
-    : stream_(format, std::move(tools)), parallel_(parallel_tool_calls) {}
-
-std::vector<json> ToolCallChunks::Push(std::string_view text) {
-  std::vector<ToolCallEvent> events;
-  stream_.Push(text, &events);
-  return Deltas(events);
-}
-
-std::vector<json> ToolCallChunks::Finish() {
-  std::vector<ToolCallEvent> events;
-  stream_.Finish(&events);
-  return Deltas(events);
-}
-
-std::vector<json> ToolCallChunks::Deltas(const std::vector<ToolCallEvent>& events) {
+std::vector<json> ToolCallDeltas(const std::vector<ToolCallEvent>& events, const std::vector<ToolCall>& calls,
+                                 bool close_cut) {
   std::vector<json> out;
   std::string content, args;
   int args_index = -1;
@@ -31,21 +17,26 @@ std::vector<json> ToolCallChunks::Deltas(const std::vector<ToolCallEvent>& event
     content.clear();
     args.clear();
   };
+  auto add_args = [&](int index, const std::string& text) {
+    if (!content.empty() || args_index != index) flush();
+    args_index = index;
+    args += text;
+  };
   for (const ToolCallEvent& ev : events) {
-    if (ev.kind == ToolCallEvent::Kind::kContent) {
-      if (!args.empty()) flush();
-      content += ev.text;
-      continue;
-    }
-    if (ev.index > 0 && !parallel_) continue;
-    if (ev.kind == ToolCallEvent::Kind::kCallStart) {
-      flush();
-      ids_.push_back(NewResponseId("call_"));
-      out.push_back({{"tool_calls", ToolCallStartDeltaJson(ev.index, ids_.back(), ev.text)}});
-    } else if (ev.kind == ToolCallEvent::Kind::kArguments) {
-      if (!content.empty() || args_index != ev.index) flush();
-      args_index = ev.index;
-      args += ev.text;
+    switch (ev.kind) {
+      case ToolCallEvent::Kind::kContent:
+        if (!args.empty()) flush();
+        content += ev.text;
+        break;
+      case ToolCallEvent::Kind::kCallStart:
+        flush();
+        out.push_back({{"tool_calls", ToolCallStartDeltaJson(ev.index, calls[static_cast<size_t>(ev.index)].id,
+                                                             ev.text)}});
+        break;
+      case ToolCallEvent::Kind::kArguments: add_args(ev.index, ev.text); break;
+      case ToolCallEvent::Kind::kCallEnd:
+        if (close_cut && !ev.text.empty()) add_args(ev.index, ev.text);
+        break;
     }
   }
   flush();

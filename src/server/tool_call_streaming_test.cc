@@ -94,13 +94,18 @@ Reassembled Reassemble(const std::string& sse) {
   return r;
 }
 
+// A test server whose fake model has fc's template and reply.
+std::unique_ptr<TestServer> StartFormatServer(const FormatCase& fc) {
+  FakeServiceOptions fake;
+  fake.chat_template = fc.chat_template;
+  fake.reply = fc.reply;
+  return StartTestServer(fake);
+}
+
 TEST(ToolCallStreaming, EveryFormatStreamsWhatTheFullResponseHolds) {
   for (const FormatCase& fc : kCases) {
     SCOPED_TRACE(fc.name);
-    FakeServiceOptions fake;
-    fake.chat_template = fc.chat_template;
-    fake.reply = fc.reply;
-    auto t = StartTestServer(fake);
+    auto t = StartFormatServer(fc);
     ASSERT_TRUE(t);
     auto full = t->Client().Post("/v1/chat/completions", ChatBody(false), "application/json");
     ASSERT_TRUE(full);
@@ -149,10 +154,7 @@ TEST(ToolCallStreaming, OpenAiSdkAssemblesTheStreamedCalls) {
   if (system("node --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "node not installed";
   for (const FormatCase& fc : kCases) {
     SCOPED_TRACE(fc.name);
-    FakeServiceOptions fake;
-    fake.chat_template = fc.chat_template;
-    fake.reply = fc.reply;
-    auto t = StartTestServer(fake);
+    auto t = StartFormatServer(fc);
     ASSERT_TRUE(t);
     std::string cmd = "cd '" + dir + "' && PROSGROW_BASE_URL=http://127.0.0.1:" + std::to_string(t->port) +
                       "/v1 node tool_stream_test.mjs 2>&1";
@@ -214,17 +216,17 @@ TEST(ToolCallStreaming, MarkersThatAreControlTokensAreRendered) {
 }
 
 TEST(ToolCallChunksTest, NameOnceThenArgumentFragmentsInOrder) {
-  ToolCallChunks chunks(ToolCallFormat::kHermes, nullptr, true);
+  GenerationOutput out(true, ToolCallFormat::kHermes, nullptr, true);
   std::vector<json> all;
   for (const char* piece : {"Hi <tool_", "call>{\"name\": \"f\", \"arguments\": {\"a\":", " [1, 2", "]}}</tool_call>",
                             " bye"}) {
-    for (json& d : chunks.Push(piece)) all.push_back(std::move(d));
+    for (json& d : ToolCallDeltas(out.Push(piece), out.calls(), false)) all.push_back(std::move(d));
   }
-  for (json& d : chunks.Finish()) all.push_back(std::move(d));
+  for (json& d : ToolCallDeltas(out.Finish(), out.calls(), true)) all.push_back(std::move(d));
   ASSERT_EQ(all.size(), 6u) << json(all).dump();
   EXPECT_EQ(all[0], json({{"content", "Hi"}}));
   EXPECT_EQ(all[1]["tool_calls"][0]["function"], json({{"name", "f"}, {"arguments", ""}}));
-  EXPECT_EQ(all[1]["tool_calls"][0]["id"], chunks.ids()[0]);
+  EXPECT_EQ(all[1]["tool_calls"][0]["id"], out.calls()[0].id);
   EXPECT_EQ(all[2]["tool_calls"][0], json({{"index", 0}, {"function", {{"arguments", "{\"a\":"}}}}));
   EXPECT_EQ(all[3]["tool_calls"][0]["function"]["arguments"], "[1,2");
   EXPECT_EQ(all[4]["tool_calls"][0]["function"]["arguments"], "]}");

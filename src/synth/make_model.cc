@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "backend/cpu/quant.h"
@@ -32,6 +34,29 @@ Result<ModelPlan> PlanModelFor(const MakeModelOptions& opt) {
   return PlanModel(opt.shape, opt.arch, opt.type, vocab.n_tokens);
 }
 
+namespace {
+
+// tokenizer.chat_template := the text of `path`.
+Status ReplaceChatTemplate(const std::string& path, SynthVocab* vocab) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("make-model: cannot read the chat template " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  GgufValue value;
+  value.type = GgufValueType::STRING;
+  value.v = text.str();
+  for (auto& [key, v] : vocab->keys) {
+    if (key == "tokenizer.chat_template") {
+      v = std::move(value);
+      return Status::Ok();
+    }
+  }
+  vocab->keys.emplace_back("tokenizer.chat_template", std::move(value));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status MakeModel(const MakeModelOptions& opt) {
   if (opt.out_path.empty()) return InvalidArgument("make-model: no output path given");
   // Validate the cheap options before reading or training a vocabulary.
@@ -39,6 +64,7 @@ Status MakeModel(const MakeModelOptions& opt) {
   PG_RETURN_IF_ERROR(PlanModel(opt.shape, opt.arch, opt.type, 1).status());
   PG_ASSIGN_OR_RETURN(SynthVocab vocab, LoadVocab(opt.vocab_path));
   PG_ASSIGN_OR_RETURN(ModelPlan plan, PlanModel(opt.shape, opt.arch, opt.type, vocab.n_tokens));
+  if (!opt.chat_template_path.empty()) PG_RETURN_IF_ERROR(ReplaceChatTemplate(opt.chat_template_path, &vocab));
 
   GgufWriter w;
   AddModelMetadata(plan, "prosgrow-synth-" + opt.shape + "-" + opt.arch, &w);

@@ -27,6 +27,10 @@ struct MakeModelOptions {
   uint64_t seed = 0;
   std::string out_path;
   int n_threads = 0;                   // 0 = all cores
+  // A file whose text replaces the vocabulary's tokenizer.chat_template
+  // ("" = keep the vocabulary's), e.g. to give a test model another
+  // template's tool-call format.
+  std::string chat_template_path;
 };
 
 // The plan MakeModel would write for these options (reads the vocab file,

@@ -26,6 +26,8 @@ int MakeModelMain(int argc, char** argv) {
   app.add_option("--type", type, "f16 | bf16 | q8_0 | q4_k (a Q4_K_M-like mix)")->capture_default_str();
   app.add_option("--arch", opt.arch, "llama | qwen2 | qwen3 | qwen3moe | glm4moe")->capture_default_str();
   app.add_option("--seed", opt.seed, "random seed")->capture_default_str();
+  app.add_option("--chat-template", opt.chat_template_path,
+                 "file whose text becomes tokenizer.chat_template (default: the vocabulary's)");
   app.add_option("--threads", opt.n_threads, "generator threads (0 = all cores)")->capture_default_str();
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   auto t = ParseSynthType(type);

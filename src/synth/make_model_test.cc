@@ -152,7 +152,7 @@ TEST_F(MakeModelTest, BuiltinVocabularyRoundTripsThroughTheTokenizer) {
 
 TEST_F(MakeModelTest, CopiesTheTokenizerOfAVocabFile) {
   const std::string vocab = std::string(PROSGROW_SHARED_DIR) + "/fixtures/vocab/ggml-vocab-gpt-2.gguf";
-  if (!std::filesystem::exists(vocab)) GTEST_SKIP() << "no fixtures";
+  if (!std::filesystem::exists(vocab)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   auto opt = Tiny(Path("g.gguf"), GgmlType::Q8_0, "llama");
   opt.vocab_path = vocab;
   ASSERT_TRUE(MakeModel(opt).ok());
@@ -194,6 +194,21 @@ TEST_F(MakeModelTest, BadOptionsFailCleanly) {
   Status st = MakeModel(o);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("tokenizer.ggml.tokens"), std::string::npos) << st.message();
+}
+
+TEST_F(MakeModelTest, ChatTemplateFileReplacesTheVocabularys) {
+  const std::string tmpl = "{% for m in messages %}<｜User｜>{{ m.content }}{% endfor %}<｜Assistant｜>";
+  std::ofstream(Path("t.jinja")) << tmpl;
+  auto o = Tiny(Path("t.gguf"), GgmlType::F16, "qwen2");
+  o.chat_template_path = Path("t.jinja");
+  ASSERT_TRUE(MakeModel(o).ok());
+  auto f = GgufFile::Open(o.out_path);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(*(*f)->GetString("tokenizer.chat_template"), tmpl);
+  o.chat_template_path = Path("missing.jinja");
+  Status st = MakeModel(o);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("missing.jinja"), std::string::npos) << st.message();
 }
 
 int RunCli(std::vector<std::string> args) {

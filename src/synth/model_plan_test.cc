@@ -7,15 +7,12 @@
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "synth/synth_test_util.h"
 
 namespace pg {
 namespace {
 
-std::map<std::string, const PlannedTensor*> ByName(const ModelPlan& p) {
-  std::map<std::string, const PlannedTensor*> m;
-  for (const auto& t : p.tensors) m[t.name] = &t;
-  return m;
-}
+using testing::TensorsByName;
 
 TEST(ModelPlan, Qwen05MatchesQwen25HalfBillionLayout) {
   auto p = PlanModel("0.5b", "qwen2", GgmlType::F16, 151936);
@@ -25,7 +22,7 @@ TEST(ModelPlan, Qwen05MatchesQwen25HalfBillionLayout) {
   EXPECT_EQ(p->shape.n_layer, 24);
   EXPECT_TRUE(p->shape.tied_embeddings);
   EXPECT_EQ(p->file_type, 1u);
-  auto m = ByName(*p);
+  auto m = TensorsByName(*p);
   EXPECT_EQ(m.count("output.weight"), 0u);  // tied
   ASSERT_EQ(m.count("blk.23.attn_q.bias"), 1u);
   EXPECT_EQ(m["token_embd.weight"]->dims, (std::vector<int64_t>{896, 151936}));
@@ -45,7 +42,7 @@ TEST(ModelPlan, Qwen15MatchesQwen25OnePointFiveBillionLayout) {
   auto p = PlanModel("1.5b", "qwen2", GgmlType::Q8_0, 151936);
   ASSERT_TRUE(p.ok());
   EXPECT_NEAR(p->n_params() / 1e9, 1.54, 0.01);  // Qwen2.5-1.5B: 1.54B
-  auto m = ByName(*p);
+  auto m = TensorsByName(*p);
   EXPECT_EQ(m["blk.27.attn_q.weight"]->dims, (std::vector<int64_t>{1536, 1536}));
   EXPECT_EQ(m["blk.27.attn_k.weight"]->dims, (std::vector<int64_t>{1536, 256}));
   EXPECT_EQ(m["blk.27.ffn_gate.weight"]->dims, (std::vector<int64_t>{1536, 8960}));
@@ -59,7 +56,7 @@ TEST(ModelPlan, Q4KIsAQ4KMLikeMix) {
   auto p = PlanModel("1.5b", "qwen2", GgmlType::Q4_K, 151936);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->file_type, 15u);
-  auto m = ByName(*p);
+  auto m = TensorsByName(*p);
   EXPECT_EQ(m["token_embd.weight"]->type, GgmlType::Q6_K);
   EXPECT_EQ(m["blk.0.attn_q.weight"]->type, GgmlType::Q4_K);
   EXPECT_EQ(m["blk.0.ffn_up.weight"]->type, GgmlType::Q4_K);
@@ -74,7 +71,7 @@ TEST(ModelPlan, Q4KIsAQ4KMLikeMix) {
   // 896-wide rows are not a multiple of 256: 32-blocks instead.
   auto h = PlanModel("0.5b", "qwen2", GgmlType::Q4_K, 1000);
   ASSERT_TRUE(h.ok());
-  auto hm = ByName(*h);
+  auto hm = TensorsByName(*h);
   EXPECT_EQ(hm["token_embd.weight"]->type, GgmlType::Q8_0);
   EXPECT_EQ(hm["blk.1.attn_q.weight"]->type, GgmlType::Q5_0);
   EXPECT_EQ(hm["blk.4.ffn_down.weight"]->type, GgmlType::Q4_K);  // 4864 rows are fine
@@ -86,7 +83,7 @@ TEST(ModelPlan, ArchitecturesDifferInBiasesAndQkNorms) {
   for (const std::string arch : {"llama", "qwen2", "qwen3"}) {
     auto p = PlanModel("60m", arch, GgmlType::F16, 8192);
     ASSERT_TRUE(p.ok()) << arch;
-    auto m = ByName(*p);
+    auto m = TensorsByName(*p);
     EXPECT_EQ(m.count("blk.7.attn_q.bias"), arch == "qwen2" ? 1u : 0u) << arch;
     EXPECT_EQ(m.count("blk.7.attn_k.bias"), arch == "qwen2" ? 1u : 0u) << arch;
     EXPECT_EQ(m.count("blk.7.attn_q_norm.weight"), arch == "qwen3" ? 1u : 0u) << arch;
@@ -104,7 +101,7 @@ TEST(ModelPlan, ArchitecturesDifferInBiasesAndQkNorms) {
 TEST(ModelPlan, ScalesFollowFanIn) {
   auto p = PlanModel("60m", "llama", GgmlType::F16, 8192);
   ASSERT_TRUE(p.ok());
-  auto m = ByName(*p);
+  auto m = TensorsByName(*p);
   EXPECT_NEAR(m["blk.0.attn_q.weight"]->std, std::sqrt(3.0 / 512), 1e-6);
   EXPECT_NEAR(m["blk.0.attn_v.weight"]->std, 1 / std::sqrt(512.0), 1e-6);
   EXPECT_NEAR(m["blk.0.ffn_down.weight"]->std, 1 / std::sqrt(1536.0), 1e-6);

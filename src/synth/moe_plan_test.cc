@@ -10,17 +10,12 @@
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "synth/synth_test_util.h"
 #include "synth/make_model.h"
 #include "synth/model_plan.h"
 
 namespace pg {
 namespace {
-
-std::map<std::string, const PlannedTensor*> ByName(const ModelPlan& p) {
-  std::map<std::string, const PlannedTensor*> m;
-  for (const auto& t : p.tensors) m[t.name] = &t;
-  return m;
-}
 
 TEST(MoePlan, Mini30bA3bKeepsQwen3MoeProportions) {
   auto p = PlanModel("30b-a3b-mini", "qwen3moe", GgmlType::Q4_K, 8192);
@@ -33,7 +28,7 @@ TEST(MoePlan, Mini30bA3bKeepsQwen3MoeProportions) {
   EXPECT_EQ(s.n_ff_exp * 2048, 768 * s.n_embd);
   EXPECT_EQ(s.n_head * s.head_dim, 2 * s.n_embd);
   EXPECT_EQ(s.n_head / s.n_head_kv, 32 / 4);
-  auto m = ByName(*p);
+  auto m = testing::TensorsByName(*p);
   EXPECT_EQ(m["blk.7.ffn_gate_exps.weight"]->dims, (std::vector<int64_t>{512, 192, 128}));
   EXPECT_EQ(m["blk.7.ffn_down_exps.weight"]->dims, (std::vector<int64_t>{192, 512, 128}));
   EXPECT_EQ(m["blk.0.ffn_gate_inp.weight"]->dims, (std::vector<int64_t>{512, 128}));
@@ -59,7 +54,7 @@ TEST(MoePlan, ArchitecturesAndShapesMustAgree) {
 TEST(MoePlan, Glm4MoeHasDenseLeadSharedExpertBiasesAndPostAttentionNorm) {
   auto p = PlanModel("tiny-moe", "glm4moe", GgmlType::F16, 1000);
   ASSERT_TRUE(p.ok());
-  auto m = ByName(*p);
+  auto m = testing::TensorsByName(*p);
   EXPECT_EQ(m.count("blk.0.ffn_gate.weight"), 1u);        // leading dense layer
   EXPECT_EQ(m.count("blk.0.ffn_gate_exps.weight"), 0u);
   EXPECT_EQ(m.count("blk.1.ffn_gate_exps.weight"), 1u);
@@ -92,7 +87,7 @@ TEST(MoePlan, TinyMoeWritesTheFixturesKeysAndTensors) {
   for (const auto& [arch, fixture] : cases) {
     SCOPED_TRACE(arch);
     const std::string path = std::string(PROSGROW_SHARED_DIR) + "/fixtures/models/" + fixture + ".gguf";
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << "fixtures absent";
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
     auto fx = GgufFile::Open(path);
     ASSERT_TRUE(fx.ok());
     MakeModelOptions o;

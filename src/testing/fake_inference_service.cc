@@ -42,6 +42,7 @@ FakeInferenceService::FakeInferenceService(std::unique_ptr<Tokenizer> tokenizer,
   info_.model_name = options_.model_name;
   info_.n_vocab = tokenizer_->n_vocab();
   info_.n_ctx = options_.n_ctx;
+  info_.honours_cache_ttl = true;  // as under --policy optimized
   info_.chat_template = options_.chat_template;
   if (tokenizer_->eos_id() >= 0) info_.eos_token = tokenizer_->TokenText(tokenizer_->eos_id());
   if (tokenizer_->bos_id() >= 0) info_.bos_token = tokenizer_->TokenText(tokenizer_->bos_id());
@@ -211,7 +212,11 @@ void FakeInferenceService::Step(std::vector<std::shared_ptr<Active>>* running) {
       int32_t alt = k == 0 ? token : static_cast<int32_t>((token + k) % tokenizer_->n_vocab());
       ev.token.top.emplace_back(alt, ev.token.logprob - static_cast<float>(k));
     }
-    if (a->first_token_s == 0) a->first_token_s = now;
+    if (a->first_token_s == 0) {
+      a->first_token_s = now;
+      ev.has_cache = true;
+      ev.cache = CacheOf(*a);
+    }
     a->on_event(ev);
     a->produced += 1;
     bool eos = !s.ignore_eos && tokenizer_->IsEog(token);
@@ -228,6 +233,20 @@ void FakeInferenceService::Step(std::vector<std::shared_ptr<Active>>* running) {
   running_ = static_cast<int64_t>(running->size());
 }
 
+CacheUsage FakeInferenceService::CacheOf(const Active& a) const {
+  CacheUsage c;
+  int total_w = options_.device_weight + options_.host_weight + options_.disk_weight;
+  if (total_w > 0) {
+    c.host_tokens = a.cached * options_.host_weight / total_w;
+    c.disk_tokens = a.cached * options_.disk_weight / total_w;
+    c.device_tokens = a.cached - c.host_tokens - c.disk_tokens;
+    c.cached_tokens = a.cached;
+  }
+  // The fake keeps no cache history: every uncached prompt token is a first sight.
+  c.miss.never_seen = static_cast<int64_t>(a.request.prompt.size()) - c.cached_tokens;
+  return c;
+}
+
 void FakeInferenceService::Finish(Active* a, const std::string& reason, double now) {
   ServiceEvent ev;
   ev.kind = ServiceEvent::Kind::kFinish;
@@ -235,15 +254,7 @@ void FakeInferenceService::Finish(Active* a, const std::string& reason, double n
   f.finish_reason = reason;
   f.prompt_tokens = static_cast<int64_t>(a->request.prompt.size());
   f.completion_tokens = a->produced;
-  int total_w = options_.device_weight + options_.host_weight + options_.disk_weight;
-  if (total_w > 0) {
-    f.cache.host_tokens = a->cached * options_.host_weight / total_w;
-    f.cache.disk_tokens = a->cached * options_.disk_weight / total_w;
-    f.cache.device_tokens = a->cached - f.cache.host_tokens - f.cache.disk_tokens;
-    f.cache.cached_tokens = a->cached;
-  }
-  // The fake keeps no cache history: every uncached prompt token is a first sight.
-  f.cache.miss.never_seen = f.prompt_tokens - f.cache.cached_tokens;
+  f.cache = CacheOf(*a);
   f.queue_s = a->first_scheduled_s > 0 ? a->first_scheduled_s - a->request.arrival_s : now - a->request.arrival_s;
   f.ttft_s = a->first_token_s > 0 ? a->first_token_s - a->request.arrival_s : 0;
   finished_total_.fetch_add(1);

@@ -84,6 +84,7 @@ class FakeInferenceService final : public InferenceService {
   void Loop();
   void Step(std::vector<std::shared_ptr<Active>>* running);
   void Finish(Active* a, const std::string& reason, double now);
+  CacheUsage CacheOf(const Active& a) const;  // the cache split reported for a
   int64_t CachedPrefix(const std::vector<int32_t>& prompt);
 
   std::unique_ptr<Tokenizer> tokenizer_;

@@ -9,8 +9,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace pg::testing {
 
@@ -26,6 +30,38 @@ inline std::vector<std::string> SseData(const std::string& body) {
     pos = end + 2;
   }
   return out;
+}
+
+// The (event name, data) pairs of an SSE text whose events are named.
+inline std::vector<std::pair<std::string, nlohmann::json>> SseEvents(const std::string& sse) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  std::istringstream in(sse);
+  std::string line, name;
+  while (std::getline(in, line)) {
+    if (line.rfind("event: ", 0) == 0) name = line.substr(7);
+    if (line.rfind("data: ", 0) == 0) out.emplace_back(name, nlohmann::json::parse(line.substr(6)));
+  }
+  return out;
+}
+
+// A loopback TCP socket bound to a free port, listening when `listen` (a
+// port held bound but not listening refuses connections, and no other
+// process can start listening there meanwhile); its port in *port. -1 on
+// failure.
+inline int BindLoopback(bool listen, int* port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || (listen && ::listen(fd, 8) != 0) ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  *port = ntohs(addr.sin_port);
+  return fd;
 }
 
 // A connected loopback TCP socket (-1 on failure).

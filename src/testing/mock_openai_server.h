@@ -28,7 +28,9 @@
 #include "base/status.h"
 
 namespace httplib {
+class DataSink;
 class Server;
+struct Request;
 struct Response;
 }
 
@@ -85,6 +87,14 @@ class MockOpenAiServer {
   std::vector<std::string> auth_headers() const;     // their Authorization headers
 
  private:
+  // POST /v1/completions (chat false) and /v1/chat/completions (chat true).
+  void HandleCompletion(const httplib::Request& req, httplib::Response& res, bool chat);
+  // The SSE body of a streaming request: placeholder chunks, then StreamEnd.
+  // False when the stream was cut (client gone, or drop).
+  bool Stream(httplib::DataSink& sink, bool chat, bool drop, int64_t cached, int64_t n_prompt,
+              int64_t max_tokens);
+  // The finish chunk, the usage chunk, the counters and [DONE].
+  void StreamEnd(httplib::DataSink& sink, bool chat, int64_t cached, int64_t n_prompt, int64_t max_tokens);
   // A "stream": false request: one JSON body.
   void Answer(const nlohmann::json& body, bool chat, int64_t n_prompt, int64_t max_tokens, httplib::Response& res);
 

@@ -63,6 +63,21 @@ Result<std::unique_ptr<ServeProcess>> ServeProcess::Start(const std::string& pro
                                                           const std::string& log_path, double timeout_s) {
   std::vector<std::string> argv = {prosgrow_bin, "serve", "-m", model, "--host", "127.0.0.1", "--port", "0"};
   argv.insert(argv.end(), args.begin(), args.end());
+  return Launch(argv, log_path, timeout_s);
+}
+
+Result<std::unique_ptr<ServeProcess>> ServeProcess::StartRoute(const std::string& prosgrow_bin,
+                                                               const std::vector<std::string>& replica_urls,
+                                                               const std::vector<std::string>& args,
+                                                               const std::string& log_path, double timeout_s) {
+  std::vector<std::string> argv = {prosgrow_bin, "route", "--host", "127.0.0.1", "--port", "0"};
+  for (const std::string& url : replica_urls) argv.insert(argv.end(), {"--replica", url});
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Launch(argv, log_path, timeout_s);
+}
+
+Result<std::unique_ptr<ServeProcess>> ServeProcess::Launch(const std::vector<std::string>& argv,
+                                                           const std::string& log_path, double timeout_s) {
   std::unique_ptr<ServeProcess> p(new ServeProcess());
   p->log_path_ = log_path;
   p->pid_ = Spawn(argv, log_path);
@@ -82,9 +97,9 @@ Result<std::unique_ptr<ServeProcess>> ServeProcess::Start(const std::string& pro
       },
       timeout_s);
   if (!p->Alive()) {
-    return Internal("serve exited with code " + std::to_string(p->exit_code_) + ": " + Tail(p->Log()));
+    return Internal(argv[1] + " exited with code " + std::to_string(p->exit_code_) + ": " + Tail(p->Log()));
   }
-  if (!healthy) return Internal("serve did not become healthy: " + Tail(p->Log()));
+  if (!healthy) return Internal(argv[1] + " did not become healthy: " + Tail(p->Log()));
   return p;
 }
 
@@ -108,6 +123,15 @@ bool ServeProcess::Alive() {
   if (r == pid_) exit_code_ = ExitCode(status);
   pid_ = -1;
   return false;
+}
+
+void ServeProcess::Kill() {
+  if (pid_ < 0) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  exit_code_ = ExitCode(status);
+  pid_ = -1;
 }
 
 int ServeProcess::Stop() {

@@ -36,23 +36,36 @@ class ServeProcess {
   static Result<std::unique_ptr<ServeProcess>> Start(const std::string& prosgrow_bin, const std::string& model,
                                                      const std::vector<std::string>& args,
                                                      const std::string& log_path, double timeout_s = 180);
+  // Starts `prosgrow route --host 127.0.0.1 --port 0 --replica URL... <args>`
+  // the same way, and waits until its /health answers 200 (a replica is up).
+  static Result<std::unique_ptr<ServeProcess>> StartRoute(const std::string& prosgrow_bin,
+                                                          const std::vector<std::string>& replica_urls,
+                                                          const std::vector<std::string>& args,
+                                                          const std::string& log_path, double timeout_s = 180);
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }  // e.g. to send SIGHUP
   std::string base_url() const;
   std::unique_ptr<httplib::Client> Client(double timeout_s = 120) const;
   // The process is still running (it did not crash or exit).
   bool Alive();
   // SIGTERM, then waits; returns the exit code (128+signal if killed).
   int Stop();
+  // SIGKILL now (a replica dying mid-request, for failover tests), and reaps it.
+  void Kill();
   std::string Log() const;
   // GET /metrics ("" when it fails).
   std::string Metrics() const;
 
  private:
   ServeProcess() = default;
+  // Spawns argv (which binds 127.0.0.1 port 0 and logs "listening on
+  // http://127.0.0.1:PORT") and waits for its /health.
+  static Result<std::unique_ptr<ServeProcess>> Launch(const std::vector<std::string>& argv,
+                                                      const std::string& log_path, double timeout_s);
   pid_t pid_ = -1;
   int port_ = -1;
   int exit_code_ = -1;

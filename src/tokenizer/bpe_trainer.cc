@@ -35,6 +35,153 @@ struct HeapLess {
   }
 };
 
+// Unique words of the corpus, each a sequence of symbol ids (bytes at
+// first), with how often each occurs.
+struct WordCounts {
+  std::vector<std::vector<int32_t>> words;
+  std::vector<int64_t> counts;  // by word
+};
+
+WordCounts CountWords(std::string_view corpus) {
+  WordCounts wc;
+  const std::vector<uint32_t> cpts = DecodeUtf8(corpus);
+  const std::vector<size_t> pieces = PreTokenize(PreTokenizerKind::kQwen2, cpts);
+  std::unordered_map<std::string, int32_t> word_index;
+  std::string w;
+  size_t start = 0;
+  for (size_t len : pieces) {
+    w.clear();
+    for (size_t i = start; i < start + len; ++i) AppendUtf8(cpts[i], &w);
+    start += len;
+    auto [it, inserted] = word_index.emplace(w, static_cast<int32_t>(wc.words.size()));
+    if (inserted) {
+      wc.words.emplace_back(w.begin(), w.end());
+      for (int32_t& s : wc.words.back()) s = static_cast<uint8_t>(s);
+      wc.counts.push_back(0);
+    }
+    wc.counts[it->second] += 1;
+  }
+  return wc;
+}
+
+// Counts of adjacent symbol pairs over the words, kept current as merges
+// rewrite the words.
+class PairTable {
+ public:
+  explicit PairTable(WordCounts& wc) : wc_(wc), visited_(wc.words.size(), 0) {
+    for (size_t w = 0; w < wc_.words.size(); ++w) {
+      const auto& s = wc_.words[w];
+      for (size_t i = 0; i + 1 < s.size(); ++i) {
+        const uint64_t k = PairKey(s[i], s[i + 1]);
+        pair_count_[k] += wc_.counts[w];
+        pair_words_[k].push_back(static_cast<int32_t>(w));
+      }
+    }
+    for (const auto& [k, c] : pair_count_) heap_.push({c, k});
+  }
+
+  // Pops the most frequent pair; false once no pair repeats (or none is left).
+  bool PopBest(uint64_t* key) {
+    while (!heap_.empty()) {
+      const HeapEntry top = heap_.top();
+      heap_.pop();
+      auto pc = pair_count_.find(top.key);
+      const int64_t cur = pc == pair_count_.end() ? 0 : pc->second;
+      if (cur != top.count) {
+        // Stale entry. Increases were pushed when they happened; a decrease
+        // needs its current count re-queued.
+        if (cur > 0 && cur < top.count) heap_.push({cur, top.key});
+        continue;
+      }
+      if (cur < 2) return false;  // nothing repeats any more
+      *key = top.key;
+      return true;
+    }
+    return false;
+  }
+
+  // Replaces pair key = (a, b) with new_id in every word that holds it.
+  void Merge(uint64_t key, int32_t new_id) {
+    ++merge_no_;
+    delta_.clear();
+    std::vector<int32_t> affected = std::move(pair_words_[key]);
+    pair_words_.erase(key);
+    for (int32_t w : affected) {
+      if (visited_[w] == merge_no_) continue;
+      visited_[w] = merge_no_;
+      RewriteWord(w, static_cast<int32_t>(key >> 32), static_cast<int32_t>(key & 0xFFFFFFFFu), new_id);
+    }
+    ApplyDelta();
+  }
+
+ private:
+  void RewriteWord(int32_t w, int32_t a, int32_t b, int32_t new_id) {
+    auto& s = wc_.words[w];
+    const int64_t c = wc_.counts[w];
+    for (size_t i = 0; i + 1 < s.size(); ++i) delta_[PairKey(s[i], s[i + 1])] -= c;
+    size_t o = 0;
+    for (size_t i = 0; i < s.size();) {
+      if (i + 1 < s.size() && s[i] == a && s[i + 1] == b) {
+        s[o++] = new_id;
+        i += 2;
+      } else {
+        s[o++] = s[i++];
+      }
+    }
+    s.resize(o);
+    for (size_t i = 0; i + 1 < s.size(); ++i) {
+      const uint64_t k = PairKey(s[i], s[i + 1]);
+      delta_[k] += c;
+      if (s[i] == new_id || s[i + 1] == new_id) pair_words_[k].push_back(w);
+    }
+  }
+
+  void ApplyDelta() {
+    for (const auto& [k, d] : delta_) {
+      if (d == 0) continue;
+      int64_t& pcount = pair_count_[k];
+      pcount += d;
+      if (d > 0) heap_.push({pcount, k});
+      if (pcount <= 0) pair_count_.erase(k);
+    }
+  }
+
+  WordCounts& wc_;
+  std::unordered_map<uint64_t, int64_t> pair_count_;
+  std::unordered_map<uint64_t, std::vector<int32_t>> pair_words_;  // may repeat a word
+  std::priority_queue<HeapEntry, std::vector<HeapEntry>, HeapLess> heap_;
+  std::vector<uint32_t> visited_;                // merge number that last touched each word
+  std::unordered_map<uint64_t, int64_t> delta_;  // per merge: count change of each pair
+  uint32_t merge_no_ = 0;
+};
+
+// Records the merge of (a, b) and returns the id of the merged text: a new
+// token, or the existing one when another pair already reached that text.
+int32_t AddMerge(int32_t a, int32_t b, BpeTrainResult& res,
+                 std::unordered_map<std::string, int32_t>& token_ids) {
+  const std::string merged = res.tokens[a] + res.tokens[b];
+  res.merges.push_back(res.tokens[a] + " " + res.tokens[b]);
+  auto found = token_ids.find(merged);
+  if (found != token_ids.end()) return found->second;  // same text reached by another pair: reuse it
+  const int32_t new_id = static_cast<int32_t>(res.tokens.size());
+  res.tokens.push_back(merged);
+  token_ids.emplace(merged, new_id);
+  return new_id;
+}
+
+Status AppendSpecialTokens(const std::vector<std::string>& special_tokens, BpeTrainResult& res,
+                           std::unordered_map<std::string, int32_t>& token_ids) {
+  for (const std::string& sp : special_tokens) {
+    if (sp.empty()) return InvalidArgument("empty special token");
+    if (!token_ids.emplace(sp, static_cast<int32_t>(res.tokens.size())).second) {
+      return InvalidArgument("special token '" + sp + "' duplicates another token");
+    }
+    res.tokens.push_back(sp);
+    res.token_types.push_back(static_cast<int32_t>(TokenType::kControl));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<BpeTrainResult> TrainByteLevelBpe(std::string_view corpus, int vocab_size,
@@ -46,29 +193,7 @@ Result<BpeTrainResult> TrainByteLevelBpe(std::string_view corpus, int vocab_size
   }
   const size_t target = static_cast<size_t>(vocab_size - n_special);
 
-  // Unique words with counts.
-  std::vector<std::vector<int32_t>> words;
-  std::vector<int64_t> counts;
-  {
-    const std::vector<uint32_t> cpts = DecodeUtf8(corpus);
-    const std::vector<size_t> pieces = PreTokenize(PreTokenizerKind::kQwen2, cpts);
-    std::unordered_map<std::string, int32_t> word_index;
-    std::string w;
-    size_t start = 0;
-    for (size_t len : pieces) {
-      w.clear();
-      for (size_t i = start; i < start + len; ++i) AppendUtf8(cpts[i], &w);
-      start += len;
-      auto [it, inserted] = word_index.emplace(w, static_cast<int32_t>(words.size()));
-      if (inserted) {
-        words.emplace_back(w.begin(), w.end());
-        for (int32_t& s : words.back()) s = static_cast<uint8_t>(s);
-        counts.push_back(0);
-      }
-      counts[it->second] += 1;
-    }
-  }
-
+  WordCounts wc = CountWords(corpus);
   BpeTrainResult res;
   std::unordered_map<std::string, int32_t> token_ids;
   for (int b = 0; b < 256; ++b) {
@@ -76,93 +201,16 @@ Result<BpeTrainResult> TrainByteLevelBpe(std::string_view corpus, int vocab_size
     token_ids.emplace(res.tokens.back(), b);
   }
 
-  std::unordered_map<uint64_t, int64_t> pair_count;
-  std::unordered_map<uint64_t, std::vector<int32_t>> pair_words;  // may repeat a word
-  for (size_t w = 0; w < words.size(); ++w) {
-    const auto& s = words[w];
-    for (size_t i = 0; i + 1 < s.size(); ++i) {
-      const uint64_t k = PairKey(s[i], s[i + 1]);
-      pair_count[k] += counts[w];
-      pair_words[k].push_back(static_cast<int32_t>(w));
-    }
-  }
-  std::priority_queue<HeapEntry, std::vector<HeapEntry>, HeapLess> heap;
-  for (const auto& [k, c] : pair_count) heap.push({c, k});
-
-  std::vector<uint32_t> visited(words.size(), 0);  // merge number that last touched each word
-  std::unordered_map<uint64_t, int64_t> delta;     // per merge: count change of each pair
-  uint32_t merge_no = 0;
-  while (res.tokens.size() < target && !heap.empty()) {
-    const HeapEntry top = heap.top();
-    heap.pop();
-    auto pc = pair_count.find(top.key);
-    const int64_t cur = pc == pair_count.end() ? 0 : pc->second;
-    if (cur != top.count) {
-      // Stale entry. Increases were pushed when they happened; a decrease
-      // needs its current count re-queued.
-      if (cur > 0 && cur < top.count) heap.push({cur, top.key});
-      continue;
-    }
-    if (cur < 2) break;  // nothing repeats any more
-
-    ++merge_no;
-    const int32_t a = static_cast<int32_t>(top.key >> 32);
-    const int32_t b = static_cast<int32_t>(top.key & 0xFFFFFFFFu);
-    const std::string merged = res.tokens[a] + res.tokens[b];
-    res.merges.push_back(res.tokens[a] + " " + res.tokens[b]);
-    int32_t new_id;
-    auto found = token_ids.find(merged);
-    if (found != token_ids.end()) {
-      new_id = found->second;  // same text reached by another pair: reuse it
-    } else {
-      new_id = static_cast<int32_t>(res.tokens.size());
-      res.tokens.push_back(merged);
-      token_ids.emplace(merged, new_id);
-    }
-
-    delta.clear();
-    std::vector<int32_t> affected = std::move(pair_words[top.key]);
-    pair_words.erase(top.key);
-    for (int32_t w : affected) {
-      if (visited[w] == merge_no) continue;
-      visited[w] = merge_no;
-      auto& s = words[w];
-      const int64_t c = counts[w];
-      for (size_t i = 0; i + 1 < s.size(); ++i) delta[PairKey(s[i], s[i + 1])] -= c;
-      size_t o = 0;
-      for (size_t i = 0; i < s.size();) {
-        if (i + 1 < s.size() && s[i] == a && s[i + 1] == b) {
-          s[o++] = new_id;
-          i += 2;
-        } else {
-          s[o++] = s[i++];
-        }
-      }
-      s.resize(o);
-      for (size_t i = 0; i + 1 < s.size(); ++i) {
-        const uint64_t k = PairKey(s[i], s[i + 1]);
-        delta[k] += c;
-        if (s[i] == new_id || s[i + 1] == new_id) pair_words[k].push_back(w);
-      }
-    }
-    for (const auto& [k, d] : delta) {
-      if (d == 0) continue;
-      int64_t& pcount = pair_count[k];
-      pcount += d;
-      if (d > 0) heap.push({pcount, k});
-      if (pcount <= 0) pair_count.erase(k);
-    }
+  PairTable pairs(wc);
+  uint64_t key = 0;
+  while (res.tokens.size() < target && pairs.PopBest(&key)) {
+    const int32_t a = static_cast<int32_t>(key >> 32);
+    const int32_t b = static_cast<int32_t>(key & 0xFFFFFFFFu);
+    pairs.Merge(key, AddMerge(a, b, res, token_ids));
   }
 
   res.token_types.assign(res.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
-  for (const std::string& sp : special_tokens) {
-    if (sp.empty()) return InvalidArgument("empty special token");
-    if (!token_ids.emplace(sp, static_cast<int32_t>(res.tokens.size())).second) {
-      return InvalidArgument("special token '" + sp + "' duplicates another token");
-    }
-    res.tokens.push_back(sp);
-    res.token_types.push_back(static_cast<int32_t>(TokenType::kControl));
-  }
+  PG_RETURN_IF_ERROR(AppendSpecialTokens(special_tokens, res, token_ids));
   return res;
 }
 

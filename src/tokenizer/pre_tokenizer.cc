@@ -153,6 +153,22 @@ size_t MatchLineOrNewlines(const uint32_t* c, size_t n, size_t i) {
   return e - i;
 }
 
+// fn(start, end) for each maximal run [start, end) of code points `in_run`
+// holds for, in order.
+template <typename InRun, typename Fn>
+void ForEachRun(const uint32_t* c, size_t n, InRun in_run, Fn fn) {
+  size_t pos = 0;
+  while (pos < n) {
+    if (!in_run(c[pos])) {
+      ++pos;
+      continue;
+    }
+    const size_t start = pos;
+    while (pos < n && in_run(c[pos])) ++pos;
+    fn(start, pos);
+  }
+}
+
 // afmoe's digit pass, as llama.cpp's custom scanner does it: each run of
 // \p{N} is cut into a leading group of (length mod 3) and then groups of 3;
 // the text before a run is not cut from the run's first group.
@@ -162,18 +178,11 @@ void SplitAfmoeDigits(const uint32_t* c, size_t n, Pieces* out) {
     if (end > prev_end) out->push_back(end - prev_end);
     prev_end = end;
   };
-  size_t pos = 0;
-  while (pos < n) {
-    if (!Cp::N(c[pos])) {
-      ++pos;
-      continue;
-    }
-    const size_t start = pos;
-    while (pos < n && Cp::N(c[pos])) ++pos;
-    size_t cut = start + (pos - start) % 3;
+  ForEachRun(c, n, Cp::N, [&](size_t start, size_t end) {
+    size_t cut = start + (end - start) % 3;
     if (cut > start) emit(cut);
-    for (; cut < pos; cut += 3) emit(cut + 3);
-  }
+    for (; cut < end; cut += 3) emit(cut + 3);
+  });
   emit(n);
 }
 
@@ -183,21 +192,14 @@ void SplitAfmoeDigits(const uint32_t* c, size_t n, Pieces* out) {
 void SplitTinyAyaDigits(const uint32_t* c, size_t n, Pieces* out) {
   auto word_char = [](uint32_t x) { return x == '_' || (x < 0x80 && (Cp::L(x) || Cp::N(x))); };
   size_t gap_start = 0;
-  size_t pos = 0;
-  while (pos < n) {
-    if (!Cp::AsciiDigit(c[pos])) {
-      ++pos;
-      continue;
-    }
-    const size_t start = pos;
-    while (pos < n && Cp::AsciiDigit(c[pos])) ++pos;
-    if (pos < n && word_char(c[pos])) continue;  // no \b after the run
+  ForEachRun(c, n, Cp::AsciiDigit, [&](size_t start, size_t end) {
+    if (end < n && word_char(c[end])) return;  // no \b after the run
     if (start > gap_start) out->push_back(start - gap_start);
-    const size_t lead = (pos - start) % 3 == 0 ? 3 : (pos - start) % 3;
+    const size_t lead = (end - start) % 3 == 0 ? 3 : (end - start) % 3;
     out->push_back(lead);
-    for (size_t cut = start + lead; cut < pos; cut += 3) out->push_back(3);
-    gap_start = pos;
-  }
+    for (size_t cut = start + lead; cut < end; cut += 3) out->push_back(3);
+    gap_start = end;
+  });
   if (n > gap_start) out->push_back(n - gap_start);
 }
 
@@ -206,19 +208,12 @@ void SplitTinyAyaDigits(const uint32_t* c, size_t n, Pieces* out) {
 // there (llama.cpp also emits the empty matches, which hold no text).
 void SplitSuperBpeDigits(const uint32_t* c, size_t n, Pieces* out) {
   size_t piece_start = 0;
-  size_t pos = 0;
-  while (pos < n) {
-    if (!Cp::AsciiDigit(c[pos])) {
-      ++pos;
-      continue;
-    }
-    const size_t start = pos;
-    while (pos < n && Cp::AsciiDigit(c[pos])) ++pos;
-    for (size_t cut = start + (pos - start) % 3; cut + 3 <= pos; cut += 3) {
+  ForEachRun(c, n, Cp::AsciiDigit, [&](size_t start, size_t end) {
+    for (size_t cut = start + (end - start) % 3; cut + 3 <= end; cut += 3) {
       if (cut > piece_start) out->push_back(cut - piece_start);
       piece_start = cut;
     }
-  }
+  });
   if (n > piece_start) out->push_back(n - piece_start);
 }
 

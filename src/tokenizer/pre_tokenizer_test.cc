@@ -9,26 +9,14 @@
 
 #include <gtest/gtest.h>
 
-#include "tokenizer/unicode.h"
+#include "tokenizer/pre_tokenizer_test_util.h"
 
 namespace pg {
 namespace {
 
 using K = PreTokenizerKind;
 
-std::vector<std::string> Split(K kind, const std::string& text) {
-  const auto cpts = DecodeUtf8(text);
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t len : PreTokenize(kind, cpts)) {
-    std::string w;
-    for (size_t i = start; i < start + len; ++i) AppendUtf8(cpts[i], &w);
-    out.push_back(w);
-    start += len;
-  }
-  EXPECT_EQ(start, cpts.size());
-  return out;
-}
+std::vector<std::string> Split(K kind, const std::string& text) { return testing::PreTokenizedWords(kind, text); }
 
 // "a|b|c" -> {"a", "b", "c"} (for texts without '|').
 std::vector<std::string> Bars(const std::string& s) {

@@ -1,62 +1,18 @@
 #include "tokenizer/tokenizer.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
-#include <limits>
 
 #include "base/check.h"
-#include "gguf/gguf_file.h"
-#include "gguf/gguf_writer.h"
-#include "tokenizer/bpe_model.h"
-#include "tokenizer/pre_tokenizer.h"
-#include "tokenizer/spm_model.h"
-#include "tokenizer/token_index.h"
+#include "tokenizer/tokenizer_impl.h"
 #include "tokenizer/unicode.h"
 
 namespace pg {
-
-struct Tokenizer::Impl {
-  TokenIndex index;            // token text -> id
-  std::vector<float> scores;   // by id (SPM merge priority)
-  std::vector<int32_t> special_ids;  // control/user-defined/unknown, longest text first
-  std::unique_ptr<BpeModel> bpe;
-  std::unique_ptr<SpmModel> spm;
-};
-
 namespace {
-
-constexpr uint8_t kStripLeft = 1;   // drop whitespace before the token's text
-constexpr uint8_t kStripRight = 2;  // drop whitespace after it
 
 bool IsAsciiSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 constexpr const char* kSpaceEscape = "\xE2\x96\x81";  // U+2581, SentencePiece's space
-
-bool OneOf(const std::string& s, std::initializer_list<const char*> list) {
-  for (const char* x : list) {
-    if (s == x) return true;
-  }
-  return false;
-}
-
-// Texts llama.cpp recognises as end-of-turn / fill-in-the-middle / end of
-// generation tokens when the metadata does not name them.
-const std::initializer_list<const char*> kEotTexts = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-    "<EOT>", "_<EOT>", "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
-    "<end_of_utterance>"};
-const std::initializer_list<const char*> kFimEogTexts = {  // fim pad / repo / file separator
-    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "<|fim_repo|>", "<|repo_name|>",
-    "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>"};
-const std::initializer_list<const char*> kFimOtherTexts = {
-    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<PRE>", "\xE2\x96\x81<PRE>",
-    "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<SUF>", "\xE2\x96\x81<SUF>",
-    "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<MID>", "\xE2\x96\x81<MID>"};
-const std::initializer_list<const char*> kEogTexts = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>",
-    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>",
-    "<end_of_utterance>", "<eos>"};
 
 void ReplaceAll(std::string* s, std::string_view from, std::string_view to) {
   std::string out;
@@ -91,212 +47,6 @@ int ParseByteToken(const std::string& text) {
 
 Tokenizer::Tokenizer() : impl_(std::make_unique<Impl>()) {}
 Tokenizer::~Tokenizer() = default;
-
-Result<VocabData> Tokenizer::ReadVocab(const GgufFile& file) {
-  VocabData v;
-  if (file.Find("tokenizer.ggml.model") == nullptr) {
-    return NotFound(file.path() + ": no tokenizer metadata (tokenizer.ggml.model is missing)");
-  }
-  auto prefixed = [&](const Status& st) {
-    return Status(st.code(), file.path() + ": " + st.message());
-  };
-  auto model = file.GetString("tokenizer.ggml.model");
-  if (!model.ok()) return prefixed(model.status());
-  v.model = *model;
-  v.pre = file.GetStringOr("tokenizer.ggml.pre", "");
-  v.name = file.GetStringOr("general.name", "");
-  auto tokens = file.GetStringArray("tokenizer.ggml.tokens");
-  if (!tokens.ok()) return prefixed(tokens.status());
-  v.tokens = std::move(tokens).value();
-  if (file.Find("tokenizer.ggml.scores") != nullptr) {
-    auto scores = file.GetFloatArray("tokenizer.ggml.scores");
-    if (!scores.ok()) return prefixed(scores.status());
-    v.scores.assign(scores->begin(), scores->end());
-  }
-  if (file.Find("tokenizer.ggml.token_type") != nullptr) {
-    auto types = file.GetIntArray("tokenizer.ggml.token_type");
-    if (!types.ok()) return prefixed(types.status());
-    v.token_types.reserve(types->size());
-    for (int64_t t : *types) {
-      v.token_types.push_back(t >= 0 && t <= 6 ? static_cast<int32_t>(t) : 0);
-    }
-  }
-  if (file.Find("tokenizer.ggml.merges") != nullptr) {
-    auto merges = file.GetStringArray("tokenizer.ggml.merges");
-    if (!merges.ok()) return prefixed(merges.status());
-    v.merges = std::move(merges).value();
-  }
-  struct IdKey {
-    const char* key;
-    std::optional<int32_t>* dst;
-  } ids[] = {{"tokenizer.ggml.bos_token_id", &v.bos_id},
-             {"tokenizer.ggml.eos_token_id", &v.eos_id},
-             {"tokenizer.ggml.unknown_token_id", &v.unk_id},
-             {"tokenizer.ggml.padding_token_id", &v.pad_id},
-             {"tokenizer.ggml.eot_token_id", &v.eot_id}};
-  for (const IdKey& k : ids) {
-    if (file.Find(k.key) == nullptr) continue;
-    auto id = file.GetInt(k.key);
-    if (!id.ok()) return prefixed(id.status());
-    if (*id < 0 || *id >= static_cast<int64_t>(v.tokens.size())) {
-      return OutOfRange(file.path() + ": " + k.key + " = " + std::to_string(*id) +
-                        " is outside the vocabulary of " + std::to_string(v.tokens.size()) +
-                        " tokens");
-    }
-    *k.dst = static_cast<int32_t>(*id);
-  }
-  struct BoolKey {
-    const char* key;
-    std::optional<bool>* dst;
-  } flags[] = {{"tokenizer.ggml.add_bos_token", &v.add_bos},
-               {"tokenizer.ggml.add_eos_token", &v.add_eos},
-               {"tokenizer.ggml.add_space_prefix", &v.add_space_prefix}};
-  for (const BoolKey& k : flags) {
-    if (file.Find(k.key) == nullptr) continue;
-    auto b = file.GetBool(k.key);
-    if (!b.ok()) return prefixed(b.status());
-    *k.dst = *b;
-  }
-  return v;
-}
-
-Result<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const GgufFile& file) {
-  PG_ASSIGN_OR_RETURN(VocabData v, ReadVocab(file));
-  auto tok = FromVocab(v);
-  if (!tok.ok()) return Status(tok.status().code(), file.path() + ": " + tok.status().message());
-  return tok;
-}
-
-Result<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(const VocabData& v) {
-  const bool spm = v.model == "llama";
-  if (!spm && v.model != "gpt2") {
-    return InvalidArgument("unsupported tokenizer model '" + v.model + "' (expected gpt2 or llama)");
-  }
-  const size_t n = v.tokens.size();
-  if (n == 0) return InvalidArgument("tokenizer.ggml.tokens is empty");
-  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-    return InvalidArgument("tokenizer.ggml.tokens has too many tokens");
-  }
-  if (!v.scores.empty() && v.scores.size() != n) {
-    return InvalidArgument("tokenizer.ggml.scores has " + std::to_string(v.scores.size()) +
-                           " entries but tokenizer.ggml.tokens has " + std::to_string(n));
-  }
-  if (!v.token_types.empty() && v.token_types.size() != n) {
-    return InvalidArgument("tokenizer.ggml.token_type has " + std::to_string(v.token_types.size()) +
-                           " entries but tokenizer.ggml.tokens has " + std::to_string(n));
-  }
-  if (!spm && v.merges.empty()) return InvalidArgument("gpt2 tokenizer without tokenizer.ggml.merges");
-
-  // The pre-tokenizer (BPE only; llama.cpp ignores tokenizer.ggml.pre for SPM)
-  // also sets llama.cpp's per-name defaults.
-  PreTokenizerRecipe pre_spec;
-  if (!spm) {
-    PG_ASSIGN_OR_RETURN(pre_spec, PreTokenizerFromName(v.pre));
-  }
-
-  std::unique_ptr<Tokenizer> t(new Tokenizer());
-  Impl& impl = *t->impl_;
-  t->model_ = v.model;
-  t->pre_ = v.pre;
-  t->tokens_ = v.tokens;
-  t->types_.resize(n, TokenType::kNormal);
-  impl.index.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (t->tokens_[i].empty()) t->tokens_[i] = "[EMPTY_" + std::to_string(i) + "]";  // as llama.cpp
-    if (!impl.index.emplace(t->tokens_[i], static_cast<int32_t>(i)).second) {
-      return InvalidArgument("duplicate token in vocabulary: id " + std::to_string(i) +
-                             " repeats id " + std::to_string(impl.index[t->tokens_[i]]));
-    }
-    if (!v.token_types.empty()) {
-      const int32_t ty = v.token_types[i];
-      t->types_[i] = ty >= 0 && ty <= 6 ? static_cast<TokenType>(ty) : TokenType::kUndefined;
-    }
-  }
-  impl.scores = v.scores;
-  impl.scores.resize(n, 0.0f);
-
-  // Special ids: explicit ones must be valid; absent ones take llama.cpp's
-  // per-model default when that default is in range.
-  auto resolve = [&](const std::optional<int32_t>& given, int32_t def, const char* what,
-                     int32_t* out) -> Status {
-    if (given.has_value()) {
-      if (*given < 0 || *given >= static_cast<int32_t>(n)) {
-        return OutOfRange(std::string(what) + " = " + std::to_string(*given) +
-                          " is outside the vocabulary of " + std::to_string(n) + " tokens");
-      }
-      *out = *given;
-    } else {
-      *out = def >= 0 && def < static_cast<int32_t>(n) ? def : -1;
-    }
-    return Status::Ok();
-  };
-  const int32_t default_bos = spm ? 1 : (pre_spec.no_default_bos ? -1 : 11);
-  PG_RETURN_IF_ERROR(resolve(v.bos_id, default_bos, "bos_token_id", &t->bos_id_));
-  PG_RETURN_IF_ERROR(resolve(v.eos_id, spm ? 2 : 11, "eos_token_id", &t->eos_id_));
-  PG_RETURN_IF_ERROR(resolve(v.unk_id, spm ? 0 : -1, "unknown_token_id", &t->unk_id_));
-  PG_RETURN_IF_ERROR(resolve(v.pad_id, -1, "padding_token_id", &t->pad_id_));
-  PG_RETURN_IF_ERROR(resolve(v.eot_id, -1, "eot_token_id", &t->eot_id_));
-
-  t->add_bos_ = v.add_bos.value_or(spm || pre_spec.add_bos);
-  t->add_eos_ = v.add_eos.value_or(false);
-  t->add_space_prefix_ = spm && v.add_space_prefix.value_or(true);
-  if (t->add_bos_ && t->bos_id_ < 0) return InvalidArgument("add_bos_token is true but there is no BOS token");
-  if (t->add_eos_ && t->eos_id_ < 0) return InvalidArgument("add_eos_token is true but there is no EOS token");
-
-  // End-of-generation set and control-looking tokens, as llama.cpp derives
-  // them from token text when the metadata does not say.
-  t->eog_.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const std::string& text = t->tokens_[i];
-    bool force_control = false;
-    if (OneOf(text, kEotTexts)) {
-      if (t->eot_id_ < 0) t->eot_id_ = static_cast<int32_t>(i);
-      force_control = true;
-    }
-    if (OneOf(text, kFimEogTexts)) {
-      t->eog_[i] = 1;
-      force_control = true;
-    }
-    if (OneOf(text, kFimOtherTexts) || text == "<|eom_id|>") force_control = true;
-    if (OneOf(text, kEogTexts)) {
-      t->eog_[i] = 1;
-      force_control = true;
-    }
-    if (force_control && t->types_[i] != TokenType::kControl) t->types_[i] = TokenType::kControl;
-  }
-  if (t->eos_id_ >= 0) t->eog_[t->eos_id_] = 1;
-  if (t->eot_id_ >= 0) t->eog_[t->eot_id_] = 1;
-
-  for (size_t i = 0; i < n; ++i) {
-    const TokenType ty = t->types_[i];
-    if (ty == TokenType::kControl || ty == TokenType::kUserDefined || ty == TokenType::kUnknown) {
-      impl.special_ids.push_back(static_cast<int32_t>(i));
-    }
-  }
-  std::stable_sort(impl.special_ids.begin(), impl.special_ids.end(), [&](int32_t a, int32_t b) {
-    return t->tokens_[a].size() > t->tokens_[b].size();
-  });
-
-  // llama.cpp's per-model token attributes (GGUF does not carry them).
-  t->strip_.assign(n, 0);
-  std::string lname = v.name;
-  for (char& ch : lname) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (lname.find("phi-3") != std::string::npos || lname.find("phi3") != std::string::npos) {
-    for (int32_t id : impl.special_ids) t->strip_[id] |= kStripRight;
-    if (auto id = t->FindToken("</s>")) t->strip_[*id] |= kStripRight;
-    for (const char* s : {"<unk>", "<s>", "<|endoftext|>"}) {
-      if (auto id = t->FindToken(s)) t->strip_[*id] &= static_cast<uint8_t>(~kStripRight);
-    }
-  }
-
-  if (spm) {
-    impl.spm = std::make_unique<SpmModel>(impl.scores, impl.index, t->unk_id_);
-  } else {
-    PG_ASSIGN_OR_RETURN(impl.bpe, BpeModel::Build(t->tokens_, impl.index, v.merges, pre_spec.kind,
-                                                  pre_spec.ignore_merges));
-  }
-  return t;
-}
 
 std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special, bool parse_special) const {
   // Fragments: either a special token (token >= 0) or a span of raw text.
@@ -435,45 +185,6 @@ std::string Tokenizer::Decode(const std::vector<int32_t>& ids, bool render_speci
     out += piece;
   }
   return out;
-}
-
-void WriteVocab(const VocabData& v, GgufWriter* w) {
-  w->SetString("tokenizer.ggml.model", v.model);
-  if (!v.pre.empty()) w->SetString("tokenizer.ggml.pre", v.pre);
-  w->SetStringArray("tokenizer.ggml.tokens", v.tokens);
-  if (!v.scores.empty()) w->SetF32Array("tokenizer.ggml.scores", v.scores);
-  if (!v.token_types.empty()) w->SetI32Array("tokenizer.ggml.token_type", v.token_types);
-  if (!v.merges.empty()) w->SetStringArray("tokenizer.ggml.merges", v.merges);
-  const std::pair<const char*, const std::optional<int32_t>*> ids[] = {
-      {"tokenizer.ggml.bos_token_id", &v.bos_id},
-      {"tokenizer.ggml.eos_token_id", &v.eos_id},
-      {"tokenizer.ggml.unknown_token_id", &v.unk_id},
-      {"tokenizer.ggml.padding_token_id", &v.pad_id},
-      {"tokenizer.ggml.eot_token_id", &v.eot_id}};
-  for (const auto& [key, id] : ids) {
-    if (id->has_value()) w->SetU32(key, static_cast<uint32_t>(**id));
-  }
-  if (v.add_bos.has_value()) w->SetBool("tokenizer.ggml.add_bos_token", *v.add_bos);
-  if (v.add_eos.has_value()) w->SetBool("tokenizer.ggml.add_eos_token", *v.add_eos);
-  if (v.add_space_prefix.has_value()) w->SetBool("tokenizer.ggml.add_space_prefix", *v.add_space_prefix);
-}
-
-VocabData ToVocabData(const BpeTrainResult& r) {
-  VocabData v;
-  v.model = "gpt2";
-  v.pre = "qwen2";
-  v.tokens = r.tokens;
-  v.token_types = r.token_types;
-  v.merges = r.merges;
-  v.add_bos = false;
-  v.add_eos = false;
-  for (size_t i = 0; i < r.token_types.size(); ++i) {
-    if (r.token_types[i] == static_cast<int32_t>(TokenType::kControl)) {
-      v.bos_id = v.eos_id = static_cast<int32_t>(i);
-      break;
-    }
-  }
-  return v;
 }
 
 }  // namespace pg

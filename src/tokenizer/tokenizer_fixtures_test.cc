@@ -81,7 +81,7 @@ std::vector<fs::path> VocabFiles() {
 
 TEST(TokenizerFixtures, VocabPairs) {
   const auto files = VocabFiles();
-  if (files.empty()) GTEST_SKIP() << "no vocab fixtures under " << kFixtures;
+  if (files.empty()) GTEST_SKIP() << "needs ../shared/fixtures/vocab: none under " << kFixtures;
   int pairs = 0;
   for (const fs::path& gguf : files) {
     const fs::path inp = gguf.string() + ".inp";
@@ -177,7 +177,7 @@ int ForEachFixtureModel(const fs::path& models, Fn fn) {
 // streams); the oracle stored it lossily converted to UTF-8.
 TEST(TokenizerFixtures, ModelGeneratedText) {
   const fs::path models = kFixtures / "models";
-  if (!fs::is_directory(models)) GTEST_SKIP() << "no model fixtures";
+  if (!fs::is_directory(models)) GTEST_SKIP() << "needs ../shared/fixtures/models (absent)";
   int cases = 0;
   ForEachFixtureModel(models, [&](const Tokenizer& tok, const nlohmann::json& expected) {
     for (const auto& c : expected.at("cases")) {
@@ -196,7 +196,7 @@ TEST(TokenizerFixtures, ModelGeneratedText) {
 TEST(TokenizerFixtures, ModelPromptTokens) {
   const fs::path prompts_path = kFixtures / "expected" / "prompts.json";
   const fs::path models = kFixtures / "models";
-  if (!fs::exists(prompts_path) || !fs::is_directory(models)) GTEST_SKIP() << "no model fixtures";
+  if (!fs::exists(prompts_path) || !fs::is_directory(models)) GTEST_SKIP() << "needs ../shared/fixtures/models (absent)";
   const auto prompts = nlohmann::json::parse(ReadAll(prompts_path));
   int cases = 0;
   ForEachFixtureModel(models, [&](const Tokenizer& tok, const nlohmann::json& expected) {

@@ -11,6 +11,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/pre_tokenizer_test_util.h"
 #include "tokenizer/unicode.h"
 
 namespace pg {
@@ -41,20 +42,11 @@ const Tokenizer* LoadVocab(const std::string& name) {
 
 #define LOAD_OR_SKIP(var, name)                                     \
   auto var = LoadVocab(name);                                       \
-  if (!var) GTEST_SKIP() << "vocab fixture " << name << " missing"
+  if (!var) GTEST_SKIP() << "needs ../shared/fixtures/vocab: " << name << " absent"
 
 // Texts split into words by the pre-tokenizer, as strings.
 std::vector<std::string> Words(PreTokenizerKind kind, const std::string& text) {
-  const auto cpts = DecodeUtf8(text);
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t len : PreTokenize(kind, cpts)) {
-    std::string w;
-    for (size_t i = start; i < start + len; ++i) AppendUtf8(cpts[i], &w);
-    out.push_back(w);
-    start += len;
-  }
-  return out;
+  return testing::PreTokenizedWords(kind, text);
 }
 
 const char* kRoundTripTexts[] = {
@@ -95,7 +87,7 @@ TEST(PreTokenizer, UnknownNameIsAnError) {
 }
 
 TEST(Tokenizer, ByteLevelRoundTrip) {
-  if (!LoadVocab("gpt-2")) GTEST_SKIP() << "no vocab fixtures";
+  if (!LoadVocab("gpt-2")) GTEST_SKIP() << "needs ../shared/fixtures/vocab (absent)";
   for (const char* name : {"gpt-2", "deepseek-llm", "deepseek-coder", "falcon"}) {
     auto tok = LoadVocab(name);
     if (!tok) continue;
@@ -246,7 +238,7 @@ TEST(Tokenizer, RandomTextRoundTrips) {
     for (size_t i = 0; i < n; ++i) s.push_back(static_cast<char>(rng() % 256));
     return s;
   };
-  if (!LoadVocab("gpt-2")) GTEST_SKIP() << "no vocab fixtures";
+  if (!LoadVocab("gpt-2")) GTEST_SKIP() << "needs ../shared/fixtures/vocab (absent)";
   for (const char* name : {"gpt-2", "deepseek-llm", "deepseek-coder", "falcon", "llama-spm", "phi-3"}) {
     const Tokenizer* tok = LoadVocab(name);
     if (!tok) continue;
@@ -297,7 +289,7 @@ TEST(Tokenizer, PathologicalInputsFinish) {
   for (const char* name : {"gpt-2", "deepseek-llm", "deepseek-coder", "falcon", "llama-spm"}) {
     if (auto t = LoadVocab(name)) toks.push_back(t);
   }
-  if (toks.empty()) GTEST_SKIP() << "no vocab fixtures";
+  if (toks.empty()) GTEST_SKIP() << "needs ../shared/fixtures/vocab (absent)";
   const size_t n = 100000;
   std::vector<std::string> inputs = {std::string(n, 'a'), std::string(n, ' '), std::string(n, '1'),
                                      std::string(n, '\n'), std::string(n, '!')};

@@ -13,8 +13,10 @@
 # "Complete" means the client exits 0 after a whole request/response cycle
 # (random weights: the text is gibberish) and the server's log shows its
 # requests answered 200. The clients are the versions pinned in
-# tests/agents/package.json (package-lock.json), installed here with `npm ci`
-# when missing; the check exits 77 (CTest: Skipped) with the reason when npm,
+# tests/agents/package.json (exact versions) and package-lock.json, installed
+# here with `npm install --no-save` when missing (not `npm ci`: npm 11 refuses a
+# lock whose optional platform packages the registry here does not list, e.g.
+# opencode-darwin-arm64, though the lock is what `npm install` writes); the check exits 77 (CTest: Skipped) with the reason when npm,
 # node or the fixture model is not there. Every client runs with a temporary
 # HOME and its telemetry, update checks and catalogue downloads switched off
 # by environment, so it reaches no network but the server (and npm, for
@@ -47,7 +49,8 @@ installed() {
 }
 if ! installed; then
   timeout 60 npm ping --loglevel=error >/dev/null 2>&1 || skip "the npm registry is unreachable (npm ping failed)"
-  (cd "$here" && timeout 1200 npm ci --no-audit --no-fund --loglevel=error) || fail "npm ci in $here"
+  (cd "$here" && timeout 1200 npm install --no-save --no-audit --no-fund --loglevel=error) ||
+    fail "npm install in $here"
 fi
 claude=$here/node_modules/.bin/claude
 codex=$here/node_modules/.bin/codex

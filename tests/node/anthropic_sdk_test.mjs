@@ -160,8 +160,14 @@ if (expectToolCalls) {
 // PROSGROW_EXPECT_FORCED_TOOLS=1 against a real model (a random-weight model
 // never calls on its own; the fake engine's scripted replies ignore tool_choice).
 if (process.env.PROSGROW_EXPECT_FORCED_TOOLS === '1') {
-  for (const tool_choice of [{ type: 'tool', name: 'get_weather' }, { type: 'any' }]) {
-    const forced = await client.messages.create({ model, max_tokens: 256, tools, tool_choice, messages: [question] });
+  // A bounded city, so the forced call ends within max_tokens (a call the
+  // limit cuts is reported as stop_reason max_tokens, not tool_use).
+  const bounded = [{ ...tools[0], input_schema: { type: 'object', properties: { city: { type: 'string', maxLength: 16 } }, required: ['city'] } }];
+  // One call (disable_parallel_tool_use): a sampled model may otherwise go on
+  // calling until max_tokens cuts a call.
+  for (const tool_choice of [{ type: 'tool', name: 'get_weather', disable_parallel_tool_use: true },
+    { type: 'any', disable_parallel_tool_use: true }]) {
+    const forced = await client.messages.create({ model, max_tokens: 256, tools: bounded, tool_choice, messages: [question] });
     assert.equal(forced.stop_reason, 'tool_use', JSON.stringify(forced));
     const use = forced.content.find((b) => b.type === 'tool_use');
     assert.equal(use.name, 'get_weather');

@@ -9,21 +9,14 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
 namespace pg {
 
-inline float BitsToF32(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline uint32_t F32ToBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
+inline float BitsToF32(uint32_t u) { return std::bit_cast<float>(u); }
+inline uint32_t F32ToBits(float f) { return std::bit_cast<uint32_t>(f); }
 
 inline float F16ToF32(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;

@@ -161,14 +161,10 @@ void GemmFloatTiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0
 
 // ---- K-quants: unpackers into GemmKQuant's form (gemm_tiles_avx2.h) ----
 
-void UnpackQ4K(const BlockQ4_K& b, UnpackedK& u) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
-  for (int c = 0; c < 4; ++c) {
-    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c), _mm256_and_si256(raw, m4));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c + 32),
-                       _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
-  }
+// Q4_K / Q5_K: the 8 sub-blocks' 6-bit scales (per 32-element chunk) and
+// mins (per 16, pairing with bsums), with d and dmin.
+template <typename Block>
+inline void UnpackScalesMinsK4(const Block& b, UnpackedK& u) {
   for (int j = 0; j < 8; ++j) {
     uint8_t sc, m;
     GetScaleMinK4(j, b.scales, &sc, &m);
@@ -177,6 +173,17 @@ void UnpackQ4K(const BlockQ4_K& b, UnpackedK& u) {
   }
   u.d = H2F(b.d);
   u.dmo = H2F(b.dmin);
+}
+
+void UnpackQ4K(const BlockQ4_K& b, UnpackedK& u) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  for (int c = 0; c < 4; ++c) {
+    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c), _mm256_and_si256(raw, m4));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c + 32),
+                       _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
+  }
+  UnpackScalesMinsK4(b, u);
 }
 
 void UnpackQ5K(const BlockQ5_K& b, UnpackedK& u) {
@@ -194,14 +201,7 @@ void UnpackQ5K(const BlockQ5_K& b, UnpackedK& u) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c + 32),
                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), h_hi));
   }
-  for (int j = 0; j < 8; ++j) {
-    uint8_t sc, m;
-    GetScaleMinK4(j, b.scales, &sc, &m);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(u.scv[j]), _mm256_set1_epi16(sc));
-    u.mo[2 * j] = u.mo[2 * j + 1] = m;
-  }
-  u.d = H2F(b.d);
-  u.dmo = H2F(b.dmin);
+  UnpackScalesMinsK4(b, u);
 }
 
 void UnpackQ6K(const BlockQ6_K& b, UnpackedK& u) {
@@ -236,45 +236,15 @@ void UnpackQ6K(const BlockQ6_K& b, UnpackedK& u) {
 
 }  // namespace
 
-void GemmF32(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-             int64_t r1, float* y, int64_t ldy) {
-  GemmFloatTiled<float>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-             int64_t r1, float* y, int64_t ldy) {
-  GemmFloatTiled<F16Tag>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmBF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmFloatTiled<BF16Tag>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                  int64_t r1, float* y, int64_t ldy) {
-  GemmFloatTiled<F16Tag>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                   int64_t r1, float* y, int64_t ldy) {
-  GemmFloatTiled<BF16Tag>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmQ8Tiled<Q8_0Weights>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmQ8Tiled<Q4_0Weights>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmQ4_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmKQuant<BlockQ4_K, UnpackQ4K>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmQ5_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmKQuant<BlockQ5_K, UnpackQ5K>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmQ6_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmKQuant<BlockQ6_K, UnpackQ6K>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
+PG_GEMM_AS(GemmF32, GemmFloatTiled<float>)
+PG_GEMM_AS(GemmF16, GemmFloatTiled<F16Tag>)
+PG_GEMM_AS(GemmBF16, GemmFloatTiled<BF16Tag>)
+PG_GEMM_AS(GemmF16Half4, GemmFloatTiled<F16Tag>)
+PG_GEMM_AS(GemmBF16Half4, GemmFloatTiled<BF16Tag>)
+PG_GEMM_AS(GemmQ8_0, GemmQ8Tiled<Q8_0Weights>)
+PG_GEMM_AS(GemmQ4_0, GemmQ8Tiled<Q4_0Weights>)
+PG_GEMM_AS(GemmQ4_K, (GemmKQuant<BlockQ4_K, UnpackQ4K>))
+PG_GEMM_AS(GemmQ5_K, (GemmKQuant<BlockQ5_K, UnpackQ5K>))
+PG_GEMM_AS(GemmQ6_K, (GemmKQuant<BlockQ6_K, UnpackQ6K>))
 
 }  // namespace pg::avx2

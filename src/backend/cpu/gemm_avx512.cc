@@ -209,14 +209,8 @@ void AxpyF16(float a, const uint16_t* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] += a * pg::F16ToF32(x[i]);
 }
 
-void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmQ8Tiled<BlockQ8_0>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmQ8Tiled<BlockQ4_0>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
+PG_GEMM_AS(GemmQ8_0, GemmQ8Tiled<BlockQ8_0>)
+PG_GEMM_AS(GemmQ4_0, GemmQ8Tiled<BlockQ4_0>)
 
 void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
              int64_t r1, float* y, int64_t ldy) {

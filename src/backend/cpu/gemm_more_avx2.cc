@@ -179,14 +179,8 @@ PG_GEMM_Q8_TILED(IQ4_NL)
 PG_GEMM_Q8_TILED(MXFP4)
 #undef PG_GEMM_Q8_TILED
 
-void GemmQ2_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmKQuant<BlockQ2_K, UnpackQ2K>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmQ3_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmKQuant<BlockQ3_K, UnpackQ3K>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
+PG_GEMM_AS(GemmQ2_K, (GemmKQuant<BlockQ2_K, UnpackQ2K>))
+PG_GEMM_AS(GemmQ3_K, (GemmKQuant<BlockQ3_K, UnpackQ3K>))
 void GemmIQ4_XS(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
                 int64_t r1, float* y, int64_t ldy) {
   constexpr int RN = 4;

@@ -40,40 +40,24 @@ float DotWithMin(const Block* w, const BlockQ8_0* x, int64_t nb) {
 int LevelQ4_1(const BlockQ4_1& b, int i) { return NibbleAt(b.qs, i); }
 int LevelQ5_1(const BlockQ5_1& b, int i) { return Q5LevelAt(b.qs, LoadQh(b.qh), i); }
 
+int LevelQ5_0(const BlockQ5_0& b, int i) { return Q5LevelAt(b.qs, LoadQh(b.qh), i) - 16; }
+int LevelIQ4_NL(const BlockIQ4_NL& b, int i) { return kIq4nlValues[NibbleAt(b.qs, i)]; }
+int LevelMXFP4(const BlockMXFP4& b, int i) { return kFp4Values[NibbleAt(b.qs, i)]; }
+float ScaleMXFP4(const BlockMXFP4& b) { return Mxfp4Scale(b.e); }
+
 }  // namespace
 
 float DotQ4_1(const BlockQ4_1* w, const BlockQ8_0* x, int64_t nb) { return DotWithMin<BlockQ4_1, LevelQ4_1>(w, x, nb); }
 float DotQ5_1(const BlockQ5_1* w, const BlockQ8_0* x, int64_t nb) { return DotWithMin<BlockQ5_1, LevelQ5_1>(w, x, nb); }
 
 float DotQ5_0(const BlockQ5_0* w, const BlockQ8_0* x, int64_t nb) {
-  float sum = 0;
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint32_t qh = LoadQh(w[b].qh);
-    int s = 0;
-    for (int i = 0; i < kQK; ++i) s += (Q5LevelAt(w[b].qs, qh, i) - 16) * x[b].qs[i];
-    sum += F16ToF32(w[b].d) * F16ToF32(x[b].d) * static_cast<float>(s);
-  }
-  return sum;
+  return DotSigned<BlockQ5_0, LevelQ5_0, F16Scale<BlockQ5_0>>(w, x, nb);
 }
-
 float DotIQ4_NL(const BlockIQ4_NL* w, const BlockQ8_0* x, int64_t nb) {
-  float sum = 0;
-  for (int64_t b = 0; b < nb; ++b) {
-    int s = 0;
-    for (int i = 0; i < kQK; ++i) s += kIq4nlValues[NibbleAt(w[b].qs, i)] * x[b].qs[i];
-    sum += F16ToF32(w[b].d) * F16ToF32(x[b].d) * static_cast<float>(s);
-  }
-  return sum;
+  return DotSigned<BlockIQ4_NL, LevelIQ4_NL, F16Scale<BlockIQ4_NL>>(w, x, nb);
 }
-
 float DotMXFP4(const BlockMXFP4* w, const BlockQ8_0* x, int64_t nb) {
-  float sum = 0;
-  for (int64_t b = 0; b < nb; ++b) {
-    int s = 0;
-    for (int i = 0; i < kQK; ++i) s += kFp4Values[NibbleAt(w[b].qs, i)] * x[b].qs[i];
-    sum += Mxfp4Scale(w[b].e) * F16ToF32(x[b].d) * static_cast<float>(s);
-  }
-  return sum;
+  return DotSigned<BlockMXFP4, LevelMXFP4, ScaleMXFP4>(w, x, nb);
 }
 
 float DotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb) {

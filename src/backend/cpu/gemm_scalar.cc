@@ -6,6 +6,7 @@
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/gemm_tile.h"
 #include "backend/cpu/kernel_impls.h"
+#include "backend/cpu/quant_levels.h"
 #include "backend/cpu/repack.h"
 
 namespace pg::scalar {
@@ -55,27 +56,18 @@ void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n) {
   }
 }
 
-float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t nb) {
-  float sum = 0;
-  for (int64_t b = 0; b < nb; ++b) {
-    int s = 0;
-    for (int i = 0; i < kQK; ++i) s += w[b].qs[i] * x[b].qs[i];
-    sum += F16ToF32(w[b].d) * F16ToF32(x[b].d) * static_cast<float>(s);
-  }
-  return sum;
-}
+namespace {
 
+int LevelQ8_0(const BlockQ8_0& b, int i) { return b.qs[i]; }
+int LevelQ4_0(const BlockQ4_0& b, int i) { return NibbleAt(b.qs, i) - 8; }
+
+}  // namespace
+
+float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t nb) {
+  return DotSigned<BlockQ8_0, LevelQ8_0, F16Scale<BlockQ8_0>>(w, x, nb);
+}
 float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t nb) {
-  float sum = 0;
-  for (int64_t b = 0; b < nb; ++b) {
-    int s = 0;
-    for (int i = 0; i < kQK / 2; ++i) {
-      s += ((w[b].qs[i] & 15) - 8) * x[b].qs[i];
-      s += ((w[b].qs[i] >> 4) - 8) * x[b].qs[i + 16];
-    }
-    sum += F16ToF32(w[b].d) * F16ToF32(x[b].d) * static_cast<float>(s);
-  }
-  return sum;
+  return DotSigned<BlockQ4_0, LevelQ4_0, F16Scale<BlockQ4_0>>(w, x, nb);
 }
 
 // Q4_K / Q5_K: sum_j sc_j * d * sum(q * x) - dmin * sum_j m_j * sum(x) over 8 sub-blocks of 32.
@@ -143,37 +135,33 @@ float DotF16Row(const uint16_t* w, const float* x, int64_t n) { return DotF16(w,
 float DotBF16Row(const uint16_t* w, const float* x, int64_t n) { return DotBF16(w, x, n); }
 }  // namespace
 
-void GemmF32(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-             int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<float, float, DotF32Row>(w, xa, xs, t0, t1, r0, r1, y, ldy, 1);
-}
-void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-             int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<uint16_t, float, DotF16Row>(w, xa, xs, t0, t1, r0, r1, y, ldy, 1);
-}
-void GemmBF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<uint16_t, float, DotBF16Row>(w, xa, xs, t0, t1, r0, r1, y, ldy, 1);
-}
-void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<BlockQ8_0, BlockQ8_0, DotQ8_0>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQK);
-}
-void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<BlockQ4_0, BlockQ8_0, DotQ4_0>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQK);
-}
-void GemmQ4_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<BlockQ4_K, BlockQ8_K, DotQ4_K>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQKK);
-}
-void GemmQ5_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<BlockQ5_K, BlockQ8_K, DotQ5_K>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQKK);
-}
-void GemmQ6_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-              int64_t r1, float* y, int64_t ldy) {
-  GemmByDot<BlockQ6_K, BlockQ8_K, DotQ6_K>(w, xa, xs, t0, t1, r0, r1, y, ldy, kQKK);
+PG_GEMM_AS(GemmF32, (GemmByDot<float, float, DotF32Row>), 1)
+PG_GEMM_AS(GemmF16, (GemmByDot<uint16_t, float, DotF16Row>), 1)
+PG_GEMM_AS(GemmBF16, (GemmByDot<uint16_t, float, DotBF16Row>), 1)
+PG_GEMM_AS(GemmQ8_0, (GemmByDot<BlockQ8_0, BlockQ8_0, DotQ8_0>), kQK)
+PG_GEMM_AS(GemmQ4_0, (GemmByDot<BlockQ4_0, BlockQ8_0, DotQ4_0>), kQK)
+PG_GEMM_AS(GemmQ4_K, (GemmByDot<BlockQ4_K, BlockQ8_K, DotQ4_K>), kQKK)
+PG_GEMM_AS(GemmQ5_K, (GemmByDot<BlockQ5_K, BlockQ8_K, DotQ5_K>), kQKK)
+PG_GEMM_AS(GemmQ6_K, (GemmByDot<BlockQ6_K, BlockQ8_K, DotQ6_K>), kQKK)
+
+// The scalar references of the 8-row layouts' kernels: for each row r (lane
+// r % 8 of its group) and token t, acc = step(group block, lane, token block,
+// acc) over the nb blocks in order, then y[t * ldy + r] = acc.
+template <typename Block, typename XBlock, typename Step>
+void GemmX8Reference(const WeightMatrix& w, int64_t block_cols, const void* xa, size_t xs, int64_t t0, int64_t t1,
+                     int64_t r0, int64_t r1, float* y, int64_t ldy, Step step) {
+  const int64_t nb = w.cols / block_cols;
+  const auto* groups = static_cast<const Block*>(w.data);
+  for (int64_t r = r0; r < r1; ++r) {
+    const Block* g = groups + (r / 8) * nb;
+    const int lane = static_cast<int>(r % 8);
+    for (int64_t t = t0; t < t1; ++t) {
+      const auto* x = reinterpret_cast<const XBlock*>(static_cast<const uint8_t*>(xa) + t * xs);
+      float acc = 0;
+      for (int64_t b = 0; b < nb; ++b) acc = step(g[b], lane, x[b], acc);
+      y[t * ldy + r] = acc;
+    }
+  }
 }
 
 // Q8_0x8 (repack.h): per row and token, each block's products summed exactly
@@ -181,24 +169,13 @@ void GemmQ6_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int6
 // kernels do the same operations, so their results are bit-identical.
 void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
                 int64_t r1, float* y, int64_t ldy) {
-  const int64_t nb = w.cols / kQK;
-  const auto* groups = static_cast<const BlockQ8_0x8*>(w.data);
-  for (int64_t r = r0; r < r1; ++r) {
-    const BlockQ8_0x8* g = groups + (r / kQ8_0x8Rows) * nb;
-    const int lane = static_cast<int>(r % kQ8_0x8Rows);
-    for (int64_t t = t0; t < t1; ++t) {
-      const auto* x = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(xa) + t * xs);
-      float acc = 0;
-      for (int64_t b = 0; b < nb; ++b) {
-        int32_t isum = 0;
-        for (int k = 0; k < kQK / 4; ++k)
-          for (int i = 0; i < 4; ++i) isum += g[b].qs[kQK * k + 4 * lane + i] * x[b].qs[4 * k + i];
-        const float d = F16ToF32(g[b].d[lane]) * F16ToF32(x[b].d);
-        acc = std::fma(d, static_cast<float>(isum), acc);
-      }
-      y[t * ldy + r] = acc;
-    }
-  }
+  auto step = [](const BlockQ8_0x8& g, int lane, const BlockQ8_0& x, float acc) {
+    int32_t isum = 0;
+    for (int k = 0; k < kQK / 4; ++k)
+      for (int i = 0; i < 4; ++i) isum += g.qs[kQK * k + 4 * lane + i] * x.qs[4 * k + i];
+    return std::fma(F16ToF32(g.d[lane]) * F16ToF32(x.d), static_cast<float>(isum), acc);
+  };
+  GemmX8Reference<BlockQ8_0x8, BlockQ8_0>(w, kQK, xa, xs, t0, t1, r0, r1, y, ldy, step);
 }
 
 // Q5_0x8 (repack.h): per row and token, each block's levels q - 16 summed
@@ -206,30 +183,19 @@ void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
 // repacked as Q8_0x8, so the same bits.
 void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
                 int64_t r1, float* y, int64_t ldy) {
-  const int64_t nb = w.cols / kQK;
-  const auto* groups = static_cast<const BlockQ5_0x8*>(w.data);
-  for (int64_t r = r0; r < r1; ++r) {
-    const BlockQ5_0x8* g = groups + (r / kQ5_0x8Rows) * nb;
-    const int lane = static_cast<int>(r % kQ5_0x8Rows);
-    for (int64_t t = t0; t < t1; ++t) {
-      const auto* x = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(xa) + t * xs);
-      float acc = 0;
-      for (int64_t b = 0; b < nb; ++b) {
-        int32_t isum = 0;
-        for (int k = 0; k < kQK / 8; ++k)
-          for (int h = 0; h < 2; ++h)
-            for (int i = 0; i < 4; ++i) {
-              const uint8_t byte = g[b].qs[32 * k + 4 * lane + i];
-              const int nibble = h == 0 ? (byte & 0x0F) : (byte >> 4);
-              const int low = static_cast<int>((g[b].low16[k][h] >> (4 * lane + i)) & 1u);
-              isum += (nibble - 16 * low) * x[b].qs[16 * h + 4 * k + i];
-            }
-        const float d = F16ToF32(g[b].d[lane]) * F16ToF32(x[b].d);
-        acc = std::fma(d, static_cast<float>(isum), acc);
-      }
-      y[t * ldy + r] = acc;
-    }
-  }
+  auto step = [](const BlockQ5_0x8& g, int lane, const BlockQ8_0& x, float acc) {
+    int32_t isum = 0;
+    for (int k = 0; k < kQK / 8; ++k)
+      for (int h = 0; h < 2; ++h)
+        for (int i = 0; i < 4; ++i) {
+          const uint8_t byte = g.qs[32 * k + 4 * lane + i];
+          const int nibble = h == 0 ? (byte & 0x0F) : (byte >> 4);
+          const int low = static_cast<int>((g.low16[k][h] >> (4 * lane + i)) & 1u);
+          isum += (nibble - 16 * low) * x.qs[16 * h + 4 * k + i];
+        }
+    return std::fma(F16ToF32(g.d[lane]) * F16ToF32(x.d), static_cast<float>(isum), acc);
+  };
+  GemmX8Reference<BlockQ5_0x8, BlockQ8_0>(w, kQK, xa, xs, t0, t1, r0, r1, y, ldy, step);
 }
 
 // Q4_Kx8 (repack.h): per row and token, each super-block summed exactly in
@@ -237,66 +203,46 @@ void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
 // operations, so their results are bit-identical.
 void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
                 int64_t r1, float* y, int64_t ldy) {
-  const int64_t nb = w.cols / kQKK;
-  const auto* groups = static_cast<const BlockQ4_Kx8*>(w.data);
-  for (int64_t r = r0; r < r1; ++r) {
-    const BlockQ4_Kx8* g = groups + (r / kQ4_Kx8Rows) * nb;
-    const int lane = static_cast<int>(r % kQ4_Kx8Rows);
-    for (int64_t t = t0; t < t1; ++t) {
-      const auto* x = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(xa) + t * xs);
-      float acc = 0;
-      for (int64_t b = 0; b < nb; ++b) {
-        int32_t isum = 0, msum = 0;
-        for (int j = 0; j < 8; ++j) {
-          int32_t s = 0;
-          for (int l = 0; l < kQK; ++l) {
-            const uint8_t byte = g[b].qs[256 * (j / 2) + 32 * (l / 4) + 4 * lane + l % 4];
-            s += ((byte >> (4 * (j % 2))) & 15) * x[b].qs[32 * j + l];
-          }
-          isum += g[b].sc[j][lane] * s;
-          msum += g[b].m[j / 2][lane][j % 2] * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
-        }
-        const float xd = x[b].d;
-        acc = std::fma(F16ToF32(g[b].d[lane]) * xd, static_cast<float>(isum), acc);
-        acc = std::fma(-(F16ToF32(g[b].dmin[lane]) * xd), static_cast<float>(msum), acc);
+  auto step = [](const BlockQ4_Kx8& g, int lane, const BlockQ8_K& x, float acc) {
+    int32_t isum = 0, msum = 0;
+    for (int j = 0; j < 8; ++j) {
+      int32_t s = 0;
+      for (int l = 0; l < kQK; ++l) {
+        const uint8_t byte = g.qs[256 * (j / 2) + 32 * (l / 4) + 4 * lane + l % 4];
+        s += ((byte >> (4 * (j % 2))) & 15) * x.qs[32 * j + l];
       }
-      y[t * ldy + r] = acc;
+      isum += g.sc[j][lane] * s;
+      msum += g.m[j / 2][lane][j % 2] * (x.bsums[2 * j] + x.bsums[2 * j + 1]);
     }
-  }
+    const float xd = x.d;
+    acc = std::fma(F16ToF32(g.d[lane]) * xd, static_cast<float>(isum), acc);
+    return std::fma(-(F16ToF32(g.dmin[lane]) * xd), static_cast<float>(msum), acc);
+  };
+  GemmX8Reference<BlockQ4_Kx8, BlockQ8_K>(w, kQKK, xa, xs, t0, t1, r0, r1, y, ldy, step);
 }
 
 // Q6_Kx8 (repack.h): per row and token, isum = sum_j sc_j (q . x)_j -
 // 32 sum_j sc_j bsum_j exactly in int32, then one FMA per super-block.
 void GemmQ6_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
                 int64_t r1, float* y, int64_t ldy) {
-  const int64_t nb = w.cols / kQKK;
-  const auto* groups = static_cast<const BlockQ6_Kx8*>(w.data);
-  for (int64_t r = r0; r < r1; ++r) {
-    const BlockQ6_Kx8* g = groups + (r / kQ4_Kx8Rows) * nb;
-    const int lane = static_cast<int>(r % kQ4_Kx8Rows);
-    for (int64_t t = t0; t < t1; ++t) {
-      const auto* x = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(xa) + t * xs);
-      float acc = 0;
-      for (int64_t b = 0; b < nb; ++b) {
-        int32_t sj[16] = {};
-        // Element e = 128h + 64hi + 32c + 4k + i.
-        for (int e = 0; e < kQKK; ++e) {
-          const int h = e / 128, hi = (e / 64) % 2, c = (e / 32) % 2, k = (e % 32) / 4, i = e % 4;
-          const uint8_t lb = g[b].ql[512 * h + 256 * c + 32 * k + 4 * lane + i];
-          const uint8_t hb = g[b].qh[256 * h + 32 * k + 4 * lane + i];
-          const int q = (hi ? lb >> 4 : lb & 15) | (((hb >> (2 * c + 4 * hi)) & 3) << 4);
-          sj[e / 16] += q * x[b].qs[e];
-        }
-        int32_t isum = 0, msum = 0;
-        for (int j = 0; j < 16; ++j) {
-          isum += g[b].sc[j][lane] * sj[j];
-          msum += g[b].sc[j][lane] * x[b].bsums[j];
-        }
-        acc = std::fma(F16ToF32(g[b].d[lane]) * x[b].d, static_cast<float>(isum - 32 * msum), acc);
-      }
-      y[t * ldy + r] = acc;
+  auto step = [](const BlockQ6_Kx8& g, int lane, const BlockQ8_K& x, float acc) {
+    int32_t sj[16] = {};
+    // Element e = 128h + 64hi + 32c + 4k + i.
+    for (int e = 0; e < kQKK; ++e) {
+      const int h = e / 128, hi = (e / 64) % 2, c = (e / 32) % 2, k = (e % 32) / 4, i = e % 4;
+      const uint8_t lb = g.ql[512 * h + 256 * c + 32 * k + 4 * lane + i];
+      const uint8_t hb = g.qh[256 * h + 32 * k + 4 * lane + i];
+      const int q = (hi ? lb >> 4 : lb & 15) | (((hb >> (2 * c + 4 * hi)) & 3) << 4);
+      sj[e / 16] += q * x.qs[e];
     }
-  }
+    int32_t isum = 0, msum = 0;
+    for (int j = 0; j < 16; ++j) {
+      isum += g.sc[j][lane] * sj[j];
+      msum += g.sc[j][lane] * x.bsums[j];
+    }
+    return std::fma(F16ToF32(g.d[lane]) * x.d, static_cast<float>(isum - 32 * msum), acc);
+  };
+  GemmX8Reference<BlockQ6_Kx8, BlockQ8_K>(w, kQKK, xa, xs, t0, t1, r0, r1, y, ldy, step);
 }
 
 // Half4 (repack.h): the same double-accumulated dot as row-major, element by
@@ -318,13 +264,7 @@ void GemmHalf4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int
   }
 }
 
-void GemmF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                  int64_t r1, float* y, int64_t ldy) {
-  GemmHalf4<F16ToF32>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
-void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                   int64_t r1, float* y, int64_t ldy) {
-  GemmHalf4<BF16ToF32>(w, xa, xs, t0, t1, r0, r1, y, ldy);
-}
+PG_GEMM_AS(GemmF16Half4, GemmHalf4<F16ToF32>)
+PG_GEMM_AS(GemmBF16Half4, GemmHalf4<BF16ToF32>)
 
 }  // namespace pg::scalar

@@ -129,3 +129,12 @@ void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
 #undef PG_DECLARE_KERNELS
 
 }  // namespace pg
+
+// Defines the GemmTileFn NAME (a kernel-table entry, declared above) as a
+// call of IMPL with GemmTileFn's arguments and then EXTRA...; parenthesize an
+// IMPL whose template arguments hold commas.
+#define PG_GEMM_AS(NAME, IMPL, ...)                                                                          \
+  void NAME(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1, \
+            float* y, int64_t ldy) {                                                                          \
+    IMPL(w, xa, xs, t0, t1, r0, r1, y, ldy __VA_OPT__(, ) __VA_ARGS__);                                       \
+  }

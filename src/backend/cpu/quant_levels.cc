@@ -46,26 +46,22 @@ void UnpackScalesQ3K(const uint8_t* scales, int8_t* out16) {
   }
 }
 
-void QuantizeQ4_1Row(const float* src, BlockQ4_1* dst, int64_t n) {
+// Q4_1 (levels 0..15) / Q5_1 (0..31, the fifth bits in qh): each block's
+// min-max grid, its nibbles and fifth bits.
+template <typename Block, int kMaxLevel>
+void QuantizeMinMaxRow(const float* src, Block* dst, int64_t n) {
   int q[kQK];
   for (int64_t b = 0; b < n / kQK; ++b) {
-    const MinMaxGrid g = FitMinMax(src + b * kQK, 15, q);
+    const MinMaxGrid g = FitMinMax(src + b * kQK, kMaxLevel, q);
     dst[b].d = F32ToF16(g.d);
     dst[b].m = F32ToF16(g.min);
     PackNibbles(q, dst[b].qs);
+    if constexpr (kMaxLevel == 31) PackFifthBits(q, dst[b].qh);
   }
 }
 
-void QuantizeQ5_1Row(const float* src, BlockQ5_1* dst, int64_t n) {
-  int q[kQK];
-  for (int64_t b = 0; b < n / kQK; ++b) {
-    const MinMaxGrid g = FitMinMax(src + b * kQK, 31, q);
-    dst[b].d = F32ToF16(g.d);
-    dst[b].m = F32ToF16(g.min);
-    PackNibbles(q, dst[b].qs);
-    PackFifthBits(q, dst[b].qh);
-  }
-}
+void QuantizeQ4_1Row(const float* src, BlockQ4_1* dst, int64_t n) { QuantizeMinMaxRow<BlockQ4_1, 15>(src, dst, n); }
+void QuantizeQ5_1Row(const float* src, BlockQ5_1* dst, int64_t n) { QuantizeMinMaxRow<BlockQ5_1, 31>(src, dst, n); }
 
 // Symmetric: the value of largest magnitude maps to level 0 (q - 16 = -16).
 void QuantizeQ5_0Row(const float* src, BlockQ5_0* dst, int64_t n) {

@@ -132,7 +132,7 @@ TEST(Quant, ActivationQuantizersMatchScalar) {
 TEST(Quant, DequantizeMatchesLlamaCppFiles) {
   const std::string dir = std::string(PROSGROW_SHARED_DIR) + "/fixtures/models/";
   const std::string f8 = dir + "small-llama-spm-q8_0.gguf", f4 = dir + "small-llama-spm-q4_k_m.gguf";
-  if (!std::filesystem::exists(f8) || !std::filesystem::exists(f4)) GTEST_SKIP() << "fixtures absent";
+  if (!std::filesystem::exists(f8) || !std::filesystem::exists(f4)) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   auto g8 = GgufFile::Open(f8);
   auto g4 = GgufFile::Open(f4);
   ASSERT_TRUE(g8.ok()) << g8.status().ToString();

@@ -8,44 +8,103 @@
 #include "base/check.h"
 
 namespace pg {
-
-bool CanRepackQ8_0x8(const WeightMatrix& w) {
-  return w.type == GgmlType::Q8_0 && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
-         w.cols > 0 && w.cols % kQK == 0 && w.row_bytes >= RowBytes(GgmlType::Q8_0, w.cols);
-}
-
-size_t RepackedBytesQ8_0x8(const WeightMatrix& w) {
-  const int64_t groups = (w.rows + kQ8_0x8Rows - 1) / kQ8_0x8Rows;
-  return static_cast<size_t>(groups * (w.cols / kQK)) * sizeof(BlockQ8_0x8);
-}
-
 namespace {
 
-// Fills Q8_0x8 groups from `as_q8_0(row, block)`, which returns that block of
-// the source as a Q8_0 block.
-template <typename AsQ8_0>
-WeightMatrix FillQ8_0x8(const WeightMatrix& w, void* dst, AsQ8_0 as_q8_0) {
-  const int64_t nb = w.cols / kQK;
-  const int64_t groups = (w.rows + kQ8_0x8Rows - 1) / kQ8_0x8Rows;
-  auto* out = static_cast<BlockQ8_0x8*>(dst);
+// The 8-row layouts: Q8_0x8, Q5_0x8, Q4_Kx8 and Q6_Kx8.
+constexpr int kGroupRows = 8;
+static_assert(kQ8_0x8Rows == kGroupRows && kQ5_0x8Rows == kGroupRows && kQ4_Kx8Rows == kGroupRows);
+
+// A row-major matrix of `type` whose rows are whole blocks of block_cols.
+bool IsRowMajorOf(const WeightMatrix& w, GgmlType type, int64_t block_cols) {
+  return w.type == type && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 && w.cols > 0 &&
+         w.cols % block_cols == 0 && w.row_bytes >= RowBytes(type, w.cols);
+}
+
+// Bytes of w in groups of 8 rows, one Out per group and column block.
+template <typename Out>
+size_t GroupsOf8Bytes(const WeightMatrix& w, int64_t block_cols) {
+  const int64_t groups = (w.rows + kGroupRows - 1) / kGroupRows;
+  return static_cast<size_t>(groups * (w.cols / block_cols)) * sizeof(Out);
+}
+
+// Fills dst with w's groups of 8 rows, one zeroed Out per group and column
+// block: put(src, r, o) writes block b of row g * 8 + r (src, of type In)
+// into lane r of o; padding rows past w.rows stay zero. Returns the view of
+// dst in `layout`.
+template <typename In, typename Out, typename Put>
+WeightMatrix FillGroupsOf8(const WeightMatrix& w, void* dst, int64_t block_cols, WeightLayout layout, Put put) {
+  const int64_t nb = w.cols / block_cols;
+  const int64_t groups = (w.rows + kGroupRows - 1) / kGroupRows;
+  auto* out = static_cast<Out*>(dst);
+  const auto* base = static_cast<const uint8_t*>(w.data);
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t b = 0; b < nb; ++b) {
-      BlockQ8_0x8& o = out[g * nb + b];
+      Out& o = out[g * nb + b];
       std::memset(&o, 0, sizeof o);
-      for (int r = 0; r < kQ8_0x8Rows; ++r) {
-        const int64_t row = g * kQ8_0x8Rows + r;
+      for (int r = 0; r < kGroupRows; ++r) {
+        const int64_t row = g * kGroupRows + r;
         if (row >= w.rows) break;
-        const BlockQ8_0 src = as_q8_0(row, b);
-        o.d[r] = src.d;
-        for (int k = 0; k < kQK / 4; ++k) std::memcpy(&o.qs[kQK * k + 4 * r], &src.qs[4 * k], 4);
+        put(reinterpret_cast<const In*>(base + row * w.row_bytes)[b], r, o);
       }
     }
   }
   WeightMatrix v = w;
+  v.data = dst;
+  v.layout = layout;
+  return v;
+}
+
+// Row r of a group, from its row-major block.
+void PutRowQ5_0x8(const BlockQ5_0& src, int r, BlockQ5_0x8& o) {
+  o.d[r] = src.d;
+  const uint32_t qh = LoadQh(src.qh);
+  for (int k = 0; k < kQK / 8; ++k) {
+    std::memcpy(&o.qs[32 * k + 4 * r], &src.qs[4 * k], 4);
+    for (int h = 0; h < 2; ++h)
+      for (int i = 0; i < 4; ++i)
+        if (((qh >> (16 * h + 4 * k + i)) & 1u) == 0) o.low16[k][h] |= 1u << (4 * r + i);
+  }
+}
+
+void PutRowQ4_Kx8(const BlockQ4_K& src, int r, BlockQ4_Kx8& o) {
+  o.d[r] = src.d;
+  o.dmin[r] = src.dmin;
+  for (int j = 0; j < 8; ++j) GetScaleMinK4(j, src.scales, &o.sc[j][r], &o.m[j / 2][r][j % 2]);
+  for (int p = 0; p < 4; ++p)
+    for (int k = 0; k < 8; ++k) std::memcpy(&o.qs[256 * p + 32 * k + 4 * r], &src.qs[32 * p + 4 * k], 4);
+}
+
+void PutRowQ6_Kx8(const BlockQ6_K& src, int r, BlockQ6_Kx8& o) {
+  o.d[r] = src.d;
+  for (int j = 0; j < 16; ++j) o.sc[j][r] = src.scales[j];
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 8; ++k) {
+      for (int c = 0; c < 2; ++c)
+        std::memcpy(&o.ql[512 * h + 256 * c + 32 * k + 4 * r], &src.ql[64 * h + 32 * c + 4 * k], 4);
+      std::memcpy(&o.qh[256 * h + 32 * k + 4 * r], &src.qh[32 * h + 4 * k], 4);
+    }
+}
+
+}  // namespace
+
+bool CanRepackQ8_0x8(const WeightMatrix& w) { return IsRowMajorOf(w, GgmlType::Q8_0, kQK); }
+
+size_t RepackedBytesQ8_0x8(const WeightMatrix& w) { return GroupsOf8Bytes<BlockQ8_0x8>(w, kQK); }
+
+namespace {
+
+// Fills Q8_0x8 groups from `as_q8_0(src)`, which returns a block In of the
+// source as a Q8_0 block.
+template <typename In, typename AsQ8_0>
+WeightMatrix FillQ8_0x8(const WeightMatrix& w, void* dst, AsQ8_0 as_q8_0) {
+  auto put = [&](const In& in, int r, BlockQ8_0x8& o) {
+    const BlockQ8_0 src = as_q8_0(in);
+    o.d[r] = src.d;
+    for (int k = 0; k < kQK / 4; ++k) std::memcpy(&o.qs[kQK * k + 4 * r], &src.qs[4 * k], 4);
+  };
+  WeightMatrix v = FillGroupsOf8<In, BlockQ8_0x8>(w, dst, kQK, WeightLayout::kQ8_0x8, put);
   v.type = GgmlType::Q8_0;
   v.row_bytes = std::max(w.row_bytes, RowBytes(GgmlType::Q8_0, w.cols));
-  v.data = dst;
-  v.layout = WeightLayout::kQ8_0x8;
   return v;
 }
 
@@ -53,22 +112,14 @@ WeightMatrix FillQ8_0x8(const WeightMatrix& w, void* dst, AsQ8_0 as_q8_0) {
 
 WeightMatrix RepackQ8_0x8(const WeightMatrix& w, void* dst) {
   PG_CHECK(CanRepackQ8_0x8(w));
-  const auto* base = static_cast<const uint8_t*>(w.data);
-  return FillQ8_0x8(w, dst, [&](int64_t row, int64_t b) {
-    return reinterpret_cast<const BlockQ8_0*>(base + row * w.row_bytes)[b];
-  });
+  return FillQ8_0x8<BlockQ8_0>(w, dst, [](const BlockQ8_0& src) { return src; });
 }
 
-bool CanRepackQ5_0AsQ8_0x8(const WeightMatrix& w) {
-  return w.type == GgmlType::Q5_0 && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
-         w.cols > 0 && w.cols % kQK == 0 && w.row_bytes >= RowBytes(GgmlType::Q5_0, w.cols);
-}
+bool CanRepackQ5_0AsQ8_0x8(const WeightMatrix& w) { return IsRowMajorOf(w, GgmlType::Q5_0, kQK); }
 
 WeightMatrix RepackQ5_0AsQ8_0x8(const WeightMatrix& w, void* dst) {
   PG_CHECK(CanRepackQ5_0AsQ8_0x8(w));
-  const auto* base = static_cast<const uint8_t*>(w.data);
-  return FillQ8_0x8(w, dst, [&](int64_t row, int64_t b) {
-    const BlockQ5_0& src = reinterpret_cast<const BlockQ5_0*>(base + row * w.row_bytes)[b];
+  return FillQ8_0x8<BlockQ5_0>(w, dst, [](const BlockQ5_0& src) {
     BlockQ8_0 q;
     q.d = src.d;
     const uint32_t qh = LoadQh(src.qh);
@@ -79,127 +130,30 @@ WeightMatrix RepackQ5_0AsQ8_0x8(const WeightMatrix& w, void* dst) {
 
 bool CanRepackQ5_0x8(const WeightMatrix& w) { return CanRepackQ5_0AsQ8_0x8(w); }
 
-size_t RepackedBytesQ5_0x8(const WeightMatrix& w) {
-  const int64_t groups = (w.rows + kQ5_0x8Rows - 1) / kQ5_0x8Rows;
-  return static_cast<size_t>(groups * (w.cols / kQK)) * sizeof(BlockQ5_0x8);
-}
+size_t RepackedBytesQ5_0x8(const WeightMatrix& w) { return GroupsOf8Bytes<BlockQ5_0x8>(w, kQK); }
 
 WeightMatrix RepackQ5_0x8(const WeightMatrix& w, void* dst) {
   PG_CHECK(CanRepackQ5_0x8(w));
-  const int64_t nb = w.cols / kQK;
-  const int64_t groups = (w.rows + kQ5_0x8Rows - 1) / kQ5_0x8Rows;
-  auto* out = static_cast<BlockQ5_0x8*>(dst);
-  const auto* base = static_cast<const uint8_t*>(w.data);
-  for (int64_t g = 0; g < groups; ++g) {
-    for (int64_t b = 0; b < nb; ++b) {
-      BlockQ5_0x8& o = out[g * nb + b];
-      std::memset(&o, 0, sizeof o);
-      for (int r = 0; r < kQ5_0x8Rows; ++r) {
-        const int64_t row = g * kQ5_0x8Rows + r;
-        // A padding row: nibbles 0 and no mask bit, i.e. levels 0 (and scale 0).
-        if (row >= w.rows) break;
-        const BlockQ5_0& src = reinterpret_cast<const BlockQ5_0*>(base + row * w.row_bytes)[b];
-        o.d[r] = src.d;
-        const uint32_t qh = LoadQh(src.qh);
-        for (int k = 0; k < kQK / 8; ++k) {
-          std::memcpy(&o.qs[32 * k + 4 * r], &src.qs[4 * k], 4);
-          for (int h = 0; h < 2; ++h)
-            for (int i = 0; i < 4; ++i)
-              if (((qh >> (16 * h + 4 * k + i)) & 1u) == 0) o.low16[k][h] |= 1u << (4 * r + i);
-        }
-      }
-    }
-  }
-  WeightMatrix v = w;
-  v.data = dst;
-  v.layout = WeightLayout::kQ5_0x8;
-  return v;
+  // A padding row: nibbles 0 and no mask bit, i.e. levels 0 (and scale 0).
+  return FillGroupsOf8<BlockQ5_0, BlockQ5_0x8>(w, dst, kQK, WeightLayout::kQ5_0x8, PutRowQ5_0x8);
 }
 
-bool CanRepackQ4_Kx8(const WeightMatrix& w) {
-  return w.type == GgmlType::Q4_K && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
-         w.cols > 0 && w.cols % kQKK == 0 && w.row_bytes >= RowBytes(GgmlType::Q4_K, w.cols);
-}
+bool CanRepackQ4_Kx8(const WeightMatrix& w) { return IsRowMajorOf(w, GgmlType::Q4_K, kQKK); }
 
-size_t RepackedBytesQ4_Kx8(const WeightMatrix& w) {
-  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
-  return static_cast<size_t>(groups * (w.cols / kQKK)) * sizeof(BlockQ4_Kx8);
-}
-
-namespace {
-
-void PutRowQ4_Kx8(const BlockQ4_K& src, int r, BlockQ4_Kx8& o) {
-  o.d[r] = src.d;
-  o.dmin[r] = src.dmin;
-  for (int j = 0; j < 8; ++j) GetScaleMinK4(j, src.scales, &o.sc[j][r], &o.m[j / 2][r][j % 2]);
-  for (int p = 0; p < 4; ++p)
-    for (int k = 0; k < 8; ++k) std::memcpy(&o.qs[256 * p + 32 * k + 4 * r], &src.qs[32 * p + 4 * k], 4);
-}
-
-}  // namespace
+size_t RepackedBytesQ4_Kx8(const WeightMatrix& w) { return GroupsOf8Bytes<BlockQ4_Kx8>(w, kQKK); }
 
 WeightMatrix RepackQ4_Kx8(const WeightMatrix& w, void* dst) {
   PG_CHECK(CanRepackQ4_Kx8(w));
-  const int64_t nb = w.cols / kQKK;
-  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
-  auto* out = static_cast<BlockQ4_Kx8*>(dst);
-  const auto* base = static_cast<const uint8_t*>(w.data);
-  for (int64_t g = 0; g < groups; ++g) {
-    for (int64_t b = 0; b < nb; ++b) {
-      BlockQ4_Kx8& o = out[g * nb + b];
-      std::memset(&o, 0, sizeof o);
-      for (int r = 0; r < kQ4_Kx8Rows; ++r) {
-        const int64_t row = g * kQ4_Kx8Rows + r;
-        if (row >= w.rows) break;
-        PutRowQ4_Kx8(reinterpret_cast<const BlockQ4_K*>(base + row * w.row_bytes)[b], r, o);
-      }
-    }
-  }
-  WeightMatrix v = w;
-  v.data = dst;
-  v.layout = WeightLayout::kQ4_Kx8;
-  return v;
+  return FillGroupsOf8<BlockQ4_K, BlockQ4_Kx8>(w, dst, kQKK, WeightLayout::kQ4_Kx8, PutRowQ4_Kx8);
 }
 
-bool CanRepackQ6_Kx8(const WeightMatrix& w) {
-  return w.type == GgmlType::Q6_K && w.layout == WeightLayout::kRowMajor && w.data != nullptr && w.rows > 0 &&
-         w.cols > 0 && w.cols % kQKK == 0 && w.row_bytes >= RowBytes(GgmlType::Q6_K, w.cols);
-}
+bool CanRepackQ6_Kx8(const WeightMatrix& w) { return IsRowMajorOf(w, GgmlType::Q6_K, kQKK); }
 
-size_t RepackedBytesQ6_Kx8(const WeightMatrix& w) {
-  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
-  return static_cast<size_t>(groups * (w.cols / kQKK)) * sizeof(BlockQ6_Kx8);
-}
+size_t RepackedBytesQ6_Kx8(const WeightMatrix& w) { return GroupsOf8Bytes<BlockQ6_Kx8>(w, kQKK); }
 
 WeightMatrix RepackQ6_Kx8(const WeightMatrix& w, void* dst) {
   PG_CHECK(CanRepackQ6_Kx8(w));
-  const int64_t nb = w.cols / kQKK;
-  const int64_t groups = (w.rows + kQ4_Kx8Rows - 1) / kQ4_Kx8Rows;
-  auto* out = static_cast<BlockQ6_Kx8*>(dst);
-  const auto* base = static_cast<const uint8_t*>(w.data);
-  for (int64_t g = 0; g < groups; ++g) {
-    for (int64_t b = 0; b < nb; ++b) {
-      BlockQ6_Kx8& o = out[g * nb + b];
-      std::memset(&o, 0, sizeof o);
-      for (int r = 0; r < kQ4_Kx8Rows; ++r) {
-        const int64_t row = g * kQ4_Kx8Rows + r;
-        if (row >= w.rows) break;
-        const BlockQ6_K& src = reinterpret_cast<const BlockQ6_K*>(base + row * w.row_bytes)[b];
-        o.d[r] = src.d;
-        for (int j = 0; j < 16; ++j) o.sc[j][r] = src.scales[j];
-        for (int h = 0; h < 2; ++h)
-          for (int k = 0; k < 8; ++k) {
-            for (int c = 0; c < 2; ++c)
-              std::memcpy(&o.ql[512 * h + 256 * c + 32 * k + 4 * r], &src.ql[64 * h + 32 * c + 4 * k], 4);
-            std::memcpy(&o.qh[256 * h + 32 * k + 4 * r], &src.qh[32 * h + 4 * k], 4);
-          }
-      }
-    }
-  }
-  WeightMatrix v = w;
-  v.data = dst;
-  v.layout = WeightLayout::kQ6_Kx8;
-  return v;
+  return FillGroupsOf8<BlockQ6_K, BlockQ6_Kx8>(w, dst, kQKK, WeightLayout::kQ6_Kx8, PutRowQ6_Kx8);
 }
 
 bool CanRepackHalf4(const WeightMatrix& w) {

@@ -14,21 +14,13 @@
 namespace pg {
 namespace {
 
+using testing::ExpectGemmBits;
 using testing::HostKernelTables;
 using testing::RandomWeights;
-
-struct KMatrix {
-  std::vector<uint8_t> bytes;
-  WeightMatrix w;
-};
+using KMatrix = testing::QuantMatrix;
 
 KMatrix MakeK(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
-  KMatrix m;
-  const std::vector<float> wf = RandomWeights(static_cast<size_t>(rows * cols), seed);
-  const size_t rb = RowBytes(type, cols);
-  m.bytes.resize(rb * static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r)
-    EXPECT_TRUE(QuantizeRow(type, wf.data() + r * cols, m.bytes.data() + r * rb, cols).ok());
+  KMatrix m = testing::QuantizeRandom(type, rows, cols, seed);
   if (type == GgmlType::Q4_K) {
     // Extreme 6-bit scales and mins a file may hold: 63 for sub-block 0 of row 0.
     auto* b0 = reinterpret_cast<BlockQ4_K*>(m.bytes.data());
@@ -40,7 +32,6 @@ KMatrix MakeK(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
     b0->scales[0] = -128;
     b0->scales[15] = 127;
   }
-  m.w = MakeWeightMatrix(type, m.bytes.data(), rows, cols);
   return m;
 }
 KMatrix MakeQ4K(int64_t rows, int64_t cols, uint32_t seed) { return MakeK(GgmlType::Q4_K, rows, cols, seed); }
@@ -136,16 +127,7 @@ void CheckKernels(GgmlType type, WeightKind kx8, WeightKind row_kind) {
       for (const CpuKernels* k : HostKernelTables()) {
         SCOPED_TRACE(std::string(IsaName(k->level)) + " " + TypeName(type) + " rows " + std::to_string(rows) +
                      " tokens " + std::to_string(n_tok));
-        std::vector<float> got(want.size(), -2.0f);
-        k->gemm[kind](v, xq.data(), xs, 0, n_tok, 0, rows, got.data(), rows);
-        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
-        if (rows > 8) {
-          std::vector<float> part(want.size(), -3.0f);
-          k->gemm[kind](v, xq.data(), xs, 0, n_tok, 8, rows - 1, part.data(), rows);
-          for (int64_t t = 0; t < n_tok; ++t)
-            for (int64_t r = 0; r < rows; ++r)
-              EXPECT_EQ(part[t * rows + r], (r >= 8 && r < rows - 1) ? want[t * rows + r] : -3.0f) << t << " " << r;
-        }
+        ExpectGemmBits(k->gemm[kind], v, xq.data(), xs, n_tok, rows, want, 8, rows - 1);
       }
     }
   }

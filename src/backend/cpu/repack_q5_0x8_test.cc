@@ -15,24 +15,14 @@
 namespace pg {
 namespace {
 
+using testing::ExpectGemmBits;
 using testing::HostKernelTables;
+using testing::QuantizeRandom;
 using testing::RandomWeights;
+using Q5Matrix = testing::QuantMatrix;
 
-struct Q5Matrix {
-  std::vector<uint8_t> bytes;
-  WeightMatrix w;
-};
-
-Q5Matrix MakeQ5(int64_t rows, int64_t cols, uint32_t seed) {
-  Q5Matrix m;
-  const std::vector<float> wf = RandomWeights(static_cast<size_t>(rows * cols), seed);
-  const size_t rb = RowBytes(GgmlType::Q5_0, cols);
-  m.bytes.resize(rb * static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r)
-    EXPECT_TRUE(QuantizeRow(GgmlType::Q5_0, wf.data() + r * cols, m.bytes.data() + r * rb, cols).ok());
-  m.w = MakeWeightMatrix(GgmlType::Q5_0, m.bytes.data(), rows, cols);
-  return m;
-}
+// rows x cols random Q5_0 weights.
+Q5Matrix MakeQ5(int64_t rows, int64_t cols, uint32_t seed) { return QuantizeRandom(GgmlType::Q5_0, rows, cols, seed); }
 
 // The level of (row lane, column i) of a block, read back from the layout.
 int LevelAt(const BlockQ5_0x8& blk, int lane, int i) {
@@ -103,16 +93,7 @@ TEST(GemmQ5_0x8, EveryLevelMatchesScalarAndQ8_0x8BitForBit) {
       for (const CpuKernels* k : HostKernelTables()) {
         SCOPED_TRACE(std::string(IsaName(k->level)) + " rows " + std::to_string(rows) + " tokens " +
                      std::to_string(n_tok));
-        std::vector<float> got(want.size(), -2.0f);
-        k->gemm[kind](v, xq.data(), xs, 0, n_tok, 0, rows, got.data(), rows);
-        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
-        if (rows > 8) {
-          std::vector<float> part(want.size(), -3.0f);
-          k->gemm[kind](v, xq.data(), xs, 0, n_tok, 8, rows - 1, part.data(), rows);
-          for (int64_t t = 0; t < n_tok; ++t)
-            for (int64_t r = 0; r < rows; ++r)
-              EXPECT_EQ(part[t * rows + r], (r >= 8 && r < rows - 1) ? want[t * rows + r] : -3.0f) << t << " " << r;
-        }
+        ExpectGemmBits(k->gemm[kind], v, xq.data(), xs, n_tok, rows, want, 8, rows - 1);
       }
     }
   }

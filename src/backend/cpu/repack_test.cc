@@ -13,24 +13,15 @@
 namespace pg {
 namespace {
 
+using testing::ExpectGemmBits;
 using testing::HostKernelTables;
 using testing::RandomWeights;
-
-struct Q8Matrix {
-  std::vector<uint8_t> bytes;
-  WeightMatrix w;
-};
+using Q8Matrix = testing::QuantMatrix;
 
 Q8Matrix MakeQ8(int64_t rows, int64_t cols, uint32_t seed) {
-  Q8Matrix m;
-  const std::vector<float> wf = RandomWeights(static_cast<size_t>(rows * cols), seed);
-  const size_t rb = RowBytes(GgmlType::Q8_0, cols);
-  m.bytes.resize(rb * static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r)
-    EXPECT_TRUE(QuantizeRow(GgmlType::Q8_0, wf.data() + r * cols, m.bytes.data() + r * rb, cols).ok());
+  Q8Matrix m = testing::QuantizeRandom(GgmlType::Q8_0, rows, cols, seed);
   // A -128 quant, which Q8_0 files may hold (llama.cpp's quantizer never writes it).
   reinterpret_cast<BlockQ8_0*>(m.bytes.data())[0].qs[5] = -128;
-  m.w = MakeWeightMatrix(GgmlType::Q8_0, m.bytes.data(), rows, cols);
   return m;
 }
 
@@ -125,19 +116,9 @@ TEST(GemmQ8_0x8, EveryLevelMatchesScalarBitForBit) {
       for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(want[i], rowmajor[i], 1e-5f * (1 + std::fabs(want[i])));
       for (const CpuKernels* k : HostKernelTables()) {
         SCOPED_TRACE(std::string(IsaName(k->level)) + " rows " + std::to_string(rows) + " tokens " + std::to_string(n_tok));
-        std::vector<float> got(want.size(), -2.0f);
-        k->gemm[static_cast<int>(WeightKind::kQ8_0x8)](v, xq.data(), xs, 0, n_tok, 0, rows, got.data(), rows);
-        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
         // A range ending inside a group writes exactly its rows.
-        if (rows > 8) {
-          std::vector<float> part(want.size(), -3.0f);
-          k->gemm[static_cast<int>(WeightKind::kQ8_0x8)](v, xq.data(), xs, 0, n_tok, 8, rows - 1, part.data(), rows);
-          for (int64_t t = 0; t < n_tok; ++t)
-            for (int64_t r = 0; r < rows; ++r) {
-              const float expect = (r >= 8 && r < rows - 1) ? want[t * rows + r] : -3.0f;
-              EXPECT_EQ(part[t * rows + r], expect) << t << " " << r;
-            }
-        }
+        ExpectGemmBits(k->gemm[static_cast<int>(WeightKind::kQ8_0x8)], v, xq.data(), xs, n_tok, rows, want, 8,
+                       rows - 1);
       }
     }
   }
@@ -235,18 +216,10 @@ TEST(GemmHalf4, EveryLevelMatchesItsRowMajorKernel) {
         for (const CpuKernels* k : HostKernelTables()) {
           SCOPED_TRACE(std::string(IsaName(k->level)) + " " + TypeName(type) + " rows " + std::to_string(rows) +
                        " tokens " + std::to_string(n_tok));
-          std::vector<float> want(static_cast<size_t>(n_tok * rows), -1.0f), got(want.size(), -2.0f);
+          std::vector<float> want(static_cast<size_t>(n_tok * rows), -1.0f);
           const CpuKernels& same_impl = k->level == IsaLevel::kAvx512 ? Avx2Kernels() : *k;
           same_impl.gemm[row_kind](w, x.data(), xs, 0, n_tok, 0, rows, want.data(), rows);
-          k->gemm[kind](v, x.data(), xs, 0, n_tok, 0, rows, got.data(), rows);
-          EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
-          if (rows > 4) {
-            std::vector<float> part(want.size(), -3.0f);
-            k->gemm[kind](v, x.data(), xs, 0, n_tok, 3, rows - 2, part.data(), rows);
-            for (int64_t t = 0; t < n_tok; ++t)
-              for (int64_t r = 0; r < rows; ++r)
-                EXPECT_EQ(part[t * rows + r], (r >= 3 && r < rows - 2) ? want[t * rows + r] : -3.0f) << t << " " << r;
-          }
+          ExpectGemmBits(k->gemm[kind], v, x.data(), xs, n_tok, rows, want, 3, rows - 2);
         }
       }
     }

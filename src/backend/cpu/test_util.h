@@ -1,10 +1,15 @@
 // Private test helpers for the CPU backend tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/quant.h"
 
 namespace pg::testing {
 
@@ -32,6 +37,41 @@ inline std::vector<float> RandomWeights(size_t n, uint32_t seed, float sigma = 0
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = dist(rng) * ((i % 97) == 0 ? 8.0f : 1.0f);
   return v;
+}
+
+// A row-major quantized matrix of RandomWeights and the bytes it views.
+struct QuantMatrix {
+  std::vector<uint8_t> bytes;
+  WeightMatrix w;
+};
+
+// rows x cols RandomWeights(seed) quantized to `type`. `w` views `bytes`, so
+// a caller may edit blocks in place afterwards.
+inline QuantMatrix QuantizeRandom(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
+  QuantMatrix m;
+  const std::vector<float> wf = RandomWeights(static_cast<size_t>(rows * cols), seed);
+  const size_t rb = RowBytes(type, cols);
+  m.bytes.resize(rb * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    EXPECT_TRUE(QuantizeRow(type, wf.data() + r * cols, m.bytes.data() + r * rb, cols).ok());
+  m.w = MakeWeightMatrix(type, m.bytes.data(), rows, cols);
+  return m;
+}
+
+// Expects gemm over every row of tokens [0, n_tok) to give want's bits
+// (want is (n_tok, rows)), and, when r0 < r1, gemm over rows [r0, r1) alone
+// to write exactly those rows.
+inline void ExpectGemmBits(GemmTileFn gemm, const WeightMatrix& w, const void* x, size_t xs, int64_t n_tok,
+                           int64_t rows, const std::vector<float>& want, int64_t r0, int64_t r1) {
+  std::vector<float> got(want.size(), -2.0f);
+  gemm(w, x, xs, 0, n_tok, 0, rows, got.data(), rows);
+  EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
+  if (r0 >= r1) return;
+  std::vector<float> part(want.size(), -3.0f);
+  gemm(w, x, xs, 0, n_tok, r0, r1, part.data(), rows);
+  for (int64_t t = 0; t < n_tok; ++t)
+    for (int64_t r = 0; r < rows; ++r)
+      EXPECT_EQ(part[t * rows + r], (r >= r0 && r < r1) ? want[t * rows + r] : -3.0f) << t << " " << r;
 }
 
 }  // namespace pg::testing

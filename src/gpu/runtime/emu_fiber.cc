@@ -32,8 +32,8 @@
 
 namespace pg::gpu::emu {
 
-thread_local const ThreadCtx* tl_thread = nullptr;
-thread_local const BlockCtx* tl_block = nullptr;
+constinit thread_local const ThreadCtx* tl_thread = nullptr;
+constinit thread_local const BlockCtx* tl_block = nullptr;
 
 namespace {
 

@@ -29,6 +29,7 @@
 
 #include <math.h>
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -69,8 +70,8 @@ struct BlockCtx {
   unsigned char* dynamic_smem = nullptr;
   int warp_size = 32;
 };
-extern thread_local const ThreadCtx* tl_thread;
-extern thread_local const BlockCtx* tl_block;
+extern constinit thread_local const ThreadCtx* tl_thread;
+extern constinit thread_local const BlockCtx* tl_block;
 
 void SyncThreads();
 void SyncWarp();
@@ -127,16 +128,8 @@ template <typename T>
 inline T* PgDynamicShared() {
   return reinterpret_cast<T*>(::pg::gpu::emu::tl_block->dynamic_smem);
 }
-inline float PgBitsToFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline uint32_t PgFloatToBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
+inline float PgBitsToFloat(uint32_t u) { return std::bit_cast<float>(u); }
+inline uint32_t PgFloatToBits(float f) { return std::bit_cast<uint32_t>(f); }
 
 // Atomics (fibers of one OS thread never interleave inside one; the builtins
 // keep them atomic across host threads too). Return the old value.

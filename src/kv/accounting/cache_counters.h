@@ -48,6 +48,8 @@ struct CacheCounters {
   int64_t skipped_short_hits = 0;  // host/disk hits below min_promote_tokens, recomputed instead
   int64_t failed_loads = 0;        // promotions that failed verification (counted as misses)
   int64_t index_entries = 0;       // blocks in the prefix index (any tier)
+  int64_t sessions = 0;            // session names tracked now (SessionRetention, bounded)
+  int64_t forgotten_sessions = 0;  // names forgotten (LRU or idle) since start
   bool disk_writes_disabled = false;  // after a full disk / read-only dir
   RemoteCounters remote;              // the remote tier (remote_counters.h); enabled = false without one
 

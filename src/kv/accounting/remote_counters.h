@@ -17,6 +17,7 @@ struct RemoteCounters {
   int64_t errors = 0;            // commands that failed: unreachable, broken connection, deadline passed
   int64_t skipped = 0;           // lookups and writes skipped while backing off after an error
   int64_t corrupt = 0;           // values that failed verification (each a miss, then deleted)
+  int64_t rejected_hmac = 0;     // values without the valid HMAC tag (each a miss, then deleted)
   int64_t abandoned = 0;         // lookups the scheduler stopped waiting for (deadline)
   int64_t writes = 0;            // blocks stored
   int64_t write_bytes = 0;       // bytes stored (values), the figure the size budget caps

@@ -6,11 +6,12 @@ namespace pg {
 
 void SessionUsage::Add(int32_t session, int tier, int delta) {
   if (session < 0) return;
-  if (size_t(session) >= per_.size()) per_.resize(size_t(session) + 1, {0, 0});
-  int64_t& n = per_[size_t(session)][size_t(tier)];
+  auto it = per_.try_emplace(session, std::array<int64_t, 2>{0, 0}).first;
+  int64_t& n = it->second[size_t(tier)];
   if (n == 0 && delta > 0) ++active_[tier];
   n += delta;
   if (n == 0 && delta < 0) --active_[tier];
+  if (it->second[0] == 0 && it->second[1] == 0) per_.erase(it);
 }
 
 void SessionUsage::Update(uint32_t id, const IndexEntry& e) {
@@ -31,8 +32,8 @@ void SessionUsage::Update(uint32_t id, const IndexEntry& e) {
 }
 
 int64_t SessionUsage::blocks(int32_t session, int tier) const {
-  if (session < 0 || size_t(session) >= per_.size()) return 0;
-  return per_[size_t(session)][size_t(tier)];
+  auto it = session < 0 ? per_.end() : per_.find(session);
+  return it == per_.end() ? 0 : it->second[size_t(tier)];
 }
 
 int64_t SessionUsage::fair_share(int tier) const {
@@ -43,28 +44,29 @@ int32_t SessionUsage::Heaviest(int tier) const {
   const int64_t fair = fair_share(tier);
   int32_t best = -1;
   int64_t best_n = fair;
-  for (size_t s = 0; s < per_.size(); ++s) {
-    if (per_[s][size_t(tier)] > best_n) best = int32_t(s), best_n = per_[s][size_t(tier)];
+  for (const auto& [s, n] : per_) {
+    // Ties go to the lower index (the older session), independent of the map's order.
+    if (n[size_t(tier)] > best_n || (n[size_t(tier)] == best_n && best >= 0 && s < best)) best = s, best_n = n[size_t(tier)];
   }
   return best;
 }
 
 Status SessionUsage::CheckIntegrity(const PrefixIndex& index) const {
-  std::vector<std::array<int64_t, 2>> recount(per_.size(), {0, 0});
+  std::unordered_map<int32_t, std::array<int64_t, 2>> recount;
   for (uint32_t id = 0; id < index.id_limit(); ++id) {
     const IndexEntry& e = index.at(id);
     if (!e.live || e.session < 0) continue;
-    if (size_t(e.session) >= recount.size()) {
-      return Internal(fmt::format("session usage: session {} never counted", e.session));
-    }
     for (int t : {kDeviceTier, kHostTier})
-      if (e.in_tier(t)) recount[size_t(e.session)][size_t(t)]++;
+      if (e.in_tier(t)) recount.try_emplace(e.session, std::array<int64_t, 2>{0, 0}).first->second[size_t(t)]++;
   }
-  for (size_t s = 0; s < per_.size(); ++s) {
+  if (recount.size() != per_.size()) {
+    return Internal(fmt::format("session usage: {} sessions hold blocks, {} counted", recount.size(), per_.size()));
+  }
+  for (const auto& [s, n] : recount) {
     for (int t : {kDeviceTier, kHostTier}) {
-      if (recount[s][size_t(t)] != per_[s][size_t(t)]) {
-        return Internal(fmt::format("session usage: session {} holds {} {} blocks, counted {}", s,
-                                    recount[s][size_t(t)], TierName(t), per_[s][size_t(t)]));
+      if (n[size_t(t)] != blocks(s, t)) {
+        return Internal(fmt::format("session usage: session {} holds {} {} blocks, counted {}", s, n[size_t(t)],
+                                    TierName(t), blocks(s, t)));
       }
     }
   }

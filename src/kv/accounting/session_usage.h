@@ -9,11 +9,15 @@
 // prefix_hints.h) and the fair-share eviction mode (FairShareEviction in
 // eviction_policy.h) read it.
 //
+// Only sessions holding blocks have a row, so memory and Heaviest()'s scan
+// are bounded by the blocks in the tiers, not by the sessions ever seen.
+//
 // Thread-safety: none; the scheduler thread owns it.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -50,7 +54,7 @@ class SessionUsage {
 
   int64_t capacity_[2] = {0, 0};
   std::vector<Counted> counted_;               // by entry id
-  std::vector<std::array<int64_t, 2>> per_;    // by session index: blocks per slot tier
+  std::unordered_map<int32_t, std::array<int64_t, 2>> per_;  // by session index: blocks per slot tier (> 0)
   int64_t active_[2] = {0, 0};
 };
 

@@ -8,12 +8,19 @@
 // Value: a BlockRecord (block_record.h, which gives the byte layout) with
 // the magic "PGKVRMT\0": header, tokens, payload, as one string.
 //
+// With a secret (--kv-remote-secret-file) the value is followed by a 32-byte
+// HMAC-SHA256 under the secret over (key length, key, record): whoever can
+// write to Redis but does not hold the secret cannot plant a block that a
+// replica serves. Authentic() checks it (in constant time) before Decode.
+// Without a secret there is no tag, and the tier trusts every writer.
+//
 // A value that disagrees with what the reader expects in any field (size,
 // identity, hash, parent, depth, layout, tokens, either checksum) is Corrupt.
 //
 // Thread-safety: pure functions of their arguments.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -34,11 +41,18 @@ class RemoteCodec {
   static constexpr size_t kHeaderBytes = BlockRecord::kHeaderBytes;
   static constexpr BlockRecord::Magic kMagic = {'P', 'G', 'K', 'V', 'R', 'M', 'T', '\0'};
 
-  RemoteCodec(const KvLayout& layout, std::string_view model_identity);
+  static constexpr size_t kTagBytes = 32;  // HMAC-SHA256
+
+  // `secret`: the HMAC key; "" = no tag.
+  RemoteCodec(const KvLayout& layout, std::string_view model_identity, std::string secret = "");
 
   std::string Key(const BlockHash& hash) const;
-  // Bytes of one value (header + tokens + payload).
-  size_t value_bytes() const { return record_.record_bytes(); }
+  // Bytes of one value (header + tokens + payload, + tag with a secret).
+  size_t value_bytes() const { return record_.record_bytes() + (secret_.empty() ? 0 : kTagBytes); }
+  bool authenticated() const { return !secret_.empty(); }
+  // False when a secret is set and `value` (stored under `key`) does not
+  // carry its valid tag. Always true without a secret.
+  bool Authentic(std::string_view key, std::string_view value) const;
   // The value of a block (data: block_bytes).
   std::string Encode(const RemoteBlockInfo& info, const uint8_t* data) const;
   // Verifies `value` against `expect` and copies its payload into dst
@@ -48,6 +62,9 @@ class RemoteCodec {
  private:
   BlockRecord record_;
   std::string key_prefix_;
+  std::string secret_;
+  // The tag of `record` stored under `key`.
+  std::array<uint8_t, kTagBytes> Tag(std::string_view key, std::string_view record) const;
 };
 
 }  // namespace pg

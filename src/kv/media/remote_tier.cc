@@ -19,6 +19,12 @@ Result<std::unique_ptr<RemoteTier>> RemoteTier::Create(const RemoteTierConfig& c
                                                        const std::string& model_identity) {
   PG_RETURN_IF_ERROR(layout.Validate());
   PG_ASSIGN_OR_RETURN(RedisUrl ep, ParseRedisUrl(config.url));
+  if (!config.password.empty()) ep.password = config.password;
+  if (config.secret.empty()) {
+    PG_LOG_WARN("kv remote tier: no --kv-remote-secret-file: blocks read from {} are not authenticated, so anyone "
+                "who can write to that Redis can plant KV this server serves",
+                RedactRedisUrl(config.url));
+  }
   if (config.ttl_s < 0) return InvalidArgument("--kv-remote-ttl must be >= 0 seconds (0 = no expiry)");
   if (config.timeout_s <= 0) return InvalidArgument("--kv-remote-timeout-ms must be > 0");
   if (config.write_queue_blocks < 1) return InvalidArgument("remote tier: write queue must hold at least one block");
@@ -27,7 +33,7 @@ Result<std::unique_ptr<RemoteTier>> RemoteTier::Create(const RemoteTierConfig& c
 
 RemoteTier::RemoteTier(const RemoteTierConfig& config, const KvLayout& layout, const std::string& model_identity,
                        RedisUrl endpoint)
-    : cfg_(config), layout_(layout), codec_(layout, model_identity), write_client_(endpoint), read_client_(endpoint) {
+    : cfg_(config), layout_(layout), codec_(layout, model_identity, config.secret), write_client_(endpoint), read_client_(endpoint) {
   writer_ = std::thread([this] { WriterLoop(); });
   reader_ = std::thread([this] { ReaderLoop(); });
 }
@@ -122,9 +128,12 @@ RemoteFound RemoteTier::RunLookup(PendingLookup& l) {
       b.info = l.want[i];
       b.data.resize(layout_.block_bytes());
       const RemoteBlockInfo expect{b.info.hash, b.info.parent, b.info.depth, b.info.tokens};
-      const Status st = codec_.Decode(r.str, expect, b.data.data());
+      const std::string key = codec_.Key(b.info.hash);
+      const bool authentic = codec_.Authentic(key, r.str);
+      const Status st = authentic ? codec_.Decode(r.str, expect, b.data.data())
+                                  : Corrupt("no valid HMAC tag (written without --kv-remote-secret-file's secret)");
       if (!st.ok()) {
-        corrupt_++;
+        (authentic ? corrupt_ : rejected_hmac_)++;
         PG_LOG_WARN("kv remote tier: {}: {}; deleting it, recomputing", codec_.Key(b.info.hash), st.message());
         auto del = read_client_.RunOne({"DEL", codec_.Key(b.info.hash)}, NowSeconds() + cfg_.timeout_s);
         if (!del.ok()) read_client_.Disconnect();
@@ -272,6 +281,7 @@ RemoteCounters RemoteTier::counters() const {
   c.errors = errors_.load();
   c.skipped = skipped_.load();
   c.corrupt = corrupt_.load();
+  c.rejected_hmac = rejected_hmac_.load();
   c.writes = writes_n_.load();
   c.write_bytes = write_bytes_.load();
   c.dropped_writes = dropped_.load();
@@ -301,6 +311,8 @@ void CollectRemoteMetrics(const RemoteCounters& c, MetricSet* out) {
          true, c.skipped);
   metric("prosgrow_kv_remote_corrupt_total", "Remote values that failed verification (then deleted).", true,
          c.corrupt);
+  out->Counter("prosgrow_kv_remote_rejected_total", "Remote values refused before use, by reason (hmac: no valid tag).")
+      .Add({{"reason", "hmac"}}, c.rejected_hmac);
   metric("prosgrow_kv_remote_abandoned_total", "Remote lookups the scheduler stopped waiting for.", true, c.abandoned);
   metric("prosgrow_kv_remote_writes_total", "Blocks stored in the remote tier.", true, c.writes);
   metric("prosgrow_kv_remote_write_bytes_total", "Bytes stored in the remote tier by this process.", true,

@@ -58,6 +58,11 @@ struct Fixture {
     const std::vector<uint8_t> d = Bytes(w);
     tier->Write(RemoteBlockInfo{w.hash, w.parent, w.depth, w.tokens}, d.data());
   }
+  // Writes every block of `chain`; whether the writes then drained.
+  bool WriteAll(const std::vector<RemoteWant>& chain) {
+    for (const auto& w : chain) Write(w);
+    return tier->DrainWrites(10);
+  }
   // Runs one lookup and waits for its result (the wait bound is generous, not a claim).
   RemoteFound Lookup(const std::vector<RemoteWant>& want, double timeout_s = 2.0) {
     static uint64_t ticket = 0;
@@ -82,8 +87,7 @@ TEST(RemoteTierTest, RoundTripWithTtl) {
   Fixture f(c);
   SKIP_WITHOUT_REDIS(f);
   const auto chain = Chain(3);
-  for (const auto& w : chain) f.Write(w);
-  ASSERT_TRUE(f.tier->DrainWrites(10));
+  ASSERT_TRUE(f.WriteAll(chain));
   EXPECT_EQ(f.tier->counters().writes, 3);
   RemoteFound found = f.Lookup(chain);
   ASSERT_EQ(found.blocks.size(), 3u);
@@ -132,8 +136,7 @@ TEST(RemoteTierTest, CorruptValueIsAMissAndIsDeleted) {
   Fixture f;
   SKIP_WITHOUT_REDIS(f);
   const auto chain = Chain(2);
-  for (const auto& w : chain) f.Write(w);
-  ASSERT_TRUE(f.tier->DrainWrites(10));
+  ASSERT_TRUE(f.WriteAll(chain));
   const std::string key = f.tier->codec().Key(chain[1].hash);
   // Alter one payload byte in place.
   const size_t off = RemoteCodec::kHeaderBytes + 16 + 7;
@@ -168,8 +171,7 @@ TEST(RemoteTierTest, SizeBudgetRefusesWritesBeyondIt) {
   Fixture f(c);
   SKIP_WITHOUT_REDIS(f);
   const auto chain = Chain(3);
-  for (const auto& w : chain) f.Write(w);
-  ASSERT_TRUE(f.tier->DrainWrites(10));
+  ASSERT_TRUE(f.WriteAll(chain));
   const RemoteCounters k = f.tier->counters();
   EXPECT_EQ(k.writes, 2);
   EXPECT_EQ(k.budget_refused, 1);
@@ -183,8 +185,7 @@ TEST(RemoteTierTest, PausedServerEndsTheLookupAtItsDeadline) {
   Fixture f(c);
   SKIP_WITHOUT_REDIS(f);
   const auto chain = Chain(2);
-  for (const auto& w : chain) f.Write(w);
-  ASSERT_TRUE(f.tier->DrainWrites(10));
+  ASSERT_TRUE(f.WriteAll(chain));
   f.server.Pause();
   RemoteFound found = f.Lookup(chain, c.timeout_s);
   EXPECT_TRUE(found.blocks.empty());
@@ -203,8 +204,7 @@ TEST(RemoteTierTest, StoppedServerIsAMissAndWritesDrop) {
   EXPECT_TRUE(f.Lookup(chain, 0.2).blocks.empty());
   EXPECT_GE(f.tier->counters().errors, 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past the back-off
-  for (const auto& w : chain) f.Write(w);
-  ASSERT_TRUE(f.tier->DrainWrites(10));
+  ASSERT_TRUE(f.WriteAll(chain));
   const RemoteCounters k = f.tier->counters();
   EXPECT_EQ(k.writes, 0);
   EXPECT_EQ(k.dropped_writes, 2);

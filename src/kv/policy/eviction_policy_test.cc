@@ -112,6 +112,15 @@ TEST(EvictionPolicyTest, RetainedAndPinnedBlocksNeverLeaveTheHost) {
   EXPECT_EQ(lru.PickVictim(kHostTier, false, c.ctx(true, false)), c.ids[0]);
 }
 
+// A one-block chain of tokens {i, 0, 0, 0}, last used at tick i + 1: its id.
+uint32_t InsertChain(PrefixIndex* idx, int i) {
+  const std::vector<int32_t> tokens = {i, 0, 0, 0};
+  const BlockHash root = RootHash("m", "");
+  const uint32_t id = idx->Insert(ChainHash(root, tokens), root, 0, tokens);
+  idx->at(id).last_tick = uint64_t(i + 1);
+  return id;
+}
+
 TEST(EvictionPolicyTest, HeldBlocksDoNotUseUpTheCandidateWindow) {
   // kCandidates + 1 one-block chains in host, oldest first; all but the last retained.
   PrefixIndex idx;
@@ -119,12 +128,9 @@ TEST(EvictionPolicyTest, HeldBlocksDoNotUseUpTheCandidateWindow) {
   SessionRetention retention{[&] { return now; }, 60};
   std::vector<uint32_t> ids;
   for (int i = 0; i <= EvictionPolicy::kCandidates; ++i) {
-    const std::vector<int32_t> tokens = {i, 0, 0, 0};
-    const BlockHash root = RootHash("m", "");
-    const uint32_t id = idx.Insert(ChainHash(root, tokens), root, 0, tokens);
+    const uint32_t id = InsertChain(&idx, i);
     IndexEntry& e = idx.at(id);
     e.host = SlotCopy{i, true};
-    e.last_tick = uint64_t(i + 1);
     idx.Refresh(id, 1u << kHostTier);
     if (i < EvictionPolicy::kCandidates) retention.HoldBlock(e.hash, BlockHold::kRetained, 10);
     ids.push_back(id);
@@ -144,12 +150,9 @@ TEST(EvictionPolicyTest, FairShareTakesTheHeaviestSessionFirst) {
   SessionRetention retention{[&] { return now; }, 60};
   std::vector<uint32_t> ids;
   for (int i = 0; i < 8; ++i) {
-    const std::vector<int32_t> tokens = {i, 0, 0, 0};
-    const BlockHash root = RootHash("m", "");
-    const uint32_t id = idx.Insert(ChainHash(root, tokens), root, 0, tokens);
+    const uint32_t id = InsertChain(&idx, i);
     IndexEntry& e = idx.at(id);
     e.device = SlotCopy{i, true};
-    e.last_tick = uint64_t(i + 1);
     e.session = i < 3 ? i : 3;
     idx.Refresh(id, 1u << kDeviceTier);
     usage.Update(id, e);

@@ -7,26 +7,63 @@ namespace pg {
 SessionRetention::SessionRetention(std::function<double()> clock, double default_ttl_s)
     : clock_(std::move(clock)), default_ttl_s_(default_ttl_s) {}
 
+void SessionRetention::SetSessionBounds(size_t max_sessions, double idle_s) {
+  max_sessions_ = std::max<size_t>(1, max_sessions);
+  idle_s_ = idle_s;
+  ForgetSessions(max_sessions_);
+}
+
+void SessionRetention::ForgetSessions(size_t keep) {
+  const double now = clock_();
+  size_t looked = 0;
+  auto it = lru_.end();
+  while (it != lru_.begin() && looked++ < max_sessions_) {
+    --it;
+    auto named = ids_.find(*it);
+    const bool over = ids_.size() > keep;
+    const bool idle = idle_s_ > 0 && named->second.last_use + idle_s_ <= now;
+    if (!over && !idle) break;  // the rest were used more recently
+    if (Retained(named->second.idx)) continue;
+    deadline_.erase(named->second.idx);
+    ids_.erase(named);
+    it = lru_.erase(it);
+    ++forgotten_;
+  }
+}
+
 int32_t SessionRetention::Index(const std::string& session) {
   if (session.empty()) return -1;
-  auto [it, inserted] = ids_.emplace(session, int32_t(deadline_.size()));
-  if (inserted) deadline_.push_back(0);
-  return it->second;
+  const double now = clock_();
+  auto it = ids_.find(session);
+  if (it != ids_.end()) {
+    it->second.last_use = now;
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+    return it->second.idx;
+  }
+  if (ids_.size() >= max_sessions_) ForgetSessions(max_sessions_ - 1);
+  if (ids_.size() >= max_sessions_) return -1;  // every name retained: this one is not tracked
+  lru_.push_front(session);
+  ids_.emplace(session, Named{next_idx_, now, lru_.begin()});
+  // Indexes are not reused (a block recorded under a forgotten one counts for nobody).
+  next_idx_ = next_idx_ == INT32_MAX ? 0 : next_idx_ + 1;
+  return ids_.at(session).idx;
 }
 
 void SessionRetention::Hint(const std::string& session, double ttl_s) {
   const int32_t idx = Index(session);
   if (idx < 0) return;
-  deadline_[size_t(idx)] = clock_() + (ttl_s < 0 ? default_ttl_s_ : ttl_s);
+  deadline_[idx] = clock_() + (ttl_s < 0 ? default_ttl_s_ : ttl_s);
 }
 
 void SessionRetention::Release(const std::string& session) {
   auto it = ids_.find(session);
-  if (it != ids_.end()) deadline_[size_t(it->second)] = 0;
+  if (it != ids_.end()) deadline_.erase(it->second.idx);
 }
 
 bool SessionRetention::Retained(int32_t session) const {
-  return session >= 0 && size_t(session) < deadline_.size() && deadline_[size_t(session)] > clock_();
+  if (session < 0 || deadline_.empty()) return false;
+  auto it = deadline_.find(session);
+  return it != deadline_.end() && it->second > clock_();
 }
 
 void SessionRetention::SetBudget(BlockHold kind, int64_t blocks) { budget_[Slot(kind)] = std::max<int64_t>(0, blocks); }
@@ -76,6 +113,10 @@ BlockHold SessionRetention::HoldOf(int32_t session, const BlockHash& h) const {
 
 void SessionRetention::Expire() {
   const double now = clock_();
+  if (idle_s_ > 0 && now >= next_idle_check_) {  // idle names, about once a second
+    next_idle_check_ = now + 1;
+    ForgetSessions(max_sessions_);
+  }
   if (next_expiry_ == 0 || next_expiry_ > now) return;
   next_expiry_ = 0;
   for (auto it = holds_.begin(); it != holds_.end();) {

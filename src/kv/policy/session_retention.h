@@ -5,7 +5,15 @@
 // cache ttl, and parks it for the session ttl when the model stops on a tool
 // call (the conversation is expected back soon). Until the deadline, eviction
 // takes that session's blocks only when nothing else is left. Sessions are
-// named by the client; each name gets a small index that index entries record.
+// named by the client (the server scopes names by tenant); each name gets an
+// index that index entries record. Indexes are never reused, so a block
+// recorded under a forgotten name never counts for a new one.
+//
+// The name table is bounded: at most max_sessions names (least recently
+// used first out; a retained session is passed over while others can go),
+// and a name unused for idle_s (and not retained) is forgotten. A
+// forgotten name that comes back is a new session. Memory therefore does not
+// grow with the number of names ever seen.
 //
 // Block holds (kv_hints "retain" / "pin", Anthropic cache_control): a hold
 // names one block by its chained hash, so it covers exactly that prefix, is
@@ -22,6 +30,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -43,10 +52,16 @@ class SessionRetention {
   // clock: seconds (tests inject a fake one); default_ttl_s: the ttl of a
   // Hint() given ttl_s < 0.
   SessionRetention(std::function<double()> clock, double default_ttl_s);
+  // Bounds of the name table (defaults: 65,536 names, 3,600 s idle).
+  void SetSessionBounds(size_t max_sessions, double idle_s);
+  size_t sessions() const { return ids_.size(); }
+  int64_t forgotten_sessions() const { return forgotten_; }
 
   double now() const { return clock_(); }
   double default_ttl_s() const { return default_ttl_s_; }
-  // Index of a session name, created on first use; -1 for "" (no session).
+  // Index of a session name, created on first use (and marked used now); -1
+  // for "" (no session), and for a new name when every name in a full table
+  // is retained.
   int32_t Index(const std::string& session);
   // Keeps the session's blocks until now + ttl_s (ttl_s < 0: the default).
   void Hint(const std::string& session, double ttl_s);
@@ -79,10 +94,25 @@ class SessionRetention {
   };
   static int Slot(BlockHold kind) { return kind == BlockHold::kPinned ? 1 : 0; }
 
+  struct Named {
+    int32_t idx = -1;
+    double last_use = 0;                  // clock seconds
+    std::list<std::string>::iterator lru;  // its place in lru_
+  };
+  // Forgets names: the least recently used while more than `keep`, and the
+  // idle ones; retained names stay (up to max_sessions_ looked at per call).
+  void ForgetSessions(size_t keep);
+
   std::function<double()> clock_;
   double default_ttl_s_;
-  std::unordered_map<std::string, int32_t> ids_;
-  std::vector<double> deadline_;  // clock seconds, per session index; 0 = none
+  size_t max_sessions_ = 65536;
+  double idle_s_ = 3600;
+  std::unordered_map<std::string, Named> ids_;
+  std::list<std::string> lru_;                  // names, most recently used first
+  std::unordered_map<int32_t, double> deadline_;  // clock seconds, per retained session index
+  int32_t next_idx_ = 0;
+  int64_t forgotten_ = 0;
+  double next_idle_check_ = 0;
   std::unordered_map<BlockHash, Holds, BlockHashHasher> holds_;
   int64_t count_[2] = {0, 0};           // live holds per kind (retain, pin)
   int64_t budget_[2] = {INT64_MAX, 0};  // budget per kind, in blocks

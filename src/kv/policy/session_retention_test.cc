@@ -86,5 +86,48 @@ TEST(SessionRetentionTest, TheStrongestHoldWins) {
   EXPECT_EQ(r.held(BlockHold::kRetained), 0);
 }
 
+// The name table is bounded: least recently used names go first, retained
+// ones are passed over, idle ones are forgotten, and indexes are never reused.
+TEST(SessionRetentionTest, NameTableIsBoundedAndForgetsIdleNames) {
+  double now = 0;
+  SessionRetention r([&] { return now; }, 30);
+  r.SetSessionBounds(3, 100);
+  const int32_t a = r.Index("a");
+  r.Hint("a", 50);  // retained: survives the pressure below
+  const int32_t b = r.Index("b");
+  r.Index("c");
+  r.Index("b");  // b is now more recent than c
+  const int32_t d = r.Index("d");  // full: c (the least recent unretained) goes
+  EXPECT_EQ(r.sessions(), 3u);
+  EXPECT_EQ(r.forgotten_sessions(), 1);
+  EXPECT_EQ(r.Index("a"), a);
+  EXPECT_EQ(r.Index("b"), b);
+  EXPECT_EQ(r.Index("d"), d);
+  EXPECT_TRUE(r.Retained(a));
+  const int32_t c2 = r.Index("c");  // c comes back as a new session; b (least recent) goes
+  EXPECT_GT(c2, d);
+  EXPECT_NE(r.Index("b"), b);
+  EXPECT_EQ(r.sessions(), 3u);
+  // Idle: unused for 100 s and not retained -> forgotten at the next Expire.
+  now = 200;
+  r.Hint("a", 1000);
+  r.Expire();
+  EXPECT_EQ(r.sessions(), 1u);  // a stays (retained); the others were idle
+  // Every name retained and the table full: a new name is not tracked.
+  r.SetSessionBounds(1, 0);
+  EXPECT_EQ(r.Index("new"), -1);
+  EXPECT_TRUE(r.Retained(r.Index("a")));
+}
+
+// 100,000 names through a table of 1,000: memory stays at the cap.
+TEST(SessionRetentionTest, ManyNamesStayWithinTheCap) {
+  double now = 0;
+  SessionRetention r([&] { return now; }, 30);
+  r.SetSessionBounds(1000, 0);
+  for (int i = 0; i < 100000; ++i) r.Index("session-" + std::to_string(i));
+  EXPECT_EQ(r.sessions(), 1000u);
+  EXPECT_EQ(r.forgotten_sessions(), 99000);
+}
+
 }  // namespace
 }  // namespace pg

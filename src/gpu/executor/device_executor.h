@@ -1,0 +1,96 @@
+// DeviceExecutor: the Executor (engine/executor.h) of the GPU backend. The
+// same source builds for -DPROSGROW_GPU=cuda, hip and emulated (the kernels of
+// src/gpu/kernels run on the CPU under the emulator).
+//
+//   Create   uploads the weights once (DeviceWeights) and makes its stream.
+//   Prepare  takes the device tier's pages; they must be device memory made
+//            by DeviceBlockArena (device_arena.h), else it refuses.
+//   Forward  one step: the batch's token ids, positions, K/V slots and block
+//            tables go up in one copy from pinned staging; then per layer
+//            RMSNorm (fused with the residual add), the q/k/v products
+//            (MatMul: f32 activations, the weights decoded in the kernel),
+//            biases, q/k norm, RoPE, K/V rows into the pages through the
+//            block tables, paged attention, the output product, the SwiGLU
+//            FFN or the MoE experts (router, sort by expert, grouped products,
+//            weighted combine, shared expert); the final norm and the output
+//            product on the logit rows only, copied into pinned host memory;
+//            it waits on the stream before returning.
+//
+// Arithmetic (arithmetic()): "<vendor>-f32", vendor cuda / hip, or
+// "cuda-emu-f32" for the emulated build (the same kernels, the host's libm).
+// It differs from the CPU's (which rounds activations to Q8_0 / f16 before
+// its products), so its K/V never share disk / Redis keys with the CPU's.
+// --attn is not applied: attention is always the f32 online softmax of
+// PagedAttention (q rounded to f16 for f16 KV, as the CPU's default).
+//
+// Thread-safety: one caller at a time (the engine thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "engine/executor.h"
+#include "gpu/executor/device_weights.h"
+#include "gpu/kernels/kv_pages.cuh"
+#include "gpu/runtime/gpu_vendor.h"
+#include "model/model.h"
+
+namespace pg::gpu {
+
+class DeviceExecutor final : public Executor {
+ public:
+  // device: the GPU ordinal (cuda:N). Fails with a one-line error without a
+  // device or when the weights do not fit.
+  static Result<std::unique_ptr<DeviceExecutor>> Create(const Model& model, int device);
+  ~DeviceExecutor() override;
+
+  std::string arithmetic() const override;
+  Status Prepare(const KvPages& pages) override;
+  Result<LogitsRows> Forward(std::span<const BatchSeq> batch) override;
+
+  const DeviceWeights& weights() const { return *w_; }
+
+ private:
+  // Device scratch of one step, carved from one allocation (Reserve).
+  struct Step {
+    int64_t T = 0, L = 0, NB = 0;  // tokens, logit rows, block-table entries
+    float *x = nullptr, *h = nullptr, *q = nullptr, *k = nullptr, *v = nullptr, *attn = nullptr;
+    float *proj = nullptr, *gate = nullptr, *up = nullptr, *ffn = nullptr, *last = nullptr, *logits = nullptr;
+    // MoE (null for dense models)
+    float *router = nullptr, *route_w = nullptr, *xg = nullptr, *gg = nullptr, *ug = nullptr, *yg = nullptr;
+    int32_t *experts = nullptr, *offsets = nullptr, *row_token = nullptr, *slot_row = nullptr;
+    // Uploaded per step (the same order as the host staging): T ids, T
+    // positions, T slots, T table offsets, T key counts, L logit rows, NB table entries.
+    int32_t *ints = nullptr, *ids = nullptr, *pos = nullptr, *slots = nullptr, *table_off = nullptr;
+    int32_t *n_keys = nullptr, *logit_rows = nullptr, *tables = nullptr;
+  };
+
+  DeviceExecutor(const Model& model, std::unique_ptr<DeviceWeights> w, int device)
+      : model_(model), w_(std::move(w)), device_(device) {}
+  Status Validate(std::span<const BatchSeq> batch, int64_t* n_tok, int64_t* n_logits, int64_t* n_table) const;
+  Status Reserve(int64_t T, int64_t L, int64_t NB);
+  void Stage(std::span<const BatchSeq> batch);  // fills staging_ for step_
+  Status Layer(int64_t l);
+  Status Attention(int64_t l);
+  Status DenseFfn(const DeviceMatrix& gate, const DeviceMatrix& up, const DeviceMatrix& down, float* out);
+  Status MoeFfn(const DeviceLayer& L);
+  Status Logits();
+
+  const Model& model_;
+  std::unique_ptr<DeviceWeights> w_;
+  int device_ = 0;  // set on every Forward: the current device is per host thread
+  gpuStream_t stream_{};
+  DeviceKvPages kv_;
+  Step step_;
+  void* scratch_ = nullptr;  // device
+  size_t scratch_bytes_ = 0;
+  int32_t* staging_ = nullptr;  // pinned host: the step's ints
+  size_t staging_ints_ = 0;
+  float* host_logits_ = nullptr;  // pinned host: (L, n_vocab)
+  size_t host_logits_floats_ = 0;
+  int64_t cap_T_ = -1, cap_L_ = -1, cap_NB_ = -1;
+};
+
+}  // namespace pg::gpu

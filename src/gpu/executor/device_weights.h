@@ -1,0 +1,75 @@
+// DeviceWeights: a model's weights uploaded once into device memory for the
+// device executor. Matrices of the five types the kernels decode (F16, BF16,
+// Q8_0, Q4_K, Q6_K) keep their GGUF bytes; any other type is dequantized to
+// BF16 at load (one log line per type saying so). Norm weights and biases
+// are the f32 vectors ModelWeights makes; the RoPE inverse frequencies are
+// Model::Load's (RopeInvFreq with the same scaling). A matrix shared by two
+// roles (tied embeddings) is uploaded once.
+//
+// Thread-safety: immutable after Upload; owned by one DeviceExecutor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "gpu/kernels/matmul.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+
+namespace pg::gpu {
+
+struct DeviceLayer {
+  const float* attn_norm = nullptr;
+  const float* ffn_norm = nullptr;
+  const float* bq = nullptr;  // all three or none
+  const float* bk = nullptr;
+  const float* bv = nullptr;
+  const float* q_norm = nullptr;  // both or none
+  const float* k_norm = nullptr;
+  DeviceMatrix wq, wk, wv, wo;
+  DeviceMatrix gate, up, down;  // dense layers (rows == 0 in MoE layers)
+  // MoE layers: the router and the expert stacks (n_mats = n_expert each).
+  DeviceMatrix router;
+  const float* router_bias = nullptr;
+  DeviceMatrix gate_exps, up_exps, down_exps;
+  DeviceMatrix gate_shexp, up_shexp, down_shexp;  // rows == 0: no shared expert
+};
+
+class DeviceWeights {
+ public:
+  // Reads the file's tensors row-major (ModelWeights::Load without repacking)
+  // and uploads them. Fails with a one-line error when device memory runs out.
+  static Result<std::unique_ptr<DeviceWeights>> Upload(const GgufFile& file, const ModelConfig& config);
+  ~DeviceWeights();
+  DeviceWeights(const DeviceWeights&) = delete;
+  DeviceWeights& operator=(const DeviceWeights&) = delete;
+
+  DeviceMatrix token_embd;
+  DeviceMatrix output;
+  const float* output_norm = nullptr;
+  const float* inv_freq = nullptr;  // (n_rot / 2)
+  std::vector<DeviceLayer> layers;
+
+  size_t bytes() const { return bytes_; }  // device memory held
+  int64_t converted() const { return converted_; }  // matrices dequantized to BF16
+
+ private:
+  DeviceWeights() = default;
+  Result<void*> Alloc(size_t bytes);
+  Result<const float*> Vector(const float* host, int64_t n);
+  // n_mats matrices of w's shape, matrix e at w.data + e * mat_bytes (0: one matrix).
+  Result<DeviceMatrix> Matrix(const WeightMatrix& w, int64_t n_mats = 1, size_t mat_bytes = 0);
+  Result<DeviceMatrix> Stack(const ExpertStack& s) { return Matrix(s.first, s.n_expert, s.expert_bytes); }
+  Status UploadLayer(const LayerWeights& L, DeviceLayer* d);
+
+  std::vector<void*> allocs_;
+  std::unordered_map<const void*, DeviceMatrix> uploaded_;  // host data -> its upload
+  std::unordered_map<int, int64_t> converted_by_type_;     // GgmlType -> matrices
+  size_t bytes_ = 0;
+  int64_t converted_ = 0;
+};
+
+}  // namespace pg::gpu

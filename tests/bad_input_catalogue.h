@@ -1,0 +1,85 @@
+// The bad-input catalogue: requests a client gets wrong, each with the
+// status and a part of the message prosgrow answers. The same catalogue is
+// sent to a real `prosgrow serve` (serve_real_api_test.cc) and through
+// `prosgrow route` in front of such replicas (route_front_door_test.cc),
+// which must give the same answers. Written for a server started with
+// kCatalogueServeFlags (a 256-token context, 64 KiB bodies).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pg::test {
+
+inline const std::vector<std::string> kCatalogueServeFlags = {"--ctx-size", "256", "--max-body-bytes", "64KiB"};
+
+struct BadInput {
+  const char* name;
+  const char* path;
+  std::string body;
+  int status;
+  const char* message_part;
+};
+
+inline std::vector<BadInput> BadInputCatalogue() {
+  std::string long_prompt;
+  for (int i = 0; i < 400; ++i) long_prompt += "word" + std::to_string(i) + " ";
+  const std::string user = R"("messages":[{"role":"user","content":"x"}])";
+  const std::string schema_tool =
+      R"("tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}])";
+  return {
+      {"malformed json", "/v1/chat/completions", "{\"messages\": [", 400, "not valid JSON"},
+      {"not an object", "/v1/chat/completions", "[1,2,3]", 400, "JSON object"},
+      {"wrong type", "/v1/chat/completions", "{" + user + R"(,"temperature":"hot"})", 400, "temperature"},
+      {"negative max_tokens", "/v1/completions", R"({"prompt":"x","max_tokens":-3})", 400, "max_tokens"},
+      {"absurd max_tokens", "/v1/completions", R"({"prompt":"x","max_tokens":1000000000})", 400, "max_tokens"},
+      {"temperature < 0", "/v1/completions", R"({"prompt":"x","temperature":-1})", 400, "temperature"},
+      {"top_p 0", "/v1/completions", R"({"prompt":"x","top_p":0})", 400, "top_p"},
+      {"top_p > 1", "/v1/completions", R"({"prompt":"x","top_p":1.5})", 400, "top_p"},
+      {"n > 1", "/v1/chat/completions", "{" + user + R"(,"n":3})", 400, "'n'"},
+      {"empty messages", "/v1/chat/completions", R"({"messages":[]})", 400, "messages"},
+      {"bad role", "/v1/chat/completions", R"({"messages":[{"role":"robot","content":"x"}]})", 400, "role"},
+      {"token out of vocab", "/v1/completions", R"({"prompt":[1,2,99999999]})", 400, "vocabulary"},
+      {"negative token", "/v1/completions", R"({"prompt":[-4]})", 400, "vocabulary"},
+      {"invalid utf-8", "/v1/completions", "{\"prompt\":\"caf\xe9\"}", 400, "UTF-8"},
+      {"prompt too long", "/v1/completions", R"({"prompt":")" + long_prompt + R"("})", 400, "context is 256 tokens"},
+      {"prompt + max_tokens too long", "/v1/completions", R"({"prompt":"hi","max_tokens":256})", 400,
+       "lower max_tokens"},
+      // Issue 23: fields that do nothing are refused by name.
+      {"unknown field", "/v1/chat/completions", "{" + user + R"(,"frobnicate":1})", 400, "unknown field 'frobnicate'"},
+      {"unknown completions field", "/v1/completions", R"({"prompt":"x","tools":[]})", 400, "unknown field 'tools'"},
+      {"vLLM guided_json", "/v1/chat/completions", "{" + user + R"(,"guided_json":{"type":"object"}})", 400,
+       "response_format"},
+      {"llama.cpp grammar", "/v1/completions", R"({"prompt":"x","grammar":"root ::= \"a\""})", 400, "GBNF"},
+      {"llama.cpp json_schema", "/v1/chat/completions", "{" + user + R"(,"json_schema":{"type":"object"}})", 400,
+       "response_format"},
+      {"store true", "/v1/chat/completions", "{" + user + R"(,"store":true})", 400, "stores none"},
+      {"min_tokens > max_tokens", "/v1/completions", R"({"prompt":"x","max_tokens":4,"min_tokens":9})", 400,
+       "min_tokens"},
+      {"stop_token_ids out of vocab", "/v1/completions", R"({"prompt":"x","stop_token_ids":[99999999]})", 400,
+       "stop_token_ids"},
+      {"chat_template_kwargs sets messages", "/v1/chat/completions",
+       "{" + user + R"(,"chat_template_kwargs":{"messages":[]}})", 400, "chat_template_kwargs"},
+      // Issue 23: three that used to get a 200.
+      {"$ref only to itself", "/v1/chat/completions",
+       "{" + user +
+           R"(,"max_tokens":4,"response_format":{"type":"json_schema","json_schema":{"name":"loop","schema":)"
+           R"({"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/a"}}}}}})",
+       400, "ill-founded"},
+      {"tool parameters a number", "/v1/chat/completions",
+       "{" + user + R"(,"tools":[{"type":"function","function":{"name":"f","parameters":7}}]})", 400,
+       "parameters must be a JSON schema object"},
+      {"tool message without tool_call_id", "/v1/chat/completions",
+       R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":)"
+       R"([{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},)"
+       R"({"role":"tool","content":"42"}],)" +
+           schema_tool + "}",
+       400, "tool_call_id"},
+      {"unknown model", "/v1/chat/completions", R"({"model":"gpt-9",)" + user + "}", 404, "gpt-9"},
+      {"unknown route", "/v1/embeddings", R"({"input":"x"})", 404, "no route"},
+      {"oversized body", "/v1/completions", R"({"prompt":")" + std::string(100 << 10, 'a') + R"("})", 413,
+       "larger than"},
+  };
+}
+
+}  // namespace pg::test

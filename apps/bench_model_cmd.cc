@@ -3,6 +3,8 @@
 //   tg128 : 128 single-token decode steps after that prompt (tokens/s)
 //   bd4/bd16 : batched decode, 4 or 16 sequences one token each per step
 // Tokens are pseudo-random ids; the KV arena is private (no tiers), f16.
+// --device cuda[:N] (a build with a GPU backend): the same tests through the
+// device executor, its KV arena in device memory (DeviceBlockArena).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -12,26 +14,40 @@
 #include <random>
 
 #include "backend/cpu/cpu_features.h"
+#include "base/check.h"
 #include "base/clock.h"
 #include "base/cli_util.h"
 #include "bench_spec.h"
 #include "engine_flags.h"
 #include "model/model.h"
 #include "device_flag.h"
+#include "engine/executor.h"
+#include "kv/media/block_arena.h"
 #include "subcommands.h"
 #include "synth/make_model.h"
 
 namespace pg {
 namespace {
 
+KvLayout BenchLayout(const ModelConfig& c, int64_t page) {
+  return KvLayout{static_cast<int>(c.n_layer), static_cast<int>(c.n_head_kv), static_cast<int>(c.head_dim),
+                  static_cast<int>(page), KvDtype::kF16};
+}
+
 struct Arena {
-  Arena(const ModelConfig& c, int64_t page, int64_t n_seqs, int64_t tokens_per_seq) {
+  // device: the device executor's pages, device_blocks blocks (null: RAM of our own).
+  Arena(const ModelConfig& c, int64_t page, int64_t n_seqs, int64_t tokens_per_seq, const KvPages* device = nullptr,
+        int64_t device_blocks = 0) {
     blocks_per_seq = (tokens_per_seq + page - 1) / page;
-    pages.layout = KvLayout{static_cast<int>(c.n_layer), static_cast<int>(c.n_head_kv), static_cast<int>(c.head_dim),
-                            static_cast<int>(page), KvDtype::kF16};
+    pages.layout = BenchLayout(c, page);
     pages.block_bytes = pages.layout.block_bytes();
-    mem.resize(pages.block_bytes * static_cast<size_t>(blocks_per_seq * n_seqs));
-    pages.base = mem.data();
+    if (device) {
+      PG_CHECK(blocks_per_seq * n_seqs <= device_blocks);
+      pages = *device;
+    } else {
+      mem.resize(pages.block_bytes * static_cast<size_t>(blocks_per_seq * n_seqs));
+      pages.base = mem.data();
+    }
     table.resize(static_cast<size_t>(blocks_per_seq * n_seqs));
     std::iota(table.begin(), table.end(), 0);
   }
@@ -99,24 +115,31 @@ struct Bench {
   std::mt19937 rng{1234};
   std::uniform_int_distribution<int32_t> tok_dist;
   std::vector<float> logits;
+  Executor* device = nullptr;         // --device cuda: the device executor, Prepare()d on device_kv
+  const KvPages* device_kv = nullptr;  // its KV pages (device memory), device_blocks blocks
+  int64_t device_blocks = 0;
   Bench(const Model& model, ThreadPool& p, int r, int np, int ng)
       : m(model), pool(p), reps(r), n_prompt(np), n_gen(ng),
         tok_dist(0, static_cast<int32_t>(model.config().n_vocab - 1)),
         logits(static_cast<size_t>(model.config().n_vocab * 16)) {}
 
+  Status Step(std::span<const BatchSeq> batch, const Arena& a) {
+    if (device) return device->Forward(batch).status();
+    return m.Forward(batch, a.pages, pool, scratch, logits.data());
+  }
   double RunPrefill() {
-    Arena a(m.config(), kPage, 1, n_prompt);
+    Arena a(m.config(), kPage, 1, n_prompt, device_kv, device_blocks);
     std::vector<int32_t> toks(static_cast<size_t>(n_prompt));
     for (auto& t : toks) t = tok_dist(rng);
     BatchSeq b{toks.data(), n_prompt, 0, a.table_of(0), a.blocks_per_seq, true};
     double t0 = NowSeconds();
-    Status st = m.Forward({&b, 1}, a.pages, pool, scratch, logits.data());
+    Status st = Step({&b, 1}, a);
     double dt = NowSeconds() - t0;
     return st.ok() ? n_prompt / dt : -1.0;
   }
   // Batched decode of n_seqs sequences, n_gen steps, each after a 1-token prompt.
   double RunDecode(int64_t n_seqs) {
-    Arena a(m.config(), kPage, n_seqs, n_gen + 1);
+    Arena a(m.config(), kPage, n_seqs, n_gen + 1, device_kv, device_blocks);
     std::vector<int32_t> toks(static_cast<size_t>(n_seqs));
     std::vector<BatchSeq> batch(static_cast<size_t>(n_seqs));
     double elapsed = 0;
@@ -126,7 +149,7 @@ struct Bench {
         batch[s] = BatchSeq{&toks[s], 1, step, a.table_of(s), a.blocks_per_seq, true};
       }
       double t0 = NowSeconds();
-      Status st = m.Forward(batch, a.pages, pool, scratch, logits.data());
+      Status st = Step(batch, a);
       if (!st.ok()) return -1.0;
       if (step > 0) elapsed += NowSeconds() - t0;  // step 0 is the 1-token prompt
     }
@@ -138,7 +161,7 @@ struct Bench {
     const uint64_t experts0 = scratch.experts_run();
     for (int r = 0; r < reps; ++r) v.push_back(fn());
     rows->push_back({name, Summarize(v), v});
-    if (name.rfind("pp", 0) == 0) return;
+    if (name.rfind("pp", 0) == 0 || device) return;  // the device executor counts no experts
     // Decode: every step reads the dense matrices once and each expert it routed to once.
     const WeightBytes wb = WeightBytesOf(m);
     const double steps = static_cast<double>(reps) * (n_gen + 1);
@@ -202,6 +225,30 @@ void PrintRows(const Model& m, const std::string& model_path, int threads, bool 
                 IsaName(ActiveIsa()), r.test.c_str(), r.tps.mean, r.tps.sd);
 }
 
+// --device cuda: the device executor and its KV arena in device memory, big
+// enough for every test, bound once (the weights are uploaded here).
+struct DeviceRun {
+  std::unique_ptr<BlockArena> arena;
+  std::unique_ptr<Executor> executor;
+  KvPages pages;
+  int64_t blocks = 0;
+};
+
+Result<std::unique_ptr<DeviceRun>> OpenDevice(const EngineConfig& ec, const Model& m, ThreadPool& pool, int n_prompt,
+                                              int n_gen) {
+  auto d = std::make_unique<DeviceRun>();
+  const KvLayout layout = BenchLayout(m.config(), kPage);
+  d->blocks = std::max<int64_t>((n_prompt + kPage - 1) / kPage, 16 * ((n_gen + kPage) / kPage));
+  PG_ASSIGN_OR_RETURN(d->arena, ec.kv_device_arena(d->blocks, layout.block_bytes()));
+  PG_ASSIGN_OR_RETURN(d->executor, ec.make_executor(m, pool));
+  d->pages.layout = layout;
+  d->pages.base = d->arena->BlockPtr(0);
+  d->pages.block_bytes = d->blocks > 1 ? static_cast<size_t>(d->arena->BlockPtr(1) - d->pages.base)
+                                       : layout.block_bytes();
+  PG_RETURN_IF_ERROR(d->executor->Prepare(d->pages));
+  return d;
+}
+
 }  // namespace
 
 int BenchModelMain(int argc, char** argv) {
@@ -226,9 +273,12 @@ int BenchModelMain(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"pp", "tg", "bd4", "bd16"}));
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
-  if (Status st = CheckDeviceFlag(device); !st.ok()) return Fail("bench-model", st.message());
+  EngineConfig device_config;  // --device cuda: the device executor's factories (ApplyDeviceFlag)
+  if (Status st = ApplyDeviceFlag(device, &device_config); !st.ok()) return Fail("bench-model", st.message());
+  const bool on_device = static_cast<bool>(device_config.make_executor);
   auto spec = ToSpecConfig(spec_flags);
   if (!spec.ok()) return Fail("bench-model", spec.status().message());
+  if (on_device && spec->enabled()) return Fail("bench-model", "--spec runs on the CPU only; use --device cpu");
   if (model_path.empty()) {
     auto def = EnsureDefaultModel("");
     if (!def.ok()) return Fail("bench-model", def.status().message());
@@ -248,6 +298,15 @@ int BenchModelMain(int argc, char** argv) {
     decoder = std::move(*d);
   }
   Bench b(**model, pool, reps, n_prompt, n_gen);
+  std::unique_ptr<DeviceRun> dev;
+  if (on_device) {
+    auto d = OpenDevice(device_config, **model, pool, n_prompt, n_gen);
+    if (!d.ok()) return Fail("bench-model", d.status().message());
+    dev = std::move(*d);
+    b.device = dev->executor.get();
+    b.device_kv = &dev->pages;
+    b.device_blocks = dev->blocks;
+  }
   b.RunDecode(1);  // warm-up: page in the weights
   std::vector<Row> rows;
   auto wanted = [&](const char* t) { return std::find(tests.begin(), tests.end(), t) != tests.end(); };

@@ -29,15 +29,6 @@ void AddDeviceFlag(CLI::App& app, std::string* device) {
                  "-DPROSGROW_GPU=cuda|hip|emulated and a device)");
 }
 
-Status CheckDeviceFlag(const std::string& device) {
-  if (device == "cpu") return Status::Ok();
-  if (CudaOrdinal(device) < 0)
-    return InvalidArgument(fmt::format("--device: expected cpu, cuda or cuda:N (got '{}')", device));
-  return InvalidArgument(fmt::format("--device {}: this command has no device executor (GPU backend compiled: {}); "
-                                     "use --device cpu",
-                                     device, CompiledGpuBackend()));
-}
-
 Status ApplyDeviceFlag(const std::string& device, EngineConfig* c) {
   if (device == "cpu") return Status::Ok();
   const int ordinal = CudaOrdinal(device);

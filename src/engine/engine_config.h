@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "kv/host_memory.h"
 #include "model/attention.h"
 #include "spec/spec_config.h"
 
@@ -74,6 +75,9 @@ struct EngineConfig {
   std::string kv_events_curve_secret;  // Z85 CURVE secret key of the KV-event sockets; "" = plain ZMQ
   // Tests only: the device tier's arena (KvCacheConfig::device_arena); empty = RAM.
   std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_blocks, size_t block_bytes)> kv_device_arena;
+  // The host tier's and the movers' staging memory (KvCacheConfig::host_memory);
+  // --device cuda: pinned. Empty = ordinary RAM.
+  HostMemory kv_host_memory;
   // The forward pass's executor (--device cuda: the device executor of
   // src/gpu/executor, with kv_device_arena its device memory); empty = the
   // CPU executor on the engine's pool.

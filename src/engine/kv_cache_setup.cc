@@ -34,6 +34,7 @@ Result<KvCacheConfig> KvCacheConfigOf(const EngineConfig& c, const KvLayout& lay
   kc.remote.password = c.kv_remote_password;
   kc.remote.secret = c.kv_remote_secret;
   kc.device_arena = c.kv_device_arena;
+  kc.host_memory = c.kv_host_memory;
   if (!c.eviction.empty()) {
     PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
   }

@@ -120,6 +120,74 @@ TEST(GpuEmulator, CopiesCheckTheirKindAgainstThePointers) {
   EXPECT_EQ(gpuMemcpy(dev.get(), host.data(), 64, gpuMemcpyHostToDevice), gpuSuccess);
 }
 
+// The emulator runs a created stream's copies only when something orders
+// them, so code that reads a copy's target without waiting fails here.
+TEST(GpuEmulator, AnAsyncCopyIsNotVisibleUntilWaitedFor) {
+  std::vector<uint8_t> host(256, 7), back(256, 0);
+  DeviceArray<uint8_t> dev(256);
+  gpuStream_t s;
+  gpuEvent_t e;
+  ASSERT_EQ(gpuStreamCreateWithFlags(&s, gpuStreamNonBlocking), gpuSuccess);
+  ASSERT_EQ(gpuEventCreate(&e), gpuSuccess);
+  ASSERT_EQ(gpuMemcpyAsync(dev.get(), host.data(), 256, gpuMemcpyHostToDevice, s), gpuSuccess);
+  ASSERT_EQ(gpuMemcpyAsync(back.data(), dev.get(), 256, gpuMemcpyDeviceToHost, s), gpuSuccess);
+  ASSERT_EQ(gpuEventRecord(e, s), gpuSuccess);
+  EXPECT_EQ(back[0], 0);  // not waited for: not there yet
+  host[0] = 9;            // the source is read when the copy runs, not when it is queued
+  ASSERT_EQ(gpuEventSynchronize(e), gpuSuccess);
+  EXPECT_EQ(back[0], 9);
+  EXPECT_EQ(back[255], 7);
+  gpuEventDestroy(e);
+  gpuStreamDestroy(s);
+}
+
+TEST(GpuEmulator, EachOrderingCallRunsTheQueuedCopies) {
+  DeviceArray<uint8_t> dev(64);
+  gpuStream_t s, other;
+  gpuEvent_t e;
+  ASSERT_EQ(gpuStreamCreate(&s), gpuSuccess);
+  ASSERT_EQ(gpuStreamCreate(&other), gpuSuccess);
+  ASSERT_EQ(gpuEventCreate(&e), gpuSuccess);
+  std::vector<uint8_t> src(64), dst(64);
+  const auto copy_then = [&](uint8_t v, const auto& order) {
+    std::fill(src.begin(), src.end(), v);
+    ASSERT_EQ(gpuMemcpyAsync(dev.get(), src.data(), 64, gpuMemcpyHostToDevice, s), gpuSuccess);
+    ASSERT_EQ(gpuMemcpyAsync(dst.data(), dev.get(), 64, gpuMemcpyDeviceToHost, s), gpuSuccess);
+    ASSERT_EQ(gpuEventRecord(e, s), gpuSuccess);
+    ASSERT_NE(dst[0], v);
+    order();
+    EXPECT_EQ(dst[0], v);
+  };
+  copy_then(1, [&] { EXPECT_EQ(gpuStreamSynchronize(s), gpuSuccess); });
+  copy_then(2, [&] { EXPECT_EQ(gpuDeviceSynchronize(), gpuSuccess); });
+  copy_then(3, [&] { EXPECT_EQ(gpuStreamWaitEvent(other, e, 0), gpuSuccess); });
+  copy_then(4, [&] {
+    EXPECT_EQ(gpuEventQuery(e), gpuErrorNotReady);  // asked once: not yet, and now it runs
+    EXPECT_EQ(gpuEventQuery(e), gpuSuccess);
+  });
+  copy_then(5, [&] {
+    EXPECT_EQ(gpuStreamSynchronize(other), gpuSuccess);  // another stream: does not order s
+    EXPECT_EQ(dst[0], 4);
+    EXPECT_EQ(gpuEventSynchronize(e), gpuSuccess);
+  });
+  gpuEventDestroy(e);
+  gpuStreamDestroy(other);
+  gpuStreamDestroy(s);
+}
+
+TEST(GpuEmulator, ALaunchRunsItsStreamsQueueFirst) {
+  std::vector<int> host(64, 5);
+  DeviceArray<int> out(64);
+  gpuStream_t s;
+  ASSERT_EQ(gpuStreamCreate(&s), gpuSuccess);
+  ASSERT_EQ(gpuMemsetAsync(out.get(), 0, 64 * sizeof(int), s), gpuSuccess);
+  ASSERT_EQ(testing::LaunchBlockSum(dim3(1), dim3(64), out.get(), s), gpuSuccess);
+  ASSERT_EQ(gpuMemcpyAsync(host.data(), out.get(), 64 * sizeof(int), gpuMemcpyDeviceToHost, s), gpuSuccess);
+  ASSERT_EQ(gpuStreamSynchronize(s), gpuSuccess);
+  EXPECT_EQ(host[0], 64 * 65 / 2);
+  gpuStreamDestroy(s);
+}
+
 TEST(GpuEmulator, AKernelGivenHostMemoryFailsToLaunch) {
   std::vector<int> host(64);
   EXPECT_EQ(testing::LaunchBlockSum(dim3(1), dim3(64), host.data()), gpuErrorInvalidValue);

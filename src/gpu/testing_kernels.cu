@@ -52,8 +52,8 @@ PG_GLOBAL void DivergentBarrierKernel(int* out) {
 
 }  // namespace
 
-gpuError_t LaunchBlockSum(dim3 grid, dim3 block, int* out) {
-  PG_LAUNCH(BlockSumKernel, grid, block, 0, nullptr, out);
+gpuError_t LaunchBlockSum(dim3 grid, dim3 block, int* out, gpuStream_t s) {
+  PG_LAUNCH(BlockSumKernel, grid, block, 0, s, out);
   return gpuGetLastError();
 }
 gpuError_t LaunchWarp(int n, int* xr, int* down, unsigned long long* ballot, int* all_odd, int* any_odd) {

@@ -7,7 +7,7 @@
 namespace pg::gpu::testing {
 
 // out[b * n + t] = 1 + 2 + ... + n, summed through shared memory after a barrier.
-gpuError_t LaunchBlockSum(dim3 grid, dim3 block, int* out);
+gpuError_t LaunchBlockSum(dim3 grid, dim3 block, int* out, gpuStream_t s = nullptr);
 // Per thread: lane ^ 1 by shuffle, lane+1's value * 10 by shuffle-down, the
 // ballot / all / any of (lane odd).
 gpuError_t LaunchWarp(int n, int* xr, int* down, unsigned long long* ballot, int* all_odd, int* any_odd);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "kv/host_memory.h"
 #include "kv/kv_layout.h"
 #include "kv/remote_config.h"
 
@@ -62,6 +63,9 @@ struct KvCacheConfig {
   // Makes the device tier's arena (n_blocks slots of block_bytes); empty =
   // a HostBlockArena in RAM. Tests pass a guarded arena (src/testing).
   std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_blocks, size_t block_bytes)> device_arena;
+  // The host tier's slots and the movers' staging buffers; empty = ordinary
+  // RAM. With the device executor: pinned memory (gpu/executor/pinned_memory.h).
+  HostMemory host_memory;
   // Remote tier in Redis/Valkey (docs/kv-cache.md "Remote tier"); url "" = none.
   RemoteTierConfig remote;
   // KV hints and quotas (docs/kv-cache.md "KV hints", "Quotas and fair share").

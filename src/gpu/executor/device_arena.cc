@@ -2,11 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <mutex>
-#include <vector>
-
 #include "base/check.h"
-#include "gpu/runtime/gpu_vendor.h"
 
 namespace pg::gpu {
 namespace {
@@ -36,12 +32,18 @@ Result<std::unique_ptr<DeviceBlockArena>> DeviceBlockArena::Create(int64_t n_blo
     return ResourceExhausted(fmt::format("device KV tier: gpuMalloc of {:.1f} MiB failed ({}); lower --kv-device-mem",
                                          static_cast<double>(bytes) / (1 << 20), gpuGetErrorString(e)));
   }
+  gpuStream_t copies = nullptr;
+  if (gpuError_t e = gpuStreamCreateWithFlags(&copies, gpuStreamNonBlocking); e != gpuSuccess) {
+    (void)gpuGetLastError();
+    (void)gpuFree(p);
+    return Internal(fmt::format("device KV tier: no copy stream ({})", gpuGetErrorString(e)));
+  }
   {
     std::lock_guard<std::mutex> lock(Live().mu);
     Live().ranges.emplace_back(static_cast<const uint8_t*>(p), bytes);
   }
   return std::unique_ptr<DeviceBlockArena>(
-      new DeviceBlockArena(n_blocks, block_bytes, static_cast<uint8_t*>(p), stride, device));
+      new DeviceBlockArena(n_blocks, block_bytes, static_cast<uint8_t*>(p), stride, device, copies));
 }
 
 DeviceBlockArena::~DeviceBlockArena() {
@@ -55,6 +57,9 @@ DeviceBlockArena::~DeviceBlockArena() {
       }
   }
   (void)gpuSetDevice(device_);
+  (void)gpuStreamSynchronize(copies_);
+  (void)gpuStreamDestroy(copies_);
+  for (gpuEvent_t e : events_) (void)gpuEventDestroy(e);
   (void)gpuFree(base_);
 }
 
@@ -64,15 +69,58 @@ uint8_t* DeviceBlockArena::BlockPtr(int64_t slot) {
 }
 
 void DeviceBlockArena::CopyIn(int64_t slot, const uint8_t* src) {
-  (void)gpuSetDevice(device_);  // per host thread: the cache's mover threads copy too
-  const gpuError_t e = gpuMemcpy(BlockPtr(slot), src, block_bytes(), gpuMemcpyHostToDevice);
-  PG_CHECK_MSG(e == gpuSuccess, "device KV tier: copy into a block failed");
+  const Status st = CopyInAsync(slot, src).Wait();
+  PG_CHECK_MSG(st.ok(), st.ToString().c_str());
 }
 
 void DeviceBlockArena::CopyOut(int64_t slot, uint8_t* dst) {
+  const Status st = CopyOutAsync(slot, dst).Wait();
+  PG_CHECK_MSG(st.ok(), st.ToString().c_str());
+}
+
+CopyDone DeviceBlockArena::CopyInAsync(int64_t slot, const uint8_t* src) {
+  (void)gpuSetDevice(device_);  // per host thread: the cache's mover threads copy too
+  return Fence(gpuMemcpyAsync(BlockPtr(slot), src, block_bytes(), gpuMemcpyHostToDevice, copies_), "copy into a block");
+}
+
+CopyDone DeviceBlockArena::CopyOutAsync(int64_t slot, uint8_t* dst) {
   (void)gpuSetDevice(device_);
-  const gpuError_t e = gpuMemcpy(dst, BlockPtr(slot), block_bytes(), gpuMemcpyDeviceToHost);
-  PG_CHECK_MSG(e == gpuSuccess, "device KV tier: copy out of a block failed");
+  return Fence(gpuMemcpyAsync(dst, BlockPtr(slot), block_bytes(), gpuMemcpyDeviceToHost, copies_), "copy out of a block");
+}
+
+CopyDone DeviceBlockArena::Fence(gpuError_t queued, const char* what) {
+  gpuEvent_t ev = queued == gpuSuccess ? TakeEvent() : nullptr;
+  gpuError_t e = ev ? gpuEventRecord(ev, copies_) : queued != gpuSuccess ? queued : gpuErrorInvalidValue;
+  if (e != gpuSuccess) {
+    (void)gpuGetLastError();
+    if (ev) GiveEvent(ev);
+    return CopyDone([e, what] { return Internal(fmt::format("device KV tier: {} failed ({})", what, gpuGetErrorString(e))); });
+  }
+  return CopyDone([this, ev, what]() -> Status {
+    const gpuError_t done = gpuEventSynchronize(ev);
+    GiveEvent(ev);
+    if (done == gpuSuccess) return Status::Ok();
+    (void)gpuGetLastError();
+    return Internal(fmt::format("device KV tier: {} failed ({})", what, gpuGetErrorString(done)));
+  });
+}
+
+gpuEvent_t DeviceBlockArena::TakeEvent() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!events_.empty()) {
+      gpuEvent_t e = events_.back();
+      events_.pop_back();
+      return e;
+    }
+  }
+  gpuEvent_t e = nullptr;
+  return gpuEventCreate(&e) == gpuSuccess ? e : nullptr;
+}
+
+void DeviceBlockArena::GiveEvent(gpuEvent_t e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  events_.push_back(e);
 }
 
 std::function<Result<std::unique_ptr<BlockArena>>(int64_t, size_t)> DeviceBlockArena::Factory(int device) {

@@ -4,6 +4,7 @@
 
 #include "gpu/executor/device_arena.h"
 #include "gpu/executor/device_executor.h"
+#include "gpu/executor/pinned_memory.h"
 #include "gpu/runtime/gpu_vendor.h"
 
 namespace pg::gpu {
@@ -19,6 +20,7 @@ Status UseDeviceExecutor(int device, EngineConfig* c) {
   if (device >= n)
     return InvalidArgument(fmt::format("--device cuda:{}: the machine has {} GPU device(s) (0..{})", device, n, n - 1));
   c->kv_device_arena = DeviceBlockArena::Factory(device);
+  c->kv_host_memory = PinnedHostMemory(device);
   c->make_executor = [device](const Model& model, ThreadPool&) -> Result<std::unique_ptr<Executor>> {
     PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceExecutor> x, DeviceExecutor::Create(model, device));
     return std::unique_ptr<Executor>(std::move(x));

@@ -1,9 +1,8 @@
 // The emulator's runtime API: device memory kept apart from host memory,
-// checked copies, streams and events as ordered host work, the sticky error.
+// checked copies, the sticky error (streams and events: emu_stream.cc).
 #include "gpu/runtime/emu_runtime.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -11,14 +10,6 @@
 #include <new>
 
 namespace pg::gpu::emu {
-
-struct Stream {
-  int unused = 0;
-};
-struct Event {
-  bool recorded = false;
-  std::chrono::steady_clock::time_point at;
-};
 
 namespace {
 
@@ -127,8 +118,6 @@ gpuError_t gpuMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
   return gpuSuccess;
 }
 
-gpuError_t gpuDeviceSynchronize() { return gpuSuccess; }
-
 gpuError_t gpuMalloc(void** p, size_t bytes) {
   Allocations& a = Allocs();
   std::lock_guard<std::mutex> lock(a.mu);
@@ -175,8 +164,7 @@ gpuError_t gpuFreeHost(void* p) {
   return gpuSuccess;
 }
 
-gpuError_t gpuMemcpy(void* dst, const void* src, size_t bytes, gpuMemcpyKind kind) {
-  if (bytes == 0) return gpuSuccess;
+bool pg::gpu::emu::CopyKindMatches(void* dst, const void* src, size_t bytes, gpuMemcpyKind kind) {
   const bool dst_dev = IsDeviceRange(dst, bytes), src_dev = IsDeviceRange(src, bytes);
   bool ok = false;
   switch (kind) {
@@ -186,13 +174,14 @@ gpuError_t gpuMemcpy(void* dst, const void* src, size_t bytes, gpuMemcpyKind kin
     case gpuMemcpyDeviceToDevice: ok = dst_dev && src_dev; break;
     case gpuMemcpyDefault: ok = true; break;
   }
-  if (!ok || !dst || !src) return Fail(gpuErrorInvalidValue, "memcpy: pointers do not match the copy kind");
-  std::memmove(dst, src, bytes);
-  return gpuSuccess;
+  return ok && dst && src;
 }
 
-gpuError_t gpuMemcpyAsync(void* dst, const void* src, size_t bytes, gpuMemcpyKind kind, gpuStream_t) {
-  return gpuMemcpy(dst, src, bytes, kind);
+gpuError_t gpuMemcpy(void* dst, const void* src, size_t bytes, gpuMemcpyKind kind) {
+  if (bytes == 0) return gpuSuccess;
+  if (!CopyKindMatches(dst, src, bytes, kind)) return Fail(gpuErrorInvalidValue, "memcpy: pointers do not match the copy kind");
+  std::memmove(dst, src, bytes);
+  return gpuSuccess;
 }
 
 gpuError_t gpuMemset(void* p, int value, size_t bytes) {
@@ -202,44 +191,3 @@ gpuError_t gpuMemset(void* p, int value, size_t bytes) {
   return gpuSuccess;
 }
 
-gpuError_t gpuMemsetAsync(void* p, int value, size_t bytes, gpuStream_t) { return gpuMemset(p, value, bytes); }
-
-gpuError_t gpuStreamCreate(gpuStream_t* s) {
-  *s = new Stream();
-  return gpuSuccess;
-}
-gpuError_t gpuStreamDestroy(gpuStream_t s) {
-  delete s;
-  return gpuSuccess;
-}
-gpuError_t gpuStreamSynchronize(gpuStream_t) { return gpuSuccess; }
-gpuError_t gpuStreamWaitEvent(gpuStream_t, gpuEvent_t e, unsigned) {
-  return e ? gpuSuccess : Fail(gpuErrorInvalidValue, "stream wait on a null event");
-}
-
-gpuError_t gpuEventCreate(gpuEvent_t* e) {
-  *e = new Event();
-  return gpuSuccess;
-}
-gpuError_t gpuEventDestroy(gpuEvent_t e) {
-  delete e;
-  return gpuSuccess;
-}
-gpuError_t gpuEventRecord(gpuEvent_t e, gpuStream_t) {
-  if (!e) return Fail(gpuErrorInvalidValue, "record of a null event");
-  e->recorded = true;
-  e->at = std::chrono::steady_clock::now();
-  return gpuSuccess;
-}
-gpuError_t gpuEventSynchronize(gpuEvent_t e) {
-  return e ? gpuSuccess : Fail(gpuErrorInvalidValue, "synchronize on a null event");
-}
-gpuError_t gpuEventQuery(gpuEvent_t e) {
-  if (!e) return Fail(gpuErrorInvalidValue, "query of a null event");
-  return gpuSuccess;  // work completes when issued
-}
-gpuError_t gpuEventElapsedTime(float* ms, gpuEvent_t start, gpuEvent_t end) {
-  if (!start || !end || !start->recorded || !end->recorded) return Fail(gpuErrorInvalidValue, "elapsed time");
-  *ms = std::chrono::duration<float, std::milli>(end->at - start->at).count();
-  return gpuSuccess;
-}

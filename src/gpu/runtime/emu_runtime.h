@@ -19,9 +19,18 @@
 // tracked by range; gpuMallocHost pinned host memory, tracked too. Copies
 // check their kind against the pointers (a host pointer given as device
 // memory, or the reverse, is gpuErrorInvalidValue), and a launch checks that
-// every pointer argument is device memory. Streams and events are ordered
-// host work: each operation runs when it is issued, so a stream's order, an
-// event's completion and gpuStreamWaitEvent hold trivially.
+// every pointer argument is device memory.
+//
+// Streams and events (emu_stream.cc) are honest about asynchrony: a copy or
+// memset queued with gpu*Async on a created stream does NOT happen at call
+// time but when the stream is ordered: gpuStreamSynchronize, gpuEventSynchronize
+// (or a gpuEventQuery that answered gpuErrorNotReady once) on an event recorded
+// after it, gpuStreamWaitEvent on such an event, gpuDeviceSynchronize,
+// gpuStreamDestroy, or a kernel launch on that stream (which first runs the
+// stream's queue). So a host read of a copy's target, or a host write to its
+// source, without a wait shows up as wrong bytes. The default stream (null)
+// runs its work at call time and does not order the created streams (they
+// behave as gpuStreamNonBlocking ones); kernels run at launch.
 //
 // Thread-safety: host calls may come from any thread (the allocator is
 // locked); each OS thread runs its own launches with its own fibers.
@@ -217,7 +226,9 @@ gpuError_t gpuMemcpy(void* dst, const void* src, size_t bytes, gpuMemcpyKind kin
 gpuError_t gpuMemcpyAsync(void* dst, const void* src, size_t bytes, gpuMemcpyKind kind, gpuStream_t s = nullptr);
 gpuError_t gpuMemset(void* p, int value, size_t bytes);
 gpuError_t gpuMemsetAsync(void* p, int value, size_t bytes, gpuStream_t s = nullptr);
+constexpr unsigned gpuStreamNonBlocking = 1;
 gpuError_t gpuStreamCreate(gpuStream_t* s);
+gpuError_t gpuStreamCreateWithFlags(gpuStream_t* s, unsigned flags);
 gpuError_t gpuStreamDestroy(gpuStream_t s);
 gpuError_t gpuStreamSynchronize(gpuStream_t s);
 gpuError_t gpuStreamWaitEvent(gpuStream_t s, gpuEvent_t e, unsigned flags = 0);
@@ -234,6 +245,10 @@ namespace pg::gpu::emu {
 bool IsDeviceRange(const void* p, size_t bytes);
 // Records `e` as the sticky error (first one wins until gpuGetLastError).
 void SetLastError(gpuError_t e, const char* what);
+// Whether dst / src lie in the memory `kind` names (and are not null).
+bool CopyKindMatches(void* dst, const void* src, size_t bytes, gpuMemcpyKind kind);
+// Runs the work queued on stream s (null: nothing), before a launch on it.
+void RunQueued(gpuStream_t s);
 
 // Runs body(ctx) once per thread of every block of the grid (fibers).
 // `kernel_name` names the kernel in fatal barrier errors.
@@ -262,6 +277,7 @@ void LaunchKernel(void (*k)(P...), const char* name, dim3 grid, dim3 block, size
     SetLastError(gpuErrorInvalidValue, name);
     return;
   }
+  RunQueued(s);
   RunGrid(grid, block, smem, s, [](void* c) {
     Call* call = static_cast<Call*>(c);
     std::apply(call->k, call->params);

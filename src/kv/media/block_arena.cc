@@ -10,21 +10,37 @@
 
 namespace pg {
 
-Result<std::unique_ptr<HostBlockArena>> HostBlockArena::Create(int64_t n_blocks, size_t block_bytes) {
+CopyDone::~CopyDone() { PG_CHECK_MSG(!wait_, "kv arena: an asynchronous block copy was never waited for"); }
+
+Status CopyDone::Wait() {
+  if (!wait_) return Status::Ok();
+  const std::function<Status()> wait = std::exchange(wait_, nullptr);
+  return wait();
+}
+
+Result<std::unique_ptr<HostBlockArena>> HostBlockArena::Create(int64_t n_blocks, size_t block_bytes,
+                                                               const HostMemory& memory) {
   if (n_blocks < 0 || block_bytes == 0) return InvalidArgument("block arena: bad geometry");
   const size_t stride = (block_bytes + 63) / 64 * 64;
   if (n_blocks > 0 && size_t(n_blocks) > (size_t(1) << 50) / stride) {
     return InvalidArgument("block arena: too large");
   }
   const size_t total = std::max<size_t>(64, size_t(n_blocks) * stride);
-  auto* base = static_cast<uint8_t*>(std::aligned_alloc(64, total));
+  auto* base = static_cast<uint8_t*>(memory.alloc ? memory.alloc(total) : std::aligned_alloc(64, total));
   if (base == nullptr) {
     return ResourceExhausted(fmt::format("block arena: cannot allocate {}", FormatBytes(total)));
   }
-  return std::unique_ptr<HostBlockArena>(new HostBlockArena(n_blocks, block_bytes, base, stride));
+  PG_CHECK(reinterpret_cast<uintptr_t>(base) % 64 == 0);
+  return std::unique_ptr<HostBlockArena>(new HostBlockArena(n_blocks, block_bytes, base, stride, memory.free));
 }
 
-HostBlockArena::~HostBlockArena() { std::free(base_); }
+HostBlockArena::~HostBlockArena() {
+  if (free_) {
+    free_(base_);
+  } else {
+    std::free(base_);
+  }
+}
 
 uint8_t* HostBlockArena::BlockPtr(int64_t slot) {
   PG_CHECK(slot >= 0 && slot < n_blocks());

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
 #include "kv/media/block_arena.h"
+#include "kv/media/staging_pool.h"
 
 namespace pg {
 namespace {
@@ -56,6 +58,61 @@ TEST(HostBlockArenaTest, AlignedStableDistinctSlots) {
   a.CopyIn(0, buf);
   EXPECT_EQ(a.BlockPtr(0)[50], 9);
   EXPECT_EQ(a.BlockPtr(1)[0], 2);
+}
+
+TEST(HostBlockArenaTest, MemoryComesFromTheGivenHostMemory) {
+  int allocs = 0, frees = 0;
+  HostMemory m;
+  m.alloc = [&](size_t bytes) {
+    ++allocs;
+    return std::aligned_alloc(64, bytes);
+  };
+  m.free = [&](void* p) {
+    ++frees;
+    std::free(p);
+  };
+  {
+    auto arena = HostBlockArena::Create(3, 100, m);
+    ASSERT_TRUE(arena.ok());
+    EXPECT_EQ(allocs, 1);
+    uint8_t buf[100];
+    std::memset(buf, 5, 100);
+    CopyDone done = (*arena)->CopyInAsync(2, buf);  // RAM: copied at once
+    EXPECT_EQ((*arena)->BlockPtr(2)[99], 5);
+    EXPECT_TRUE(done.Wait().ok());
+  }
+  EXPECT_EQ(frees, 1);
+  m.alloc = [](size_t) -> void* { return nullptr; };
+  EXPECT_FALSE(HostBlockArena::Create(3, 100, m).ok());
+}
+
+TEST(StagingPoolTest, OneBufferPerMoverThread) {
+  auto pool = StagingPool::Create(2, 100, {});
+  ASSERT_TRUE(pool.ok());
+  uint8_t* a = (*pool)->Acquire();
+  uint8_t* b = (*pool)->Acquire();
+  EXPECT_NE(a, b);
+  std::memset(a, 1, 100);  // each is a whole block
+  std::memset(b, 2, 100);
+  (*pool)->Release(a);
+  EXPECT_EQ((*pool)->Acquire(), a);
+  EXPECT_FALSE(StagingPool::Create(0, 100, {}).ok());
+}
+
+TEST(CopyDoneDeathTest, ACopyNeverWaitedForIsABug) {
+  EXPECT_DEATH({ CopyDone d([] { return Status::Ok(); }); }, "never waited for");
+}
+
+TEST(CopyDoneTest, WaitReturnsTheCopysStatusOnce) {
+  int waits = 0;
+  CopyDone d([&] {
+    ++waits;
+    return Internal("copy failed");
+  });
+  EXPECT_FALSE(d.Wait().ok());
+  EXPECT_TRUE(d.Wait().ok());  // already waited for
+  EXPECT_EQ(waits, 1);
+  EXPECT_TRUE(CopyDone().Wait().ok());
 }
 
 }  // namespace

@@ -7,27 +7,25 @@ namespace pg {
 SlotTier::SlotTier(Tier tier, std::unique_ptr<BlockArena> arena, int64_t n_slots)
     : tier_(tier), arena_(std::move(arena)), pool_(n_slots), owner_(size_t(n_slots), kNoOwner) {}
 
-Result<SlotTier> SlotTier::Create(Tier tier, int64_t n_slots, size_t block_bytes, const ArenaFactory& make_arena) {
+Result<SlotTier> SlotTier::Create(Tier tier, int64_t n_slots, size_t block_bytes, const ArenaFactory& make_arena,
+                                  const HostMemory& memory) {
   std::unique_ptr<BlockArena> arena;
   if (make_arena) {
     PG_ASSIGN_OR_RETURN(arena, make_arena(n_slots, block_bytes));
     if (arena == nullptr || arena->n_blocks() != n_slots || arena->block_bytes() != block_bytes)
       return InvalidArgument("kv arena factory: wrong geometry");
   } else {
-    PG_ASSIGN_OR_RETURN(arena, HostBlockArena::Create(n_slots, block_bytes));
+    PG_ASSIGN_OR_RETURN(arena, HostBlockArena::Create(n_slots, block_bytes, memory));
   }
   return SlotTier(tier, std::move(arena), n_slots);
 }
 
-Status SlotTier::Read(const BlockRef& b, uint8_t* dst) {
-  arena_->CopyOut(b.slot, dst);
-  return Status::Ok();
-}
+// The mover thread waits on the copy's completion (a device arena's event)
+// before the move is finished, so the block's target is whole before anyone
+// reads it and its source is not reused before it has been read.
+Status SlotTier::Read(const BlockRef& b, uint8_t* dst) { return arena_->CopyOutAsync(b.slot, dst).Wait(); }
 
-Status SlotTier::Write(const BlockRef& b, const uint8_t* src) {
-  arena_->CopyIn(b.slot, src);
-  return Status::Ok();
-}
+Status SlotTier::Write(const BlockRef& b, const uint8_t* src) { return arena_->CopyInAsync(b.slot, src).Wait(); }
 
 uint8_t* SlotTier::Staging(const BlockRef& b) { return tier_ == kHostTier ? arena_->BlockPtr(b.slot) : nullptr; }
 

@@ -42,11 +42,13 @@ class SlotTier final : public BlockMedium {
   SlotTier(SlotTier&&) = default;
   SlotTier& operator=(SlotTier&&) = default;
   // `tier` is kDeviceTier or kHostTier (names the entry field owners point back
-  // from). make_arena empty = a HostBlockArena.
-  static Result<SlotTier> Create(Tier tier, int64_t n_slots, size_t block_bytes, const ArenaFactory& make_arena = {});
+  // from). make_arena empty = a HostBlockArena from `memory`.
+  static Result<SlotTier> Create(Tier tier, int64_t n_slots, size_t block_bytes, const ArenaFactory& make_arena = {},
+                                 const HostMemory& memory = {});
 
   Tier tier() const override { return tier_; }
-  // BlockMedium: the bytes of b.slot, through the arena's copy calls.
+  // BlockMedium: the bytes of b.slot, through the arena's asynchronous copy
+  // calls, waited for before they return.
   Status Read(const BlockRef& b, uint8_t* dst) override;
   Status Write(const BlockRef& b, const uint8_t* src) override;
   uint8_t* Staging(const BlockRef& b) override;

@@ -25,6 +25,7 @@
 #include "kv/media/disk_tier.h"
 #include "kv/media/remote_tier.h"
 #include "kv/media/slot_tier.h"
+#include "kv/media/staging_pool.h"
 #include "kv/policy/eviction_policy.h"
 
 namespace pg {
@@ -48,6 +49,8 @@ class TierStore {
   const SlotTier& slots(int tier) const { return tier == kDeviceTier ? device_ : host_; }
   SlotTier& device() { return device_; }
   const SlotTier& device() const { return device_; }
+  // Host buffers for copies whose media lend none (one per mover thread).
+  StagingPool& staging() { return *staging_; }
   SlotTier& host() { return host_; }
   const SlotTier& host() const { return host_; }
   DiskTier* disk() { return disk_.get(); }  // null without a disk tier
@@ -105,6 +108,7 @@ class TierStore {
   PrefixIndex index_;
   SlotTier device_;
   SlotTier host_;
+  std::unique_ptr<StagingPool> staging_;  // cfg.io_threads buffers from cfg.host_memory
   std::unique_ptr<DiskTier> disk_;
   std::unique_ptr<RemoteTier> remote_;  // null without --kv-remote
   int64_t disk_capacity_ = 0;  // block files

@@ -61,15 +61,16 @@ void TierMover::Submit(uint64_t tag, const Move& m, const IndexEntry& e) {
   BlockRef from = ref(m.from, m.from_slot), to = ref(m.to, m.to_slot);
   const bool promotion = m.to == kDeviceTier && (m.from == kHostTier || m.from == kDiskTier);
   const double delay = promotion ? load_delay_s_ : 0;
-  mover_.Submit(tag, [src, dst, from = std::move(from), to = std::move(to), delay,
-                      bytes = store_.block_bytes()]() -> Status {
+  StagingPool* pool = &store_.staging();
+  mover_.Submit(tag, [src, dst, from = std::move(from), to = std::move(to), delay, pool]() -> Status {
     if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
     if (uint8_t* h = dst->Staging(to)) return src->Read(from, h);
     if (uint8_t* h = src->Staging(from)) return dst->Write(to, h);
-    thread_local std::vector<uint8_t> staging;  // per mover thread, reused
-    staging.resize(bytes);
-    PG_RETURN_IF_ERROR(src->Read(from, staging.data()));
-    return dst->Write(to, staging.data());
+    uint8_t* staging = pool->Acquire();  // pinned when the device is in use
+    Status st = src->Read(from, staging);
+    if (st.ok()) st = dst->Write(to, staging);
+    pool->Release(staging);
+    return st;
   });
 }
 

@@ -80,14 +80,17 @@ find_bin() {  # gpu_tests lives in src/gpu of a build tree, flat in GPU_CHECK_BI
   if [[ -x $BIN/$1 ]]; then echo "$BIN/$1"; else echo "$BIN/src/gpu/$1"; fi
 }
 
-# Runs prosgrow with --device cuda; exit 3 (unavailable) when the binary
-# refuses the device, so the summary tells "not built yet" from "broken".
+# Runs prosgrow with --device cuda (stdout as is, stderr to the step's log);
+# exit 3 (unavailable) when the binary refuses the device, so the summary
+# tells "not built yet" from "broken".
 on_device() {
-  local out rc
-  out=$("$BIN/prosgrow" "$@" 2>&1)
+  local err rc
+  err=$(mktemp) || return 2
+  "$BIN/prosgrow" "$@" 2>"$err"
   rc=$?
-  echo "$out"
-  if ((rc != 0)) && grep -q "no device executor" <<<"$out"; then return 3; fi
+  cat "$err" >&2
+  if ((rc != 0)) && grep -q "no device executor" "$err"; then rc=3; fi
+  rm -f "$err"
   return $rc
 }
 
@@ -96,7 +99,7 @@ greedy() {  # greedy tokens, GPU against CPU, on one model
   cpu=$("$BIN/prosgrow" generate -m "$model" -p "The capital of France is" -n "$GEN_TOKENS" --temp 0 --device cpu \
     2>/dev/null) || return 1
   echo "cpu: $cpu"
-  gpu=$(on_device generate -m "$model" -p "The capital of France is" -n "$GEN_TOKENS" --temp 0 --device cuda 2>/dev/null)
+  gpu=$(on_device generate -m "$model" -p "The capital of France is" -n "$GEN_TOKENS" --temp 0 --device cuda)
   rc=$?
   echo "gpu: $gpu"
   ((rc != 0)) && return $rc

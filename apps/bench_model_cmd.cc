@@ -226,7 +226,8 @@ void PrintRows(const Model& m, const std::string& model_path, int threads, bool 
 }
 
 // --device cuda: the device executor and its KV arena in device memory, big
-// enough for every test, bound once (the weights are uploaded here).
+// enough for every test of b, bound once (the weights are uploaded here); b
+// then runs on it.
 struct DeviceRun {
   std::unique_ptr<BlockArena> arena;
   std::unique_ptr<Executor> executor;
@@ -234,11 +235,10 @@ struct DeviceRun {
   int64_t blocks = 0;
 };
 
-Result<std::unique_ptr<DeviceRun>> OpenDevice(const EngineConfig& ec, const Model& m, ThreadPool& pool, int n_prompt,
-                                              int n_gen) {
+Result<std::unique_ptr<DeviceRun>> OpenDevice(const EngineConfig& ec, const Model& m, ThreadPool& pool, Bench* b) {
   auto d = std::make_unique<DeviceRun>();
   const KvLayout layout = BenchLayout(m.config(), kPage);
-  d->blocks = std::max<int64_t>((n_prompt + kPage - 1) / kPage, 16 * ((n_gen + kPage) / kPage));
+  d->blocks = std::max<int64_t>((b->n_prompt + kPage - 1) / kPage, 16 * ((b->n_gen + kPage) / kPage));
   PG_ASSIGN_OR_RETURN(d->arena, ec.kv_device_arena(d->blocks, layout.block_bytes()));
   PG_ASSIGN_OR_RETURN(d->executor, ec.make_executor(m, pool));
   d->pages.layout = layout;
@@ -246,6 +246,9 @@ Result<std::unique_ptr<DeviceRun>> OpenDevice(const EngineConfig& ec, const Mode
   d->pages.block_bytes = d->blocks > 1 ? static_cast<size_t>(d->arena->BlockPtr(1) - d->pages.base)
                                        : layout.block_bytes();
   PG_RETURN_IF_ERROR(d->executor->Prepare(d->pages));
+  b->device = d->executor.get();
+  b->device_kv = &d->pages;
+  b->device_blocks = d->blocks;
   return d;
 }
 
@@ -298,15 +301,8 @@ int BenchModelMain(int argc, char** argv) {
     decoder = std::move(*d);
   }
   Bench b(**model, pool, reps, n_prompt, n_gen);
-  std::unique_ptr<DeviceRun> dev;
-  if (on_device) {
-    auto d = OpenDevice(device_config, **model, pool, n_prompt, n_gen);
-    if (!d.ok()) return Fail("bench-model", d.status().message());
-    dev = std::move(*d);
-    b.device = dev->executor.get();
-    b.device_kv = &dev->pages;
-    b.device_blocks = dev->blocks;
-  }
+  auto dev = on_device ? OpenDevice(device_config, **model, pool, &b) : Result<std::unique_ptr<DeviceRun>>(nullptr);
+  if (!dev.ok()) return Fail("bench-model", dev.status().message());
   b.RunDecode(1);  // warm-up: page in the weights
   std::vector<Row> rows;
   auto wanted = [&](const char* t) { return std::find(tests.begin(), tests.end(), t) != tests.end(); };

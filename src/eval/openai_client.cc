@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/enum_names.h"
 #include "client/openai_http.h"
 
 namespace pg {
@@ -20,15 +21,14 @@ std::string OneLine(std::string_view text, size_t max_len = 200) {
   return out;
 }
 
+constexpr const char* kEndpointNames[] = {"chat", "completions"};  // by CompletionEndpoint
+
 }  // namespace
 
-const char* CompletionEndpointName(CompletionEndpoint endpoint) {
-  return endpoint == CompletionEndpoint::kChat ? "chat" : "completions";
-}
+const char* CompletionEndpointName(CompletionEndpoint endpoint) { return EnumName(endpoint, kEndpointNames); }
 
 Result<CompletionEndpoint> ParseCompletionEndpoint(std::string_view name) {
-  if (name == "chat") return CompletionEndpoint::kChat;
-  if (name == "completions") return CompletionEndpoint::kCompletions;
+  if (const auto e = EnumFromName<CompletionEndpoint>(name, kEndpointNames)) return *e;
   return InvalidArgument(fmt::format("unknown endpoint \"{}\" (want chat or completions)", name));
 }
 

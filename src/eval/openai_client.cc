@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "base/enum_names.h"
 #include "client/openai_http.h"
+#include "eval/enum_flag.h"
 
 namespace pg {
 namespace {
@@ -28,8 +29,7 @@ constexpr const char* kEndpointNames[] = {"chat", "completions"};  // by Complet
 const char* CompletionEndpointName(CompletionEndpoint endpoint) { return EnumName(endpoint, kEndpointNames); }
 
 Result<CompletionEndpoint> ParseCompletionEndpoint(std::string_view name) {
-  if (const auto e = EnumFromName<CompletionEndpoint>(name, kEndpointNames)) return *e;
-  return InvalidArgument(fmt::format("unknown endpoint \"{}\" (want chat or completions)", name));
+  return ParseEnumFlag<CompletionEndpoint>(name, kEndpointNames, "endpoint");
 }
 
 Result<OpenAiClient> OpenAiClient::Create(ClientConfig config) {

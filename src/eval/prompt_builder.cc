@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 #include "base/enum_names.h"
+#include "eval/enum_flag.h"
 
 namespace pg {
 namespace {
@@ -26,8 +27,7 @@ constexpr const char* kStyleNames[] = {"short", "long"};  // by PromptStyle
 const char* PromptStyleName(PromptStyle style) { return EnumName(style, kStyleNames); }
 
 Result<PromptStyle> ParsePromptStyle(std::string_view name) {
-  if (const auto s = EnumFromName<PromptStyle>(name, kStyleNames)) return *s;
-  return InvalidArgument(fmt::format("unknown prompt style \"{}\" (want short or long)", name));
+  return ParseEnumFlag<PromptStyle>(name, kStyleNames, "prompt style");
 }
 
 Result<PromptBuilder> PromptBuilder::Create(const Gsm8kDataset* dataset, bool need_long) {

@@ -4,6 +4,7 @@
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build git pkg-config clang ccache
+  universal-ctags  # scripts/code_shape.py (function lengths)
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libfmt-dev
   libxxhash-dev libzstd-dev liblz4-dev libssl-dev

@@ -17,51 +17,26 @@
 #include <filesystem>
 #include <fstream>
 
-#include <nlohmann/json.hpp>
-
 #include "kv/redis_test_server.h"
+#include "kv_remote_util.h"
 #include "testing/serve_process.h"
 
 namespace pg {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 using testing::RedisTestServer;
-using testing::Sample;
 using testing::ServeProcess;
+using kv_remote_test::Answer;
+using kv_remote_test::Complete;
+using kv_remote_test::Metric;
+using kv_remote_test::StartReplica;
+using kv_remote_test::Tokens;
 
 constexpr const char* kPassword = "hunter2-redis-password";
 
-std::vector<int32_t> Prompt(int n) {
-  std::vector<int32_t> t(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) t[size_t(i)] = 300 + (17 * 7919 + i * 131) % 2700;
-  return t;
-}
-
-struct Answer {
-  int status = 0;
-  std::string text;
-  int64_t remote = -1;
-};
-
-Answer Complete(const ServeProcess& s, const std::vector<int32_t>& prompt) {
-  json body = {{"prompt", prompt}, {"max_tokens", 8}, {"temperature", 0}};
-  auto res = s.Client(120)->Post("/v1/completions", body.dump(), "application/json");
-  Answer a;
-  if (!res) return a;
-  a.status = res->status;
-  if (res->status != 200) {
-    a.text = res->body;
-    return a;
-  }
-  const json j = json::parse(res->body);
-  a.text = j["choices"][0]["text"].get<std::string>();
-  a.remote = j["usage"]["prompt_tokens_details"]["cached_tokens_by_tier"]["remote"].get<int64_t>();
-  return a;
-}
-
-double Metric(const ServeProcess& s, const std::string& series) { return Sample(s.Metrics(), series).value_or(-1); }
+// Seed 17's tokens (100 of them: 6 full blocks of 16).
+std::vector<int32_t> Prompt(int n) { return Tokens(17, n); }
 
 class KvRemoteAuth : public ::testing::Test {
  protected:
@@ -85,12 +60,7 @@ class KvRemoteAuth : public ::testing::Test {
     return path;
   }
   std::unique_ptr<ServeProcess> Replica(const std::string& url, std::vector<std::string> extra) {
-    std::vector<std::string> args = {"--threads", "1", "--kv-remote", url, "--kv-remote-ttl", "600",
-                                     "--kv-remote-timeout-ms", "5000"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto s = ServeProcess::Start(PROSGROW_BINARY, model_, args, (dir_ / ("r" + std::to_string(++n_) + ".log")).string());
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? std::move(*s) : nullptr;
+    return StartReplica(model_, url, 5000, extra, (dir_ / ("r" + std::to_string(++n_) + ".log")).string());
   }
   // Replica a serves the prompt and stores its blocks; returns its answer.
   Answer Store(ServeProcess& a, size_t blocks) {

@@ -15,9 +15,8 @@
 #include <filesystem>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "kv/redis_test_server.h"
+#include "kv_remote_util.h"
 #include "testing/serve_process.h"
 #include "test_util.h"
 
@@ -25,17 +24,13 @@ namespace pg {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 using testing::RedisTestServer;
-using testing::Sample;
 using testing::ServeProcess;
-
-// n token ids in the ordinary part of the builtin vocabulary, seeded.
-std::vector<int32_t> Tokens(int seed, int n) {
-  std::vector<int32_t> t(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) t[size_t(i)] = 300 + (seed * 7919 + i * 131) % 2700;
-  return t;
-}
+using kv_remote_test::Answer;
+using kv_remote_test::Complete;
+using kv_remote_test::Metric;
+using kv_remote_test::StartReplica;
+using kv_remote_test::Tokens;
 
 // Turn 1 is 100 tokens (6 full blocks of 16; with at most 8 generated tokens
 // no 7th block fills, so every block A stores is a prefix block of turn 2);
@@ -52,33 +47,6 @@ const std::vector<int32_t>& Turn2() {
   }();
   return t;
 }
-
-struct Answer {
-  int status = 0;
-  std::string text;
-  int64_t cached = -1;
-  int64_t remote = -1;
-};
-
-Answer Complete(ServeProcess& s, const std::vector<int32_t>& prompt) {
-  json body = {{"prompt", prompt}, {"max_tokens", 8}, {"temperature", 0}};
-  auto res = s.Client(120)->Post("/v1/completions", body.dump(), "application/json");
-  Answer a;
-  if (!res) return a;
-  a.status = res->status;
-  if (res->status != 200) {
-    a.text = res->body;
-    return a;
-  }
-  const json j = json::parse(res->body);
-  a.text = j["choices"][0]["text"].get<std::string>();
-  const json& d = j["usage"]["prompt_tokens_details"];
-  a.cached = d["cached_tokens"].get<int64_t>();
-  a.remote = d["cached_tokens_by_tier"]["remote"].get<int64_t>();
-  return a;
-}
-
-double Metric(ServeProcess& s, const std::string& series) { return Sample(s.Metrics(), series).value_or(-1); }
 
 class KvRemote : public ::testing::Test {
  protected:
@@ -119,12 +87,7 @@ class KvRemote : public ::testing::Test {
   // only the slow-Redis test, where Redis never answers, gives a short one.
   std::unique_ptr<ServeProcess> Replica(const std::string& name, int timeout_ms = kPatientMs) {
     static int n = 0;  // a fresh log per process: the port is read back from it
-    auto s = ServeProcess::Start(PROSGROW_BINARY, model_,
-                                 {"--threads", "1", "--kv-remote", redis_.url(), "--kv-remote-ttl", "600",
-                                  "--kv-remote-timeout-ms", std::to_string(timeout_ms)},
-                                 (dir_ / (name + std::to_string(++n) + ".log")).string());
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? std::move(*s) : nullptr;
+    return StartReplica(model_, redis_.url(), timeout_ms, {}, (dir_ / (name + std::to_string(++n) + ".log")).string());
   }
 
   // Replica A serves turn 1 and stores its blocks in Redis; B is started

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/clock.h"
+#include "base/enum_names.h"
 #include "bench/output_match.h"
 #include "bench/spec_report.h"
 #include "client/openai_http.h"
@@ -16,6 +17,8 @@ namespace pg::bench {
 namespace {
 
 using nlohmann::json;
+
+constexpr const char* kPromptModeNames[] = {"tokens", "text", "chat"};  // by PromptMode
 
 int64_t IntOr(const json& j, const char* key, int64_t dflt) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return dflt;
@@ -159,20 +162,11 @@ void Conclude(const HttpReply& reply, const StreamState& st, RequestRecord* rec)
 }  // namespace
 
 Result<PromptMode> ParsePromptMode(const std::string& s) {
-  if (s == "tokens") return PromptMode::kTokens;
-  if (s == "text") return PromptMode::kText;
-  if (s == "chat") return PromptMode::kChat;
+  if (const auto m = EnumFromName<PromptMode>(s, kPromptModeNames)) return *m;
   return InvalidArgument("--prompt-mode must be tokens, text or chat, got '" + s + "'");
 }
 
-const char* PromptModeName(PromptMode m) {
-  switch (m) {
-    case PromptMode::kTokens: return "tokens";
-    case PromptMode::kText: return "text";
-    case PromptMode::kChat: return "chat";
-  }
-  return "?";
-}
+const char* PromptModeName(PromptMode m) { return EnumName(m, kPromptModeNames); }
 
 Result<std::unique_ptr<StreamClient>> StreamClient::Create(const ClientOptions& opt) {
   if (!(opt.timeout_s > 0)) return InvalidArgument("--timeout must be > 0");

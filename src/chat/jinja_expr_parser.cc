@@ -38,16 +38,33 @@ ExprPtr Parser::Binary(const std::string& op, ExprPtr l, ExprPtr r) {
   return b;
 }
 
+ExprPtr Parser::ParseBinaryChain(FunctionRef<ExprPtr()> operand, std::initializer_list<const char*> ops, bool names) {
+  ExprPtr e = operand();
+  while (true) {
+    const char* op = nullptr;
+    for (const char* o : ops) {
+      if (names ? IsName(o) : IsOp(o)) op = o;
+    }
+    if (!op) return e;
+    Next();
+    e = Binary(op, std::move(e), operand());
+  }
+}
+
+void Parser::ParseItems(const char* close, FunctionRef<void()> item) {
+  while (!IsOp(close)) {
+    item();
+    if (!SkipOp(",")) break;
+  }
+  ExpectOp(close);
+}
+
 ExprPtr Parser::ParseOr() {
-  ExprPtr e = ParseAnd();
-  while (SkipName("or")) e = Binary("or", std::move(e), ParseAnd());
-  return e;
+  return ParseBinaryChain([this] { return ParseAnd(); }, {"or"}, true);
 }
 
 ExprPtr Parser::ParseAnd() {
-  ExprPtr e = ParseNot();
-  while (SkipName("and")) e = Binary("and", std::move(e), ParseNot());
-  return e;
+  return ParseBinaryChain([this] { return ParseNot(); }, {"and"}, true);
 }
 
 ExprPtr Parser::ParseNot() {
@@ -92,35 +109,19 @@ ExprPtr Parser::ParseCompare() {
 }
 
 ExprPtr Parser::ParseMath1() {
-  ExprPtr e = ParseConcat();
-  while (IsOp("+") || IsOp("-")) {
-    std::string op = Cur().text;
-    Next();
-    e = Binary(op, std::move(e), ParseConcat());
-  }
-  return e;
+  return ParseBinaryChain([this] { return ParseConcat(); }, {"+", "-"}, false);
 }
 
 ExprPtr Parser::ParseConcat() {
-  ExprPtr e = ParseMath2();
-  while (SkipOp("~")) e = Binary("~", std::move(e), ParseMath2());
-  return e;
+  return ParseBinaryChain([this] { return ParseMath2(); }, {"~"}, false);
 }
 
 ExprPtr Parser::ParseMath2() {
-  ExprPtr e = ParsePow();
-  while (IsOp("*") || IsOp("/") || IsOp("//") || IsOp("%")) {
-    std::string op = Cur().text;
-    Next();
-    e = Binary(op, std::move(e), ParsePow());
-  }
-  return e;
+  return ParseBinaryChain([this] { return ParsePow(); }, {"*", "/", "//", "%"}, false);
 }
 
 ExprPtr Parser::ParsePow() {
-  ExprPtr e = ParseUnary(true);
-  while (SkipOp("**")) e = Binary("**", std::move(e), ParseUnary(true));
-  return e;
+  return ParseBinaryChain([this] { return ParseUnary(true); }, {"**"}, false);
 }
 
 ExprPtr Parser::ParseUnary(bool with_filter) {
@@ -180,31 +181,25 @@ ExprPtr Parser::ParsePrimary() {
     if (SkipOp(")")) return first;
     auto tup = Make(Expr::Kind::kTuple);
     tup->args.push_back(std::move(first));
-    while (SkipOp(",")) {
-      if (IsOp(")")) break;
-      tup->args.push_back(ParseExpr());
+    if (SkipOp(",")) {
+      ParseItems(")", [&] { tup->args.push_back(ParseExpr()); });
+    } else {
+      ExpectOp(")");
     }
-    ExpectOp(")");
     return tup;
   }
   if (SkipOp("[")) {
     auto l = Make(Expr::Kind::kList);
-    while (!IsOp("]")) {
-      l->args.push_back(ParseExpr());
-      if (!SkipOp(",")) break;
-    }
-    ExpectOp("]");
+    ParseItems("]", [&] { l->args.push_back(ParseExpr()); });
     return l;
   }
   if (SkipOp("{")) {
     auto d = Make(Expr::Kind::kDict);
-    while (!IsOp("}")) {
+    ParseItems("}", [&] {
       d->args.push_back(ParseExpr());
       ExpectOp(":");
       d->args.push_back(ParseExpr());
-      if (!SkipOp(",")) break;
-    }
-    ExpectOp("}");
+    });
     return d;
   }
   Error("unexpected " + Describe(t));
@@ -260,7 +255,7 @@ ExprPtr Parser::ParseSubscript(ExprPtr target) {
 
 void Parser::ParseCallArgs(Expr* e) {
   ExpectOp("(");
-  while (!IsOp(")")) {
+  ParseItems(")", [&] {
     if (IsOp("*") || IsOp("**")) Error("*args / **kwargs in calls are not supported");
     if (Cur().type == TokenType::kName && Peek().type == TokenType::kOp && Peek().text == "=") {
       std::string kw = Cur().text;
@@ -275,9 +270,7 @@ void Parser::ParseCallArgs(Expr* e) {
       e->arg_names.emplace_back();
       e->args.push_back(ParseExpr());
     }
-    if (!SkipOp(",")) break;
-  }
-  ExpectOp(")");
+  });
 }
 
 ExprPtr Parser::ParseCall(ExprPtr callee) {
@@ -288,16 +281,21 @@ ExprPtr Parser::ParseCall(ExprPtr callee) {
   return c;
 }
 
+ExprPtr Parser::ParseNamedCall(Expr::Kind kind, const char* what, bool (*known)(std::string_view), ExprPtr input) {
+  auto e = Make(kind);
+  e->name = ExpectName();
+  if (!known(e->name)) {
+    p_--;
+    Error(std::string("no ") + what + " named '" + e->name + "'");
+  }
+  e->args.push_back(std::move(input));
+  e->arg_names.emplace_back();
+  return e;
+}
+
 ExprPtr Parser::ParseFilter(ExprPtr input) {
   if (input) ExpectOp("|");
-  auto f = Make(Expr::Kind::kFilter);
-  f->name = ExpectName();
-  if (!HasFilter(f->name)) {
-    p_--;
-    Error("no filter named '" + f->name + "'");
-  }
-  f->args.push_back(std::move(input));
-  f->arg_names.emplace_back();
+  ExprPtr f = ParseNamedCall(Expr::Kind::kFilter, "filter", HasFilter, std::move(input));
   if (IsOp("(")) ParseCallArgs(f.get());
   return f;
 }
@@ -308,15 +306,9 @@ ExprPtr Parser::ParseFilterExpr(ExprPtr e) {
       e = ParseFilter(std::move(e));
     } else if (IsName("is")) {
       Next();
-      auto t = Make(Expr::Kind::kTest);
-      t->negated = SkipName("not");
-      t->name = ExpectName();
-      if (!HasTest(t->name)) {
-        p_--;
-        Error("no test named '" + t->name + "'");
-      }
-      t->args.push_back(std::move(e));
-      t->arg_names.emplace_back();
+      const bool negated = SkipName("not");
+      ExprPtr t = ParseNamedCall(Expr::Kind::kTest, "test", HasTest, std::move(e));
+      t->negated = negated;
       if (IsOp("(")) {
         ParseCallArgs(t.get());
       } else if ((Cur().type == TokenType::kName || Cur().type == TokenType::kString ||

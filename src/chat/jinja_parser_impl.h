@@ -5,9 +5,11 @@
 #pragma once
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
+#include "base/function_ref.h"
 #include "chat/jinja_ast.h"
 #include "chat/jinja_lexer.h"
 #include "chat/jinja_parser.h"
@@ -112,6 +114,12 @@ class Parser {
   ExprPtr ParseTupleExpr(bool with_cond = true);
   ExprPtr ParseExpr();
   ExprPtr Binary(const std::string& op, ExprPtr l, ExprPtr r);
+  // Left-associative binary operators: operand (op operand)*, op one of
+  // `ops` (keywords when `names`, else operator tokens).
+  ExprPtr ParseBinaryChain(FunctionRef<ExprPtr()> operand, std::initializer_list<const char*> ops, bool names);
+  // Comma-separated items up to the operator `close` (a trailing comma
+  // allowed), each read by `item`; then `close`.
+  void ParseItems(const char* close, FunctionRef<void()> item);
   ExprPtr ParseOr();
   ExprPtr ParseAnd();
   ExprPtr ParseNot();
@@ -127,6 +135,10 @@ class Parser {
   // Parses "(a, k=v, ...)" into e->args / e->arg_names (appended).
   void ParseCallArgs(Expr* e);
   ExprPtr ParseCall(ExprPtr callee);
+  // A filter or test node (kind) named by the next token, which `known`
+  // must know (else "no WHAT named 'NAME'", at the name), with `input` as its
+  // first argument.
+  ExprPtr ParseNamedCall(Expr::Kind kind, const char* what, bool (*known)(std::string_view), ExprPtr input);
   ExprPtr ParseFilter(ExprPtr input);
   ExprPtr ParseFilterExpr(ExprPtr e);
 

@@ -40,67 +40,41 @@ const Value* CallArgs::Get(size_t index, std::string_view name) const {
   return nullptr;
 }
 
-Value Value::Undefined(std::string name) {
+template <class T>
+Value Value::Of(Kind kind, T Value::*field, T x) {
   Value v;
-  v.s_ = std::move(name);
+  v.kind_ = kind;
+  v.*field = std::move(x);
   return v;
 }
+
+Value Value::Undefined(std::string name) { return Of(Kind::kUndefined, &Value::s_, std::move(name)); }
 Value Value::None() {
   Value v;
   v.kind_ = Kind::kNone;
   return v;
 }
-Value Value::Bool(bool b) {
-  Value v;
-  v.kind_ = Kind::kBool;
-  v.b_ = b;
-  return v;
-}
-Value Value::Int(int64_t i) {
-  Value v;
-  v.kind_ = Kind::kInt;
-  v.i_ = i;
-  return v;
-}
-Value Value::Float(double f) {
-  Value v;
-  v.kind_ = Kind::kFloat;
-  v.f_ = f;
-  return v;
-}
-Value Value::String(std::string s) {
-  Value v;
-  v.kind_ = Kind::kString;
-  v.s_ = std::move(s);
-  return v;
-}
+Value Value::Bool(bool b) { return Of(Kind::kBool, &Value::b_, b); }
+Value Value::Int(int64_t i) { return Of(Kind::kInt, &Value::i_, i); }
+Value Value::Float(double f) { return Of(Kind::kFloat, &Value::f_, f); }
+Value Value::String(std::string s) { return Of(Kind::kString, &Value::s_, std::move(s)); }
 Value Value::List(ValueList items) {
-  Value v;
-  v.kind_ = Kind::kList;
-  v.list_ = std::make_shared<ValueList>(std::move(items));
-  return v;
+  return Of(Kind::kList, &Value::list_, std::make_shared<ValueList>(std::move(items)));
 }
 Value Value::Tuple(ValueList items) {
   Value v = List(std::move(items));
   v.tuple_ = true;
   return v;
 }
-Value Value::Dict() {
-  Value v;
-  v.kind_ = Kind::kDict;
-  v.dict_ = std::make_shared<ValueDict>();
-  return v;
-}
+Value Value::Dict() { return Of(Kind::kDict, &Value::dict_, std::make_shared<ValueDict>()); }
 Value Value::Namespace() {
   Value v = Dict();
   v.namespace_ = true;
   return v;
 }
 Value Value::Function(std::string name, NativeFn fn) {
-  Value v;
-  v.kind_ = Kind::kCallable;
+  Value v = Of(Kind::kCallable, &Value::fn_, std::make_shared<NativeFn>(std::move(fn)));
   v.s_ = std::move(name);
-  v.fn_ = std::make_shared<NativeFn>(std::move(fn));
   return v;
 }
 

@@ -104,6 +104,10 @@ class Value {
   bool Truthy() const;
 
  private:
+  // A value of `kind` holding x in `field` (the factories above).
+  template <class T>
+  static Value Of(Kind kind, T Value::*field, T x);
+
   Kind kind_ = Kind::kUndefined;
   bool tuple_ = false;
   bool namespace_ = false;

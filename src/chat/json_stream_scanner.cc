@@ -33,19 +33,11 @@ JsonStreamScanner::Step JsonStreamScanner::Push(char c, std::string* out) {
   switch (state_) {
     case State::kValue:
     case State::kValueOrEnd:
-      if (c == ']' && state_ == State::kValueOrEnd) {
-        open_.pop_back();
-        EndValue();
-        return Take(c, out);
-      }
+      if (c == ']' && state_ == State::kValueOrEnd) return Close(c, out);
       return Value(c, out);
     case State::kKeyOrEnd:
     case State::kKey:
-      if (c == '}' && state_ == State::kKeyOrEnd) {
-        open_.pop_back();
-        EndValue();
-        return Take(c, out);
-      }
+      if (c == '}' && state_ == State::kKeyOrEnd) return Close(c, out);
       if (c != '"') return Step::kBroken;
       state_ = State::kString;
       key_ = true;
@@ -59,11 +51,7 @@ JsonStreamScanner::Step JsonStreamScanner::Push(char c, std::string* out) {
         state_ = open_.back() == '{' ? State::kKey : State::kValue;
         return Take(c, out);
       }
-      if ((c == '}' && open_.back() == '{') || (c == ']' && open_.back() == '[')) {
-        open_.pop_back();
-        EndValue();
-        return Take(c, out);
-      }
+      if ((c == '}' && open_.back() == '{') || (c == ']' && open_.back() == '[')) return Close(c, out);
       return Step::kBroken;
     default: return Step::kBroken;
   }
@@ -274,6 +262,12 @@ JsonStreamScanner::Step JsonStreamScanner::Take(char c, std::string* out) {
 }
 
 void JsonStreamScanner::EndValue() { state_ = open_.empty() ? State::kDone : State::kCommaOrEnd; }
+
+JsonStreamScanner::Step JsonStreamScanner::Close(char c, std::string* out) {
+  open_.pop_back();
+  EndValue();
+  return Take(c, out);
+}
 
 std::string JsonStreamScanner::Completion() const {
   std::string s;

@@ -48,6 +48,7 @@ class JsonStreamScanner {
   Step Number(char c, std::string* out);
   Step Take(char c, std::string* out);  // appends c; kDone if the value just ended
   void EndValue();                      // a value inside (or at) the top ended
+  Step Close(char c, std::string* out);  // c closes the innermost array or object
   bool NumberCanEnd() const;
   bool Overflows(int64_t int_digits, int64_t exp) const;
 

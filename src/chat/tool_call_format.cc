@@ -1,5 +1,6 @@
 #include "chat/tool_call_format.h"
 
+#include "base/enum_names.h"
 #include "base/tool_call_markers.h"
 
 namespace pg {
@@ -8,6 +9,9 @@ namespace {
 using namespace tool_markers;
 
 bool Has(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
+
+// By ToolCallFormat.
+constexpr const char* kFormatNames[] = {"hermes", "llama3_json", "glm45", "deepseek_v3", "deepseek_v31"};
 
 }  // namespace
 
@@ -19,16 +23,7 @@ ToolCallFormat DetectToolCallFormat(std::string_view t) {
   return kDefaultToolCallFormat;
 }
 
-const char* ToolCallFormatName(ToolCallFormat f) {
-  switch (f) {
-    case ToolCallFormat::kHermes: return "hermes";
-    case ToolCallFormat::kLlama3Json: return "llama3_json";
-    case ToolCallFormat::kGlm45: return "glm45";
-    case ToolCallFormat::kDeepSeekV3: return "deepseek_v3";
-    case ToolCallFormat::kDeepSeekV31: return "deepseek_v31";
-  }
-  return "hermes";
-}
+const char* ToolCallFormatName(ToolCallFormat f) { return EnumName(f, kFormatNames, "hermes"); }
 
 std::vector<std::string_view> ToolCallMarkers(ToolCallFormat f) {
   switch (f) {

@@ -42,6 +42,14 @@ ParsedAssistant Whole(ToolCallFormat f, std::string_view text, const ojson& tool
   return ParseToolCalls(text, opt);
 }
 
+// The arguments of the one call parsed from `text` in one shot (when there
+// is not exactly one call: how many, and the whole result).
+std::string OneCallsArguments(ToolCallFormat f, std::string_view text, const ojson& tools = nullptr) {
+  const ParsedAssistant p = Whole(f, text, tools);
+  if (p.tool_calls.size() != 1) return std::to_string(p.tool_calls.size()) + " calls: " + Show(p);
+  return p.tool_calls[0].arguments_json;
+}
+
 // Every split of `text` into two pieces, and one byte at a time, gives the
 // one-shot result.
 void ExpectSplitInvariant(ToolCallFormat f, std::string_view text, const ojson& tools = nullptr) {
@@ -101,9 +109,9 @@ TEST(ToolCallStreamTest, Glm45) {
   EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"path":"42","lines":10,"opts":{"a":[1]},"note":"not json"})");
   EXPECT_EQ(p.tool_calls[1].arguments_json, R"({"city":"Paris\nFrance"})");
   // Without tools, values are JSON when they parse.
-  p = Whole(ToolCallFormat::kGlm45, "<tool_call>f\n<arg_key>n</arg_key>\n<arg_value>42</arg_value>\n</tool_call>");
-  ASSERT_EQ(p.tool_calls.size(), 1u);
-  EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"n":42})");
+  EXPECT_EQ(OneCallsArguments(ToolCallFormat::kGlm45,
+                              "<tool_call>f\n<arg_key>n</arg_key>\n<arg_value>42</arg_value>\n</tool_call>"),
+            R"({"n":42})");
   // No arguments; the closing tag right after the name.
   p = Whole(ToolCallFormat::kGlm45, "<tool_call>ping\n</tool_call><tool_call>pong</tool_call>");
   ASSERT_EQ(p.tool_calls.size(), 2u);
@@ -134,9 +142,9 @@ TEST(ToolCallStreamTest, Glm45StringValuesStreamAsGenerated) {
   EXPECT_EQ(push("alue>\n</tool_call>"), "\"}");
   EXPECT_EQ(nlohmann::json::parse(args), nlohmann::json::parse(R"({"lines": 12, "path": "src/\"a.txt"})"));
   // Cut off inside a string value: closed.
-  ParsedAssistant p = Whole(ToolCallFormat::kGlm45, "<tool_call>read_file\n<arg_key>path</arg_key><arg_value>ab", kTools);
-  ASSERT_EQ(p.tool_calls.size(), 1u);
-  EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"path":"ab"})");
+  EXPECT_EQ(OneCallsArguments(ToolCallFormat::kGlm45, "<tool_call>read_file\n<arg_key>path</arg_key><arg_value>ab",
+                              kTools),
+            R"({"path":"ab"})");
 }
 
 TEST(ToolCallStreamTest, Glm45MalformedAndCutOff) {
@@ -149,19 +157,19 @@ TEST(ToolCallStreamTest, Glm45MalformedAndCutOff) {
   p = Whole(ToolCallFormat::kGlm45, "Hi <tool_call>read_fi");
   EXPECT_TRUE(p.tool_calls.empty());
   EXPECT_EQ(p.content, "Hi <tool_call>read_fi");
-  // Cut off inside a pair: the call is closed with the complete pairs.
-  p = Whole(ToolCallFormat::kGlm45, "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n<arg_key>b</arg_k");
-  ASSERT_EQ(p.tool_calls.size(), 1u);
-  EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"a":1})");
   // A broken pair is dropped, the call still ends at its tag.
   p = Whole(ToolCallFormat::kGlm45, "<tool_call>f\n<arg_key>a</arg_key>oops</tool_call>after");
   ASSERT_EQ(p.tool_calls.size(), 1u);
   EXPECT_EQ(p.tool_calls[0].arguments_json, "{}");
   EXPECT_EQ(p.content, "after");
-  // Stray text between pairs is dropped; the pairs after it still count.
-  p = Whole(ToolCallFormat::kGlm45, "<tool_call>f<stray>x<arg_key>a</arg_key><arg_value>[1]</arg_value></tool_call>");
-  ASSERT_EQ(p.tool_calls.size(), 1u);
-  EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"a":[1]})");
+  // One call each, with these arguments.
+  const std::pair<const char*, const char*> one_call[] = {
+      // Cut off inside a pair: the call is closed with the complete pairs.
+      {"<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n<arg_key>b</arg_k", R"({"a":1})"},
+      // Stray text between pairs is dropped; the pairs after it still count.
+      {"<tool_call>f<stray>x<arg_key>a</arg_key><arg_value>[1]</arg_value></tool_call>", R"({"a":[1]})"},
+  };
+  for (const auto& [text, args] : one_call) EXPECT_EQ(OneCallsArguments(ToolCallFormat::kGlm45, text), args) << text;
 }
 
 TEST(ToolCallStreamTest, DeepSeekV3) {
@@ -197,12 +205,10 @@ TEST(ToolCallStreamTest, DeepSeekV31) {
 
 TEST(ToolCallStreamTest, Llama3Json) {
   const char* text = "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}";
-  ParsedAssistant p = Whole(ToolCallFormat::kLlama3Json, text);
-  ASSERT_EQ(p.tool_calls.size(), 1u);
-  EXPECT_EQ(p.tool_calls[0].arguments_json, R"({"city":"Paris"})");
+  EXPECT_EQ(OneCallsArguments(ToolCallFormat::kLlama3Json, text), R"({"city":"Paris"})");
   ExpectSplitInvariant(ToolCallFormat::kLlama3Json, text);
   // <tool_call> means nothing to this format.
-  p = Whole(ToolCallFormat::kLlama3Json, "a <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>");
+  ParsedAssistant p = Whole(ToolCallFormat::kLlama3Json, "a <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>");
   EXPECT_TRUE(p.tool_calls.empty());
 }
 

@@ -12,52 +12,52 @@ namespace {
 // Calls one output may hold when parallel calls are allowed.
 constexpr uint32_t kMaxParallelCalls = 8;
 
+// A format's name and the literal text around each call.
+ToolCallGrammarFormat NamedFormat(std::string name, std::string_view begin, std::string_view end) {
+  ToolCallGrammarFormat f;
+  f.name = std::move(name);
+  f.begin = begin;
+  f.end = end;
+  return f;
+}
+
+// DeepSeek's formats: the name outside the JSON, every call between the
+// calls-begin and calls-end markers.
+ToolCallGrammarFormat DeepSeek(std::string name, std::string_view begin, std::string_view end,
+                               std::string_view name_suffix) {
+  ToolCallGrammarFormat f = NamedFormat(std::move(name), begin, end);
+  f.name_suffix = name_suffix;
+  f.calls_begin = tool_markers::kDsCallsBegin;
+  f.calls_end = tool_markers::kDsCallsEnd;
+  return f;
+}
+
 }  // namespace
 
 ToolCallGrammarFormat ToolCallGrammarFormat::Hermes() {
-  ToolCallGrammarFormat f;
-  f.name = "hermes";
-  f.begin = tool_markers::kCallOpen;
-  f.end = tool_markers::kCallClose;
+  ToolCallGrammarFormat f = NamedFormat("hermes", tool_markers::kCallOpen, tool_markers::kCallClose);
   f.args_key = "arguments";
   return f;
 }
 
 ToolCallGrammarFormat ToolCallGrammarFormat::Llama3Json() {
-  ToolCallGrammarFormat f;
-  f.name = "llama3_json";
+  ToolCallGrammarFormat f = NamedFormat("llama3_json", "", "");
   f.args_key = "parameters";
   f.multiple = false;
   return f;
 }
 
 ToolCallGrammarFormat ToolCallGrammarFormat::DeepSeekV3() {
-  ToolCallGrammarFormat f;
-  f.name = "deepseek_v3";
-  f.calls_begin = tool_markers::kDsCallsBegin;
-  f.calls_end = tool_markers::kDsCallsEnd;
-  f.begin = fmt::format("{}function{}", tool_markers::kDsCallBegin, tool_markers::kDsSep);
-  f.end = fmt::format("\n```{}", tool_markers::kDsCallEnd);
-  f.name_suffix = fmt::format("\n{}\n", tool_markers::kDsJsonFence);
-  return f;
+  return DeepSeek("deepseek_v3", fmt::format("{}function{}", tool_markers::kDsCallBegin, tool_markers::kDsSep),
+                  fmt::format("\n```{}", tool_markers::kDsCallEnd), fmt::format("\n{}\n", tool_markers::kDsJsonFence));
 }
 
 ToolCallGrammarFormat ToolCallGrammarFormat::DeepSeekV31() {
-  ToolCallGrammarFormat f;
-  f.name = "deepseek_v31";
-  f.calls_begin = tool_markers::kDsCallsBegin;
-  f.calls_end = tool_markers::kDsCallsEnd;
-  f.begin = tool_markers::kDsCallBegin;
-  f.end = tool_markers::kDsCallEnd;
-  f.name_suffix = tool_markers::kDsSep;
-  return f;
+  return DeepSeek("deepseek_v31", tool_markers::kDsCallBegin, tool_markers::kDsCallEnd, tool_markers::kDsSep);
 }
 
 ToolCallGrammarFormat ToolCallGrammarFormat::Glm45() {
-  ToolCallGrammarFormat f;
-  f.name = "glm45";
-  f.begin = tool_markers::kCallOpen;
-  f.end = tool_markers::kCallClose;
+  ToolCallGrammarFormat f = NamedFormat("glm45", tool_markers::kCallOpen, tool_markers::kCallClose);
   f.name_suffix = "\n";
   f.key_value_args = true;
   return f;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/enum_names.h"
+
 namespace pg {
 namespace {
 
@@ -100,17 +102,11 @@ size_t ReadNumber(std::string_view text, size_t start, bool negative, ExtractedN
   return pos;
 }
 
+constexpr const char* kRuleNames[] = {"answer_phrase", "last_number"};  // by ExtractionRule
+
 }  // namespace
 
-const char* ExtractionRuleName(ExtractionRule rule) {
-  switch (rule) {
-    case ExtractionRule::kAnswerPhrase:
-      return "answer_phrase";
-    case ExtractionRule::kLastNumber:
-      return "last_number";
-  }
-  return "?";
-}
+const char* ExtractionRuleName(ExtractionRule rule) { return EnumName(rule, kRuleNames); }
 
 std::vector<ExtractedNumber> FindNumbers(std::string_view text) {
   std::vector<ExtractedNumber> numbers;

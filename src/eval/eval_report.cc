@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <limits>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+
+#include "base/enum_names.h"
 
 namespace pg {
 namespace {
@@ -43,26 +46,19 @@ Status WriteFile(const std::filesystem::path& path, const std::string& text) {
   return Status::Ok();
 }
 
+// The count of each verdict in a StyleSummary, by Verdict.
+constexpr int StyleSummary::*kVerdictCounts[] = {&StyleSummary::correct, &StyleSummary::wrong,
+                                                 &StyleSummary::no_answer, &StyleSummary::failed};
+static_assert(std::size(kVerdictCounts) == static_cast<size_t>(Verdict::kFailed) + 1);
+
+constexpr const char* kVerdictNames[] = {"correct", "wrong", "no_answer", "failed"};  // by Verdict
+
 }  // namespace
 
-const char* VerdictName(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kCorrect:
-      return "correct";
-    case Verdict::kWrong:
-      return "wrong";
-    case Verdict::kNoAnswer:
-      return "no_answer";
-    case Verdict::kFailed:
-      return "failed";
-  }
-  return "?";
-}
+const char* VerdictName(Verdict verdict) { return EnumName(verdict, kVerdictNames); }
 
 Result<Verdict> ParseVerdict(std::string_view name) {
-  for (Verdict v : {Verdict::kCorrect, Verdict::kWrong, Verdict::kNoAnswer, Verdict::kFailed}) {
-    if (name == VerdictName(v)) return v;
-  }
+  if (const auto v = EnumFromName<Verdict>(name, kVerdictNames)) return *v;
   return InvalidArgument(fmt::format("unknown verdict \"{}\"", name));
 }
 
@@ -83,20 +79,7 @@ StyleSummary Summarize(const EvalReport& report, PromptStyle style) {
   for (const QuestionResult& r : report.results) {
     if (r.style != style) continue;
     ++s.total;
-    switch (r.verdict) {
-      case Verdict::kCorrect:
-        ++s.correct;
-        break;
-      case Verdict::kWrong:
-        ++s.wrong;
-        break;
-      case Verdict::kNoAnswer:
-        ++s.no_answer;
-        break;
-      case Verdict::kFailed:
-        ++s.failed;
-        break;
-    }
+    ++(s.*kVerdictCounts[static_cast<size_t>(r.verdict)]);
   }
   return s;
 }

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/enum_names.h"
 #include "client/openai_http.h"
+#include "eval/enum_flag.h"
 
 namespace pg {
 namespace {
@@ -20,16 +22,14 @@ std::string OneLine(std::string_view text, size_t max_len = 200) {
   return out;
 }
 
+constexpr const char* kEndpointNames[] = {"chat", "completions"};  // by CompletionEndpoint
+
 }  // namespace
 
-const char* CompletionEndpointName(CompletionEndpoint endpoint) {
-  return endpoint == CompletionEndpoint::kChat ? "chat" : "completions";
-}
+const char* CompletionEndpointName(CompletionEndpoint endpoint) { return EnumName(endpoint, kEndpointNames); }
 
 Result<CompletionEndpoint> ParseCompletionEndpoint(std::string_view name) {
-  if (name == "chat") return CompletionEndpoint::kChat;
-  if (name == "completions") return CompletionEndpoint::kCompletions;
-  return InvalidArgument(fmt::format("unknown endpoint \"{}\" (want chat or completions)", name));
+  return ParseEnumFlag<CompletionEndpoint>(name, kEndpointNames, "endpoint");
 }
 
 Result<OpenAiClient> OpenAiClient::Create(ClientConfig config) {

@@ -6,6 +6,8 @@
 #include <cstddef>
 
 #include "base/check.h"
+#include "base/enum_names.h"
+#include "eval/enum_flag.h"
 
 namespace pg {
 namespace {
@@ -18,16 +20,14 @@ constexpr std::string_view kLongInstruction =
     "Solve the following grade-school math problems. Reason step by step, and finish each "
     "solution with a line of the form \"The answer is N.\" where N is the final number alone.\n\n";
 
+constexpr const char* kStyleNames[] = {"short", "long"};  // by PromptStyle
+
 }  // namespace
 
-const char* PromptStyleName(PromptStyle style) {
-  return style == PromptStyle::kShort ? "short" : "long";
-}
+const char* PromptStyleName(PromptStyle style) { return EnumName(style, kStyleNames); }
 
 Result<PromptStyle> ParsePromptStyle(std::string_view name) {
-  if (name == "short") return PromptStyle::kShort;
-  if (name == "long") return PromptStyle::kLong;
-  return InvalidArgument(fmt::format("unknown prompt style \"{}\" (want short or long)", name));
+  return ParseEnumFlag<PromptStyle>(name, kStyleNames, "prompt style");
 }
 
 Result<PromptBuilder> PromptBuilder::Create(const Gsm8kDataset* dataset, bool need_long) {

@@ -251,6 +251,20 @@ void AddTensorTableCases(const CaseSink& add) {
   }
 }
 
+// Writes each case to dir/<prefix><name>.gguf, creating dir.
+Status WriteCases(const std::string& dir, const char* prefix, const std::vector<GgufCorpusCase>& cases) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError(dir + ": cannot create directory: " + ec.message());
+  for (const auto& k : cases) {
+    const std::string path = dir + "/" + prefix + k.name + ".gguf";
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(k.bytes.data()), static_cast<std::streamsize>(k.bytes.size()));
+    if (!f) return IoError(path + ": write failed");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<GgufCorpusCase> MakeCorruptGgufCases() {
@@ -265,30 +279,8 @@ std::vector<GgufCorpusCase> MakeCorruptGgufCases() {
   return c;
 }
 
-Status WriteCorruptCorpus(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return IoError(dir + ": cannot create directory: " + ec.message());
-  for (const auto& k : MakeCorruptGgufCases()) {
-    const std::string path = dir + "/" + k.name + ".gguf";
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(k.bytes.data()), static_cast<std::streamsize>(k.bytes.size()));
-    if (!f) return IoError(path + ": write failed");
-  }
-  return Status::Ok();
-}
+Status WriteCorruptCorpus(const std::string& dir) { return WriteCases(dir, "", MakeCorruptGgufCases()); }
 
-Status WriteValidCorpus(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return IoError(dir + ": cannot create directory: " + ec.message());
-  for (const auto& k : MakeValidGgufSamples()) {
-    const std::string path = dir + "/valid_" + k.name + ".gguf";
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(k.bytes.data()), static_cast<std::streamsize>(k.bytes.size()));
-    if (!f) return IoError(path + ": write failed");
-  }
-  return Status::Ok();
-}
+Status WriteValidCorpus(const std::string& dir) { return WriteCases(dir, "valid_", MakeValidGgufSamples()); }
 
 }  // namespace pg

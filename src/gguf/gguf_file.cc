@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace pg {
 namespace {
@@ -105,16 +106,6 @@ bool ReadScalar(Cursor& c, GgufValueType t, GgufValue* out) {
   return false;
 }
 
-bool IsSigned(GgufValueType t) {
-  return t == GgufValueType::INT8 || t == GgufValueType::INT16 || t == GgufValueType::INT32 ||
-         t == GgufValueType::INT64;
-}
-bool IsUnsigned(GgufValueType t) {
-  return t == GgufValueType::UINT8 || t == GgufValueType::UINT16 || t == GgufValueType::UINT32 ||
-         t == GgufValueType::UINT64;
-}
-bool IsFloat(GgufValueType t) { return t == GgufValueType::FLOAT32 || t == GgufValueType::FLOAT64; }
-
 bool ReadArray(Cursor& c, GgufValue* out, std::string* err) {
   uint32_t et;
   uint64_t n;
@@ -128,15 +119,15 @@ bool ReadArray(Cursor& c, GgufValue* out, std::string* err) {
   }
   out->array_type = t;
   GgufValue tmp;
-  if (IsSigned(t)) {
+  if (IsSignedType(t)) {
     std::vector<int64_t> v; v.reserve(n);
     for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<int64_t>(tmp.v)); }
     out->v = std::move(v);
-  } else if (IsUnsigned(t)) {
+  } else if (IsUnsignedType(t)) {
     std::vector<uint64_t> v; v.reserve(n);
     for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<uint64_t>(tmp.v)); }
     out->v = std::move(v);
-  } else if (IsFloat(t)) {
+  } else if (IsFloatType(t)) {
     std::vector<double> v; v.reserve(n);
     for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<double>(tmp.v)); }
     out->v = std::move(v);
@@ -344,16 +335,29 @@ const GgufTensorInfo* GgufFile::FindTensor(const std::string& name) const {
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
+Result<const GgufValue*> GgufFile::Require(const std::string& key) const {
+  if (const GgufValue* v = Find(key)) return v;
+  return NotFound(path_ + ": missing metadata '" + key + "'");
+}
+
+Status GgufFile::NotA(const std::string& key, const char* what) const {
+  return InvalidArgument(path_ + ": metadata '" + key + "' is not " + what);
+}
+
+template <typename T>
+Result<T> GgufFile::GetHeld(const std::string& key, const char* what) const {
+  PG_ASSIGN_OR_RETURN(const GgufValue* v, Require(key));
+  constexpr bool kScalar = std::is_same_v<T, std::string> || std::is_same_v<T, bool>;
+  if (auto* x = std::get_if<T>(&v->v); x && !(kScalar && v->is_array())) return *x;
+  return NotA(key, what);
+}
+
 Result<std::string> GgufFile::GetString(const std::string& key) const {
-  const GgufValue* v = Find(key);
-  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
-  if (auto* s = std::get_if<std::string>(&v->v); s && !v->is_array()) return *s;
-  return InvalidArgument(path_ + ": metadata '" + key + "' is not a string");
+  return GetHeld<std::string>(key, "a string");
 }
 
 Result<int64_t> GgufFile::GetInt(const std::string& key) const {
-  const GgufValue* v = Find(key);
-  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  PG_ASSIGN_OR_RETURN(const GgufValue* v, Require(key));
   if (!v->is_array()) {
     if (auto* s = std::get_if<int64_t>(&v->v)) return *s;
     if (auto* u = std::get_if<uint64_t>(&v->v)) {
@@ -362,46 +366,35 @@ Result<int64_t> GgufFile::GetInt(const std::string& key) const {
       return static_cast<int64_t>(*u);
     }
   }
-  return InvalidArgument(path_ + ": metadata '" + key + "' is not an integer");
+  return NotA(key, "an integer");
 }
 
 Result<double> GgufFile::GetFloat(const std::string& key) const {
-  const GgufValue* v = Find(key);
-  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  PG_ASSIGN_OR_RETURN(const GgufValue* v, Require(key));
   if (!v->is_array()) {
     if (auto* d = std::get_if<double>(&v->v)) return *d;
     if (auto* s = std::get_if<int64_t>(&v->v)) return static_cast<double>(*s);
     if (auto* u = std::get_if<uint64_t>(&v->v)) return static_cast<double>(*u);
   }
-  return InvalidArgument(path_ + ": metadata '" + key + "' is not a number");
+  return NotA(key, "a number");
 }
 
-Result<bool> GgufFile::GetBool(const std::string& key) const {
-  const GgufValue* v = Find(key);
-  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
-  if (auto* b = std::get_if<bool>(&v->v); b && !v->is_array()) return *b;
-  return InvalidArgument(path_ + ": metadata '" + key + "' is not a bool");
-}
+Result<bool> GgufFile::GetBool(const std::string& key) const { return GetHeld<bool>(key, "a bool"); }
 
 Result<std::vector<std::string>> GgufFile::GetStringArray(const std::string& key) const {
-  const GgufValue* v = Find(key);
-  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
-  if (auto* a = std::get_if<std::vector<std::string>>(&v->v)) return *a;
-  return InvalidArgument(path_ + ": metadata '" + key + "' is not a string array");
+  return GetHeld<std::vector<std::string>>(key, "a string array");
 }
 
 Result<std::vector<double>> GgufFile::GetFloatArray(const std::string& key) const {
-  const GgufValue* v = Find(key);
-  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  PG_ASSIGN_OR_RETURN(const GgufValue* v, Require(key));
   if (auto* a = std::get_if<std::vector<double>>(&v->v)) return *a;
   if (auto* a = std::get_if<std::vector<int64_t>>(&v->v)) return std::vector<double>(a->begin(), a->end());
   if (auto* a = std::get_if<std::vector<uint64_t>>(&v->v)) return std::vector<double>(a->begin(), a->end());
-  return InvalidArgument(path_ + ": metadata '" + key + "' is not a numeric array");
+  return NotA(key, "a numeric array");
 }
 
 Result<std::vector<int64_t>> GgufFile::GetIntArray(const std::string& key) const {
-  const GgufValue* v = Find(key);
-  if (!v) return NotFound(path_ + ": missing metadata '" + key + "'");
+  PG_ASSIGN_OR_RETURN(const GgufValue* v, Require(key));
   if (auto* a = std::get_if<std::vector<int64_t>>(&v->v)) return *a;
   if (auto* a = std::get_if<std::vector<uint64_t>>(&v->v)) {
     std::vector<int64_t> out;
@@ -409,7 +402,7 @@ Result<std::vector<int64_t>> GgufFile::GetIntArray(const std::string& key) const
     for (uint64_t x : *a) out.push_back(static_cast<int64_t>(x));
     return out;
   }
-  return InvalidArgument(path_ + ": metadata '" + key + "' is not an integer array");
+  return NotA(key, "an integer array");
 }
 
 int64_t GgufFile::GetIntOr(const std::string& key, int64_t def) const {

@@ -28,6 +28,17 @@ enum class GgufValueType : uint32_t {
   BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
 };
 
+// The value-type families (a GgufValue widens them to int64 / uint64 / double).
+inline bool IsSignedType(GgufValueType t) {
+  return t == GgufValueType::INT8 || t == GgufValueType::INT16 || t == GgufValueType::INT32 ||
+         t == GgufValueType::INT64;
+}
+inline bool IsUnsignedType(GgufValueType t) {
+  return t == GgufValueType::UINT8 || t == GgufValueType::UINT16 || t == GgufValueType::UINT32 ||
+         t == GgufValueType::UINT64;
+}
+inline bool IsFloatType(GgufValueType t) { return t == GgufValueType::FLOAT32 || t == GgufValueType::FLOAT64; }
+
 // A metadata value. Arrays hold one element vector of the element type.
 struct GgufValue {
   GgufValueType type = GgufValueType::UINT8;
@@ -95,6 +106,13 @@ class GgufFile {
  private:
   GgufFile() = default;
   Status Parse();
+  // Find(key), or NotFound naming the file and the key.
+  Result<const GgufValue*> Require(const std::string& key) const;
+  // InvalidArgument: the value under `key` is not `what` ("a string", ...).
+  Status NotA(const std::string& key, const char* what) const;
+  // The value under `key` where it holds a T (a scalar T only if not an array).
+  template <typename T>
+  Result<T> GetHeld(const std::string& key, const char* what) const;
 
   std::string path_;
   uint32_t version_ = 0;

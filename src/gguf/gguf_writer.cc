@@ -37,16 +37,6 @@ class Encoder {
   std::vector<uint8_t>* out_;
 };
 
-bool IsSignedType(GgufValueType t) {
-  return t == GgufValueType::INT8 || t == GgufValueType::INT16 || t == GgufValueType::INT32 ||
-         t == GgufValueType::INT64;
-}
-bool IsUnsignedType(GgufValueType t) {
-  return t == GgufValueType::UINT8 || t == GgufValueType::UINT16 || t == GgufValueType::UINT32 ||
-         t == GgufValueType::UINT64;
-}
-bool IsFloatType(GgufValueType t) { return t == GgufValueType::FLOAT32 || t == GgufValueType::FLOAT64; }
-
 // Writes one scalar element of type t from its widened form.
 void PutInt(Encoder& e, GgufValueType t, uint64_t bits) {
   switch (t) {

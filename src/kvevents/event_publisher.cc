@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "base/stop_and_join.h"
 #include "kvevents/event_encoder.h"
 #include "kvevents/event_sequence.h"
 
@@ -108,14 +109,7 @@ KvEventPublisher::KvEventPublisher(KvEventPublisherOptions options, std::unique_
   thread_ = std::thread([this] { Run(); });
 }
 
-KvEventPublisher::~KvEventPublisher() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
+KvEventPublisher::~KvEventPublisher() { StopAndJoin(mu_, &stop_, {&cv_}, {&thread_}); }
 
 void KvEventPublisher::Publish(KvEventBatch batch) {
   {

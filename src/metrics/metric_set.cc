@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/check.h"
+#include "base/enum_names.h"
 
 namespace pg {
 namespace {
@@ -31,14 +32,9 @@ std::string EscapeHelp(const std::string& v) {
   return out;
 }
 
-const char* TypeName(MetricType t) {
-  switch (t) {
-    case MetricType::kCounter: return "counter";
-    case MetricType::kGauge: return "gauge";
-    case MetricType::kHistogram: return "histogram";
-  }
-  return "untyped";
-}
+constexpr const char* kMetricTypeNames[] = {"counter", "gauge", "histogram"};  // by MetricType
+
+const char* TypeName(MetricType t) { return EnumName(t, kMetricTypeNames, "untyped"); }
 
 }  // namespace
 

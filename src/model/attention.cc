@@ -5,6 +5,7 @@
 
 #include "backend/cpu/cpu_features.h"
 #include "backend/cpu/vec_ops.h"
+#include "model/attention_step.h"
 
 namespace pg {
 namespace {
@@ -30,18 +31,11 @@ float DotF16F16Ordered(const uint16_t* k, const uint16_t* q, int64_t n) {
 }
 
 void AttendBf16(const AttentionArgs& a, const float* q, float* out, float* scores) {
-  const KvPages& kv = *a.kv;
   const int64_t HD = a.head_dim;
-  for (int64_t j = 0; j < a.n_keys; ++j) {
-    const uint16_t* k = kv.Row(a.block_table[j / kv.page_tokens()], a.layer, 0, j % kv.page_tokens()) + a.kv_head * HD;
-    scores[j] = DotBF16(k, q, HD) * a.scale;
-  }
+  for (int64_t j = 0; j < a.n_keys; ++j) scores[j] = DotBF16(HeadRow(a, j, 0), q, HD) * a.scale;
   SoftmaxInPlace(scores, a.n_keys);
   std::memset(out, 0, static_cast<size_t>(HD) * sizeof(float));
-  for (int64_t j = 0; j < a.n_keys; ++j) {
-    const uint16_t* v = kv.Row(a.block_table[j / kv.page_tokens()], a.layer, 1, j % kv.page_tokens()) + a.kv_head * HD;
-    AxpyBF16(scores[j], v, out, HD);
-  }
+  for (int64_t j = 0; j < a.n_keys; ++j) AxpyBF16(scores[j], HeadRow(a, j, 1), out, HD);
 }
 
 }  // namespace
@@ -55,26 +49,15 @@ void AttendOneScalar(const AttentionArgs& a, const float* q, float* out, float* 
     qh[d] = F32ToF16(q[d]);
     acc[d] = 0;
   }
-  float S = 0.0f, M = -INFINITY;
+  OnlineSoftmax sm;
   for (int64_t j = 0; j < a.n_keys; ++j) {
-    const int32_t block = a.block_table[j / kv.page_tokens()];
-    const int64_t slot = j % kv.page_tokens();
-    const uint16_t* k = kv.Row(block, a.layer, 0, slot) + a.kv_head * HD;
-    const uint16_t* v = kv.Row(block, a.layer, 1, slot) + a.kv_head * HD;
-    const float s = DotF16F16Ordered(k, qh, HD) * a.scale;
-    float ms = 1.0f, vs = 1.0f;
-    if (s > M) {
-      const float m_old = M;
-      M = s;
-      ms = std::exp(m_old - M);
-      for (int64_t d = 0; d < HD; ++d) acc[d] = F32ToF16(F16ToF32(acc[d]) * ms);
-    } else {
-      vs = std::exp(s - M);
+    const uint16_t* v = HeadRow(a, j, 1);
+    if (sm.Step(DotF16F16Ordered(HeadRow(a, j, 0), qh, HD) * a.scale)) {
+      for (int64_t d = 0; d < HD; ++d) acc[d] = F32ToF16(F16ToF32(acc[d]) * sm.rescale);
     }
-    for (int64_t d = 0; d < HD; ++d) acc[d] = F32ToF16(std::fma(F16ToF32(v[d]), vs, F16ToF32(acc[d])));
-    S = std::fma(S, ms, vs);  // contracted in the reference implementation too
+    for (int64_t d = 0; d < HD; ++d) acc[d] = F32ToF16(std::fma(F16ToF32(v[d]), sm.weight, F16ToF32(acc[d])));
   }
-  const float inv = S == 0.0f ? 0.0f : 1.0f / S;
+  const float inv = sm.InvSum();
   for (int64_t d = 0; d < HD; ++d) out[d] = F16ToF32(acc[d]) * inv;
 }
 

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/fp16.h"
 #include "model/attention.h"
+#include "model/attention_step.h"
 
 namespace pg {
 namespace {
@@ -40,7 +41,6 @@ float DotF16F16(const uint16_t* k, const uint16_t* q, int64_t n) {
 }  // namespace
 
 void AttendOneAvx2(const AttentionArgs& a, const float* q, float* out, float* scratch) {
-  const KvPages& kv = *a.kv;
   const int64_t HD = a.head_dim;  // multiple of 8
   alignas(32) uint16_t qh[512];
   alignas(32) uint16_t acc[512];
@@ -48,28 +48,17 @@ void AttendOneAvx2(const AttentionArgs& a, const float* q, float* out, float* sc
     StoreH(qh + d, _mm256_loadu_ps(q + d));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + d), _mm_setzero_si128());
   }
-  float S = 0.0f, M = -INFINITY;
+  OnlineSoftmax sm;
   for (int64_t j = 0; j < a.n_keys; ++j) {
-    const int32_t block = a.block_table[j / kv.page_tokens()];
-    const int64_t slot = j % kv.page_tokens();
-    const uint16_t* k = kv.Row(block, a.layer, 0, slot) + a.kv_head * HD;
-    const uint16_t* v = kv.Row(block, a.layer, 1, slot) + a.kv_head * HD;
-    const float s = DotF16F16(k, qh, HD) * a.scale;
-    float ms = 1.0f, vs = 1.0f;
-    if (s > M) {
-      const float m_old = M;
-      M = s;
-      ms = std::exp(m_old - M);
-      const __m256 vms = _mm256_set1_ps(ms);
+    const uint16_t* v = HeadRow(a, j, 1);
+    if (sm.Step(DotF16F16(HeadRow(a, j, 0), qh, HD) * a.scale)) {
+      const __m256 vms = _mm256_set1_ps(sm.rescale);
       for (int64_t d = 0; d < HD; d += 8) StoreH(acc + d, _mm256_mul_ps(LoadH(acc + d), vms));
-    } else {
-      vs = std::exp(s - M);
     }
-    const __m256 vvs = _mm256_set1_ps(vs);
+    const __m256 vvs = _mm256_set1_ps(sm.weight);
     for (int64_t d = 0; d < HD; d += 8) StoreH(acc + d, _mm256_fmadd_ps(LoadH(v + d), vvs, LoadH(acc + d)));
-    S = std::fma(S, ms, vs);  // contracted in the reference implementation too
   }
-  const float inv = S == 0.0f ? 0.0f : 1.0f / S;
+  const float inv = sm.InvSum();
   const __m256 vinv = _mm256_set1_ps(inv);
   for (int64_t d = 0; d < HD; d += 8) _mm256_storeu_ps(out + d, _mm256_mul_ps(LoadH(acc + d), vinv));
 }

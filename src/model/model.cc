@@ -72,16 +72,7 @@ Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const GgufFile> file,
   PG_ASSIGN_OR_RETURN(m->config_, ModelConfig::FromGguf(*m->file_));
   PG_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_, options.repack_weights));
   const ModelConfig& c = m->config_;
-  RopeScaling scaling;
-  if (c.rope_scale_factor > 0) {
-    scaling.kind = RopeScaling::Kind::kLlama3;
-    scaling.factor = c.rope_scale_factor;
-    scaling.low_freq_factor = c.rope_low_freq_factor;
-    scaling.high_freq_factor = c.rope_high_freq_factor;
-    scaling.original_context = static_cast<float>(c.rope_orig_ctx);
-  }
-  m->inv_freq_.resize(static_cast<size_t>(c.n_rot / 2));
-  RopeInvFreq(c.n_rot, c.rope_base, scaling, m->weights_->rope_freqs, m->inv_freq_.data());
+  m->inv_freq_ = m->weights_->InvFreq(c);
 
   // Identity: FNV-1a over the config summary, tensor names/types/offsets and the file size.
   uint64_t h = 1469598103934665603ull;

@@ -8,6 +8,7 @@
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/quant.h"
+#include "backend/cpu/rope.h"
 #include "base/thread_pool.h"
 #include "gguf/gguf_file.h"
 
@@ -132,6 +133,20 @@ class WeightLoader {
   const ModelConfig& c_;
   ModelWeights* w_;
 };
+
+std::vector<float> ModelWeights::InvFreq(const ModelConfig& c) const {
+  RopeScaling scaling;
+  if (c.rope_scale_factor > 0) {
+    scaling.kind = RopeScaling::Kind::kLlama3;
+    scaling.factor = c.rope_scale_factor;
+    scaling.low_freq_factor = c.rope_low_freq_factor;
+    scaling.high_freq_factor = c.rope_high_freq_factor;
+    scaling.original_context = static_cast<float>(c.rope_orig_ctx);
+  }
+  std::vector<float> f(static_cast<size_t>(c.n_rot / 2));
+  RopeInvFreq(c.n_rot, c.rope_base, scaling, rope_freqs, f.data());
+  return f;
+}
 
 Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, const ModelConfig& c, bool repack) {
   auto w = std::make_unique<ModelWeights>();

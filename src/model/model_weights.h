@@ -82,6 +82,10 @@ struct ModelWeights {
   static Result<std::unique_ptr<ModelWeights>> Load(const GgufFile& file, const ModelConfig& config,
                                                     bool repack = false);
 
+  // The RoPE inverse frequencies (n_rot / 2) of `config` (its base, and
+  // llama3 scaling where rope_scale_factor > 0), with rope_freqs if present.
+  std::vector<float> InvFreq(const ModelConfig& config) const;
+
   // Bytes of repacked copies (0 without repacking).
   size_t repacked_bytes() const { return repacked_.bytes(); }
 

@@ -69,9 +69,8 @@ void ReadThinking(FieldReader& r, bool thinking_switch, ApiRequest* api) {
 // template has a thinking switch and `thinking` is not sent, low turns it
 // off and the others on; otherwise it has no effect (ignored_fields).
 void ReadOutputConfig(FieldReader& r, bool thinking_switch, ApiRequest* api) {
-  const json* oc = r.Get("output_config");
+  const json* oc = r.GetObject("output_config");
   if (!oc) return;
-  if (!oc->is_object()) return (void)r.WrongType("output_config", "an object", *oc);
   for (auto it = oc->begin(); it != oc->end(); ++it) {
     if (it.key() != "effort") {
       return r.Fail(BadRequest("output_config." + it.key() + ": not supported by this server (only effort)",
@@ -121,18 +120,9 @@ void ReadSampling(FieldReader& r, ApiRequest* req) {
 }
 
 void ReadStopSequences(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
-  const json* stop = r.Get("stop_sequences");
+  const json* stop = r.GetSized({"stop_sequences", false, "an array of strings", "strings", limits.max_stop,
+                                  "--max-stop", "too_many_stop_strings"});
   if (!stop) return;
-  if (!stop->is_array()) {
-    r.WrongType("stop_sequences", "an array of strings", *stop);
-    return;
-  }
-  if (stop->size() > static_cast<size_t>(limits.max_stop)) {
-    r.Fail(BadRequest(fmt::format("'stop_sequences' has {} strings, more than the limit of {} (--max-stop)",
-                                  stop->size(), limits.max_stop),
-                      "stop_sequences", "too_many_stop_strings"));
-    return;
-  }
   for (const json& s : *stop) {
     if (!s.is_string()) {
       r.WrongType("stop_sequences", "an array of strings", s);
@@ -148,12 +138,8 @@ void ReadStopSequences(FieldReader& r, const RequestLimits& limits, ApiRequest* 
 
 // metadata: {"user_id": string} -> the session id.
 void ReadMetadata(FieldReader& r, ApiRequest* req) {
-  const json* m = r.Get("metadata");
+  const json* m = r.GetObject("metadata");
   if (!m) return;
-  if (!m->is_object()) {
-    r.WrongType("metadata", "an object", *m);
-    return;
-  }
   for (auto it = m->begin(); it != m->end(); ++it) {
     if (it.key() != "user_id") {
       r.Fail(BadRequest(fmt::format("metadata.{}: unknown field (only user_id)", it.key()), "metadata." + it.key(),

@@ -179,12 +179,8 @@ bool NormaliseToolCalls(json& msg, size_t index, FieldReader& r) {
 // chat_template_kwargs: an object of extra template variables. The names the
 // renderer sets itself are refused rather than silently dropped.
 void ReadTemplateKwargs(FieldReader& r, ApiRequest* req) {
-  const json* kw = r.Get("chat_template_kwargs");
+  const json* kw = r.GetObject("chat_template_kwargs");
   if (!kw) return;
-  if (!kw->is_object()) {
-    r.WrongType("chat_template_kwargs", "an object", *kw);
-    return;
-  }
   for (const char* own : {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"}) {
     if (kw->contains(own)) {
       r.Fail(BadRequest(fmt::format("'chat_template_kwargs' may not set '{}': the server sets it from the request",
@@ -272,18 +268,9 @@ void ReadMessages(FieldReader& r, const RequestLimits& limits, ApiRequest* req) 
 
 // tools: function declarations, kept unless tool_choice is "none".
 void ReadTools(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
-  const json* tools = r.Get("tools");
+  const json* tools =
+      r.GetSized({"tools", false, "an array", "entries", limits.max_tools, "--max-tools", "too_many_tools"});
   if (!tools) return;
-  if (!tools->is_array()) {
-    r.WrongType("tools", "an array", *tools);
-    return;
-  }
-  if (tools->size() > static_cast<size_t>(limits.max_tools)) {
-    r.Fail(BadRequest(fmt::format("'tools' has {} entries, more than the limit of {} (--max-tools)", tools->size(),
-                                  limits.max_tools),
-                      "tools", "too_many_tools"));
-    return;
-  }
   for (size_t i = 0; i < tools->size(); ++i) {
     const json& t = (*tools)[i];
     const json* fn = t.is_object() && t.contains("function") ? &t["function"] : nullptr;

@@ -78,11 +78,17 @@ struct HintReader {
     return Bad(base + "." + key, "is not a kv_hints field (expected prefix_tokens, ttl_s)");
   }
 
-  bool ShortHint(const json& v, const std::string& base, KvHint* h) {
+  // A hint object and its action under `key` ("action", or "action_type" in
+  // an envelope), which is required.
+  bool ObjectAndAction(const json& v, const std::string& base, const char* key, bool namespaced, KvHint* h) {
     if (!v.is_object()) return Bad(base, fmt::format("must be an object, got {}", JsonTypeName(v)));
-    auto a = v.find("action");
-    if (a == v.end()) return Bad(base + ".action", "is required");
-    if (!Action(*a, base + ".action", false, h)) return false;
+    auto a = v.find(key);
+    if (a == v.end()) return Bad(base + "." + key, "is required");
+    return Action(*a, base + "." + key, namespaced, h);
+  }
+
+  bool ShortHint(const json& v, const std::string& base, KvHint* h) {
+    if (!ObjectAndAction(v, base, "action", false, h)) return false;
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (it.key() != "action" && !Field(it.key(), it.value(), base, h)) return false;
     }
@@ -90,10 +96,7 @@ struct HintReader {
   }
 
   bool EnvelopeAction(const json& v, const std::string& base, KvHint* h) {
-    if (!v.is_object()) return Bad(base, fmt::format("must be an object, got {}", JsonTypeName(v)));
-    auto a = v.find("action_type");
-    if (a == v.end()) return Bad(base + ".action_type", "is required");
-    if (!Action(*a, base + ".action_type", true, h)) return false;
+    if (!ObjectAndAction(v, base, "action_type", true, h)) return false;
     for (auto it = v.begin(); it != v.end(); ++it) {
       const std::string& k = it.key();
       const json& x = it.value();

@@ -29,18 +29,9 @@ std::string Excerpt(const std::string& text) {
 
 // logit_bias: {"<token id>": bias in [-100, 100], ...} -> sorted (id, bias).
 void ReadLogitBias(FieldReader& r, int64_t n_vocab, const RequestLimits& limits, SamplingParams* s) {
-  const json* lb = r.Get("logit_bias");
+  const json* lb = r.GetSized({"logit_bias", true, "an object", "entries", limits.max_logit_bias, "--max-logit-bias",
+                               "too_many_logit_bias"});
   if (!lb) return;
-  if (!lb->is_object()) {
-    r.WrongType("logit_bias", "an object", *lb);
-    return;
-  }
-  if (lb->size() > static_cast<size_t>(limits.max_logit_bias)) {
-    r.Fail(BadRequest(fmt::format("'logit_bias' has {} entries, more than the limit of {} (--max-logit-bias)",
-                                  lb->size(), limits.max_logit_bias),
-                      "logit_bias", "too_many_logit_bias"));
-    return;
-  }
   s->logit_bias.reserve(lb->size());
   for (auto it = lb->begin(); it != lb->end(); ++it) {
     const std::string& key = it.key();
@@ -97,18 +88,8 @@ void ReadEndControls(FieldReader& r, int64_t n_vocab, int64_t n_ctx, ApiRequest*
       s.min_tokens = static_cast<int>(i);
     }
   }
-  const json* ids = r.Get("stop_token_ids");
+  const json* ids = r.GetSized({"stop_token_ids", false, "an array of token ids", "ids", kMaxStopTokenIds, "", ""});
   if (!ids) return;
-  if (!ids->is_array()) {
-    r.WrongType("stop_token_ids", "an array of token ids", *ids);
-    return;
-  }
-  if (ids->size() > static_cast<size_t>(kMaxStopTokenIds)) {
-    r.Fail(BadRequest(fmt::format("'stop_token_ids' has {} ids, more than the limit of {}", ids->size(),
-                                  kMaxStopTokenIds),
-                      "stop_token_ids"));
-    return;
-  }
   for (const json& id : *ids) {
     const int64_t v = id.is_number_integer() && !(id.is_number_unsigned() && id.get<uint64_t>() > uint64_t(INT64_MAX))
                           ? id.get<int64_t>()

@@ -40,6 +40,46 @@ class FieldReader {
     return &*it;
   }
 
+  // A JSON array (or object) field with a size limit: what Get(key) finds, or
+  // nullptr when it is absent, when it is not an array (object) -- "'KEY'
+  // must be EXPECTED" -- or when it holds more than `limit` elements: "'KEY'
+  // has N UNIT, more than the limit of LIMIT (FLAG)", with the error code
+  // `code` (no flag, no code: "" each).
+  struct Sized {
+    const char* key;
+    bool object;           // an object rather than an array
+    const char* expected;  // "an array of strings"
+    const char* unit;      // "strings", "entries"
+    int64_t limit;
+    const char* flag;  // "--max-stop"
+    const char* code;  // "too_many_stop_strings"
+  };
+  const nlohmann::ordered_json* GetSized(const Sized& f) {
+    const nlohmann::ordered_json* v = Get(f.key);
+    if (!v) return nullptr;
+    if (f.object ? !v->is_object() : !v->is_array()) {
+      WrongType(f.key, f.expected, *v);
+      return nullptr;
+    }
+    if (v->size() > static_cast<size_t>(f.limit)) {
+      const std::string flag = *f.flag ? fmt::format(" ({})", f.flag) : "";
+      Fail(BadRequest(
+          fmt::format("'{}' has {} {}, more than the limit of {}{}", f.key, v->size(), f.unit, f.limit, flag), f.key,
+          f.code));
+      return nullptr;
+    }
+    return v;
+  }
+
+  // What Get(key) finds when it is a JSON object; nullptr when it is absent
+  // or (a failure: "'KEY' must be an object") anything else.
+  const nlohmann::ordered_json* GetObject(const char* key) {
+    const nlohmann::ordered_json* v = Get(key);
+    if (!v || v->is_object()) return v;
+    WrongType(key, "an object", *v);
+    return nullptr;
+  }
+
   bool Bool(const char* key, bool* out) {
     const nlohmann::ordered_json* v = Get(key);
     if (!v) return false;

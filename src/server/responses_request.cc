@@ -184,14 +184,9 @@ std::optional<ApiError> FunctionTool(const json& t, const std::string& where, st
 // tools: function tools, and namespaces of function tools (Codex groups
 // some so), which are declared by their own names; hosted tools are a 400.
 void ReadTools(FieldReader& r, const RequestLimits& limits, ResponsesRequest* out) {
-  const json* tools = r.Get("tools");
+  const json* tools =
+      r.GetSized({"tools", false, "an array", "entries", limits.max_tools, "--max-tools", "too_many_tools"});
   if (!tools) return;
-  if (!tools->is_array()) return (void)r.WrongType("tools", "an array", *tools);
-  if (tools->size() > static_cast<size_t>(limits.max_tools)) {
-    return r.Fail(BadRequest(fmt::format("'tools' has {} entries, more than the limit of {} (--max-tools)",
-                                         tools->size(), limits.max_tools),
-                             "tools", "too_many_tools"));
-  }
   json chat = json::array();
   std::set<std::string> names;
   for (size_t i = 0; i < tools->size(); ++i) {
@@ -257,9 +252,8 @@ void ReadToolChoice(FieldReader& r, ApiRequest* api) {
 
 // text: {format: {type: text | json_object | json_schema, ...}, verbosity}.
 void ReadText(FieldReader& r, ResponsesRequest* out) {
-  const json* text = r.Get("text");
+  const json* text = r.GetObject("text");
   if (!text) return;
-  if (!text->is_object()) return (void)r.WrongType("text", "an object", *text);
   if (auto e = OnlyKeys(*text, {"format", "verbosity"}, "text")) return r.Fail(*e);
   out->echo["text"] = *text;
   if (text->contains("verbosity") && !(*text)["verbosity"].is_null()) out->api.ignored_fields.push_back("text.verbosity");
@@ -283,9 +277,8 @@ void ReadText(FieldReader& r, ResponsesRequest* out) {
 // reasoning: {effort, summary}. effort "none"/"minimal" turns the template's
 // thinking switch off, any other effort on; without a switch it has no effect.
 void ReadReasoning(FieldReader& r, bool thinking_switch, ApiRequest* api) {
-  const json* reasoning = r.Get("reasoning");
+  const json* reasoning = r.GetObject("reasoning");
   if (!reasoning) return;
-  if (!reasoning->is_object()) return (void)r.WrongType("reasoning", "an object", *reasoning);
   if (auto e = OnlyKeys(*reasoning, {"effort", "summary", "generate_summary"}, "reasoning")) return r.Fail(*e);
   if (reasoning->contains("effort") && (*reasoning)["effort"].is_string()) {
     const std::string effort = (*reasoning)["effort"].get<std::string>();

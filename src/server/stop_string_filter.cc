@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/held_text.h"
+
 namespace pg {
 
 StopStringFilter::StopStringFilter(std::vector<std::string> stops) {
@@ -38,14 +40,11 @@ std::string StopStringFilter::Push(std::string_view text) {
       }
     }
   }
-  std::string out = pending_.substr(0, pending_.size() - hold);
-  pending_.erase(0, pending_.size() - hold);
-  return out;
+  return ReleaseAllBut(&pending_, hold);
 }
 
 std::string StopStringFilter::Flush() {
-  std::string out;
-  out.swap(pending_);
+  std::string out = ReleaseAllBut(&pending_, 0);
   return stopped_ ? std::string() : out;
 }
 

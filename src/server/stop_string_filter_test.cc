@@ -2,60 +2,54 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace pg {
 namespace {
 
-TEST(StopStringFilter, PassesTextWithoutStops) {
-  StopStringFilter f({});
-  EXPECT_EQ(f.Push("hello "), "hello ");
-  EXPECT_EQ(f.Push("world"), "world");
-  EXPECT_EQ(f.Flush(), "");
-  EXPECT_FALSE(f.stopped());
+// One stream through a filter: each piece pushed with what Push returns,
+// then whether it stopped, on which stop string, and what Flush returns.
+struct Stream {
+  const char* name;
+  std::vector<std::string> stops;
+  std::vector<std::pair<std::string, std::string>> pushes;  // (piece, released)
+  bool stopped;
+  std::string matched;
+  std::string flushed;
+};
+
+const Stream kStreams[] = {
+    {"PassesTextWithoutStops", {}, {{"hello ", "hello "}, {"world", "world"}}, false, "", ""},
+    // After the stop nothing more comes out, not even from Flush.
+    {"HoldsBackPossiblePrefixAcrossPieces",
+     {"STOP"},
+     {{"abc S", "abc "}, {"T", ""}, {"OP and more", ""}, {"ignored", ""}},
+     true,
+     "STOP",
+     ""},
+    {"ReleasesFalseAlarm", {"STOP"}, {{"ST", ""}, {"ART", "START"}, {"ST", ""}}, false, "", "ST"},
+    {"EarliestOfSeveralStopsWins", {"world", "lo w"}, {{"hello world", "hel"}}, true, "lo w", ""},
+    {"MultiByteStop", {"世界"}, {{"你好", "你好"}, {"世", ""}, {"界!", ""}}, true, "世界", ""},
+    // The earliest; of those starting there, the shortest.
+    {"NamesTheStopItFound", {"ENDING", "END", "X"}, {{" one EN", " one "}, {"DING X", ""}}, true, "END", ""},
+    {"NamesTheShortestAtTheEarliestPlace", {"b", "a"}, {{"xxab", "xx"}}, true, "a", ""},
+};
+
+class StopStringFilterTest : public ::testing::TestWithParam<Stream> {};
+
+TEST_P(StopStringFilterTest, ReleasesTextUpToTheFirstStop) {
+  const Stream& s = GetParam();
+  StopStringFilter f(s.stops);
+  for (const auto& [piece, released] : s.pushes) EXPECT_EQ(f.Push(piece), released) << "piece " << piece;
+  EXPECT_EQ(f.stopped(), s.stopped);
+  EXPECT_EQ(f.matched(), s.matched);
+  EXPECT_EQ(f.Flush(), s.flushed);
 }
 
-TEST(StopStringFilter, HoldsBackPossiblePrefixAcrossPieces) {
-  StopStringFilter f({"STOP"});
-  EXPECT_EQ(f.Push("abc S"), "abc ");
-  EXPECT_EQ(f.Push("T"), "");
-  EXPECT_EQ(f.Push("OP and more"), "");
-  EXPECT_TRUE(f.stopped());
-  EXPECT_EQ(f.Push("ignored"), "");
-  EXPECT_EQ(f.Flush(), "");
-}
-
-TEST(StopStringFilter, ReleasesFalseAlarm) {
-  StopStringFilter f({"STOP"});
-  EXPECT_EQ(f.Push("ST"), "");
-  EXPECT_EQ(f.Push("ART"), "START");
-  EXPECT_EQ(f.Push("ST"), "");
-  EXPECT_EQ(f.Flush(), "ST");
-  EXPECT_FALSE(f.stopped());
-}
-
-TEST(StopStringFilter, EarliestOfSeveralStopsWins) {
-  StopStringFilter f({"world", "lo w"});
-  EXPECT_EQ(f.Push("hello world"), "hel");
-  EXPECT_TRUE(f.stopped());
-}
-
-TEST(StopStringFilter, MultiByteStop) {
-  StopStringFilter f({"世界"});
-  EXPECT_EQ(f.Push("你好"), "你好");
-  EXPECT_EQ(f.Push("世"), "");
-  EXPECT_EQ(f.Push("界!"), "");
-  EXPECT_TRUE(f.stopped());
-}
-
-TEST(StopStringFilter, NamesTheStopItFound) {
-  StopStringFilter f({"ENDING", "END", "X"});
-  EXPECT_EQ(f.Push(" one EN"), " one ");
-  EXPECT_EQ(f.Push("DING X"), "");
-  EXPECT_TRUE(f.stopped());
-  EXPECT_EQ(f.matched(), "END");  // the earliest; of those starting there, the shortest
-  StopStringFilter g({"b", "a"});
-  EXPECT_EQ(g.Push("xxab"), "xx");
-  EXPECT_EQ(g.matched(), "a");
-}
+INSTANTIATE_TEST_SUITE_P(StopStringFilter, StopStringFilterTest, ::testing::ValuesIn(kStreams),
+                         [](const ::testing::TestParamInfo<Stream>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace pg

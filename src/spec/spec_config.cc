@@ -1,21 +1,21 @@
 #include "spec/spec_config.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "base/enum_names.h"
 #include "spec/synthetic_acceptance.h"
 
 namespace pg {
+namespace {
 
-const char* DrafterName(DrafterKind k) {
-  switch (k) {
-    case DrafterKind::kNgram: return "ngram";
-    case DrafterKind::kSuffix: return "suffix";
-    case DrafterKind::kDraft: return "draft";
-  }
-  return "?";
-}
+constexpr const char* kDrafterNames[] = {"ngram", "suffix", "draft"};  // by DrafterKind
+
+}  // namespace
+
+const char* DrafterName(DrafterKind k) { return EnumName(k, kDrafterNames); }
 
 Result<std::vector<DrafterKind>> ParseDrafterList(const std::string& list) {
   std::vector<DrafterKind> out;
@@ -25,17 +25,14 @@ Result<std::vector<DrafterKind>> ParseDrafterList(const std::string& list) {
     size_t comma = list.find(',', start);
     if (comma == std::string::npos) comma = list.size();
     const std::string name = list.substr(start, comma - start);
-    DrafterKind k;
-    if (name == "ngram") k = DrafterKind::kNgram;
-    else if (name == "suffix") k = DrafterKind::kSuffix;
-    else if (name == "draft") k = DrafterKind::kDraft;
-    else
+    const std::optional<DrafterKind> k = EnumFromName<DrafterKind>(name, kDrafterNames);
+    if (!k)
       return InvalidArgument(fmt::format("--spec: unknown drafter '{}' (none | ngram | suffix | draft, several joined "
                                          "with commas)",
                                          name));
-    if (std::find(out.begin(), out.end(), k) != out.end())
+    if (std::find(out.begin(), out.end(), *k) != out.end())
       return InvalidArgument(fmt::format("--spec: drafter '{}' listed twice", name));
-    out.push_back(k);
+    out.push_back(*k);
     start = comma + 1;
   }
   return out;

@@ -36,15 +36,19 @@ ModelShape Qwen15() {
   return {"1.5b", 1536, 28, 12, 2, 128, 8960, 32768, true, 1000000.0f, 1e-6f};
 }
 
+// `s` as a Mixture of Experts: n_expert experts of SwiGLU width n_ff_exp, top-`used`.
+ModelShape WithExperts(ModelShape s, int64_t n_expert, int64_t used, int64_t n_ff_exp) {
+  s.n_expert = n_expert;
+  s.n_expert_used = used;
+  s.n_ff_exp = n_ff_exp;
+  return s;
+}
+
 ModelShape TinyMoe() {
   // For tests: the tiny fixtures' attention (dim 64, 4 heads / 2 KV heads of
   // 16) over 3 layers, 8 experts, top-2. Expert and dense widths are 256 so
   // that ffn_down rows take real K-quants in q4_k files.
-  ModelShape s{"tiny-moe", 64, 3, 4, 2, 16, 256, 4096, false, 1000000.0f, 1e-6f};
-  s.n_expert = 8;
-  s.n_expert_used = 2;
-  s.n_ff_exp = 256;
-  return s;
+  return WithExperts({"tiny-moe", 64, 3, 4, 2, 16, 256, 4096, false, 1000000.0f, 1e-6f}, 8, 2, 256);
 }
 ModelShape Qwen3MoeMini() {
   // Qwen3-30B-A3B (config.json: hidden 2048, 48 layers, 32 heads / 4 KV heads
@@ -54,11 +58,7 @@ ModelShape Qwen3MoeMini() {
   // 16 heads / 2 KV heads of 64 (q width 1024 = 2 x hidden, GQA 8:1), the
   // same 128 experts and top-8, expert width 192 = 0.375 x hidden. About 0.3B
   // parameters, ~20M of them active per token.
-  ModelShape s{"30b-a3b-mini", 512, 8, 16, 2, 64, 1536, 40960, false, 1000000.0f, 1e-6f};
-  s.n_expert = 128;
-  s.n_expert_used = 8;
-  s.n_ff_exp = 192;
-  return s;
+  return WithExperts({"30b-a3b-mini", 512, 8, 16, 2, 64, 1536, 40960, false, 1000000.0f, 1e-6f}, 128, 8, 192);
 }
 
 // llama.cpp's use_more_bits(): the layers a Q4_K_M file gives Q6_K for

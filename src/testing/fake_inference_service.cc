@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "base/clock.h"
+#include "base/stop_and_join.h"
 
 namespace pg {
 
@@ -23,17 +24,13 @@ constexpr const char* kTrainingCorpus =
 Result<std::unique_ptr<Tokenizer>> FakeInferenceService::MakeTestTokenizer() {
   std::vector<std::string> specials = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
   PG_ASSIGN_OR_RETURN(BpeTrainResult trained, TrainByteLevelBpe(kTrainingCorpus, 512, specials));
-  VocabData vocab;
-  vocab.model = "gpt2";
-  vocab.pre = "qwen2";
-  vocab.tokens = trained.tokens;
-  vocab.token_types = trained.token_types;
-  vocab.merges = trained.merges;
+  VocabData vocab = ToVocabData(trained);  // gpt2 / qwen2, no BOS added
+  vocab.bos_id.reset();                     // no BOS token at all, and no add_eos flag
+  vocab.add_eos.reset();
   int32_t n = static_cast<int32_t>(vocab.tokens.size());
   vocab.eos_id = n - 1;  // <|im_end|>
   vocab.eot_id = n - 1;
   vocab.pad_id = n - 3;  // <|endoftext|>
-  vocab.add_bos = false;
   return Tokenizer::FromVocab(vocab);
 }
 
@@ -49,14 +46,7 @@ FakeInferenceService::FakeInferenceService(std::unique_ptr<Tokenizer> tokenizer,
   thread_ = std::thread([this] { Loop(); });
 }
 
-FakeInferenceService::~FakeInferenceService() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
+FakeInferenceService::~FakeInferenceService() { StopAndJoin(mu_, &stop_, {&cv_}, {&thread_}); }
 
 Status FakeInferenceService::Submit(GenerationRequest request, EventCallback on_event) {
   if (request.prompt.empty()) return InvalidArgument("empty prompt");

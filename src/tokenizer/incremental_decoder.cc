@@ -1,4 +1,6 @@
 #include "tokenizer/tokenizer.h"
+
+#include "base/held_text.h"
 #include "tokenizer/unicode.h"
 
 namespace pg {
@@ -24,15 +26,9 @@ size_t IncompleteTail(const std::string& s) {
 std::string IncrementalDecoder::Push(int32_t id) {
   pending_ += tok_.TokenToPiece(id, render_special_);
   const size_t hold = IncompleteTail(pending_);
-  std::string out = pending_.substr(0, pending_.size() - hold);
-  pending_.erase(0, pending_.size() - hold);
-  return out;
+  return ReleaseAllBut(&pending_, hold);
 }
 
-std::string IncrementalDecoder::Flush() {
-  std::string out;
-  out.swap(pending_);
-  return out;
-}
+std::string IncrementalDecoder::Flush() { return ReleaseAllBut(&pending_, 0); }
 
 }  // namespace pg

@@ -33,6 +33,23 @@ size_t HalvingRun(size_t pos, size_t ws, size_t n) {
   return ws > 2 || (ws == 2 && at_end) ? 2 : 1;
 }
 
+// " ?[^\s\p{L}\p{N}]+" at i, then [\r\n] (and '/' when `slash`): a run of
+// them when `many`, else at most one. 0 when no such run starts at i.
+size_t MatchSymbols(const uint32_t* c, size_t n, size_t i, bool slash, bool many) {
+  auto other = [&](size_t p) { return InPiece(p, n) && !Cp::Ws(c[p]) && !Cp::L(c[p]) && !Cp::N(c[p]); };
+  auto trailer = [&](size_t p) { return InPiece(p, n) && (Cp::CrLf(c[p]) || (slash && c[p] == '/')); };
+  const size_t q = c[i] == ' ' ? i + 1 : i;
+  if (!other(q)) return 0;
+  size_t e = q;
+  while (other(e)) ++e;
+  if (many) {
+    while (trailer(e)) ++e;
+  } else if (trailer(e)) {
+    ++e;
+  }
+  return e - i;
+}
+
 }  // namespace
 
 size_t ContractionAt(const uint32_t* c, size_t n, size_t i, bool any_case) {
@@ -151,14 +168,8 @@ size_t MatchCased(const CasedRules& r, const uint32_t* c, size_t n, size_t i) {
     while (e < n && e - i < r.max_digits && Cp::N(c[e])) ++e;
     return e - i;
   }
-  auto other = [&](size_t p) { return InPiece(p, n) && !Cp::Ws(c[p]) && !Cp::L(c[p]) && !Cp::N(c[p]); };
-  const size_t q = x == ' ' ? i + 1 : i;  //  ?[^\s\p{L}\p{N}]+[\r\n/]*
-  if (other(q)) {
-    size_t e = q;
-    while (other(e)) ++e;
-    while (e < n && (Cp::CrLf(c[e]) || c[e] == '/')) ++e;
-    return e - i;
-  }
+  //  ?[^\s\p{L}\p{N}]+[\r\n/]*
+  if (size_t k = MatchSymbols(c, n, i, /*slash=*/true, /*many=*/true)) return k;
   return MatchSpaces(c, n, i, true);
 }
 
@@ -214,14 +225,8 @@ size_t MatchKimiK2(const uint32_t* c, size_t n, size_t i) {
     while (e < n && e - i < 3 && Cp::N(c[e])) ++e;
     return e - i;
   }
-  auto other = [&](size_t p) { return InPiece(p, n) && !Cp::Ws(c[p]) && !Cp::L(c[p]) && !Cp::N(c[p]); };
-  const size_t q = x == ' ' ? i + 1 : i;
-  if (other(q)) {
-    size_t e = q;
-    while (other(e)) ++e;
-    while (e < n && Cp::CrLf(c[e])) ++e;
-    return e - i;
-  }
+  //  ?[^\s\p{L}\p{N}]+[\r\n]*
+  if (size_t k = MatchSymbols(c, n, i, /*slash=*/false, /*many=*/true)) return k;
   return MatchSpaces(c, n, i, true);
 }
 
@@ -247,14 +252,8 @@ size_t MatchExaoneMoe(const uint32_t* c, size_t n, size_t i) {
     return e - i;
   }
   if (Cp::N(x)) return 1;
-  auto other = [&](size_t p) { return InPiece(p, n) && !Cp::Ws(c[p]) && !Cp::L(c[p]) && !Cp::N(c[p]); };
-  const size_t q = x == ' ' ? i + 1 : i;  //  ?[^\s\p{L}\p{N}]+[\r\n/]?
-  if (other(q)) {
-    size_t e = q;
-    while (other(e)) ++e;
-    if (e < n && (Cp::CrLf(c[e]) || c[e] == '/')) ++e;
-    return e - i;
-  }
+  //  ?[^\s\p{L}\p{N}]+[\r\n/]?
+  if (size_t k = MatchSymbols(c, n, i, /*slash=*/true, /*many=*/false)) return k;
   // \s*[\r\n] ends where \s*[\r\n]+ does: after the run's last CR/LF.
   return MatchSpaces(c, n, i, true);
 }

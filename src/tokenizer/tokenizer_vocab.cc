@@ -37,6 +37,20 @@ const std::initializer_list<const char*> kEogTexts = {
     "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>",
     "<end_of_utterance>", "<eos>"};
 
+// st, its message after the file's path.
+Status InFile(const GgufFile& file, const Status& st) { return Status(st.code(), file.path() + ": " + st.message()); }
+
+// The value at `key` by the getter `get` (&GgufFile::GetInt, ...): nullopt
+// when the key is absent, an error naming the file when it cannot be read.
+template <class T>
+Result<std::optional<T>> IfPresent(const GgufFile& file, const char* key,
+                                   Result<T> (GgufFile::*get)(const std::string&) const) {
+  if (file.Find(key) == nullptr) return std::optional<T>();
+  Result<T> r = (file.*get)(key);
+  if (!r.ok()) return InFile(file, r.status());
+  return std::optional<T>(std::move(r).value());
+}
+
 }  // namespace
 
 Result<VocabData> Tokenizer::ReadVocab(const GgufFile& file) {
@@ -44,35 +58,25 @@ Result<VocabData> Tokenizer::ReadVocab(const GgufFile& file) {
   if (file.Find("tokenizer.ggml.model") == nullptr) {
     return NotFound(file.path() + ": no tokenizer metadata (tokenizer.ggml.model is missing)");
   }
-  auto prefixed = [&](const Status& st) {
-    return Status(st.code(), file.path() + ": " + st.message());
-  };
   auto model = file.GetString("tokenizer.ggml.model");
-  if (!model.ok()) return prefixed(model.status());
+  if (!model.ok()) return InFile(file, model.status());
   v.model = *model;
   v.pre = file.GetStringOr("tokenizer.ggml.pre", "");
   v.name = file.GetStringOr("general.name", "");
   auto tokens = file.GetStringArray("tokenizer.ggml.tokens");
-  if (!tokens.ok()) return prefixed(tokens.status());
+  if (!tokens.ok()) return InFile(file, tokens.status());
   v.tokens = std::move(tokens).value();
-  if (file.Find("tokenizer.ggml.scores") != nullptr) {
-    auto scores = file.GetFloatArray("tokenizer.ggml.scores");
-    if (!scores.ok()) return prefixed(scores.status());
-    v.scores.assign(scores->begin(), scores->end());
-  }
-  if (file.Find("tokenizer.ggml.token_type") != nullptr) {
-    auto types = file.GetIntArray("tokenizer.ggml.token_type");
-    if (!types.ok()) return prefixed(types.status());
+  PG_ASSIGN_OR_RETURN(auto scores, IfPresent(file, "tokenizer.ggml.scores", &GgufFile::GetFloatArray));
+  if (scores) v.scores.assign(scores->begin(), scores->end());
+  PG_ASSIGN_OR_RETURN(auto types, IfPresent(file, "tokenizer.ggml.token_type", &GgufFile::GetIntArray));
+  if (types) {
     v.token_types.reserve(types->size());
     for (int64_t t : *types) {
       v.token_types.push_back(t >= 0 && t <= 6 ? static_cast<int32_t>(t) : 0);
     }
   }
-  if (file.Find("tokenizer.ggml.merges") != nullptr) {
-    auto merges = file.GetStringArray("tokenizer.ggml.merges");
-    if (!merges.ok()) return prefixed(merges.status());
-    v.merges = std::move(merges).value();
-  }
+  PG_ASSIGN_OR_RETURN(auto merges, IfPresent(file, "tokenizer.ggml.merges", &GgufFile::GetStringArray));
+  if (merges) v.merges = std::move(*merges);
   struct IdKey {
     const char* key;
     std::optional<int32_t>* dst;
@@ -82,9 +86,8 @@ Result<VocabData> Tokenizer::ReadVocab(const GgufFile& file) {
              {"tokenizer.ggml.padding_token_id", &v.pad_id},
              {"tokenizer.ggml.eot_token_id", &v.eot_id}};
   for (const IdKey& k : ids) {
-    if (file.Find(k.key) == nullptr) continue;
-    auto id = file.GetInt(k.key);
-    if (!id.ok()) return prefixed(id.status());
+    PG_ASSIGN_OR_RETURN(std::optional<int64_t> id, IfPresent(file, k.key, &GgufFile::GetInt));
+    if (!id) continue;
     if (*id < 0 || *id >= static_cast<int64_t>(v.tokens.size())) {
       return OutOfRange(file.path() + ": " + k.key + " = " + std::to_string(*id) +
                         " is outside the vocabulary of " + std::to_string(v.tokens.size()) +
@@ -99,10 +102,7 @@ Result<VocabData> Tokenizer::ReadVocab(const GgufFile& file) {
                {"tokenizer.ggml.add_eos_token", &v.add_eos},
                {"tokenizer.ggml.add_space_prefix", &v.add_space_prefix}};
   for (const BoolKey& k : flags) {
-    if (file.Find(k.key) == nullptr) continue;
-    auto b = file.GetBool(k.key);
-    if (!b.ok()) return prefixed(b.status());
-    *k.dst = *b;
+    PG_ASSIGN_OR_RETURN(*k.dst, IfPresent(file, k.key, &GgufFile::GetBool));
   }
   return v;
 }

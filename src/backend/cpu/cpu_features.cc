@@ -3,12 +3,15 @@
 #include <cpuid.h>
 
 #include <cstdlib>
-#include <cstring>
+#include <optional>
 
+#include "base/enum_names.h"
 #include "base/log.h"
 
 namespace pg {
 namespace {
+
+constexpr const char* kIsaNames[] = {"scalar", "avx2", "avx512"};  // by IsaLevel
 
 uint64_t ReadXcr0() {
   uint32_t eax, edx;
@@ -47,34 +50,21 @@ IsaLevel ResolveActive() {
   const IsaLevel best = BestHostIsa();
   const char* env = std::getenv("PROSGROW_ISA");
   if (env == nullptr || *env == '\0') return best;
-  IsaLevel want;
-  if (std::strcmp(env, "scalar") == 0) {
-    want = IsaLevel::kScalar;
-  } else if (std::strcmp(env, "avx2") == 0) {
-    want = IsaLevel::kAvx2;
-  } else if (std::strcmp(env, "avx512") == 0) {
-    want = IsaLevel::kAvx512;
-  } else {
+  const std::optional<IsaLevel> want = EnumFromName<IsaLevel>(env, kIsaNames);
+  if (!want) {
     PG_LOG_WARN("PROSGROW_ISA={} is not one of scalar|avx2|avx512; using {}", env, IsaName(best));
     return best;
   }
-  if (!HostSupports(want)) {
+  if (!HostSupports(*want)) {
     PG_LOG_WARN("PROSGROW_ISA={}: this CPU cannot run it; using {}", env, IsaName(best));
     return best;
   }
-  return want;
+  return *want;
 }
 
 }  // namespace
 
-const char* IsaName(IsaLevel level) {
-  switch (level) {
-    case IsaLevel::kScalar: return "scalar";
-    case IsaLevel::kAvx2: return "avx2";
-    case IsaLevel::kAvx512: return "avx512";
-  }
-  return "?";
-}
+const char* IsaName(IsaLevel level) { return EnumName(level, kIsaNames); }
 
 const CpuFeatures& HostCpuFeatures() {
   static const CpuFeatures f = Detect();

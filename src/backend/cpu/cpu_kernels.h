@@ -48,8 +48,9 @@ size_t ActRowBytes(ActFormat f, int64_t cols);
 
 // Computes y[t * ldy + r] for r in [r0, r1), t in [t0, t1). Token t's
 // prepared activations start at (const uint8_t*)xa + t * xa_stride.
-using GemmTileFn = void (*)(const WeightMatrix& w, const void* xa, size_t xa_stride, int64_t t0,
-                            int64_t t1, int64_t r0, int64_t r1, float* y, int64_t ldy);
+using GemmTile = void(const WeightMatrix& w, const void* xa, size_t xa_stride, int64_t t0, int64_t t1,
+                      int64_t r0, int64_t r1, float* y, int64_t ldy);
+using GemmTileFn = GemmTile*;
 
 struct CpuKernels {
   IsaLevel level;

@@ -30,9 +30,8 @@ void Q4_K(const BlockQ4_K* x, float* y, int64_t nb) {
     const BlockQ4_K& blk = x[b];
     const float d = HalfToFloat(blk.d), dmin = HalfToFloat(blk.dmin);
     for (int j = 0; j < 8; ++j) {
-      uint8_t sc, m;
-      GetScaleMinK4(j, blk.scales, &sc, &m);
-      const __m256 dl = _mm256_set1_ps(d * sc), ml = _mm256_set1_ps(dmin * m);
+      const KSubScale s = SubScaleK4(blk.scales, j, d, dmin);
+      const __m256 dl = _mm256_set1_ps(s.dl), ml = _mm256_set1_ps(s.ml);
       const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 32 * (j / 2)));
       alignas(32) uint8_t q[32];
       _mm256_store_si256(reinterpret_cast<__m256i*>(q),

@@ -100,34 +100,12 @@ void TileFloat(const uint8_t* wbase, size_t wstride, size_t cstride, const float
   }
 }
 
-template <typename WT, int RM>
-void TileFloatRows(int rn, const uint8_t* wbase, size_t wstride, size_t cstride, const float* x,
-                   int64_t ldx, int64_t cols, float* y, int64_t ldy) {
-  switch (rn) {
-    case 1: TileFloat<WT, RM, 1>(wbase, wstride, cstride, x, ldx, cols, y, ldy); break;
-    case 2: TileFloat<WT, RM, 2>(wbase, wstride, cstride, x, ldx, cols, y, ldy); break;
-    case 3: TileFloat<WT, RM, 3>(wbase, wstride, cstride, x, ldx, cols, y, ldy); break;
-  }
-}
-
 template <typename WT, int RM, int RN, typename RowBase>
 void GemmFloatTiledRows(const RowBase& row_base, size_t wstride, size_t cstride, const float* x, int64_t ldx,
                         int64_t cols, int64_t t0, int64_t t1, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-  for (int64_t r = r0; r < r1; r += RM) {
-    const int rm = static_cast<int>(std::min<int64_t>(RM, r1 - r));
-    const uint8_t* wp = row_base(r);
-    for (int64_t t = t0; t < t1; t += RN) {
-      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
-      const float* xp = x + t * ldx;
-      float* yp = y + t * ldy + r;
-      switch (rm) {
-        case 4: TileFloatRows<WT, 4>(rn, wp, wstride, cstride, xp, ldx, cols, yp, ldy); break;
-        case 3: TileFloatRows<WT, 3>(rn, wp, wstride, cstride, xp, ldx, cols, yp, ldy); break;
-        case 2: TileFloatRows<WT, 2>(rn, wp, wstride, cstride, xp, ldx, cols, yp, ldy); break;
-        case 1: TileFloatRows<WT, 1>(rn, wp, wstride, cstride, xp, ldx, cols, yp, ldy); break;
-      }
-    }
-  }
+  ForEachTile<RM, RN>(r0, r1, t0, t1, [&]<int M, int N>(int64_t r, int64_t t) {
+    TileFloat<WT, M, N>(row_base(r), wstride, cstride, x + t * ldx, ldx, cols, y + t * ldy + r, ldy);
+  });
 }
 
 template <typename WT>

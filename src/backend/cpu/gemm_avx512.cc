@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "backend/cpu/fp16.h"
+#include "backend/cpu/gemm_tile_walk.h"
 #include "backend/cpu/kernel_impls.h"
 
 namespace pg::avx512 {
@@ -73,39 +74,15 @@ void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t x
     for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum256(acc[i][j]);
 }
 
-template <typename WBlock, int RM>
-void TileQ8Rows(int rn, const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs,
-                int64_t nb, float* y, int64_t ldy) {
-  switch (rn) {
-    case 1: TileQ8<WBlock, RM, 1>(wbase, wstride, xbase, xs, nb, y, ldy); break;
-    case 2: TileQ8<WBlock, RM, 2>(wbase, wstride, xbase, xs, nb, y, ldy); break;
-    case 3: TileQ8<WBlock, RM, 3>(wbase, wstride, xbase, xs, nb, y, ldy); break;
-    case 4: TileQ8<WBlock, RM, 4>(wbase, wstride, xbase, xs, nb, y, ldy); break;
-  }
-}
-
 template <typename WBlock>
 void GemmQ8Tiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
                  int64_t r0, int64_t r1, float* y, int64_t ldy) {
-  constexpr int RM = 4, RN = 4;
   const int64_t nb = w.cols / kQK;
   const auto* wbase = static_cast<const uint8_t*>(w.data);
   const auto* xbase = static_cast<const uint8_t*>(xa);
-  for (int64_t r = r0; r < r1; r += RM) {
-    const int rm = static_cast<int>(std::min<int64_t>(RM, r1 - r));
-    for (int64_t t = t0; t < t1; t += RN) {
-      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
-      const uint8_t* wp = wbase + r * w.row_bytes;
-      const uint8_t* xp = xbase + t * xs;
-      float* yp = y + t * ldy + r;
-      switch (rm) {
-        case 4: TileQ8Rows<WBlock, 4>(rn, wp, w.row_bytes, xp, xs, nb, yp, ldy); break;
-        case 3: TileQ8Rows<WBlock, 3>(rn, wp, w.row_bytes, xp, xs, nb, yp, ldy); break;
-        case 2: TileQ8Rows<WBlock, 2>(rn, wp, w.row_bytes, xp, xs, nb, yp, ldy); break;
-        case 1: TileQ8Rows<WBlock, 1>(rn, wp, w.row_bytes, xp, xs, nb, yp, ldy); break;
-      }
-    }
-  }
+  ForEachTile<4, 4>(r0, r1, t0, t1, [&]<int RM, int RN>(int64_t r, int64_t t) {
+    TileQ8<WBlock, RM, RN>(wbase + r * w.row_bytes, w.row_bytes, xbase + t * xs, xs, nb, y + t * ldy + r, ldy);
+  });
 }
 
 inline __m512 LoadF16x16(const uint16_t* p) {
@@ -137,16 +114,20 @@ void TileF16(const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx, 
   }
 }
 
-template <int RM>
-void TileF16Rows(int rn, const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx,
-                 int64_t cols, float* y, int64_t ldy) {
-  switch (rn) {
-    case 1: TileF16<RM, 1>(wbase, wstride, x, ldx, cols, y, ldy); break;
-    case 2: TileF16<RM, 2>(wbase, wstride, x, ldx, cols, y, ldy); break;
-    case 3: TileF16<RM, 3>(wbase, wstride, x, ldx, cols, y, ldy); break;
-    case 4: TileF16<RM, 4>(wbase, wstride, x, ldx, cols, y, ldy); break;
+// The 32-element steps of a dot product: acc0 / acc1 += the products of
+// elements [i, i + 16) / [i + 16, i + 32) (a's through `load`); returns the
+// first index left for the caller's tail.
+template <typename T, typename Load>
+inline int64_t Dot32Steps(const T* a, const float* b, int64_t n, Load load, __m512& acc0, __m512& acc1) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    acc0 = _mm512_fmadd_ps(load(a + i), _mm512_loadu_ps(b + i), acc0);
+    acc1 = _mm512_fmadd_ps(load(a + i + 16), _mm512_loadu_ps(b + i + 16), acc1);
   }
+  return i;
 }
+
+inline __m512 LoadF32x16(const float* p) { return _mm512_loadu_ps(p); }
 
 }  // namespace
 
@@ -170,11 +151,7 @@ void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
 
 float DotF32(const float* a, const float* b, int64_t n) {
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc0);
-    acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), acc1);
-  }
+  const int64_t i = Dot32Steps(a, b, n, LoadF32x16, acc0, acc1);
   if (i < n) {
     const __mmask16 m0 = static_cast<__mmask16>(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
     acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, a + i), _mm512_maskz_loadu_ps(m0, b + i), acc0);
@@ -189,11 +166,7 @@ float DotF32(const float* a, const float* b, int64_t n) {
 
 float DotF16(const uint16_t* a, const float* b, int64_t n) {
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    acc0 = _mm512_fmadd_ps(LoadF16x16(a + i), _mm512_loadu_ps(b + i), acc0);
-    acc1 = _mm512_fmadd_ps(LoadF16x16(a + i + 16), _mm512_loadu_ps(b + i + 16), acc1);
-  }
+  int64_t i = Dot32Steps(a, b, n, LoadF16x16, acc0, acc1);
   for (; i + 16 <= n; i += 16) acc0 = _mm512_fmadd_ps(LoadF16x16(a + i), _mm512_loadu_ps(b + i), acc0);
   float s = ReduceAdd(_mm512_add_ps(acc0, acc1));
   for (; i < n; ++i) s += pg::F16ToF32(a[i]) * b[i];
@@ -214,25 +187,12 @@ PG_GEMM_AS(GemmQ4_0, GemmQ8Tiled<BlockQ4_0>)
 
 void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
              int64_t r1, float* y, int64_t ldy) {
-  constexpr int RM = 4, RN = 4;
   const auto* wbase = static_cast<const uint8_t*>(w.data);
   const int64_t ldx = static_cast<int64_t>(xs / sizeof(float));
   const float* x = static_cast<const float*>(xa);
-  for (int64_t r = r0; r < r1; r += RM) {
-    const int rm = static_cast<int>(std::min<int64_t>(RM, r1 - r));
-    for (int64_t t = t0; t < t1; t += RN) {
-      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
-      const uint8_t* wp = wbase + r * w.row_bytes;
-      const float* xp = x + t * ldx;
-      float* yp = y + t * ldy + r;
-      switch (rm) {
-        case 4: TileF16Rows<4>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
-        case 3: TileF16Rows<3>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
-        case 2: TileF16Rows<2>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
-        case 1: TileF16Rows<1>(rn, wp, w.row_bytes, xp, ldx, w.cols, yp, ldy); break;
-      }
-    }
-  }
+  ForEachTile<4, 4>(r0, r1, t0, t1, [&]<int RM, int RN>(int64_t r, int64_t t) {
+    TileF16<RM, RN>(wbase + r * w.row_bytes, w.row_bytes, x + t * ldx, ldx, w.cols, y + t * ldy + r, ldy);
+  });
 }
 
 }  // namespace pg::avx512

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backend/cpu/gemm_tile_walk.h"
 #include "backend/cpu/kernel_impls.h"
 #include "backend/cpu/simd_avx2.h"
 
@@ -104,41 +105,17 @@ void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t x
     for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum(acc[i][j]);
 }
 
-template <typename W, int RM, int RN>
-void TileQ8Any(int rn, const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs,
-               int64_t nb, float* y, int64_t ldy) {
-  if constexpr (RN > 0) {
-    if (rn == RN) return TileQ8<W, RM, RN>(wbase, wstride, xbase, xs, nb, y, ldy);
-    return TileQ8Any<W, RM, RN - 1>(rn, wbase, wstride, xbase, xs, nb, y, ldy);
-  }
-}
-
-template <typename W, int RM, int RN>
-void TileQ8Rows(int rm, int rn, const uint8_t* wbase, size_t wstride, const uint8_t* xbase,
-                size_t xs, int64_t nb, float* y, int64_t ldy) {
-  if constexpr (RM > 0) {
-    if (rm == RM) return TileQ8Any<W, RM, RN>(rn, wbase, wstride, xbase, xs, nb, y, ldy);
-    return TileQ8Rows<W, RM - 1, RN>(rm, rn, wbase, wstride, xbase, xs, nb, y, ldy);
-  }
-}
-
 // Register tile of 4 rows x 3 tokens: 12 accumulators of the 16 ymm registers
 // (4x2, 3x3 and 2x4 measured no faster).
 template <typename W>
 void GemmQ8Tiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
                  int64_t r0, int64_t r1, float* y, int64_t ldy) {
-  constexpr int RM = 4, RN = 3;
   const int64_t nb = w.cols / kQK;
   const auto* wbase = static_cast<const uint8_t*>(w.data);
   const auto* xbase = static_cast<const uint8_t*>(xa);
-  for (int64_t r = r0; r < r1; r += RM) {
-    const int rm = static_cast<int>(std::min<int64_t>(RM, r1 - r));
-    for (int64_t t = t0; t < t1; t += RN) {
-      const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
-      TileQ8Rows<W, RM, RN>(rm, rn, wbase + r * w.row_bytes, w.row_bytes, xbase + t * xs, xs,
-                            nb, y + t * ldy + r, ldy);
-    }
-  }
+  ForEachTile<4, 3>(r0, r1, t0, t1, [&]<int RM, int RN>(int64_t r, int64_t t) {
+    TileQ8<W, RM, RN>(wbase + r * w.row_bytes, w.row_bytes, xbase + t * xs, xs, nb, y + t * ldy + r, ldy);
+  });
 }
 
 // One unpacked super-block (see the file comment).

@@ -13,6 +13,7 @@
 
 namespace pg {
 
+// The kernels every full table has (GemmTile: the GEMM entries' type).
 #define PG_DECLARE_KERNELS                                                                    \
   void F16ToF32Row(const uint16_t* src, float* dst, int64_t n);                               \
   void F32ToF16Row(const float* src, uint16_t* dst, int64_t n);                               \
@@ -35,48 +36,9 @@ namespace pg {
                 const float* sin);                                                            \
   void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n);                             \
   void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n);                             \
-  void GemmF32(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,      \
-               int64_t r0, int64_t r1, float* y, int64_t ldy);                                \
-  void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,      \
-               int64_t r0, int64_t r1, float* y, int64_t ldy);                                \
-  void GemmBF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ4_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ5_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ6_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ4_1(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ5_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ5_1(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmIQ4_NL(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmMXFP4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ2_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ3_K(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmIQ4_XS(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,     \
-                int64_t r0, int64_t r1, float* y, int64_t ldy);                               \
-  void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,   \
-                  int64_t r0, int64_t r1, float* y, int64_t ldy);                             \
-  void GemmF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, \
-                    int64_t r0, int64_t r1, float* y, int64_t ldy);                           \
-  void GemmBF16Half4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,\
-                     int64_t r0, int64_t r1, float* y, int64_t ldy);                          \
-  void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,   \
-                  int64_t r0, int64_t r1, float* y, int64_t ldy);                             \
-  void GemmQ6_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,   \
-                  int64_t r0, int64_t r1, float* y, int64_t ldy);
+  GemmTile GemmF32, GemmF16, GemmBF16, GemmQ8_0, GemmQ4_0, GemmQ4_K, GemmQ5_K, GemmQ6_K;     \
+  GemmTile GemmQ4_1, GemmQ5_0, GemmQ5_1, GemmIQ4_NL, GemmMXFP4, GemmQ2_K, GemmQ3_K;          \
+  GemmTile GemmIQ4_XS, GemmQ8_0x8, GemmF16Half4, GemmBF16Half4, GemmQ4_Kx8, GemmQ6_Kx8;
 
 namespace scalar {
 PG_DECLARE_KERNELS
@@ -95,8 +57,7 @@ float DotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb);
 float DotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb);
 float DotIQ4_XS(const BlockIQ4_XS* w, const BlockQ8_K* x, int64_t nb);
 // Q5_0x8 (repack.h); the scalar and AVX2 tables both run this one.
-void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                int64_t r0, int64_t r1, float* y, int64_t ldy);
+GemmTile GemmQ5_0x8;
 }  // namespace scalar
 
 namespace avx2 {
@@ -105,25 +66,13 @@ PG_DECLARE_KERNELS
 
 namespace avx512 {
 // AVX-512 provides the hot kernels; the table falls back to avx2 for the rest.
-void GemmQ8_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-              int64_t r0, int64_t r1, float* y, int64_t ldy);
-void GemmQ4_0(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-              int64_t r0, int64_t r1, float* y, int64_t ldy);
-void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-             int64_t r0, int64_t r1, float* y, int64_t ldy);
+GemmTile GemmQ8_0, GemmQ4_0, GemmF16;
 void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n);
 float DotF32(const float* a, const float* b, int64_t n);
 float DotF16(const uint16_t* a, const float* b, int64_t n);
 void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);
 // VNNI kernels over the 8-row repacked layouts (gemm_x8_avx512.cc).
-void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                int64_t r0, int64_t r1, float* y, int64_t ldy);
-void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                int64_t r0, int64_t r1, float* y, int64_t ldy);
-void GemmQ6_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                int64_t r0, int64_t r1, float* y, int64_t ldy);
-void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                int64_t r0, int64_t r1, float* y, int64_t ldy);
+GemmTile GemmQ8_0x8, GemmQ4_Kx8, GemmQ6_Kx8, GemmQ5_0x8;
 }  // namespace avx512
 
 #undef PG_DECLARE_KERNELS

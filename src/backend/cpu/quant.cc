@@ -268,9 +268,7 @@ void DequantQ45K(const Block* x, float* y, int64_t nb) {
     const Block& blk = x[b];
     const float d = F16ToF32(blk.d), dmin = F16ToF32(blk.dmin);
     for (int j = 0; j < 8; ++j) {
-      uint8_t sc, m;
-      GetScaleMinK4(j, blk.scales, &sc, &m);
-      const float dl = d * sc, ml = dmin * m;
+      const auto [dl, ml] = SubScaleK4(blk.scales, j, d, dmin);
       const uint8_t* q = blk.qs + 32 * (j / 2);
       const int shift = (j & 1) * 4;
       for (int l = 0; l < 32; ++l) {

@@ -198,4 +198,15 @@ inline void GetScaleMinK4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
   }
 }
 
+// Q4_K / Q5_K sub-block j (32 elements) dequantizes as x = dl * q - ml, with
+// dl = d * scale_j and ml = dmin * min_j (GetScaleMinK4 of the block's scales).
+struct KSubScale {
+  float dl, ml;
+};
+inline KSubScale SubScaleK4(const uint8_t* scales, int j, float d, float dmin) {
+  uint8_t sc, m;
+  GetScaleMinK4(j, scales, &sc, &m);
+  return {d * sc, dmin * m};
+}
+
 }  // namespace pg

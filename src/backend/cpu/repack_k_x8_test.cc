@@ -47,27 +47,21 @@ TEST(RepackQ4_Kx8, EveryQuantScaleAndMinLandsInItsLane) {
   EXPECT_EQ(store.Add(m.w, ScalarKernels()).layout, WeightLayout::kRowMajor);  // the scalar one does not
   EXPECT_TRUE(v.Validate().ok());
   EXPECT_FALSE(CanRepackQ4_Kx8(v));
-  const auto* g = static_cast<const BlockQ4_Kx8*>(v.data);
-  for (int64_t r = 0; r < 16; ++r) {
-    for (int64_t b = 0; b < nb; ++b) {
-      const BlockQ4_Kx8& blk = g[(r / 8) * nb + b];
-      const int lane = static_cast<int>(r % 8);
-      const BlockQ4_K* src = r < rows ? reinterpret_cast<const BlockQ4_K*>(m.bytes.data() + r * m.w.row_bytes) + b
-                                      : nullptr;
-      EXPECT_EQ(blk.d[lane], src ? src->d : 0);
-      EXPECT_EQ(blk.dmin[lane], src ? src->dmin : 0);
-      for (int j = 0; j < 8; ++j) {
-        uint8_t sc = 0, mn = 0;
-        if (src) GetScaleMinK4(j, src->scales, &sc, &mn);
-        EXPECT_EQ(blk.sc[j][lane], sc);
-        EXPECT_EQ(blk.m[j / 2][lane][j % 2], mn);
-      }
-      for (int i = 0; i < kQKK / 2; ++i) {
-        const int p = i / 32, l = i % 32;
-        EXPECT_EQ(blk.qs[256 * p + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qs[i] : 0) << r << " " << i;
-      }
+  const auto lane_matches = [](const BlockQ4_Kx8& blk, int lane, const BlockQ4_K* src) {
+    EXPECT_EQ(blk.d[lane], src ? src->d : 0);
+    EXPECT_EQ(blk.dmin[lane], src ? src->dmin : 0);
+    for (int j = 0; j < 8; ++j) {
+      uint8_t sc = 0, mn = 0;
+      if (src) GetScaleMinK4(j, src->scales, &sc, &mn);
+      EXPECT_EQ(blk.sc[j][lane], sc);
+      EXPECT_EQ(blk.m[j / 2][lane][j % 2], mn);
     }
-  }
+    for (int i = 0; i < kQKK / 2; ++i) {
+      const int p = i / 32, l = i % 32;
+      EXPECT_EQ(blk.qs[256 * p + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qs[i] : 0) << i;
+    }
+  };
+  testing::ForEachRepackedLane<BlockQ4_Kx8, BlockQ4_K>(v, m, nb, lane_matches);
   std::vector<uint8_t> odd(RowBytes(GgmlType::Q4_0, 256) * 8);
   EXPECT_FALSE(CanRepackQ4_Kx8(MakeWeightMatrix(GgmlType::Q4_0, odd.data(), 8, 256)));
 }
@@ -82,25 +76,19 @@ TEST(RepackQ6_Kx8, EveryQuantAndScaleLandsInItsLane) {
   EXPECT_EQ(v.layout, WeightLayout::kQ6_Kx8);
   EXPECT_EQ(store.Add(m.w, ScalarKernels()).layout, WeightLayout::kRowMajor);
   EXPECT_TRUE(v.Validate().ok());
-  const auto* g = static_cast<const BlockQ6_Kx8*>(v.data);
-  for (int64_t r = 0; r < 16; ++r) {
-    for (int64_t b = 0; b < nb; ++b) {
-      const BlockQ6_Kx8& blk = g[(r / 8) * nb + b];
-      const int lane = static_cast<int>(r % 8);
-      const BlockQ6_K* src = r < rows ? reinterpret_cast<const BlockQ6_K*>(m.bytes.data() + r * m.w.row_bytes) + b
-                                      : nullptr;
-      EXPECT_EQ(blk.d[lane], src ? src->d : 0);
-      for (int j = 0; j < 16; ++j) EXPECT_EQ(blk.sc[j][lane], src ? src->scales[j] : 0);
-      for (int i = 0; i < kQKK / 2; ++i) {
-        const int h = i / 64, c = (i % 64) / 32, l = i % 32;
-        EXPECT_EQ(blk.ql[512 * h + 256 * c + 32 * (l / 4) + 4 * lane + l % 4], src ? src->ql[i] : 0) << r << " " << i;
-      }
-      for (int i = 0; i < kQKK / 4; ++i) {
-        const int h = i / 32, l = i % 32;
-        EXPECT_EQ(blk.qh[256 * h + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qh[i] : 0) << r << " " << i;
-      }
+  const auto lane_matches = [](const BlockQ6_Kx8& blk, int lane, const BlockQ6_K* src) {
+    EXPECT_EQ(blk.d[lane], src ? src->d : 0);
+    for (int j = 0; j < 16; ++j) EXPECT_EQ(blk.sc[j][lane], src ? src->scales[j] : 0);
+    for (int i = 0; i < kQKK / 2; ++i) {
+      const int h = i / 64, c = (i % 64) / 32, l = i % 32;
+      EXPECT_EQ(blk.ql[512 * h + 256 * c + 32 * (l / 4) + 4 * lane + l % 4], src ? src->ql[i] : 0) << i;
     }
-  }
+    for (int i = 0; i < kQKK / 4; ++i) {
+      const int h = i / 32, l = i % 32;
+      EXPECT_EQ(blk.qh[256 * h + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qh[i] : 0) << i;
+    }
+  };
+  testing::ForEachRepackedLane<BlockQ6_Kx8, BlockQ6_K>(v, m, nb, lane_matches);
 }
 
 // Every level gives the scalar reference's bits for every tile shape (1-9

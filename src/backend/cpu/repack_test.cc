@@ -37,21 +37,11 @@ TEST(RepackQ8_0x8, EveryQuantAndScaleLandsInItsLane) {
   EXPECT_EQ(v.cols, cols);
   EXPECT_TRUE(v.Validate().ok());
   EXPECT_FALSE(CanRepackQ8_0x8(v));  // already repacked
-  const auto* g = static_cast<const BlockQ8_0x8*>(v.data);
-  for (int64_t r = 0; r < 16; ++r) {
-    for (int64_t b = 0; b < nb; ++b) {
-      const BlockQ8_0x8& blk = g[(r / 8) * nb + b];
-      const int lane = static_cast<int>(r % 8);
-      if (r >= rows) {
-        EXPECT_EQ(blk.d[lane], 0);
-        for (int c = 0; c < kQK; ++c) EXPECT_EQ(blk.qs[kQK * (c / 4) + 4 * lane + c % 4], 0);
-        continue;
-      }
-      const auto* src = reinterpret_cast<const BlockQ8_0*>(m.bytes.data() + r * m.w.row_bytes) + b;
-      EXPECT_EQ(blk.d[lane], src->d);
-      for (int c = 0; c < kQK; ++c) EXPECT_EQ(blk.qs[kQK * (c / 4) + 4 * lane + c % 4], src->qs[c]) << r << " " << c;
-    }
-  }
+  const auto lane_matches = [](const BlockQ8_0x8& blk, int lane, const BlockQ8_0* src) {
+    EXPECT_EQ(blk.d[lane], src ? src->d : 0);
+    for (int c = 0; c < kQK; ++c) EXPECT_EQ(blk.qs[kQK * (c / 4) + 4 * lane + c % 4], src ? src->qs[c] : 0) << c;
+  };
+  testing::ForEachRepackedLane<BlockQ8_0x8, BlockQ8_0>(v, m, nb, lane_matches);
 }
 
 TEST(Repack, OtherTypesAreLeftAsTheyAre) {

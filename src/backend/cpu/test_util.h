@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
@@ -56,6 +57,23 @@ inline QuantMatrix QuantizeRandom(GgmlType type, int64_t rows, int64_t cols, uin
     EXPECT_TRUE(QuantizeRow(type, wf.data() + r * cols, m.bytes.data() + r * rb, cols).ok());
   m.w = MakeWeightMatrix(type, m.bytes.data(), rows, cols);
   return m;
+}
+
+// For a view `v` of m repacked into 8-row groups of nb blocks each (Group
+// per block, e.g. BlockQ8_0x8), calls check(group block, lane, source block)
+// for every row of the padded groups and every block: the source is row r's
+// block b in m (a Src), nullptr for the padding rows past m's rows.
+template <typename Group, typename Src, typename Check>
+void ForEachRepackedLane(const WeightMatrix& v, const QuantMatrix& m, int64_t nb, Check check) {
+  const auto* g = static_cast<const Group*>(v.data);
+  const int64_t rows = m.w.rows, padded = (rows + 7) / 8 * 8;
+  for (int64_t r = 0; r < padded; ++r) {
+    for (int64_t b = 0; b < nb; ++b) {
+      const Src* src = r < rows ? reinterpret_cast<const Src*>(m.bytes.data() + r * m.w.row_bytes) + b : nullptr;
+      SCOPED_TRACE("row " + std::to_string(r) + " block " + std::to_string(b));
+      check(g[(r / 8) * nb + b], static_cast<int>(r % 8), src);
+    }
+  }
 }
 
 // Expects gemm over every row of tokens [0, n_tok) to give want's bits

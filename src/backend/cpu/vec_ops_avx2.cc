@@ -3,15 +3,27 @@
 
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/kernel_impls.h"
+#include "backend/cpu/rope_pairs.h"
 #include "backend/cpu/simd_avx2.h"
 
 namespace pg::avx2 {
+namespace {
 
-void F16ToF32Row(const uint16_t* src, float* dst, int64_t n) {
+// The loads and element conversions the templates below take, by element type.
+inline __m256 LoadF32(const float* p) { return _mm256_loadu_ps(p); }
+inline float AsF32(float v) { return v; }
+
+// dst[i] = conv(src[i]), 8 elements at a time through `load`.
+template <typename Load>
+void WidenRow(const uint16_t* src, float* dst, int64_t n, Load load, float (*conv)(uint16_t)) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, LoadF16(src + i));
-  for (; i < n; ++i) dst[i] = pg::F16ToF32(src[i]);
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load(src + i));
+  for (; i < n; ++i) dst[i] = conv(src[i]);
 }
+
+}  // namespace
+
+void F16ToF32Row(const uint16_t* src, float* dst, int64_t n) { WidenRow(src, dst, n, LoadF16, pg::F16ToF32); }
 
 void F32ToF16Row(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
@@ -22,11 +34,7 @@ void F32ToF16Row(const float* src, uint16_t* dst, int64_t n) {
   for (; i < n; ++i) dst[i] = pg::F32ToF16(src[i]);
 }
 
-void BF16ToF32Row(const uint16_t* src, float* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, LoadBF16(src + i));
-  for (; i < n; ++i) dst[i] = pg::BF16ToF32(src[i]);
-}
+void BF16ToF32Row(const uint16_t* src, float* dst, int64_t n) { WidenRow(src, dst, n, LoadBF16, pg::BF16ToF32); }
 
 void F32ToBF16Row(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
@@ -102,8 +110,8 @@ void Softmax(float* x, int64_t n) {
   Scale(x, static_cast<float>(1.0 / sum), n);
 }
 
-template <typename Load>
-float DotWith(const uint16_t* a, const float* b, int64_t n, Load load, float (*conv)(uint16_t)) {
+template <typename T, typename Load>
+float DotWith(const T* a, const float* b, int64_t n, Load load, float (*conv)(T)) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -117,22 +125,7 @@ float DotWith(const uint16_t* a, const float* b, int64_t n, Load load, float (*c
   return s;
 }
 
-float DotF32(const float* a, const float* b, int64_t n) {
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    for (int k = 0; k < 4; ++k) {
-      acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * k), _mm256_loadu_ps(b + i + 8 * k), acc[k]);
-    }
-  }
-  for (; i + 8 <= n; i += 8) {
-    acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc[0]);
-  }
-  float s = HSum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
-  for (; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
+float DotF32(const float* a, const float* b, int64_t n) { return DotWith(a, b, n, LoadF32, AsF32); }
 float DotF16(const uint16_t* a, const float* b, int64_t n) {
   return DotWith(a, b, n, LoadF16, pg::F16ToF32);
 }
@@ -140,30 +133,18 @@ float DotBF16(const uint16_t* a, const float* b, int64_t n) {
   return DotWith(a, b, n, LoadBF16, pg::BF16ToF32);
 }
 
-void AxpyF32(float a, const float* x, float* y, int64_t n) {
+// y[i] += a * conv(x[i]), 8 elements at a time through `load`.
+template <typename T, typename Load>
+void AxpyWith(float a, const T* x, float* y, int64_t n, Load load, float (*conv)(T)) {
   const __m256 av = _mm256_set1_ps(a);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-  }
-  for (; i < n; ++i) y[i] += a * x[i];
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, load(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] += a * conv(x[i]);
 }
-void AxpyF16(float a, const uint16_t* x, float* y, int64_t n) {
-  const __m256 av = _mm256_set1_ps(a);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, LoadF16(x + i), _mm256_loadu_ps(y + i)));
-  }
-  for (; i < n; ++i) y[i] += a * pg::F16ToF32(x[i]);
-}
-void AxpyBF16(float a, const uint16_t* x, float* y, int64_t n) {
-  const __m256 av = _mm256_set1_ps(a);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, LoadBF16(x + i), _mm256_loadu_ps(y + i)));
-  }
-  for (; i < n; ++i) y[i] += a * pg::BF16ToF32(x[i]);
-}
+
+void AxpyF32(float a, const float* x, float* y, int64_t n) { AxpyWith(a, x, y, n, LoadF32, AsF32); }
+void AxpyF16(float a, const uint16_t* x, float* y, int64_t n) { AxpyWith(a, x, y, n, LoadF16, pg::F16ToF32); }
+void AxpyBF16(float a, const uint16_t* x, float* y, int64_t n) { AxpyWith(a, x, y, n, LoadBF16, pg::BF16ToF32); }
 
 void Add(float* y, const float* x, int64_t n) {
   int64_t i = 0;
@@ -194,11 +175,7 @@ void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const 
       const __m256 sw = _mm256_permute_ps(a, 0xB1);  // swap adjacent pairs
       _mm256_storeu_ps(v + 2 * i, _mm256_fmadd_ps(a, c, _mm256_mul_ps(sw, s)));
     }
-    for (; i < n_rot / 2; ++i) {
-      const float a = v[2 * i], b = v[2 * i + 1];
-      v[2 * i] = a * cos[i] - b * sin[i];
-      v[2 * i + 1] = a * sin[i] + b * cos[i];
-    }
+    RopeNormPairs(v, i, n_rot / 2, cos, sin);
   }
 }
 
@@ -214,11 +191,7 @@ void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const 
       _mm256_storeu_ps(v + i, _mm256_fmsub_ps(a, c, _mm256_mul_ps(b, s)));
       _mm256_storeu_ps(v + i + half, _mm256_fmadd_ps(a, s, _mm256_mul_ps(b, c)));
     }
-    for (; i < half; ++i) {
-      const float a = v[i], b = v[i + half];
-      v[i] = a * cos[i] - b * sin[i];
-      v[i + half] = a * sin[i] + b * cos[i];
-    }
+    RopeNeoxPairs(v, half, i, half, cos, sin);
   }
 }
 

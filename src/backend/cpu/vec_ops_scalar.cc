@@ -3,6 +3,7 @@
 
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/kernel_impls.h"
+#include "backend/cpu/rope_pairs.h"
 
 namespace pg::scalar {
 
@@ -80,27 +81,13 @@ void Scale(float* x, float s, int64_t n) {
 
 void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
               const float* sin) {
-  for (int64_t h = 0; h < n_heads; ++h) {
-    float* v = x + h * head_dim;
-    for (int64_t i = 0; i < n_rot / 2; ++i) {
-      const float a = v[2 * i], b = v[2 * i + 1];
-      v[2 * i] = a * cos[i] - b * sin[i];
-      v[2 * i + 1] = a * sin[i] + b * cos[i];
-    }
-  }
+  for (int64_t h = 0; h < n_heads; ++h) RopeNormPairs(x + h * head_dim, 0, n_rot / 2, cos, sin);
 }
 
 void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
               const float* sin) {
   const int64_t half = n_rot / 2;
-  for (int64_t h = 0; h < n_heads; ++h) {
-    float* v = x + h * head_dim;
-    for (int64_t i = 0; i < half; ++i) {
-      const float a = v[i], b = v[i + half];
-      v[i] = a * cos[i] - b * sin[i];
-      v[i + half] = a * sin[i] + b * cos[i];
-    }
-  }
+  for (int64_t h = 0; h < n_heads; ++h) RopeNeoxPairs(x + h * head_dim, half, 0, half, cos, sin);
 }
 
 }  // namespace pg::scalar

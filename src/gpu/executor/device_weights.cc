@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+#include <utility>
+
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/quant.h"
-#include "backend/cpu/rope.h"
 #include "base/log.h"
 #include "gguf/ggml_type.h"
 #include "gpu/runtime/gpu_vendor.h"
@@ -15,20 +17,6 @@ namespace {
 bool KeptInGgufForm(GgmlType t) {
   return t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_K ||
          t == GgmlType::Q6_K;
-}
-
-std::vector<float> InvFreq(const ModelConfig& c, const float* rope_freqs) {
-  RopeScaling scaling;
-  if (c.rope_scale_factor > 0) {
-    scaling.kind = RopeScaling::Kind::kLlama3;
-    scaling.factor = c.rope_scale_factor;
-    scaling.low_freq_factor = c.rope_low_freq_factor;
-    scaling.high_freq_factor = c.rope_high_freq_factor;
-    scaling.original_context = static_cast<float>(c.rope_orig_ctx);
-  }
-  std::vector<float> f(static_cast<size_t>(c.n_rot / 2));
-  RopeInvFreq(c.n_rot, c.rope_base, scaling, rope_freqs, f.data());
-  return f;
 }
 
 }  // namespace
@@ -103,26 +91,26 @@ Result<DeviceMatrix> DeviceWeights::Matrix(const WeightMatrix& w, int64_t n_mats
 Status DeviceWeights::UploadLayer(const LayerWeights& L, DeviceLayer* d) {
   // Vector lengths: the loader checked them against the config (ModelWeights::Load).
   const int64_t D = L.wq.cols, QD = L.wq.rows, KVD = L.wk.rows;
-  PG_ASSIGN_OR_RETURN(d->attn_norm, Vector(L.attn_norm, D));
-  PG_ASSIGN_OR_RETURN(d->ffn_norm, Vector(L.ffn_norm, D));
-  PG_ASSIGN_OR_RETURN(d->bq, Vector(L.bq, QD));
-  PG_ASSIGN_OR_RETURN(d->bk, Vector(L.bk, KVD));
-  PG_ASSIGN_OR_RETURN(d->bv, Vector(L.bv, KVD));
-  PG_ASSIGN_OR_RETURN(d->wq, Matrix(L.wq));
-  PG_ASSIGN_OR_RETURN(d->wk, Matrix(L.wk));
-  PG_ASSIGN_OR_RETURN(d->wv, Matrix(L.wv));
-  PG_ASSIGN_OR_RETURN(d->wo, Matrix(L.wo));
-  PG_ASSIGN_OR_RETURN(d->gate, Matrix(L.gate));
-  PG_ASSIGN_OR_RETURN(d->up, Matrix(L.up));
-  PG_ASSIGN_OR_RETURN(d->down, Matrix(L.down));
-  PG_ASSIGN_OR_RETURN(d->router, Matrix(L.router));
-  PG_ASSIGN_OR_RETURN(d->router_bias, Vector(L.router_bias, L.router.rows));
-  PG_ASSIGN_OR_RETURN(d->gate_exps, Stack(L.gate_exps));
-  PG_ASSIGN_OR_RETURN(d->up_exps, Stack(L.up_exps));
-  PG_ASSIGN_OR_RETURN(d->down_exps, Stack(L.down_exps));
-  PG_ASSIGN_OR_RETURN(d->gate_shexp, Matrix(L.gate_shexp));
-  PG_ASSIGN_OR_RETURN(d->up_shexp, Matrix(L.up_shexp));
-  PG_ASSIGN_OR_RETURN(d->down_shexp, Matrix(L.down_shexp));
+  // Each role's host data, length (vectors) and device slot, in upload order.
+  const std::tuple<const float*, int64_t, const float**> vectors[] = {
+      {L.attn_norm, D, &d->attn_norm}, {L.ffn_norm, D, &d->ffn_norm},
+      {L.bq, QD, &d->bq}, {L.bk, KVD, &d->bk}, {L.bv, KVD, &d->bv},
+      {L.router_bias, L.router.rows, &d->router_bias}};
+  const std::pair<const WeightMatrix*, DeviceMatrix*> matrices[] = {
+      {&L.wq, &d->wq}, {&L.wk, &d->wk}, {&L.wv, &d->wv}, {&L.wo, &d->wo},
+      {&L.gate, &d->gate}, {&L.up, &d->up}, {&L.down, &d->down}, {&L.router, &d->router},
+      {&L.gate_shexp, &d->gate_shexp}, {&L.up_shexp, &d->up_shexp}, {&L.down_shexp, &d->down_shexp}};
+  const std::pair<const ExpertStack*, DeviceMatrix*> stacks[] = {
+      {&L.gate_exps, &d->gate_exps}, {&L.up_exps, &d->up_exps}, {&L.down_exps, &d->down_exps}};
+  for (const auto& [host, n, dev] : vectors) {
+    PG_ASSIGN_OR_RETURN(*dev, Vector(host, n));
+  }
+  for (const auto& [host, dev] : matrices) {
+    PG_ASSIGN_OR_RETURN(*dev, Matrix(*host));
+  }
+  for (const auto& [host, dev] : stacks) {
+    PG_ASSIGN_OR_RETURN(*dev, Stack(*host));
+  }
   return Status::Ok();
 }
 
@@ -132,7 +120,7 @@ Result<std::unique_ptr<DeviceWeights>> DeviceWeights::Upload(const GgufFile& fil
   PG_ASSIGN_OR_RETURN(d->token_embd, d->Matrix(w->token_embd));
   PG_ASSIGN_OR_RETURN(d->output, d->Matrix(w->output));
   PG_ASSIGN_OR_RETURN(d->output_norm, d->Vector(w->output_norm, c.n_embd));
-  const std::vector<float> inv_freq = InvFreq(c, w->rope_freqs);
+  const std::vector<float> inv_freq = w->InvFreq(c);
   PG_ASSIGN_OR_RETURN(d->inv_freq, d->Vector(inv_freq.data(), static_cast<int64_t>(inv_freq.size())));
   d->layers.resize(w->layers.size());
   for (size_t l = 0; l < w->layers.size(); ++l) {

@@ -3,7 +3,7 @@
 // Q8_0, Q4_K, Q6_K) keep their GGUF bytes; any other type is dequantized to
 // BF16 at load (one log line per type saying so). Norm weights and biases
 // are the f32 vectors ModelWeights makes; the RoPE inverse frequencies are
-// Model::Load's (RopeInvFreq with the same scaling). A matrix shared by two
+// Model::Load's (ModelWeights::InvFreq). A matrix shared by two
 // roles (tied embeddings) is uploaded once.
 //
 // Thread-safety: immutable after Upload; owned by one DeviceExecutor.

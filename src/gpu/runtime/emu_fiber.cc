@@ -2,25 +2,27 @@
 // OS thread, switched only at barriers (emu_runtime.h has the model).
 //
 // Fibers persist per OS thread (a pool that grows to the largest block seen)
-// and loop: run the kernel body for their thread, report exit, park. Every
-// switch is a swapcontext, which saves and restores all callee-saved
-// registers (a __builtin_setjmp / longjmp pair does not: UBSan caught a
-// kernel's cached TLS address clobbered across a barrier). Under
-// AddressSanitizer every switch is announced with
+// and loop: run the kernel body for their thread, report exit, park. On
+// x86-64 a switch is SwitchStack (below): it saves the callee-saved
+// registers, MXCSR and the x87 control word on the old stack and restores
+// them from the new one, which is all the SysV ABI asks a call to keep (a
+// __builtin_setjmp / longjmp pair keeps less: UBSan caught a kernel's cached
+// TLS address clobbered across a barrier). Elsewhere a switch is a
+// swapcontext, which also saves the signal mask with a system call per
+// switch. Under AddressSanitizer every switch is announced with
 // __sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber.
 //
 // Barriers: an arriving thread counts itself; the last live thread to
 // arrive moves the waiters back to the run queue and carries on. A thread
 // that exits counts as having left every barrier. An empty run queue with
 // threads still waiting is a deadlock: fatal, with the kernel's name.
-#include <ucontext.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <vector>
 
 #include "base/check.h"
+#include "gpu/runtime/emu_context.h"
 #include "gpu/runtime/emu_runtime.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -46,7 +48,7 @@ constexpr size_t kStackBytes = 128 * 1024;
 #endif
 
 struct Fiber {
-  ucontext_t uc;
+  EmuContext ctx;
   std::unique_ptr<unsigned char[]> stack;
   ThreadCtx t;
   bool started = false;
@@ -55,7 +57,7 @@ struct Fiber {
 };
 
 struct Scheduler {
-  ucontext_t uc;  // the scheduler's context while a fiber runs
+  EmuContext home;  // the scheduler's context while a fiber runs
   std::vector<std::unique_ptr<Fiber>> fibers;
   int n = 0;  // threads of the running block
   BlockCtx block;
@@ -107,7 +109,7 @@ void Resume(Scheduler& s, int id) {
     f.started = true;
     s.starting = id;
   }
-  PG_CHECK(swapcontext(&s.uc, &f.uc) == 0);
+  SwitchContext(&s.home, &f.ctx);
 #if PG_EMU_ASAN
   __sanitizer_finish_switch_fiber(s.fake_stack, nullptr, nullptr);
 #endif
@@ -120,7 +122,7 @@ void Park(Scheduler& s, int id) {
 #if PG_EMU_ASAN
   __sanitizer_start_switch_fiber(&f.fake_stack, s.sched_bottom, s.sched_size);
 #endif
-  PG_CHECK(swapcontext(&f.uc, &s.uc) == 0);
+  SwitchContext(&f.ctx, &s.home);
 #if PG_EMU_ASAN
   __sanitizer_finish_switch_fiber(f.fake_stack, &s.sched_bottom, &s.sched_size);
 #endif
@@ -160,11 +162,7 @@ void EnsureFibers(Scheduler& s, int n) {
   while (static_cast<int>(s.fibers.size()) < n) {
     auto f = std::make_unique<Fiber>();
     f->stack.reset(new unsigned char[kStackBytes]);
-    PG_CHECK(getcontext(&f->uc) == 0);
-    f->uc.uc_stack.ss_sp = f->stack.get();
-    f->uc.uc_stack.ss_size = kStackBytes;
-    f->uc.uc_link = nullptr;
-    makecontext(&f->uc, FiberMain, 0);
+    MakeContext(&f->ctx, f->stack.get(), kStackBytes, FiberMain);
     s.fibers.push_back(std::move(f));
   }
 }

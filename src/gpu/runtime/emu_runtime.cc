@@ -50,6 +50,28 @@ gpuError_t Fail(gpuError_t e, const char* what) {
   return e;
 }
 
+constexpr size_t kDeviceAlign = 256, kHostAlign = 64;  // gpuMalloc's, gpuMallocHost's
+
+// What a gpuMalloc of `bytes` counts against DeviceCapacity().
+size_t DeviceRounded(size_t bytes) { return (std::max<size_t>(bytes, 1) + kDeviceAlign - 1) / kDeviceAlign * kDeviceAlign; }
+
+// gpuFree (device) or gpuFreeHost: p must be a live allocation of that kind.
+gpuError_t Release(void* p, bool device) {
+  if (!p) return gpuSuccess;
+  Allocations& a = Allocs();
+  std::lock_guard<std::mutex> lock(a.mu);
+  std::map<uintptr_t, size_t>& table = device ? a.device : a.pinned;
+  auto it = table.find(reinterpret_cast<uintptr_t>(p));
+  if (it == table.end()) {
+    return Fail(gpuErrorInvalidValue, device ? "free of a pointer gpuMalloc did not return"
+                                             : "free host of a pointer gpuMallocHost did not return");
+  }
+  if (device) a.device_bytes -= DeviceRounded(it->second);
+  table.erase(it);
+  ::operator delete(p, std::align_val_t{device ? kDeviceAlign : kHostAlign});
+  return gpuSuccess;
+}
+
 }  // namespace
 
 bool IsDeviceRange(const void* p, size_t bytes) {
@@ -121,9 +143,9 @@ gpuError_t gpuMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
 gpuError_t gpuMalloc(void** p, size_t bytes) {
   Allocations& a = Allocs();
   std::lock_guard<std::mutex> lock(a.mu);
-  const size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
+  const size_t rounded = DeviceRounded(bytes);
   if (a.device_bytes + rounded > DeviceCapacity()) return Fail(gpuErrorMemoryAllocation, "malloc");
-  void* m = ::operator new(rounded, std::align_val_t{256}, std::nothrow);
+  void* m = ::operator new(rounded, std::align_val_t{kDeviceAlign}, std::nothrow);
   if (!m) return Fail(gpuErrorMemoryAllocation, "malloc");
   a.device[reinterpret_cast<uintptr_t>(m)] = bytes;  // the range checks use what was asked for
   a.device_bytes += rounded;
@@ -131,21 +153,11 @@ gpuError_t gpuMalloc(void** p, size_t bytes) {
   return gpuSuccess;
 }
 
-gpuError_t gpuFree(void* p) {
-  if (!p) return gpuSuccess;
-  Allocations& a = Allocs();
-  std::lock_guard<std::mutex> lock(a.mu);
-  auto it = a.device.find(reinterpret_cast<uintptr_t>(p));
-  if (it == a.device.end()) return Fail(gpuErrorInvalidValue, "free of a pointer gpuMalloc did not return");
-  a.device_bytes -= (std::max<size_t>(it->second, 1) + 255) / 256 * 256;
-  a.device.erase(it);
-  ::operator delete(p, std::align_val_t{256});
-  return gpuSuccess;
-}
+gpuError_t gpuFree(void* p) { return Release(p, /*device=*/true); }
 
 gpuError_t gpuMallocHost(void** p, size_t bytes) {
   Allocations& a = Allocs();
-  void* m = ::operator new(std::max<size_t>(bytes, 1), std::align_val_t{64}, std::nothrow);
+  void* m = ::operator new(std::max<size_t>(bytes, 1), std::align_val_t{kHostAlign}, std::nothrow);
   if (!m) return Fail(gpuErrorMemoryAllocation, "malloc host");
   std::lock_guard<std::mutex> lock(a.mu);
   a.pinned[reinterpret_cast<uintptr_t>(m)] = bytes;
@@ -153,16 +165,7 @@ gpuError_t gpuMallocHost(void** p, size_t bytes) {
   return gpuSuccess;
 }
 
-gpuError_t gpuFreeHost(void* p) {
-  if (!p) return gpuSuccess;
-  Allocations& a = Allocs();
-  std::lock_guard<std::mutex> lock(a.mu);
-  auto it = a.pinned.find(reinterpret_cast<uintptr_t>(p));
-  if (it == a.pinned.end()) return Fail(gpuErrorInvalidValue, "free host of a pointer gpuMallocHost did not return");
-  a.pinned.erase(it);
-  ::operator delete(p, std::align_val_t{64});
-  return gpuSuccess;
-}
+gpuError_t gpuFreeHost(void* p) { return Release(p, /*device=*/false); }
 
 bool pg::gpu::emu::CopyKindMatches(void* dst, const void* src, size_t bytes, gpuMemcpyKind kind) {
   const bool dst_dev = IsDeviceRange(dst, bytes), src_dev = IsDeviceRange(src, bytes);

@@ -168,37 +168,20 @@ PG_DEVICE int PgWarpSize() {
 #endif
 }
 PG_DEVICE int PgLaneId() { return static_cast<int>(threadIdx.x) % PgWarpSize(); }
+// A warp intrinsic over the whole warp: HIP's form takes no lane mask, CUDA's
+// is the op's _sync form with every lane's bit set.
+#if defined(PROSGROW_GPU_HIP)
+#define PG_WARP_OP(op, ...) op(__VA_ARGS__)
+#else
+#define PG_WARP_OP(op, ...) op##_sync(0xffffffffu, __VA_ARGS__)
+#endif
 template <typename T>
-PG_DEVICE T PgShflXor(T v, int lane_mask) {
-#if defined(PROSGROW_GPU_HIP)
-  return __shfl_xor(v, lane_mask);
-#else
-  return __shfl_xor_sync(0xffffffffu, v, lane_mask);
-#endif
-}
+PG_DEVICE T PgShflXor(T v, int lane_mask) { return PG_WARP_OP(__shfl_xor, v, lane_mask); }
 template <typename T>
-PG_DEVICE T PgShflDown(T v, int delta) {
-#if defined(PROSGROW_GPU_HIP)
-  return __shfl_down(v, delta);
-#else
-  return __shfl_down_sync(0xffffffffu, v, delta);
-#endif
-}
+PG_DEVICE T PgShflDown(T v, int delta) { return PG_WARP_OP(__shfl_down, v, delta); }
 template <typename T>
-PG_DEVICE T PgShfl(T v, int src_lane) {
-#if defined(PROSGROW_GPU_HIP)
-  return __shfl(v, src_lane);
-#else
-  return __shfl_sync(0xffffffffu, v, src_lane);
-#endif
-}
-PG_DEVICE uint64_t PgBallot(bool pred) {
-#if defined(PROSGROW_GPU_HIP)
-  return __ballot(pred);
-#else
-  return __ballot_sync(0xffffffffu, pred);
-#endif
-}
+PG_DEVICE T PgShfl(T v, int src_lane) { return PG_WARP_OP(__shfl, v, src_lane); }
+PG_DEVICE uint64_t PgBallot(bool pred) { return PG_WARP_OP(__ballot, pred); }
 PG_DEVICE bool PgAny(bool pred) { return PgBallot(pred) != 0; }
 PG_DEVICE bool PgAll(bool pred) {
   const int w = PgWarpSize();

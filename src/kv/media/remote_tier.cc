@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/stop_and_join.h"
 #include "metrics/metric_set.h"
 
 namespace pg {
@@ -38,16 +39,7 @@ RemoteTier::RemoteTier(const RemoteTierConfig& config, const KvLayout& layout, c
   reader_ = std::thread([this] { ReaderLoop(); });
 }
 
-RemoteTier::~RemoteTier() {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    stop_ = true;
-  }
-  write_cv_.notify_all();
-  read_cv_.notify_all();
-  writer_.join();
-  reader_.join();
-}
+RemoteTier::~RemoteTier() { StopAndJoin(mu_, &stop_, {&write_cv_, &read_cv_}, {&writer_, &reader_}); }
 
 bool RemoteTier::Skipping() const { return NowSeconds() < skip_until_s_.load(); }
 

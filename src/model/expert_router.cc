@@ -16,25 +16,26 @@ void RouteToken(const ExpertRouterParams& p, const float* logits, const float* b
   } else {
     for (int64_t e = 0; e < n; ++e) probs[e] = 1.0f / (1.0f + std::exp(-logits[e]));
   }
-  // Partial selection sort on the selection score: k is small (2..8) next to n.
+  // Top k in one pass over the experts, by insertion into the chosen list
+  // (experts[0..m), their scores in weights[0..m) until the end): the order is
+  // score descending, NaN after every number, ties to the lower id. Experts
+  // come in id order, so a later one goes before a chosen one only when it
+  // scores strictly higher (or the chosen one's score is NaN and its is not).
   auto score = [&](int64_t e) { return bias ? probs[e] + bias[e] : probs[e]; };
-  for (int64_t j = 0; j < p.k; ++j) {
-    int64_t best = -1;
-    float best_score = 0;
-    for (int64_t e = 0; e < n; ++e) {
-      bool taken = false;
-      for (int64_t i = 0; i < j && !taken; ++i) taken = experts[i] == e;
-      if (taken) continue;
-      const float s = score(e);
-      // NaN scores are never chosen over a number; ties keep the lower id.
-      if (best < 0 || s > best_score || (std::isnan(best_score) && !std::isnan(s))) {
-        best = e;
-        best_score = s;
-      }
+  auto goes_before = [](float s, float chosen) { return s > chosen || (std::isnan(chosen) && !std::isnan(s)); };
+  int64_t m = 0;
+  for (int64_t e = 0; e < n; ++e) {
+    const float s = score(e);
+    if (m == p.k && (m == 0 || !goes_before(s, weights[m - 1]))) continue;  // most: not in the top k
+    int64_t i = m < p.k ? m++ : m - 1;  // the slot freed at the end of the list
+    for (; i > 0 && goes_before(s, weights[i - 1]); --i) {
+      experts[i] = experts[i - 1];
+      weights[i] = weights[i - 1];
     }
-    experts[j] = static_cast<int32_t>(best);
-    weights[j] = probs[best];
+    experts[i] = static_cast<int32_t>(e);
+    weights[i] = s;
   }
+  for (int64_t j = 0; j < p.k; ++j) weights[j] = probs[experts[j]];
   if (p.norm_weights) {
     float sum = 0;
     for (int64_t j = 0; j < p.k; ++j) sum += weights[j];

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 namespace pg {
@@ -99,6 +100,56 @@ TEST(ExpertRouter, NanLogitsAreNeverPreferred) {
   const ExpertRouterParams p{3, 2, ExpertGating::kSigmoid, false, 0};
   const Routed r = Route(p, logits);
   EXPECT_EQ(r.experts, (std::vector<int32_t>{2, 1}));
+}
+
+// The selection as first written (a partial selection sort, O(k^2 n)): the
+// one-pass top k must choose the same experts in the same order.
+void ReferenceChoice(int64_t n, int64_t k, const float* probs, const float* bias, int32_t* experts) {
+  auto score = [&](int64_t e) { return bias ? probs[e] + bias[e] : probs[e]; };
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t best = -1;
+    float best_score = 0;
+    for (int64_t e = 0; e < n; ++e) {
+      bool taken = false;
+      for (int64_t i = 0; i < j && !taken; ++i) taken = experts[i] == e;
+      if (taken) continue;
+      const float s = score(e);
+      if (best < 0 || s > best_score || (std::isnan(best_score) && !std::isnan(s))) {
+        best = e;
+        best_score = s;
+      }
+    }
+    experts[j] = static_cast<int32_t>(best);
+  }
+}
+
+TEST(ExpertRouter, OnePassTopKChoosesAsTheSelectionSort) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int64_t n = 1 + static_cast<int64_t>(rng() % 160), k = 1 + static_cast<int64_t>(rng() % n);
+    const ExpertRouterParams p{n, k, trial % 2 ? ExpertGating::kSigmoid : ExpertGating::kSoftmax, false, 0};
+    std::vector<float> logits(static_cast<size_t>(n)), bias(static_cast<size_t>(n));
+    const int levels = 1 + static_cast<int>(rng() % 6);  // few levels: many ties
+    for (int64_t e = 0; e < n; ++e) {
+      const uint32_t r = rng() % 100;
+      logits[e] = r < 3 ? NAN : r < 6 ? (r % 2 ? 0.0f : -0.0f) : static_cast<float>(rng() % levels) - 2.0f;
+      bias[e] = static_cast<float>(rng() % 3) * 0.25f;
+    }
+    const bool with_bias = trial % 3 == 0;
+    const Routed r = Route(p, logits, with_bias ? bias.data() : nullptr);
+    std::vector<float> probs(static_cast<size_t>(n));
+    std::vector<int32_t> want(static_cast<size_t>(k));
+    std::vector<float> w(static_cast<size_t>(k));
+    RouteToken(p, logits.data(), nullptr, probs.data(), want.data(), w.data());  // probs only
+    ReferenceChoice(n, k, probs.data(), with_bias ? bias.data() : nullptr, want.data());
+    ASSERT_EQ(r.experts, want) << "trial " << trial << " n " << n << " k " << k;
+    for (int64_t j = 0; j < k; ++j) {
+      const float pw = probs[static_cast<size_t>(want[j])];
+      if (!std::isnan(pw)) {
+        ASSERT_EQ(r.weights[j], pw) << trial;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -18,6 +18,20 @@ namespace {
 
 constexpr int64_t kMaxGroupQueries = 64;  // queries (rows x heads) per AttendGroup call
 constexpr int64_t kMaxRowsPerTask = 4;    // rows of one sequence sharing a K/V tile pass
+// Per-row work (norms, residual adds, q/k finishing) on up to this many
+// elements in all runs on the calling thread: for a decode step's few rows a
+// parallel region (fork, join, the slower thread's tail) costs more than the
+// work. Rows are independent, so the bits are the same either way.
+constexpr int64_t kSerialRowElems = 1 << 13;
+
+template <typename Fn>
+void ForEachRow(ThreadPool& pool, int64_t n_rows, int64_t row_elems, Fn&& fn) {
+  if (n_rows * row_elems <= kSerialRowElems) {
+    for (int64_t t = 0; t < n_rows; ++t) fn(t);
+  } else {
+    pool.ParallelFor(n_rows, fn);
+  }
+}
 
 }  // namespace
 
@@ -157,7 +171,7 @@ void Model::Embed(std::span<const BatchSeq> batch, int64_t n_tok, ThreadPool& po
         s.tok_id_[t] = batch[si].tokens[i];
       }
   }
-  pool.ParallelFor(n_tok, [&](int64_t t) {
+  ForEachRow(pool, n_tok, D, [&](int64_t t) {
     const auto* row = static_cast<const uint8_t*>(w.token_embd.data) + s.tok_id_[t] * w.token_embd.row_bytes;
     (void)DequantizeRow(w.token_embd.type, row, &s.x_[t * D], D);
     RopeCosSin(inv_freq_.data(), c.n_rot, s.tok_pos_[t], &s.cos_[t * R2], &s.sin_[t * R2]);
@@ -176,14 +190,14 @@ void Model::AttentionBlock(int64_t l, std::span<const BatchSeq> batch, const KvP
   const ModelConfig& c = config_;
   const LayerWeights& L = weights_->layers[static_cast<size_t>(l)];
   const int64_t D = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim();
-  pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.attn_norm, &s.h_[t * D], D, c.rms_eps); });
+  ForEachRow(pool, n_tok, D, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.attn_norm, &s.h_[t * D], D, c.rms_eps); });
   const MatMulOut qkv[3] = {{&L.wq, s.q_.data(), QD}, {&L.wk, s.k_.data(), KVD}, {&L.wv, s.v_.data(), KVD}};
   Products(qkv, 3, s.h_.data(), n_tok, pool, s);
-  pool.ParallelFor(n_tok, [&](int64_t t) { FinishQkvRow(l, batch, kv, t, s); });
+  ForEachRow(pool, n_tok, QD + 2 * KVD, [&](int64_t t) { FinishQkvRow(l, batch, kv, t, s); });
   Attention(l, batch, kv, n_tok, pool, s);
   const MatMulOut wo{&L.wo, s.h_.data(), D};
   Products(&wo, 1, s.attn_.data(), n_tok, pool, s);
-  pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.h_[t * D], D); });
+  ForEachRow(pool, n_tok, D, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.h_[t * D], D); });
 }
 
 void Model::FinishQkvRow(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t t,
@@ -223,14 +237,14 @@ void Model::FfnBlock(int64_t l, int64_t n_tok, ThreadPool& pool, ForwardScratch&
   const ModelConfig& c = config_;
   const LayerWeights& L = weights_->layers[static_cast<size_t>(l)];
   const int64_t D = c.n_embd;
-  pool.ParallelFor(n_tok, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.ffn_norm, &s.h_[t * D], D, c.rms_eps); });
+  ForEachRow(pool, n_tok, D, [&](int64_t t) { RmsNorm(&s.x_[t * D], L.ffn_norm, &s.h_[t * D], D, c.rms_eps); });
   if (c.IsMoeLayer(l)) {
     MoeFfn(c, L, s.h_.data(), n_tok, s.ffn_out_.data(), pool, s.moe_, s.mm_, options_.precise_matmul);
   } else {
     SwiGluFfn(L.gate, L.up, L.down, s.h_.data(), n_tok, s.gate_.data(), s.up_.data(), s.ffn_out_.data(), pool,
               s.mm_, options_.precise_matmul);
   }
-  pool.ParallelFor(n_tok, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.ffn_out_[t * D], D); });
+  ForEachRow(pool, n_tok, D, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.ffn_out_[t * D], D); });
 }
 
 void Model::OutputLogits(std::span<const BatchSeq> batch, int64_t n_logits, ThreadPool& pool, ForwardScratch& s,

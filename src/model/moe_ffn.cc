@@ -6,6 +6,7 @@
 
 #include "backend/cpu/matmul_precise.h"
 #include "backend/cpu/vec_ops.h"
+#include "base/check.h"
 #include "model/expert_router.h"
 
 namespace pg {
@@ -62,11 +63,40 @@ void RunExpertsOneByOne(const LayerWeights& L, int64_t D, int64_t F, ThreadPool&
   }
 }
 
+// The grouped rows' activations for the gate and up products: each token's
+// row of h prepared once (quantized as MatMul would) and copied to its
+// grouped rows in xg_ (a prepared row is a function of its h row alone, so
+// these are the bits of preparing the gathered rows). Null where gate and up
+// want different preparations; then xg_ holds the gathered h rows.
+const PreparedRows* GatherPrepared(const LayerWeights& L, const float* h, int64_t T, int64_t D, int64_t rows,
+                                   ThreadPool& pool, MoeScratch& s, MatMulScratch& mm, PreparedRows* out) {
+  auto gather = [&](const void* src, size_t bytes, auto* dst) {
+    auto* d = reinterpret_cast<uint8_t*>(dst);
+    auto copy = [&](int64_t row) {
+      std::memcpy(d + row * bytes, static_cast<const uint8_t*>(src) + s.row_token_[row] * bytes, bytes);
+    };
+    if (rows <= kSerialRows) {
+      for (int64_t row = 0; row < rows; ++row) copy(row);
+    } else {
+      pool.ParallelFor(rows, copy);
+    }
+  };
+  if (!SamePreparedRows(L.gate_exps.first, L.up_exps.first)) {
+    gather(h, sizeof(float) * D, s.xg_.data());
+    return nullptr;
+  }
+  const PreparedRows p = PrepareRowsFor(L.gate_exps.first, h, D, T, pool, mm);
+  PG_CHECK(p.stride <= sizeof(float) * D);  // a prepared row fits in a float row of xg_
+  gather(p.data, p.stride, s.xg_.data());
+  *out = {s.xg_.data(), p.stride};
+  return out;
+}
+
 // Every active expert's gate and up as one grouped product (one parallel
-// region, activations prepared once), SiLU * up over all rows, then every
-// down as one grouped product: the same bits as RunExpertsOneByOne.
-void RunExpertsGrouped(const LayerWeights& L, int64_t rows, int64_t D, int64_t F, ThreadPool& pool, MoeScratch& s,
-                       MatMulScratch& mm) {
+// region, activations prepared once per token), SiLU * up over all rows,
+// then every down as one grouped product: the same bits as RunExpertsOneByOne.
+void RunExpertsGrouped(const LayerWeights& L, const float* h, int64_t T, int64_t rows, int64_t D, int64_t F,
+                       ThreadPool& pool, MoeScratch& s, MatMulScratch& mm) {
   const size_t n = s.active_.size();
   for (size_t i = 0; i < n; ++i) {
     const int32_t e = s.active_[i];
@@ -78,11 +108,20 @@ void RunExpertsGrouped(const LayerWeights& L, int64_t rows, int64_t D, int64_t F
     s.groups_[n + i] = {&s.views_[3 * i + 1], t0, t1, s.up_.data(), F};
     s.groups_[2 * n + i] = {&s.views_[3 * i + 2], t0, t1, s.yg_.data(), D};
   }
-  if (L.gate_exps.first.layout == L.up_exps.first.layout && L.gate_exps.first.type == L.up_exps.first.type) {
-    MatMulGrouped(s.groups_.data(), static_cast<int64_t>(2 * n), s.xg_.data(), D, rows, pool, mm);
+  const bool one_kind =
+      L.gate_exps.first.layout == L.up_exps.first.layout && L.gate_exps.first.type == L.up_exps.first.type;
+  const auto N = static_cast<int64_t>(n);
+  PreparedRows prepared;
+  if (const PreparedRows* x = GatherPrepared(L, h, T, D, rows, pool, s, mm, &prepared)) {
+    if (one_kind) {
+      MatMulGroupedPrepared(s.groups_.data(), 2 * N, *x, rows, pool, mm);
+    } else {
+      MatMulGroupedPrepared(s.groups_.data(), N, *x, rows, pool, mm);
+      MatMulGroupedPrepared(s.groups_.data() + n, N, *x, rows, pool, mm);
+    }
   } else {
-    MatMulGrouped(s.groups_.data(), static_cast<int64_t>(n), s.xg_.data(), D, rows, pool, mm);
-    MatMulGrouped(s.groups_.data() + n, static_cast<int64_t>(n), s.xg_.data(), D, rows, pool, mm);
+    MatMulGrouped(s.groups_.data(), N, s.xg_.data(), D, rows, pool, mm);
+    MatMulGrouped(s.groups_.data() + n, N, s.xg_.data(), D, rows, pool, mm);
   }
   float* g = s.gate_.data();
   const float* u = s.up_.data();
@@ -91,7 +130,7 @@ void RunExpertsGrouped(const LayerWeights& L, int64_t rows, int64_t D, int64_t F
   } else {
     pool.ParallelFor(rows, [&](int64_t t) { SiluMul(&g[t * F], &u[t * F], &g[t * F], F); });
   }
-  MatMulGrouped(s.groups_.data() + 2 * n, static_cast<int64_t>(n), g, F, rows, pool, mm);
+  MatMulGrouped(s.groups_.data() + 2 * n, N, g, F, rows, pool, mm);
 }
 
 void MoeScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int n_threads) {
@@ -157,17 +196,20 @@ void MoeFfn(const ModelConfig& c, const LayerWeights& L, const float* h, int64_t
     s.slot_row_[i] = row;
     s.row_token_[row] = static_cast<int32_t>(i / K);
   }
-  for_each(T * K, [&](int64_t row) {
-    std::memcpy(&s.xg_[row * D], &h[static_cast<int64_t>(s.row_token_[row]) * D], sizeof(float) * D);
-  });
 
   // 3. The experts' SwiGLUs over their rows.
   s.active_.clear();
   for (int64_t e = 0; e < E; ++e)
     if (s.offsets_[e + 1] > s.offsets_[e]) s.active_.push_back(static_cast<int32_t>(e));
   s.experts_run_ += s.active_.size();
-  if (precise || how == ExpertProducts::kPerExpert) RunExpertsOneByOne(L, D, F, pool, s, mm, precise);
-  else RunExpertsGrouped(L, T * K, D, F, pool, s, mm);
+  if (precise || how == ExpertProducts::kPerExpert) {
+    for_each(T * K, [&](int64_t row) {
+      std::memcpy(&s.xg_[row * D], &h[static_cast<int64_t>(s.row_token_[row]) * D], sizeof(float) * D);
+    });
+    RunExpertsOneByOne(L, D, F, pool, s, mm, precise);
+  } else {
+    RunExpertsGrouped(L, h, T, T * K, D, F, pool, s, mm);
+  }
 
   // 4. Weighted sum per token, in slot order.
   for_each(T, [&](int64_t t) {

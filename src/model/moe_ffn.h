@@ -13,8 +13,9 @@
 //   3. one SwiGLU per expert that has >= 1 token, on views of that expert's
 //      slice of the 3-D tensors (model_weights.h, ExpertStack; repacked at
 //      load like the dense matrices): all active experts' gate and up
-//      products as one grouped product (MatMulGrouped: (expert, token block,
-//      row block) tasks in one parallel region, activations quantized once),
+//      products as one grouped product (MatMulGroupedPrepared: (expert, token
+//      block, row block) tasks in one parallel region; each token's
+//      activations quantized once, then copied to its grouped rows),
 //      SiLU * up, then all downs as one grouped product;
 //   4. each token's k outputs are summed with their weights in the router's
 //      slot order, then the shared expert (glm4moe) is added.
@@ -67,8 +68,10 @@ class MoeScratch {
                      MoeScratch&, MatMulScratch&, bool, ExpertProducts);
   friend void RunExpertsOneByOne(const LayerWeights&, int64_t, int64_t, ThreadPool&, MoeScratch&, MatMulScratch&,
                                  bool);
-  friend void RunExpertsGrouped(const LayerWeights&, int64_t, int64_t, int64_t, ThreadPool&, MoeScratch&,
-                                MatMulScratch&);
+  friend const PreparedRows* GatherPrepared(const LayerWeights&, const float*, int64_t, int64_t, int64_t,
+                                            ThreadPool&, MoeScratch&, MatMulScratch&, PreparedRows*);
+  friend void RunExpertsGrouped(const LayerWeights&, const float*, int64_t, int64_t, int64_t, int64_t, ThreadPool&,
+                                MoeScratch&, MatMulScratch&);
   int64_t cap_tokens_ = 0;
   uint64_t experts_run_ = 0;  // (layer, expert) SwiGLUs run, for bytes-read accounting
   std::vector<std::unique_ptr<Lane>> lanes_;  // (n_threads)
@@ -83,7 +86,7 @@ class MoeScratch {
   std::vector<int64_t> cursor_;     // (n_expert) next free grouped row while grouping
   std::vector<int32_t> row_token_;  // (T * k) token of each grouped row
   std::vector<int64_t> slot_row_;   // (T * k) grouped row of (token, slot)
-  std::vector<float> xg_;           // (T * k, n_embd) gathered inputs
+  std::vector<float> xg_;           // (T * k, n_embd) gathered inputs (grouped path: prepared rows, same room)
   std::vector<float> gate_;         // (T * k, n_ff_exp); (T, n_shared * n_ff_exp) for the shared expert
   std::vector<float> up_;           // idem
   std::vector<float> yg_;           // (T * k, n_embd) expert outputs, grouped

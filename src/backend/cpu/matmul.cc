@@ -223,13 +223,14 @@ void MatMulGrouped(const MatMulGroup* groups, int64_t n_groups, const float* x, 
   MatMulGroupedWith(ActiveKernels(), groups, n_groups, x, ldx, n_rows, pool, scratch);
 }
 
-void MatMulGroupedWith(const CpuKernels& k, const MatMulGroup* groups, int64_t n_groups, const float* x, int64_t ldx,
-                       int64_t n_rows, ThreadPool& pool, MatMulScratch& scratch) {
-  if (n_groups <= 0 || n_rows <= 0) return;
+namespace {
+
+// Checks that every group's matrix has group 0's kind and shape.
+void CheckGroups(const MatMulGroup* groups, int64_t n_groups, int64_t n_rows) {
   const WeightMatrix& w0 = *groups[0].w;
   const WeightKind kind0 = WeightKindOf(w0);
   PG_CHECK_MSG(kind0 != WeightKind::kCount, "unsupported matmul weight type");
-  PG_CHECK(w0.data != nullptr && w0.rows > 0 && w0.cols > 0 && ldx >= w0.cols);
+  PG_CHECK(w0.data != nullptr && w0.rows > 0 && w0.cols > 0);
   PG_CHECK(w0.cols % InfoOf(w0.type).block_elems == 0 && w0.row_bytes >= RowBytes(w0.type, w0.cols));
   for (int64_t g = 0; g < n_groups; ++g) {
     const MatMulGroup& G = groups[g];
@@ -238,15 +239,14 @@ void MatMulGroupedWith(const CpuKernels& k, const MatMulGroup* groups, int64_t n
                  "MatMulGrouped: matrices differ in kind or shape");
     PG_CHECK(0 <= G.t0 && G.t0 <= G.t1 && G.t1 <= n_rows && G.ldy >= w0.rows);
   }
-  const int64_t cols = w0.cols, rows = w0.rows;
-  const ActFormat fmt = ActFormatOf(kind0);
+}
 
-  // 1. All rows' activations, prepared once.
-  size_t xs = 0;
-  const void* xa = PrepareActivations(k, fmt, x, ldx, cols, n_rows, pool, scratch, &xs);
-
-  // 2. Tasks: (group, token block, row block), every group with the same
-  //    row blocks (its matrices share a shape), at least ~4 per thread.
+// Tasks: (group, token block, row block), every group with the same row
+// blocks (its matrices share a shape), at least ~4 per thread; one region.
+void RunGroups(const CpuKernels& k, const MatMulGroup* groups, int64_t n_groups, const void* xa, size_t xs,
+               ThreadPool& pool, MatMulScratch& scratch) {
+  const WeightMatrix& w0 = *groups[0].w;
+  const int64_t rows = w0.rows;
   const int64_t tok_cap = std::clamp<int64_t>(static_cast<int64_t>(kL2Budget / xs), 8, 128);
   int64_t* first = scratch.GroupTasks(n_groups + 1);  // first[g]: g's first task / n_row_blocks
   first[0] = 0;
@@ -263,7 +263,7 @@ void MatMulGroupedWith(const CpuKernels& k, const MatMulGroup* groups, int64_t n
   row_block = std::max<int64_t>(8, RoundUp(row_block, 8));
   const int64_t n_row_blocks = (rows + row_block - 1) / row_block;
 
-  const GemmTileFn gemm = k.gemm[static_cast<int>(kind0)];
+  const GemmTileFn gemm = k.gemm[static_cast<int>(WeightKindOf(w0))];
   pool.ParallelFor(n_tok_blocks * n_row_blocks, [&](int64_t task) {
     const int64_t tb = task / n_row_blocks, rb = task % n_row_blocks;
     const int64_t g = std::upper_bound(first, first + n_groups + 1, tb) - first - 1;
@@ -272,6 +272,46 @@ void MatMulGroupedWith(const CpuKernels& k, const MatMulGroup* groups, int64_t n
     const int64_t r0 = rb * row_block, r1 = std::min(rows, r0 + row_block);
     gemm(*G.w, xa, xs, t0, t1, r0, r1, G.y, G.ldy);
   });
+}
+
+}  // namespace
+
+void MatMulGroupedWith(const CpuKernels& k, const MatMulGroup* groups, int64_t n_groups, const float* x, int64_t ldx,
+                       int64_t n_rows, ThreadPool& pool, MatMulScratch& scratch) {
+  if (n_groups <= 0 || n_rows <= 0) return;
+  CheckGroups(groups, n_groups, n_rows);
+  const WeightMatrix& w0 = *groups[0].w;
+  PG_CHECK(ldx >= w0.cols);
+  // All rows' activations, prepared once.
+  size_t xs = 0;
+  const void* xa =
+      PrepareActivations(k, ActFormatOf(WeightKindOf(w0)), x, ldx, w0.cols, n_rows, pool, scratch, &xs);
+  RunGroups(k, groups, n_groups, xa, xs, pool, scratch);
+}
+
+PreparedRows PrepareRowsFor(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_rows, ThreadPool& pool,
+                            MatMulScratch& scratch) {
+  const WeightKind kind = WeightKindOf(w);
+  PG_CHECK_MSG(kind != WeightKind::kCount, "unsupported matmul weight type");
+  PG_CHECK(ldx >= w.cols && w.cols % InfoOf(w.type).block_elems == 0);
+  PreparedRows p;
+  p.data = PrepareActivations(ActiveKernels(), ActFormatOf(kind), x, ldx, w.cols, n_rows, pool, scratch, &p.stride);
+  return p;
+}
+
+bool SamePreparedRows(const WeightMatrix& a, const WeightMatrix& b) {
+  return a.cols == b.cols && ActFormatOf(WeightKindOf(a)) == ActFormatOf(WeightKindOf(b));
+}
+
+void MatMulGroupedPrepared(const MatMulGroup* groups, int64_t n_groups, PreparedRows x, int64_t n_rows,
+                           ThreadPool& pool, MatMulScratch& scratch) {
+  if (n_groups <= 0 || n_rows <= 0) return;
+  CheckGroups(groups, n_groups, n_rows);
+  const WeightMatrix& w0 = *groups[0].w;
+  const ActFormat fmt = ActFormatOf(WeightKindOf(w0));
+  PG_CHECK(x.data != nullptr &&
+           x.stride >= (fmt == ActFormat::kF32 ? sizeof(float) * static_cast<size_t>(w0.cols) : ActRowBytes(fmt, w0.cols)));
+  RunGroups(ActiveKernels(), groups, n_groups, x.data, x.stride, pool, scratch);
 }
 
 }  // namespace pg

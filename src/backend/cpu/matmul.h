@@ -136,6 +136,28 @@ struct MatMulGroup {
 void MatMulGrouped(const MatMulGroup* groups, int64_t n_groups, const float* x, int64_t ldx, int64_t n_rows,
                    ThreadPool& pool, MatMulScratch& scratch);
 
+// Activations prepared once for products with matrices of one kind (the
+// step MatMul runs first: quantized to the weight type's dot partner): row t
+// at (const uint8_t*)data + t * stride. A prepared row depends on its x row
+// alone, so prepared rows may be copied and reordered (stride bytes each).
+struct PreparedRows {
+  const void* data = nullptr;
+  size_t stride = 0;
+};
+
+// Prepares x's n_rows rows (ldx floats apart) for products with matrices like
+// `w`, in scratch (valid until scratch's next use) or x itself for F32.
+PreparedRows PrepareRowsFor(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_rows, ThreadPool& pool,
+                            MatMulScratch& scratch);
+// Whether a and b take the same prepared rows.
+bool SamePreparedRows(const WeightMatrix& a, const WeightMatrix& b);
+
+// MatMulGrouped on rows already prepared for the groups' matrices (e.g. a
+// Mixture-of-Experts layer's tokens prepared once, then gathered per
+// expert): the same bits as MatMulGrouped on the rows they were prepared from.
+void MatMulGroupedPrepared(const MatMulGroup* groups, int64_t n_groups, PreparedRows x, int64_t n_rows,
+                           ThreadPool& pool, MatMulScratch& scratch);
+
 // As MatMulStrided / MatMulMany, with an explicit kernel table (tests and benchmarks).
 void MatMulWith(const CpuKernels& k, const WeightMatrix& w, const float* x, int64_t ldx,
                 int64_t n_tokens, float* y, int64_t ldy, ThreadPool& pool, MatMulScratch& scratch);

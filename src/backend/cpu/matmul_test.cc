@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -233,6 +234,48 @@ TEST(MatMul, GroupedMatchesMatMulPerGroupBitForBit) {
       }
     }
   }
+}
+
+// Rows prepared once per token and then gathered (MoE: one token's row per
+// chosen expert) give MatMulGrouped's bits on the gathered float rows.
+TEST(MatMul, GroupedOnGatheredPreparedRowsMatchesGroupedOnGatheredFloats) {
+  const int64_t cols = 512, rows = 16, n_tok = 3;
+  const int32_t row_token[] = {2, 0, 0, 1, 2, 1, 0};  // grouped row -> token
+  const int64_t n_rows = 7, split = 3;               // group 0: rows [0, 3), group 1: [3, 7)
+  const auto x = RandomWeights(n_tok * cols, 9, 1.0f);
+  std::vector<float> xg(n_rows * cols);
+  for (int64_t r = 0; r < n_rows; ++r)
+    std::copy_n(x.data() + row_token[r] * cols, cols, xg.data() + r * cols);
+  for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
+    const size_t rb = RowBytes(type, cols);
+    std::vector<uint8_t> data(rb * rows * 2);
+    const auto wf = RandomWeights(rows * 2 * cols, 31);
+    for (int64_t r = 0; r < rows * 2; ++r)
+      ASSERT_TRUE(QuantizeRow(type, wf.data() + r * cols, data.data() + r * rb, cols).ok());
+    RepackedWeights store;
+    const WeightMatrix ws[2] = {store.Add(MakeWeightMatrix(type, data.data(), rows, cols), ActiveKernels()),
+                                store.Add(MakeWeightMatrix(type, data.data() + rows * rb, rows, cols), ActiveKernels())};
+    std::vector<float> want(n_rows * rows, NAN), got(n_rows * rows, NAN);
+    const MatMulGroup gw[2] = {{&ws[0], 0, split, want.data(), rows}, {&ws[1], split, n_rows, want.data(), rows}};
+    const MatMulGroup gg[2] = {{&ws[0], 0, split, got.data(), rows}, {&ws[1], split, n_rows, got.data(), rows}};
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      MatMulScratch scratch;
+      MatMulGrouped(gw, 2, xg.data(), cols, n_rows, pool, scratch);
+      const PreparedRows p = PrepareRowsFor(ws[0], x.data(), cols, n_tok, pool, scratch);
+      std::vector<uint8_t> gathered(p.stride * n_rows);
+      for (int64_t r = 0; r < n_rows; ++r)
+        std::memcpy(gathered.data() + r * p.stride, static_cast<const uint8_t*>(p.data) + row_token[r] * p.stride,
+                    p.stride);
+      MatMulGroupedPrepared(gg, 2, {gathered.data(), p.stride}, n_rows, pool, scratch);
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+          << "type " << static_cast<int>(type) << " threads " << threads;
+    }
+  }
+  const WeightMatrix q8 = MakeWeightMatrix(GgmlType::Q8_0, x.data(), 1, cols);
+  const WeightMatrix q4k = MakeWeightMatrix(GgmlType::Q4_K, x.data(), 1, cols);
+  EXPECT_TRUE(SamePreparedRows(q4k, MakeWeightMatrix(GgmlType::Q6_K, x.data(), 1, cols)));
+  EXPECT_FALSE(SamePreparedRows(q8, q4k));
 }
 
 TEST(MatMul, ValidateRejectsBadMatrices) {

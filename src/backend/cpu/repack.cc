@@ -6,6 +6,7 @@
 
 #include "backend/cpu/quant_levels.h"
 #include "base/check.h"
+#include "base/large_alloc.h"
 
 namespace pg {
 namespace {
@@ -248,7 +249,7 @@ WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
 
 void* RepackedWeights::Allocate(size_t bytes) {
   const size_t n = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, n);
+  void* p = AllocateLarge(n);  // huge pages for the large stacks (base/large_alloc.h)
   PG_CHECK_MSG(p != nullptr, "out of memory for repacked weights");
   buffers_.emplace_back(p);
   bytes_ += n;

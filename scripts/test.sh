@@ -44,8 +44,10 @@ cmake -S . -B build-emu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROSGROW_WERROR=ON
   "${LAUNCHER[@]}" >/dev/null
 ninja -C build-emu -j"$JOBS" gpu_tests gpu_copy_bench prosgrow device_executor_tests
 # The op tests; the device executor against the CPU forward pass and the tiered
-# multi-turn run on it; `serve --device cuda` against `--device cpu` (fixture models).
-ctest --test-dir build-emu -R '^(gpu_tests|device_executor_tests|device_serve_emulated(_moe)?)$' --output-on-failure \
+# multi-turn run on it; `serve --device cuda` against `--device cpu` (fixture models);
+# `bench-model --device cuda` on the device executor.
+ctest --test-dir build-emu -R '^(gpu_tests|device_executor_tests|device_serve_emulated(_moe)?|device_bench_model_emulated)$' \
+  --output-on-failure \
   --timeout 1500
 
 # The sanitizer build compiles only what the unit tests (and the CLI's corrupt-

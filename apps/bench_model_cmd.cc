@@ -267,8 +267,8 @@ int BenchModelMain(int argc, char** argv) {
   app.add_flag("--no-repack", no_repack, "keep weights in the file's row-major layout (A/B of the repacked kernels)");
   app.add_flag("--precise", precise, "matrix products on f32 activations, row-major weights (--attn precise)");
   app.add_flag("--json", json, "print JSON");
-  std::string device = "cpu";
-  AddDeviceFlag(app, &device);
+  DeviceFlags device;
+  AddDeviceFlags(app, &device);
   SpecFlags spec_flags;
   AddSpecFlags(app, &spec_flags);
   std::vector<std::string> tests = {"pp", "tg", "bd4", "bd16"};
@@ -276,8 +276,8 @@ int BenchModelMain(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"pp", "tg", "bd4", "bd16"}));
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
-  EngineConfig device_config;  // --device cuda: the device executor's factories (ApplyDeviceFlag)
-  if (Status st = ApplyDeviceFlag(device, &device_config); !st.ok()) return Fail("bench-model", st.message());
+  EngineConfig device_config;  // --device cuda: the device executor's factories (ApplyDeviceFlags)
+  if (Status st = ApplyDeviceFlags(device, &device_config); !st.ok()) return Fail("bench-model", st.message());
   const bool on_device = static_cast<bool>(device_config.make_executor);
   auto spec = ToSpecConfig(spec_flags);
   if (!spec.ok()) return Fail("bench-model", spec.status().message());

@@ -23,18 +23,31 @@ int CudaOrdinal(const std::string& device) {
 
 }  // namespace
 
-void AddDeviceFlag(CLI::App& app, std::string* device) {
-  app.add_option("--device", *device,
+void AddDeviceFlags(CLI::App& app, DeviceFlags* f) {
+  app.add_option("--device", f->device,
                  "executor of the forward pass: cpu (default) | cuda[:N] (the device executor; needs a build with "
                  "-DPROSGROW_GPU=cuda|hip|emulated and a device)");
+  app.add_option("--device-prefill", f->prefill,
+                 "--device cuda's prefill products: f32 (default; the device's own kernels, f32 activations, the "
+                 "same bits for any batch shape) | bf16 (steps of 32+ tokens run their dense products as bf16 "
+                 "GEMMs, cuBLAS in a CUDA build: faster, but a prefilled prefix and the same prefix decoded give "
+                 "slightly different K/V)")
+      ->check(CLI::IsMember({"f32", "bf16"}));
 }
 
-Status ApplyDeviceFlag(const std::string& device, EngineConfig* c) {
-  if (device == "cpu") return Status::Ok();
+Status ApplyDeviceFlags(const DeviceFlags& f, EngineConfig* c) {
+  const std::string& device = f.device;
+  if (device == "cpu") {
+    if (f.prefill != "f32") return InvalidArgument("--device-prefill bf16 applies to --device cuda only");
+    return Status::Ok();
+  }
   const int ordinal = CudaOrdinal(device);
   if (ordinal < 0) return InvalidArgument(fmt::format("--device: expected cpu, cuda or cuda:N (got '{}')", device));
 #ifdef PROSGROW_DEVICE_EXECUTOR
-  return gpu::UseDeviceExecutor(ordinal, c);
+  gpu::DeviceOptions o;
+  o.device = ordinal;
+  o.gemm_min_tokens = f.prefill == "bf16" ? gpu::kBf16GemmMinTokens : 0;
+  return gpu::UseDeviceExecutor(o, c);
 #else
   (void)c;
   return InvalidArgument(fmt::format("--device {}: this build has no device executor (GPU backend compiled: {}); build "

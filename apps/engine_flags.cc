@@ -34,7 +34,7 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
                  "matrix products on unquantized f32 activations: quantized models' logits much closer to "
                  "exact arithmetic, matmuls slower; docs/quality.md)")
       ->check(CLI::IsMember({"llama", "fast", "precise"}));
-  AddDeviceFlag(app, &f->device);
+  AddDeviceFlags(app, &f->device);
   app.add_option("--kv-device-mem", f->kv_device_mem, "device-tier KV memory, e.g. 512MiB");
   app.add_option("--kv-host-mem", f->kv_host_mem, "host-tier KV memory (optimized; default 4x device)");
   app.add_option("--kv-disk-dir", f->kv_disk_dir, "disk-tier directory (optimized)");
@@ -129,7 +129,7 @@ Result<SpecConfig> ToSpecConfig(const SpecFlags& f) {
 
 Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   EngineConfig c;
-  PG_RETURN_IF_ERROR(ApplyDeviceFlag(f.device, &c));
+  PG_RETURN_IF_ERROR(ApplyDeviceFlags(f.device, &c));
   if (f.model.empty()) {
     PG_ASSIGN_OR_RETURN(c.model_path, EnsureDefaultModel(""));
   } else {

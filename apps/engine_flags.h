@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "device_flag.h"
 #include "engine/engine_config.h"
 
 namespace pg {
@@ -35,7 +36,7 @@ struct EngineFlags {
   int64_t page_tokens = 16;
   std::string kv_dtype = "f16";
   std::string attn = "fast";
-  std::string device = "cpu";  // --device (device_flag.h)
+  DeviceFlags device;  // --device, --device-prefill (device_flag.h)
   std::string kv_device_mem = "256MiB";
   std::string kv_host_mem;
   std::string kv_disk_dir;

@@ -20,7 +20,7 @@
 # Steps: build (or bring) the CUDA binaries; op tests on the GPU (gpu_tests,
 # JSON report); a dense and an MoE model with `prosgrow make-model`; greedy
 # tokens with --device cuda against --device cpu; bench-model pp512/tg128 on
-# both devices; pinned 3 MB block copies H2D, D2H and both at once
+# both devices (and pp512 with --device-prefill bf16: cuBLAS); pinned 3 MB block copies H2D, D2H and both at once
 # (gpu_copy_bench); a short baseline-vs-optimized `prosgrow bench`.
 # A step that cannot run (e.g. --device cuda before the device executor
 # exists) is recorded as "unavailable" with the one-line reason, never faked.
@@ -110,10 +110,11 @@ greedy() {  # greedy tokens, GPU against CPU, on one model
   echo "greedy tokens agree"
 }
 
-bench_model() {  # pp/tg on both devices (pp512/tg128 on the GPU host)
+bench_model() {  # pp/tg on both devices (pp512/tg128 on the GPU host); pp again with the bf16 GEMMs
   local model=$1
   "$BIN/prosgrow" bench-model -m "$model" -p "$PP" -n "$TG" -r 2 --tests pp,tg --json --device cpu || return 1
-  on_device bench-model -m "$model" -p "$PP" -n "$TG" -r 2 --tests pp,tg --json --device cuda
+  on_device bench-model -m "$model" -p "$PP" -n "$TG" -r 2 --tests pp,tg --json --device cuda || return $?
+  on_device bench-model -m "$model" -p "$PP" -r 2 --tests pp --json --device cuda --device-prefill bf16
 }
 
 # baseline vs optimized for BENCH_S s each, the device tier in GPU memory

@@ -31,12 +31,16 @@ rc=0
 ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900 --output-junit ctest-junit.xml || rc=$?
 if [ "$rc" -ne 0 ]; then report; exit "$rc"; fi
 
-# The GPU trees build only the GPU targets (the rest is the same code as build/).
+# The GPU trees build the GPU targets, the device executor and the CLI on it
+# (the rest is the same code as build/, from ccache when it is there).
 if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROSGROW_WERROR=ON -DPROSGROW_GPU=cuda \
     "${LAUNCHER[@]}" >/dev/null
-  ninja -C build-cuda -j"$JOBS" gpu_tests gpu_copy_bench
-  ctest --test-dir build-cuda -R '^gpu_tests$' --output-on-failure
+  ninja -C build-cuda -j"$JOBS" gpu_tests gpu_copy_bench device_executor_tests prosgrow
+  summary+=(cuda build-cuda/ctest-junit.xml)
+  ctest --test-dir build-cuda -R '^(gpu_tests|device_executor_tests)$' --output-on-failure \
+    --output-junit ctest-junit.xml || rc=$?
+  if [ "$rc" -ne 0 ]; then report; exit "$rc"; fi
 else
   echo "test.sh: no CUDA toolkit (nvcc): the -DPROSGROW_GPU=cuda build is NOT checked here" >&2
 fi
@@ -46,9 +50,10 @@ ninja -C build-emu -j"$JOBS" gpu_tests gpu_copy_bench prosgrow device_executor_t
 # The op tests; the device executor against the CPU forward pass and the tiered
 # multi-turn run on it; `serve --device cuda` against `--device cpu` (fixture models);
 # `bench-model --device cuda` on the device executor.
-ctest --test-dir build-emu -R '^(gpu_tests|device_executor_tests|device_serve_emulated(_moe)?|device_bench_model_emulated)$' \
-  --output-on-failure \
-  --timeout 1500
+summary+=(emulated build-emu/ctest-junit.xml)
+ctest --test-dir build-emu -R '^(gpu_tests|device_executor_tests|device_serve_emulated(_moe|_bf16)?|device_bench_model_emulated)$' \
+  --output-on-failure --timeout 1500 --output-junit ctest-junit.xml || rc=$?
+if [ "$rc" -ne 0 ]; then report; exit "$rc"; fi
 
 # The sanitizer build compiles only what the unit tests (and the CLI's corrupt-
 # file test) need, at -O1 (quick to build, still fast enough to run).

@@ -8,6 +8,9 @@
 # the device rounds F32 matrices to BF16). Measured: 5.6e-3 (tiny-llama-gpt2),
 # 5.3e-3 (tiny-qwen3-spm, tiny-qwen3moe-gpt2), 0.011 (tiny-glm4moe-spm: F32
 # router weights).
+# DEVICE_PREFILL=bf16 runs the device with --device-prefill bf16 (the
+# prefill's dense products as bf16 GEMMs: the 40-token prompt takes that path)
+# and checks that the serve log names its arithmetic (+bf16gemm).
 #
 # usage: device_serve_check.sh PROSGROW_BIN MODELS_DIR [MODEL...]
 # Exit 77 (Skipped) when the fixture models are absent.
@@ -25,15 +28,18 @@ work=$(mktemp -d) || exit 2
 serve_lib_remove_at_exit "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 LOGPROB_TOL=${LOGPROB_TOL:-0.01}
+DEVICE_PREFILL=${DEVICE_PREFILL:-f32}
 # The emulator runs each kernel thread as a fiber: a step of a 50k-vocabulary
 # model takes seconds, so the prompts are short and the answers 4 tokens.
 prompts=('{"prompt":"The capital of France is","max_tokens":4,"temperature":0,"ignore_eos":true,"logprobs":1}'
-         '{"prompt":[11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29],"max_tokens":3,"temperature":0,"ignore_eos":true,"logprobs":1}')
+         '{"prompt":[11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29],"max_tokens":3,"temperature":0,"ignore_eos":true,"logprobs":1}'
+         "{\"prompt\":[$(seq -s, 100 139)],\"max_tokens\":2,\"temperature\":0,\"ignore_eos\":true,\"logprobs\":1}")
 
 answers() {  # MODEL DEVICE OUT: serve, ask every prompt (twice: the second time from the prefix cache), stop
-  local model=$1 device=$2 out=$3 i=0
+  local model=$1 device=$2 out=$3 i=0 extra=()
+  [[ $device == cuda ]] && extra=(--device-prefill "$DEVICE_PREFILL")
   serve_lib_serve "$work/serve-$device.log" "$bin" serve -m "$model" --port 0 --threads 2 --device "$device" \
-    --kv-device-mem 16MiB --ctx-size 256 || fail "serve --device $device did not become healthy"
+    "${extra[@]}" --kv-device-mem 16MiB --ctx-size 256 || fail "serve --device $device did not become healthy"
   : >"$out"
   for p in "${prompts[@]}" "${prompts[@]}"; do
     curl -sf -H 'Content-Type: application/json' -d "$p" "$SERVE_LIB_URL/v1/completions" >"$work/r" ||
@@ -49,6 +55,10 @@ for n in "${names[@]}"; do
   answers "$models/$n" cuda "$work/cuda.jsonl"
   grep -q 'device executor: .*arithmetic cuda' "$work/serve-cuda.log" ||
     fail "$n: serve --device cuda did not run the device executor: $(tail -5 "$work/serve-cuda.log")"
+  if [[ $DEVICE_PREFILL == bf16 ]]; then
+    grep -q 'arithmetic cuda[-a-z0-9]*+bf16gemm' "$work/serve-cuda.log" ||
+      fail "$n: --device-prefill bf16 did not reach the device executor: $(tail -5 "$work/serve-cuda.log")"
+  fi
   python3 - "$work/cpu.jsonl" "$work/cuda.jsonl" "$LOGPROB_TOL" "$n" <<'PY' || fail "$n: the device's answers differ"
 import json, sys
 cpu = [json.loads(l) for l in open(sys.argv[1])]

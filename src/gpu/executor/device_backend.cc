@@ -9,7 +9,8 @@
 
 namespace pg::gpu {
 
-Status UseDeviceExecutor(int device, EngineConfig* c) {
+Status UseDeviceExecutor(const DeviceOptions& o, EngineConfig* c) {
+  const int device = o.device;
   int n = 0;
   const gpuError_t e = gpuGetDeviceCount(&n);
   if (e != gpuSuccess || n <= 0) {
@@ -21,8 +22,8 @@ Status UseDeviceExecutor(int device, EngineConfig* c) {
     return InvalidArgument(fmt::format("--device cuda:{}: the machine has {} GPU device(s) (0..{})", device, n, n - 1));
   c->kv_device_arena = DeviceBlockArena::Factory(device);
   c->kv_host_memory = PinnedHostMemory(device);
-  c->make_executor = [device](const Model& model, ThreadPool&) -> Result<std::unique_ptr<Executor>> {
-    PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceExecutor> x, DeviceExecutor::Create(model, device));
+  c->make_executor = [o](const Model& model, ThreadPool&) -> Result<std::unique_ptr<Executor>> {
+    PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceExecutor> x, DeviceExecutor::Create(model, o));
     return std::unique_ptr<Executor>(std::move(x));
   };
   return Status::Ok();

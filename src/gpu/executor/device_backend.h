@@ -8,12 +8,13 @@
 
 #include "base/status.h"
 #include "engine/engine_config.h"
+#include "gpu/executor/device_options.h"
 
 namespace pg::gpu {
 
-// Fails in one line when the build's runtime sees no device or `device` is
-// not one of them; otherwise sets c->make_executor, c->kv_device_arena and
-// c->kv_host_memory.
-Status UseDeviceExecutor(int device, EngineConfig* c);
+// Fails in one line when the build's runtime sees no device or o.device is
+// not one of them; otherwise sets c->make_executor (a DeviceExecutor made
+// with o), c->kv_device_arena and c->kv_host_memory.
+Status UseDeviceExecutor(const DeviceOptions& o, EngineConfig* c);
 
 }  // namespace pg::gpu

@@ -11,7 +11,22 @@
 
 namespace pg::gpu {
 
-Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& model, int device) {
+namespace {
+
+// The dense matrices Product may run as a bf16 GEMM.
+template <typename F>
+void ForEachDenseMatrix(const DeviceWeights& w, F&& f) {
+  for (const DeviceLayer& L : w.layers)
+    for (const DeviceMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp,
+                                  &L.up_shexp, &L.down_shexp})
+      if (m->rows > 0) f(*m);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& model, const DeviceOptions& options) {
+  const int device = options.device;
+  if (options.gemm_min_tokens < 0) return InvalidArgument("device executor: gemm_min_tokens < 0");
   int n = 0;
   if (gpuGetDeviceCount(&n) != gpuSuccess || n <= 0) {
     (void)gpuGetLastError();
@@ -21,8 +36,16 @@ Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& mode
     return InvalidArgument(fmt::format("--device cuda:{}: only {} GPU device(s) (0..{})", device, n, n - 1));
   PG_GPU_TRY(gpuSetDevice(device));
   PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceWeights> w, DeviceWeights::Upload(model.file(), model.config()));
-  std::unique_ptr<DeviceExecutor> e(new DeviceExecutor(model, std::move(w), device));
+  std::unique_ptr<DeviceExecutor> e(new DeviceExecutor(model, std::move(w), options));
   PG_GPU_TRY(gpuStreamCreate(&e->stream_));
+  if (options.gemm_min_tokens > 0) {
+    int64_t elems = 0;
+    ForEachDenseMatrix(*e->w_, [&](const DeviceMatrix& m) {
+      elems = std::max(elems, m.rows * m.cols);
+      e->gemm_cols_ = std::max(e->gemm_cols_, m.cols);
+    });
+    PG_GPU_TRY(gpuMalloc(&e->gemm_w_, static_cast<size_t>(std::max<int64_t>(elems, 1)) * 2));
+  }
   PG_LOG_INFO("device executor: {} device {}: weights {:.1f} MiB on the device ({} matrices converted to BF16); "
               "arithmetic {}",
               PG_GPU_VENDOR, device, static_cast<double>(e->w_->bytes()) / (1 << 20), e->w_->converted(),
@@ -34,6 +57,7 @@ DeviceExecutor::~DeviceExecutor() {
   (void)gpuSetDevice(device_);
   if (stream_) (void)gpuStreamSynchronize(stream_);
   (void)gpuFree(scratch_);
+  (void)gpuFree(gemm_w_);
   (void)gpuFreeHost(staging_);
   (void)gpuFreeHost(host_logits_);
   if (stream_) (void)gpuStreamDestroy(stream_);
@@ -41,10 +65,11 @@ DeviceExecutor::~DeviceExecutor() {
 
 std::string DeviceExecutor::arithmetic() const {
 #if defined(PROSGROW_GPU_EMULATED)
-  return "cuda-emu-f32";
+  const std::string base = "cuda-emu-f32";
 #else
-  return std::string(PG_GPU_VENDOR) + "-f32";
+  const std::string base = std::string(PG_GPU_VENDOR) + "-f32";
 #endif
+  return options_.gemm_min_tokens > 0 ? base + "+bf16gemm" : base;
 }
 
 Status DeviceExecutor::Prepare(const KvPages& pages) {
@@ -121,6 +146,7 @@ Status DeviceExecutor::Reserve(int64_t T, int64_t L, int64_t NB) {
   Add(parts, &s.proj, cT * c.n_embd), Add(parts, &s.gate, cT * ff), Add(parts, &s.up, cT * ff);
   Add(parts, &s.ffn, cT * c.n_embd), Add(parts, &s.last, cL * c.n_embd), Add(parts, &s.logits, cL * c.n_vocab);
   Add(parts, &s.ints, cInts);
+  if (gemm_w_) Add(parts, &s.x16, (cT * gemm_cols_ + 1) / 2);  // bf16: two per 4-byte element
   if (c.is_moe()) {
     const int64_t cTK = cT * c.moe.n_expert_used;
     Add(parts, &s.router, cT * c.moe.n_expert), Add(parts, &s.route_w, cTK), Add(parts, &s.xg, cTK * c.n_embd);

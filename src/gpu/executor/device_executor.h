@@ -17,7 +17,8 @@
 //            it waits on the stream before returning.
 //
 // Arithmetic (arithmetic()): "<vendor>-f32", vendor cuda / hip, or
-// "cuda-emu-f32" for the emulated build (the same kernels, the host's libm).
+// "cuda-emu-f32" for the emulated build (the same kernels, the host's libm);
+// "+bf16gemm" appended when DeviceOptions::gemm_min_tokens is set.
 // It differs from the CPU's (which rounds activations to Q8_0 / f16 before
 // its products), so its K/V never share disk / Redis keys with the CPU's.
 // --attn is not applied: attention is always the f32 online softmax of
@@ -32,6 +33,7 @@
 #include <string>
 
 #include "engine/executor.h"
+#include "gpu/executor/device_options.h"
 #include "gpu/executor/device_weights.h"
 #include "gpu/kernels/kv_pages.cuh"
 #include "gpu/runtime/gpu_vendor.h"
@@ -41,9 +43,9 @@ namespace pg::gpu {
 
 class DeviceExecutor final : public Executor {
  public:
-  // device: the GPU ordinal (cuda:N). Fails with a one-line error without a
-  // device or when the weights do not fit.
-  static Result<std::unique_ptr<DeviceExecutor>> Create(const Model& model, int device);
+  // Fails with a one-line error without a device (options.device) or when the
+  // weights do not fit.
+  static Result<std::unique_ptr<DeviceExecutor>> Create(const Model& model, const DeviceOptions& options);
   ~DeviceExecutor() override;
 
   std::string arithmetic() const override;
@@ -65,14 +67,18 @@ class DeviceExecutor final : public Executor {
     // positions, T slots, T table offsets, T key counts, L logit rows, NB table entries.
     int32_t *ints = nullptr, *ids = nullptr, *pos = nullptr, *slots = nullptr, *table_off = nullptr;
     int32_t *n_keys = nullptr, *logit_rows = nullptr, *tables = nullptr;
+    uint16_t* x16 = nullptr;  // a product's activations in bf16 (gemm_min_tokens > 0)
   };
 
-  DeviceExecutor(const Model& model, std::unique_ptr<DeviceWeights> w, int device)
-      : model_(model), w_(std::move(w)), device_(device) {}
+  DeviceExecutor(const Model& model, std::unique_ptr<DeviceWeights> w, const DeviceOptions& o)
+      : model_(model), w_(std::move(w)), options_(o), device_(o.device) {}
   Status Validate(std::span<const BatchSeq> batch, int64_t* n_tok, int64_t* n_logits, int64_t* n_table) const;
   Status Reserve(int64_t T, int64_t L, int64_t NB);
   void Stage(std::span<const BatchSeq> batch);  // fills staging_ for step_
   Status Layer(int64_t l);
+  // y (T, w.rows) = x (T, w.cols) * W^T, both dense: a bf16 GEMM for a step
+  // of options_.gemm_min_tokens or more, else MatMul.
+  Status Product(const DeviceMatrix& w, const float* x, float* y);
   Status Attention(int64_t l);
   Status DenseFfn(const DeviceMatrix& gate, const DeviceMatrix& up, const DeviceMatrix& down, float* out);
   Status MoeFfn(const DeviceLayer& L);
@@ -80,11 +86,14 @@ class DeviceExecutor final : public Executor {
 
   const Model& model_;
   std::unique_ptr<DeviceWeights> w_;
+  DeviceOptions options_;
   int device_ = 0;  // set on every Forward: the current device is per host thread
   gpuStream_t stream_{};
   DeviceKvPages kv_;
   Step step_;
   void* scratch_ = nullptr;  // device
+  uint16_t* gemm_w_ = nullptr;  // device: the largest dense matrix in bf16 (gemm_min_tokens > 0)
+  int64_t gemm_cols_ = 0;       // the widest dense matrix's cols (x16 holds cap_T_ rows of it)
   size_t scratch_bytes_ = 0;
   int32_t* staging_ = nullptr;  // pinned host: the step's ints
   size_t staging_ints_ = 0;

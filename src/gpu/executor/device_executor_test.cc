@@ -46,7 +46,7 @@ std::vector<std::vector<float>> RunSteps(Executor& ex, int64_t n_vocab) {
   return out;
 }
 
-void CompareWithCpu(const Case& c, KvDtype dtype) {
+void CompareWithCpu(const Case& c, KvDtype dtype, const DeviceOptions& options = {}) {
   const std::string path = test::DeviceTestModel(c.arch, c.shape, c.type);
   ASSERT_FALSE(path.empty()) << "make-model failed";
   auto model = Model::Load(path, ModelOptionsFor(AttentionMode::kPrecise));
@@ -61,16 +61,17 @@ void CompareWithCpu(const Case& c, KvDtype dtype) {
   ASSERT_TRUE(cpu.Prepare(KvPages{host.data(), layout.block_bytes(), layout}).ok());
   auto arena = DeviceBlockArena::Create(n_blocks, layout.block_bytes());
   ASSERT_TRUE(arena.ok()) << arena.status().ToString();
-  auto dev = DeviceExecutor::Create(**model, 0);
+  auto dev = DeviceExecutor::Create(**model, options);
   ASSERT_TRUE(dev.ok()) << dev.status().ToString();
+  EXPECT_EQ((*dev)->arithmetic().find("+bf16gemm") != std::string::npos, options.gemm_min_tokens > 0);
   const size_t stride = static_cast<size_t>((*arena)->BlockPtr(1) - (*arena)->BlockPtr(0));
   ASSERT_TRUE((*dev)->Prepare(KvPages{(*arena)->BlockPtr(0), stride, layout}).ok());
   const auto want = RunSteps(cpu, mc.n_vocab), got = RunSteps(**dev, mc.n_vocab);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     const double err = testing::Nmse(got[i], want[i]);
-    std::printf("%s %s %s kv %s step %zu: normalised error %.2e\n", c.arch, c.shape, TypeName(c.type),
-                dtype == KvDtype::kF16 ? "f16" : "bf16", i, err);
+    std::printf("%s %s %s kv %s gemm>=%lld step %zu: normalised error %.2e\n", c.arch, c.shape, TypeName(c.type),
+                dtype == KvDtype::kF16 ? "f16" : "bf16", static_cast<long long>(options.gemm_min_tokens), i, err);
     EXPECT_LE(err, c.tol) << c.arch << " step " << i;
     for (size_t r = 0; r < want[i].size() / mc.n_vocab; ++r) {
       auto row = [&](const std::vector<float>& v) {
@@ -111,6 +112,23 @@ TEST(DeviceExecutor, LogitsMatchTheCpuForEachWeightType) {
   for (const Case& c : cases) CompareWithCpu(c, KvDtype::kBF16);
 }
 
+// DeviceOptions::gemm_min_tokens (--device-prefill bf16): a step of that many
+// tokens or more runs its dense products as bf16 GEMMs, weights and
+// activations rounded to bf16 (8 bits of mantissa): here the 14-token first
+// step; the 2-token decode step stays on MatMul but reads the K/V the first
+// wrote. Tolerance from the measured errors (docs/gpu.md).
+constexpr double kBf16Gemm = 1e-3;
+
+TEST(DeviceExecutor, Bf16GemmPrefillStaysNearTheCpu) {
+  PG_GPU_SKIP_WITHOUT_DEVICE();
+  DeviceOptions o;
+  o.gemm_min_tokens = 8;
+  const Case cases[] = {{"llama", "tiny", GgmlType::F16, kBf16Gemm},
+                        {"qwen3", "tiny", GgmlType::Q8_0, kBf16Gemm},
+                        {"qwen3moe", "tiny-moe", GgmlType::F16, kBf16Gemm}};
+  for (const Case& c : cases) CompareWithCpu(c, KvDtype::kBF16, o);
+}
+
 TEST(DeviceExecutor, RefusesKvPagesOutsideDeviceMemory) {
   PG_GPU_SKIP_WITHOUT_DEVICE();
   const std::string path = test::DeviceTestModel("qwen3", "tiny", GgmlType::F16);
@@ -120,8 +138,9 @@ TEST(DeviceExecutor, RefusesKvPagesOutsideDeviceMemory) {
   const ModelConfig& mc = (*model)->config();
   KvLayout layout{static_cast<int>(mc.n_layer), static_cast<int>(mc.n_head_kv), static_cast<int>(mc.head_dim), 16};
   std::vector<uint8_t> host(4 * layout.block_bytes());
-  auto dev = DeviceExecutor::Create(**model, 0);
+  auto dev = DeviceExecutor::Create(**model, DeviceOptions{});
   ASSERT_TRUE(dev.ok());
+  EXPECT_FALSE(DeviceExecutor::Create(**model, DeviceOptions{0, -1}).ok());
   const Status st = (*dev)->Prepare(KvPages{host.data(), layout.block_bytes(), layout});
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("not in device memory"), std::string::npos) << st.message();

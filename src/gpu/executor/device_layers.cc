@@ -17,9 +17,9 @@ Status DeviceExecutor::Layer(int64_t l) {
   const ModelConfig& c = model_.config();
   const DeviceLayer& L = w_->layers[static_cast<size_t>(l)];
   const int64_t T = step_.T, D = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim(), HD = c.head_dim;
-  PG_GPU_TRY(MatMul(L.wq, step_.h, D, T, step_.q, QD, stream_));
-  PG_GPU_TRY(MatMul(L.wk, step_.h, D, T, step_.k, KVD, stream_));
-  PG_GPU_TRY(MatMul(L.wv, step_.h, D, T, step_.v, KVD, stream_));
+  PG_RETURN_IF_ERROR(Product(L.wq, step_.h, step_.q));
+  PG_RETURN_IF_ERROR(Product(L.wk, step_.h, step_.k));
+  PG_RETURN_IF_ERROR(Product(L.wv, step_.h, step_.v));
   if (L.bq) {
     PG_GPU_TRY(AddBias(step_.q, L.bq, T, QD, stream_));
     PG_GPU_TRY(AddBias(step_.k, L.bk, T, KVD, stream_));
@@ -34,7 +34,7 @@ Status DeviceExecutor::Layer(int64_t l) {
   PG_GPU_TRY(Rope(step_.k, T, c.n_head_kv, HD, c.n_rot, step_.pos, w_->inv_freq, neox, stream_));
   PG_GPU_TRY(WriteKvRows(step_.k, step_.v, T, step_.slots, kv_, l, stream_));
   PG_RETURN_IF_ERROR(Attention(l));
-  PG_GPU_TRY(MatMul(L.wo, step_.attn, QD, T, step_.proj, D, stream_));
+  PG_RETURN_IF_ERROR(Product(L.wo, step_.attn, step_.proj));
   PG_GPU_TRY(RmsNormResidual(step_.proj, step_.x, L.ffn_norm, step_.h, T, D, c.rms_eps, stream_));
   if (c.IsMoeLayer(l)) {
     PG_RETURN_IF_ERROR(MoeFfn(L));
@@ -44,6 +44,18 @@ Status DeviceExecutor::Layer(int64_t l) {
   const bool last = l + 1 == c.n_layer;
   const float* next_norm = last ? w_->output_norm : w_->layers[static_cast<size_t>(l + 1)].attn_norm;
   PG_GPU_TRY(RmsNormResidual(step_.ffn, step_.x, next_norm, step_.h, T, D, c.rms_eps, stream_));
+  return Status::Ok();
+}
+
+Status DeviceExecutor::Product(const DeviceMatrix& w, const float* x, float* y) {
+  const int64_t T = step_.T;
+  if (options_.gemm_min_tokens <= 0 || T < options_.gemm_min_tokens) {
+    PG_GPU_TRY(MatMul(w, x, w.cols, T, y, w.rows, stream_));
+    return Status::Ok();
+  }
+  PG_GPU_TRY(DequantToBf16(w, gemm_w_, stream_));
+  PG_GPU_TRY(RoundToBf16(x, step_.x16, T * w.cols, stream_));
+  PG_GPU_TRY(GemmBf16(gemm_w_, step_.x16, y, w.rows, T, w.cols, stream_));
   return Status::Ok();
 }
 
@@ -66,11 +78,11 @@ Status DeviceExecutor::Attention(int64_t l) {
 // out = down(silu(gate h) * up h), for the step's T rows of h.
 Status DeviceExecutor::DenseFfn(const DeviceMatrix& gate, const DeviceMatrix& up, const DeviceMatrix& down,
                                 float* out) {
-  const int64_t T = step_.T, D = model_.config().n_embd, F = gate.rows;
-  PG_GPU_TRY(MatMul(gate, step_.h, D, T, step_.gate, F, stream_));
-  PG_GPU_TRY(MatMul(up, step_.h, D, T, step_.up, F, stream_));
+  const int64_t T = step_.T, F = gate.rows;
+  PG_RETURN_IF_ERROR(Product(gate, step_.h, step_.gate));
+  PG_RETURN_IF_ERROR(Product(up, step_.h, step_.up));
   PG_GPU_TRY(SiluMul(step_.gate, step_.up, step_.gate, T * F, stream_));
-  PG_GPU_TRY(MatMul(down, step_.gate, F, T, out, D, stream_));
+  PG_RETURN_IF_ERROR(Product(down, step_.gate, out));
   return Status::Ok();
 }
 
@@ -86,6 +98,8 @@ Status DeviceExecutor::MoeFfn(const DeviceLayer& L) {
   r.sigmoid = c.moe.gating == ExpertGating::kSigmoid;
   r.norm_weights = c.moe.norm_weights;
   r.weights_scale = c.moe.weights_scale;
+  // The router stays on MatMul (f32 activations) in every mode: a small
+  // product, and the expert choice is the step's most rounding-sensitive part.
   PG_GPU_TRY(MatMul(L.router, step_.h, D, T, step_.router, E, stream_));
   PG_GPU_TRY(RouteTokens(r, step_.router, L.router_bias, T, step_.experts, step_.route_w, stream_));
   PG_GPU_TRY(SortByExpert(step_.experts, T, K, E, step_.offsets, step_.row_token, step_.slot_row, stream_));

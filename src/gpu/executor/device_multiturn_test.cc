@@ -28,7 +28,7 @@ TEST(DeviceMultiTurn, TieredCacheOnTheDeviceGivesIdenticalOutputs) {
   const fs::path disk = fs::temp_directory_path() / ("pg_kv_device_" + std::to_string(::getpid()));
   fs::remove_all(disk);
   EngineConfig base = test::ReferenceConfig(model);
-  ASSERT_TRUE(UseDeviceExecutor(0, &base).ok());
+  ASSERT_TRUE(UseDeviceExecutor(DeviceOptions{}, &base).ok());
   auto plain = Engine::Create(base);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   const int32_t vocab = static_cast<int32_t>((*plain)->info().n_vocab);

@@ -1,0 +1,27 @@
+// DeviceOptions: how a DeviceExecutor (device_executor.h) runs. A header of
+// its own, free of the GPU runtime's headers, so the command line
+// (apps/device_flag.cc, compiled without them) can fill it in.
+#pragma once
+
+#include <cstdint>
+
+namespace pg::gpu {
+
+struct DeviceOptions {
+  int device = 0;  // the GPU ordinal (cuda:N)
+  // Steps of at least this many tokens (prefill) run their dense products
+  // (q/k/v, output, dense FFN, shared expert) as bf16 GEMMs: the
+  // weight decoded into a bf16 scratch matrix (DequantToBf16), the
+  // activations rounded to bf16, GemmBf16 (cuBLAS in the CUDA build) with f32
+  // accumulation. Faster on a GPU, but the arithmetic then depends on the
+  // step's size: a prefix prefilled and the same prefix decoded give other
+  // K/V. 0 (the default): every product in MatMul, the same bits for any
+  // batch shape. The router always runs MatMul, the expert stacks
+  // GroupedMatMul.
+  int64_t gemm_min_tokens = 0;
+};
+
+// The prefill size --device-prefill bf16 sets as DeviceOptions::gemm_min_tokens.
+inline constexpr int64_t kBf16GemmMinTokens = 32;
+
+}  // namespace pg::gpu

@@ -1,11 +1,14 @@
 // prosgrow doctor: the deployment checklist, one line per check with its
 // verdict and fix (src/doctor/preflight.h). Takes serve's flags, so it checks
 // exactly what `serve` with the same flags would use; exits 1 when a check
-// fails (serve refuses to start on the same failures).
+// fails (serve refuses to start on the same failures). With the device
+// executor built, each GPU also runs a tiny model against the CPU
+// (doctor_device_check.h).
 #include <cstdio>
 
 #include "base/cli_util.h"
 #include "doctor/gpu_check.h"
+#include "doctor_device_check.h"
 #include "doctor/preflight.h"
 #include "gpu/device_info.h"
 #include "engine_flags.h"
@@ -34,7 +37,9 @@ int DoctorMain(int argc, char** argv) {
   plan.http_host = so.host;
   plan.http_port = so.port;
   std::vector<CheckResult> results = RunPreflight(plan);
-  results.push_back(CheckGpus(QueryGpus()));  // doctor only: serve's preflight does not look for GPUs
+  const GpuReport gpus = QueryGpus();
+  results.push_back(CheckGpus(gpus));  // doctor only: serve's preflight does not look for GPUs
+  for (CheckResult& r : CheckDevicesAgainstCpu(gpus)) results.push_back(std::move(r));
   for (const CheckResult& r : results) std::printf("%s\n", FormatCheck(r).c_str());
   bool failed = AnyFailed(results);
   std::printf("%s\n", failed ? "doctor: some checks FAILED; serve would refuse to start" : "doctor: ready to serve");

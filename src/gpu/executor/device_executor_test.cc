@@ -1,8 +1,9 @@
 // DeviceExecutor against the CPU forward pass (Model::Forward with the
 // precise products, which keep activations in f32 as the device does) on
 // synthetic models of every architecture and the weight types, through the
-// Executor seam with the KV pages in device memory; and the guard that the
-// device executor refuses KV pages that are not device memory.
+// Executor seam with the KV pages in device memory (CompareWithCpu,
+// device_agreement.h); and the guard that the device executor refuses KV
+// pages that are not device memory.
 #include "gpu/executor/device_executor.h"
 
 #include <gtest/gtest.h>
@@ -11,9 +12,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "engine/cpu_executor.h"
 #include "gguf/ggml_type.h"
-#include "gpu/executor/device_arena.h"
+#include "gpu/executor/device_agreement.h"
 #include "gpu/executor/device_test_models.h"
 #include "gpu/gpu_test_util.h"
 
@@ -27,58 +27,22 @@ struct Case {
   double tol;  // normalised error of the logits against the CPU's
 };
 
-// Two sequences in one step (a 9-token prefill with every row's logits, a
-// 5-token prefill with the last row's), then one decode step of both; block
-// tables out of order. Returns each step's logits rows.
-std::vector<std::vector<float>> RunSteps(Executor& ex, int64_t n_vocab) {
-  const std::vector<int32_t> a = {5, 17, 99, 3, 250, 41, 7, 8, 120}, b = {60, 61, 2, 300, 4};
-  const std::vector<int32_t> ta = {5, 2, 7}, tb = {1, 4};
-  std::vector<std::vector<float>> out;
-  BatchSeq s1[2] = {{a.data(), 9, 0, ta.data(), 3, false, true}, {b.data(), 5, 0, tb.data(), 2, true, false}};
-  const int32_t na = 33, nb = 77;
-  BatchSeq s2[2] = {{&na, 1, 9, ta.data(), 3, true, false}, {&nb, 1, 5, tb.data(), 2, true, false}};
-  for (std::span<const BatchSeq> step : {std::span<const BatchSeq>(s1, 2), std::span<const BatchSeq>(s2, 2)}) {
-    auto rows = ex.Forward(step);
-    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    if (!rows.ok()) return out;
-    out.emplace_back(rows->data, rows->data + rows->rows * n_vocab);
-  }
-  return out;
-}
-
-void CompareWithCpu(const Case& c, KvDtype dtype, const DeviceOptions& options = {}) {
+void ExpectAgreement(const Case& c, KvDtype dtype, const DeviceOptions& options = {}) {
   const std::string path = test::DeviceTestModel(c.arch, c.shape, c.type);
   ASSERT_FALSE(path.empty()) << "make-model failed";
   auto model = Model::Load(path, ModelOptionsFor(AttentionMode::kPrecise));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const ModelConfig& mc = (*model)->config();
-  KvLayout layout{static_cast<int>(mc.n_layer), static_cast<int>(mc.n_head_kv), static_cast<int>(mc.head_dim), 4,
-                  dtype};
-  const int64_t n_blocks = 8;
-  std::vector<uint8_t> host(n_blocks * layout.block_bytes());
-  ThreadPool pool(2);
-  CpuExecutor cpu(**model, pool);
-  ASSERT_TRUE(cpu.Prepare(KvPages{host.data(), layout.block_bytes(), layout}).ok());
-  auto arena = DeviceBlockArena::Create(n_blocks, layout.block_bytes());
-  ASSERT_TRUE(arena.ok()) << arena.status().ToString();
-  auto dev = DeviceExecutor::Create(**model, options);
-  ASSERT_TRUE(dev.ok()) << dev.status().ToString();
-  EXPECT_EQ((*dev)->arithmetic().find("+bf16gemm") != std::string::npos, options.gemm_min_tokens > 0);
-  const size_t stride = static_cast<size_t>((*arena)->BlockPtr(1) - (*arena)->BlockPtr(0));
-  ASSERT_TRUE((*dev)->Prepare(KvPages{(*arena)->BlockPtr(0), stride, layout}).ok());
-  const auto want = RunSteps(cpu, mc.n_vocab), got = RunSteps(**dev, mc.n_vocab);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double err = testing::Nmse(got[i], want[i]);
+  auto a = gpu::CompareWithCpu(**model, options, dtype);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->arithmetic.find("+bf16gemm") != std::string::npos, options.gemm_min_tokens > 0) << a->arithmetic;
+  ASSERT_EQ(a->steps.size(), 2u);
+  for (size_t i = 0; i < a->steps.size(); ++i) {
+    const StepAgreement& s = a->steps[i];
     std::printf("%s %s %s kv %s gemm>=%lld step %zu: normalised error %.2e\n", c.arch, c.shape, TypeName(c.type),
-                dtype == KvDtype::kF16 ? "f16" : "bf16", static_cast<long long>(options.gemm_min_tokens), i, err);
-    EXPECT_LE(err, c.tol) << c.arch << " step " << i;
-    for (size_t r = 0; r < want[i].size() / mc.n_vocab; ++r) {
-      auto row = [&](const std::vector<float>& v) {
-        return std::max_element(v.begin() + r * mc.n_vocab, v.begin() + (r + 1) * mc.n_vocab) - v.begin();
-      };
-      EXPECT_EQ(row(got[i]), row(want[i])) << c.arch << " step " << i << " row " << r << ": greedy token";
-    }
+                dtype == KvDtype::kF16 ? "f16" : "bf16", static_cast<long long>(options.gemm_min_tokens), i, s.nmse);
+    EXPECT_LE(s.nmse, c.tol) << c.arch << " step " << i;
+    EXPECT_EQ(s.greedy_equal, s.rows) << c.arch << " step " << i << ": greedy token differs first at row "
+                                      << s.first_differing_row;
   }
 }
 
@@ -99,8 +63,8 @@ TEST(DeviceExecutor, LogitsMatchTheCpuOnEveryArchitecture) {
                         {"qwen3", "tiny", GgmlType::F16, kDense},     {"qwen3moe", "tiny-moe", GgmlType::F16, kMoe},
                         {"glm4moe", "tiny-moe", GgmlType::F16, kMoe}};
   for (const Case& c : cases) {
-    CompareWithCpu(c, KvDtype::kBF16);
-    CompareWithCpu(c, KvDtype::kF16);
+    ExpectAgreement(c, KvDtype::kBF16);
+    ExpectAgreement(c, KvDtype::kF16);
   }
 }
 
@@ -109,7 +73,7 @@ TEST(DeviceExecutor, LogitsMatchTheCpuForEachWeightType) {
   const Case cases[] = {{"qwen3", "tiny", GgmlType::BF16, kDense},
                         {"qwen3", "tiny", GgmlType::Q8_0, kDense},
                         {"qwen3", "tiny", GgmlType::Q4_K, kBf16Weights}};
-  for (const Case& c : cases) CompareWithCpu(c, KvDtype::kBF16);
+  for (const Case& c : cases) ExpectAgreement(c, KvDtype::kBF16);
 }
 
 // DeviceOptions::gemm_min_tokens (--device-prefill bf16): a step of that many
@@ -126,7 +90,7 @@ TEST(DeviceExecutor, Bf16GemmPrefillStaysNearTheCpu) {
   const Case cases[] = {{"llama", "tiny", GgmlType::F16, kBf16Gemm},
                         {"qwen3", "tiny", GgmlType::Q8_0, kBf16Gemm},
                         {"qwen3moe", "tiny-moe", GgmlType::F16, kBf16Gemm}};
-  for (const Case& c : cases) CompareWithCpu(c, KvDtype::kBF16, o);
+  for (const Case& c : cases) ExpectAgreement(c, KvDtype::kBF16, o);
 }
 
 TEST(DeviceExecutor, RefusesKvPagesOutsideDeviceMemory) {

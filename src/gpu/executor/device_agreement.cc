@@ -1,0 +1,86 @@
+#include "gpu/executor/device_agreement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+
+#include "base/thread_pool.h"
+#include "engine/cpu_executor.h"
+#include "gpu/executor/device_arena.h"
+#include "gpu/executor/device_executor.h"
+
+namespace pg::gpu {
+namespace {
+
+// Each step's logits rows, copied out of the executor's buffer.
+Result<std::vector<std::vector<float>>> RunSteps(Executor& ex, int64_t n_vocab) {
+  const std::vector<int32_t> a = {5, 17, 99, 3, 250, 41, 7, 8, 120}, b = {60, 61, 2, 300, 4};
+  const std::vector<int32_t> ta = {5, 2, 7}, tb = {1, 4};
+  const int32_t na = 33, nb = 77;
+  BatchSeq s1[2] = {{a.data(), 9, 0, ta.data(), 3, false, true}, {b.data(), 5, 0, tb.data(), 2, true, false}};
+  BatchSeq s2[2] = {{&na, 1, 9, ta.data(), 3, true, false}, {&nb, 1, 5, tb.data(), 2, true, false}};
+  std::vector<std::vector<float>> out;
+  for (std::span<const BatchSeq> step : {std::span<const BatchSeq>(s1, 2), std::span<const BatchSeq>(s2, 2)}) {
+    PG_ASSIGN_OR_RETURN(LogitsRows rows, ex.Forward(step));
+    out.emplace_back(rows.data, rows.data + rows.rows * n_vocab);
+  }
+  return out;
+}
+
+StepAgreement Compare(const std::vector<float>& got, const std::vector<float>& want, int64_t n_vocab) {
+  StepAgreement s;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double d = static_cast<double>(got[i]) - want[i];
+    num += d * d;
+    den += static_cast<double>(want[i]) * want[i];
+  }
+  s.nmse = !std::isfinite(num) ? INFINITY : den == 0 ? num : num / den;
+  s.rows = static_cast<int64_t>(want.size()) / n_vocab;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    auto argmax = [&](const std::vector<float>& v) {
+      return std::max_element(v.begin() + r * n_vocab, v.begin() + (r + 1) * n_vocab) - v.begin();
+    };
+    if (argmax(got) == argmax(want)) {
+      ++s.greedy_equal;
+    } else if (s.first_differing_row < 0) {
+      s.first_differing_row = r;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+double Agreement::worst_nmse() const {
+  double w = 0;
+  for (const StepAgreement& s : steps) w = std::max(w, s.nmse);
+  return w;
+}
+
+bool Agreement::greedy_equal() const {
+  return std::all_of(steps.begin(), steps.end(), [](const StepAgreement& s) { return s.greedy_equal == s.rows; });
+}
+
+Result<Agreement> CompareWithCpu(const Model& model, const DeviceOptions& options, KvDtype dtype) {
+  const ModelConfig& mc = model.config();
+  const KvLayout layout{static_cast<int>(mc.n_layer), static_cast<int>(mc.n_head_kv), static_cast<int>(mc.head_dim), 4,
+                        dtype};
+  const int64_t n_blocks = 8;
+  std::vector<uint8_t> host(static_cast<size_t>(n_blocks) * layout.block_bytes());
+  ThreadPool pool(2);
+  CpuExecutor cpu(model, pool);
+  PG_RETURN_IF_ERROR(cpu.Prepare(KvPages{host.data(), layout.block_bytes(), layout}));
+  PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBlockArena> arena, DeviceBlockArena::Create(n_blocks, layout.block_bytes(), options.device));
+  PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceExecutor> dev, DeviceExecutor::Create(model, options));
+  const auto stride = static_cast<size_t>(arena->BlockPtr(1) - arena->BlockPtr(0));
+  PG_RETURN_IF_ERROR(dev->Prepare(KvPages{arena->BlockPtr(0), stride, layout}));
+  PG_ASSIGN_OR_RETURN(auto want, RunSteps(cpu, mc.n_vocab));
+  PG_ASSIGN_OR_RETURN(auto got, RunSteps(*dev, mc.n_vocab));
+  Agreement a;
+  a.arithmetic = dev->arithmetic();
+  for (size_t i = 0; i < want.size(); ++i) a.steps.push_back(Compare(got[i], want[i], mc.n_vocab));
+  return a;
+}
+
+}  // namespace pg::gpu

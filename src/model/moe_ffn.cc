@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <thread>
 
 #include "backend/cpu/matmul_precise.h"
 #include "backend/cpu/vec_ops.h"
@@ -19,20 +18,6 @@ constexpr int64_t kSerialSiluMul = 1 << 14;
 // Up to this many (token, expert) rows, routing, gathering and summing run on
 // the calling thread.
 constexpr int64_t kSerialRows = 64;
-// Up to this many rows (decode, batched decode) the experts' products run in
-// one parallel region (RunExpertsInOneRegion).
-constexpr int64_t kOneRegionRows = 256;
-
-// Waits until `flag` is set by another thread of the same parallel region,
-// which is running the work it marks (microseconds away).
-void WaitUntilSet(const std::atomic<uint32_t>& flag) {
-  for (uint32_t spins = 1; flag.load(std::memory_order_acquire) == 0; ++spins) {
-    if (spins % 1024 == 0) std::this_thread::yield();  // its thread may have lost its core
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-  }
-}
 
 }  // namespace
 
@@ -107,48 +92,6 @@ const PreparedRows* GatherPrepared(const LayerWeights& L, const float* h, int64_
   return out;
 }
 
-// The experts' SwiGLUs in one parallel region, for a decode step's few rows
-// (x: the grouped rows, prepared for gate and up). Work items, claimed in
-// this order from one counter: per active expert, its gate and up over its
-// rows, then SiLU * up and the down product's prepared rows (one thread
-// does all of that); then per expert, its down. A down item waits for its
-// expert's gate/up item, which was claimed before it and waits for nothing.
-// (Down items of a whole expert each: splitting an expert's down by rows
-// streamed its weights markedly slower, docs/performance.md.) Every
-// product is a MatMulTile, so the bits are the grouped products' (MatMul's,
-// per row and token).
-void RunExpertsInOneRegion(const LayerWeights& L, PreparedRows x, int64_t F, ThreadPool& pool, MoeScratch& s) {
-  const auto n = static_cast<int64_t>(s.active_.size());
-  const WeightMatrix& down0 = L.down_exps.first;
-  const int64_t D = down0.rows;
-  PG_CHECK(PreparedRowBytes(down0) <= sizeof(float) * static_cast<size_t>(F));
-  const PreparedRows xd{s.xd_.data(), sizeof(float) * static_cast<size_t>(F)};  // a prepared row per F floats
-  float* g = s.gate_.data();
-  float* u = s.up_.data();
-  for (int64_t i = 0; i < n; ++i) s.ready_[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
-  auto gate_up = [&](int64_t i) {
-    const int32_t e = s.active_[static_cast<size_t>(i)];
-    const int64_t t0 = s.offsets_[e], t1 = s.offsets_[e + 1];
-    MatMulTile(L.gate_exps.Expert(e), x, t0, t1, 0, F, g, F);
-    MatMulTile(L.up_exps.Expert(e), x, t0, t1, 0, F, u, F);
-    for (int64_t t = t0; t < t1; ++t) SiluMul(&g[t * F], &u[t * F], &g[t * F], F);
-    PrepareRowsInto(down0, &g[t0 * F], F, t1 - t0, s.xd_.data() + t0 * F, xd.stride);
-    s.ready_[static_cast<size_t>(i)].store(1, std::memory_order_release);
-  };
-  auto down = [&](int64_t i) {
-    WaitUntilSet(s.ready_[static_cast<size_t>(i)]);
-    const int32_t e = s.active_[static_cast<size_t>(i)];
-    MatMulTile(L.down_exps.Expert(e), xd, s.offsets_[e], s.offsets_[e + 1], 0, D, s.yg_.data(), D);
-  };
-  std::atomic<int64_t> next{0};
-  pool.RunOnAll([&](int, int) {
-    for (int64_t item; (item = next.fetch_add(1, std::memory_order_relaxed)) < 2 * n;) {
-      if (item < n) gate_up(item);
-      else down(item - n);
-    }
-  });
-}
-
 // Every active expert's gate and up as one grouped product (one parallel
 // region, activations prepared once per token), SiLU * up over all rows,
 // then every down as one grouped product: the same bits as RunExpertsOneByOne.
@@ -170,10 +113,6 @@ void RunExpertsGrouped(const LayerWeights& L, const float* h, int64_t T, int64_t
   const auto N = static_cast<int64_t>(n);
   PreparedRows prepared;
   if (const PreparedRows* x = GatherPrepared(L, h, T, D, rows, pool, s, mm, &prepared)) {
-    if (rows <= kOneRegionRows) {
-      RunExpertsInOneRegion(L, *x, F, pool, s);
-      return;
-    }
     if (one_kind) {
       MatMulGroupedPrepared(s.groups_.data(), 2 * N, *x, rows, pool, mm);
     } else {
@@ -221,8 +160,6 @@ void MoeScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int n_threads) 
   gate_.resize(std::max(T * K * F, T * FS));
   up_.resize(std::max(T * K * F, T * FS));
   yg_.resize(T * K * D);
-  xd_.resize(std::min<size_t>(T * K, kOneRegionRows) * F);
-  ready_ = std::make_unique<std::atomic<uint32_t>[]>(E);
   cap_tokens_ = n_tokens;
 }
 

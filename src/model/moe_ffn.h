@@ -16,8 +16,7 @@
 //      products as one grouped product (MatMulGroupedPrepared: (expert, token
 //      block, row block) tasks in one parallel region; each token's
 //      activations quantized once, then copied to its grouped rows),
-//      SiLU * up, then all downs as one grouped product (up to 256 rows,
-//      a decode step: all of it in one region, RunExpertsInOneRegion);
+//      SiLU * up, then all downs as one grouped product;
 //   4. each token's k outputs are summed with their weights in the router's
 //      slot order, then the shared expert (glm4moe) is added.
 // A token's result is the same bits whatever else is in the batch: MatMul is
@@ -26,7 +25,6 @@
 // Thread-safety: like MatMul; a MoeScratch belongs to one caller at a time.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -72,7 +70,6 @@ class MoeScratch {
                                  bool);
   friend const PreparedRows* GatherPrepared(const LayerWeights&, const float*, int64_t, int64_t, int64_t,
                                             ThreadPool&, MoeScratch&, MatMulScratch&, PreparedRows*);
-  friend void RunExpertsInOneRegion(const LayerWeights&, PreparedRows, int64_t, ThreadPool&, MoeScratch&);
   friend void RunExpertsGrouped(const LayerWeights&, const float*, int64_t, int64_t, int64_t, int64_t, ThreadPool&,
                                 MoeScratch&, MatMulScratch&);
   int64_t cap_tokens_ = 0;
@@ -93,10 +90,6 @@ class MoeScratch {
   std::vector<float> gate_;         // (T * k, n_ff_exp); (T, n_shared * n_ff_exp) for the shared expert
   std::vector<float> up_;           // idem
   std::vector<float> yg_;           // (T * k, n_embd) expert outputs, grouped
-  // One region (decode): (min(T * k, 256), n_ff_exp) floats' room per grouped row
-  // for the down product's prepared rows, and per active expert whether they are ready.
-  std::vector<float> xd_;
-  std::unique_ptr<std::atomic<uint32_t>[]> ready_;  // (n_expert)
 };
 
 // out (T, n_embd) = the MoE FFN of layer L (c.IsMoeLayer) applied to h (T, n_embd).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "backend/cpu/cpu_kernels.h"
@@ -22,35 +21,6 @@ constexpr int64_t kSerialPrepare = 1 << 13;
 
 int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// Converts one row of `cols` floats into `fmt` at `out` (not for kF32).
-void PrepareRow(const CpuKernels& k, ActFormat fmt, const float* xt, int64_t cols, uint8_t* out) {
-  switch (fmt) {
-    case ActFormat::kQ8_0:
-      k.quantize_q8_0(xt, reinterpret_cast<BlockQ8_0*>(out), cols);
-      break;
-    case ActFormat::kQ8_K:
-      k.quantize_q8_k(xt, reinterpret_cast<BlockQ8_K*>(out), cols);
-      break;
-    case ActFormat::kF32AsF16:
-    case ActFormat::kF32AsBF16: {
-      uint16_t half[256];
-      auto* of = reinterpret_cast<float*>(out);
-      for (int64_t c = 0; c < cols; c += 256) {
-        const int64_t m = std::min<int64_t>(256, cols - c);
-        if (fmt == ActFormat::kF32AsF16) {
-          k.f32_to_f16(xt + c, half, m);
-          k.f16_to_f32(half, of + c, m);
-        } else {
-          k.f32_to_bf16(xt + c, half, m);
-          k.bf16_to_f32(half, of + c, m);
-        }
-      }
-      break;
-    }
-    case ActFormat::kF32: break;
-  }
-}
-
 // Converts x (n_tokens rows of `cols`, ldx floats apart) into `fmt` in
 // scratch; returns the prepared rows and their stride in bytes (x itself for
 // kF32). Rows are independent: the bits do not depend on how many there are.
@@ -61,7 +31,35 @@ const void* PrepareActivations(const CpuKernels& k, ActFormat fmt, const float* 
   const size_t xs = ActRowBytes(fmt, cols);
   *stride = xs;
   auto* buf = static_cast<uint8_t*>(scratch.Get(xs * static_cast<size_t>(n_tokens)));
-  auto quantize_row = [&](int64_t t) { PrepareRow(k, fmt, x + t * ldx, cols, buf + t * xs); };
+  auto quantize_row = [&](int64_t t) {
+    const float* xt = x + t * ldx;
+    uint8_t* out = buf + t * xs;
+    switch (fmt) {
+      case ActFormat::kQ8_0:
+        k.quantize_q8_0(xt, reinterpret_cast<BlockQ8_0*>(out), cols);
+        break;
+      case ActFormat::kQ8_K:
+        k.quantize_q8_k(xt, reinterpret_cast<BlockQ8_K*>(out), cols);
+        break;
+      case ActFormat::kF32AsF16:
+      case ActFormat::kF32AsBF16: {
+        uint16_t half[256];
+        auto* of = reinterpret_cast<float*>(out);
+        for (int64_t c = 0; c < cols; c += 256) {
+          const int64_t m = std::min<int64_t>(256, cols - c);
+          if (fmt == ActFormat::kF32AsF16) {
+            k.f32_to_f16(xt + c, half, m);
+            k.f16_to_f32(half, of + c, m);
+          } else {
+            k.f32_to_bf16(xt + c, half, m);
+            k.bf16_to_f32(half, of + c, m);
+          }
+        }
+        break;
+      }
+      case ActFormat::kF32: break;
+    }
+  };
   // A parallel region costs more than quantizing a few short rows.
   if (n_tokens == 1 || pool.size() == 1 || n_tokens * cols <= kSerialPrepare) {
     for (int64_t t = 0; t < n_tokens; ++t) quantize_row(t);
@@ -314,32 +312,6 @@ void MatMulGroupedPrepared(const MatMulGroup* groups, int64_t n_groups, Prepared
   PG_CHECK(x.data != nullptr &&
            x.stride >= (fmt == ActFormat::kF32 ? sizeof(float) * static_cast<size_t>(w0.cols) : ActRowBytes(fmt, w0.cols)));
   RunGroups(ActiveKernels(), groups, n_groups, x.data, x.stride, pool, scratch);
-}
-
-size_t PreparedRowBytes(const WeightMatrix& w) {
-  const ActFormat fmt = ActFormatOf(WeightKindOf(w));
-  return fmt == ActFormat::kF32 ? sizeof(float) * static_cast<size_t>(w.cols) : ActRowBytes(fmt, w.cols);
-}
-
-void PrepareRowsInto(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_rows, void* out, size_t stride) {
-  const WeightKind kind = WeightKindOf(w);
-  PG_CHECK_MSG(kind != WeightKind::kCount, "unsupported matmul weight type");
-  PG_CHECK(ldx >= w.cols && w.cols % InfoOf(w.type).block_elems == 0);
-  const ActFormat fmt = ActFormatOf(kind);
-  const size_t row_bytes = PreparedRowBytes(w);
-  PG_CHECK(stride >= row_bytes);
-  auto* o = static_cast<uint8_t*>(out);
-  for (int64_t t = 0; t < n_rows; ++t) {
-    if (fmt == ActFormat::kF32) std::memcpy(o + t * stride, x + t * ldx, row_bytes);
-    else PrepareRow(ActiveKernels(), fmt, x + t * ldx, w.cols, o + t * stride);
-  }
-}
-
-void MatMulTile(const WeightMatrix& w, PreparedRows x, int64_t t0, int64_t t1, int64_t r0, int64_t r1, float* y,
-                int64_t ldy) {
-  PG_CHECK(r0 % 8 == 0 && 0 <= r0 && r0 <= r1 && r1 <= w.rows && t0 <= t1 && ldy >= w.rows);
-  if (t0 == t1 || r0 == r1) return;
-  ActiveKernels().gemm[static_cast<int>(WeightKindOf(w))](w, x.data, x.stride, t0, t1, r0, r1, y, ldy);
 }
 
 }  // namespace pg

@@ -158,19 +158,6 @@ bool SamePreparedRows(const WeightMatrix& a, const WeightMatrix& b);
 void MatMulGroupedPrepared(const MatMulGroup* groups, int64_t n_groups, PreparedRows x, int64_t n_rows,
                            ThreadPool& pool, MatMulScratch& scratch);
 
-// The pieces of a product for callers that schedule their own tasks (a
-// Mixture-of-Experts layer's gate, up and down in one parallel region), on
-// the calling thread, with the bits of MatMul:
-// - PreparedRowBytes: the stride of one prepared row for matrices like w;
-// - PrepareRowsInto: x's n_rows rows (ldx floats apart) prepared for w at
-//   out, `stride` >= PreparedRowBytes(w) bytes apart, as MatMul prepares them;
-// - MatMulTile: y[t * ldy + r] = (W x_t)[r] for t in [t0, t1), r in [r0, r1)
-//   (r0 a multiple of 8) on rows prepared for w. w must pass Validate().
-size_t PreparedRowBytes(const WeightMatrix& w);
-void PrepareRowsInto(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_rows, void* out, size_t stride);
-void MatMulTile(const WeightMatrix& w, PreparedRows x, int64_t t0, int64_t t1, int64_t r0, int64_t r1, float* y,
-                int64_t ldy);
-
 // As MatMulStrided / MatMulMany, with an explicit kernel table (tests and benchmarks).
 void MatMulWith(const CpuKernels& k, const WeightMatrix& w, const float* x, int64_t ldx,
                 int64_t n_tokens, float* y, int64_t ldy, ThreadPool& pool, MatMulScratch& scratch);

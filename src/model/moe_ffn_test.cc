@@ -140,7 +140,7 @@ TEST_P(MoeFfnTest, GroupedProductsAreThePerExpertPathsBits) {
   const LayerWeights& L = model->weights().layers[static_cast<size_t>(c.n_layer - 1)];
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0, 1);
-  for (int64_t T : {1, 4, 37}) {
+  for (int64_t T : {1, 4, 16, 37}) {
     std::vector<float> h(static_cast<size_t>(T * D));
     for (float& v : h) v = nd(rng);
     std::vector<float> want(h.size()), got(h.size());

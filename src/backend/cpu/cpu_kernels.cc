@@ -117,6 +117,7 @@ const CpuKernels& Avx512Kernels() {
     CpuKernels t = Avx2Kernels();
     t.level = IsaLevel::kAvx512;
     t.quantize_q8_0 = avx512::QuantizeQ8_0;
+    t.quantize_q8_k = avx512::QuantizeQ8_K;
     t.dot_f32 = avx512::DotF32;
     t.dot_f16 = avx512::DotF16;
     t.axpy_f16 = avx512::AxpyF16;

@@ -1,8 +1,9 @@
 // AVX-512 (F/BW/VL/DQ + VNNI) kernels for the hottest paths. Q8_0/Q4_0 use
 // VPDPBUSD (u8 x s8 -> s32 in one instruction, no int16 saturation) on
 // 256-bit vectors with a 4 x 4 register tile (AVX-512VL gives 32 vector
-// registers); F16 weights use 512-bit FMAs. Everything else in the AVX-512
-// table is the AVX2 kernel.
+// registers); F16 weights use 512-bit FMAs. The activation quantizers
+// (Q8_0, and Q8_K for the K-quants) are here too, bit for bit the scalar
+// ones. Everything else in the AVX-512 table is the AVX2 kernel.
 // GCC 12's AVX-512 intrinsics (the _mm512_undefined_* idiom) raise false
 // -W(maybe-)uninitialized warnings when inlined; silence them for this file.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -10,6 +11,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/gemm_tile_walk.h"
@@ -146,6 +148,57 @@ void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
     const __m512i i1 = _mm512_cvt_roundps_epi32(_mm512_mul_ps(v1, m), kRound);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[b].qs), _mm512_cvtsepi32_epi8(i0));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[b].qs + 16), _mm512_cvtsepi32_epi8(i1));
+  }
+}
+
+// As scalar::QuantizeQ8_K, bit for bit: the value of largest magnitude is
+// the first one that reaches the maximum (NaNs never do: VMAXPS returns its
+// second operand, the running maximum, when the first is a NaN); the levels
+// are the same float products rounded to nearest even, clamped at 127 and
+// truncated to 8 bits (a NaN's integer indefinite becomes 0, as the scalar
+// cast does); each bsum is the sum of one vector's 16 levels.
+void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n) {
+  constexpr int kVecs = kQKK / 16;
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const float* x = src + b * kQKK;
+    BlockQ8_K& o = dst[b];
+    __m512 v[kVecs];
+    __m512 vmax = _mm512_setzero_ps();
+    for (int i = 0; i < kVecs; ++i) {
+      v[i] = _mm512_loadu_ps(x + 16 * i);
+      vmax = _mm512_max_ps(_mm512_andnot_ps(sign, v[i]), vmax);
+    }
+    const float amax = ReduceMax(vmax);
+    if (amax == 0) {
+      std::memset(&o, 0, sizeof(o));
+      continue;
+    }
+    float mx = 0;
+    const __m512 am = _mm512_set1_ps(amax);
+    for (int i = 0; i < kVecs; ++i) {
+      const __mmask16 hit = _mm512_cmp_ps_mask(_mm512_andnot_ps(sign, v[i]), am, _CMP_EQ_OQ);
+      if (hit != 0) {
+        mx = x[16 * i + __builtin_ctz(hit)];
+        break;
+      }
+    }
+    const float iscale = -128.0f / mx;
+    const __m512 m = _mm512_set1_ps(iscale);
+    const __m512i k127 = _mm512_set1_epi32(127);
+    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    for (int i = 0; i < kVecs; ++i) {
+      const __m512i q = _mm512_min_epi32(_mm512_cvt_roundps_epi32(_mm512_mul_ps(m, v[i]), kRound), k127);
+      const __m128i q8 = _mm512_cvtepi32_epi8(q);  // truncating, as the scalar cast
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o.qs + 16 * i), q8);
+      const __m512i w = _mm512_cvtepi8_epi32(q8);
+      const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(w), _mm512_extracti32x8_epi32(w, 1));
+      __m128i s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+      s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+      s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+      o.bsums[i] = static_cast<int16_t>(_mm_cvtsi128_si32(s));
+    }
+    o.d = 1.0f / iscale;
   }
 }
 

@@ -68,6 +68,7 @@ namespace avx512 {
 // AVX-512 provides the hot kernels; the table falls back to avx2 for the rest.
 GemmTile GemmQ8_0, GemmQ4_0, GemmF16;
 void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n);
+void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n);
 float DotF32(const float* a, const float* b, int64_t n);
 float DotF16(const uint16_t* a, const float* b, int64_t n);
 void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);

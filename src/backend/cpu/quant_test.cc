@@ -127,6 +127,31 @@ TEST(Quant, ActivationQuantizersMatchScalar) {
   }
 }
 
+// Every table's Q8_K quantizer gives the scalar one's bytes on the awkward
+// inputs too: an all-zero block, magnitude ties of either sign (the first
+// one sets the scale), NaNs (skipped by the maximum, level 0), an infinity,
+// values that round to +128 (clamped), and halfway products (to even).
+TEST(Quant, Q8_KQuantizersMatchScalarOnEdgeCases) {
+  const int64_t n = 8 * kQKK;
+  std::vector<float> x = RandomWeights(n, 29, 1.0f);
+  for (int i = 0; i < kQKK; ++i) x[i] = 0;                       // block 0: zeros
+  x[kQKK + 7] = -3.0f, x[kQKK + 100] = 3.0f;                     // block 1: tie, negative first
+  x[2 * kQKK + 5] = 2.5f, x[2 * kQKK + 9] = -2.5f;               // block 2: tie, positive first
+  x[3 * kQKK + 1] = std::nanf(""), x[3 * kQKK + 200] = -4.0f;    // block 3: a NaN
+  x[4 * kQKK + 3] = INFINITY;                                    // block 4: an infinity
+  for (int i = 0; i < kQKK; ++i) x[5 * kQKK + i] = (i % 2 ? 1.0f : -1.0f) * (i % 5 + 1);  // block 5: +128s
+  for (int i = 0; i < kQKK; ++i) x[6 * kQKK + i] = (static_cast<float>(i) - 127.5f) / 128.0f;  // block 6: halves
+  x[6 * kQKK] = -1.0f;
+  for (int i = 0; i < kQKK; ++i) x[7 * kQKK + i] = (i == 17) ? std::nanf("") : 0.0f;  // NaN and zeros
+  std::vector<BlockQ8_K> want(n / kQKK), got(n / kQKK);
+  ScalarKernels().quantize_q8_k(x.data(), want.data(), n);
+  for (const CpuKernels* k : testing::HostKernelTables()) {
+    k->quantize_q8_k(x.data(), got.data(), n);
+    for (size_t b = 0; b < want.size(); ++b)
+      EXPECT_EQ(0, std::memcmp(&want[b], &got[b], sizeof(BlockQ8_K))) << IsaName(k->level) << " block " << b;
+  }
+}
+
 // The two fixture files hold one model quantized by llama-quantize two ways;
 // their dequantized token embeddings must agree to within quantization noise.
 TEST(Quant, DequantizeMatchesLlamaCppFiles) {

@@ -3,8 +3,9 @@
 //   kernels_bench [--threads N] [--types q8_0,q8_0x8,f16,f16x8,q4_k] [--tokens 1,4,16,512] [--seconds S]
 //
 // Types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k. q8_0x8, q4_kx8,
-// f16x8 and bf16x8 are those types repacked (Q8_0x8, Q4_Kx8 and Half4 layouts,
-// backend/cpu/repack.h), as models load them by default.
+// q5_kx8, q6_kx8, f16x8 and bf16x8 are those types repacked (Q8_0x8, Q4_Kx8,
+// Q5_Kx8, Q6_Kx8 and Half4 layouts, backend/cpu/repack.h), as models load them
+// by default.
 // For each weight type, shape (rows x cols) and token count it prints the
 // time per call, GFLOP/s (2 * rows * cols * tokens per call) and the weight
 // bandwidth in GB/s (weight bytes per call / time: the figure that bounds

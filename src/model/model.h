@@ -50,8 +50,8 @@ struct ModelOptions {
   // Repack matrices at load (backend/cpu/repack.h): Q8_0 (and Q5_0,
   // losslessly widened) into Q8_0x8 (~2x faster GEMV; int32 block sums
   // instead of llama.cpp's per-lane float partial sums); where the kernel
-  // table asks, Q4_K/Q6_K into Q4_Kx8/Q6_Kx8 and F16/BF16 into Half4 (same
-  // bits). Off keeps llama.cpp's row-major arithmetic (--attn llama).
+  // table asks, Q4_K/Q5_K/Q6_K into Q4_Kx8/Q5_Kx8/Q6_Kx8 and F16/BF16 into
+  // Half4 (same bits). Off keeps llama.cpp's row-major arithmetic (--attn llama).
   bool repack_weights = true;
   // Matrix products on unquantized f32 activations (MatMulPrecise): logits
   // ~40x closer to exact arithmetic on quantized models, slower

@@ -34,6 +34,7 @@ WeightKind WeightKindOf(const WeightMatrix& w) {
     case WeightLayout::kQ4_Kx8: return w.type == GgmlType::Q4_K ? WeightKind::kQ4_Kx8 : WeightKind::kCount;
     case WeightLayout::kQ6_Kx8: return w.type == GgmlType::Q6_K ? WeightKind::kQ6_Kx8 : WeightKind::kCount;
     case WeightLayout::kQ5_0x8: return w.type == GgmlType::Q5_0 ? WeightKind::kQ5_0x8 : WeightKind::kCount;
+    case WeightLayout::kQ5_Kx8: return w.type == GgmlType::Q5_K ? WeightKind::kQ5_Kx8 : WeightKind::kCount;
     case WeightLayout::kHalf4:
       if (w.type == GgmlType::F16) return WeightKind::kF16Half4;
       return w.type == GgmlType::BF16 ? WeightKind::kBF16Half4 : WeightKind::kCount;
@@ -57,6 +58,7 @@ ActFormat ActFormatOf(WeightKind kind) {
     case WeightKind::kQ6_K:
     case WeightKind::kQ4_Kx8:
     case WeightKind::kQ6_Kx8:
+    case WeightKind::kQ5_Kx8:
     case WeightKind::kQ2_K:
     case WeightKind::kQ3_K:
     case WeightKind::kIQ4_XS: return ActFormat::kQ8_K;
@@ -90,7 +92,7 @@ size_t ActRowBytes(ActFormat f, int64_t cols) {
           ns::GemmQ5_K, ns::GemmQ6_K, ns::GemmQ4_1, ns::GemmQ5_0, ns::GemmQ5_1,             \
       ns::GemmIQ4_NL, ns::GemmMXFP4, ns::GemmQ2_K, ns::GemmQ3_K, ns::GemmIQ4_XS,        \
       ns::GemmQ8_0x8, ns::GemmF16Half4, ns::GemmBF16Half4, ns::GemmQ4_Kx8, ns::GemmQ6_Kx8, \
-      scalar::GemmQ5_0x8                                                                  \
+      scalar::GemmQ5_0x8, ns::GemmQ5_Kx8                                                  \
     }                                                                                     \
   }
 
@@ -128,6 +130,7 @@ const CpuKernels& Avx512Kernels() {
     t.gemm[static_cast<int>(WeightKind::kQ4_Kx8)] = avx512::GemmQ4_Kx8;
     t.gemm[static_cast<int>(WeightKind::kQ6_Kx8)] = avx512::GemmQ6_Kx8;
     t.gemm[static_cast<int>(WeightKind::kQ5_0x8)] = avx512::GemmQ5_0x8;
+    t.gemm[static_cast<int>(WeightKind::kQ5_Kx8)] = avx512::GemmQ5_Kx8;
     t.q5_0x8 = true;
     t.half4_f16 = false;  // BF16 still runs the AVX2 kernels
     return t;

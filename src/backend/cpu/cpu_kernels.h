@@ -18,11 +18,11 @@ namespace pg {
 struct WeightMatrix;
 
 // The weight types MatMul handles, as a dense index for the gemm[] table.
-// The last six are repacked layouts (WeightLayout::kQ8_0x8, kHalf4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8).
+// The last seven are repacked layouts (WeightLayout::kQ8_0x8, kHalf4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8, kQ5_Kx8).
 enum class WeightKind {
   kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K,
   kQ4_1, kQ5_0, kQ5_1, kIQ4_NL, kMXFP4, kQ2_K, kQ3_K, kIQ4_XS,
-  kQ8_0x8, kF16Half4, kBF16Half4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8, kCount
+  kQ8_0x8, kF16Half4, kBF16Half4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8, kQ5_Kx8, kCount
 };
 
 // Index for `type` in the row-major layout, or kCount if unsupported.
@@ -86,7 +86,7 @@ struct CpuKernels {
   // own row-major layout (measured on a Sapphire Rapids host, docs/performance.md).
   bool half4_f16 = false;
   bool half4_bf16 = false;
-  // Whether models repack Q4_K / Q6_K matrices into Q4_Kx8 / Q6_Kx8 (repack.h)
+  // Whether models repack Q4_K / Q5_K / Q6_K matrices into Q4_Kx8 / Q5_Kx8 / Q6_Kx8 (repack.h)
   // for this table: true where SIMD kernels for them exist (AVX2, and AVX-512
   // through it).
   bool k_quant_x8 = false;

@@ -1,5 +1,5 @@
 // Private: what the AVX2 and AVX-512 GEMM kernels over the 8-row repacked
-// layouts (repack.h: Q8_0x8, Q5_0x8, Q4_Kx8, Q6_Kx8) share: the driver that
+// layouts (repack.h: Q8_0x8, Q5_0x8, Q4_Kx8, Q5_Kx8, Q6_Kx8) share: the driver that
 // walks groups and token tiles, and the min / offset sums of the K-quant
 // tiles. Include only from files compiled with -mavx2 -mfma -mf16c (or more).
 //
@@ -111,12 +111,12 @@ inline void TileX8(const Block* g, int64_t nb, const uint8_t* xbase, size_t xs, 
   for (int j = 0; j < RN; ++j) out[j] = acc[j];
 }
 
-// Q4_Kx8: d * isum - dmin * (sum over the 8 sub-blocks of min * the token's
-// bsums of the sub-block), per row lane.
+// Q4_Kx8 and Q5_Kx8 (the same d, dmin and m): d * isum - dmin * (sum over
+// the 8 sub-blocks of min * the token's bsums of the sub-block), per row lane.
 struct Q4_KFinish {
   using XBlock = BlockQ8_K;
-  template <int RN>
-  void operator()(const BlockQ4_Kx8& blk, const BlockQ8_K* const (&xb)[RN], const __m256i (&isum)[RN],
+  template <int RN, typename Block>
+  void operator()(const Block& blk, const BlockQ8_K* const (&xb)[RN], const __m256i (&isum)[RN],
                   __m256 (&acc)[RN]) const {
     __m256i mins[4];  // lane r: (m[p][r][0], m[p][r][1]) as int16
     for (int p = 0; p < 4; ++p) mins[p] = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.m[p])));

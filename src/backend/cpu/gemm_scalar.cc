@@ -2,6 +2,7 @@
 // products and the GEMM tiles (see matmul.h, cpu_kernels.h).
 #include <cmath>
 #include <cstdlib>
+#include <type_traits>
 
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/gemm_tile.h"
@@ -198,27 +199,37 @@ void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
   GemmX8Reference<BlockQ5_0x8, BlockQ8_0>(w, kQK, xa, xs, t0, t1, r0, r1, y, ldy, step);
 }
 
-// Q4_Kx8 (repack.h): per row and token, each super-block summed exactly in
-// int32, then two FMAs, super-blocks in order. The SIMD kernels do the same
-// operations, so their results are bit-identical.
+// Q4_Kx8 / Q5_Kx8 (repack.h): per row and token, each super-block summed
+// exactly in int32, then two FMAs, super-blocks in order (levels 0..15, or
+// 0..31 with Q5_Kx8's fifth bits). The SIMD kernels do the same operations,
+// so their results are bit-identical.
+template <typename Block>
+float StepK4x8(const Block& g, int lane, const BlockQ8_K& x, float acc) {
+  int32_t isum = 0, msum = 0;
+  for (int j = 0; j < 8; ++j) {
+    int32_t s = 0;
+    for (int l = 0; l < kQK; ++l) {
+      const int at = 32 * (l / 4) + 4 * lane + l % 4;
+      int v = (g.qs[256 * (j / 2) + at] >> (4 * (j % 2))) & 15;
+      if constexpr (std::is_same_v<Block, BlockQ5_Kx8>) v |= ((g.qh[at] >> j) & 1) << 4;
+      s += v * x.qs[32 * j + l];
+    }
+    isum += g.sc[j][lane] * s;
+    msum += g.m[j / 2][lane][j % 2] * (x.bsums[2 * j] + x.bsums[2 * j + 1]);
+  }
+  const float xd = x.d;
+  acc = std::fma(F16ToF32(g.d[lane]) * xd, static_cast<float>(isum), acc);
+  return std::fma(-(F16ToF32(g.dmin[lane]) * xd), static_cast<float>(msum), acc);
+}
+
 void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
                 int64_t r1, float* y, int64_t ldy) {
-  auto step = [](const BlockQ4_Kx8& g, int lane, const BlockQ8_K& x, float acc) {
-    int32_t isum = 0, msum = 0;
-    for (int j = 0; j < 8; ++j) {
-      int32_t s = 0;
-      for (int l = 0; l < kQK; ++l) {
-        const uint8_t byte = g.qs[256 * (j / 2) + 32 * (l / 4) + 4 * lane + l % 4];
-        s += ((byte >> (4 * (j % 2))) & 15) * x.qs[32 * j + l];
-      }
-      isum += g.sc[j][lane] * s;
-      msum += g.m[j / 2][lane][j % 2] * (x.bsums[2 * j] + x.bsums[2 * j + 1]);
-    }
-    const float xd = x.d;
-    acc = std::fma(F16ToF32(g.d[lane]) * xd, static_cast<float>(isum), acc);
-    return std::fma(-(F16ToF32(g.dmin[lane]) * xd), static_cast<float>(msum), acc);
-  };
-  GemmX8Reference<BlockQ4_Kx8, BlockQ8_K>(w, kQKK, xa, xs, t0, t1, r0, r1, y, ldy, step);
+  GemmX8Reference<BlockQ4_Kx8, BlockQ8_K>(w, kQKK, xa, xs, t0, t1, r0, r1, y, ldy, StepK4x8<BlockQ4_Kx8>);
+}
+
+void GemmQ5_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
+                int64_t r1, float* y, int64_t ldy) {
+  GemmX8Reference<BlockQ5_Kx8, BlockQ8_K>(w, kQKK, xa, xs, t0, t1, r0, r1, y, ldy, StepK4x8<BlockQ5_Kx8>);
 }
 
 // Q6_Kx8 (repack.h): per row and token, isum = sum_j sc_j (q . x)_j -

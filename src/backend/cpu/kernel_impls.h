@@ -58,10 +58,13 @@ float DotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb);
 float DotIQ4_XS(const BlockIQ4_XS* w, const BlockQ8_K* x, int64_t nb);
 // Q5_0x8 (repack.h); the scalar and AVX2 tables both run this one.
 GemmTile GemmQ5_0x8;
+// Q5_Kx8 (repack.h): the reference, beside GemmQ4_Kx8 (gemm_scalar.cc).
+GemmTile GemmQ5_Kx8;
 }  // namespace scalar
 
 namespace avx2 {
 PG_DECLARE_KERNELS
+GemmTile GemmQ5_Kx8;  // gemm_q5k_x8_avx2.cc
 }  // namespace avx2
 
 namespace avx512 {
@@ -74,6 +77,7 @@ float DotF16(const uint16_t* a, const float* b, int64_t n);
 void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);
 // VNNI kernels over the 8-row repacked layouts (gemm_x8_avx512.cc).
 GemmTile GemmQ8_0x8, GemmQ4_Kx8, GemmQ6_Kx8, GemmQ5_0x8;
+GemmTile GemmQ5_Kx8;  // gemm_q5k_x8_avx512.cc
 }  // namespace avx512
 
 #undef PG_DECLARE_KERNELS

@@ -39,6 +39,7 @@ enum class WeightLayout : uint8_t {
   kQ4_Kx8,    // Q4_K repacked in groups of 8 rows (backend/cpu/repack.h)
   kQ6_Kx8,    // Q6_K repacked in groups of 8 rows (backend/cpu/repack.h)
   kQ5_0x8,    // Q5_0 repacked in groups of 8 rows (backend/cpu/repack.h)
+  kQ5_Kx8,    // Q5_K repacked in groups of 8 rows (backend/cpu/repack.h)
 };
 
 // A weight matrix: `rows` output features of `cols` input features. As stored

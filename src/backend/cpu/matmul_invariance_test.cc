@@ -27,21 +27,21 @@ TEST(MatMulInvariance, TokenResultsDoNotDependOnBatchSizeOrThreads) {
   const int64_t n_tok = 37;
   std::vector<float> x(static_cast<size_t>(n_tok * cols));
   for (auto& v : x) v = nd(rng) * 3.0f;
-  // The last six entries are repacked (Q8_0x8, F16 and BF16 Half4, Q4_Kx8, Q5_0 as Q8_0x8, Q6_Kx8).
+  // The last seven entries are repacked (Q8_0x8, F16 and BF16 Half4, Q4_Kx8, Q5_0 as Q8_0x8, Q6_Kx8, Q5_Kx8).
   const GgmlType types[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
                             GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q4_K, GgmlType::Q5_K,
                             GgmlType::Q6_K, GgmlType::Q8_0, GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_K,
-                            GgmlType::Q5_0, GgmlType::Q6_K};
+                            GgmlType::Q5_0, GgmlType::Q6_K, GgmlType::Q5_K};
   for (size_t ti = 0; ti < std::size(types); ++ti) {
     const GgmlType type = types[ti];
-    const bool repacked = ti + 6 >= std::size(types);
+    const bool repacked = ti + 7 >= std::size(types);
     SCOPED_TRACE(std::string(TypeName(type)) + (repacked ? " repacked" : ""));
     std::vector<uint8_t> wq(RowBytes(type, cols) * rows);
     for (int64_t r = 0; r < rows; ++r)
       ASSERT_TRUE(QuantizeRow(type, wf.data() + r * cols, wq.data() + r * RowBytes(type, cols), cols).ok());
     RepackedWeights store;
     WeightMatrix w = MakeWeightMatrix(type, wq.data(), rows, cols);
-    if (repacked) w = store.Add(w, Avx2Kernels());  // the AVX2 table repacks all six, whatever this host runs
+    if (repacked) w = store.Add(w, Avx2Kernels());  // the AVX2 table repacks all seven, whatever this host runs
     ASSERT_EQ(w.layout != WeightLayout::kRowMajor, repacked);
     MatMulScratch scratch;
     ThreadPool one(1), three(3);

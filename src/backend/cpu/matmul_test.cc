@@ -207,7 +207,8 @@ TEST(MatMul, GroupedMatchesMatMulPerGroupBitForBit) {
   for (int64_t n : sizes) n_rows += n;
   const auto x = RandomWeights(n_rows * cols, 8, 1.0f);
   for (const CpuKernels* k : HostKernelTables()) {
-    for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16}) {
+    for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
+                          GgmlType::F16}) {
       const size_t rb = RowBytes(type, cols);
       std::vector<uint8_t> data(rb * rows * kGroups);
       const auto wf = RandomWeights(rows * kGroups * cols, 30);

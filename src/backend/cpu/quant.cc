@@ -101,20 +101,6 @@ float FitSymmetric(const float* x, int n, int nmax) {
   return best_scale;
 }
 
-void PackScaleMinK4(const uint8_t* sc, const uint8_t* m, uint8_t* out) {
-  std::memset(out, 0, kKScaleBytes);
-  for (int j = 0; j < 8; ++j) {
-    if (j < 4) {
-      out[j] = sc[j];
-      out[j + 4] = m[j];
-    } else {
-      out[j + 4] = static_cast<uint8_t>((sc[j] & 0xF) | ((m[j] & 0xF) << 4));
-      out[j - 4] |= static_cast<uint8_t>((sc[j] >> 4) << 6);
-      out[j] |= static_cast<uint8_t>((m[j] >> 4) << 6);
-    }
-  }
-}
-
 // Shared by Q4_K (nmax 15) and Q5_K (nmax 31): fills d, dmin, scales and the
 // 256 levels L.
 void QuantizeSuperK(const float* x, int nmax, uint16_t* d_out, uint16_t* dmin_out,
@@ -321,6 +307,20 @@ Status CheckRow(GgmlType type, int64_t n, bool allow_q8k) {
 }
 
 }  // namespace
+
+void PackScaleMinK4(const uint8_t* sc, const uint8_t* m, uint8_t* out) {
+  std::memset(out, 0, kKScaleBytes);
+  for (int j = 0; j < 8; ++j) {
+    if (j < 4) {
+      out[j] = sc[j];
+      out[j + 4] = m[j];
+    } else {
+      out[j + 4] = static_cast<uint8_t>((sc[j] & 0xF) | ((m[j] & 0xF) << 4));
+      out[j - 4] |= static_cast<uint8_t>((sc[j] >> 4) << 6);
+      out[j] |= static_cast<uint8_t>((m[j] >> 4) << 6);
+    }
+  }
+}
 
 bool IsSupportedWeightType(GgmlType type) { return WeightKindOf(type) != WeightKind::kCount; }
 

@@ -198,6 +198,9 @@ inline void GetScaleMinK4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
   }
 }
 
+// The inverse: packs the 8 sub-blocks' 6-bit scales sc and mins m into scales[12].
+void PackScaleMinK4(const uint8_t* sc, const uint8_t* m, uint8_t* out);
+
 // Q4_K / Q5_K sub-block j (32 elements) dequantizes as x = dl * q - ml, with
 // dl = d * scale_j and ml = dmin * min_j (GetScaleMinK4 of the block's scales).
 struct KSubScale {

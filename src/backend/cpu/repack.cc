@@ -11,7 +11,7 @@
 namespace pg {
 namespace {
 
-// The 8-row layouts: Q8_0x8, Q5_0x8, Q4_Kx8 and Q6_Kx8.
+// The 8-row layouts: Q8_0x8, Q5_0x8, Q4_Kx8, Q5_Kx8 and Q6_Kx8.
 constexpr int kGroupRows = 8;
 static_assert(kQ8_0x8Rows == kGroupRows && kQ5_0x8Rows == kGroupRows && kQ4_Kx8Rows == kGroupRows);
 
@@ -67,12 +67,19 @@ void PutRowQ5_0x8(const BlockQ5_0& src, int r, BlockQ5_0x8& o) {
   }
 }
 
-void PutRowQ4_Kx8(const BlockQ4_K& src, int r, BlockQ4_Kx8& o) {
+// Q4_Kx8's fields from a Q4_K or Q5_K block (the same scales and nibbles).
+template <typename In, typename Out>
+void PutScalesAndNibblesK4(const In& src, int r, Out& o) {
   o.d[r] = src.d;
   o.dmin[r] = src.dmin;
   for (int j = 0; j < 8; ++j) GetScaleMinK4(j, src.scales, &o.sc[j][r], &o.m[j / 2][r][j % 2]);
   for (int p = 0; p < 4; ++p)
     for (int k = 0; k < 8; ++k) std::memcpy(&o.qs[256 * p + 32 * k + 4 * r], &src.qs[32 * p + 4 * k], 4);
+}
+
+void PutRowQ5_Kx8(const BlockQ5_K& src, int r, BlockQ5_Kx8& o) {
+  PutScalesAndNibblesK4(src, r, o);
+  for (int k = 0; k < 8; ++k) std::memcpy(&o.qh[32 * k + 4 * r], &src.qh[4 * k], 4);
 }
 
 void PutRowQ6_Kx8(const BlockQ6_K& src, int r, BlockQ6_Kx8& o) {
@@ -145,7 +152,40 @@ size_t RepackedBytesQ4_Kx8(const WeightMatrix& w) { return GroupsOf8Bytes<BlockQ
 
 WeightMatrix RepackQ4_Kx8(const WeightMatrix& w, void* dst) {
   PG_CHECK(CanRepackQ4_Kx8(w));
-  return FillGroupsOf8<BlockQ4_K, BlockQ4_Kx8>(w, dst, kQKK, WeightLayout::kQ4_Kx8, PutRowQ4_Kx8);
+  return FillGroupsOf8<BlockQ4_K, BlockQ4_Kx8>(w, dst, kQKK, WeightLayout::kQ4_Kx8,
+                                               PutScalesAndNibblesK4<BlockQ4_K, BlockQ4_Kx8>);
+}
+
+bool CanRepackQ5_Kx8(const WeightMatrix& w) { return IsRowMajorOf(w, GgmlType::Q5_K, kQKK); }
+
+size_t RepackedBytesQ5_Kx8(const WeightMatrix& w) { return GroupsOf8Bytes<BlockQ5_Kx8>(w, kQKK); }
+
+WeightMatrix RepackQ5_Kx8(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackQ5_Kx8(w));
+  return FillGroupsOf8<BlockQ5_K, BlockQ5_Kx8>(w, dst, kQKK, WeightLayout::kQ5_Kx8, PutRowQ5_Kx8);
+}
+
+void UnpackRowQ5_Kx8(const WeightMatrix& v, int64_t row, BlockQ5_K* out) {
+  PG_CHECK(v.layout == WeightLayout::kQ5_Kx8 && row >= 0 && row < (v.rows + 7) / 8 * 8);
+  const int64_t nb = v.cols / kQKK;
+  const BlockQ5_Kx8* g = static_cast<const BlockQ5_Kx8*>(v.data) + (row / kGroupRows) * nb;
+  const int r = static_cast<int>(row % kGroupRows);
+  for (int64_t b = 0; b < nb; ++b) {
+    const BlockQ5_Kx8& blk = g[b];
+    BlockQ5_K& o = out[b];
+    o.d = blk.d[r];
+    o.dmin = blk.dmin[r];
+    uint8_t sc[8], m[8];
+    for (int j = 0; j < 8; ++j) {
+      sc[j] = blk.sc[j][r];
+      m[j] = blk.m[j / 2][r][j % 2];
+    }
+    PackScaleMinK4(sc, m, o.scales);
+    for (int k = 0; k < 8; ++k) {
+      std::memcpy(&o.qh[4 * k], &blk.qh[32 * k + 4 * r], 4);
+      for (int p = 0; p < 4; ++p) std::memcpy(&o.qs[32 * p + 4 * k], &blk.qs[256 * p + 32 * k + 4 * r], 4);
+    }
+  }
 }
 
 bool CanRepackQ6_Kx8(const WeightMatrix& w) { return IsRowMajorOf(w, GgmlType::Q6_K, kQKK); }
@@ -202,6 +242,7 @@ size_t GroupOffset(const WeightMatrix& v, int64_t row) {
     case WeightLayout::kQ5_0x8: PG_CHECK(row % kQ5_0x8Rows == 0); return RepackedBytesQ5_0x8(head);
     case WeightLayout::kQ4_Kx8: PG_CHECK(row % kQ4_Kx8Rows == 0); return RepackedBytesQ4_Kx8(head);
     case WeightLayout::kQ6_Kx8: PG_CHECK(row % kQ4_Kx8Rows == 0); return RepackedBytesQ6_Kx8(head);
+    case WeightLayout::kQ5_Kx8: PG_CHECK(row % kQ4_Kx8Rows == 0); return RepackedBytesQ5_Kx8(head);
     case WeightLayout::kHalf4: PG_CHECK(row % kHalf4Rows == 0); return RepackedBytesHalf4(head);
   }
   return 0;
@@ -211,13 +252,14 @@ void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 namespace {
 
-enum class RepackKind { kNone, kQ8_0x8, kQ5_0x8, kQ5_0AsQ8_0x8, kQ4_Kx8, kQ6_Kx8, kHalf4 };
+enum class RepackKind { kNone, kQ8_0x8, kQ5_0x8, kQ5_0AsQ8_0x8, kQ4_Kx8, kQ5_Kx8, kQ6_Kx8, kHalf4 };
 
 RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
   if (CanRepackQ8_0x8(w)) return RepackKind::kQ8_0x8;
   if (CanRepackQ5_0x8(w) && k.q5_0x8) return RepackKind::kQ5_0x8;
   if (CanRepackQ5_0AsQ8_0x8(w)) return RepackKind::kQ5_0AsQ8_0x8;
   if (CanRepackQ4_Kx8(w) && k.k_quant_x8) return RepackKind::kQ4_Kx8;
+  if (CanRepackQ5_Kx8(w) && k.k_quant_x8) return RepackKind::kQ5_Kx8;
   if (CanRepackQ6_Kx8(w) && k.k_quant_x8) return RepackKind::kQ6_Kx8;
   if (CanRepackHalf4(w) && (w.type == GgmlType::F16 ? k.half4_f16 : k.half4_bf16)) return RepackKind::kHalf4;
   return RepackKind::kNone;
@@ -229,6 +271,7 @@ size_t BytesFor(RepackKind kind, const WeightMatrix& w) {
     case RepackKind::kQ5_0AsQ8_0x8: return RepackedBytesQ8_0x8(w);
     case RepackKind::kQ5_0x8: return RepackedBytesQ5_0x8(w);
     case RepackKind::kQ4_Kx8: return RepackedBytesQ4_Kx8(w);
+    case RepackKind::kQ5_Kx8: return RepackedBytesQ5_Kx8(w);
     case RepackKind::kQ6_Kx8: return RepackedBytesQ6_Kx8(w);
     default: return RepackedBytesHalf4(w);
   }
@@ -240,6 +283,7 @@ WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
     case RepackKind::kQ5_0AsQ8_0x8: return RepackQ5_0AsQ8_0x8(w, dst);
     case RepackKind::kQ5_0x8: return RepackQ5_0x8(w, dst);
     case RepackKind::kQ4_Kx8: return RepackQ4_Kx8(w, dst);
+    case RepackKind::kQ5_Kx8: return RepackQ5_Kx8(w, dst);
     case RepackKind::kQ6_Kx8: return RepackQ6_Kx8(w, dst);
     default: return RepackHalf4(w, dst);
   }

@@ -68,6 +68,17 @@
 // arithmetic as Q5_0 repacked as Q8_0x8 (scalar::GemmQ5_0x8), so both give
 // the same bits.
 //
+// Q5_Kx8 is Q4_Kx8 plus Q5_K's fifth bits, interleaved 4 bytes per row as
+// the quants (Q5_K's qh[l] holds column l's fifth bit of sub-block j in bit j):
+//
+//   BlockQ5_Kx8 { d[8]; dmin[8]; sc[8][8]; m[4][8][2]; qs[1024]; qh[256] }
+//   qh[32 * k + 4 * r + i] = row r's Q5_K qh[4 * k + i]
+//
+// so the qh load k pairs with every qs load 32 * k of each sub-block pair p,
+// its bits 2p and 2p + 1 the fifth bits of the low and high nibbles (180
+// bytes per row and super-block; Q5_K has 176). The arithmetic is Q4_Kx8's
+// with levels 0..31 (scalar::GemmQ5_Kx8).
+//
 // A group at the end of a matrix whose row count is not a multiple of its
 // group size is padded with zero rows.
 //
@@ -156,6 +167,25 @@ bool CanRepackQ6_Kx8(const WeightMatrix& w);
 size_t RepackedBytesQ6_Kx8(const WeightMatrix& w);
 WeightMatrix RepackQ6_Kx8(const WeightMatrix& w, void* dst);
 
+struct BlockQ5_Kx8 {
+  uint16_t d[kQ4_Kx8Rows];
+  uint16_t dmin[kQ4_Kx8Rows];
+  uint8_t sc[8][kQ4_Kx8Rows];            // as BlockQ4_Kx8
+  uint8_t m[4][kQ4_Kx8Rows][2];
+  uint8_t qs[kQ4_Kx8Rows * kQKK / 2];
+  uint8_t qh[kQ4_Kx8Rows * kQKK / 8];    // see above
+};
+static_assert(sizeof(BlockQ5_Kx8) == 8 * 180);
+
+// Whether `w` can be repacked into Q5_Kx8 (a row-major Q5_K matrix).
+bool CanRepackQ5_Kx8(const WeightMatrix& w);
+size_t RepackedBytesQ5_Kx8(const WeightMatrix& w);
+WeightMatrix RepackQ5_Kx8(const WeightMatrix& w, void* dst);
+// Row `row` of a Q5_Kx8 view as the Q5_K blocks it was repacked from (nb =
+// cols / 256 of them; a padding row gives zero blocks): the inverse of the
+// repack, for checks.
+void UnpackRowQ5_Kx8(const WeightMatrix& v, int64_t row, BlockQ5_K* out);
+
 constexpr int kHalf4Rows = 4;
 constexpr int kHalf4Cols = 32;
 
@@ -175,8 +205,9 @@ size_t GroupOffset(const WeightMatrix& v, int64_t row);
 class RepackedWeights {
  public:
   // Repacks `w` if it can be repacked (Q8_0 -> Q8_0x8; Q5_0 -> Q5_0x8 where
-  // `k` asks for it, CpuKernels::q5_0x8, else Q8_0x8; Q4_K -> Q4_Kx8
-  // and Q6_K -> Q6_Kx8 where `k` asks for it, CpuKernels::k_quant_x8; F16 /
+  // `k` asks for it, CpuKernels::q5_0x8, else Q8_0x8; Q4_K -> Q4_Kx8,
+  // Q5_K -> Q5_Kx8 and Q6_K -> Q6_Kx8 where `k` asks for it,
+  // CpuKernels::k_quant_x8; F16 /
   // BF16 -> Half4 where `k` asks
   // for it, CpuKernels::half4_*), into memory owned here, and
   // returns the repacked view; returns `w` unchanged otherwise.

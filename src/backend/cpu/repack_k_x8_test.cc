@@ -1,5 +1,5 @@
-// Q4_Kx8 and Q6_Kx8 (repack.h): layouts, and their GEMM kernels against the
-// scalar reference (bit for bit) and the row-major product.
+// Q4_Kx8, Q5_Kx8 and Q6_Kx8 (repack.h): layouts, and their GEMM kernels
+// against the scalar reference (bit for bit) and the row-major product.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,6 +26,13 @@ KMatrix MakeK(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
     auto* b0 = reinterpret_cast<BlockQ4_K*>(m.bytes.data());
     b0->scales[0] = 63;
     b0->scales[4] = 63;
+  } else if (type == GgmlType::Q5_K) {
+    // As Q4_K, and level 31 in every column of row 0's first super-block.
+    auto* b0 = reinterpret_cast<BlockQ5_K*>(m.bytes.data());
+    b0->scales[0] = 63;
+    b0->scales[4] = 63;
+    std::memset(b0->qh, 0xFF, sizeof b0->qh);
+    std::memset(b0->qs, 0xFF, sizeof b0->qs);
   } else {
     // Extreme int8 scales: -128 and 127.
     auto* b0 = reinterpret_cast<BlockQ6_K*>(m.bytes.data());
@@ -91,6 +98,61 @@ TEST(RepackQ6_Kx8, EveryQuantAndScaleLandsInItsLane) {
   testing::ForEachRepackedLane<BlockQ6_Kx8, BlockQ6_K>(v, m, nb, lane_matches);
 }
 
+TEST(RepackQ5_Kx8, EveryQuantScaleMinAndFifthBitLandsInItsLane) {
+  const int64_t rows = 11, cols = 512, nb = cols / kQKK;
+  KMatrix m = MakeK(GgmlType::Q5_K, rows, cols, 3);
+  ASSERT_TRUE(CanRepackQ5_Kx8(m.w));
+  EXPECT_EQ(RepackedBytesQ5_Kx8(m.w), 2u * nb * sizeof(BlockQ5_Kx8));
+  RepackedWeights store;
+  const WeightMatrix v = store.Add(m.w, Avx2Kernels());
+  EXPECT_EQ(v.layout, WeightLayout::kQ5_Kx8);
+  EXPECT_EQ(WeightKindOf(v), WeightKind::kQ5_Kx8);
+  EXPECT_EQ(store.Add(m.w, ScalarKernels()).layout, WeightLayout::kRowMajor);
+  EXPECT_TRUE(v.Validate().ok());
+  EXPECT_FALSE(CanRepackQ5_Kx8(v));
+  const auto lane_matches = [](const BlockQ5_Kx8& blk, int lane, const BlockQ5_K* src) {
+    EXPECT_EQ(blk.d[lane], src ? src->d : 0);
+    EXPECT_EQ(blk.dmin[lane], src ? src->dmin : 0);
+    for (int j = 0; j < 8; ++j) {
+      uint8_t sc = 0, mn = 0;
+      if (src) GetScaleMinK4(j, src->scales, &sc, &mn);
+      EXPECT_EQ(blk.sc[j][lane], sc);
+      EXPECT_EQ(blk.m[j / 2][lane][j % 2], mn);
+    }
+    for (int i = 0; i < kQKK / 2; ++i) {
+      const int p = i / 32, l = i % 32;
+      EXPECT_EQ(blk.qs[256 * p + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qs[i] : 0) << i;
+    }
+    for (int l = 0; l < kQKK / 8; ++l) EXPECT_EQ(blk.qh[32 * (l / 4) + 4 * lane + l % 4], src ? src->qh[l] : 0) << l;
+  };
+  testing::ForEachRepackedLane<BlockQ5_Kx8, BlockQ5_K>(v, m, nb, lane_matches);
+  // The inverse gives every row's blocks back byte for byte (so the same
+  // dequantized values), and zero blocks for the padding rows.
+  std::vector<BlockQ5_K> row(static_cast<size_t>(nb));
+  for (int64_t r = 0; r < 16; ++r) {
+    UnpackRowQ5_Kx8(v, r, row.data());
+    const std::vector<uint8_t> zero(sizeof(BlockQ5_K) * nb, 0);
+    const void* want = r < rows ? m.bytes.data() + r * m.w.row_bytes : zero.data();
+    EXPECT_EQ(0, std::memcmp(row.data(), want, sizeof(BlockQ5_K) * nb)) << "row " << r;
+  }
+}
+
+// A stack of experts repacked as one matrix (model_weights.cc) holds each
+// expert's matrix repacked alone at GroupOffset.
+TEST(RepackQ5_Kx8, EachExpertOfAStackIsThatExpertRepacked) {
+  const int64_t rows = 24, cols = 512, n_expert = 3;
+  KMatrix m = MakeK(GgmlType::Q5_K, rows * n_expert, cols, 4);
+  RepackedWeights store;
+  const WeightMatrix stack = store.Add(m.w, Avx2Kernels());
+  const size_t bytes = RepackedBytesQ5_Kx8(MakeWeightMatrix(GgmlType::Q5_K, m.bytes.data(), rows, cols));
+  ASSERT_EQ(GroupOffset(stack, rows), bytes);
+  for (int64_t e = 0; e < n_expert; ++e) {
+    const WeightMatrix one = MakeWeightMatrix(GgmlType::Q5_K, m.bytes.data() + e * rows * m.w.row_bytes, rows, cols);
+    const WeightMatrix alone = store.Add(one, Avx2Kernels());
+    EXPECT_EQ(0, std::memcmp(static_cast<const uint8_t*>(stack.data) + e * bytes, alone.data, bytes)) << e;
+  }
+}
+
 // Every level gives the scalar reference's bits for every tile shape (1-9
 // tokens), partial groups and row ranges ending inside a group; the result is
 // within float rounding of the row-major product.
@@ -123,6 +185,10 @@ void CheckKernels(GgmlType type, WeightKind kx8, WeightKind row_kind) {
 
 TEST(GemmQ4_Kx8, EveryLevelMatchesScalarBitForBit) {
   CheckKernels(GgmlType::Q4_K, WeightKind::kQ4_Kx8, WeightKind::kQ4_K);
+}
+
+TEST(GemmQ5_Kx8, EveryLevelMatchesScalarBitForBit) {
+  CheckKernels(GgmlType::Q5_K, WeightKind::kQ5_Kx8, WeightKind::kQ5_K);
 }
 
 TEST(GemmQ6_Kx8, EveryLevelMatchesScalarBitForBit) {

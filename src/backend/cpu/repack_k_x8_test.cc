@@ -43,18 +43,10 @@ KMatrix MakeK(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
 }
 KMatrix MakeQ4K(int64_t rows, int64_t cols, uint32_t seed) { return MakeK(GgmlType::Q4_K, rows, cols, seed); }
 
-TEST(RepackQ4_Kx8, EveryQuantScaleAndMinLandsInItsLane) {
-  const int64_t rows = 11, cols = 512, nb = cols / kQKK;
-  KMatrix m = MakeQ4K(rows, cols, 1);
-  ASSERT_TRUE(CanRepackQ4_Kx8(m.w));
-  EXPECT_EQ(RepackedBytesQ4_Kx8(m.w), 2u * nb * sizeof(BlockQ4_Kx8));
-  RepackedWeights store;
-  const WeightMatrix v = store.Add(m.w, Avx2Kernels());  // the AVX2 table asks for Q4_Kx8
-  EXPECT_EQ(v.layout, WeightLayout::kQ4_Kx8);
-  EXPECT_EQ(store.Add(m.w, ScalarKernels()).layout, WeightLayout::kRowMajor);  // the scalar one does not
-  EXPECT_TRUE(v.Validate().ok());
-  EXPECT_FALSE(CanRepackQ4_Kx8(v));
-  const auto lane_matches = [](const BlockQ4_Kx8& blk, int lane, const BlockQ4_K* src) {
+// Q4_Kx8 and Q5_Kx8 share the lanes of d, dmin, the 6-bit scales and mins
+// and the low nibbles: lane `lane` of blk holds src's (zeros for padding).
+template <typename BlockX8, typename Block>
+void ExpectK4LaneMatches(const BlockX8& blk, int lane, const Block* src) {
     EXPECT_EQ(blk.d[lane], src ? src->d : 0);
     EXPECT_EQ(blk.dmin[lane], src ? src->dmin : 0);
     for (int j = 0; j < 8; ++j) {
@@ -67,6 +59,21 @@ TEST(RepackQ4_Kx8, EveryQuantScaleAndMinLandsInItsLane) {
       const int p = i / 32, l = i % 32;
       EXPECT_EQ(blk.qs[256 * p + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qs[i] : 0) << i;
     }
+}
+
+TEST(RepackQ4_Kx8, EveryQuantScaleAndMinLandsInItsLane) {
+  const int64_t rows = 11, cols = 512, nb = cols / kQKK;
+  KMatrix m = MakeQ4K(rows, cols, 1);
+  ASSERT_TRUE(CanRepackQ4_Kx8(m.w));
+  EXPECT_EQ(RepackedBytesQ4_Kx8(m.w), 2u * nb * sizeof(BlockQ4_Kx8));
+  RepackedWeights store;
+  const WeightMatrix v = store.Add(m.w, Avx2Kernels());  // the AVX2 table asks for Q4_Kx8
+  EXPECT_EQ(v.layout, WeightLayout::kQ4_Kx8);
+  EXPECT_EQ(store.Add(m.w, ScalarKernels()).layout, WeightLayout::kRowMajor);  // the scalar one does not
+  EXPECT_TRUE(v.Validate().ok());
+  EXPECT_FALSE(CanRepackQ4_Kx8(v));
+  const auto lane_matches = [](const BlockQ4_Kx8& blk, int lane, const BlockQ4_K* src) {
+    ExpectK4LaneMatches(blk, lane, src);
   };
   testing::ForEachRepackedLane<BlockQ4_Kx8, BlockQ4_K>(v, m, nb, lane_matches);
   std::vector<uint8_t> odd(RowBytes(GgmlType::Q4_0, 256) * 8);
@@ -111,18 +118,7 @@ TEST(RepackQ5_Kx8, EveryQuantScaleMinAndFifthBitLandsInItsLane) {
   EXPECT_TRUE(v.Validate().ok());
   EXPECT_FALSE(CanRepackQ5_Kx8(v));
   const auto lane_matches = [](const BlockQ5_Kx8& blk, int lane, const BlockQ5_K* src) {
-    EXPECT_EQ(blk.d[lane], src ? src->d : 0);
-    EXPECT_EQ(blk.dmin[lane], src ? src->dmin : 0);
-    for (int j = 0; j < 8; ++j) {
-      uint8_t sc = 0, mn = 0;
-      if (src) GetScaleMinK4(j, src->scales, &sc, &mn);
-      EXPECT_EQ(blk.sc[j][lane], sc);
-      EXPECT_EQ(blk.m[j / 2][lane][j % 2], mn);
-    }
-    for (int i = 0; i < kQKK / 2; ++i) {
-      const int p = i / 32, l = i % 32;
-      EXPECT_EQ(blk.qs[256 * p + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qs[i] : 0) << i;
-    }
+    ExpectK4LaneMatches(blk, lane, src);
     for (int l = 0; l < kQKK / 8; ++l) EXPECT_EQ(blk.qh[32 * (l / 4) + 4 * lane + l % 4], src ? src->qh[l] : 0) << l;
   };
   testing::ForEachRepackedLane<BlockQ5_Kx8, BlockQ5_K>(v, m, nb, lane_matches);

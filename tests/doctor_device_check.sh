@@ -11,10 +11,12 @@ work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 "$bin" make-model --shape tiny --type f16 -o "$work/tiny.gguf" >/dev/null 2>&1 || fail "make-model"
-out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 2>&1) || fail "doctor exited $?: $out"
+mkdir -p "$work/tmp"  # doctor's own temp dir: its tiny model must be gone from it afterwards
+out=$(TMPDIR="$work/tmp" "$bin" doctor -m "$work/tiny.gguf" --port 0 2>&1) || fail "doctor exited $?: $out"
 grep -qE '^\[ ok \] gpu: 1 GPU \(backends: cpu, [a-z]+' <<<"$out" || fail "no gpu line naming one device: $out"
 line=$(grep -E '^\[ ok \] gpu 0 vs cpu: tiny qwen3 Q8_0 model, 2 steps, 12 logit rows: normalised error [0-9.e+-]+, greedy tokens equal \(arithmetic cuda' <<<"$out") ||
   fail "no ok 'gpu 0 vs cpu' line: $out"
 [[ $(grep -c 'vs cpu' <<<"$out") -eq 1 ]] || fail "not one device line: $out"
-ls "${TMPDIR:-/tmp}"/prosgrow-doctor-* 2>/dev/null | grep -q . && fail "doctor left its tiny model behind"
+left=$(find "$work/tmp" -name 'prosgrow-doctor-*.gguf*')
+[[ -z $left ]] || fail "doctor left its tiny model behind: $left"
 echo "ok: $line"

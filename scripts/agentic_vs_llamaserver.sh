@@ -2,12 +2,13 @@
 # The agentic multi-turn workload on one GGUF file: prosgrow serve (optimized
 # policy) against llama.cpp's llama-server, with the same KV cells on both.
 #
-#   scripts/agentic_vs_llamaserver.sh [-d SECONDS] [-c CONCURRENCY] [-m KV_DEVICE_MEM] [-t THREADS] MODEL
+#   scripts/agentic_vs_llamaserver.sh [-d SECONDS] [-c CONCURRENCY] [-m KV_DEVICE_MEM] [-t THREADS] [-s TIME_SCALE] MODEL
 #
 # Workload: the kv-cache-tester Claude Code traces ($TRACES, default
 # ../shared/data/traces/kv-cache-tester), replayed as docs/benchmarks.md's
 # "kv-cache-tester traces" section does (x0.1 length, x0.05 time, sessions cut
-# at 4,000 tokens), CONCURRENCY sessions in flight (default 4) for SECONDS
+# at 4,000 tokens; -s sets the time scale: 0 drops the think times, so every
+# session sends its next request as soon as the last is answered), CONCURRENCY sessions in flight (default 4) for SECONDS
 # (default 180) per server, seed 1, no warm-up.
 # prosgrow: `serve --policy optimized --kv-device-mem KV_DEVICE_MEM` (default
 # 64MiB) with a 256 MiB host tier and a 2 GiB disk tier. Its device tier's
@@ -23,17 +24,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DUR=180 CONC=4 MEM=64MiB THREADS=2
+DUR=180 CONC=4 MEM=64MiB THREADS=2 TSCALE=0.05
 usage() {
   sed -n '5p' "$0" | sed 's/^# *//' >&2
   exit 2
 }
-while getopts "d:c:m:t:h" opt; do
+while getopts "d:c:m:t:s:h" opt; do
   case "$opt" in
     d) DUR=$OPTARG ;;
     c) CONC=$OPTARG ;;
     m) MEM=$OPTARG ;;
     t) THREADS=$OPTARG ;;
+    s) TSCALE=$OPTARG ;;
     *) usage ;;
   esac
 done
@@ -68,7 +70,7 @@ wait_ready() {  # url
 
 run_bench() {  # port label
   "$PROSGROW" bench --url "http://127.0.0.1:$1" --concurrency "$CONC" --duration "$DUR" --seed 1 --warmup 0 \
-    --workload "trace:kv-cache-tester:$TRACES" --length-scale 0.1 --time-scale 0.05 --max-context 4000 \
+    --workload "trace:kv-cache-tester:$TRACES" --length-scale 0.1 --time-scale "$TSCALE" --max-context 4000 \
     --label "$2" --out "$OUT/$2" >"$OUT/$2.bench.log" 2>&1
 }
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "base/kv_layout.h"
 #include "base/status.h"
 #include "gpu/executor/device_options.h"
-#include "base/kv_layout.h"
 #include "model/model.h"
 
 namespace pg::gpu {

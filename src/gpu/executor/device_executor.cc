@@ -13,7 +13,7 @@ namespace pg::gpu {
 
 namespace {
 
-// The dense matrices Product may run as a bf16 GEMM.
+// The dense matrices Products may run as a bf16 GEMM.
 template <typename F>
 void ForEachDenseMatrix(const DeviceWeights& w, F&& f) {
   for (const DeviceLayer& L : w.layers)

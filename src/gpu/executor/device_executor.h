@@ -28,9 +28,11 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "engine/executor.h"
 #include "gpu/executor/device_options.h"
@@ -76,9 +78,11 @@ class DeviceExecutor final : public Executor {
   Status Reserve(int64_t T, int64_t L, int64_t NB);
   void Stage(std::span<const BatchSeq> batch);  // fills staging_ for step_
   Status Layer(int64_t l);
-  // y (T, w.rows) = x (T, w.cols) * W^T, both dense: a bf16 GEMM for a step
-  // of options_.gemm_min_tokens or more, else MatMul.
-  Status Product(const DeviceMatrix& w, const float* x, float* y);
+  // For each (W, y) of outs: y (T, W.rows) = x (T, W.cols) * W^T, all dense
+  // and of the same cols: bf16 GEMMs for a step of options_.gemm_min_tokens
+  // or more (x rounded to bf16 once for all of them), else MatMul.
+  using ProductOut = std::pair<const DeviceMatrix*, float*>;
+  Status Products(const float* x, std::initializer_list<ProductOut> outs);
   Status Attention(int64_t l);
   Status DenseFfn(const DeviceMatrix& gate, const DeviceMatrix& up, const DeviceMatrix& down, float* out);
   Status MoeFfn(const DeviceLayer& L);

@@ -2,6 +2,7 @@
 // (dense SwiGLU or MoE), and the logit rows.
 #include <cmath>
 
+#include "base/check.h"
 #include "gpu/executor/device_check.h"
 #include "gpu/executor/device_executor.h"
 #include "gpu/kernels/attention.h"
@@ -17,9 +18,7 @@ Status DeviceExecutor::Layer(int64_t l) {
   const ModelConfig& c = model_.config();
   const DeviceLayer& L = w_->layers[static_cast<size_t>(l)];
   const int64_t T = step_.T, D = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim(), HD = c.head_dim;
-  PG_RETURN_IF_ERROR(Product(L.wq, step_.h, step_.q));
-  PG_RETURN_IF_ERROR(Product(L.wk, step_.h, step_.k));
-  PG_RETURN_IF_ERROR(Product(L.wv, step_.h, step_.v));
+  PG_RETURN_IF_ERROR(Products(step_.h, {{&L.wq, step_.q}, {&L.wk, step_.k}, {&L.wv, step_.v}}));
   if (L.bq) {
     PG_GPU_TRY(AddBias(step_.q, L.bq, T, QD, stream_));
     PG_GPU_TRY(AddBias(step_.k, L.bk, T, KVD, stream_));
@@ -34,7 +33,7 @@ Status DeviceExecutor::Layer(int64_t l) {
   PG_GPU_TRY(Rope(step_.k, T, c.n_head_kv, HD, c.n_rot, step_.pos, w_->inv_freq, neox, stream_));
   PG_GPU_TRY(WriteKvRows(step_.k, step_.v, T, step_.slots, kv_, l, stream_));
   PG_RETURN_IF_ERROR(Attention(l));
-  PG_RETURN_IF_ERROR(Product(L.wo, step_.attn, step_.proj));
+  PG_RETURN_IF_ERROR(Products(step_.attn, {{&L.wo, step_.proj}}));
   PG_GPU_TRY(RmsNormResidual(step_.proj, step_.x, L.ffn_norm, step_.h, T, D, c.rms_eps, stream_));
   if (c.IsMoeLayer(l)) {
     PG_RETURN_IF_ERROR(MoeFfn(L));
@@ -47,15 +46,19 @@ Status DeviceExecutor::Layer(int64_t l) {
   return Status::Ok();
 }
 
-Status DeviceExecutor::Product(const DeviceMatrix& w, const float* x, float* y) {
+Status DeviceExecutor::Products(const float* x, std::initializer_list<ProductOut> outs) {
   const int64_t T = step_.T;
   if (options_.gemm_min_tokens <= 0 || T < options_.gemm_min_tokens) {
-    PG_GPU_TRY(MatMul(w, x, w.cols, T, y, w.rows, stream_));
+    for (const auto& [w, y] : outs) PG_GPU_TRY(MatMul(*w, x, w->cols, T, y, w->rows, stream_));
     return Status::Ok();
   }
-  PG_GPU_TRY(DequantToBf16(w, gemm_w_, stream_));
-  PG_GPU_TRY(RoundToBf16(x, step_.x16, T * w.cols, stream_));
-  PG_GPU_TRY(GemmBf16(gemm_w_, step_.x16, y, w.rows, T, w.cols, stream_));
+  const int64_t cols = outs.begin()->first->cols;
+  PG_GPU_TRY(RoundToBf16(x, step_.x16, T * cols, stream_));  // once for every product of x
+  for (const auto& [w, y] : outs) {
+    PG_CHECK(w->cols == cols);
+    PG_GPU_TRY(DequantToBf16(*w, gemm_w_, stream_));
+    PG_GPU_TRY(GemmBf16(gemm_w_, step_.x16, y, w->rows, T, cols, stream_));
+  }
   return Status::Ok();
 }
 
@@ -79,10 +82,9 @@ Status DeviceExecutor::Attention(int64_t l) {
 Status DeviceExecutor::DenseFfn(const DeviceMatrix& gate, const DeviceMatrix& up, const DeviceMatrix& down,
                                 float* out) {
   const int64_t T = step_.T, F = gate.rows;
-  PG_RETURN_IF_ERROR(Product(gate, step_.h, step_.gate));
-  PG_RETURN_IF_ERROR(Product(up, step_.h, step_.up));
+  PG_RETURN_IF_ERROR(Products(step_.h, {{&gate, step_.gate}, {&up, step_.up}}));
   PG_GPU_TRY(SiluMul(step_.gate, step_.up, step_.gate, T * F, stream_));
-  PG_RETURN_IF_ERROR(Product(down, step_.gate, out));
+  PG_RETURN_IF_ERROR(Products(step_.gate, {{&down, out}}));
   return Status::Ok();
 }
 

@@ -1,4 +1,4 @@
-// AVX2 GEMM over the repacked K-quants Q4_Kx8 and Q6_Kx8 (repack.h): tiles
+// AVX2 GEMM over the repacked K-quants Q4_Kx8, Q5_Kx8 and Q6_Kx8 (repack.h): tiles
 // of one 8-row group x up to 4 tokens, one row per 32-bit lane.
 //
 // Q4_Kx8: per 32-byte load of weights (4 columns of sub-blocks 2p and 2p + 1
@@ -9,11 +9,17 @@
 // bsums through one madd per sub-block pair. After a super-block each lane
 // holds its row's exact isum and msum: two cvt and two FMAs.
 //
+// Q5_Kx8: Q4_Kx8 with levels 0..31: per nibble load, the matching 32-byte
+// load of fifth bits gives, in its bits 2p and 2p + 1, 16 to OR into the low
+// and high nibbles.
+//
 // Q6_Kx8: the same with 6-bit levels (ql nibble | 2 bits of qh << 4) and
 // signed int8 scales per 16; the -32 offset is 32 * sum_j sc_j bsum_j, taken
 // off the int32 sum before its one FMA.
 //
-// Same operations as scalar::GemmQ4_Kx8 / GemmQ6_Kx8, so bit-identical.
+// Same operations as scalar::GemmQ4_Kx8 / GemmQ5_Kx8 / GemmQ6_Kx8, so bit-identical.
+#include <type_traits>
+
 #include "backend/cpu/gemm_groups_of8.h"
 #include "backend/cpu/kernel_impls.h"
 #include "backend/cpu/repack.h"
@@ -28,15 +34,29 @@ inline __m256i RowScales16(const uint8_t* sc8) {
   return _mm256_or_si256(s, _mm256_slli_epi32(s, 16));
 }
 
-// isum[j] += sum over the 8 sub-blocks of sc * (nibbles . token j's quants).
-struct Q4_KSums {
+// 16 in each byte of `qh` whose bit `bit` is set, else 0.
+inline __m256i FifthBit(__m256i qh, int bit) {
+  const __m256i m = _mm256_set1_epi8(static_cast<char>(1 << bit));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, m), m), _mm256_set1_epi8(16));
+}
+
+// isum[j] += sum over the 8 sub-blocks of sc * (levels . token j's quants).
+// Q4_Kx8's levels are the nibbles; Q5_Kx8's OR in 16 where the fifth bit is
+// set (bits 2p and 2p + 1 of the qh load matching the nibbles).
+template <typename Block>
+struct K4Sums {
   template <int RN>
-  void operator()(const BlockQ4_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
+  void operator()(const Block& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
     for (int p = 0; p < 4; ++p) {
       const __m256i s_lo = RowScales16(blk.sc[2 * p]), s_hi = RowScales16(blk.sc[2 * p + 1]);
       for (int k = 0; k < 8; ++k) {
         __m256i lo, hi;
         Nibbles(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 256 * p + 32 * k)), &lo, &hi);
+        if constexpr (std::is_same_v<Block, BlockQ5_Kx8>) {
+          const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qh + 32 * k));
+          lo = _mm256_or_si256(lo, FifthBit(qh, 2 * p));
+          hi = _mm256_or_si256(hi, FifthBit(qh, 2 * p + 1));
+        }
         for (int j = 0; j < RN; ++j) {
           const int8_t* xq = xb[j]->qs + 64 * p + 4 * k;
           const __m256i a = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, Broadcast4(xq)), s_lo);
@@ -81,7 +101,8 @@ struct Q6_KSums {
 
 }  // namespace
 
-PG_GEMM_GROUPS_OF8(GemmQ4_Kx8, BlockQ4_Kx8, kQKK, TileX8, Q4_KSums{}, Q4_KFinish{})
+PG_GEMM_GROUPS_OF8(GemmQ4_Kx8, BlockQ4_Kx8, kQKK, TileX8, K4Sums<BlockQ4_Kx8>{}, Q4_KFinish{})
+PG_GEMM_GROUPS_OF8(GemmQ5_Kx8, BlockQ5_Kx8, kQKK, TileX8, K4Sums<BlockQ5_Kx8>{}, Q4_KFinish{})
 PG_GEMM_GROUPS_OF8(GemmQ6_Kx8, BlockQ6_Kx8, kQKK, TileX8, Q6_KSums{}, Q6_KFinish{})
 
 }  // namespace pg::avx2

@@ -1,12 +1,12 @@
-// AVX-512 VNNI GEMM over the 8-row repacked layouts Q8_0x8, Q5_0x8, Q4_Kx8
-// and Q6_Kx8 (repack.h): tiles of one 8-row group x up to 4 tokens, one row per
+// AVX-512 VNNI GEMM over the 8-row repacked layouts Q8_0x8, Q5_0x8, Q4_Kx8,
+// Q5_Kx8 and Q6_Kx8 (repack.h): tiles of one 8-row group x up to 4 tokens, one row per
 // 32-bit lane of a 256-bit vector (AVX-512VL), as the AVX2 kernels. Where
 // AVX2 needs broadcast + maddubs + madd + add per 32-byte load and token,
 // VPDPBUSD (u8 x s8, four products added into each int32 lane) does it in one
 // instruction, with the token's 4 quants as an embedded broadcast:
 //
-// - Q4_Kx8 / Q6_Kx8: the levels are unsigned (nibbles; 6-bit levels before
-//   the -32 offset), so they are VPDPBUSD's u8 operand as they are. The
+// - Q4_Kx8 / Q5_Kx8 / Q6_Kx8: the levels are unsigned (nibbles, with Q5_K's
+//   fifth bits; 6-bit levels before the -32 offset), so they are VPDPBUSD's u8 operand as they are. The
 //   products of one sub-block (32 columns for Q4_K, 16 for Q6_K) are summed
 //   in their own int32 lanes, then multiplied by the rows' sub-block scales
 //   (VPMULLD) into the super-block sum.
@@ -17,12 +17,14 @@
 //
 // Every sum is the exact integer the AVX2 and scalar kernels compute, and the
 // float steps after it are theirs, so the results are bit-identical to
-// scalar::GemmQ8_0x8 / GemmQ5_0x8 / GemmQ4_Kx8 / GemmQ6_Kx8.
+// scalar::GemmQ8_0x8 / GemmQ5_0x8 / GemmQ4_Kx8 / GemmQ5_Kx8 / GemmQ6_Kx8.
 // GCC 12's AVX-512 intrinsics raise false -W(maybe-)uninitialized warnings
 // when inlined (see gemm_avx512.cc).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+
+#include <type_traits>
 
 #include "backend/cpu/gemm_groups_of8.h"
 #include "backend/cpu/kernel_impls.h"
@@ -96,18 +98,28 @@ struct Q5_0Sums {
   }
 };
 
-// isum[j] += sum over the 8 sub-blocks of sc * (nibbles . token j's quants):
+// isum[j] += sum over the 8 sub-blocks of sc * (levels . token j's quants):
 // each sub-block's products summed in its own lanes, then VPMULLD by the
-// rows' scales.
-struct Q4_KSums {
+// rows' scales. Q4_Kx8's levels are the nibbles; Q5_Kx8's add 16 where the
+// fifth bit is set (bit 2p or 2p + 1 of the qh load matching the nibbles):
+// one masked byte add per nibble vector, VPTESTMB giving the mask.
+template <typename Block>
+struct K4Sums {
   template <int RN>
-  void operator()(const BlockQ4_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
+  void operator()(const Block& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
     for (int p = 0; p < 4; ++p) {
       __m256i s_lo[RN], s_hi[RN];  // sub-blocks 2p and 2p + 1
       for (int j = 0; j < RN; ++j) s_lo[j] = s_hi[j] = _mm256_setzero_si256();
       for (int k = 0; k < 8; ++k) {
         __m256i lo, hi;
         Nibbles(Load256(blk.qs + 256 * p + 32 * k), &lo, &hi);
+        if constexpr (std::is_same_v<Block, BlockQ5_Kx8>) {
+          const __m256i qh = Load256(blk.qh + 32 * k), k16 = _mm256_set1_epi8(16);
+          lo = _mm256_mask_add_epi8(lo, _mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(1 << (2 * p)))),
+                                    lo, k16);
+          hi = _mm256_mask_add_epi8(hi, _mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(2 << (2 * p)))),
+                                    hi, k16);
+        }
         for (int j = 0; j < RN; ++j) {
           const int8_t* xq = xb[j]->qs + 64 * p + 4 * k;
           s_lo[j] = _mm256_dpbusd_epi32(s_lo[j], lo, Broadcast4(xq));
@@ -124,7 +136,7 @@ struct Q4_KSums {
   }
 };
 
-// As Q4_KSums, per 16-column sub-block of the 6-bit levels; the -32 offset
+// As K4Sums, per 16-column sub-block of the 6-bit levels; the -32 offset
 // is left to Q6_KFinish.
 struct Q6_KSums {
   template <int RN>
@@ -160,7 +172,8 @@ struct Q6_KSums {
 
 PG_GEMM_GROUPS_OF8(GemmQ8_0x8, BlockQ8_0x8, kQK, TileSigned8, Q8_0Sums{})
 PG_GEMM_GROUPS_OF8(GemmQ5_0x8, BlockQ5_0x8, kQK, TileSigned8, Q5_0Sums{})
-PG_GEMM_GROUPS_OF8(GemmQ4_Kx8, BlockQ4_Kx8, kQKK, TileX8, Q4_KSums{}, Q4_KFinish{})
+PG_GEMM_GROUPS_OF8(GemmQ4_Kx8, BlockQ4_Kx8, kQKK, TileX8, K4Sums<BlockQ4_Kx8>{}, Q4_KFinish{})
+PG_GEMM_GROUPS_OF8(GemmQ5_Kx8, BlockQ5_Kx8, kQKK, TileX8, K4Sums<BlockQ5_Kx8>{}, Q4_KFinish{})
 PG_GEMM_GROUPS_OF8(GemmQ6_Kx8, BlockQ6_Kx8, kQKK, TileX8, Q6_KSums{}, Q6_KFinish{})
 
 }  // namespace pg::avx512

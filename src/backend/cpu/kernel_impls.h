@@ -64,7 +64,7 @@ GemmTile GemmQ5_Kx8;
 
 namespace avx2 {
 PG_DECLARE_KERNELS
-GemmTile GemmQ5_Kx8;  // gemm_q5k_x8_avx2.cc
+GemmTile GemmQ5_Kx8;  // gemm_k_x8_avx2.cc
 }  // namespace avx2
 
 namespace avx512 {
@@ -76,8 +76,7 @@ float DotF32(const float* a, const float* b, int64_t n);
 float DotF16(const uint16_t* a, const float* b, int64_t n);
 void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);
 // VNNI kernels over the 8-row repacked layouts (gemm_x8_avx512.cc).
-GemmTile GemmQ8_0x8, GemmQ4_Kx8, GemmQ6_Kx8, GemmQ5_0x8;
-GemmTile GemmQ5_Kx8;  // gemm_q5k_x8_avx512.cc
+GemmTile GemmQ8_0x8, GemmQ4_Kx8, GemmQ5_Kx8, GemmQ6_Kx8, GemmQ5_0x8;
 }  // namespace avx512
 
 #undef PG_DECLARE_KERNELS

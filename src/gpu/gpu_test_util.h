@@ -4,11 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "backend/cpu/test_util.h"
+#include "base/normalised_error.h"
 #include "gpu/runtime/gpu_vendor.h"
 
 namespace pg::gpu::testing {
@@ -81,14 +83,7 @@ class DeviceArray {
 // as llama.cpp's test-backend-ops compares backends.
 inline double Nmse(const std::vector<float>& a, const std::vector<float>& ref) {
   EXPECT_EQ(a.size(), ref.size());
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size() && i < ref.size(); ++i) {
-    const double d = static_cast<double>(a[i]) - ref[i];
-    num += d * d;
-    den += static_cast<double>(ref[i]) * ref[i];
-  }
-  if (!std::isfinite(num)) return INFINITY;
-  return den == 0 ? num : num / den;
+  return NormalisedError(a.data(), ref.data(), std::min(a.size(), ref.size()));
 }
 
 }  // namespace pg::gpu::testing

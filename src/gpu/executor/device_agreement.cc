@@ -1,9 +1,9 @@
 #include "gpu/executor/device_agreement.h"
 
 #include <algorithm>
-#include <cmath>
 #include <span>
 
+#include "base/normalised_error.h"
 #include "base/thread_pool.h"
 #include "engine/cpu_executor.h"
 #include "gpu/executor/device_arena.h"
@@ -29,13 +29,7 @@ Result<std::vector<std::vector<float>>> RunSteps(Executor& ex, int64_t n_vocab) 
 
 StepAgreement Compare(const std::vector<float>& got, const std::vector<float>& want, int64_t n_vocab) {
   StepAgreement s;
-  double num = 0, den = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double d = static_cast<double>(got[i]) - want[i];
-    num += d * d;
-    den += static_cast<double>(want[i]) * want[i];
-  }
-  s.nmse = !std::isfinite(num) ? INFINITY : den == 0 ? num : num / den;
+  s.nmse = NormalisedError(got.data(), want.data(), want.size());
   s.rows = static_cast<int64_t>(want.size()) / n_vocab;
   for (int64_t r = 0; r < s.rows; ++r) {
     auto argmax = [&](const std::vector<float>& v) {

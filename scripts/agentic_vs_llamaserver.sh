@@ -20,6 +20,7 @@
 # `prosgrow bench compare` table (llama-server first, ratios x/llama-server).
 #
 # Environment: LLAMA_SERVER (default /work/llamacpp/build/bin/llama-server),
+# LLAMA_SERVER_ARGS (more llama-server flags, e.g. --no-jinja),
 # PROSGROW (default build/prosgrow), OUT (run folders; default a temp dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,7 +89,7 @@ run_bench "$PORT_PG" optimized
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true; pids=()
 
 "$LLAMA_SERVER" -m "$MODEL" --host 127.0.0.1 --port "$PORT_LC" -t "$THREADS" -np "$CONC" -c "$CELLS" \
-  >"$OUT/llama-server.log" 2>&1 &
+  ${LLAMA_SERVER_ARGS:-} >"$OUT/llama-server.log" 2>&1 &
 pids+=($!)
 wait_ready "http://127.0.0.1:$PORT_LC/health"
 run_bench "$PORT_LC" llama-server

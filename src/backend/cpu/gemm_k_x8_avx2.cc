@@ -46,7 +46,7 @@ inline __m256i FifthBit(__m256i qh, int bit) {
 template <typename Block>
 struct K4Sums {
   template <int RN>
-  void operator()(const Block& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
+  void operator()(Ymm, const Block& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
     for (int p = 0; p < 4; ++p) {
       const __m256i s_lo = RowScales16(blk.sc[2 * p]), s_hi = RowScales16(blk.sc[2 * p + 1]);
       for (int k = 0; k < 8; ++k) {
@@ -78,7 +78,7 @@ inline __m256i RowScales16Signed(const int8_t* sc8) {
 // quants), the -32 offset left to Q6_KFinish.
 struct Q6_KSums {
   template <int RN>
-  void operator()(const BlockQ6_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
+  void operator()(Ymm, const BlockQ6_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
     for (int h = 0; h < 2; ++h) {
       for (int k = 0; k < 8; ++k) {
         const __m256i vh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qh + 256 * h + 32 * k));
@@ -101,8 +101,8 @@ struct Q6_KSums {
 
 }  // namespace
 
-PG_GEMM_GROUPS_OF8(GemmQ4_Kx8, BlockQ4_Kx8, kQKK, TileX8, K4Sums<BlockQ4_Kx8>{}, Q4_KFinish{})
-PG_GEMM_GROUPS_OF8(GemmQ5_Kx8, BlockQ5_Kx8, kQKK, TileX8, K4Sums<BlockQ5_Kx8>{}, Q4_KFinish{})
-PG_GEMM_GROUPS_OF8(GemmQ6_Kx8, BlockQ6_Kx8, kQKK, TileX8, Q6_KSums{}, Q6_KFinish{})
+PG_GEMM_GROUPS_OF8(GemmQ4_Kx8, BlockQ4_Kx8, kQKK, Ymm, void, TileX8, K4Sums<BlockQ4_Kx8>{}, Q4_KFinish{})
+PG_GEMM_GROUPS_OF8(GemmQ5_Kx8, BlockQ5_Kx8, kQKK, Ymm, void, TileX8, K4Sums<BlockQ5_Kx8>{}, Q4_KFinish{})
+PG_GEMM_GROUPS_OF8(GemmQ6_Kx8, BlockQ6_Kx8, kQKK, Ymm, void, TileX8, Q6_KSums{}, Q6_KFinish{})
 
 }  // namespace pg::avx2

@@ -15,7 +15,7 @@ namespace {
 // isum[j] += the 32 weights of each row . token j's 32 quants.
 struct Q8_0Sums {
   template <int RN>
-  void operator()(const BlockQ8_0x8& blk, const BlockQ8_0* const (&xb)[RN], __m256i (&isum)[RN]) const {
+  void operator()(Ymm, const BlockQ8_0x8& blk, const BlockQ8_0* const (&xb)[RN], __m256i (&isum)[RN]) const {
     const __m256i ones = _mm256_set1_epi16(1);
     for (int k = 0; k < kQK / 4; ++k) {
       const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + kQK * k));
@@ -34,7 +34,7 @@ struct Q8_0Sums {
 struct Q8_0Finish {
   using XBlock = BlockQ8_0;
   template <int RN>
-  void operator()(const BlockQ8_0x8& blk, const BlockQ8_0* const (&xb)[RN], const __m256i (&isum)[RN],
+  void operator()(Ymm, const BlockQ8_0x8& blk, const BlockQ8_0* const (&xb)[RN], const __m256i (&isum)[RN],
                   __m256 (&acc)[RN]) const {
     const __m256 wd = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.d)));
     for (int j = 0; j < RN; ++j) {
@@ -46,6 +46,6 @@ struct Q8_0Finish {
 
 }  // namespace
 
-PG_GEMM_GROUPS_OF8(GemmQ8_0x8, BlockQ8_0x8, kQK, TileX8, Q8_0Sums{}, Q8_0Finish{})
+PG_GEMM_GROUPS_OF8(GemmQ8_0x8, BlockQ8_0x8, kQK, Ymm, void, TileX8, Q8_0Sums{}, Q8_0Finish{})
 
 }  // namespace pg::avx2

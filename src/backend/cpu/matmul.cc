@@ -12,9 +12,11 @@ namespace {
 
 // Work partition. A task is a (row block, token block) tile. Blocks are
 // sized so that one block of weights and one of activations stay in L2
-// (~128 KiB each), rows come in multiples of 8 for the register tiles, and
-// there are enough tasks for the atomic-counter scheduler to balance.
+// (~128 KiB each), rows come in multiples of 16 for the register tiles (two
+// 8-row groups: the AVX-512 tiles of the 8-row layouts take them in pairs),
+// and there are enough tasks for the atomic-counter scheduler to balance.
 constexpr size_t kL2Budget = 128 * 1024;
+constexpr int64_t kRowQuantum = 16;  // a task's rows, but for a matrix's last task
 
 // Up to this many activation elements are prepared on the calling thread.
 constexpr int64_t kSerialPrepare = 1 << 13;
@@ -197,7 +199,7 @@ void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, cons
       const int64_t rb = (w.rows * n_tok_blocks + want_tasks - 1) / want_tasks;
       row_block = std::min(row_block, rb);
     }
-    row_block = std::max<int64_t>(8, RoundUp(row_block, 8));
+    row_block = RoundUp(row_block, kRowQuantum);
     parts[i].row_block = row_block;
     parts[i].n_row_blocks = (w.rows + row_block - 1) / row_block;
     parts[i].first_task = n_tasks;
@@ -260,7 +262,7 @@ void RunGroups(const CpuKernels& k, const MatMulGroup* groups, int64_t n_groups,
   const int64_t want_tasks = pool.size() * 4;
   if (n_tok_blocks * ((rows + row_block - 1) / row_block) < want_tasks)
     row_block = std::min(row_block, (rows * n_tok_blocks + want_tasks - 1) / want_tasks);
-  row_block = std::max<int64_t>(8, RoundUp(row_block, 8));
+  row_block = RoundUp(row_block, kRowQuantum);
   const int64_t n_row_blocks = (rows + row_block - 1) / row_block;
 
   const GemmTileFn gemm = k.gemm[static_cast<int>(WeightKindOf(w0))];

@@ -14,7 +14,7 @@
 namespace pg {
 namespace {
 
-using testing::ExpectGemmBits;
+using testing::ExpectGemmBitsInRanges;
 using testing::HostKernelTables;
 using testing::RandomWeights;
 using KMatrix = testing::QuantMatrix;
@@ -150,11 +150,13 @@ TEST(RepackQ5_Kx8, EachExpertOfAStackIsThatExpertRepacked) {
 }
 
 // Every level gives the scalar reference's bits for every tile shape (1-9
-// tokens), partial groups and row ranges ending inside a group; the result is
-// within float rounding of the row-major product.
+// tokens, one 8-row group or a pair of them), partial groups, odd group
+// counts and row ranges starting and ending inside a group or a pair
+// (ExpectGemmBitsInRanges); the result is within float rounding of the
+// row-major product.
 void CheckKernels(GgmlType type, WeightKind kx8, WeightKind row_kind) {
   const int kind = static_cast<int>(kx8);
-  for (int64_t rows : {8, 13, 64}) {
+  for (int64_t rows : {8, 13, 24, 40, 64}) {
     const int64_t cols = 512;
     KMatrix m = MakeK(type, rows, cols, 7 + static_cast<uint32_t>(rows));
     RepackedWeights store;
@@ -173,7 +175,7 @@ void CheckKernels(GgmlType type, WeightKind kx8, WeightKind row_kind) {
       for (const CpuKernels* k : HostKernelTables()) {
         SCOPED_TRACE(std::string(IsaName(k->level)) + " " + TypeName(type) + " rows " + std::to_string(rows) +
                      " tokens " + std::to_string(n_tok));
-        ExpectGemmBits(k->gemm[kind], v, xq.data(), xs, n_tok, rows, want, 8, rows - 1);
+        ExpectGemmBitsInRanges(k->gemm[kind], v, xq.data(), xs, n_tok, rows, want);
       }
     }
   }

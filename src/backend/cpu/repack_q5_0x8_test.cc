@@ -15,7 +15,7 @@
 namespace pg {
 namespace {
 
-using testing::ExpectGemmBits;
+using testing::ExpectGemmBitsInRanges;
 using testing::HostKernelTables;
 using testing::QuantizeRandom;
 using testing::RandomWeights;
@@ -70,11 +70,12 @@ TEST(RepackQ5_0x8, ChosenWhereTheTableAsks) {
 }
 
 // Every level gives the scalar reference's bits for every tile shape (1-9
-// tokens), partial groups and row ranges ending inside a group, and those are
+// tokens), partial groups, odd group counts and row ranges starting and ending
+// inside a group or a pair of groups (ExpectGemmBitsInRanges), and those are
 // the bits of Q5_0 repacked as Q8_0x8 (the same arithmetic).
 TEST(GemmQ5_0x8, EveryLevelMatchesScalarAndQ8_0x8BitForBit) {
   const int kind = static_cast<int>(WeightKind::kQ5_0x8);
-  for (int64_t rows : {8, 13, 64}) {
+  for (int64_t rows : {8, 13, 24, 40, 64}) {
     const int64_t cols = 256, nb = cols / kQK;
     Q5Matrix m = MakeQ5(rows, cols, 7 + static_cast<uint32_t>(rows));
     std::vector<uint8_t> buf(RepackedBytesQ5_0x8(m.w)), buf8(RepackedBytesQ8_0x8(m.w));
@@ -93,7 +94,7 @@ TEST(GemmQ5_0x8, EveryLevelMatchesScalarAndQ8_0x8BitForBit) {
       for (const CpuKernels* k : HostKernelTables()) {
         SCOPED_TRACE(std::string(IsaName(k->level)) + " rows " + std::to_string(rows) + " tokens " +
                      std::to_string(n_tok));
-        ExpectGemmBits(k->gemm[kind], v, xq.data(), xs, n_tok, rows, want, 8, rows - 1);
+        ExpectGemmBitsInRanges(k->gemm[kind], v, xq.data(), xs, n_tok, rows, want);
       }
     }
   }

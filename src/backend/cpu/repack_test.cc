@@ -14,6 +14,7 @@ namespace pg {
 namespace {
 
 using testing::ExpectGemmBits;
+using testing::ExpectGemmBitsInRanges;
 using testing::HostKernelTables;
 using testing::RandomWeights;
 using Q8Matrix = testing::QuantMatrix;
@@ -89,7 +90,7 @@ TEST(RepackedWeights, AddAllRepacksInParallelAsAddDoes) {
 // (1-9 tokens), partial groups and row ranges that end inside a group; and
 // the result is within quantization noise of the row-major Q8_0 product.
 TEST(GemmQ8_0x8, EveryLevelMatchesScalarBitForBit) {
-  for (int64_t rows : {8, 13, 64}) {
+  for (int64_t rows : {8, 13, 24, 40, 64}) {
     const int64_t cols = 128;
     Q8Matrix m = MakeQ8(rows, cols, 7 + static_cast<uint32_t>(rows));
     RepackedWeights store;
@@ -106,9 +107,8 @@ TEST(GemmQ8_0x8, EveryLevelMatchesScalarBitForBit) {
       for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(want[i], rowmajor[i], 1e-5f * (1 + std::fabs(want[i])));
       for (const CpuKernels* k : HostKernelTables()) {
         SCOPED_TRACE(std::string(IsaName(k->level)) + " rows " + std::to_string(rows) + " tokens " + std::to_string(n_tok));
-        // A range ending inside a group writes exactly its rows.
-        ExpectGemmBits(k->gemm[static_cast<int>(WeightKind::kQ8_0x8)], v, xq.data(), xs, n_tok, rows, want, 8,
-                       rows - 1);
+        // Ranges starting and ending inside a group or a pair of groups write exactly their rows.
+        ExpectGemmBitsInRanges(k->gemm[static_cast<int>(WeightKind::kQ8_0x8)], v, xq.data(), xs, n_tok, rows, want);
       }
     }
   }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -90,6 +91,20 @@ inline void ExpectGemmBits(GemmTileFn gemm, const WeightMatrix& w, const void* x
   for (int64_t t = 0; t < n_tok; ++t)
     for (int64_t r = 0; r < rows; ++r)
       EXPECT_EQ(part[t * rows + r], (r >= r0 && r < r1) ? want[t * rows + r] : -3.0f) << t << " " << r;
+}
+
+// ExpectGemmBits over all rows, then over row ranges that start and end
+// inside groups and inside pairs of groups (the AVX-512 tiles take two 8-row
+// groups at once): each range alone writes exactly its rows, want's bits.
+inline void ExpectGemmBitsInRanges(GemmTileFn gemm, const WeightMatrix& w, const void* x, size_t xs, int64_t n_tok,
+                                   int64_t rows, const std::vector<float>& want) {
+  const int64_t ranges[][2] = {{8, rows - 1}, {3, rows}, {0, 20}, {5, 27}, {9, 23}, {16, rows}, {24, 40}, {0, 9}};
+  for (const auto& r : ranges) {
+    const int64_t r1 = std::min(r[1], rows);
+    if (r[0] >= r1) continue;
+    SCOPED_TRACE("rows [" + std::to_string(r[0]) + ", " + std::to_string(r1) + ")");
+    ExpectGemmBits(gemm, w, x, xs, n_tok, rows, want, r[0], r1);
+  }
 }
 
 }  // namespace pg::testing

@@ -220,6 +220,7 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
   }
   StartRunning(s, now_s);
   running_.push_back(std::move(owned));
+  if (!budget) return true;  // shortest-first: the prefill pass gives it its chunk
   int64_t chunk = std::min(s->remaining_to_compute(), *budget);
   if (chunk > 0) {
     s->step_tokens = chunk;
@@ -229,40 +230,83 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
   return true;
 }
 
+// One token for each decoding sequence; false when running_ changed (a
+// preemption) and the caller must rescan. Speculation never preempts: without
+// free blocks for a draft's positions the sequence decodes one token.
+bool Scheduler::PlanDecode(Sequence* s, int64_t* budget, StepPlan* plan) {
+  if (!s->draft.empty() &&
+      !kv_.CanAppend(s->id, s->n_computed + 1 + static_cast<int64_t>(s->draft.size()) - s->allocated_tokens))
+    s->draft.clear();
+  const int64_t want = 1 + static_cast<int64_t>(s->draft.size());  // 1 + k verification positions
+  const int64_t chunk = std::min(want, *budget);
+  if (chunk < want) s->draft.resize(static_cast<size_t>(chunk - 1));  // a short budget shortens the draft
+  return Take(s, chunk, budget, plan);
+}
+
+bool Scheduler::Take(Sequence* s, int64_t chunk, int64_t* budget, StepPlan* plan) {
+  if (!EnsureBlocks(s, s->n_computed + chunk, plan)) return false;
+  s->step_tokens = chunk;
+  *budget -= chunk;
+  plan->batch.push_back(s);
+  return true;
+}
+
+// Running sequences that still prefill, in the order they get the budget:
+// oldest first (FCFS), or under shortest_first the fewest tokens left first,
+// except that one whose prefill started more than the fairness bound ago goes
+// before the rest (in admission order), so a long prompt is never starved.
+std::vector<Sequence*> Scheduler::PrefillOrder(double now_s, bool shortest_first) const {
+  std::vector<Sequence*> order;
+  for (const auto& s : running_)
+    if (s->step_tokens == 0 && !s->decoding() && s->remaining_to_compute() > 0) order.push_back(s.get());
+  if (!shortest_first) return order;
+  auto overdue = [&](const Sequence* s) { return now_s - s->first_scheduled_s > config_.fairness_s; };
+  std::stable_sort(order.begin(), order.end(), [&](const Sequence* a, const Sequence* b) {
+    if (overdue(a) != overdue(b)) return overdue(a);
+    if (overdue(a)) return false;  // both overdue: admission order
+    return a->remaining_to_compute() < b->remaining_to_compute();
+  });
+  return order;
+}
+
 StepPlan Scheduler::Schedule(double now_s) {
   StepPlan plan;
   PromoteLoaded(now_s);
   int64_t budget = config_.max_batch_tokens;
   for (auto& s : running_) s->step_tokens = 0;
 
-  // Decode first (one token each), then continuing prefills, oldest first.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
-      Sequence* s = running_[i].get();
-      if (s->step_tokens > 0) continue;
-      const int64_t remaining = s->remaining_to_compute();
-      const bool decoding = remaining == 1 && s->n_generated > 0;
-      if ((pass == 0) != decoding || remaining <= 0) continue;
-      // A decoding sequence with a draft verifies 1 + k positions; a short
-      // budget shortens the draft.
-      // Speculation never preempts: without free blocks for the draft's
-      // positions the sequence decodes one token this step.
-      if (decoding && !s->draft.empty() &&
-          !kv_.CanAppend(s->id, s->n_computed + 1 + static_cast<int64_t>(s->draft.size()) - s->allocated_tokens))
-        s->draft.clear();
-      const int64_t want = decoding ? 1 + static_cast<int64_t>(s->draft.size()) : remaining;
-      const int64_t chunk = std::min(want, budget);
-      if (decoding && chunk < want) s->draft.resize(static_cast<size_t>(chunk - 1));
-      if (!EnsureBlocks(s, s->n_computed + chunk, &plan)) {
-        i = static_cast<size_t>(-1);  // running_ changed: rescan
-        continue;
-      }
-      s->step_tokens = chunk;
-      budget -= chunk;
-      plan.batch.push_back(s);
+  // Decode first (one token each, or a draft's verification positions).
+  for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    Sequence* s = running_[i].get();
+    if (s->step_tokens > 0 || !s->decoding()) continue;
+    if (!PlanDecode(s, &budget, &plan)) i = static_cast<size_t>(-1);  // running_ changed: rescan
+  }
+  // Then prefill chunks. The baseline policy continues the running prefills
+  // oldest first and admits waiting requests with what is left. The optimized
+  // policy admits first (a request that arrives during a long prefill does not
+  // wait for it to end), then gives the budget shortest prompt first: a turn
+  // with a few hundred new tokens runs in the next step instead of after a
+  // cold prefill of thousands, which is what the agentic workload's tail TTFT
+  // is made of (docs/performance.md, "Scheduling for the agentic workload").
+  const bool shortest_first = config_.policy == ServePolicy::kOptimized;
+  if (shortest_first) {
+    while (budget > 0 && Admit(now_s, nullptr, &plan)) {
     }
   }
-  while (budget > 0 && Admit(now_s, &budget, &plan)) {
+  bool rescan = true;
+  while (rescan) {
+    rescan = false;
+    for (Sequence* s : PrefillOrder(now_s, shortest_first)) {
+      if (budget <= 0) break;
+      if (!Take(s, std::min(s->remaining_to_compute(), budget), &budget, &plan)) {
+        rescan = true;  // running_ changed: order again
+        break;
+      }
+    }
+  }
+  if (!shortest_first) {
+    while (budget > 0 && Admit(now_s, &budget, &plan)) {
+    }
   }
   for (Sequence* s : plan.batch) plan.n_tokens += s->step_tokens;
   return plan;

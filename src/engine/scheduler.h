@@ -6,7 +6,10 @@
 //     table; when the device tier is out of blocks, the newest running
 //     sequence is preempted by recompute — its published blocks stay in the
 //     prefix cache, so with host/disk tiers this acts as a swap to host);
-//  3. prefilling sequences get chunks from the token budget;
+//  3. prefilling sequences get chunks from the token budget: oldest first
+//     under the baseline policy; under the optimized one the fewest tokens
+//     left first (a prefill past the fairness bound goes first), with the
+//     waiting requests admitted before this pass so a newcomer competes;
 //  4. waiting requests are admitted while the budget, the sequence limit and
 //     the device tier allow (admission control: a request whose blocks plus
 //     one block of headroom per running sequence do not fit stays queued;
@@ -61,7 +64,12 @@ class Scheduler {
   void PromoteLoaded(double now_s);
   bool EnsureBlocks(Sequence* seq, int64_t n_tokens_total, StepPlan* plan);
   void Preempt(Sequence* victim);
+  // Admits one waiting request; with a budget it also gets its first chunk
+  // (baseline), with none the prefill pass gives it one (shortest first).
   bool Admit(double now_s, int64_t* budget, StepPlan* plan);
+  bool PlanDecode(Sequence* s, int64_t* budget, StepPlan* plan);
+  bool Take(Sequence* s, int64_t chunk, int64_t* budget, StepPlan* plan);
+  std::vector<Sequence*> PrefillOrder(double now_s, bool shortest_first) const;
   void StartRunning(Sequence* seq, double now_s);
 
   const EngineConfig& config_;

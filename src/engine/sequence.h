@@ -64,6 +64,8 @@ struct Sequence {
   SpecUsage spec_usage;
 
   int64_t remaining_to_compute() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
+  // Past its prompt: each step computes its last sampled token (and a draft).
+  bool decoding() const { return remaining_to_compute() == 1 && n_generated > 0; }
   // This step's tokens reach the end of the sequence: its last row gets logits.
   bool step_reaches_end() const { return n_computed + step_tokens == static_cast<int64_t>(tokens.size()); }
 };

@@ -1,0 +1,81 @@
+// Scheduler: which prefill gets the step's token budget, per policy.
+#include "engine/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "kv/kv_test_util.h"
+
+namespace pg {
+namespace {
+
+std::unique_ptr<Sequence> Prompt(SeqId id, int32_t first_token, int64_t n, double arrival_s) {
+  auto s = std::make_unique<Sequence>();
+  s->id = id;
+  s->request.id = "r" + std::to_string(id);
+  s->tokens.resize(static_cast<size_t>(n));
+  std::iota(s->tokens.begin(), s->tokens.end(), first_token);  // no shared prefix between prompts
+  s->n_prompt = n;
+  s->arrival_s = arrival_s;
+  return s;
+}
+
+int64_t TokensOf(const StepPlan& plan, SeqId id) {
+  for (const Sequence* s : plan.batch)
+    if (s->id == id) return s->step_tokens;
+  return 0;
+}
+
+// A long cold prompt is prefilling when a short one arrives: the optimized
+// policy runs the short one first, the baseline continues the long one.
+struct Case {
+  ServePolicy policy;
+  int64_t long_next, short_next;  // tokens each gets in the step after the short one arrives
+};
+
+class SchedulerPrefillOrder : public testing::TestWithParam<Case> {};
+
+TEST_P(SchedulerPrefillOrder, ShortPromptBesideALongPrefill) {
+  auto kv = kvtest::Make(KvCacheConfig::Baseline(kvtest::SmallLayout(), kvtest::kModel, 200 * kvtest::kBlock));
+  ASSERT_NE(kv, nullptr);
+  EngineConfig config;
+  config.policy = GetParam().policy;
+  config.max_batch_tokens = 16;
+  Scheduler sched(config, *kv);
+  sched.AddWaiting(Prompt(1, 1000, 100, 0.0));
+  StepPlan first = sched.Schedule(0.0);
+  ASSERT_EQ(TokensOf(first, 1), 16);
+  first.batch[0]->n_computed += 16;  // the step ran
+  sched.AddWaiting(Prompt(2, 5000, 6, 0.1));
+  StepPlan second = sched.Schedule(0.1);
+  EXPECT_EQ(TokensOf(second, 1), GetParam().long_next);
+  EXPECT_EQ(TokensOf(second, 2), GetParam().short_next);
+  EXPECT_EQ(second.n_tokens, GetParam().long_next + GetParam().short_next);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, SchedulerPrefillOrder,
+                         testing::Values(Case{ServePolicy::kOptimized, 10, 6}, Case{ServePolicy::kBaseline, 16, 0}));
+
+// Shortest-first never starves: a prefill that started more than the
+// fairness bound ago takes the budget before shorter ones.
+TEST(SchedulerPrefillOrderTest, OverduePrefillGoesFirst) {
+  auto kv = kvtest::Make(KvCacheConfig::Baseline(kvtest::SmallLayout(), kvtest::kModel, 200 * kvtest::kBlock));
+  ASSERT_NE(kv, nullptr);
+  EngineConfig config;
+  config.policy = ServePolicy::kOptimized;
+  config.max_batch_tokens = 16;
+  Scheduler sched(config, *kv);
+  sched.AddWaiting(Prompt(1, 1000, 100, 0.0));
+  StepPlan first = sched.Schedule(0.0);
+  ASSERT_EQ(TokensOf(first, 1), 16);
+  first.batch[0]->n_computed += 16;
+  const double later = config.fairness_s + 1.0;
+  sched.AddWaiting(Prompt(2, 5000, 6, later));
+  StepPlan second = sched.Schedule(later);
+  EXPECT_EQ(TokensOf(second, 1), 16);
+  EXPECT_EQ(TokensOf(second, 2), 0);
+}
+
+}  // namespace
+}  // namespace pg

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "base/large_alloc.h"
 #include "kv/media/block_arena.h"
 #include "kv/media/staging_pool.h"
 
@@ -84,6 +85,16 @@ TEST(HostBlockArenaTest, MemoryComesFromTheGivenHostMemory) {
   EXPECT_EQ(frees, 1);
   m.alloc = [](size_t) -> void* { return nullptr; };
   EXPECT_FALSE(HostBlockArena::Create(3, 100, m).ok());
+}
+
+// A RAM arena of 2 MiB or more starts on a huge page (AllocateLarge), so the
+// attention kernels walking its scattered blocks take few TLB misses.
+TEST(HostBlockArenaTest, LargeRamArenaStartsOnAHugePage) {
+  auto arena = HostBlockArena::Create(2048, 4096);  // 8 MiB
+  ASSERT_TRUE(arena.ok());
+  EXPECT_TRUE(IsHugePageAligned((*arena)->BlockPtr(0)));
+  std::memset((*arena)->BlockPtr(2047), 1, 4096);
+  EXPECT_EQ((*arena)->BlockPtr(2047)[4095], 1);
 }
 
 TEST(StagingPoolTest, OneBufferPerMoverThread) {

@@ -16,6 +16,7 @@
 
 #include "model/attention.h"
 #include "model/attention_exp.h"
+#include "model/kv_prefetch.h"
 
 namespace pg {
 namespace {
@@ -144,6 +145,7 @@ void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> que
   }
   for (int64_t j0 = 0; j0 < n_max; j0 += kT) {
     const int64_t nt_max = std::min(kT, n_max - j0);
+    PrefetchTilesAhead(a, j0, n_max);
     // Walk the tile's keys page by page (no division per key).
     int64_t page = j0 / kv.page_tokens(), slot = j0 % kv.page_tokens();
     for (int64_t i = 0; i < nt_max;) {

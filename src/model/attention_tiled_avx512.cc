@@ -35,6 +35,7 @@
 
 #include "model/attention.h"
 #include "model/attention_exp.h"
+#include "model/kv_prefetch.h"
 
 namespace pg {
 namespace {
@@ -353,6 +354,7 @@ void AttendGroupAvx512(const AttentionArgs& a, std::span<const AttentionQuery> q
     const int64_t nt_max = std::min(kT, n_max - j0);
     const int64_t nt_pad = (nt_max + 7) & ~int64_t{7};
     TileRows(a, j0, nt_max, nt_pad, k_rows, v_rows);
+    PrefetchTilesAhead(a, j0, n_max);
     const int64_t n_active = std::count_if(queries.begin(), queries.end(), [&](const AttentionQuery& query) {
       return query.n_keys > j0;
     });

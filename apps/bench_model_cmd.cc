@@ -2,9 +2,13 @@
 //   pp512 : one 512-token prefill (tokens/s)
 //   tg128 : 128 single-token decode steps after that prompt (tokens/s)
 //   bd4/bd16 : batched decode, 4 or 16 sequences one token each per step
+// -d N (llama-bench's --n-depth): each test starts with N tokens already in
+// every sequence's context (prefilled untimed), so its attention reads N more
+// keys per row: "pp512 @ d2048" as llama-bench names it.
 // Tokens are pseudo-random ids; the KV arena is private (no tiers), f16.
 // --device cuda[:N] (a build with a GPU backend): the same tests through the
 // device executor, its KV arena in device memory (DeviceBlockArena).
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -111,6 +115,8 @@ struct Bench {
   const Model& m;
   ThreadPool& pool;
   int reps, n_prompt, n_gen;
+  int depth = 0;                      // context tokens before each test (-d)
+  uint64_t fill_experts = 0;          // experts the untimed depth prefills ran (not a decode step's)
   ForwardScratch scratch;
   std::mt19937 rng{1234};
   std::uniform_int_distribution<int32_t> tok_dist;
@@ -127,26 +133,44 @@ struct Bench {
     if (device) return device->Forward(batch).status();
     return m.Forward(batch, a.pages, pool, scratch, logits.data());
   }
+  // Prefills `depth` random tokens into sequence `seq` of a, untimed, in
+  // chunks of at most 512.
+  Status Fill(const Arena& a, int64_t seq) {
+    const uint64_t experts0 = scratch.experts_run();
+    std::vector<int32_t> toks(static_cast<size_t>(depth));
+    for (auto& t : toks) t = tok_dist(rng);
+    for (int64_t p = 0; p < depth; p += 512) {
+      const int64_t n = std::min<int64_t>(512, depth - p);
+      BatchSeq b{toks.data() + p, n, p, a.table_of(seq), a.blocks_per_seq, false};
+      PG_RETURN_IF_ERROR(Step({&b, 1}, a));
+    }
+    fill_experts += scratch.experts_run() - experts0;
+    return Status::Ok();
+  }
   double RunPrefill() {
-    Arena a(m.config(), kPage, 1, n_prompt, device_kv, device_blocks);
+    Arena a(m.config(), kPage, 1, depth + n_prompt, device_kv, device_blocks);
+    if (!Fill(a, 0).ok()) return -1.0;
     std::vector<int32_t> toks(static_cast<size_t>(n_prompt));
     for (auto& t : toks) t = tok_dist(rng);
-    BatchSeq b{toks.data(), n_prompt, 0, a.table_of(0), a.blocks_per_seq, true};
+    BatchSeq b{toks.data(), n_prompt, depth, a.table_of(0), a.blocks_per_seq, true};
     double t0 = NowSeconds();
     Status st = Step({&b, 1}, a);
     double dt = NowSeconds() - t0;
     return st.ok() ? n_prompt / dt : -1.0;
   }
-  // Batched decode of n_seqs sequences, n_gen steps, each after a 1-token prompt.
+  // Batched decode of n_seqs sequences, n_gen steps, each after a 1-token
+  // prompt (past `depth` tokens of context).
   double RunDecode(int64_t n_seqs) {
-    Arena a(m.config(), kPage, n_seqs, n_gen + 1, device_kv, device_blocks);
+    Arena a(m.config(), kPage, n_seqs, depth + n_gen + 1, device_kv, device_blocks);
+    for (int64_t s = 0; s < n_seqs; ++s)
+      if (!Fill(a, s).ok()) return -1.0;
     std::vector<int32_t> toks(static_cast<size_t>(n_seqs));
     std::vector<BatchSeq> batch(static_cast<size_t>(n_seqs));
     double elapsed = 0;
     for (int64_t step = 0; step <= n_gen; ++step) {
       for (int64_t s = 0; s < n_seqs; ++s) {
         toks[s] = tok_dist(rng);
-        batch[s] = BatchSeq{&toks[s], 1, step, a.table_of(s), a.blocks_per_seq, true};
+        batch[s] = BatchSeq{&toks[s], 1, depth + step, a.table_of(s), a.blocks_per_seq, true};
       }
       double t0 = NowSeconds();
       Status st = Step(batch, a);
@@ -158,14 +182,14 @@ struct Bench {
   template <typename Fn>
   void Measure(std::vector<Row>* rows, const std::string& name, Fn fn) {
     std::vector<double> v;
-    const uint64_t experts0 = scratch.experts_run();
+    const uint64_t experts0 = scratch.experts_run(), fill0 = fill_experts;
     for (int r = 0; r < reps; ++r) v.push_back(fn());
-    rows->push_back({name, Summarize(v), v});
+    rows->push_back({depth > 0 ? name + " @ d" + std::to_string(depth) : name, Summarize(v), v});
     if (name.rfind("pp", 0) == 0 || device) return;  // the device executor counts no experts
     // Decode: every step reads the dense matrices once and each expert it routed to once.
     const WeightBytes wb = WeightBytesOf(m);
     const double steps = static_cast<double>(reps) * (n_gen + 1);
-    const double experts = static_cast<double>(scratch.experts_run() - experts0) / steps;
+    const double experts = static_cast<double>(scratch.experts_run() - experts0 - (fill_experts - fill0)) / steps;
     rows->back().weight_bytes_per_step = wb.dense + experts * wb.per_expert;
     if (wb.per_expert > 0)
       std::fprintf(stderr, "%s: %.1f experts per MoE layer and step, %.2f MB of weights per step\n", name.c_str(),
@@ -238,7 +262,8 @@ struct DeviceRun {
 Result<std::unique_ptr<DeviceRun>> OpenDevice(const EngineConfig& ec, const Model& m, ThreadPool& pool, Bench* b) {
   auto d = std::make_unique<DeviceRun>();
   const KvLayout layout = BenchLayout(m.config(), kPage);
-  d->blocks = std::max<int64_t>((b->n_prompt + kPage - 1) / kPage, 16 * ((b->n_gen + kPage) / kPage));
+  d->blocks = std::max<int64_t>((b->depth + b->n_prompt + kPage - 1) / kPage,
+                                16 * ((b->depth + b->n_gen + kPage) / kPage));
   PG_ASSIGN_OR_RETURN(d->arena, ec.kv_device_arena(d->blocks, layout.block_bytes()));
   PG_ASSIGN_OR_RETURN(d->executor, ec.make_executor(m, pool));
   d->pages.layout = layout;
@@ -257,13 +282,16 @@ Result<std::unique_ptr<DeviceRun>> OpenDevice(const EngineConfig& ec, const Mode
 int BenchModelMain(int argc, char** argv) {
   CLI::App app("Measure prefill and decode throughput (like llama-bench)", "prosgrow bench-model");
   std::string model_path;
-  int threads = 0, reps = 3, n_prompt = 512, n_gen = 128;
+  int threads = 0, reps = 3, n_prompt = 512, n_gen = 128, depth = 0;
   bool json = false, no_repack = false, precise = false;
   app.add_option("-m,--model", model_path, "GGUF model (default: the built-in model)");
   app.add_option("-t,--threads", threads, "threads (default: cores)")->check(CLI::Range(0, 1024));
   app.add_option("-r,--repetitions", reps, "repetitions per test")->check(CLI::Range(1, 100));
   app.add_option("-p,--n-prompt", n_prompt, "prompt tokens for pp")->check(CLI::Range(1, 1 << 16));
   app.add_option("-n,--n-gen", n_gen, "generated tokens for tg / batched decode")->check(CLI::Range(1, 1 << 16));
+  app.add_option("-d,--depth", depth,
+                 "tokens already in each sequence's context before a test (prefilled, untimed; as llama-bench -d)")
+      ->check(CLI::Range(0, 1 << 20));
   app.add_flag("--no-repack", no_repack, "keep weights in the file's row-major layout (A/B of the repacked kernels)");
   app.add_flag("--precise", precise, "matrix products on f32 activations, row-major weights (--attn precise)");
   app.add_flag("--json", json, "print JSON");
@@ -300,7 +328,12 @@ int BenchModelMain(int argc, char** argv) {
     if (!d.ok()) return Fail("bench-model", d.status().message());
     decoder = std::move(*d);
   }
+  if (depth > 0 && spec->enabled()) return Fail("bench-model", "--depth does not apply to --spec runs");
+  if (depth + std::max(n_prompt, n_gen + 1) > model->get()->config().n_ctx_train && model->get()->config().n_ctx_train > 0)
+    return Fail("bench-model", fmt::format("--depth {} + the test's tokens exceed the model's context ({})", depth,
+                                           model->get()->config().n_ctx_train));
   Bench b(**model, pool, reps, n_prompt, n_gen);
+  b.depth = depth;
   auto dev = on_device ? OpenDevice(device_config, **model, pool, &b) : Result<std::unique_ptr<DeviceRun>>(nullptr);
   if (!dev.ok()) return Fail("bench-model", dev.status().message());
   b.RunDecode(1);  // warm-up: page in the weights

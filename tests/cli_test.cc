@@ -75,6 +75,30 @@ TEST(Cli, TokenizeAndGenerateJsonMatchTheOracle) {
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(jl["tokens"][i], cs["tokens"][i]) << i;
 }
 
+// bench-model -d N (llama-bench's --n-depth): the tests start N tokens into
+// every sequence's context and are named as llama-bench names them; a depth
+// past the model's context is refused in one line.
+TEST(Cli, BenchModelDepthRunsEachTestPastAContext) {
+  namespace fs = std::filesystem;
+  const fs::path model = fs::temp_directory_path() / ("pg_depth_" + std::to_string(::getpid()) + ".gguf");
+  auto made = RunProsgrow("make-model --shape tiny-moe --arch qwen3moe --type q8_0 --vocab builtin --out " + model.string());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto r = RunProsgrow("bench-model -m " + model.string() + " -t 2 -r 1 -p 8 -n 4 -d 40 --tests pp,tg,bd4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::vector<std::string> names;
+  for (const auto& row : j["results"]) {
+    names.push_back(row["test"].get<std::string>());
+    EXPECT_GT(row["tokens_per_s"].get<double>(), 0.0) << row.dump();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"pp8 @ d40", "tg4 @ d40", "bd4x4 @ d40"}));
+  auto deep = RunProsgrow("bench-model -m " + model.string() + " -r 1 -p 8 -n 4 -d 1000000 --tests tg");
+  EXPECT_EQ(deep.exit_code, 2);
+  EXPECT_NE(deep.err.find("context"), std::string::npos) << deep.err;
+  EXPECT_EQ(deep.err.find('\n'), deep.err.size() - 1) << deep.err;
+  fs::remove(model);
+}
+
 TEST(Cli, AttnFlagRejectsUnknownModes) {
   for (const char* cmd : {"generate -p hi -n 1", "serve"}) {
     auto bad = RunProsgrow(std::string(cmd) + " --attn slow");

@@ -108,6 +108,23 @@ void SetCacheReuse(const Totals& t, const SummaryInputs& in, Summary& s) {
 
 }  // namespace
 
+// The failure-inclusive throughput and p90 TTFT (Summary::output_tok_s_all,
+// ttft_p90_all) over every non-warmup request.
+void SummarizeWithFailed(const std::vector<RequestRecord>& records, Summary& s) {
+  double start = std::numeric_limits<double>::infinity(), end = -start;
+  int64_t tokens = 0;
+  std::vector<double> ttft;
+  for (const RequestRecord& r : records) {
+    if (r.warmup) continue;
+    start = std::min(start, r.send_s);
+    end = std::max(end, r.send_s + r.e2e_s);
+    tokens += std::max<int64_t>(0, r.output_tokens);
+    if (r.ttft_s >= 0) ttft.push_back(r.ttft_s);
+  }
+  if (end > start) s.output_tok_s_all = static_cast<double>(tokens) / (end - start);
+  s.ttft_p90_all = Percentile(ttft, 0.9);
+}
+
 Summary Summarize(const std::vector<RequestRecord>& records, const SummaryInputs& in) {
   Summary s;
   s.label = in.label;
@@ -129,6 +146,7 @@ Summary Summarize(const std::vector<RequestRecord>& records, const SummaryInputs
     Accumulate(r, t, s);
   }
   SetRatesAndLatencies(t, in, s);
+  SummarizeWithFailed(records, s);
   SetCacheReuse(t, in, s);
   if (in.gpu_hour_cost > 0 && s.output_tok_s_gpu && *s.output_tok_s_gpu > 0) {
     s.cost_per_mtok = in.gpu_hour_cost / (*s.output_tok_s_gpu * 3600.0 / 1e6);
@@ -178,6 +196,8 @@ nlohmann::json SummaryToJson(const Summary& s) {
   PutOpt(j, "cost_per_mtok", s.cost_per_mtok);
   j["gpu_hour_cost"] = s.gpu_hour_cost;
   j["speculative"] = s.spec ? SpecSummaryToJson(*s.spec) : nlohmann::json(nullptr);
+  PutOpt(j, "output_tok_s_all", s.output_tok_s_all);
+  PutOpt(j, "ttft_p90_all", s.ttft_p90_all);
   return j;
 }
 
@@ -213,6 +233,8 @@ Summary SummaryFromJson(const nlohmann::json& j) {
   s.tier_device = GetOpt(j, "tier_device");
   s.tier_host = GetOpt(j, "tier_host");
   s.tier_disk = GetOpt(j, "tier_disk");
+  s.output_tok_s_all = GetOpt(j, "output_tok_s_all");
+  s.ttft_p90_all = GetOpt(j, "ttft_p90_all");
   s.cost_per_mtok = GetOpt(j, "cost_per_mtok");
   s.gpu_hour_cost = num("gpu_hour_cost", 0);
   if (j.contains("speculative")) s.spec = SpecSummaryFromJson(j["speculative"]);

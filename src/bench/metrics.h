@@ -19,6 +19,13 @@
 //   cost_per_mtok        $/GPU-hr / (output_tok_s_gpu * 3600 / 1e6)
 //   spec                 speculative decoding counts (spec_report.h): totals
 //                        over measured requests, per drafter from /metrics
+//   output_tok_s_all     as output_tok_s over every non-warmup request, the
+//                        failed ones' streamed tokens included (a server that
+//                        decodes a reply and then fails it, e.g. llama-server's
+//                        output parser on a random model's text, did the work;
+//                        the report shows both when any run has failures)
+//   ttft_p90_all         p90 of ttft_s over every non-warmup request that got
+//                        a first token, failed or not
 // Percentiles interpolate linearly between order statistics (numpy default).
 // Thread-safety: pure functions and value types.
 #pragma once
@@ -73,9 +80,14 @@ struct Summary {
   std::optional<double> cost_per_mtok;
   double gpu_hour_cost = 0;
   std::optional<SpecSummary> spec;  // nullopt: the server reported no speculation
+  std::optional<double> output_tok_s_all;  // failed requests' streamed tokens included
+  std::optional<double> ttft_p90_all;      // failed requests' first tokens included
 };
 
 Summary Summarize(const std::vector<RequestRecord>& records, const SummaryInputs& in);
+// Sets s.output_tok_s_all and s.ttft_p90_all from the records (Summarize
+// does; `bench compare` too for runs saved before those fields existed).
+void SummarizeWithFailed(const std::vector<RequestRecord>& records, Summary& s);
 
 nlohmann::json SummaryToJson(const Summary& s);
 Summary SummaryFromJson(const nlohmann::json& j);

@@ -137,6 +137,27 @@ TEST(Summarize, JsonRoundTripAndTable) {
   EXPECT_FALSE(RunReportFromJson(nlohmann::json::object(), "x").ok());
 }
 
+// A failed request's streamed tokens and first token count in the
+// failure-inclusive rows only; the rows appear when some run has failures.
+TEST(Summarize, FailedRequestsCountInTheInclusiveRowsOnly) {
+  std::vector<RequestRecord> recs = {Rec(0, 1, {1}, 100, 0), Rec(0, 3, {0.5, 0.5}, 100, 0, /*ok=*/false)};
+  Summary s = Summarize(recs, {});
+  EXPECT_EQ(s.completed, 1);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_DOUBLE_EQ(*s.output_tok_s, 2.0 / 2.0);       // 2 tokens over [0, 2]
+  EXPECT_DOUBLE_EQ(*s.output_tok_s_all, 5.0 / 4.0);   // + 3 streamed tokens, window [0, 4]
+  EXPECT_DOUBLE_EQ(*s.ttft_p90, 1.0);
+  EXPECT_DOUBLE_EQ(*s.ttft_p90_all, 1.0 + 0.9 * 2.0);  // between 1 and 3
+  Summary back = SummaryFromJson(SummaryToJson(s));
+  EXPECT_DOUBLE_EQ(*back.output_tok_s_all, 1.25);
+  Summary clean = Summarize({Rec(0, 1, {1}, 100, 0)}, {});
+  EXPECT_EQ(SummaryTable({clean}).find("incl. failed"), std::string::npos);
+  const std::string t = SummaryTable({s, clean});
+  EXPECT_NE(t.find("| output tok/s incl. failed requests' streamed tokens | 1.25 | 1.00 (0.80x) |"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("| p90 TTFT incl. failed requests | 2.80 s | 1.00 s (0.36x) |"), std::string::npos) << t;
+}
+
 TEST(StreamClient, BadUrlAndPrometheusParsing) {
   EXPECT_FALSE(StreamClient::Create({.url = "ftp://x"}).ok());
   std::string m = "# HELP x\nfoo_total{tier=\"a\"} 3\nfoo_total{tier=\"b\"} 4.5\nfoo_total_other 100\nbar 1\n";

@@ -32,6 +32,7 @@ Result<RunReport> RunReportFromJson(const nlohmann::json& j, const std::string& 
   if (j.contains("requests") && j["requests"].is_array()) {
     for (const auto& q : j["requests"]) r.records.push_back(RecordFromJson(q));
   }
+  if (!r.summary.output_tok_s_all && !r.records.empty()) SummarizeWithFailed(r.records, r.summary);  // older runs
   return r;
 }
 
@@ -69,6 +70,7 @@ struct Row {
   int digits;
   const char* suffix;
   bool optional = false;  // shown only when some run has a value
+  bool with_failures = false;  // shown only when some run has failed requests
 };
 
 std::string Cell(const Row& row, const Summary& s) {
@@ -83,8 +85,11 @@ std::string SummaryTable(const std::vector<Summary>& runs) {
   static const Row kRows[] = {
       {"output tok/s per GPU", [](const Summary& s) { return s.output_tok_s_gpu; }, 1, 2, ""},
       {"output tok/s, whole server", [](const Summary& s) { return s.output_tok_s; }, 1, 2, ""},
+      {"output tok/s incl. failed requests' streamed tokens", [](const Summary& s) { return s.output_tok_s_all; }, 1,
+       2, "", false, true},
       {"median TTFT", [](const Summary& s) { return s.ttft_p50; }, 1, 2, " s"},
       {"p90 TTFT", [](const Summary& s) { return s.ttft_p90; }, 1, 2, " s"},
+      {"p90 TTFT incl. failed requests", [](const Summary& s) { return s.ttft_p90_all; }, 1, 2, " s", false, true},
       {"median end-to-end request latency", [](const Summary& s) { return s.e2e_p50; }, 1, 2, " s"},
       {"median interactivity (tok/s per user)", [](const Summary& s) { return s.interactivity_p50; }, 1, 2, ""},
       {"overall cache reuse", [](const Summary& s) { return s.cache_reuse; }, 100, 1, "%"},
@@ -108,10 +113,13 @@ std::string SummaryTable(const std::vector<Summary>& runs) {
     sep += "---|";
   }
   out += "\n" + sep + "\n";
+  bool failures = false;
+  for (const Summary& s : runs) failures |= s.failed > 0;
   for (const Row& row : kRows) {
     bool any = false;
     for (const Summary& s : runs) any |= row.get(s).has_value();
     if (!any && row.optional) continue;
+    if (row.with_failures && !failures) continue;
     out += fmt::format("| {} |", row.name);
     for (size_t i = 0; i < runs.size(); ++i) {
       std::string cell = Cell(row, runs[i]);

@@ -306,7 +306,8 @@ void Model::AttentionPerHead(int64_t l, std::span<const BatchSeq> batch, const K
 // kTiledF32: one task per (up to kMaxRowsPerTask rows of a sequence, a subset
 // of the query heads of one kv head), so each K/V tile is converted once for
 // all of them. Rows and heads per task shrink until there are enough tasks to
-// keep every thread busy (a single decode row still spreads over the heads);
+// keep every thread busy (a single decode row spreads over the kv heads, and
+// over their query heads when there are fewer kv heads than threads);
 // tasks run largest first. The grouping never changes a row's arithmetic.
 void Model::AttentionGrouped(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
                              ThreadPool& pool, ForwardScratch& s) const {
@@ -318,7 +319,10 @@ void Model::AttentionGrouped(int64_t l, std::span<const BatchSeq> batch, const K
   int64_t rows = std::clamp<int64_t>(units / (4 * P), 1, kMaxRowsPerTask);
   int64_t heads = std::min(group, kMaxGroupQueries);
   rows = std::max<int64_t>(1, std::min(rows, kMaxGroupQueries / heads));
-  while (heads % 2 == 0 && (units / rows) * (group / heads) < 2 * P) heads /= 2;
+  // At least one task per thread (a decode row's tasks are all the same size,
+  // so one each balances): each task reads its kv head's K/V from memory,
+  // and at long context that read, not the arithmetic, is the step's cost.
+  while (heads % 2 == 0 && (units / rows) * (group / heads) < P) heads /= 2;
 
   auto& tasks = s.attn_tasks_;
   tasks.clear();

@@ -9,7 +9,7 @@
 // where the hardware prefetcher does not reach in time. Measured on the
 // decode kernel with the model's KV layout and a weight stream between
 // layers (docs/performance.md, "Decode attention from DRAM"): 2048 keys, 4
-// queries per kv head, 8-11 ns per (query, key) without, 5-7 with.
+// queries per kv head, 10-11.5 ns per (query, key) without, 5-6 with.
 //
 // Thread-safety: a hint; reads only the block table.
 #pragma once

@@ -14,11 +14,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <numeric>
 #include <random>
 
 #include "backend/cpu/cpu_features.h"
 #include "base/check.h"
+#include "base/large_alloc.h"
 #include "base/clock.h"
 #include "base/cli_util.h"
 #include "bench_spec.h"
@@ -49,8 +52,11 @@ struct Arena {
       PG_CHECK(blocks_per_seq * n_seqs <= device_blocks);
       pages = *device;
     } else {
-      mem.resize(pages.block_bytes * static_cast<size_t>(blocks_per_seq * n_seqs));
-      pages.base = mem.data();
+      // In huge pages, as serve's device tier (HostBlockArena: AllocateLarge).
+      const size_t bytes = pages.block_bytes * static_cast<size_t>(blocks_per_seq * n_seqs);
+      mem.reset(static_cast<uint8_t*>(AllocateLarge(bytes)));
+      PG_CHECK_MSG(mem != nullptr, "bench-model: out of memory for the KV arena");
+      pages.base = mem.get();
     }
     table.resize(static_cast<size_t>(blocks_per_seq * n_seqs));
     std::iota(table.begin(), table.end(), 0);
@@ -58,7 +64,10 @@ struct Arena {
   const int32_t* table_of(int64_t seq) const { return table.data() + seq * blocks_per_seq; }
   KvPages pages;
   int64_t blocks_per_seq;
-  std::vector<uint8_t> mem;
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> mem;
   std::vector<int32_t> table;
 };
 

@@ -11,41 +11,28 @@
 // layers (docs/performance.md, "Decode attention from DRAM"): 2048 keys, 4
 // queries per kv head, 10-11.5 ns per (query, key) without, 5-6 with.
 //
+// Defined in kv_prefetch.cc, compiled without ISA flags: the AVX2 and AVX-512
+// kernels both call it, and an inline copy built with AVX-512 flags could be
+// the one linked into the AVX2 path.
+//
 // Thread-safety: a hint; reads only the block table.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
+#include <utility>
 
-#include "base/prefetch.h"
 #include "model/attention.h"
 
 namespace pg {
 
 inline constexpr int64_t kPrefetchTiles = 4;
 
-inline void PrefetchKeys(const AttentionArgs& a, int64_t j0, int64_t n) {
-  const KvPages& kv = *a.kv;
-  const auto row_bytes = static_cast<uintptr_t>(a.head_dim) * sizeof(uint16_t);
-  const int64_t pt = kv.page_tokens();
-  for (int64_t j = j0; j < j0 + n; ++j) {
-    const int32_t block = a.block_table[j / pt];
-    for (int kv_index = 0; kv_index < 2; ++kv_index) {  // K, then V
-      const auto row = reinterpret_cast<uintptr_t>(kv.Row(block, a.layer, kv_index, j % pt) + a.kv_head * a.head_dim);
-      for (uintptr_t line = row & ~uintptr_t{63}; line < row + row_bytes; line += 64)
-        PrefetchL1(reinterpret_cast<const void*>(line));
-    }
-  }
-}
+void PrefetchKeys(const AttentionArgs& a, int64_t j0, int64_t n);
 
 // At tile j0 (a multiple of kAttentionTileKeys) of keys [0, n_keys): the
 // rows of tile j0 + kPrefetchTiles, and at the first tile those of the
-// tiles before it too.
-inline void PrefetchTilesAhead(const AttentionArgs& a, int64_t j0, int64_t n_keys) {
-  constexpr int64_t kT = kAttentionTileKeys;
-  const int64_t from = j0 == 0 ? 0 : j0 + kPrefetchTiles * kT;
-  const int64_t to = std::min(n_keys, j0 + (kPrefetchTiles + 1) * kT);
-  if (from < to) PrefetchKeys(a, from, to - from);
-}
+// tiles before it too; TilesAhead gives those keys as [first, second).
+std::pair<int64_t, int64_t> TilesAhead(int64_t j0, int64_t n_keys);
+void PrefetchTilesAhead(const AttentionArgs& a, int64_t j0, int64_t n_keys);
 
 }  // namespace pg

@@ -1,0 +1,34 @@
+#include "model/kv_prefetch.h"
+
+#include <algorithm>
+
+#include "base/prefetch.h"
+
+namespace pg {
+
+void PrefetchKeys(const AttentionArgs& a, int64_t j0, int64_t n) {
+  const KvPages& kv = *a.kv;
+  const auto row_bytes = static_cast<uintptr_t>(a.head_dim) * sizeof(uint16_t);
+  const int64_t pt = kv.page_tokens();
+  for (int64_t j = j0; j < j0 + n; ++j) {
+    const int32_t block = a.block_table[j / pt];
+    for (int kv_index = 0; kv_index < 2; ++kv_index) {  // K, then V
+      const auto row = reinterpret_cast<uintptr_t>(kv.Row(block, a.layer, kv_index, j % pt) + a.kv_head * a.head_dim);
+      for (uintptr_t line = row & ~uintptr_t{63}; line < row + row_bytes; line += 64)
+        PrefetchL1(reinterpret_cast<const void*>(line));
+    }
+  }
+}
+
+std::pair<int64_t, int64_t> TilesAhead(int64_t j0, int64_t n_keys) {
+  constexpr int64_t kT = kAttentionTileKeys;
+  const int64_t from = std::min(n_keys, j0 == 0 ? 0 : j0 + kPrefetchTiles * kT);
+  return {from, std::max(from, std::min(n_keys, j0 + (kPrefetchTiles + 1) * kT))};
+}
+
+void PrefetchTilesAhead(const AttentionArgs& a, int64_t j0, int64_t n_keys) {
+  const auto [from, to] = TilesAhead(j0, n_keys);
+  if (from < to) PrefetchKeys(a, from, to - from);
+}
+
+}  // namespace pg

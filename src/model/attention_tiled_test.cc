@@ -106,6 +106,22 @@ TEST(AttentionTiled, Avx512RowIsIndependentOfItsGroup) {
   }
 }
 
+// A prefill task's group (Model::AttentionGrouped: up to 4 rows x 8 heads,
+// or 64 queries), many blocks of four in flight through the pipelined tile
+// loop, rows ending inside and across a tile.
+TEST(AttentionTiled, Avx512PrefillGroupIsBitIdenticalToScalar) {
+  if (!HostSupports(IsaLevel::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  for (int64_t nq : {32, 33, 64})
+    for (int64_t n : {30, 61, 500}) {
+      Fixture f(64, 2, n, 16, static_cast<uint32_t>(nq * 7 + n));
+      std::vector<int64_t> lens;
+      for (int64_t i = 0; i < nq; ++i) lens.push_back(std::max<int64_t>(1, n - (nq - 1 - i) / 8));
+      const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
+      const std::vector<float> got = RunGroupWith(f, lens, AttendGroupAvx512);
+      ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float))) << "nq " << nq << " n " << n;
+    }
+}
+
 // Keys with extreme values (scores far apart, so p underflows to 0 and the
 // running max jumps, and large V) still agree bit for bit.
 TEST(AttentionTiled, Avx512IsBitIdenticalToScalarOnWideScores) {

@@ -14,16 +14,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <numeric>
 #include <random>
 
 #include "backend/cpu/cpu_features.h"
 #include "base/check.h"
-#include "base/large_alloc.h"
-#include "base/clock.h"
 #include "base/cli_util.h"
+#include "base/clock.h"
+#include "base/large_alloc.h"
 #include "bench_spec.h"
 #include "engine_flags.h"
 #include "model/model.h"
@@ -64,10 +63,7 @@ struct Arena {
   const int32_t* table_of(int64_t seq) const { return table.data() + seq * blocks_per_seq; }
   KvPages pages;
   int64_t blocks_per_seq;
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint8_t, Free> mem;
+  LargeBuffer<uint8_t> mem;
   std::vector<int32_t> table;
 };
 
@@ -338,9 +334,9 @@ int BenchModelMain(int argc, char** argv) {
     decoder = std::move(*d);
   }
   if (depth > 0 && spec->enabled()) return Fail("bench-model", "--depth does not apply to --spec runs");
-  if (depth + std::max(n_prompt, n_gen + 1) > model->get()->config().n_ctx_train && model->get()->config().n_ctx_train > 0)
-    return Fail("bench-model", fmt::format("--depth {} + the test's tokens exceed the model's context ({})", depth,
-                                           model->get()->config().n_ctx_train));
+  const int64_t n_ctx = model->get()->config().n_ctx_train;
+  if (n_ctx > 0 && depth + std::max(n_prompt, n_gen + 1) > n_ctx)
+    return Fail("bench-model", fmt::format("--depth {} + the test's tokens exceed the model's context ({})", depth, n_ctx));
   Bench b(**model, pool, reps, n_prompt, n_gen);
   b.depth = depth;
   auto dev = on_device ? OpenDevice(device_config, **model, pool, &b) : Result<std::unique_ptr<DeviceRun>>(nullptr);

@@ -15,14 +15,23 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
+#include <memory>
 
 namespace pg {
 
 inline constexpr size_t kHugePage = size_t{2} << 20;
 
 // Returns `bytes` of memory aligned as above, or null when out of memory.
-// Release with std::free.
+// Release with std::free (LargeBuffer does).
 void* AllocateLarge(size_t bytes);
+
+// Owns AllocateLarge's memory.
+struct FreeLarge {
+  void operator()(void* p) const { std::free(p); }
+};
+template <typename T = void>
+using LargeBuffer = std::unique_ptr<T, FreeLarge>;
 
 // Whether `p` starts on a huge page boundary (for tests).
 bool IsHugePageAligned(const void* p);

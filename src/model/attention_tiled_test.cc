@@ -107,8 +107,8 @@ TEST(AttentionTiled, Avx512RowIsIndependentOfItsGroup) {
 }
 
 // A prefill task's group (Model::AttentionGrouped: up to 4 rows x 8 heads,
-// or 64 queries), many blocks of four in flight through the pipelined tile
-// loop, rows ending inside and across a tile.
+// or 64 queries): many blocks of four per tile, rows ending inside and
+// across a tile.
 TEST(AttentionTiled, Avx512PrefillGroupIsBitIdenticalToScalar) {
   if (!HostSupports(IsaLevel::kAvx512)) GTEST_SKIP() << "no AVX-512";
   for (int64_t nq : {32, 33, 64})

@@ -248,7 +248,6 @@ size_t GroupOffset(const WeightMatrix& v, int64_t row) {
   return 0;
 }
 
-void RepackedWeights::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 namespace {
 

@@ -94,6 +94,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quant.h"
 #include "base/function_ref.h"
+#include "base/large_alloc.h"
 #include "base/thread_pool.h"
 
 namespace pg {
@@ -223,12 +224,9 @@ class RepackedWeights {
   size_t bytes() const { return bytes_; }
 
  private:
-  struct FreeDeleter {
-    void operator()(void* p) const;
-  };
   void* Allocate(size_t bytes);  // 64-byte aligned, owned here
 
-  std::vector<std::unique_ptr<void, FreeDeleter>> buffers_;
+  std::vector<LargeBuffer<>> buffers_;
   size_t bytes_ = 0;
 };
 

@@ -22,6 +22,13 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("--max-batch-tokens", f->max_batch_tokens, "tokens per forward step")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app.add_option("--max-seqs", f->max_seqs, "max running sequences")->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  app.add_option("--prefill-slice", f->prefill_slice,
+                 "optimized: while other requests share the server, a long prefill advances at most this many "
+                 "tokens a step, and none in a step that finishes a shorter one (0 = whole chunks; default 64)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  app.add_option("--long-prefill-threshold", f->long_prefill_threshold,
+                 "optimized: a prefill with more tokens left than this is long (--prefill-slice; default 256)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   app.add_option("--max-queue", f->max_queue, "max waiting requests (then 429)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app.add_option("--kv-page-tokens", f->page_tokens, "tokens per KV block")->check(CLI::Range(int64_t{1}, int64_t{1024}));
@@ -130,6 +137,8 @@ Result<SpecConfig> ToSpecConfig(const SpecFlags& f) {
 Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   EngineConfig c;
   PG_RETURN_IF_ERROR(ApplyDeviceFlags(f.device, &c));
+  if (f.policy == "baseline" && (f.prefill_slice >= 0 || f.long_prefill_threshold >= 0))
+    return InvalidArgument("--policy baseline runs prefills first come, first served; drop --prefill-slice/--long-prefill-threshold");
   if (f.model.empty()) {
     PG_ASSIGN_OR_RETURN(c.model_path, EnsureDefaultModel(""));
   } else {
@@ -140,6 +149,8 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   c.ctx_size = f.ctx_size;
   c.max_batch_tokens = f.max_batch_tokens;
   c.max_seqs = f.max_seqs;
+  if (f.prefill_slice >= 0) c.prefill_slice_tokens = f.prefill_slice;
+  if (f.long_prefill_threshold >= 0) c.long_prefill_tokens = f.long_prefill_threshold;
   c.max_queue = f.max_queue;
   c.page_tokens = f.page_tokens;
   c.kv_bf16 = f.kv_dtype == "bf16";

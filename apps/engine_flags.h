@@ -32,6 +32,8 @@ struct EngineFlags {
   int64_t ctx_size = 0;
   int64_t max_batch_tokens = 512;
   int64_t max_seqs = 16;
+  int64_t prefill_slice = -1;           // -1 = EngineConfig's default
+  int64_t long_prefill_threshold = -1;  // -1 = EngineConfig's default
   int64_t max_queue = 256;
   int64_t page_tokens = 16;
   std::string kv_dtype = "f16";

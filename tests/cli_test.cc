@@ -107,5 +107,19 @@ TEST(Cli, AttnFlagRejectsUnknownModes) {
   }
 }
 
+TEST(Cli, PrefillSliceFlagsAreCheckedAndNeedTheOptimizedPolicy) {
+  for (const char* args : {"--prefill-slice -1", "--long-prefill-threshold 0", "--policy baseline --prefill-slice 16",
+                           "--policy baseline --long-prefill-threshold 300"}) {
+    auto bad = RunProsgrow(std::string("generate -p hi -n 1 ") + args);
+    EXPECT_EQ(bad.exit_code, 2) << args;
+    EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << args << ": " << bad.err;
+  }
+  auto ok = RunProsgrow("generate -p hi -n 2 --temp 0 --prefill-slice 8 --long-prefill-threshold 4");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  auto plain = RunProsgrow("generate -p hi -n 2 --temp 0 --prefill-slice 0");
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(ok.out, plain.out);
+}
+
 }  // namespace
 }  // namespace pg

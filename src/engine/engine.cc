@@ -21,6 +21,8 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   EngineConfig& c = e->config_;
   if (c.max_batch_tokens < 1) return InvalidArgument("--max-batch-tokens must be >= 1");
   if (c.max_seqs < 1) return InvalidArgument("--max-seqs must be >= 1");
+  if (c.prefill_slice_tokens < 0) return InvalidArgument("--prefill-slice must be >= 0");
+  if (c.long_prefill_tokens < 1) return InvalidArgument("--long-prefill-threshold must be >= 1");
   if (c.page_tokens < 1 || c.page_tokens > 1024) return InvalidArgument("page size must be in [1, 1024] tokens");
   if (c.model_file) {
     PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_file, ModelOptionsFor(c.attention)));

@@ -36,6 +36,11 @@ struct EngineConfig {
   int64_t ctx_size = 0;             // per sequence; 0 = min(model's context, 8192)
   int64_t max_batch_tokens = 512;   // tokens per forward step (decode + prefill chunks)
   int64_t max_seqs = 16;            // running sequences
+  // Optimized policy (Scheduler::PlanPrefills): while a step is shared, a
+  // prefill with more than long_prefill_tokens left advances at most
+  // prefill_slice_tokens a step (0 = whole chunks).
+  int64_t prefill_slice_tokens = 64;
+  int64_t long_prefill_tokens = 256;
   int64_t max_queue = 256;          // waiting requests before Submit refuses
   int64_t page_tokens = 16;
   bool kv_bf16 = false;             // KV in bf16 instead of f16

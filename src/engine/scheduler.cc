@@ -260,13 +260,52 @@ std::vector<Sequence*> Scheduler::PrefillOrder(double now_s, bool shortest_first
   for (const auto& s : running_)
     if (s->step_tokens == 0 && !s->decoding() && s->remaining_to_compute() > 0) order.push_back(s.get());
   if (!shortest_first) return order;
-  auto overdue = [&](const Sequence* s) { return now_s - s->first_scheduled_s > config_.fairness_s; };
+  auto overdue = [&](const Sequence* s) { return Overdue(s, now_s); };
   std::stable_sort(order.begin(), order.end(), [&](const Sequence* a, const Sequence* b) {
     if (overdue(a) != overdue(b)) return overdue(a);
     if (overdue(a)) return false;  // both overdue: admission order
     return a->remaining_to_compute() < b->remaining_to_compute();
   });
   return order;
+}
+
+bool Scheduler::Overdue(const Sequence* s, double now_s) const {
+  return now_s - s->first_scheduled_s > config_.fairness_s;
+}
+
+// A step is shared when a long prefill would hold up someone else: a decode
+// in it, another prefill, or a request whose blocks are loading (a waiting
+// request that was not admitted cannot run before someone finishes).
+bool Scheduler::Shared(const StepPlan& plan, size_t n_prefills) const {
+  return !plan.batch.empty() || n_prefills > 1 || !loading_.empty();
+}
+
+// Chunks for the running prefills, in PrefillOrder. Under shortest_first a
+// prefill with more than long_prefill_tokens left is long: while the step is
+// shared, each long one advances at most prefill_slice_tokens, and none does
+// in a step that finishes a shorter prefill, so a turn of a few hundred new
+// tokens never waits behind a cold prompt's big chunks, while many long
+// prompts together still fill the budget (an overdue prefill takes what it
+// can, as a short one does).
+void Scheduler::PlanPrefills(double now_s, bool shortest_first, int64_t* budget, StepPlan* plan) {
+  bool short_taken = false;
+  for (bool rescan = true; rescan;) {
+    rescan = false;
+    const std::vector<Sequence*> order = PrefillOrder(now_s, shortest_first);
+    const bool slicing = shortest_first && config_.prefill_slice_tokens > 0 && Shared(*plan, order.size());
+    for (Sequence* s : order) {
+      if (*budget <= 0) break;
+      int64_t chunk = std::min(s->remaining_to_compute(), *budget);
+      const bool is_long = slicing && s->remaining_to_compute() > config_.long_prefill_tokens && !Overdue(s, now_s);
+      if (is_long && short_taken) continue;
+      if (is_long) chunk = std::min(chunk, config_.prefill_slice_tokens);
+      if (!Take(s, chunk, budget, plan)) {
+        rescan = true;  // running_ changed: order again
+        break;
+      }
+      short_taken = short_taken || !is_long;
+    }
+  }
 }
 
 StepPlan Scheduler::Schedule(double now_s) {
@@ -293,17 +332,7 @@ StepPlan Scheduler::Schedule(double now_s) {
     while (budget > 0 && Admit(now_s, nullptr, &plan)) {
     }
   }
-  bool rescan = true;
-  while (rescan) {
-    rescan = false;
-    for (Sequence* s : PrefillOrder(now_s, shortest_first)) {
-      if (budget <= 0) break;
-      if (!Take(s, std::min(s->remaining_to_compute(), budget), &budget, &plan)) {
-        rescan = true;  // running_ changed: order again
-        break;
-      }
-    }
-  }
+  PlanPrefills(now_s, shortest_first, &budget, &plan);
   if (!shortest_first) {
     while (budget > 0 && Admit(now_s, &budget, &plan)) {
     }

@@ -70,6 +70,9 @@ class Scheduler {
   bool PlanDecode(Sequence* s, int64_t* budget, StepPlan* plan);
   bool Take(Sequence* s, int64_t chunk, int64_t* budget, StepPlan* plan);
   std::vector<Sequence*> PrefillOrder(double now_s, bool shortest_first) const;
+  bool Overdue(const Sequence* s, double now_s) const;
+  bool Shared(const StepPlan& plan, size_t n_prefills) const;
+  void PlanPrefills(double now_s, bool shortest_first, int64_t* budget, StepPlan* plan);
   void StartRunning(Sequence* seq, double now_s);
 
   const EngineConfig& config_;

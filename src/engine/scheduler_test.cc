@@ -77,5 +77,99 @@ TEST(SchedulerPrefillOrderTest, OverduePrefillGoesFirst) {
   EXPECT_EQ(TokensOf(second, 2), 0);
 }
 
+
+// Long prefills in slices (EngineConfig::prefill_slice_tokens): a prompt with
+// more than long_prefill_tokens left advances a slice per step while others
+// share the server, and not at all in a step that finishes a short prefill.
+class SchedulerSliceTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    kv_ = kvtest::Make(KvCacheConfig::Baseline(kvtest::SmallLayout(), kvtest::kModel, 400 * kvtest::kBlock));
+    ASSERT_NE(kv_, nullptr);
+    config_.policy = ServePolicy::kOptimized;
+    config_.max_batch_tokens = 64;
+    config_.prefill_slice_tokens = 8;
+    config_.long_prefill_tokens = 32;
+    sched_ = std::make_unique<Scheduler>(config_, *kv_);
+  }
+  // What the engine does after a step: the chunks computed, and a sequence
+  // that reached its end samples a token (and decodes from then on).
+  static void Ran(const StepPlan& plan) {
+    for (Sequence* s : plan.batch) {
+      s->n_computed += s->step_tokens;
+      if (s->remaining_to_compute() == 0) {
+        s->tokens.push_back(7);
+        s->n_generated++;
+      }
+    }
+  }
+  std::unique_ptr<KvCacheManager> kv_;
+  EngineConfig config_;
+  std::unique_ptr<Scheduler> sched_;
+};
+
+TEST_F(SchedulerSliceTest, ALongPrefillAloneTakesTheWholeBudget) {
+  sched_->AddWaiting(Prompt(1, 1000, 200, 0.0));
+  const StepPlan plan = sched_->Schedule(0.0);
+  EXPECT_EQ(TokensOf(plan, 1), 64);
+}
+
+TEST_F(SchedulerSliceTest, AShortTurnRunsAloneThenTheLongOneAdvancesBySlices) {
+  sched_->AddWaiting(Prompt(1, 1000, 200, 0.0));
+  StepPlan plan = sched_->Schedule(0.0);
+  ASSERT_EQ(TokensOf(plan, 1), 64);
+  Ran(plan);
+  sched_->AddWaiting(Prompt(2, 5000, 20, 0.1));  // short: 20 <= 32 tokens
+  plan = sched_->Schedule(0.1);
+  EXPECT_EQ(TokensOf(plan, 2), 20);
+  EXPECT_EQ(TokensOf(plan, 1), 0) << "a step that finishes a short prefill carries no long one";
+  Ran(plan);
+  plan = sched_->Schedule(0.2);  // 2 decodes now: the long prefill gets a slice beside it
+  EXPECT_EQ(TokensOf(plan, 2), 1);
+  EXPECT_EQ(TokensOf(plan, 1), 8);
+}
+
+TEST_F(SchedulerSliceTest, EachLongPrefillAdvancesASlice) {
+  sched_->AddWaiting(Prompt(1, 1000, 300, 0.0));
+  sched_->AddWaiting(Prompt(2, 5000, 100, 0.0));
+  const StepPlan plan = sched_->Schedule(0.0);
+  EXPECT_EQ(TokensOf(plan, 2), 8);
+  EXPECT_EQ(TokensOf(plan, 1), 8);
+}
+
+TEST_F(SchedulerSliceTest, ManyLongPrefillsStillFillTheBudget) {
+  for (SeqId id = 1; id <= 10; ++id) sched_->AddWaiting(Prompt(id, 1000 * static_cast<int32_t>(id), 100, 0.0));
+  const StepPlan plan = sched_->Schedule(0.0);
+  EXPECT_EQ(plan.n_tokens, 64);
+}
+
+TEST_F(SchedulerSliceTest, AnOverduePrefillIsNotSliced) {
+  sched_->AddWaiting(Prompt(1, 1000, 300, 0.0));
+  StepPlan plan = sched_->Schedule(0.0);
+  Ran(plan);
+  const double later = config_.fairness_s + 1.0;
+  sched_->AddWaiting(Prompt(2, 5000, 100, later));
+  plan = sched_->Schedule(later);
+  EXPECT_EQ(TokensOf(plan, 1), 64);
+  EXPECT_EQ(TokensOf(plan, 2), 0);
+}
+
+TEST_F(SchedulerSliceTest, ZeroSliceKeepsWholeChunks) {
+  config_.prefill_slice_tokens = 0;
+  sched_->AddWaiting(Prompt(1, 1000, 300, 0.0));
+  sched_->AddWaiting(Prompt(2, 5000, 100, 0.0));
+  const StepPlan plan = sched_->Schedule(0.0);
+  EXPECT_EQ(TokensOf(plan, 2), 64);
+  EXPECT_EQ(TokensOf(plan, 1), 0);
+}
+
+TEST_F(SchedulerSliceTest, TheBaselinePolicyNeverSlices) {
+  config_.policy = ServePolicy::kBaseline;
+  sched_->AddWaiting(Prompt(1, 1000, 300, 0.0));
+  sched_->AddWaiting(Prompt(2, 5000, 100, 0.0));
+  const StepPlan plan = sched_->Schedule(0.0);
+  EXPECT_EQ(TokensOf(plan, 1), 64);
+}
+
 }  // namespace
 }  // namespace pg

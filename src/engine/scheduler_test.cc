@@ -103,8 +103,14 @@ class SchedulerSliceTest : public testing::Test {
       }
     }
   }
+  // Prompts 1 (300 tokens) and 2 (100), both long, admitted in one step.
+  StepPlan TwoLongPrompts() {
+    sched_->AddWaiting(Prompt(1, 1000, 300, 0.0));
+    sched_->AddWaiting(Prompt(2, 5000, 100, 0.0));
+    return sched_->Schedule(0.0);
+  }
   std::unique_ptr<KvCacheManager> kv_;
-  EngineConfig config_;
+  EngineConfig config_;  // the scheduler reads it by reference: a test may change it
   std::unique_ptr<Scheduler> sched_;
 };
 
@@ -130,9 +136,7 @@ TEST_F(SchedulerSliceTest, AShortTurnRunsAloneThenTheLongOneAdvancesBySlices) {
 }
 
 TEST_F(SchedulerSliceTest, EachLongPrefillAdvancesASlice) {
-  sched_->AddWaiting(Prompt(1, 1000, 300, 0.0));
-  sched_->AddWaiting(Prompt(2, 5000, 100, 0.0));
-  const StepPlan plan = sched_->Schedule(0.0);
+  const StepPlan plan = TwoLongPrompts();
   EXPECT_EQ(TokensOf(plan, 2), 8);
   EXPECT_EQ(TokensOf(plan, 1), 8);
 }
@@ -156,18 +160,14 @@ TEST_F(SchedulerSliceTest, AnOverduePrefillIsNotSliced) {
 
 TEST_F(SchedulerSliceTest, ZeroSliceKeepsWholeChunks) {
   config_.prefill_slice_tokens = 0;
-  sched_->AddWaiting(Prompt(1, 1000, 300, 0.0));
-  sched_->AddWaiting(Prompt(2, 5000, 100, 0.0));
-  const StepPlan plan = sched_->Schedule(0.0);
+  const StepPlan plan = TwoLongPrompts();
   EXPECT_EQ(TokensOf(plan, 2), 64);
   EXPECT_EQ(TokensOf(plan, 1), 0);
 }
 
 TEST_F(SchedulerSliceTest, TheBaselinePolicyNeverSlices) {
   config_.policy = ServePolicy::kBaseline;
-  sched_->AddWaiting(Prompt(1, 1000, 300, 0.0));
-  sched_->AddWaiting(Prompt(2, 5000, 100, 0.0));
-  const StepPlan plan = sched_->Schedule(0.0);
+  const StepPlan plan = TwoLongPrompts();
   EXPECT_EQ(TokensOf(plan, 1), 64);
 }
 

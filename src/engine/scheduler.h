@@ -9,7 +9,9 @@
 //  3. prefilling sequences get chunks from the token budget: oldest first
 //     under the baseline policy; under the optimized one the fewest tokens
 //     left first (a prefill past the fairness bound goes first), with the
-//     waiting requests admitted before this pass so a newcomer competes;
+//     waiting requests admitted before this pass so a newcomer competes, and
+//     while the step is shared a long prefill advances only a slice
+//     (PlanPrefills: EngineConfig::prefill_slice_tokens);
 //  4. waiting requests are admitted while the budget, the sequence limit and
 //     the device tier allow (admission control: a request whose blocks plus
 //     one block of headroom per running sequence do not fit stays queued;

@@ -154,6 +154,33 @@ TEST_F(ServeReal, SixtyFourConcurrentStreams) {
   EXPECT_EQ(Sample(m, "prosgrow_running_sequences"), 0) << m;
 }
 
+// --prefill-slice through the real server: a long prompt and short ones sent
+// together (the long one advancing in slices of 4 beside the others' decodes
+// once it has more than 8 tokens left) answer exactly as each does alone.
+TEST_F(ServeReal, SlicedLongPrefillAnswersAsAlone) {
+  auto s = Serve({"--threads", "2", "--no-prefix-cache", "--prefill-slice", "4", "--long-prefill-threshold", "8"},
+                 "slices");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ServeProcess& srv = **s;
+  std::vector<std::string> prompts = {"an agent returns to the same long context after every tool call, so the "
+                                      "server keeps that context and lets a returning conversation find it again; "
+                                      "the long prompt of this test is this sentence, told twice over: an agent "
+                                      "returns to the same long context after every tool call"};
+  for (int i = 0; i < 4; ++i) prompts.push_back("short turn " + std::to_string(i));
+  auto complete = [&](const std::string& prompt) {
+    json body = {{"prompt", prompt}, {"max_tokens", 8}, {"temperature", 0}, {"ignore_eos", true}};
+    int status;
+    json j = Post(srv, "/v1/completions", body.dump(), &status);
+    return status == 200 ? j["choices"][0]["text"].get<std::string>() : "status " + std::to_string(status);
+  };
+  std::vector<std::string> together(prompts.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < prompts.size(); ++i) clients.emplace_back([&, i] { together[i] = complete(prompts[i]); });
+  for (auto& c : clients) c.join();
+  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(together[i], complete(prompts[i])) << "prompt " << i;
+  EXPECT_EQ(srv.Stop(), 0) << srv.Log();
+}
+
 TEST_F(ServeReal, SlowHeadersAreCutOff) {
   int fd = testing::ConnectLoopback(shared_->port());
   ASSERT_GE(fd, 0);

@@ -1,23 +1,25 @@
 // AVX-512 version of AttendGroupScalar. Up to kBlockQueries queries are
 // processed together, so that one load of K (or V) feeds the FMAs of all of
-// them, and a zmm register holds two keys' 8 dot lanes. A tile reached by
-// more than kDirectMaxQueries queries (prefill) is converted to f32 once, as
-// in the AVX2 form, and shared by every block; a tile reached by fewer
-// (decode) is read straight from the f16 rows and converted in registers.
+// them. A tile reached by more than kDirectMaxQueries queries (prefill) is
+// converted to f32 once and shared by every block, its K with the keys along
+// the vector lanes (attention_keys_avx512.h); a tile reached by fewer
+// (decode) is read straight from the f16 rows and converted in registers,
+// a zmm holding two keys' 8 dot lanes (the key-pair layout below).
 // Per query, every operation and its order are those of the scalar
 // reference, so the results are bit-identical to computing that query alone.
 //
 // scratch layout (floats), the AVX2 form's sizes:
-//   kt[kAttentionTileKeys * head_dim]  K tile in f32, key-pair layout (below)
+//   kt[head_dim][kAttentionTileKeys]   K tile in f32, keys along the lanes
 //   vt[kAttentionTileKeys][head_dim]   V tile in f32, row-major
 //   acc[n_queries][head_dim]           running weighted sums of V
 //   q[n_queries][head_dim]             the queries (rounded to f16 unless !round_q)
 //   m[n_queries], s[n_queries]         running max and sum of weights
 //
-// K tile layout: keys in groups of 8 (g), dims in chunks of 8 (c = d / 8);
-// for r = 0..3, one 16-float row holds key 8g+r's chunk and key 8g+r+4's:
+// Key-pair layout of the f16 path: keys in groups of 8 (g), dims in chunks
+// of 8 (c = d / 8); for r = 0..3, one 16-float register holds key 8g+r's
+// chunk and key 8g+r+4's:
 //
-//   kt[g][c][r] = [ k(8g+r)[8c .. 8c+8) | k(8g+r+4)[8c .. 8c+8) ]   (16 floats)
+//   K(g, c, r) = [ k(8g+r)[8c .. 8c+8) | k(8g+r+4)[8c .. 8c+8) ]
 //
 // so a zmm FMA with q's chunk broadcast to both halves advances the 8 dot
 // lanes of two keys, and the transpose of the four accumulators of a group
@@ -32,9 +34,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "model/attention.h"
 #include "model/attention_exp.h"
+#include "model/attention_keys_avx512.h"
 #include "model/kv_prefetch.h"
 
 namespace pg {
@@ -57,22 +61,6 @@ void ConvertRow(const uint16_t* src, float* dst, int64_t n) {
   if (d < n) _mm256_storeu_ps(dst + d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + d))));
 }
 
-// K rows[0, n_pad) (n_pad a multiple of 8) into the key-pair layout above.
-void ConvertKTile(const uint16_t* const* rows, int64_t n_pad, int64_t hd, float* kt) {
-  const int64_t C = hd / 8;
-  for (int64_t g = 0; g < n_pad / 8; ++g)
-    for (int r = 0; r < 4; ++r) {
-      const uint16_t* lo = rows[8 * g + r];
-      const uint16_t* hi = rows[8 * g + r + 4];
-      float* dst = kt + (g * C * 4 + r) * 16;
-      for (int64_t c = 0; c < C; ++c) {
-        const __m128i hl = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lo + 8 * c));
-        const __m128i hh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi + 8 * c));
-        _mm512_storeu_ps(dst + c * 64, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(hl), hh, 1)));
-      }
-    }
-}
-
 // _mm256_hadd_ps on each 256-bit half: [a0+a1, a2+a3, b0+b1, b2+b3] per 128-bit lane.
 inline __m512 Hadd(__m512 a, __m512 b) {
   return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
@@ -89,16 +77,16 @@ inline __m256 ReduceGroup(__m512 z0, __m512 z1, __m512 z2, __m512 z3) {
   return _mm512_castps512_ps256(_mm512_add_ps(lo, hi));
 }
 
-// Where a block reads the tile's K (zmm r of dim chunk c of key group g, in
-// the key-pair layout) and V (16 dims from d of key i, the upper 8 dropped
-// when `masked` and tail == 0x00FF). Both give the same f32 values.
-//   F32Tile: the tile converted once (several blocks of queries share it).
-//   F16Tile: straight from the f16 rows (few blocks: no store and reload).
+// Where a block reads the tile's K and V (16 dims from d of key i, the upper
+// 8 dropped when `masked` and tail == 0x00FF). Both give the same f32 values.
+//   F32Tile: the tile converted once (several blocks of queries share it),
+//            K by dimension (attention_keys_avx512.h).
+//   F16Tile: straight from the f16 rows (few blocks: no store and reload),
+//            K in the key-pair layout.
 struct F32Tile {
-  const float* kt;  // [kT * hd], key-pair layout
+  const float* kt;  // [hd][kT]
   const float* vt;  // [kT][hd]
   int64_t hd;
-  __m512 K(int64_t g, int64_t c, int r) const { return _mm512_loadu_ps(kt + ((g * (hd / 8) + c) * 4 + r) * 16); }
   __m512 V(int64_t i, int64_t d, bool masked, __mmask16 tail) const {
     const float* src = vt + i * hd + d;
     return masked ? _mm512_maskz_loadu_ps(tail, src) : _mm512_loadu_ps(src);
@@ -121,8 +109,8 @@ struct F16Tile {
 };
 
 // s[j][0, 8 * n_groups) = scale * dot(q[j], key) for NQ queries.
-template <int NQ, typename Tile>
-void DotBlock(const float* const* q, const Tile& tile, int64_t C, int64_t n_groups, float scale, float (*s)[kT]) {
+template <int NQ>
+void DotBlock(const float* const* q, const F16Tile& tile, int64_t C, int64_t n_groups, float scale, float (*s)[kT]) {
   const __m256 vscale = _mm256_set1_ps(scale);
   for (int64_t g = 0; g < n_groups; ++g) {
     __m512 acc[NQ][4];
@@ -242,8 +230,20 @@ void TileBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64
     nt_min = std::min(nt_min, nt[j]);
     nt_max = std::max(nt_max, nt[j]);
   }
-  DotBlock<NQ>(q, tile, g.hd / 8, (nt_max + 7) / 8, g.scale, s);
-  for (int j = 0; j < NQ; ++j) alpha[j] = TileSoftmax(s[j], p[j], nt[j], &g.ms[idx[j]], &g.ss[idx[j]]);
+  if constexpr (std::is_same_v<Tile, F32Tile>) {
+    __m512 sc[NQ][2];
+    float* ms[NQ];
+    float* ss[NQ];
+    for (int j = 0; j < NQ; ++j) {
+      ms[j] = &g.ms[idx[j]];
+      ss[j] = &g.ss[idx[j]];
+    }
+    DotBlockByDim<NQ>(q, tile.kt, g.hd / 8, g.scale, sc);
+    BlockSoftmax<NQ>(sc, nt, ms, ss, p, alpha);
+  } else {
+    DotBlock<NQ>(q, tile, g.hd / 8, (nt_max + 7) / 8, g.scale, s);
+    for (int j = 0; j < NQ; ++j) alpha[j] = TileSoftmax(s[j], p[j], nt[j], &g.ms[idx[j]], &g.ss[idx[j]]);
+  }
   int64_t d0 = 0;
   for (; d0 + 64 <= g.hd; d0 += 64) PvBlock<NQ, 4, false>(acc, p, alpha, nt, nt_min, tile, d0, 0xFFFF);
   for (; d0 < g.hd; d0 += 16) {
@@ -362,7 +362,8 @@ void AttendGroupAvx512(const AttentionArgs& a, std::span<const AttentionQuery> q
       RunTile(g, f16_tile, queries, j0, n_active);
       continue;
     }
-    ConvertKTile(k_rows, nt_pad, HD, kt);
+    std::fill(k_rows + nt_pad, k_rows + kT, kZeroRow);
+    ConvertKTileByDim(k_rows, HD, kt);
     for (int64_t i = 0; i < nt_max; ++i) ConvertRow(v_rows[i], vt + i * HD, HD);
     RunTile(g, f32_tile, queries, j0, n_active);
   }

@@ -52,6 +52,7 @@ Result<std::unique_ptr<OpenAiHttp>> OpenAiHttp::Create(const HttpOptions& opt) {
 OpenAiHttp::OpenAiHttp(const HttpOptions& opt, ServerUrl url) : url_(std::move(url)) {
   http_ = std::make_unique<httplib::Client>(url_.origin);
   http_->set_keep_alive(opt.keep_alive);
+  http_->set_tcp_nodelay(true);  // a request body's last segment leaves at once, not after the peer's delayed ACK
   SetTimeout(opt.connect_timeout_s > 0 ? opt.connect_timeout_s : opt.timeout_s,
              [&](time_t s, time_t us) { http_->set_connection_timeout(s, us); });
   SetTimeout(opt.timeout_s, [&](time_t s, time_t us) { http_->set_read_timeout(s, us); });

@@ -19,6 +19,7 @@ void UpstreamCall::Run(std::string base_url, std::string method, std::string pat
                        std::string body, std::string content_type) {
   httplib::Client cli(base_url);
   cli.set_connection_timeout(2);
+  cli.set_tcp_nodelay(true);  // the body's last segment leaves at once, not after the replica's delayed ACK
   cli.set_read_timeout(600);
   cli.set_write_timeout(60);
   auto on_response = [this](const httplib::Response& r) {

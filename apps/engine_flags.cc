@@ -24,10 +24,12 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("--max-seqs", f->max_seqs, "max running sequences")->check(CLI::Range(int64_t{1}, int64_t{4096}));
   app.add_option("--prefill-slice", f->prefill_slice,
                  "optimized: while other requests share the server, a long prefill advances at most this many "
-                 "tokens a step, and none in a step that finishes a shorter one (0 = whole chunks; default 64)")
+                 "tokens a step, and none in a step that finishes a shorter one (0 = whole chunks, also when "
+                 "alone; default 64)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   app.add_option("--long-prefill-threshold", f->long_prefill_threshold,
-                 "optimized: a prefill with more tokens left than this is long (--prefill-slice; default 256)")
+                 "optimized: a prefill with more tokens left than this is long (--prefill-slice); alone it "
+                 "advances at most this many tokens a step (default 256)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   app.add_option("--max-queue", f->max_queue, "max waiting requests (then 429)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));

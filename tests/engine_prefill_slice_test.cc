@@ -74,9 +74,10 @@ TEST(EnginePrefillSlice, ShortPromptsDecodeWhileALongOneAdvancesInSlices) {
   std::map<std::string, Outcome> together = RunTogether(**sliced, prompts, kTokens);
   for (size_t i = 0; i < prompts.size(); ++i)
     EXPECT_EQ(together["p" + std::to_string(i)].tokens, alone[i]) << "prompt " << i;
-  // The long prompt (88 tokens left after its first step of 32) advanced 4
-  // tokens a step beside the short ones' decodes: they had all their tokens
-  // (12 steps) before its remaining prefill reached the 16-token threshold.
+  // The long prompt (104 tokens left after its first step alone, 16 tokens:
+  // the threshold) advanced 4 tokens a step beside the short ones' decodes:
+  // they had all their tokens (12 steps) before its remaining prefill
+  // reached the 16-token threshold.
   for (int i = 1; i <= 3; ++i)
     EXPECT_EQ(together["p0"].others_at_first_token["p" + std::to_string(i)], size_t{kTokens}) << "prompt " << i;
 

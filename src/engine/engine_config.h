@@ -36,9 +36,10 @@ struct EngineConfig {
   int64_t ctx_size = 0;             // per sequence; 0 = min(model's context, 8192)
   int64_t max_batch_tokens = 512;   // tokens per forward step (decode + prefill chunks)
   int64_t max_seqs = 16;            // running sequences
-  // Optimized policy (Scheduler::PlanPrefills): while a step is shared, a
-  // prefill with more than long_prefill_tokens left advances at most
-  // prefill_slice_tokens a step (0 = whole chunks).
+  // Optimized policy (Scheduler::PlanPrefills): a prefill with more than
+  // long_prefill_tokens left advances at most prefill_slice_tokens a step
+  // while the step is shared, and at most long_prefill_tokens alone (0 =
+  // whole chunks either way).
   int64_t prefill_slice_tokens = 64;
   int64_t long_prefill_tokens = 256;
   int64_t max_queue = 256;          // waiting requests before Submit refuses

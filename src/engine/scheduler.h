@@ -10,8 +10,9 @@
 //     under the baseline policy; under the optimized one the fewest tokens
 //     left first (a prefill past the fairness bound goes first), with the
 //     waiting requests admitted before this pass so a newcomer competes, and
-//     while the step is shared a long prefill advances only a slice
-//     (PlanPrefills: EngineConfig::prefill_slice_tokens);
+//     while the step is shared a long prefill advances only a slice, and
+//     alone at most the long-prefill threshold (PlanPrefills:
+//     EngineConfig::prefill_slice_tokens, long_prefill_tokens);
 //  4. waiting requests are admitted while the budget, the sequence limit and
 //     the device tier allow (admission control: a request whose blocks plus
 //     one block of headroom per running sequence do not fit stays queued;

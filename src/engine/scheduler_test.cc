@@ -80,7 +80,8 @@ TEST(SchedulerPrefillOrderTest, OverduePrefillGoesFirst) {
 
 // Long prefills in slices (EngineConfig::prefill_slice_tokens): a prompt with
 // more than long_prefill_tokens left advances a slice per step while others
-// share the server, and not at all in a step that finishes a short prefill.
+// share the server, and not at all in a step that finishes a short prefill;
+// alone, at most long_prefill_tokens per step.
 class SchedulerSliceTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -114,16 +115,30 @@ class SchedulerSliceTest : public testing::Test {
   std::unique_ptr<Scheduler> sched_;
 };
 
-TEST_F(SchedulerSliceTest, ALongPrefillAloneTakesTheWholeBudget) {
-  sched_->AddWaiting(Prompt(1, 1000, 200, 0.0));
-  const StepPlan plan = sched_->Schedule(0.0);
-  EXPECT_EQ(TokensOf(plan, 1), 64);
+// Alone, a long prefill advances the threshold's worth a step (a request
+// arriving meanwhile waits for that, not for the whole budget), then takes
+// what is left once that is no longer long.
+TEST_F(SchedulerSliceTest, ALongPrefillAloneAdvancesAtMostTheThreshold) {
+  sched_->AddWaiting(Prompt(1, 1000, 72, 0.0));
+  StepPlan plan = sched_->Schedule(0.0);
+  EXPECT_EQ(TokensOf(plan, 1), 32);
+  Ran(plan);
+  plan = sched_->Schedule(0.1);  // 40 left: still long
+  EXPECT_EQ(TokensOf(plan, 1), 32);
+  Ran(plan);
+  plan = sched_->Schedule(0.2);  // 8 left
+  EXPECT_EQ(TokensOf(plan, 1), 8);
+}
+
+TEST_F(SchedulerSliceTest, AShortPrefillAloneTakesItAll) {
+  sched_->AddWaiting(Prompt(1, 1000, 32, 0.0));
+  EXPECT_EQ(TokensOf(sched_->Schedule(0.0), 1), 32);
 }
 
 TEST_F(SchedulerSliceTest, AShortTurnRunsAloneThenTheLongOneAdvancesBySlices) {
   sched_->AddWaiting(Prompt(1, 1000, 200, 0.0));
   StepPlan plan = sched_->Schedule(0.0);
-  ASSERT_EQ(TokensOf(plan, 1), 64);
+  ASSERT_EQ(TokensOf(plan, 1), 32);
   Ran(plan);
   sched_->AddWaiting(Prompt(2, 5000, 20, 0.1));  // short: 20 <= 32 tokens
   plan = sched_->Schedule(0.1);
@@ -165,10 +180,22 @@ TEST_F(SchedulerSliceTest, ZeroSliceKeepsWholeChunks) {
   EXPECT_EQ(TokensOf(plan, 1), 0);
 }
 
+TEST_F(SchedulerSliceTest, ZeroSliceKeepsWholeChunksAlone) {
+  config_.prefill_slice_tokens = 0;
+  sched_->AddWaiting(Prompt(1, 1000, 200, 0.0));
+  EXPECT_EQ(TokensOf(sched_->Schedule(0.0), 1), 64);
+}
+
 TEST_F(SchedulerSliceTest, TheBaselinePolicyNeverSlices) {
   config_.policy = ServePolicy::kBaseline;
   const StepPlan plan = TwoLongPrompts();
   EXPECT_EQ(TokensOf(plan, 1), 64);
+}
+
+TEST_F(SchedulerSliceTest, TheBaselinePolicyTakesTheWholeBudgetAlone) {
+  config_.policy = ServePolicy::kBaseline;
+  sched_->AddWaiting(Prompt(1, 1000, 200, 0.0));
+  EXPECT_EQ(TokensOf(sched_->Schedule(0.0), 1), 64);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 // tile rows d = l, l + 8, ..., so the 8 lanes come out as separate registers
 // and their ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)) reduction is vertical adds
 // of 32 keys at a time: no shuffles per key, the same arithmetic per
-// (query, key) as the scalar reference.
+// (query, key) as the scalar reference. The scores stay in registers for
+// BlockSoftmax, the softmax step of a block's queries side by side (the
+// decode path's TileSoftmax takes one query's scores from memory).
 //
 // Internal linkage on purpose, like attention_exp.h: only the AVX-512
 // translation unit includes it.

@@ -29,7 +29,7 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   app.add_option("--long-prefill-threshold", f->long_prefill_threshold,
                  "optimized: a prefill with more tokens left than this is long (--prefill-slice); alone it "
-                 "advances at most this many tokens a step (default 256)")
+                 "advances at most this many tokens a step, or a slice if larger (default 256)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   app.add_option("--max-queue", f->max_queue, "max waiting requests (then 429)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));

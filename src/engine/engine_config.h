@@ -38,8 +38,8 @@ struct EngineConfig {
   int64_t max_seqs = 16;            // running sequences
   // Optimized policy (Scheduler::PlanPrefills): a prefill with more than
   // long_prefill_tokens left advances at most prefill_slice_tokens a step
-  // while the step is shared, and at most long_prefill_tokens alone (0 =
-  // whole chunks either way).
+  // while the step is shared, and at most long_prefill_tokens alone (or a
+  // slice, if larger; 0 = whole chunks either way).
   int64_t prefill_slice_tokens = 64;
   int64_t long_prefill_tokens = 256;
   int64_t max_queue = 256;          // waiting requests before Submit refuses

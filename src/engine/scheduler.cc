@@ -286,9 +286,9 @@ bool Scheduler::Shared(const StepPlan& plan, size_t n_prefills) const {
 // in a step that finishes a shorter prefill, so a turn of a few hundred new
 // tokens never waits behind a cold prompt's big chunks, while many long
 // prompts together still fill the budget; alone, a long one advances at most
-// long_prefill_tokens, so a request that arrives meanwhile waits for a step
-// of that size, not of the whole budget (an overdue prefill takes what it
-// can, as a short one does).
+// long_prefill_tokens (a slice, if larger), so a request that arrives
+// meanwhile waits for a step of that size, not of the whole budget (an
+// overdue prefill takes what it can, as a short one does).
 void Scheduler::PlanPrefills(double now_s, bool shortest_first, int64_t* budget, StepPlan* plan) {
   bool short_taken = false;
   for (bool rescan = true; rescan;) {
@@ -301,9 +301,12 @@ void Scheduler::PlanPrefills(double now_s, bool shortest_first, int64_t* budget,
       int64_t chunk = std::min(s->remaining_to_compute(), *budget);
       const bool is_long = slicing && s->remaining_to_compute() > config_.long_prefill_tokens && !Overdue(s, now_s);
       if (is_long && shared && short_taken) continue;
-      // Shared: a slice. Alone: at most the threshold, so that a request
-      // arriving during the step waits for no more than that much work.
-      if (is_long) chunk = std::min(chunk, shared ? config_.prefill_slice_tokens : config_.long_prefill_tokens);
+      // Shared: a slice. Alone: at most the threshold (never less than a
+      // slice), so that a request arriving during the step waits for no more
+      // than that much work.
+      if (is_long)
+        chunk = std::min(chunk, shared ? config_.prefill_slice_tokens
+                                       : std::max(config_.long_prefill_tokens, config_.prefill_slice_tokens));
       if (!Take(s, chunk, budget, plan)) {
         rescan = true;  // running_ changed: order again
         break;

@@ -130,6 +130,12 @@ TEST_F(SchedulerSliceTest, ALongPrefillAloneAdvancesAtMostTheThreshold) {
   EXPECT_EQ(TokensOf(plan, 1), 8);
 }
 
+TEST_F(SchedulerSliceTest, ALongPrefillAloneAdvancesAtLeastASlice) {
+  config_.long_prefill_tokens = 4;  // below the 8-token slice
+  sched_->AddWaiting(Prompt(1, 1000, 100, 0.0));
+  EXPECT_EQ(TokensOf(sched_->Schedule(0.0), 1), 8);
+}
+
 TEST_F(SchedulerSliceTest, AShortPrefillAloneTakesItAll) {
   sched_->AddWaiting(Prompt(1, 1000, 32, 0.0));
   EXPECT_EQ(TokensOf(sched_->Schedule(0.0), 1), 32);

@@ -77,7 +77,6 @@ TEST(SchedulerPrefillOrderTest, OverduePrefillGoesFirst) {
   EXPECT_EQ(TokensOf(second, 2), 0);
 }
 
-
 // Long prefills in slices (EngineConfig::prefill_slice_tokens): a prompt with
 // more than long_prefill_tokens left advances a slice per step while others
 // share the server, and not at all in a step that finishes a short prefill;

@@ -219,7 +219,7 @@ struct Group {
 // are [0, nt[j]) (each >= 1).
 template <int NQ, typename Tile>
 void TileBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64_t* nt) {
-  alignas(64) float s[NQ][kT], p[NQ][kT];
+  alignas(64) float p[NQ][kT];
   const float* q[NQ];
   float* acc[NQ];
   float alpha[NQ];
@@ -241,6 +241,7 @@ void TileBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64
     DotBlockByDim<NQ>(q, tile.kt, g.hd / 8, g.scale, sc);
     BlockSoftmax<NQ>(sc, nt, ms, ss, p, alpha);
   } else {
+    alignas(64) float s[NQ][kT];
     DotBlock<NQ>(q, tile, g.hd / 8, (nt_max + 7) / 8, g.scale, s);
     for (int j = 0; j < NQ; ++j) alpha[j] = TileSoftmax(s[j], p[j], nt[j], &g.ms[idx[j]], &g.ss[idx[j]]);
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "base/log.h"
 
 namespace pg {
@@ -314,6 +316,12 @@ void Scheduler::PlanPrefills(double now_s, bool shortest_first, int64_t* budget,
       short_taken = short_taken || !is_long;
     }
   }
+}
+
+std::string DescribeStep(const StepPlan& plan) {
+  std::string out = fmt::format("{} tokens:", plan.n_tokens);
+  for (const Sequence* s : plan.batch) out += fmt::format(" {}:{}@{}", s->id, s->step_tokens, s->n_computed);
+  return out;
 }
 
 StepPlan Scheduler::Schedule(double now_s) {

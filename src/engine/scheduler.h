@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/engine_config.h"
@@ -43,6 +44,10 @@ struct StepPlan {
   std::vector<Sequence*> failed;  // could never fit; finish with an error
   bool empty() const { return batch.empty(); }
 };
+
+// "N tokens: id:k@pos ...": each sequence of the plan, the tokens it runs
+// this step and the position they start at (the engine's debug step log).
+std::string DescribeStep(const StepPlan& plan);
 
 class Scheduler {
  public:

@@ -13,7 +13,7 @@ namespace {
 std::unique_ptr<Sequence> Prompt(SeqId id, int32_t first_token, int64_t n, double arrival_s) {
   auto s = std::make_unique<Sequence>();
   s->id = id;
-  s->request.id = "r" + std::to_string(id);
+  s->request.id = std::string("r").append(std::to_string(id));
   s->tokens.resize(static_cast<size_t>(n));
   std::iota(s->tokens.begin(), s->tokens.end(), first_token);  // no shared prefix between prompts
   s->n_prompt = n;
@@ -159,6 +159,15 @@ TEST_F(SchedulerSliceTest, EachLongPrefillAdvancesASlice) {
   const StepPlan plan = TwoLongPrompts();
   EXPECT_EQ(TokensOf(plan, 2), 8);
   EXPECT_EQ(TokensOf(plan, 1), 8);
+}
+
+// The debug step log's description: each sequence's tokens this step and the
+// position they start at.
+TEST_F(SchedulerSliceTest, DescribeStepNamesEachSequencesChunk) {
+  StepPlan plan = TwoLongPrompts();
+  EXPECT_EQ(DescribeStep(plan), "16 tokens: 2:8@0 1:8@0");
+  Ran(plan);
+  EXPECT_EQ(DescribeStep(sched_->Schedule(0.1)), "16 tokens: 2:8@8 1:8@8");
 }
 
 TEST_F(SchedulerSliceTest, ManyLongPrefillsStillFillTheBudget) {

@@ -237,7 +237,8 @@ Status Engine::RunForward(const StepPlan& plan) {
   const double took = NowSeconds() - start;
   step_cost_.Observe(ShapeOf(batch_), took);
   // PROSGROW_LOG=debug: one line a step (scripts/step_spans.py reads them).
-  if (CurrentLogLevel() <= LogLevel::kDebug) PG_LOG_DEBUG("step at {:.4f} s took {:.4f} s, {}", start, took, DescribeStep(plan));
+  if (CurrentLogLevel() <= LogLevel::kDebug)
+    PG_LOG_DEBUG("step at {:.4f} s took {:.4f} s, {}", start, took, DescribeStep(plan));
   return Status::Ok();
 }
 

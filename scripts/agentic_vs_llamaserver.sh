@@ -21,7 +21,9 @@
 #
 # Environment: LLAMA_SERVER (default /work/llamacpp/build/bin/llama-server),
 # LLAMA_SERVER_ARGS (more llama-server flags, e.g. --no-jinja),
-# PROSGROW (default build/prosgrow), OUT (run folders; default a temp dir).
+# PROSGROW (default build/prosgrow), OUT (run folders; default a temp dir);
+# PROSGROW_LOG=debug puts prosgrow's step log in OUT/prosgrow.log for
+# scripts/step_spans.py OUT/prosgrow.log OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -18,10 +18,10 @@ step (queueing behind the step in flight, and the HTTP and tokenizer work).
 Then the sums over those requests.
 """
 import collections
-import json
-import os
 import re
 import sys
+
+from ttft_tail import load  # the run folder's run.json (RUN_DIR or RUN_DIR/optimized)
 
 STEP = re.compile(r"step at ([0-9.]+) s took ([0-9.]+) s, \d+ tokens:(.*)$")
 
@@ -43,8 +43,8 @@ def read_steps(path):
 
 
 def prefills(steps):
-    """(uncached tokens, start position) -> [(first step, last prefill step, steps)] in time order."""
-    first, last, tokens, start, count = {}, {}, collections.Counter(), {}, collections.Counter()
+    """(uncached tokens, start position) -> [(first step, last prefill step)] in time order."""
+    first, last, tokens, start = {}, {}, collections.Counter(), {}
     for i, (_, _, seqs) in enumerate(steps):
         for sid, k, pos in seqs:
             if sid not in first:
@@ -53,19 +53,16 @@ def prefills(steps):
                 continue  # a decode step after its prefill
             last[sid] = i
             tokens[sid] += k
-            count[sid] += 1
     out = collections.defaultdict(list)
     for sid in sorted(first, key=lambda s: first[s]):
-        out[(tokens[sid], start[sid])].append((first[sid], last[sid], count[sid]))
+        out[(tokens[sid], start[sid])].append((first[sid], last[sid]))
     return out
 
 
-def load_run(path):
-    for candidate in (os.path.join(path, "run.json"), os.path.join(path, "optimized", "run.json")):
-        if os.path.exists(candidate):
-            with open(candidate) as f:
-                return [r for r in json.load(f)["requests"] if r.get("ok") and not r.get("warmup")]
-    sys.exit(f"step_spans: no run.json in {path}")
+def completed_requests(path):
+    """The completed requests past warm-up of a run folder, as ttft_tail.py counts them."""
+    _, run = load(path)
+    return [r for r in run["requests"] if r["ok"] and not r.get("warmup") and r["ttft_s"] is not None]
 
 
 def main():
@@ -75,13 +72,13 @@ def main():
     if not steps:
         sys.exit(f"step_spans: no step lines in {sys.argv[1]} (serve with PROSGROW_LOG=debug)")
     by_key = prefills(steps)
-    requests = sorted(load_run(sys.argv[2]), key=lambda r: r["send_s"])
+    requests = sorted(completed_requests(sys.argv[2]), key=lambda r: r["send_s"])
     rows = []
     for r in requests:
         key = (r["prompt_tokens"] - r["cached_tokens"], r["cached_tokens"])
         if not by_key.get(key):
             continue
-        i0, i1, n = by_key[key].pop(0)
+        i0, i1 = by_key[key].pop(0)
         span = steps[i1][0] + steps[i1][1] - steps[i0][0]
         shared = sum(1 for i in range(i0, i1 + 1) if len(steps[i][2]) > 1)
         rows.append((r["ttft_s"], key[0], key[1], span, i1 - i0 + 1, shared))

@@ -64,6 +64,7 @@ struct Ymm {
   static I Madd16(I a, I b) { return _mm256_madd_epi16(a, b); }
   static I And(I a, I b) { return _mm256_and_si256(a, b); }
   static I Or(I a, I b) { return _mm256_or_si256(a, b); }
+  static I Xor(I a, I b) { return _mm256_xor_si256(a, b); }
   static I Srli16(I a, int n) { return _mm256_srli_epi16(a, n); }
   static I Slli16(I a, int n) { return _mm256_slli_epi16(a, n); }
   static I Slli32(I a, int n) { return _mm256_slli_epi32(a, n); }

@@ -83,6 +83,7 @@ struct Zmm {
   static I Madd16(I a, I b) { return _mm512_madd_epi16(a, b); }
   static I And(I a, I b) { return _mm512_and_si512(a, b); }
   static I Or(I a, I b) { return _mm512_or_si512(a, b); }
+  static I Xor(I a, I b) { return _mm512_xor_si512(a, b); }
   static I Srli16(I a, int n) { return _mm512_srli_epi16(a, n); }
   static I Slli16(I a, int n) { return _mm512_slli_epi16(a, n); }
   static I Slli32(I a, int n) { return _mm512_slli_epi32(a, n); }

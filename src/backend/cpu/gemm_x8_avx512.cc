@@ -13,7 +13,7 @@
 //   in their own int32 lanes, then multiplied by the rows' sub-block scales
 //   (VPMULLD) into the super-block sum.
 // - Q8_0x8 / Q5_0x8: the levels are signed, so the token's quants are made unsigned
-//   (x + 128, once per block and token) and the weights are the s8 operand:
+//   (x + 128: each 4-quant broadcast XORed with 0x80 bytes) and the weights are the s8 operand:
 //   sum (x + 128) w - 128 sum w, where 128 sum w comes from one more VPDPBUSD
 //   per load against bytes of 128, shared by the tile's tokens.
 //
@@ -38,27 +38,27 @@ namespace pg::avx512 {
 namespace {
 
 // One Q8_0x8 / Q5_0x8 tile: V::kRows rows x RN tokens over nb blocks. Per
-// block the tokens' quants are made unsigned (xu = x + 128),
-// sums(v, blk, xu, isum, &wsum) adds sum (x + 128) w to isum[j] and
-// 128 sum w to wsum; their difference meets the scales in one FMA.
+// block sums(v, blk, xq, isum, &wsum) adds sum (x + 128) w to isum[j] and
+// 128 sum w to wsum; their difference meets the scales in one FMA. The
+// token's 4 quants are broadcast from memory and made unsigned there (XOR
+// 0x80 per byte): a load and a simple op, where unsigned quants kept in a
+// register cost two shuffles per broadcast.
 template <int RN, typename V, typename Block, typename Sums>
 void TileSigned8(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_t xs, typename V::F* out, Sums sums) {
-  const __m256i k128 = _mm256_set1_epi8(static_cast<char>(0x80));
   typename V::F acc[RN];
   for (int j = 0; j < RN; ++j) acc[j] = V::FZero();
   for (int64_t b = 0; b < nb; ++b) {
     const Block& blk = g[b];
     const BlockQ8_0* xb[RN];
-    alignas(32) uint8_t xu[RN][kQK];  // the token's quants + 128
+    const int8_t* xq[RN];
     typename V::I isum[RN];
     for (int j = 0; j < RN; ++j) {
       xb[j] = reinterpret_cast<const BlockQ8_0*>(xbase + j * xs) + b;
-      _mm256_store_si256(reinterpret_cast<__m256i*>(xu[j]),
-                         _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[j]->qs)), k128));
+      xq[j] = xb[j]->qs;
       isum[j] = V::Zero();
     }
     typename V::I wsum = V::Zero();  // 128 * sum w, per row
-    sums(v, blk, xu, isum, &wsum);
+    sums(v, blk, xq, isum, &wsum);
     const typename V::F wd = v.Halves(blk.d);
     for (int j = 0; j < RN; ++j) {
       const typename V::F d = V::Mul(wd, V::Set1Ps(_cvtsh_ss(xb[j]->d)));
@@ -68,15 +68,21 @@ void TileSigned8(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_t x
   for (int j = 0; j < RN; ++j) out[j] = acc[j];
 }
 
+// Token j's 4 quants at xq[j] + i, + 128 (as unsigned bytes), in every lane.
+template <typename V>
+[[gnu::always_inline]] inline typename V::I Unsigned4(const int8_t* p, typename V::I k128) {
+  return V::Xor(V::Broadcast4(p), k128);
+}
+
 struct Q8_0Sums {
   template <typename V, int RN>
-  void operator()(V v, const BlockQ8_0x8& blk, const uint8_t (&xu)[RN][kQK], typename V::I (&isum)[RN],
+  void operator()(V v, const BlockQ8_0x8& blk, const int8_t* const (&xq)[RN], typename V::I (&isum)[RN],
                   typename V::I* wsum) const {
     const typename V::I k128 = V::Set1_8(static_cast<char>(0x80));
     for (int k = 0; k < kQK / 4; ++k) {
       const typename V::I w = v.Load(blk.qs + kQK * k);
       *wsum = V::Dpbusd(*wsum, k128, w);
-      for (int j = 0; j < RN; ++j) isum[j] = V::Dpbusd(isum[j], V::Broadcast4(xu[j] + 4 * k), w);
+      for (int j = 0; j < RN; ++j) isum[j] = V::Dpbusd(isum[j], Unsigned4<V>(xq[j] + 4 * k, k128), w);
     }
   }
 };
@@ -86,7 +92,7 @@ struct Q8_0Sums {
 // 0 (one masked subtract each).
 struct Q5_0Sums {
   template <typename V, int RN>
-  void operator()(V v, const BlockQ5_0x8& blk, const uint8_t (&xu)[RN][kQK], typename V::I (&isum)[RN],
+  void operator()(V v, const BlockQ5_0x8& blk, const int8_t* const (&xq)[RN], typename V::I (&isum)[RN],
                   typename V::I* wsum) const {
     const typename V::I k128 = V::Set1_8(static_cast<char>(0x80)), k16 = V::Set1_8(16);
     for (int k = 0; k < kQK / 8; ++k) {
@@ -96,8 +102,8 @@ struct Q5_0Sums {
       hi = V::MaskSub8(hi, v.Bits(&blk.low16[k][1]), k16);
       *wsum = V::Dpbusd(*wsum, k128, V::Add8(lo, hi));
       for (int j = 0; j < RN; ++j) {
-        isum[j] = V::Dpbusd(isum[j], V::Broadcast4(xu[j] + 4 * k), lo);
-        isum[j] = V::Dpbusd(isum[j], V::Broadcast4(xu[j] + 16 + 4 * k), hi);
+        isum[j] = V::Dpbusd(isum[j], Unsigned4<V>(xq[j] + 4 * k, k128), lo);
+        isum[j] = V::Dpbusd(isum[j], Unsigned4<V>(xq[j] + 16 + 4 * k, k128), hi);
       }
     }
   }

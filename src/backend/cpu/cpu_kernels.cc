@@ -123,6 +123,7 @@ const CpuKernels& Avx512Kernels() {
     t.dot_f32 = avx512::DotF32;
     t.dot_f16 = avx512::DotF16;
     t.axpy_f16 = avx512::AxpyF16;
+    t.silu_mul = avx512::SiluMul;
     t.gemm[static_cast<int>(WeightKind::kQ8_0)] = avx512::GemmQ8_0;
     t.gemm[static_cast<int>(WeightKind::kQ4_0)] = avx512::GemmQ4_0;
     t.gemm[static_cast<int>(WeightKind::kF16)] = avx512::GemmF16;

@@ -75,6 +75,7 @@ void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n);
 float DotF32(const float* a, const float* b, int64_t n);
 float DotF16(const uint16_t* a, const float* b, int64_t n);
 void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);
+void SiluMul(const float* gate, const float* up, float* out, int64_t n);  // vec_ops_avx512.cc
 // VNNI kernels over the 8-row repacked layouts (gemm_x8_avx512.cc).
 GemmTile GemmQ8_0x8, GemmQ4_Kx8, GemmQ5_Kx8, GemmQ6_Kx8, GemmQ5_0x8;
 }  // namespace avx512

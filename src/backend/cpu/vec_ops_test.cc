@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "backend/cpu/test_util.h"
@@ -50,6 +51,23 @@ TEST(VecOps, DotAndAxpyMatchScalar) {
         for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y1[i], y2[i], 3e-7f) << IsaName(k->level) << which;
       }
     }
+  }
+}
+
+// The AVX-512 SiluMul gives the AVX2 one's bits (the same operations per
+// lane, the same scalar tail), so a model's outputs do not depend on which
+// of the two tables a host runs.
+TEST(VecOps, Avx512SiluMulIsAvx2BitForBit) {
+  const CpuKernels* avx2 = KernelsFor(IsaLevel::kAvx2);
+  const CpuKernels* avx512 = KernelsFor(IsaLevel::kAvx512);
+  if (!avx2 || !avx512) GTEST_SKIP() << "host lacks AVX-512";
+  for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 192, 200, 1000}) {
+    auto g = RandomFloats(n, 11, -100, 100), u = RandomFloats(n, 12, -4, 4);
+    if (n > 3) g[1] = -INFINITY, g[2] = 89.0f, g[3] = -88.0f;  // the clamps
+    std::vector<float> a(n), b(n);
+    avx2->silu_mul(g.data(), u.data(), a.data(), n);
+    avx512->silu_mul(g.data(), u.data(), b.data(), n);
+    ASSERT_EQ(0, std::memcmp(a.data(), b.data(), sizeof(float) * n)) << n;
   }
 }
 

@@ -1,6 +1,7 @@
 // The bad-input audit on a real `prosgrow serve` (serve_real_fixture.h):
 // the dialects' part of the catalogue (Responses, Anthropic Messages) in
-// each API's error shape, and the server still serving afterwards. The
+// each API's error shape, every method a route does not take answered 405
+// (PATCH and OPTIONS too), and the server still serving afterwards. The
 // OpenAI routes' catalogue runs in serve_real_api_test.cc.
 #include "bad_input_catalogue.h"
 #include "serve_real_fixture.h"
@@ -34,6 +35,25 @@ TEST_F(ServeReal, DialectBadInputsGetTheirApisErrors) {
     EXPECT_NE(message, "") << c.name << ": not the API's error shape: " << res->body;
     EXPECT_NE(message.find(c.message_part), std::string::npos) << c.name << ": " << message;
   }
+  // A wrong method is a 405 in the path's shape, whichever method it is.
+  std::unique_ptr<httplib::Client> owned = srv.Client();
+  httplib::Client& client = *owned;
+  for (const char* path : {"/v1/chat/completions", "/v1/messages", "/v1/responses"}) {
+    for (const char* method : {"GET", "PUT", "PATCH", "DELETE", "OPTIONS"}) {
+      httplib::Request req;
+      req.method = method;
+      req.path = path;
+      auto res = client.send(req);
+      ASSERT_TRUE(res) << method << " " << path;
+      EXPECT_EQ(res->status, 405) << method << " " << path << ": " << res->body;
+      EXPECT_EQ(res->get_header_value("Allow"), "POST") << method << " " << path;
+      EXPECT_NE(ErrorMessage(path, json::parse(res->body, nullptr, false)).find("use POST"), std::string::npos)
+          << method << " " << path << ": " << res->body;
+    }
+  }
+  auto patch = client.Patch("/v1/models", "{}", "application/json");
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(patch->status, 405) << patch->body;
   // Nothing above reached the engine, and the server still serves.
   int status = 0;
   json ok = Post(srv, "/v1/chat/completions", kChatHi, &status);

@@ -75,10 +75,89 @@ inline std::vector<BadInput> BadInputCatalogue() {
        R"({"role":"tool","content":"42"}],)" +
            schema_tool + "}",
        400, "tool_call_id"},
+      // The bad-input audit: fields that were accepted and did nothing, or
+      // not what they said.
+      {"llama.cpp response_format schema", "/v1/chat/completions",
+       "{" + user + R"(,"response_format":{"type":"json_object","schema":{"type":"object"}}})", 400,
+       "llama.cpp's form"},
+      {"response_format.json_schema unknown key", "/v1/chat/completions",
+       "{" + user + R"(,"response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{},"scheme":1}}})",
+       400, "response_format.json_schema.scheme: unknown field"},
+      {"tool of another type", "/v1/chat/completions",
+       "{" + user + R"(,"tools":[{"type":"retrieval","function":{"name":"f"}}]})", 400, "function tools only"},
+      {"tool declared twice", "/v1/chat/completions",
+       "{" + user + R"(,"tools":[{"type":"function","function":{"name":"f"}},)"
+                    R"({"type":"function","function":{"name":"f"}}]})",
+       400, "tool 'f' is declared twice"},
+      {"tool description a number", "/v1/chat/completions",
+       "{" + user + R"(,"tools":[{"type":"function","function":{"name":"f","description":5}}]})", 400,
+       "description must be a string"},
+      {"tool message answering no call", "/v1/chat/completions",
+       R"({"messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"c9","content":"42"}]})", 400,
+       "tool_call_id 'c9' answers no tool call"},
+      {"stream_options without stream", "/v1/completions",
+       R"({"prompt":"x","stream_options":{"include_usage":true}})", 400, "only allowed with \"stream\": true"},
+      {"stream_options unknown key", "/v1/chat/completions",
+       "{" + user + R"(,"stream":true,"stream_options":{"include_usage":true,"continuous":true}})", 400,
+       "stream_options.continuous: unknown field"},
+      {"max_tokens and max_completion_tokens disagree", "/v1/chat/completions",
+       "{" + user + R"(,"max_tokens":4,"max_completion_tokens":8})", 400, "disagree"},
+      {"NUL byte after the body", "/v1/completions", R"({"prompt":"x"})" + std::string(1, '\0') + R"({"n":5})", 400,
+       "NUL byte at offset 14"},
       {"unknown model", "/v1/chat/completions", R"({"model":"gpt-9",)" + user + "}", 404, "gpt-9"},
       {"unknown route", "/v1/embeddings", R"({"input":"x"})", 404, "no route"},
       {"oversized body", "/v1/completions", R"({"prompt":")" + std::string(100 << 10, 'a') + R"("})", 413,
        "larger than"},
+  };
+}
+
+// The same for the routes `prosgrow route` does not carry, or carries with
+// another error shape: OpenAI's Responses API and Anthropic's Messages API
+// (serve_real_bad_input_test.cc), for a server started with
+// kCatalogueServeFlags.
+inline std::vector<BadInput> BadDialectInputCatalogue() {
+  const std::string fn = R"({"type":"function","name":"f")";
+  const std::string msg = R"({"model":"tiny","max_tokens":4,"messages":[{"role":"user","content":"x"}])";
+  return {
+      {"responses: empty input", "/v1/responses", R"({"input":[]})", 400, "'input' must not be an empty array"},
+      {"responses: tool parameters a number", "/v1/responses",
+       R"({"input":"x","tools":[)" + fn + R"(,"parameters":7}]})", 400,
+       "tools[0].parameters: must be a JSON schema object"},
+      {"responses: tool strict a string", "/v1/responses", R"({"input":"x","tools":[)" + fn + R"(,"strict":"yes"}]})",
+       400, "tools[0].strict: must be a boolean"},
+      {"responses: text.format unknown key", "/v1/responses",
+       R"({"input":"x","text":{"format":{"type":"json_object","schema":{"type":"object"}}}})", 400,
+       "text.format.schema: unknown or unsupported field"},
+      {"responses: text.format name a number", "/v1/responses",
+       R"({"input":"x","text":{"format":{"type":"json_schema","name":5,"schema":{"type":"object"}}}})", 400,
+       "text.format.name: must be a string"},
+      {"responses: reasoning.effort unknown", "/v1/responses", R"({"input":"x","reasoning":{"effort":"extreme"}})", 400,
+       "reasoning.effort: must be one of"},
+      {"responses: service_tier a number", "/v1/responses", R"({"input":"x","service_tier":5})", 400,
+       "'service_tier' must be a string"},
+      {"responses: function_call_output answering no call", "/v1/responses",
+       R"({"input":[{"role":"user","content":"x"},{"type":"function_call_output","call_id":"c9","output":"1"}]})", 400,
+       "call_id 'c9' answers no function_call"},
+      {"responses: unknown previous_response_id", "/v1/responses",
+       R"({"input":"x","previous_response_id":"resp_missing"})", 400, "resp_missing"},
+      {"responses: image input", "/v1/responses",
+       R"({"input":[{"role":"user","content":[{"type":"input_image","image_url":"data:,"}]}]})", 400,
+       "'input_image' is not supported"},
+      {"messages: thinking.budget_tokens a string", "/v1/messages",
+       msg + R"(,"thinking":{"type":"enabled","budget_tokens":"lots"}})", 400,
+       "thinking.budget_tokens: must be a positive integer"},
+      {"messages: thinking.display a number", "/v1/messages",
+       msg + R"(,"thinking":{"type":"adaptive","display":1}})", 400, "thinking.display: must be a string"},
+      {"messages: image block", "/v1/messages",
+       R"({"model":"tiny","max_tokens":4,"messages":[{"role":"user","content":[{"type":"image","source":)"
+       R"({"type":"base64","media_type":"image/png","data":"AAAA"}}]}]})",
+       400, "content block type 'image' is not supported"},
+      {"messages: tool_result answering no tool_use", "/v1/messages",
+       R"({"model":"tiny","max_tokens":4,"messages":[{"role":"user","content":[{"type":"tool_result",)"
+       R"("tool_use_id":"toolu_9","content":"1"}]}]})",
+       400, "answers no earlier tool_use block"},
+      {"messages: missing max_tokens", "/v1/messages", R"({"model":"tiny","messages":[{"role":"user","content":"x"}]})",
+       400, "'max_tokens' is required"},
   };
 }
 

@@ -97,6 +97,7 @@ TEST_F(RouteFrontDoor, TheCatalogueGetsServesAnswers) {
       {"too deep", [&](httplib::Client& c) { return c.Post("/v1/chat/completions", "{\"a\":" + deep + "}",
                                                             "application/json"); }},
       {"wrong method", [](httplib::Client& c) { return c.Get("/v1/chat/completions"); }},
+      {"PATCH", [](httplib::Client& c) { return c.Patch("/v1/chat/completions", "{}", "application/json"); }},
       {"anthropic malformed", [](httplib::Client& c) { return c.Post("/v1/messages", "{", "application/json"); }},
       {"anthropic bad field", [](httplib::Client& c) {
          return c.Post("/v1/messages", R"({"max_tokens":-1,"messages":[{"role":"user","content":"x"}]})",

@@ -232,6 +232,19 @@ TEST_F(ServeFrontDoor, MalformedRequestGets400AndTheConnectionEnds) {
   ExpectServing();
 }
 
+TEST_F(ServeFrontDoor, StalledRequestGets400RequestTimeout) {
+  // Half the headers, or the headers and half the body, then nothing for
+  // longer than the 5 s allowed between reads (the connection stays open).
+  const std::string whole = Post("/v1/completions", R"({"prompt": "x"})");
+  for (const std::string& part : {std::string("POST /v1/completions HTTP/1.1\r\nHost: x\r\n"),
+                                  whole.substr(0, whole.size() - 4)}) {
+    HttpReply r = Exchange(port_, part);
+    EXPECT_EQ(r.status, 400) << r.head;
+    EXPECT_EQ(json::parse(r.body, nullptr, false)["error"]["code"], "request_timeout") << r.body;
+  }
+  ExpectServing();
+}
+
 TEST_F(ServeFrontDoor, OversizedBodyGets413NamingTheFlag) {
   json body = {{"prompt", std::string(2 << 20, 'a')}, {"max_tokens", 1}};
   HttpReply r = Exchange(port_, Post("/v1/completions", body.dump()));

@@ -64,6 +64,15 @@ class DepthBoundedSax {
 template <typename Json>
 JsonParseError Parse(std::string_view text, int max_depth, Json* out) {
   *out = Json();
+  // nlohmann's lexer takes a NUL byte for the end of the input, so
+  // `{"a":1}\0{...}` would parse and drop the rest. A raw NUL is valid
+  // nowhere in JSON text (RFC 8259: strings escape it as \u0000).
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    *out = Json(Json::value_t::discarded);
+    return {JsonParseError::Kind::kSyntax, fmt::format("a NUL byte at offset {} (JSON text never holds one; "
+                                                       "escape it as \\u0000 inside a string)",
+                                                       nul)};
+  }
   DepthBoundedSax<Json> sax(*out, max_depth);
   bool ok = Json::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json,
                             /*strict=*/true);

@@ -43,5 +43,19 @@ TEST(BoundedJson, SyntaxErrorsCarryAPosition) {
   EXPECT_TRUE(ParseBoundedOrDiscard("{").is_discarded());
 }
 
+TEST(BoundedJson, RefusesNulBytes) {
+  // nlohmann's lexer alone stops at a NUL: what follows one was dropped.
+  nlohmann::json j;
+  const std::string trailing("{\"a\": 1}\0{\"b\": 2}", 17);
+  JsonParseError e = ParseBoundedJson(trailing, 64, &j);
+  EXPECT_EQ(e.kind, JsonParseError::Kind::kSyntax);
+  EXPECT_NE(e.message.find("NUL byte at offset 8"), std::string::npos) << e.message;
+  EXPECT_TRUE(j.is_discarded());
+  EXPECT_EQ(ParseBoundedJson(std::string("[1]\0", 4), 64, &j).kind, JsonParseError::Kind::kSyntax);
+  // Escaped, it is an ordinary character.
+  EXPECT_EQ(ParseBoundedJson(R"(["a\u0000b"])", 64, &j).kind, JsonParseError::Kind::kNone);
+  EXPECT_EQ(j[0].get<std::string>().size(), 3u);
+}
+
 }  // namespace
 }  // namespace pg

@@ -387,16 +387,17 @@ struct Router::Impl {
         Refuse(req, res, e);
       };
     };
-    for (const char* p : posts) {
-      srv.Get(p, not_allowed("POST"));
-      srv.Put(p, not_allowed("POST"));
-      srv.Delete(p, not_allowed("POST"));
-    }
-    for (const char* p : {"/v1/models", "/health", "/metrics"}) {
-      srv.Post(p, not_allowed("GET"));
-      srv.Put(p, not_allowed("GET"));
-      srv.Delete(p, not_allowed("GET"));
-    }
+    // Every method httplib routes but the path's own (HEAD follows GET).
+    auto refuse = [&](const char* p, const char* allow) {
+      if (std::string(allow) != "GET") srv.Get(p, not_allowed(allow));
+      if (std::string(allow) != "POST") srv.Post(p, not_allowed(allow));
+      srv.Put(p, not_allowed(allow));
+      srv.Patch(p, not_allowed(allow));
+      srv.Delete(p, not_allowed(allow));
+      srv.Options(p, not_allowed(allow));
+    };
+    for (const char* p : posts) refuse(p, "POST");
+    for (const char* p : {"/v1/models", "/health", "/metrics"}) refuse(p, "GET");
     srv.InstallErrorAnswers(
         [](const httplib::Request& req, httplib::Response& res, const ApiError& e) { Refuse(req, res, e); }, nullptr);
   }

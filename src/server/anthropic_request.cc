@@ -54,6 +54,16 @@ void ReadThinking(FieldReader& r, bool thinking_switch, ApiRequest* api) {
       return r.Fail(BadRequest("thinking." + it.key() + ": unknown field (type, budget_tokens, display)",
                                "thinking." + it.key(), "unsupported_parameter"));
     }
+    // Checked even where they have no effect (ignored_fields), as Anthropic does.
+    const bool ok = it->is_null() || (it.key() == "type") ||
+                    (it.key() == "budget_tokens" ? it->is_number_integer() && it->get<int64_t>() >= 1
+                                                 : it->is_string());
+    if (!ok) {
+      return r.Fail(BadRequest(fmt::format("thinking.{}: must be {}, got {}", it.key(),
+                                           it.key() == "budget_tokens" ? "a positive integer" : "a string",
+                                           it->is_number() ? it->dump() : JsonTypeName(*it)),
+                               "thinking." + it.key(), "invalid_type"));
+    }
   }
   const bool on = type != "disabled";
   if (thinking_switch) {

@@ -281,6 +281,14 @@ TEST(AnthropicRequest, ThinkingMapsOntoTheTemplateSwitch) {
             "output_config.effort");
   EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"format": {}}, )" + msgs + "}").param,
             "output_config.format");
+  // Without effect, but still of Anthropic's types.
+  for (const char* t : {R"({"type": "enabled", "budget_tokens": "lots"})", R"({"type": "enabled", "budget_tokens": 0})",
+                        R"({"type": "adaptive", "display": 1})"}) {
+    const ApiError e =
+        ParseError(R"({"model": "m", "max_tokens": 8, "thinking": )" + std::string(t) + ", " + msgs + "}");
+    EXPECT_EQ(e.code, "invalid_type") << t;
+    EXPECT_EQ(e.param.rfind("thinking.", 0), 0u) << t << ": " << e.param;
+  }
 }
 
 TEST(AnthropicRequest, SystemTurnsAndThinkingBlocksInTheConversation) {

@@ -77,6 +77,15 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
 ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
                                              const RequestLimits& limits = {});
 
+// The first tool message of chat `messages` whose tool_call_id answers no
+// earlier assistant tool call: its index and that id. nullopt when every one
+// answers a call, or when some earlier call carries no id to match.
+struct OrphanToolResult {
+  size_t index;
+  std::string tool_call_id;
+};
+std::optional<OrphanToolResult> FirstOrphanToolResult(const nlohmann::ordered_json& messages);
+
 // Parses a request body: it must be valid UTF-8 and a JSON object nested no
 // deeper than `max_depth` (checked while parsing, so nothing recurses on it).
 ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body, int max_depth = kDefaultMaxJsonDepth);

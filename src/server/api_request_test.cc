@@ -432,7 +432,21 @@ TEST(ApiRequest, ToolMessagesNeedTheirCallIdAndToolsAnObjectSchema) {
   ASSERT_FALSE(no_id.ok());
   EXPECT_EQ(no_id.error.param, "messages[1].tool_call_id");
   EXPECT_FALSE(Chat(R"({"messages":[{"role":"tool","tool_call_id":"","content":"42"}]})").ok());
-  EXPECT_TRUE(Chat(R"({"messages":[{"role":"tool","tool_call_id":"c1","content":"42"}]})").ok());
+  // The id must be a call of an earlier assistant message (an id-less call matches anything).
+  auto orphan = Chat(R"({"messages":[{"role":"tool","tool_call_id":"c1","content":"42"}]})");
+  ASSERT_FALSE(orphan.ok());
+  EXPECT_EQ(orphan.error.param, "messages[0].tool_call_id");
+  EXPECT_EQ(orphan.error.code, "unknown_tool_call_id");
+  const std::string call = R"({"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",
+      "function":{"name":"f","arguments":"{}"}}]})";
+  EXPECT_TRUE(Chat(R"({"messages":[{"role":"user","content":"x"},)" + call +
+                   R"(,{"role":"tool","tool_call_id":"c1","content":"42"}]})").ok());
+  EXPECT_FALSE(Chat(R"({"messages":[{"role":"user","content":"x"},)" + call +
+                    R"(,{"role":"tool","tool_call_id":"c2","content":"42"}]})").ok());
+  EXPECT_TRUE(Chat(R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":)"
+                   R"([{"type":"function","function":{"name":"f"}}]},)"
+                   R"({"role":"tool","tool_call_id":"c9","content":"1"}]})")
+                  .ok());
   auto number = Chat(R"({"messages":[{"role":"user","content":"x"}],
       "tools":[{"type":"function","function":{"name":"f","parameters":7}}]})");
   ASSERT_FALSE(number.ok());

@@ -1,10 +1,13 @@
 // ParseChatRequest: the /v1/chat/completions body (see api_request.h).
+#include <algorithm>
 #include <cctype>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "base/bounded_json.h"
 #include "server/api_request.h"
+#include "server/json_string_at.h"
 #include "server/openai_fields.h"
 #include "server/request_fields.h"
 
@@ -33,13 +36,41 @@ bool ValidSchemaName(const std::string& n) {
   return true;
 }
 
+// False (and r failed, naming the first) when `obj` has a key not in `known`
+// whose value is not null.
+bool OnlyKnownKeys(const json& obj, std::initializer_list<const char*> known, const std::string& where,
+                   FieldReader& r) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (it->is_null() || std::any_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; }))
+      continue;
+    std::string list;
+    for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    r.Fail(BadRequest(fmt::format("{}.{}: unknown field ({} has {})", where, it.key(), where, list),
+                      where + "." + it.key(), "unknown_parameter"));
+    return false;
+  }
+  return true;
+}
+
 void ReadResponseFormat(const json& rf, FieldReader& r, ApiRequest* req) {
   auto type = rf.is_object() ? rf.find("type") : rf.end();
   if (!rf.is_object() || type == rf.end() || !type->is_string()) {
     r.Fail(BadRequest("'response_format' must be an object with a string 'type'", "response_format"));
     return;
   }
+  if (auto schema = rf.find("schema"); schema != rf.end() && !schema->is_null()) {
+    // llama.cpp's {"type": "json_object", "schema": ...}: refused rather than
+    // answered with any JSON object.
+    r.Fail(BadRequest("'response_format.schema' is llama.cpp's form; send {\"type\": \"json_schema\", "
+                      "\"json_schema\": {\"name\": ..., \"schema\": ...}}",
+                      "response_format.schema", "unsupported_parameter"));
+    return;
+  }
   const std::string t = type->get<std::string>();
+  if (!(t == "json_schema" ? OnlyKnownKeys(rf, {"type", "json_schema"}, "response_format", r)
+                           : OnlyKnownKeys(rf, {"type"}, "response_format", r))) {
+    return;
+  }
   if (t == "text") return;
   if (t == "json_object") {
     req->response_format = ApiRequest::ResponseFormat::kJsonObject;
@@ -55,6 +86,7 @@ void ReadResponseFormat(const json& rf, FieldReader& r, ApiRequest* req) {
     r.Fail(BadRequest("'response_format' json_schema needs a 'json_schema' object", "response_format.json_schema"));
     return;
   }
+  if (!OnlyKnownKeys(*js, {"name", "schema", "strict", "description"}, "response_format.json_schema", r)) return;
   auto name = js->find("name");
   if (name == js->end() || !name->is_string() || !ValidSchemaName(name->get<std::string>())) {
     r.Fail(BadRequest("'response_format.json_schema.name' must be a string of 1 to 64 letters, digits, '_' or '-'",
@@ -266,30 +298,70 @@ void ReadMessages(FieldReader& r, const RequestLimits& limits, ApiRequest* req) 
   }
 }
 
+// One entry of tools, tools[i]: {"type": "function" (may be left out),
+// "function": {"name": non-empty and not declared before, "description":
+// string, "parameters": object, "strict": boolean}}. False (and r failed)
+// when it is wrong.
+bool CheckTool(const json& t, size_t i, std::set<std::string>* names, FieldReader& r) {
+  const std::string where = fmt::format("tools[{}]", i);
+  const json* fn = t.is_object() && t.contains("function") ? &t["function"] : nullptr;
+  auto type = t.is_object() ? t.find("type") : t.end();
+  const bool typed = !t.is_object() || type == t.end() || type->is_null() || *type == "function";
+  if (!typed || !fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string()) {
+    r.Fail(BadRequest(where + " must be {\"type\": \"function\", \"function\": {\"name\": ...}} (function tools only)",
+                      where));
+    return false;
+  }
+  const std::string name = (*fn)["name"].get<std::string>();
+  if (name.empty() || !names->insert(name).second) {
+    r.Fail(BadRequest(name.empty() ? where + ".function.name must not be empty"
+                                   : fmt::format("{}.function.name: tool '{}' is declared twice", where, name),
+                      where + ".function.name"));
+    return false;
+  }
+  auto wrong = [&](const char* key, bool (*ok)(const json&), const char* expected) {
+    auto v = fn->find(key);
+    if (v == fn->end() || v->is_null() || ok(*v)) return false;
+    r.Fail(BadRequest(fmt::format("{}.function.{} must be {}, got {}", where, key, expected, JsonTypeName(*v)),
+                      fmt::format("{}.function.{}", where, key), "invalid_type"));
+    return true;
+  };
+  return !wrong("description", [](const json& v) { return v.is_string(); }, "a string") &&
+         !wrong("parameters", [](const json& v) { return v.is_object(); }, "a JSON schema object") &&
+         !wrong("strict", [](const json& v) { return v.is_boolean(); }, "a boolean");
+}
+
 // tools: function declarations, kept unless tool_choice is "none".
 void ReadTools(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
   const json* tools =
       r.GetSized({"tools", false, "an array", "entries", limits.max_tools, "--max-tools", "too_many_tools"});
   if (!tools) return;
+  std::set<std::string> names;
   for (size_t i = 0; i < tools->size(); ++i) {
-    const json& t = (*tools)[i];
-    const json* fn = t.is_object() && t.contains("function") ? &t["function"] : nullptr;
-    if (!fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string()) {
-      r.Fail(BadRequest(fmt::format("tools[{}] must be {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}", i),
-                        fmt::format("tools[{}]", i)));
-      break;
-    }
-    if (auto p = fn->find("parameters"); p != fn->end() && !p->is_null() && !p->is_object()) {
-      r.Fail(BadRequest(fmt::format("tools[{}].function.parameters must be a JSON schema object, got {}", i,
-                                    JsonTypeName(*p)),
-                        fmt::format("tools[{}].function.parameters", i), "invalid_type"));
-      break;
-    }
+    if (!CheckTool((*tools)[i], i, &names, r)) return;
   }
   if (!tools->empty() && req->tool_choice != ApiRequest::ToolChoice::kNone) req->tools = *tools;
 }
 
 }  // namespace
+
+std::optional<OrphanToolResult> FirstOrphanToolResult(const nlohmann::ordered_json& messages) {
+  std::set<std::string> calls;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    auto tool_calls = m.find("tool_calls");
+    if (tool_calls != m.end() && tool_calls->is_array()) {
+      for (const json& c : *tool_calls) {
+        if (!c.contains("id") || !c["id"].is_string()) return std::nullopt;  // nothing to match against
+        calls.insert(c["id"].get<std::string>());
+      }
+    }
+    if (StringAt(m, "role") != "tool") continue;
+    const std::string id = StringAt(m, "tool_call_id");
+    if (!calls.count(id)) return OrphanToolResult{i, id};
+  }
+  return std::nullopt;
+}
 
 ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
                                        const RequestLimits& limits, std::initializer_list<const char*> also_read) {
@@ -301,6 +373,14 @@ ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64
   ReadOutputControls(r, &req);
   ReadTemplateKwargs(r, &req);
   ReadMessages(r, limits, &req);
+  if (!r.failed()) {
+    if (std::optional<OrphanToolResult> o = FirstOrphanToolResult(req.messages)) {
+      r.Fail(BadRequest(fmt::format("messages[{}] (tool): tool_call_id '{}' answers no tool call of an earlier "
+                                    "assistant message",
+                                    o->index, o->tool_call_id),
+                        fmt::format("messages[{}].tool_call_id", o->index), "unknown_tool_call_id"));
+    }
+  }
   ReadTools(r, limits, &req);
   CheckFieldNames(r, body, OpenAiRoute::kChat, also_read);
   if (r.failed()) return r.error();

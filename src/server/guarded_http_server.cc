@@ -121,7 +121,11 @@ void GuardedHttpServer::InstallErrorAnswers(ErrorWriter write_error, std::functi
     if (!res.body.empty()) return;
     if (GuardedStream* conn = GuardedStream::Current(); conn && conn->limit_hit()) {
       res.set_header("Connection", "close");  // the connection ends after this answer
-      return write_error_(req, res, StreamLimitError(conn->limit(), options_));
+      // A Content-Length over --max-body-bytes stays a 413 when the client
+      // then stalls while httplib skips the body it announced.
+      if (res.status != 413 || conn->limit() != GuardedStream::Limit::kTimeout) {
+        return write_error_(req, res, StreamLimitError(conn->limit(), options_));
+      }
     }
     ApiError e;
     switch (res.status) {

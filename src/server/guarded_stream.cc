@@ -134,7 +134,9 @@ ssize_t GuardedStream::read(char* ptr, size_t size) {
       return -1;
     }
     if (!is_readable()) {
-      if (phase_ != Phase::kHandling && deadline_s_ > 0 && NowSeconds() > deadline_s_) limit_ = Limit::kTimeout;
+      // Nothing came within the per-read timeout or the phase deadline: a
+      // request that stalled half-sent is a timeout (not a malformed request).
+      if (phase_ != Phase::kHandling) limit_ = Limit::kTimeout;
       return -1;
     }
     ssize_t n;

@@ -113,6 +113,30 @@ TEST(HttpLimits, RawBodyBytesAreBoundedEvenWithoutALength) {
   ::close(fds[1]);
 }
 
+// A request that stops half-sent, the connection still open: the per-read
+// timeout ends it as a timeout (the 400 request_timeout), not as a request
+// the parser could not read ("malformed"), in the header and the body phase.
+TEST(HttpLimits, AStalledRequestIsATimeout) {
+  StreamLimits l;
+  l.read_timeout_s = 0.05;
+  for (bool body : {false, true}) {
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    const std::string part = body ? "{\"prompt\"" : "POST /v1/completions HTTP/1.1\r\nHost: x\r\n";
+    ASSERT_EQ(::send(fds[1], part.data(), part.size(), 0), static_cast<ssize_t>(part.size()));
+    GuardedStream stream(fds[0], l);
+    stream.BeginRequest();
+    if (body) stream.HeadersDone();
+    char c;
+    size_t got = 0;
+    while (stream.read(&c, 1) == 1) ++got;
+    EXPECT_EQ(got, part.size());
+    EXPECT_EQ(stream.limit(), Limit::kTimeout) << (body ? "body" : "headers");
+    ::close(fds[0]);
+    ::close(fds[1]);
+  }
+}
+
 TEST(HttpLimits, EachLimitHasItsStatusAndNamesItsFlag) {
   ServerOptions o;
   struct Case {

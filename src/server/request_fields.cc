@@ -185,7 +185,14 @@ void ReadIntegerFields(FieldReader& r, int64_t n_ctx, ApiRequest* req) {
     s.seed = static_cast<uint64_t>(i);
   }
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+    const bool both = req->max_tokens_given;  // max_tokens was read: one must not silently win
     if (!r.Int(key, &i)) continue;
+    if (both && i != s.max_tokens) {
+      r.Fail(BadRequest(fmt::format("'max_tokens' ({}) and 'max_completion_tokens' ({}) disagree; send one",
+                                    s.max_tokens, i),
+                        key));
+      continue;
+    }
     if (i < 1) {
       r.Fail(BadRequest(fmt::format("'{}' must be at least 1, got {}", key, i), key));
     } else if (i > n_ctx) {
@@ -212,14 +219,25 @@ void ReadCacheTtl(FieldReader& r, ApiRequest* req) {
   }
 }
 
+// stream_options (with "stream": true only, as OpenAI and vLLM rule):
+// include_usage, and include_obfuscation (no-op: no obfuscation padding is
+// ever sent). Read after 'stream'.
 void ReadStreamOptions(FieldReader& r, ApiRequest* req) {
-  if (const json* so = r.Get("stream_options")) {
-    if (!so->is_object()) {
-      r.WrongType("stream_options", "an object", *so);
-    } else if (auto it = so->find("include_usage"); it != so->end() && !it->is_null()) {
-      if (!it->is_boolean()) r.WrongType("stream_options.include_usage", "a boolean", *it);
-      else req->include_usage = it->get<bool>();
+  const json* so = r.Get("stream_options");
+  if (!so) return;
+  if (!so->is_object()) return (void)r.WrongType("stream_options", "an object", *so);
+  if (!req->stream) {
+    return r.Fail(BadRequest("'stream_options' is only allowed with \"stream\": true", "stream_options"));
+  }
+  for (auto it = so->begin(); it != so->end(); ++it) {
+    const std::string param = "stream_options." + it.key();
+    if (it.key() != "include_usage" && it.key() != "include_obfuscation") {
+      return r.Fail(BadRequest(param + ": unknown field (stream_options has include_usage, include_obfuscation)",
+                               param, "unknown_parameter"));
     }
+    if (it->is_null()) continue;
+    if (!it->is_boolean()) return (void)r.WrongType(param.c_str(), "a boolean", *it);
+    if (it.key() == "include_usage") req->include_usage = it->get<bool>();
   }
 }
 

@@ -1,6 +1,7 @@
 #include "server/responses_handler.h"
 
 #include <ctime>
+#include <fmt/format.h>
 #include <optional>
 
 #include "server/error_response.h"
@@ -144,6 +145,12 @@ class ResponsesDialect final : public ApiDialect {
       api->messages = std::move(messages);
     }
     for (const ojson& m : request_.input) history_.push_back(m);
+    if (std::optional<OrphanToolResult> o = FirstOrphanToolResult(api->messages)) {
+      return BadRequest(fmt::format("input: the function_call_output for call_id '{}' answers no function_call "
+                                    "(in 'input' or the conversation of previous_response_id)",
+                                    o->tool_call_id),
+                        "input", "unknown_call_id");
+    }
     Result<std::string> rendered = ctx.chat()->Render(api->messages, api->tools, api->template_kwargs);
     if (!rendered.ok()) return BadRequest(rendered.status().message(), "input");
     return EncodeChatText(ctx.service->tokenizer(), *rendered);

@@ -41,6 +41,28 @@ std::optional<ApiError> OnlyKeys(const json& obj, std::initializer_list<const ch
   return std::nullopt;
 }
 
+// obj[key], when present and not null, must pass `is` (a json::is_* test).
+std::optional<ApiError> OptionalOfType(const json& obj, const char* key, const std::string& where,
+                                       bool (json::*is)() const noexcept, const char* expected) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null() || ((*it).*is)()) return std::nullopt;
+  return Bad(where + "." + key, fmt::format("must be {}, got {}", expected, JsonTypeName(*it)), "invalid_type");
+}
+
+// obj[key], when present and not null, must be one of `values`.
+std::optional<ApiError> OptionalOneOf(const json& obj, const char* key, const std::string& where,
+                                      std::initializer_list<const char*> values) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  std::string list;
+  for (const char* v : values) {
+    if (*it == v) return std::nullopt;
+    list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", v);
+  }
+  return Bad(where + "." + key, fmt::format("must be one of {}, got {}", list,
+                                            it->is_string() ? it->dump() : JsonTypeName(*it)));
+}
+
 // A message's content: a string, or parts of type input_text / output_text / text.
 std::optional<ApiError> ContentText(const json& content, const std::string& where, std::string* out) {
   if (content.is_string()) {
@@ -172,6 +194,9 @@ std::optional<ApiError> FunctionTool(const json& t, const std::string& where, st
   if (!names->insert(t["name"].get<std::string>()).second) {
     return Bad(where + ".name", fmt::format("tool '{}' is declared twice", t["name"].get<std::string>()));
   }
+  if (auto e = OptionalOfType(t, "description", where, &json::is_string, "a string")) return e;
+  if (auto e = OptionalOfType(t, "parameters", where, &json::is_object, "a JSON schema object")) return e;
+  if (auto e = OptionalOfType(t, "strict", where, &json::is_boolean, "a boolean")) return e;
   json fn = {{"name", t["name"]}};
   if (t.contains("description") && t["description"].is_string()) fn["description"] = t["description"];
   fn["parameters"] =
@@ -261,6 +286,14 @@ void ReadText(FieldReader& r, ResponsesRequest* out) {
   const json& f = (*text)["format"];
   std::string type = StringAt(f, "type");
   ApiRequest& api = out->api;
+  if (f.is_object() && type != "json_schema") {
+    if (auto e = OnlyKeys(f, {"type"}, "text.format")) return r.Fail(*e);  // e.g. llama.cpp's json_object + schema
+  } else if (f.is_object()) {
+    if (auto e = OnlyKeys(f, {"type", "name", "schema", "description", "strict"}, "text.format")) return r.Fail(*e);
+    if (auto e = OptionalOfType(f, "name", "text.format", &json::is_string, "a string")) return r.Fail(*e);
+    if (auto e = OptionalOfType(f, "description", "text.format", &json::is_string, "a string")) return r.Fail(*e);
+    if (auto e = OptionalOfType(f, "strict", "text.format", &json::is_boolean, "a boolean")) return r.Fail(*e);
+  }
   if (type == "text") return;
   if (type == "json_object") return (void)(api.response_format = ApiRequest::ResponseFormat::kJsonObject);
   if (type != "json_schema") {
@@ -280,6 +313,14 @@ void ReadReasoning(FieldReader& r, bool thinking_switch, ApiRequest* api) {
   const json* reasoning = r.GetObject("reasoning");
   if (!reasoning) return;
   if (auto e = OnlyKeys(*reasoning, {"effort", "summary", "generate_summary"}, "reasoning")) return r.Fail(*e);
+  if (auto e = OptionalOneOf(*reasoning, "effort", "reasoning", {"none", "minimal", "low", "medium", "high", "xhigh"})) {
+    return r.Fail(*e);
+  }
+  for (const char* key : {"summary", "generate_summary"}) {
+    if (auto e = OptionalOneOf(*reasoning, key, "reasoning", {"auto", "concise", "detailed", "none"})) {
+      return r.Fail(*e);
+    }
+  }
   if (reasoning->contains("effort") && (*reasoning)["effort"].is_string()) {
     const std::string effort = (*reasoning)["effort"].get<std::string>();
     if (thinking_switch) {
@@ -341,9 +382,21 @@ void ReadServingFields(FieldReader& r, ResponsesRequest* out) {
       api.ignored_fields.push_back("include:" + i.get<std::string>());
     }
   }
-  for (const char* key : {"service_tier", "stream_options", "max_tool_calls", "prompt_cache_retention",
-                          "client_metadata"}) {
-    if (r.Get(key)) api.ignored_fields.push_back(key);
+  // Without effect, but of the type OpenAI's API gives them.
+  struct NoEffect {
+    const char* key;
+    bool (json::*is)() const noexcept;
+    const char* expected;
+  };
+  for (const NoEffect& f : {NoEffect{"service_tier", &json::is_string, "a string"},
+                            NoEffect{"stream_options", &json::is_object, "an object"},
+                            NoEffect{"max_tool_calls", &json::is_number_integer, "an integer"},
+                            NoEffect{"prompt_cache_retention", &json::is_string, "a string"},
+                            NoEffect{"client_metadata", &json::is_object, "an object"}}) {
+    const json* v = r.Get(f.key);
+    if (!v) continue;
+    if (!((*v).*(f.is))()) return (void)r.WrongType(f.key, f.expected, *v);
+    api.ignored_fields.push_back(f.key);
   }
   if (const json* md = r.Get("metadata")) {
     if (!md->is_object()) return (void)r.WrongType("metadata", "an object", *md);
@@ -367,6 +420,7 @@ std::optional<ApiError> ConvertResponsesInput(const json& input, json* messages)
     return BadRequest(fmt::format("'input' must be a string or an array of items, got {}", JsonTypeName(input)),
                       "input", "invalid_type");
   }
+  if (input.empty()) return BadRequest("'input' must not be an empty array", "input", "empty_array");
   InputConverter c(messages);
   for (size_t i = 0; i < input.size(); ++i) {
     if (std::optional<ApiError> e = c.Item(input[i], i)) return e;

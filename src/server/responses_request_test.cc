@@ -104,5 +104,34 @@ TEST(ResponsesRequest, BadInputIsA400ThatNamesIt) {
   EXPECT_EQ(ParseError(R"({"model": "m", "input": "x", "tool_choice": "required"})").param, "tool_choice");
 }
 
+// Fields that were accepted and then dropped or defaulted when of the wrong
+// type or value (the bad-input audit).
+TEST(ResponsesRequest, WrongTypesAreRefusedNotDropped) {
+  const std::string fn = R"({"model": "m", "input": "x", "tools": [{"type": "function", "name": "f", )";
+  EXPECT_EQ(ParseError(fn + R"("parameters": 7}]})").param, "tools[0].parameters");
+  EXPECT_EQ(ParseError(fn + R"("description": 7}]})").param, "tools[0].description");
+  EXPECT_EQ(ParseError(fn + R"("strict": "yes"}]})").param, "tools[0].strict");
+  EXPECT_EQ(ParseError(R"({"model": "m", "input": []})").code, "empty_array");
+  EXPECT_EQ(ParseError(R"({"model": "m", "input": "x", "text": {"format": {"type": "json_object", "schema": {}}}})")
+                .param,
+            "text.format.schema");
+  EXPECT_EQ(ParseError(R"({"model": "m", "input": "x", "text": {"format": {"type": "json_schema", "name": 5,
+      "schema": {}}}})").param,
+            "text.format.name");
+  EXPECT_EQ(ParseError(R"({"model": "m", "input": "x", "reasoning": {"effort": "extreme"}})").param,
+            "reasoning.effort");
+  EXPECT_EQ(ParseError(R"({"model": "m", "input": "x", "reasoning": {"effort": 5}})").param, "reasoning.effort");
+  EXPECT_EQ(ParseError(R"({"model": "m", "input": "x", "reasoning": {"summary": true}})").param, "reasoning.summary");
+  for (const char* f : {R"("service_tier": 5)", R"("stream_options": 5)", R"("max_tool_calls": "x")",
+                        R"("prompt_cache_retention": 5)", R"("client_metadata": "x")"}) {
+    EXPECT_EQ(ParseError(std::string(R"({"model": "m", "input": "x", )") + f + "}").code, "invalid_type") << f;
+  }
+  // What Codex sends stays accepted.
+  auto codex = Parse(R"({"model": "m", "input": "x", "reasoning": {"effort": "xhigh", "summary": "auto"},
+      "text": {"verbosity": "medium", "format": {"type": "json_schema", "name": "out", "strict": true,
+      "schema": {"type": "object"}}}, "client_metadata": {}, "prompt_cache_key": "k", "max_tool_calls": 4})");
+  EXPECT_TRUE(codex.ok()) << codex.error.message;
+}
+
 }  // namespace
 }  // namespace pg

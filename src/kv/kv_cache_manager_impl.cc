@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "base/check.h"
 #include "base/clock.h"
@@ -242,6 +244,7 @@ Status KvCacheManager::Impl::AllocateSequence(SeqId id, PrefixMatch&& match, int
     s.miss = match.explain_.miss;
     s.explained = true;
   }
+  std::vector<std::pair<uint32_t, int32_t>> loads;  // (host/disk hit, its device slot)
   for (uint32_t eid : match.entries_) {
     IndexEntry& e = store_.index().at(eid);
     store_.accounting().NoteReused(e.hash, e.device.usable() ? kDeviceTier : e.host.usable() ? kHostTier : kDiskTier);
@@ -259,11 +262,17 @@ Status KvCacheManager::Impl::AllocateSequence(SeqId id, PrefixMatch&& match, int
     const int32_t slot = AllocDeviceSlot();
     s.table.push_back(slot);  // the sequence's reference (refcount 1 from Allocate)
     s.matched_tier.push_back(tier);
+    loads.emplace_back(eid, slot);
+  }
+  while (int64_t(s.table.size()) < n_blocks) s.table.push_back(AllocDeviceSlot());
+  // Loads start once every slot is had: a slot's eviction may wait for a copy
+  // to host, which must not queue behind this sequence's own loads on the
+  // mover threads (a slow tier would hold the scheduler for a whole load).
+  for (const auto& [eid, slot] : loads) {
     alloc_->StartLoad(eid, slot);
     s.loading.push_back(eid);
     store_.index().at(eid).locks++;  // held until the sequence settles
   }
-  while (int64_t(s.table.size()) < n_blocks) s.table.push_back(AllocDeviceSlot());
   match.Release();  // drops the Match locks; the table references / load locks keep what is needed
   s.settled = s.loading.empty();
   auto [it, ok] = seqs_.emplace(id, std::move(s));

@@ -297,5 +297,37 @@ TEST(KvCacheManagerTest, InterleavedSequencesWhileLoading) {
   EXPECT_TRUE(kv->CheckIntegrity().ok()) << kv->CheckIntegrity().ToString();
 }
 
+// AllocateSequence takes every device slot before it starts a load: an
+// eviction that must copy its victim to host first waits for that copy, and
+// with the mover threads busy with the sequence's own loads it would wait a
+// whole promotion (holding the scheduler thread, and leaving no time in
+// which the sequence is seen loading).
+TEST(KvCacheManagerTest, EvictionCopiesDoNotWaitBehindOwnLoads) {
+  KvCacheConfig c = Tiered(16, 64, "", 0);
+  c.eviction = EvictionKind::kLru;
+  c.debug_load_delay_s = 2;  // the two loads below hold both mover threads (io_threads 2)
+  auto kv = Make(c);
+  FakeEngine eng(*kv, kModel);
+  std::vector<int32_t> a = Message(200, 0, 9);  // 2 full blocks
+  eng.Turn(1, &a, 0);
+  std::vector<int32_t> b = Message(201, 0, 62);  // 16 slots: a goes to host
+  eng.Turn(2, &b, 0);
+  kv->Tick();  // write-back cleaning: the 8 oldest of b's 15 cached blocks get host copies
+  kv->WaitIdle();
+  ASSERT_EQ(kv->counters().host.promotions, 0);
+  // x: a's 2 blocks from host and 9 fresh slots: 1 free, 8 evictions that
+  // drop blocks with host copies, then evictions that copy their victim down.
+  std::vector<int32_t> x(a.begin(), a.begin() + 8);
+  for (int i = 0; i < 33; ++i) x.push_back(1000 + i);
+  ASSERT_TRUE(eng.Start(3, x));
+  EXPECT_EQ(kv->counters().host.promotions, 0) << "a slot waited for a copy queued behind the loads";
+  while (!eng.Prefill(3)) kv->Tick();
+  EXPECT_EQ(eng.cached(3), 8);
+  EXPECT_EQ(kv->counters().host.promotions, 2);
+  EXPECT_EQ(eng.bad(), 0);
+  eng.Finish(3);
+  EXPECT_INTEGRITY(*kv);
+}
+
 }  // namespace
 }  // namespace pg

@@ -50,6 +50,12 @@ TEST(ThreadPool, ParallelForCoversEveryTaskOnce) {
     pool.ParallelFor(1000, [&](int64_t i) { hits[i].fetch_add(1); });
     for (auto& h : hits) ASSERT_EQ(h.load(), 1);
   }
+  // Task counts around the claim sizes (runs of 1 up to n / 16 tasks).
+  for (int64_t n : {1, 2, 3, 15, 16, 17, 33, 100'003}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    pool.ParallelFor(n, [&](int64_t i) { hits[static_cast<size_t>(i)].fetch_add(1); });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1) << n;
+  }
   std::atomic<int> ran{0};
   pool.RunOnAll([&](int t, int n) {
     EXPECT_EQ(n, 4);

@@ -387,15 +387,7 @@ struct Router::Impl {
         Refuse(req, res, e);
       };
     };
-    // Every method httplib routes but the path's own (HEAD follows GET).
-    auto refuse = [&](const char* p, const char* allow) {
-      if (std::string(allow) != "GET") srv.Get(p, not_allowed(allow));
-      if (std::string(allow) != "POST") srv.Post(p, not_allowed(allow));
-      srv.Put(p, not_allowed(allow));
-      srv.Patch(p, not_allowed(allow));
-      srv.Delete(p, not_allowed(allow));
-      srv.Options(p, not_allowed(allow));
-    };
+    auto refuse = [&](const char* p, const char* allow) { srv.RefuseOtherMethods(p, allow, not_allowed(allow)); };
     for (const char* p : posts) refuse(p, "POST");
     for (const char* p : {"/v1/models", "/health", "/metrics"}) refuse(p, "GET");
     srv.InstallErrorAnswers(

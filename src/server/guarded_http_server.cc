@@ -150,6 +150,16 @@ void GuardedHttpServer::InstallErrorAnswers(ErrorWriter write_error, std::functi
   });
 }
 
+void GuardedHttpServer::RefuseOtherMethods(const char* path, const char* allow, const Handler& refuse) {
+  const std::string a = allow;
+  if (a != "GET") Get(path, refuse);
+  if (a != "POST") Post(path, refuse);
+  Put(path, refuse);
+  Patch(path, refuse);
+  Delete(path, refuse);
+  Options(path, refuse);
+}
+
 bool GuardedHttpServer::BeginHandling(const httplib::Request& req, httplib::Response& res) {
   if (GuardedStream* conn = GuardedStream::Current()) conn->BeginHandling();
   if (static_cast<int64_t>(req.body.size()) <= options_.max_body_bytes) return true;

@@ -42,6 +42,10 @@ class GuardedHttpServer final : public httplib::Server {
   // written, when the body is too large.
   bool BeginHandling(const httplib::Request& req, httplib::Response& res);
 
+  // Routes every method httplib dispatches on `path` but `allow` (HEAD
+  // follows GET) to `refuse`, which answers 405 with an Allow header.
+  void RefuseOtherMethods(const char* path, const char* allow, const Handler& refuse);
+
   // Validates the options' limits, sets httplib's own (payload, keep-alive,
   // worker pool), binds options.host:options.port (0 = any free port) with a
   // listen backlog of 1024, and returns the bound port.

@@ -255,15 +255,7 @@ void HttpServer::Impl::AddWrongMethodRoutes() {
       SendError(res, ErrorShapeForPath(req.path), e, &metrics);
     };
   };
-  // Every method httplib routes but the path's own (HEAD follows GET).
-  auto refuse = [&](const char* p, const char* allow) {
-    if (std::string(allow) != "GET") server.Get(p, not_allowed(allow));
-    if (std::string(allow) != "POST") server.Post(p, not_allowed(allow));
-    server.Put(p, not_allowed(allow));
-    server.Patch(p, not_allowed(allow));
-    server.Delete(p, not_allowed(allow));
-    server.Options(p, not_allowed(allow));
-  };
+  auto refuse = [&](const char* p, const char* allow) { server.RefuseOtherMethods(p, allow, not_allowed(allow)); };
   for (const char* p : {"/v1/chat/completions", "/v1/completions", "/v1/responses", R"(/v1/sessions/([^/]+)/release)",
                         "/v1/messages", "/v1/messages/count_tokens", "/apply-template", "/tokenize"}) {
     refuse(p, "POST");

@@ -38,7 +38,7 @@ namespace pg::avx512 {
 namespace {
 
 // One Q8_0x8 / Q5_0x8 tile: V::kRows rows x RN tokens over nb blocks. Per
-// block sums(v, blk, xq, isum, &wsum) adds sum (x + 128) w to isum[j] and
+// block sums(v, blk, xb, isum, &wsum) adds sum (x + 128) w to isum[j] and
 // 128 sum w to wsum; their difference meets the scales in one FMA. The
 // token's 4 quants are broadcast from memory and made unsigned there (XOR
 // 0x80 per byte): a load and a simple op, where unsigned quants kept in a
@@ -50,15 +50,13 @@ void TileSigned8(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_t x
   for (int64_t b = 0; b < nb; ++b) {
     const Block& blk = g[b];
     const BlockQ8_0* xb[RN];
-    const int8_t* xq[RN];
     typename V::I isum[RN];
     for (int j = 0; j < RN; ++j) {
       xb[j] = reinterpret_cast<const BlockQ8_0*>(xbase + j * xs) + b;
-      xq[j] = xb[j]->qs;
       isum[j] = V::Zero();
     }
     typename V::I wsum = V::Zero();  // 128 * sum w, per row
-    sums(v, blk, xq, isum, &wsum);
+    sums(v, blk, xb, isum, &wsum);
     const typename V::F wd = v.Halves(blk.d);
     for (int j = 0; j < RN; ++j) {
       const typename V::F d = V::Mul(wd, V::Set1Ps(_cvtsh_ss(xb[j]->d)));
@@ -68,7 +66,7 @@ void TileSigned8(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_t x
   for (int j = 0; j < RN; ++j) out[j] = acc[j];
 }
 
-// Token j's 4 quants at xq[j] + i, + 128 (as unsigned bytes), in every lane.
+// The 4 quants at p, + 128 (as unsigned bytes), in every lane.
 template <typename V>
 [[gnu::always_inline]] inline typename V::I Unsigned4(const int8_t* p, typename V::I k128) {
   return V::Xor(V::Broadcast4(p), k128);
@@ -76,13 +74,13 @@ template <typename V>
 
 struct Q8_0Sums {
   template <typename V, int RN>
-  void operator()(V v, const BlockQ8_0x8& blk, const int8_t* const (&xq)[RN], typename V::I (&isum)[RN],
+  void operator()(V v, const BlockQ8_0x8& blk, const BlockQ8_0* const (&xb)[RN], typename V::I (&isum)[RN],
                   typename V::I* wsum) const {
     const typename V::I k128 = V::Set1_8(static_cast<char>(0x80));
     for (int k = 0; k < kQK / 4; ++k) {
       const typename V::I w = v.Load(blk.qs + kQK * k);
       *wsum = V::Dpbusd(*wsum, k128, w);
-      for (int j = 0; j < RN; ++j) isum[j] = V::Dpbusd(isum[j], Unsigned4<V>(xq[j] + 4 * k, k128), w);
+      for (int j = 0; j < RN; ++j) isum[j] = V::Dpbusd(isum[j], Unsigned4<V>(xb[j]->qs + 4 * k, k128), w);
     }
   }
 };
@@ -92,7 +90,7 @@ struct Q8_0Sums {
 // 0 (one masked subtract each).
 struct Q5_0Sums {
   template <typename V, int RN>
-  void operator()(V v, const BlockQ5_0x8& blk, const int8_t* const (&xq)[RN], typename V::I (&isum)[RN],
+  void operator()(V v, const BlockQ5_0x8& blk, const BlockQ8_0* const (&xb)[RN], typename V::I (&isum)[RN],
                   typename V::I* wsum) const {
     const typename V::I k128 = V::Set1_8(static_cast<char>(0x80)), k16 = V::Set1_8(16);
     for (int k = 0; k < kQK / 8; ++k) {
@@ -102,8 +100,8 @@ struct Q5_0Sums {
       hi = V::MaskSub8(hi, v.Bits(&blk.low16[k][1]), k16);
       *wsum = V::Dpbusd(*wsum, k128, V::Add8(lo, hi));
       for (int j = 0; j < RN; ++j) {
-        isum[j] = V::Dpbusd(isum[j], Unsigned4<V>(xq[j] + 4 * k, k128), lo);
-        isum[j] = V::Dpbusd(isum[j], Unsigned4<V>(xq[j] + 16 + 4 * k, k128), hi);
+        isum[j] = V::Dpbusd(isum[j], Unsigned4<V>(xb[j]->qs + 4 * k, k128), lo);
+        isum[j] = V::Dpbusd(isum[j], Unsigned4<V>(xb[j]->qs + 16 + 4 * k, k128), hi);
       }
     }
   }

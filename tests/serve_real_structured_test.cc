@@ -1,6 +1,7 @@
 // Structured outputs and enforced tool calls on the real engine (`prosgrow
 // serve` on the tiny random-weight model): a streamed json_schema answer
-// assembles into a valid value, and tests/node/openai_structured_test.mjs
+// assembles into a valid value, llama.cpp's and vLLM's schema fields are the
+// same constraint, and tests/node/openai_structured_test.mjs
 // drives the server with the official OpenAI SDK, validating every output
 // with ajv (skipped without node or tests/node/node_modules).
 #include <unistd.h>
@@ -52,6 +53,47 @@ TEST_F(ServeReal, StreamedJsonSchemaOutputIsOneValidValue) {
   EXPECT_EQ(err["error"]["param"], "response_format.json_schema.schema") << err.dump();
   EXPECT_NE(err["error"]["message"].get<std::string>().find("'minimum' at #/properties/n"), std::string::npos)
       << err.dump();
+  EXPECT_TRUE(srv.Alive());
+  EXPECT_EQ(srv.Stop(), 0) << srv.Log();
+}
+
+// llama.cpp's and vLLM's ways of sending a schema constrain the output as
+// response_format json_schema does, on chat and on completions.
+TEST_F(ServeReal, OtherServersSchemaFormsConstrainTheOutput) {
+  auto s = Serve({"--threads", "2"}, "structured-forms");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ServeProcess& srv = **s;
+  const std::string schema =
+      R"({"type": "object", "properties": {"ok": {"type": "boolean"}, "k": {"enum": ["a", "b"]}},
+          "required": ["ok", "k"], "additionalProperties": false})";
+  const std::string chat = R"({"messages": [{"role": "user", "content": "Answer."}], "max_tokens": 200, "seed": 3,
+      "temperature": 1.0, )";
+  const std::string completion = R"({"prompt": "Answer:", "max_tokens": 200, "seed": 3, "temperature": 1.0, )";
+  const std::pair<std::string, std::string> cases[] = {
+      {"/v1/chat/completions", chat + R"("response_format": {"type": "json_object", "schema": )" + schema + "}}"},
+      {"/v1/chat/completions", chat + R"("json_schema": )" + schema + "}"},
+      {"/v1/chat/completions", chat + R"("guided_json": )" + json(json::parse(schema).dump()).dump() + "}"},
+      {"/v1/completions", completion + R"("json_schema": )" + schema + "}"},
+      {"/v1/completions", completion + R"("guided_json": )" + schema + "}"}};
+  for (const auto& [path, body] : cases) {
+    int status = 0;
+    json res = Post(srv, path, body, &status);
+    ASSERT_EQ(status, 200) << body << "\n" << res.dump();
+    const json& choice = res["choices"][0];
+    const std::string text = choice.contains("message") ? choice["message"]["content"].get<std::string>()
+                                                        : choice["text"].get<std::string>();
+    EXPECT_EQ(choice["finish_reason"], "stop") << body << "\n" << text;
+    json v = json::parse(text, nullptr, false);
+    ASSERT_TRUE(v.is_object()) << body << "\n" << text;
+    EXPECT_EQ(v.size(), 2u) << text;
+    EXPECT_TRUE(v["ok"].is_boolean()) << text;
+    EXPECT_TRUE(v["k"] == "a" || v["k"] == "b") << text;
+  }
+  int status = 0;
+  json err = Post(srv, "/v1/completions", R"({"prompt": "x", "json_schema": {"type": "integer", "minimum": 1}})",
+                  &status);
+  EXPECT_EQ(status, 400) << err.dump();
+  EXPECT_EQ(err["error"]["param"], "json_schema") << err.dump();
   EXPECT_TRUE(srv.Alive());
   EXPECT_EQ(srv.Stop(), 0) << srv.Log();
 }

@@ -390,11 +390,9 @@ TEST(ApiRequest, OtherServersFieldsAreRefusedWithWhatToUse) {
   struct Case {
     const char* field;
     const char* says;
-  } cases[] = {{R"("guided_json":{"type":"object"})", "response_format"},
-               {R"("guided_regex":"a+")", "pattern"},
+  } cases[] = {{R"("guided_regex":"a+")", "pattern"},
                {R"("guided_choice":["a","b"])", "enum"},
                {R"("grammar":"root ::= \"a\"")", "GBNF"},
-               {R"("json_schema":{"type":"object"})", "response_format"},
                {R"("prediction":{"type":"content","content":"x"})", "not supported"}};
   for (const Case& c : cases) {
     auto r = Chat(std::string(R"({"messages":[{"role":"user","content":"hi"}],)") + c.field + "}");
@@ -403,6 +401,44 @@ TEST(ApiRequest, OtherServersFieldsAreRefusedWithWhatToUse) {
     EXPECT_NE(r.error.message.find(c.says), std::string::npos) << r.error.message;
   }
   EXPECT_FALSE(Completion(R"({"prompt":"x","grammar":"root ::= \"a\""})").ok());
+}
+
+// llama.cpp's and vLLM's ways of giving a schema are the json_schema
+// constraint, each naming itself in errors; two at once is refused.
+TEST(ApiRequest, OtherServersSchemaFormsAreTheJsonSchemaConstraint) {
+  const std::string user = R"({"messages":[{"role":"user","content":"hi"}],)";
+  struct Case {
+    std::string body;
+    bool chat;
+    const char* param;
+  } ok[] = {{user + R"("response_format":{"type":"json_object","schema":{"type":"object"}}})", true,
+             "response_format.schema"},
+            {user + R"("json_schema":{"type":"object"}})", true, "json_schema"},
+            {user + R"("guided_json":"{\"type\":\"object\"}"})", true, "guided_json"},
+            {user + R"("json_schema":{"type":"object"},"response_format":{"type":"text"}})", true, "json_schema"},
+            {R"({"prompt":"x","json_schema":{"type":"object"}})", false, "json_schema"},
+            {R"({"prompt":"x","guided_json":{"type":"object"}})", false, "guided_json"}};
+  for (const Case& c : ok) {
+    auto r = c.chat ? Chat(c.body) : Completion(c.body);
+    ASSERT_TRUE(r.ok()) << c.body << ": " << r.error.message;
+    EXPECT_EQ(r.value.response_format, ApiRequest::ResponseFormat::kJsonSchema) << c.body;
+    EXPECT_EQ(r.value.response_schema["type"], "object") << c.body;
+    EXPECT_EQ(r.value.response_schema_param, c.param) << c.body;
+  }
+  const std::pair<std::string, const char*> bad[] = {
+      {user + R"("json_schema":5})", "json_schema"},
+      {user + R"("guided_json":"{not json"})", "guided_json"},
+      {user + R"("json_schema":{},"guided_json":{}})", "guided_json"},
+      {user + R"("json_schema":{},"response_format":{"type":"json_object"}})", "json_schema"},
+      {user + R"("response_format":{"type":"json_object","schema":"object"}})", "response_format.schema"},
+      {user + R"("response_format":{"type":"text","schema":{}}})", "response_format.schema"},
+      {user + R"("response_format":{"type":"json_schema","schema":{}}})", "response_format.schema"}};
+  for (const auto& [body, param] : bad) {
+    auto r = Chat(body);
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_EQ(r.error.http_status, 400) << body;
+    EXPECT_EQ(r.error.param, param) << body << ": " << r.error.message;
+  }
 }
 
 TEST(ApiRequest, MinTokensAndStopTokenIdsReachSampling) {

@@ -23,7 +23,10 @@ using json = nlohmann::ordered_json;
 //   response_format: {"type": "text"} (the default), {"type": "json_object"},
 //     or {"type": "json_schema", "json_schema": {"name": ..., "schema": {...},
 //     "strict": bool, "description": ...}} (OpenAI's shape; name 1-64 of
-//     a-z A-Z 0-9 _ -).
+//     a-z A-Z 0-9 _ -); also llama.cpp's {"type": "json_object", "schema":
+//     {...}}; a top-level "json_schema" (llama.cpp) or "guided_json" (vLLM)
+//     is read with the common fields (request_fields.cc). Each is the same
+//     constraint as a json_schema format; two at once is a 400.
 //   tool_choice: "auto" (default), "none" (the tools are neither rendered
 //     nor parsed), "required" (some call must be made) or
 //     {"type": "function", "function": {"name": ...}} (that call).
@@ -52,35 +55,8 @@ bool OnlyKnownKeys(const json& obj, std::initializer_list<const char*> known, co
   return true;
 }
 
-void ReadResponseFormat(const json& rf, FieldReader& r, ApiRequest* req) {
-  auto type = rf.is_object() ? rf.find("type") : rf.end();
-  if (!rf.is_object() || type == rf.end() || !type->is_string()) {
-    r.Fail(BadRequest("'response_format' must be an object with a string 'type'", "response_format"));
-    return;
-  }
-  if (auto schema = rf.find("schema"); schema != rf.end() && !schema->is_null()) {
-    // llama.cpp's {"type": "json_object", "schema": ...}: refused rather than
-    // answered with any JSON object.
-    r.Fail(BadRequest("'response_format.schema' is llama.cpp's form; send {\"type\": \"json_schema\", "
-                      "\"json_schema\": {\"name\": ..., \"schema\": ...}}",
-                      "response_format.schema", "unsupported_parameter"));
-    return;
-  }
-  const std::string t = type->get<std::string>();
-  if (!(t == "json_schema" ? OnlyKnownKeys(rf, {"type", "json_schema"}, "response_format", r)
-                           : OnlyKnownKeys(rf, {"type"}, "response_format", r))) {
-    return;
-  }
-  if (t == "text") return;
-  if (t == "json_object") {
-    req->response_format = ApiRequest::ResponseFormat::kJsonObject;
-    return;
-  }
-  if (t != "json_schema") {
-    r.Fail(BadRequest(fmt::format("'response_format' type '{}' is not one of text, json_object, json_schema", t),
-                      "response_format.type"));
-    return;
-  }
+// OpenAI's json_schema object: {"name", "schema", "strict", "description"}.
+void ReadJsonSchemaObject(const json& rf, FieldReader& r, ApiRequest* req) {
   auto js = rf.find("json_schema");
   if (js == rf.end() || !js->is_object()) {
     r.Fail(BadRequest("'response_format' json_schema needs a 'json_schema' object", "response_format.json_schema"));
@@ -112,6 +88,51 @@ void ReadResponseFormat(const json& rf, FieldReader& r, ApiRequest* req) {
   req->response_format = ApiRequest::ResponseFormat::kJsonSchema;
   req->response_schema_name = name->get<std::string>();
   req->response_schema = *schema;
+  req->response_schema_param = "response_format.json_schema.schema";
+}
+
+// {"type": "json_object"}: any object; llama.cpp's {"type": "json_object",
+// "schema": ...}: one value valid under the schema.
+void ReadJsonObject(const json& rf, FieldReader& r, ApiRequest* req) {
+  auto schema = rf.find("schema");
+  if (schema == rf.end() || schema->is_null()) {
+    req->response_format = ApiRequest::ResponseFormat::kJsonObject;
+    return;
+  }
+  if (!schema->is_object() && !schema->is_boolean()) {
+    r.Fail(BadRequest("'response_format.schema' must be a JSON schema object", "response_format.schema"));
+    return;
+  }
+  req->response_format = ApiRequest::ResponseFormat::kJsonSchema;
+  req->response_schema_name = "schema";
+  req->response_schema = *schema;
+  req->response_schema_param = "response_format.schema";
+}
+
+void ReadResponseFormat(const json& rf, FieldReader& r, ApiRequest* req) {
+  auto type = rf.is_object() ? rf.find("type") : rf.end();
+  if (!rf.is_object() || type == rf.end() || !type->is_string()) {
+    r.Fail(BadRequest("'response_format' must be an object with a string 'type'", "response_format"));
+    return;
+  }
+  const std::string t = type->get<std::string>();
+  const bool known = t == "json_schema"   ? OnlyKnownKeys(rf, {"type", "json_schema"}, "response_format", r)
+                     : t == "json_object" ? OnlyKnownKeys(rf, {"type", "schema"}, "response_format", r)
+                                          : OnlyKnownKeys(rf, {"type"}, "response_format", r);
+  if (!known || t == "text") return;
+  if (t != "json_object" && t != "json_schema") {
+    r.Fail(BadRequest(fmt::format("'response_format' type '{}' is not one of text, json_object, json_schema", t),
+                      "response_format.type"));
+    return;
+  }
+  if (req->response_format != ApiRequest::ResponseFormat::kText) {  // a top-level json_schema / guided_json
+    r.Fail(BadRequest(fmt::format("'{}' and 'response_format' both constrain the output; send one of them",
+                                  req->response_schema_param),
+                      req->response_schema_param));
+    return;
+  }
+  if (t == "json_object") ReadJsonObject(rf, r, req);
+  else ReadJsonSchemaObject(rf, r, req);
 }
 
 void ReadToolChoice(const json& tc, FieldReader& r, ApiRequest* req) {

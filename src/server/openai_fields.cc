@@ -16,7 +16,7 @@ constexpr const char* kCommonFields[] = {
     "repetition_penalty", "top_k", "seed",      "max_tokens", "max_completion_tokens", "n",
     "best_of", "ignore_eos",  "stream",         "stream_options", "stop",         "user",
     "cache_ttl_s", "logit_bias", "kv_hints",    "min_tokens", "stop_token_ids",
-    "cache_salt"};
+    "cache_salt",  "json_schema", "guided_json"};
 // Read by ParseChatRequest (chat_request.cc); functions / function_call are
 // refused there with their own message.
 constexpr const char* kChatFields[] = {"messages",        "logprobs",  "top_logprobs", "response_format",
@@ -31,8 +31,6 @@ struct Refused {
   const char* instead;
 };
 constexpr Refused kRefused[] = {
-    {"guided_json", "vLLM's guided_json is not supported; send response_format {\"type\": \"json_schema\", "
-                    "\"json_schema\": {\"name\": ..., \"schema\": ...}} on /v1/chat/completions"},
     {"guided_regex", "vLLM's guided_regex is not supported (no regular-expression constraints); use "
                      "response_format json_schema with a \"pattern\" string schema"},
     {"guided_choice", "vLLM's guided_choice is not supported; use response_format json_schema with an \"enum\""},
@@ -40,8 +38,6 @@ constexpr Refused kRefused[] = {
     {"guided_decoding_backend", "vLLM's guided decoding options are not supported; use response_format"},
     {"guided_whitespace_pattern", "vLLM's guided decoding options are not supported; use response_format"},
     {"grammar", "llama.cpp's GBNF 'grammar' is not supported; use response_format json_schema, or tools"},
-    {"json_schema", "llama.cpp's top-level 'json_schema' is not supported; send response_format {\"type\": "
-                    "\"json_schema\", \"json_schema\": {\"name\": ..., \"schema\": ...}}"},
     {"audio", "audio output is not supported (text only)"},
     {"prediction", "predicted outputs are not supported"},
     {"web_search_options", "web search is not supported"},

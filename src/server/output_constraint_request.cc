@@ -121,7 +121,7 @@ ConstraintResult BuildOutputConstraint(const ApiRequest& api, const Tokenizer& t
     return Cached("json_object", tok, "json_object", "response_format", [] { return Result<Grammar>(JsonObjectGrammar()); });
   if (api.response_format == RF::kJsonSchema) {
     const json& schema = api.response_schema;
-    const std::string param = "response_format.json_schema.schema";
+    const std::string& param = api.response_schema_param;
     return Cached("json_schema\n" + schema.dump(), tok, "json_schema '" + api.response_schema_name + "'", param,
                   [&] { return JsonSchemaGrammar(schema, param); });
   }

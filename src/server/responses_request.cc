@@ -305,6 +305,7 @@ void ReadText(FieldReader& r, ResponsesRequest* out) {
   api.response_format = ApiRequest::ResponseFormat::kJsonSchema;
   api.response_schema_name = StringAt(f, "name", "response");
   api.response_schema = f["schema"];
+  api.response_schema_param = "text.format.schema";
 }
 
 // reasoning: {effort, summary}. effort "none"/"minimal" turns the template's

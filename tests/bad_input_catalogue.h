@@ -129,7 +129,7 @@ inline std::vector<BadInput> BadDialectInputCatalogue() {
        400, "tools[0].strict: must be a boolean"},
       {"responses: text.format unknown key", "/v1/responses",
        R"({"input":"x","text":{"format":{"type":"json_object","schema":{"type":"object"}}}})", 400,
-       "text.format.schema: unknown or unsupported field"},
+       "text.format.schema: unknown field (text.format has type)"},
       {"responses: text.format name a number", "/v1/responses",
        R"({"input":"x","text":{"format":{"type":"json_schema","name":5,"schema":{"type":"object"}}}})", 400,
        "text.format.name: must be a string"},

@@ -8,26 +8,13 @@
 
 #include "server/anthropic_context_edits.h"
 #include "server/anthropic_request.h"
+#include "server/known_keys.h"
 #include "server/request_fields.h"
 
 namespace pg {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-// Keys a JSON object may have; the first other key is a 400 naming it.
-std::optional<ApiError> OnlyKeys(const json& obj, std::initializer_list<const char*> allowed,
-                                 const std::string& where) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    bool known = false;
-    for (const char* a : allowed) known = known || it.key() == a;
-    if (!known) {
-      return BadRequest(fmt::format("{}.{}: unknown or unsupported field", where, it.key()), where + "." + it.key(),
-                        "unsupported_parameter");
-    }
-  }
-  return std::nullopt;
-}
 
 std::optional<ApiError> NeedString(const json& obj, const char* key, const std::string& where, std::string* out) {
   auto it = obj.find(key);
@@ -51,7 +38,7 @@ class Converter {
     if (it == block.end() || it->is_null() || error) return;
     const std::string param = where + ".cache_control";
     if (!it->is_object()) return Fail(BadRequest(param + ": must be an object", param, "invalid_type"));
-    if ((error = OnlyKeys(*it, {"type", "ttl"}, param))) return;
+    if ((error = UnknownKey(*it, {"type", "ttl"}, param))) return;
     auto type = it->find("type");
     if (type == it->end() || *type != "ephemeral") {
       return Fail(BadRequest(param + ".type: must be \"ephemeral\"", param + ".type"));
@@ -76,7 +63,7 @@ class Converter {
 
   // A {"type": "text", "text": ...} block; appends its text.
   void TextBlock(const json& block, const std::string& where, std::string* text) {
-    if ((error = OnlyKeys(block, {"type", "text", "cache_control", "citations"}, where))) return;
+    if ((error = UnknownKey(block, {"type", "text", "cache_control", "citations"}, where))) return;
     if (block.contains("citations") && !block["citations"].is_null() &&
         !(block["citations"].is_array() && block["citations"].empty())) {
       return Fail(BadRequest(where + ".citations: citations are not supported", where + ".citations",
@@ -140,7 +127,7 @@ class Converter {
   void Message(const json& m, size_t i) {
     const std::string where = fmt::format("messages[{}]", i);
     if (!m.is_object()) return Fail(BadRequest(where + ": must be an object", where, "invalid_type"));
-    if ((error = OnlyKeys(m, {"role", "content"}, where))) return;
+    if ((error = UnknownKey(m, {"role", "content"}, where))) return;
     std::string role;
     if ((error = NeedString(m, "role", where, &role))) return;
     if (role != "user" && role != "assistant" && role != "system") {
@@ -218,7 +205,7 @@ class Converter {
   }
 
   void ToolResult(const json& block, const std::string& where) {
-    if ((error = OnlyKeys(block, {"type", "tool_use_id", "content", "is_error", "cache_control"}, where))) return;
+    if ((error = UnknownKey(block, {"type", "tool_use_id", "content", "is_error", "cache_control"}, where))) return;
     std::string id;
     if ((error = NeedString(block, "tool_use_id", where, &id))) return;
     if (!tool_use_ids_.count(id)) {
@@ -262,10 +249,10 @@ class Converter {
   // not render it); redacted_thinking is opaque and carries no text.
   void Thinking(const json& block, const std::string& type, const std::string& where, std::string* reasoning) {
     if (type == "redacted_thinking") {
-      error = OnlyKeys(block, {"type", "data"}, where);
+      error = UnknownKey(block, {"type", "data"}, where);
       return;
     }
-    if ((error = OnlyKeys(block, {"type", "thinking", "signature"}, where))) return;
+    if ((error = UnknownKey(block, {"type", "thinking", "signature"}, where))) return;
     std::string t;
     if ((error = NeedString(block, "thinking", where, &t))) return;
     *reasoning += (reasoning->empty() ? "" : "\n") + t;
@@ -274,7 +261,7 @@ class Converter {
   // A tool_use block of the assistant turn at `index` becomes calls' next
   // entry; false on an error.
   bool ToolUse(const json& u, const std::string& bw, size_t index, json* calls) {
-    if ((error = OnlyKeys(u, {"type", "id", "name", "input", "cache_control"}, bw))) return false;
+    if ((error = UnknownKey(u, {"type", "id", "name", "input", "cache_control"}, bw))) return false;
     std::string id, name;
     if ((error = NeedString(u, "id", bw, &id)) || (error = NeedString(u, "name", bw, &name))) return false;
     if (!u.contains("input") || !u["input"].is_object()) {
@@ -333,7 +320,7 @@ class Converter {
                                            where, t["type"].dump()),
                                where + ".type", "unsupported_tool"));
       }
-      if ((error = OnlyKeys(t, {"type", "name", "description", "input_schema", "cache_control", "defer_loading"},
+      if ((error = UnknownKey(t, {"type", "name", "description", "input_schema", "cache_control", "defer_loading"},
                             where))) {
         return;
       }
@@ -380,7 +367,7 @@ class Converter {
       return Fail(BadRequest(fmt::format("'tool_choice' must be an object, got {}", JsonTypeName(tc)), "tool_choice",
                              "invalid_type"));
     }
-    if ((error = OnlyKeys(tc, {"type", "name", "disable_parallel_tool_use"}, "tool_choice"))) return;
+    if ((error = UnknownKey(tc, {"type", "name", "disable_parallel_tool_use"}, "tool_choice"))) return;
     std::string type;
     if ((error = NeedString(tc, "type", "tool_choice", &type))) return;
     ApiRequest& api = out_->api;

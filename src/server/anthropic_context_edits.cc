@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "server/json_string_at.h"
+#include "server/known_keys.h"
 
 namespace pg {
 namespace {
@@ -51,9 +52,7 @@ std::optional<ApiError> ApplyContextManagement(const ojson& cm, ojson* messages,
   *applied = nlohmann::json::array();
   if (cm.is_null()) return std::nullopt;
   if (!cm.is_object()) return Bad("context_management", "must be an object");
-  for (auto it = cm.begin(); it != cm.end(); ++it) {
-    if (it.key() != "edits") return Bad("context_management." + it.key(), "unknown field (only edits)");
-  }
+  if (auto e = UnknownKey(cm, {"edits"}, "context_management")) return e;
   auto edits = cm.find("edits");
   if (edits == cm.end() || edits->is_null()) return std::nullopt;
   if (!edits->is_array()) return Bad("context_management.edits", "must be an array");
@@ -67,9 +66,7 @@ std::optional<ApiError> ApplyContextManagement(const ojson& cm, ojson* messages,
                                     where, type),
                         where + ".type", "unsupported_parameter");
     }
-    for (auto k = edit.begin(); k != edit.end(); ++k) {
-      if (k.key() != "type" && k.key() != "keep") return Bad(where + "." + k.key(), "unknown field (type, keep)");
-    }
+    if (auto e = UnknownKey(edit, {"type", "keep"}, where)) return e;
     int64_t keep = 1;
     if (std::optional<ApiError> e = ReadKeep(edit, where, &keep)) return e;
     applied->push_back({{"type", type}, {"cleared_thinking_turns", ClearThinking(messages, keep)}});

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "server/known_keys.h"
 #include "server/request_fields.h"
 
 namespace pg {
@@ -49,11 +50,8 @@ void ReadThinking(FieldReader& r, bool thinking_switch, ApiRequest* api) {
   if (type != "enabled" && type != "adaptive" && type != "disabled") {
     return r.Fail(BadRequest("thinking.type: must be \"enabled\", \"adaptive\" or \"disabled\"", "thinking.type"));
   }
+  if (auto e = UnknownKey(*t, {"type", "budget_tokens", "display"}, "thinking")) return r.Fail(*e);
   for (auto it = t->begin(); it != t->end(); ++it) {
-    if (it.key() != "type" && it.key() != "budget_tokens" && it.key() != "display") {
-      return r.Fail(BadRequest("thinking." + it.key() + ": unknown field (type, budget_tokens, display)",
-                               "thinking." + it.key(), "unsupported_parameter"));
-    }
     // Checked even where they have no effect (ignored_fields), as Anthropic does.
     const bool ok = it->is_null() || (it.key() == "type") ||
                     (it.key() == "budget_tokens" ? it->is_number_integer() && it->get<int64_t>() >= 1
@@ -150,12 +148,8 @@ void ReadStopSequences(FieldReader& r, const RequestLimits& limits, ApiRequest* 
 void ReadMetadata(FieldReader& r, ApiRequest* req) {
   const json* m = r.GetObject("metadata");
   if (!m) return;
+  if (auto e = UnknownKey(*m, {"user_id"}, "metadata")) return r.Fail(*e);
   for (auto it = m->begin(); it != m->end(); ++it) {
-    if (it.key() != "user_id") {
-      r.Fail(BadRequest(fmt::format("metadata.{}: unknown field (only user_id)", it.key()), "metadata." + it.key(),
-                        "unsupported_parameter"));
-      return;
-    }
     if (it->is_null()) continue;
     if (!it->is_string() || it->get<std::string>().size() > 256) {
       r.Fail(BadRequest("metadata.user_id: must be a string of at most 256 characters", "metadata.user_id"));

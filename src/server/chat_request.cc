@@ -8,6 +8,7 @@
 #include "base/bounded_json.h"
 #include "server/api_request.h"
 #include "server/json_string_at.h"
+#include "server/known_keys.h"
 #include "server/openai_fields.h"
 #include "server/request_fields.h"
 
@@ -39,20 +40,12 @@ bool ValidSchemaName(const std::string& n) {
   return true;
 }
 
-// False (and r failed, naming the first) when `obj` has a key not in `known`
-// whose value is not null.
+// False (and r failed, naming the first) when `obj` has a key not in `known`.
 bool OnlyKnownKeys(const json& obj, std::initializer_list<const char*> known, const std::string& where,
                    FieldReader& r) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    if (it->is_null() || std::any_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; }))
-      continue;
-    std::string list;
-    for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-    r.Fail(BadRequest(fmt::format("{}.{}: unknown field ({} has {})", where, it.key(), where, list),
-                      where + "." + it.key(), "unknown_parameter"));
-    return false;
-  }
-  return true;
+  std::optional<ApiError> e = UnknownKey(obj, known, where);
+  if (e) r.Fail(std::move(*e));
+  return !e;
 }
 
 // OpenAI's json_schema object: {"name", "schema", "strict", "description"}.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "server/known_keys.h"
 #include "server/kv_hints_request.h"
 #include "server/tenant.h"
 
@@ -229,12 +230,9 @@ void ReadStreamOptions(FieldReader& r, ApiRequest* req) {
   if (!req->stream) {
     return r.Fail(BadRequest("'stream_options' is only allowed with \"stream\": true", "stream_options"));
   }
+  if (auto e = UnknownKey(*so, {"include_usage", "include_obfuscation"}, "stream_options")) return r.Fail(*e);
   for (auto it = so->begin(); it != so->end(); ++it) {
     const std::string param = "stream_options." + it.key();
-    if (it.key() != "include_usage" && it.key() != "include_obfuscation") {
-      return r.Fail(BadRequest(param + ": unknown field (stream_options has include_usage, include_obfuscation)",
-                               param, "unknown_parameter"));
-    }
     if (it->is_null()) continue;
     if (!it->is_boolean()) return (void)r.WrongType(param.c_str(), "a boolean", *it);
     if (it.key() == "include_usage") req->include_usage = it->get<bool>();

@@ -7,6 +7,7 @@
 
 #include "base/bounded_json.h"
 #include "server/json_string_at.h"
+#include "server/known_keys.h"
 #include "server/request_fields.h"
 
 namespace pg {
@@ -30,15 +31,6 @@ constexpr const char* kHostedTools[] = {"web_search",       "web_search_preview"
 
 ApiError Bad(const std::string& param, const std::string& message, const char* code = "") {
   return BadRequest(param + ": " + message, param, code);
-}
-
-std::optional<ApiError> OnlyKeys(const json& obj, std::initializer_list<const char*> allowed, const std::string& where) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return it.key() == a; })) {
-      return Bad(where + "." + it.key(), "unknown or unsupported field", "unsupported_parameter");
-    }
-  }
-  return std::nullopt;
 }
 
 // obj[key], when present and not null, must pass `is` (a json::is_* test).
@@ -107,7 +99,7 @@ class InputConverter {
 
  private:
   std::optional<ApiError> Message(const json& m, const std::string& where) {
-    if (auto e = OnlyKeys(m, {"type", "role", "content", "id", "status"}, where)) return e;
+    if (auto e = UnknownKey(m, {"type", "role", "content", "id", "status"}, where)) return e;
     std::string role = StringAt(m, "role");
     if (role != "user" && role != "assistant" && role != "system" && role != "developer") {
       return Bad(where + ".role", fmt::format("must be user, assistant, system or developer, got \"{}\"", role),
@@ -124,7 +116,7 @@ class InputConverter {
   }
 
   std::optional<ApiError> FunctionCall(const json& c, const std::string& where) {
-    if (auto e = OnlyKeys(c, {"type", "call_id", "name", "arguments", "id", "status", "namespace"}, where)) return e;
+    if (auto e = UnknownKey(c, {"type", "call_id", "name", "arguments", "id", "status", "namespace"}, where)) return e;
     for (const char* key : {"call_id", "name", "arguments"}) {
       if (!c.contains(key) || !c[key].is_string()) return Bad(where + "." + key, "a string is required", "invalid_type");
     }
@@ -146,7 +138,7 @@ class InputConverter {
   }
 
   std::optional<ApiError> FunctionOutput(const json& o, const std::string& where) {
-    if (auto e = OnlyKeys(o, {"type", "call_id", "output", "id", "status"}, where)) return e;
+    if (auto e = UnknownKey(o, {"type", "call_id", "output", "id", "status"}, where)) return e;
     if (!o.contains("call_id") || !o["call_id"].is_string()) {
       return Bad(where + ".call_id", "a string is required", "invalid_type");
     }
@@ -160,7 +152,7 @@ class InputConverter {
   // Reasoning items are replayed as reasoning_content of the next assistant
   // turn (templates that render earlier reasoning read it; others ignore it).
   std::optional<ApiError> Reasoning(const json& r, const std::string& where) {
-    if (auto e = OnlyKeys(r, {"type", "id", "summary", "content", "encrypted_content", "status"}, where)) return e;
+    if (auto e = UnknownKey(r, {"type", "id", "summary", "content", "encrypted_content", "status"}, where)) return e;
     for (const char* key : {"summary", "content"}) {
       if (!r.contains(key) || r[key].is_null()) continue;
       if (!r[key].is_array()) return Bad(where + "." + key, "must be an array", "invalid_type");
@@ -187,7 +179,7 @@ class InputConverter {
 // One function tool -> its chat form; `where` names it in errors.
 std::optional<ApiError> FunctionTool(const json& t, const std::string& where, std::set<std::string>* names,
                                      json* chat) {
-  if (auto e = OnlyKeys(t, {"type", "name", "description", "parameters", "strict"}, where)) return e;
+  if (auto e = UnknownKey(t, {"type", "name", "description", "parameters", "strict"}, where)) return e;
   if (!t.contains("name") || !t["name"].is_string() || t["name"].get<std::string>().empty()) {
     return Bad(where + ".name", "a non-empty string is required", "invalid_type");
   }
@@ -225,7 +217,7 @@ void ReadTools(FieldReader& r, const RequestLimits& limits, ResponsesRequest* ou
                         "unsupported_tool"));
     }
     if (type == "namespace") {
-      if (auto e = OnlyKeys(t, {"type", "name", "description", "tools"}, where)) return r.Fail(*e);
+      if (auto e = UnknownKey(t, {"type", "name", "description", "tools"}, where)) return r.Fail(*e);
       if (!t.contains("name") || !t["name"].is_string() || !t.contains("tools") || !t["tools"].is_array()) {
         return r.Fail(Bad(where, "a namespace needs a string 'name' and a 'tools' array", "invalid_type"));
       }
@@ -279,7 +271,7 @@ void ReadToolChoice(FieldReader& r, ApiRequest* api) {
 void ReadText(FieldReader& r, ResponsesRequest* out) {
   const json* text = r.GetObject("text");
   if (!text) return;
-  if (auto e = OnlyKeys(*text, {"format", "verbosity"}, "text")) return r.Fail(*e);
+  if (auto e = UnknownKey(*text, {"format", "verbosity"}, "text")) return r.Fail(*e);
   out->echo["text"] = *text;
   if (text->contains("verbosity") && !(*text)["verbosity"].is_null()) out->api.ignored_fields.push_back("text.verbosity");
   if (!text->contains("format") || (*text)["format"].is_null()) return;
@@ -287,9 +279,9 @@ void ReadText(FieldReader& r, ResponsesRequest* out) {
   std::string type = StringAt(f, "type");
   ApiRequest& api = out->api;
   if (f.is_object() && type != "json_schema") {
-    if (auto e = OnlyKeys(f, {"type"}, "text.format")) return r.Fail(*e);  // e.g. llama.cpp's json_object + schema
+    if (auto e = UnknownKey(f, {"type"}, "text.format")) return r.Fail(*e);  // e.g. llama.cpp's json_object + schema
   } else if (f.is_object()) {
-    if (auto e = OnlyKeys(f, {"type", "name", "schema", "description", "strict"}, "text.format")) return r.Fail(*e);
+    if (auto e = UnknownKey(f, {"type", "name", "schema", "description", "strict"}, "text.format")) return r.Fail(*e);
     if (auto e = OptionalOfType(f, "name", "text.format", &json::is_string, "a string")) return r.Fail(*e);
     if (auto e = OptionalOfType(f, "description", "text.format", &json::is_string, "a string")) return r.Fail(*e);
     if (auto e = OptionalOfType(f, "strict", "text.format", &json::is_boolean, "a boolean")) return r.Fail(*e);
@@ -313,7 +305,7 @@ void ReadText(FieldReader& r, ResponsesRequest* out) {
 void ReadReasoning(FieldReader& r, bool thinking_switch, ApiRequest* api) {
   const json* reasoning = r.GetObject("reasoning");
   if (!reasoning) return;
-  if (auto e = OnlyKeys(*reasoning, {"effort", "summary", "generate_summary"}, "reasoning")) return r.Fail(*e);
+  if (auto e = UnknownKey(*reasoning, {"effort", "summary", "generate_summary"}, "reasoning")) return r.Fail(*e);
   if (auto e = OptionalOneOf(*reasoning, "effort", "reasoning", {"none", "minimal", "low", "medium", "high", "xhigh"})) {
     return r.Fail(*e);
   }

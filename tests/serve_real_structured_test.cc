@@ -58,7 +58,8 @@ TEST_F(ServeReal, StreamedJsonSchemaOutputIsOneValidValue) {
 }
 
 // llama.cpp's and vLLM's ways of sending a schema constrain the output as
-// response_format json_schema does, on chat and on completions.
+// response_format json_schema does, on chat and on completions (which take
+// response_format too, as vLLM's do).
 TEST_F(ServeReal, OtherServersSchemaFormsConstrainTheOutput) {
   auto s = Serve({"--threads", "2"}, "structured-forms");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -74,7 +75,10 @@ TEST_F(ServeReal, OtherServersSchemaFormsConstrainTheOutput) {
       {"/v1/chat/completions", chat + R"("json_schema": )" + schema + "}"},
       {"/v1/chat/completions", chat + R"("guided_json": )" + json(json::parse(schema).dump()).dump() + "}"},
       {"/v1/completions", completion + R"("json_schema": )" + schema + "}"},
-      {"/v1/completions", completion + R"("guided_json": )" + schema + "}"}};
+      {"/v1/completions", completion + R"("guided_json": )" + schema + "}"},
+      {"/v1/completions",
+       completion + R"("response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": )" + schema +
+           "}}}"}};
   for (const auto& [path, body] : cases) {
     int status = 0;
     json res = Post(srv, path, body, &status);

@@ -8,6 +8,7 @@
 #include "base/utf8.h"
 #include "server/openai_fields.h"
 #include "server/request_fields.h"
+#include "server/response_format_request.h"
 
 namespace pg {
 
@@ -36,6 +37,7 @@ ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body,
   ApiRequest req;
   req.chat = false;
   ReadCommonFields(r, n_vocab, n_ctx, limits, &req);
+  ReadOutputFormat(r, &req);
 
   int64_t lp = 0;
   if (r.Int("logprobs", &lp)) {

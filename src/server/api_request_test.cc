@@ -404,7 +404,8 @@ TEST(ApiRequest, OtherServersFieldsAreRefusedWithWhatToUse) {
 }
 
 // llama.cpp's and vLLM's ways of giving a schema are the json_schema
-// constraint, each naming itself in errors; two at once is refused.
+// constraint, each naming itself in errors; two at once is refused. All of
+// them, and response_format, on completions too.
 TEST(ApiRequest, OtherServersSchemaFormsAreTheJsonSchemaConstraint) {
   const std::string user = R"({"messages":[{"role":"user","content":"hi"}],)";
   struct Case {
@@ -417,7 +418,10 @@ TEST(ApiRequest, OtherServersSchemaFormsAreTheJsonSchemaConstraint) {
             {user + R"("guided_json":"{\"type\":\"object\"}"})", true, "guided_json"},
             {user + R"("json_schema":{"type":"object"},"response_format":{"type":"text"}})", true, "json_schema"},
             {R"({"prompt":"x","json_schema":{"type":"object"}})", false, "json_schema"},
-            {R"({"prompt":"x","guided_json":{"type":"object"}})", false, "guided_json"}};
+            {R"({"prompt":"x","guided_json":{"type":"object"}})", false, "guided_json"},
+            {R"({"prompt":"x","response_format":{"type":"json_schema","json_schema":{"name":"o","schema":)"
+             R"({"type":"object"}}}})",
+             false, "response_format.json_schema.schema"}};
   for (const Case& c : ok) {
     auto r = c.chat ? Chat(c.body) : Completion(c.body);
     ASSERT_TRUE(r.ok()) << c.body << ": " << r.error.message;

@@ -10,16 +10,17 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// Read by ReadCommonFields (request_fields.cc, kv_hints_request.cc).
+// Read on both routes: ReadCommonFields (request_fields.cc, kv_hints_request.cc)
+// and ReadOutputFormat (response_format_request.cc).
 constexpr const char* kCommonFields[] = {
     "model",   "temperature", "top_p",          "min_p",      "presence_penalty", "frequency_penalty",
     "repetition_penalty", "top_k", "seed",      "max_tokens", "max_completion_tokens", "n",
     "best_of", "ignore_eos",  "stream",         "stream_options", "stop",         "user",
     "cache_ttl_s", "logit_bias", "kv_hints",    "min_tokens", "stop_token_ids",
-    "cache_salt",  "json_schema", "guided_json"};
+    "cache_salt",  "json_schema", "guided_json", "response_format"};
 // Read by ParseChatRequest (chat_request.cc); functions / function_call are
 // refused there with their own message.
-constexpr const char* kChatFields[] = {"messages",        "logprobs",  "top_logprobs", "response_format",
+constexpr const char* kChatFields[] = {"messages",        "logprobs",  "top_logprobs",
                                        "tool_choice",     "parallel_tool_calls", "tools", "functions",
                                        "function_call",   "chat_template_kwargs"};
 // Read by ParseCompletionRequest (api_request.cc).

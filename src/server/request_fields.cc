@@ -266,31 +266,6 @@ void ReadStop(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
   }
 }
 
-// llama.cpp's top-level "json_schema" and vLLM's "guided_json" (chat and
-// completions): the output is one value valid under the schema, as with
-// response_format json_schema. vLLM also takes the schema as JSON text.
-void ReadTopLevelJsonSchema(FieldReader& r, ApiRequest* req) {
-  for (const char* key : {"json_schema", "guided_json"}) {
-    const json* v = r.Get(key);
-    if (!v) continue;
-    json schema = *v;
-    if (schema.is_string() && std::string(key) == "guided_json")
-      schema = json::parse(v->get<std::string>(), nullptr, /*allow_exceptions=*/false);
-    if (!schema.is_object() && !schema.is_boolean()) {
-      r.WrongType(key, "a JSON schema object", *v);
-      return;
-    }
-    if (req->response_format != ApiRequest::ResponseFormat::kText) {
-      r.Fail(BadRequest("'json_schema' and 'guided_json' both give the output's schema; send one of them", key));
-      return;
-    }
-    req->response_format = ApiRequest::ResponseFormat::kJsonSchema;
-    req->response_schema_name = key;
-    req->response_schema = std::move(schema);
-    req->response_schema_param = key;
-  }
-}
-
 }  // namespace
 
 void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const RequestLimits& limits, ApiRequest* req) {
@@ -307,7 +282,6 @@ void ReadCommonFields(FieldReader& r, int64_t n_vocab, int64_t n_ctx, const Requ
   ReadLogitBias(r, n_vocab, limits, &req->sampling);
   ReadEndControls(r, n_vocab, n_ctx, req);
   ReadKvHints(r, n_ctx, req);
-  ReadTopLevelJsonSchema(r, req);
 }
 
 }  // namespace pg

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "server/json_string_at.h"
 #include "server/known_keys.h"
 #include "server/request_fields.h"
 
@@ -73,22 +74,40 @@ void ReadThinking(FieldReader& r, bool thinking_switch, ApiRequest* api) {
   if (on && t->contains("display")) api->ignored_fields.push_back("thinking.display");
 }
 
-// output_config: {"effort": "low" | "medium" | "high" | "max"}. Where the
-// template has a thinking switch and `thinking` is not sent, low turns it
-// off and the others on; otherwise it has no effect (ignored_fields).
+// output_config.format: {"type": "json_schema", "schema": {...}}, the
+// structured output: the text answer is one JSON value valid under the
+// schema (server/output_constraint_request.h), as OpenAI's json_schema.
+void ReadOutputFormat(FieldReader& r, const json& f, ApiRequest* api) {
+  if (f.is_null()) return;
+  if (!f.is_object()) return (void)r.WrongType("output_config.format", "an object", f);
+  if (auto e = UnknownKey(f, {"type", "schema"}, "output_config.format")) return r.Fail(*e);
+  if (StringAt(f, "type") != "json_schema") {
+    return r.Fail(BadRequest("output_config.format.type: must be \"json_schema\"", "output_config.format.type"));
+  }
+  auto schema = f.find("schema");
+  if (schema == f.end() || !(schema->is_object() || schema->is_boolean())) {
+    return r.Fail(BadRequest("output_config.format.schema: a JSON schema object is required",
+                             "output_config.format.schema"));
+  }
+  api->response_format = ApiRequest::ResponseFormat::kJsonSchema;
+  api->response_schema_name = "output_config.format";
+  api->response_schema = *schema;
+  api->response_schema_param = "output_config.format.schema";
+}
+
+// output_config: {"effort": "low" | "medium" | "high" | "xhigh" | "max",
+// "format": ...}. Where the template has a thinking switch and `thinking`
+// is not sent, low turns it off and the others on; otherwise effort has no
+// effect (ignored_fields).
 void ReadOutputConfig(FieldReader& r, bool thinking_switch, ApiRequest* api) {
   const json* oc = r.GetObject("output_config");
   if (!oc) return;
-  for (auto it = oc->begin(); it != oc->end(); ++it) {
-    if (it.key() != "effort") {
-      return r.Fail(BadRequest("output_config." + it.key() + ": not supported by this server (only effort)",
-                               "output_config." + it.key(), "unsupported_parameter"));
-    }
-  }
+  if (auto e = UnknownKey(*oc, {"effort", "format"}, "output_config")) return r.Fail(*e);
+  if (oc->contains("format")) ReadOutputFormat(r, (*oc)["format"], api);
   if (!oc->contains("effort") || (*oc)["effort"].is_null()) return;
   const json& e = (*oc)["effort"];
-  if (e != "low" && e != "medium" && e != "high" && e != "max") {
-    return r.Fail(BadRequest("output_config.effort: must be low, medium, high or max", "output_config.effort"));
+  if (e != "low" && e != "medium" && e != "high" && e != "xhigh" && e != "max") {
+    return r.Fail(BadRequest("output_config.effort: must be low, medium, high, xhigh or max", "output_config.effort"));
   }
   if (thinking_switch && !r.Get("thinking")) {
     api->template_kwargs = {{"enable_thinking", e != "low"}};

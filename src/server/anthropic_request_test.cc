@@ -280,7 +280,25 @@ TEST(AnthropicRequest, ThinkingMapsOntoTheTemplateSwitch) {
   EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"effort": "extreme"}, )" + msgs + "}").param,
             "output_config.effort");
   EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"format": {}}, )" + msgs + "}").param,
-            "output_config.format");
+            "output_config.format.type");
+  // format: Anthropic's structured outputs, the json_schema constraint.
+  auto format = parse(R"("output_config": {"effort": "xhigh", "format": {"type": "json_schema",
+      "schema": {"type": "object"}}})", false);
+  ASSERT_TRUE(format.ok()) << format.error.message;
+  EXPECT_EQ(format.value.api.response_format, ApiRequest::ResponseFormat::kJsonSchema);
+  EXPECT_EQ(format.value.api.response_schema, json::parse(R"({"type": "object"})"));
+  EXPECT_EQ(format.value.api.response_schema_param, "output_config.format.schema");
+  for (const auto& [f, param] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"type": "json_schema"})", "output_config.format.schema"},
+           {R"({"type": "json_schema", "schema": 3})", "output_config.format.schema"},
+           {R"({"type": "json_object", "schema": {}})", "output_config.format.type"},
+           {R"({"type": "json_schema", "schema": {}, "name": "x"})", "output_config.format.name"},
+           {R"("json")", "output_config.format"}}) {
+    EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"format": )" + f + "}, " + msgs + "}")
+                  .param,
+              param)
+        << f;
+  }
   // Without effect, but still of Anthropic's types.
   for (const char* t : {R"({"type": "enabled", "budget_tokens": "lots"})", R"({"type": "enabled", "budget_tokens": 0})",
                         R"({"type": "adaptive", "display": 1})"}) {

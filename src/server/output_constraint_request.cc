@@ -103,10 +103,13 @@ ConstraintResult BuildOutputConstraint(const ApiRequest& api, const Tokenizer& t
     const std::vector<Tool> tools = ToolsOf(api.tools);
     if (tools.empty())
       return BadRequest("'tool_choice' \"required\" or a named function needs a non-empty 'tools'", "tool_choice");
-    if (api.response_format != RF::kText)
-      return BadRequest("'response_format' json_object / json_schema cannot be combined with a 'tool_choice' that "
-                        "forces a tool call",
-                        "response_format");
+    if (api.response_format != RF::kText) {
+      const std::string param = api.response_format == RF::kJsonSchema ? api.response_schema_param : "response_format";
+      return BadRequest(fmt::format("a JSON output format ('{}') cannot be combined with a 'tool_choice' that forces "
+                                    "a tool call",
+                                    param),
+                        param);
+    }
     if (api.tool_choice == TC::kNamed) {
       bool found = false;
       for (const Tool& t : tools) found |= t.name == api.tool_choice_name;

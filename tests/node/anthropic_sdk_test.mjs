@@ -10,7 +10,8 @@
 //                       "sunny" (true for the fake engine; a random-weight
 //                       model is sent the tool_use history instead)
 //   PROSGROW_EXPECT_FORCED_TOOLS=1  the server enforces tool_choice any / tool
-//                       (constrained decoding): a forced call and its round trip
+//                       and output_config.format (constrained decoding): a
+//                       forced call and its round trip, structured outputs
 // Exits 0 on success; prints the failed assertion otherwise.
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
@@ -182,6 +183,36 @@ if (process.env.PROSGROW_EXPECT_FORCED_TOOLS === '1') {
     assert.ok(['end_turn', 'max_tokens'].includes(reply.stop_reason), JSON.stringify(reply));
     assert.ok(reply.content.some((b) => b.type === 'text' && typeof b.text === 'string'), JSON.stringify(reply));
   }
+}
+
+// 5c. Structured outputs (output_config.format): the text answer is one JSON
+// value valid under the schema, whatever the model would have written.
+if (process.env.PROSGROW_EXPECT_FORCED_TOOLS === '1') {
+  const schema = {
+    type: 'object',
+    properties: { city: { type: 'string', maxLength: 12 }, sunny: { type: 'boolean' } },
+    required: ['city', 'sunny'],
+    additionalProperties: false,
+  };
+  for (const seed of [1, 2, 3]) {
+    const out = await client.messages.create({
+      model, max_tokens: 200, temperature: 1, messages: [question],
+      output_config: { format: { type: 'json_schema', schema } }, metadata: { user_id: `structured-${seed}` },
+    });
+    assert.equal(out.stop_reason, 'end_turn', JSON.stringify(out));
+    const value = JSON.parse(textOf(out));
+    assert.deepEqual(Object.keys(value).sort(), ['city', 'sunny'], textOf(out));
+    assert.equal(typeof value.city, 'string');
+    assert.equal(typeof value.sunny, 'boolean');
+  }
+  await assert.rejects(client.messages.create({
+    model, max_tokens: 8, messages: [question],
+    output_config: { format: { type: 'json_schema', schema: { type: 'integer', minimum: 1 } } },
+  }), (err) => {
+    assert.ok(err instanceof Anthropic.BadRequestError, String(err));
+    assert.match(err.error.error.message, /minimum/);
+    return true;
+  });
 }
 
 // 6. Errors come back as Anthropic errors the SDK maps to its classes.

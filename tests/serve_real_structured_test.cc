@@ -76,6 +76,7 @@ TEST_F(ServeReal, OtherServersSchemaFormsConstrainTheOutput) {
       {"/v1/chat/completions", chat + R"("guided_json": )" + json(json::parse(schema).dump()).dump() + "}"},
       {"/v1/completions", completion + R"("json_schema": )" + schema + "}"},
       {"/v1/completions", completion + R"("guided_json": )" + schema + "}"},
+      {"/v1/chat/completions", chat + R"("structured_outputs": {"json": )" + schema + "}}"},
       {"/v1/completions",
        completion + R"("response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": )" + schema +
            "}}}"}};

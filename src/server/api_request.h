@@ -43,8 +43,9 @@ struct ApiRequest {
   ResponseFormat response_format = ResponseFormat::kText;
   std::string response_schema_name;       // json_schema.name
   nlohmann::ordered_json response_schema;  // json_schema.schema (an object or a boolean)
-  // Where the request put the schema (the 'param' of a schema's 400).
-  std::string response_schema_param = "response_format.json_schema.schema";
+  // Where the request put its JSON format or schema (the 'param' of their
+  // 400s): "response_format.json_schema.schema", "json_schema", ...
+  std::string response_schema_param = "response_format";
 
   // completions: either text or token ids.
   bool prompt_is_tokens = false;

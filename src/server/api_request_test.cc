@@ -419,6 +419,9 @@ TEST(ApiRequest, OtherServersSchemaFormsAreTheJsonSchemaConstraint) {
             {user + R"("json_schema":{"type":"object"},"response_format":{"type":"text"}})", true, "json_schema"},
             {R"({"prompt":"x","json_schema":{"type":"object"}})", false, "json_schema"},
             {R"({"prompt":"x","guided_json":{"type":"object"}})", false, "guided_json"},
+            {R"({"prompt":"x","structured_outputs":{"json":{"type":"object"},"disable_fallback":true}})", false,
+             "structured_outputs.json"},
+            {user + R"("structured_outputs":{"json":"{\"type\":\"object\"}"}})", true, "structured_outputs.json"},
             {R"({"prompt":"x","response_format":{"type":"json_schema","json_schema":{"name":"o","schema":)"
              R"({"type":"object"}}}})",
              false, "response_format.json_schema.schema"}};
@@ -433,10 +436,18 @@ TEST(ApiRequest, OtherServersSchemaFormsAreTheJsonSchemaConstraint) {
       {user + R"("json_schema":5})", "json_schema"},
       {user + R"("guided_json":"{not json"})", "guided_json"},
       {user + R"("json_schema":{},"guided_json":{}})", "guided_json"},
-      {user + R"("json_schema":{},"response_format":{"type":"json_object"}})", "json_schema"},
+      {user + R"("json_schema":{},"response_format":{"type":"json_object"}})", "response_format"},
       {user + R"("response_format":{"type":"json_object","schema":"object"}})", "response_format.schema"},
       {user + R"("response_format":{"type":"text","schema":{}}})", "response_format.schema"},
-      {user + R"("response_format":{"type":"json_schema","schema":{}}})", "response_format.schema"}};
+      {user + R"("response_format":{"type":"json_schema","schema":{}}})", "response_format.schema"},
+      {user + R"("structured_outputs":{"choice":["a","b"]}})", "structured_outputs.choice"},
+      {user + R"("structured_outputs":{"regex":"a+"}})", "structured_outputs.regex"},
+      {user + R"("structured_outputs":{"jsn":{}}})", "structured_outputs.jsn"},
+      {user + R"("structured_outputs":{"json":7}})", "structured_outputs.json"},
+      {user + R"("structured_outputs":{"json":{},"json_object":true}})", "structured_outputs.json_object"},
+      {user + R"("structured_outputs":{"json_object":true},"response_format":{"type":"json_object"}})",
+       "response_format"},
+      {user + R"("structured_outputs":[]})", "structured_outputs"}};
   for (const auto& [body, param] : bad) {
     auto r = Chat(body);
     ASSERT_FALSE(r.ok()) << body;

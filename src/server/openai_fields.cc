@@ -17,7 +17,7 @@ constexpr const char* kCommonFields[] = {
     "repetition_penalty", "top_k", "seed",      "max_tokens", "max_completion_tokens", "n",
     "best_of", "ignore_eos",  "stream",         "stream_options", "stop",         "user",
     "cache_ttl_s", "logit_bias", "kv_hints",    "min_tokens", "stop_token_ids",
-    "cache_salt",  "json_schema", "guided_json", "response_format"};
+    "cache_salt",  "json_schema", "guided_json", "response_format", "structured_outputs"};
 // Read by ParseChatRequest (chat_request.cc); functions / function_call are
 // refused there with their own message.
 constexpr const char* kChatFields[] = {"messages",        "logprobs",  "top_logprobs",

@@ -104,7 +104,7 @@ ConstraintResult BuildOutputConstraint(const ApiRequest& api, const Tokenizer& t
     if (tools.empty())
       return BadRequest("'tool_choice' \"required\" or a named function needs a non-empty 'tools'", "tool_choice");
     if (api.response_format != RF::kText) {
-      const std::string param = api.response_format == RF::kJsonSchema ? api.response_schema_param : "response_format";
+      const std::string& param = api.response_schema_param;
       return BadRequest(fmt::format("a JSON output format ('{}') cannot be combined with a 'tool_choice' that forces "
                                     "a tool call",
                                     param),

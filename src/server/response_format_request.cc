@@ -13,28 +13,76 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// False (and r failed) when an earlier field already set the output format:
+// two of them at once are refused, whichever came first.
+bool FirstFormat(FieldReader& r, const ApiRequest& req, const std::string& param) {
+  if (req.response_format == ApiRequest::ResponseFormat::kText) return true;
+  r.Fail(BadRequest(fmt::format("'{}' and '{}' both constrain the output; send one of them", req.response_schema_param,
+                                param),
+                    param));
+  return false;
+}
+
+void SetSchema(json schema, const std::string& name, const std::string& param, ApiRequest* req) {
+  req->response_format = ApiRequest::ResponseFormat::kJsonSchema;
+  req->response_schema_name = name;
+  req->response_schema = std::move(schema);
+  req->response_schema_param = param;
+}
+
+// A schema sent as an object (or boolean) or, where `text_ok`, as JSON text
+// (vLLM's forms). Null when it is neither (r failed).
+json SchemaAt(FieldReader& r, const json& v, const std::string& param, bool text_ok) {
+  json schema = text_ok && v.is_string() ? ParseBoundedOrDiscard(v.get<std::string>()) : v;
+  if (schema.is_object() || schema.is_boolean()) return schema;
+  r.Fail(BadRequest(fmt::format("'{}' must be a JSON schema object{}", param, text_ok ? " (or its JSON text)" : ""),
+                    param, "invalid_type"));
+  return json();
+}
+
 // llama.cpp's top-level "json_schema" and vLLM's "guided_json" (chat and
 // completions): the output is one value valid under the schema, as with
-// response_format json_schema. vLLM also takes the schema as JSON text.
+// response_format json_schema.
 void ReadTopLevelJsonSchema(FieldReader& r, ApiRequest* req) {
   for (const char* key : {"json_schema", "guided_json"}) {
     const json* v = r.Get(key);
-    if (!v) continue;
-    json schema = *v;
-    if (schema.is_string() && std::string(key) == "guided_json")
-      schema = ParseBoundedOrDiscard(v->get<std::string>());
-    if (!schema.is_object() && !schema.is_boolean()) {
-      r.WrongType(key, "a JSON schema object", *v);
-      return;
-    }
-    if (req->response_format != ApiRequest::ResponseFormat::kText) {
-      r.Fail(BadRequest("'json_schema' and 'guided_json' both give the output's schema; send one of them", key));
-      return;
-    }
-    req->response_format = ApiRequest::ResponseFormat::kJsonSchema;
-    req->response_schema_name = key;
-    req->response_schema = std::move(schema);
-    req->response_schema_param = key;
+    if (!v || r.failed()) continue;
+    json schema = SchemaAt(r, *v, key, std::string(key) == "guided_json");
+    if (!schema.is_null() && FirstFormat(r, *req, key)) SetSchema(std::move(schema), key, key, req);
+  }
+}
+
+// vLLM's structured_outputs (which replaced guided_*): "json" (a schema) and
+// "json_object" are the constraints here; regex, choice, grammar and
+// structural tags are refused by name; disable_fallback has nothing to fall
+// back from.
+void ReadStructuredOutputs(FieldReader& r, ApiRequest* req) {
+  const json* so = r.GetObject("structured_outputs");
+  if (!so || r.failed()) return;
+  if (auto e = UnknownKey(*so, {"json", "json_object", "regex", "choice", "grammar", "structural_tag",
+                                "whitespace_pattern", "disable_fallback", "disable_any_whitespace",
+                                "disable_additional_properties"},
+                          "structured_outputs"))
+    return r.Fail(*e);
+  for (const char* key : {"regex", "choice", "grammar", "structural_tag", "whitespace_pattern",
+                          "disable_any_whitespace", "disable_additional_properties"}) {
+    auto it = so->find(key);
+    if (it == so->end() || it->is_null() || *it == false) continue;
+    return r.Fail(BadRequest(fmt::format("'structured_outputs.{}' is not supported; send structured_outputs.json "
+                                         "(a JSON schema) or response_format",
+                                         key),
+                             fmt::format("structured_outputs.{}", key), "unsupported_parameter"));
+  }
+  if (auto v = so->find("json"); v != so->end() && !v->is_null()) {
+    json schema = SchemaAt(r, *v, "structured_outputs.json", true);
+    if (schema.is_null() || !FirstFormat(r, *req, "structured_outputs.json")) return;
+    SetSchema(std::move(schema), "structured_outputs.json", "structured_outputs.json", req);
+  }
+  if (auto v = so->find("json_object"); v != so->end() && !v->is_null() && *v != false) {
+    if (!v->is_boolean()) return (void)r.WrongType("structured_outputs.json_object", "a boolean", *v);
+    if (!FirstFormat(r, *req, "structured_outputs.json_object")) return;
+    req->response_format = ApiRequest::ResponseFormat::kJsonObject;
+    req->response_schema_param = "structured_outputs.json_object";
   }
 }
 
@@ -95,6 +143,7 @@ void ReadJsonObject(const json& rf, FieldReader& r, ApiRequest* req) {
   auto schema = rf.find("schema");
   if (schema == rf.end() || schema->is_null()) {
     req->response_format = ApiRequest::ResponseFormat::kJsonObject;
+    req->response_schema_param = "response_format";
     return;
   }
   if (!schema->is_object() && !schema->is_boolean()) {
@@ -123,12 +172,7 @@ void ReadResponseFormatObject(const json& rf, FieldReader& r, ApiRequest* req) {
                       "response_format.type"));
     return;
   }
-  if (req->response_format != ApiRequest::ResponseFormat::kText) {  // a top-level json_schema / guided_json
-    r.Fail(BadRequest(fmt::format("'{}' and 'response_format' both constrain the output; send one of them",
-                                  req->response_schema_param),
-                      req->response_schema_param));
-    return;
-  }
+  if (!FirstFormat(r, *req, "response_format")) return;
   if (t == "json_object") ReadJsonObject(rf, r, req);
   else ReadJsonSchemaObject(rf, r, req);
 }
@@ -137,6 +181,7 @@ void ReadResponseFormatObject(const json& rf, FieldReader& r, ApiRequest* req) {
 
 void ReadOutputFormat(FieldReader& r, ApiRequest* req) {
   ReadTopLevelJsonSchema(r, req);
+  ReadStructuredOutputs(r, req);
   if (const json* rf = r.Get("response_format")) ReadResponseFormatObject(*rf, r, req);
 }
 

@@ -287,7 +287,11 @@ void ReadText(FieldReader& r, ResponsesRequest* out) {
     if (auto e = OptionalOfType(f, "strict", "text.format", &json::is_boolean, "a boolean")) return r.Fail(*e);
   }
   if (type == "text") return;
-  if (type == "json_object") return (void)(api.response_format = ApiRequest::ResponseFormat::kJsonObject);
+  if (type == "json_object") {
+    api.response_format = ApiRequest::ResponseFormat::kJsonObject;
+    api.response_schema_param = "text.format";
+    return;
+  }
   if (type != "json_schema") {
     return r.Fail(BadRequest("text.format.type: must be text, json_object or json_schema", "text.format.type"));
   }

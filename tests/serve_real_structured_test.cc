@@ -59,7 +59,7 @@ TEST_F(ServeReal, StreamedJsonSchemaOutputIsOneValidValue) {
 
 // llama.cpp's and vLLM's ways of sending a schema constrain the output as
 // response_format json_schema does, on chat and on completions (which take
-// response_format too, as vLLM's do).
+// response_format too, as vLLM's do); vLLM's choice gives one of its strings.
 TEST_F(ServeReal, OtherServersSchemaFormsConstrainTheOutput) {
   auto s = Serve({"--threads", "2"}, "structured-forms");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -93,6 +93,24 @@ TEST_F(ServeReal, OtherServersSchemaFormsConstrainTheOutput) {
     EXPECT_EQ(v.size(), 2u) << text;
     EXPECT_TRUE(v["ok"].is_boolean()) << text;
     EXPECT_TRUE(v["k"] == "a" || v["k"] == "b") << text;
+  }
+  // vLLM's choice: the output is exactly one of the strings.
+  const std::pair<std::string, std::string> choices[] = {
+      {"/v1/chat/completions", chat + R"("structured_outputs": {"choice": ["positive", "negative", "n/a"]}})"},
+      {"/v1/completions", completion + R"("guided_choice": ["positive", "negative", "n/a"]})"}};
+  for (const auto& [path, body] : choices) {
+    for (int seed = 0; seed < 3; ++seed) {
+      json req = json::parse(body);
+      req["seed"] = seed;
+      int status = 0;
+      json res = Post(srv, path, req.dump(), &status);
+      ASSERT_EQ(status, 200) << body << "\n" << res.dump();
+      const json& choice = res["choices"][0];
+      const std::string text = choice.contains("message") ? choice["message"]["content"].get<std::string>()
+                                                          : choice["text"].get<std::string>();
+      EXPECT_TRUE(text == "positive" || text == "negative" || text == "n/a") << text;
+      EXPECT_EQ(choice["finish_reason"], "stop") << text;
+    }
   }
   int status = 0;
   json err = Post(srv, "/v1/completions", R"({"prompt": "x", "json_schema": {"type": "integer", "minimum": 1}})",

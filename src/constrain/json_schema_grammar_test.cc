@@ -160,6 +160,15 @@ TEST(JsonSchemaGrammar, MalformedSchemasAreInvalid) {
   }
 }
 
+TEST(OutputGrammar, ChoiceIsOneOfTheStringsExactly) {
+  Grammar g = ChoiceGrammar({"positive", "negative", "neg", "a \"quoted\" one"});
+  for (const char* ok : {"positive", "negative", "neg", "a \"quoted\" one"}) EXPECT_TRUE(Accepts(g, ok)) << ok;
+  for (const char* bad : {"", "pos", "\"positive\"", " positive", "positive ", "negativ", "negatives", "x"})
+    EXPECT_FALSE(Accepts(g, bad)) << bad;
+  EXPECT_TRUE(Prefix(g, "ne"));
+  EXPECT_FALSE(Prefix(g, "no"));
+}
+
 TEST(OutputGrammar, JsonObjectAndToolCalls) {
   Grammar obj = JsonObjectGrammar();
   EXPECT_TRUE(Accepts(obj, R"( {"a": [1, 2.5, "x", null, true]})"));

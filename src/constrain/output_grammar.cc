@@ -69,6 +69,14 @@ Grammar JsonObjectGrammar() {
   return std::move(b).Build(root);
 }
 
+Grammar ChoiceGrammar(const std::vector<std::string>& choices) {
+  GrammarBuilder b;
+  std::vector<NodeId> alternatives;
+  for (const std::string& c : choices) alternatives.push_back(b.Literal(c));
+  const NodeId root = b.Choice(std::move(alternatives));
+  return std::move(b).Build(root);
+}
+
 Result<Grammar> JsonSchemaGrammar(const nlohmann::ordered_json& schema, const std::string& where) {
   GrammarBuilder b;
   const NodeId ws = b.Ws();

@@ -1,5 +1,5 @@
 // Grammars for what a request asks its output to be: a JSON object, a value
-// valid under a JSON schema, or tool calls.
+// valid under a JSON schema, one of fixed strings, or tool calls.
 //
 // A tool-call format is pieces of literal text around one JSON value:
 //   calls_begin ( begin CALL end )+ calls_end
@@ -72,6 +72,9 @@ struct ToolGrammarOptions {
 
 // Any JSON object (response_format json_object), whitespace allowed before it.
 Grammar JsonObjectGrammar();
+// Exactly one of `choices`, byte for byte (vLLM's structured_outputs choice):
+// raw text, not a JSON string. `choices` must not be empty.
+Grammar ChoiceGrammar(const std::vector<std::string>& choices);
 // One JSON value valid under `schema` (response_format json_schema).
 Result<Grammar> JsonSchemaGrammar(const nlohmann::ordered_json& schema, const std::string& where);
 

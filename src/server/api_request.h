@@ -39,10 +39,12 @@ struct ApiRequest {
   // response_format: kText (free), kJsonObject (any JSON object) or
   // kJsonSchema (a value valid under response_schema, json_schema.schema).
   // Enforced by constrained decoding (server/output_constraint_request.h).
-  enum class ResponseFormat { kText, kJsonObject, kJsonSchema };
+  // kChoice: exactly one of response_choices (vLLM's structured_outputs choice).
+  enum class ResponseFormat { kText, kJsonObject, kJsonSchema, kChoice };
   ResponseFormat response_format = ResponseFormat::kText;
   std::string response_schema_name;       // json_schema.name
   nlohmann::ordered_json response_schema;  // json_schema.schema (an object or a boolean)
+  std::vector<std::string> response_choices;  // kChoice
   // Where the request put its JSON format or schema (the 'param' of their
   // 400s): "response_format.json_schema.schema", "json_schema", ...
   std::string response_schema_param = "response_format";

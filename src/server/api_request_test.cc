@@ -391,7 +391,6 @@ TEST(ApiRequest, OtherServersFieldsAreRefusedWithWhatToUse) {
     const char* field;
     const char* says;
   } cases[] = {{R"("guided_regex":"a+")", "pattern"},
-               {R"("guided_choice":["a","b"])", "enum"},
                {R"("grammar":"root ::= \"a\"")", "GBNF"},
                {R"("prediction":{"type":"content","content":"x"})", "not supported"}};
   for (const Case& c : cases) {
@@ -440,7 +439,10 @@ TEST(ApiRequest, OtherServersSchemaFormsAreTheJsonSchemaConstraint) {
       {user + R"("response_format":{"type":"json_object","schema":"object"}})", "response_format.schema"},
       {user + R"("response_format":{"type":"text","schema":{}}})", "response_format.schema"},
       {user + R"("response_format":{"type":"json_schema","schema":{}}})", "response_format.schema"},
-      {user + R"("structured_outputs":{"choice":["a","b"]}})", "structured_outputs.choice"},
+      {user + R"("structured_outputs":{"choice":[]}})", "structured_outputs.choice"},
+      {user + R"("structured_outputs":{"choice":["a",""]}})", "structured_outputs.choice"},
+      {user + R"("guided_choice":"a"})", "guided_choice"},
+      {user + R"("guided_choice":["a"],"json_schema":{}})", "guided_choice"},
       {user + R"("structured_outputs":{"regex":"a+"}})", "structured_outputs.regex"},
       {user + R"("structured_outputs":{"jsn":{}}})", "structured_outputs.jsn"},
       {user + R"("structured_outputs":{"json":7}})", "structured_outputs.json"},
@@ -453,6 +455,16 @@ TEST(ApiRequest, OtherServersSchemaFormsAreTheJsonSchemaConstraint) {
     ASSERT_FALSE(r.ok()) << body;
     EXPECT_EQ(r.error.http_status, 400) << body;
     EXPECT_EQ(r.error.param, param) << body << ": " << r.error.message;
+  }
+}
+
+TEST(ApiRequest, ChoicesAreTheChoiceConstraint) {
+  for (const std::string body : {R"({"prompt":"x","structured_outputs":{"choice":["yes","no"]}})",
+                                 R"({"prompt":"x","guided_choice":["yes","no"]})"}) {
+    auto r = Completion(body);
+    ASSERT_TRUE(r.ok()) << body << ": " << r.error.message;
+    EXPECT_EQ(r.value.response_format, ApiRequest::ResponseFormat::kChoice);
+    EXPECT_EQ(r.value.response_choices, (std::vector<std::string>{"yes", "no"}));
   }
 }
 

@@ -17,7 +17,8 @@ constexpr const char* kCommonFields[] = {
     "repetition_penalty", "top_k", "seed",      "max_tokens", "max_completion_tokens", "n",
     "best_of", "ignore_eos",  "stream",         "stream_options", "stop",         "user",
     "cache_ttl_s", "logit_bias", "kv_hints",    "min_tokens", "stop_token_ids",
-    "cache_salt",  "json_schema", "guided_json", "response_format", "structured_outputs"};
+    "cache_salt",  "json_schema", "guided_json", "response_format", "structured_outputs",
+    "guided_choice"};
 // Read by ParseChatRequest (chat_request.cc); functions / function_call are
 // refused there with their own message.
 constexpr const char* kChatFields[] = {"messages",        "logprobs",  "top_logprobs",
@@ -34,7 +35,6 @@ struct Refused {
 constexpr Refused kRefused[] = {
     {"guided_regex", "vLLM's guided_regex is not supported (no regular-expression constraints); use "
                      "response_format json_schema with a \"pattern\" string schema"},
-    {"guided_choice", "vLLM's guided_choice is not supported; use response_format json_schema with an \"enum\""},
     {"guided_grammar", "vLLM's guided_grammar is not supported (no grammars); use response_format json_schema"},
     {"guided_decoding_backend", "vLLM's guided decoding options are not supported; use response_format"},
     {"guided_whitespace_pattern", "vLLM's guided decoding options are not supported; use response_format"},

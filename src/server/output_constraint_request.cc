@@ -122,6 +122,11 @@ ConstraintResult BuildOutputConstraint(const ApiRequest& api, const Tokenizer& t
   }
   if (api.response_format == RF::kJsonObject)
     return Cached("json_object", tok, "json_object", "response_format", [] { return Result<Grammar>(JsonObjectGrammar()); });
+  if (api.response_format == RF::kChoice) {
+    const std::vector<std::string>& choices = api.response_choices;
+    return Cached("choice\n" + json(choices).dump(), tok, "choice", api.response_schema_param,
+                  [&] { return Result<Grammar>(ChoiceGrammar(choices)); });
+  }
   if (api.response_format == RF::kJsonSchema) {
     const json& schema = api.response_schema;
     const std::string& param = api.response_schema_param;

@@ -8,7 +8,10 @@
 //                                arguments valid under the tool's parameters
 //   tool_choice {function: NAME} one call to NAME (400 when NAME is not in tools)
 //   response_format json_object  one JSON object
-//   response_format json_schema  one value valid under the schema
+//   response_format json_schema  one value valid under the schema (also
+//                                llama.cpp's, vLLM's, Responses' and
+//                                Anthropic's schema fields)
+//   vLLM's choice                exactly one of its strings
 //   tool_choice "auto" with any tool marked "strict": true
 //                                free text, but once the model opens a call
 //                                (the format's begin tag) the call must be

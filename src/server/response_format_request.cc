@@ -40,6 +40,31 @@ json SchemaAt(FieldReader& r, const json& v, const std::string& param, bool text
   return json();
 }
 
+constexpr size_t kMaxChoices = 256;
+constexpr size_t kMaxChoiceBytes = 1024;
+
+// vLLM's choice: 1 to kMaxChoices non-empty strings of at most
+// kMaxChoiceBytes; the output is exactly one of them.
+void ReadChoices(FieldReader& r, const json& v, const std::string& param, ApiRequest* req) {
+  if (!v.is_array() || v.empty() || v.size() > kMaxChoices) {
+    return r.Fail(BadRequest(fmt::format("'{}' must be an array of 1 to {} strings", param, kMaxChoices), param));
+  }
+  std::vector<std::string> choices;
+  for (const json& c : v) {
+    if (!c.is_string() || c.get<std::string>().empty() || c.get<std::string>().size() > kMaxChoiceBytes) {
+      return r.Fail(BadRequest(
+          fmt::format("'{}' entries must be non-empty strings of at most {} bytes, got {}", param, kMaxChoiceBytes,
+                      c.is_string() ? "\"" + c.get<std::string>().substr(0, 32) + "\"" : JsonTypeName(c)),
+          param));
+    }
+    choices.push_back(c.get<std::string>());
+  }
+  if (!FirstFormat(r, *req, param)) return;
+  req->response_format = ApiRequest::ResponseFormat::kChoice;
+  req->response_choices = std::move(choices);
+  req->response_schema_param = param;
+}
+
 // llama.cpp's top-level "json_schema" and vLLM's "guided_json" (chat and
 // completions): the output is one value valid under the schema, as with
 // response_format json_schema.
@@ -50,10 +75,11 @@ void ReadTopLevelJsonSchema(FieldReader& r, ApiRequest* req) {
     json schema = SchemaAt(r, *v, key, std::string(key) == "guided_json");
     if (!schema.is_null() && FirstFormat(r, *req, key)) SetSchema(std::move(schema), key, key, req);
   }
+  if (const json* v = r.Get("guided_choice"); v && !r.failed()) ReadChoices(r, *v, "guided_choice", req);
 }
 
-// vLLM's structured_outputs (which replaced guided_*): "json" (a schema) and
-// "json_object" are the constraints here; regex, choice, grammar and
+// vLLM's structured_outputs (which replaced guided_*): "json" (a schema),
+// "json_object" and "choice" are the constraints here; regex, grammar and
 // structural tags are refused by name; disable_fallback has nothing to fall
 // back from.
 void ReadStructuredOutputs(FieldReader& r, ApiRequest* req) {
@@ -64,7 +90,7 @@ void ReadStructuredOutputs(FieldReader& r, ApiRequest* req) {
                                 "disable_additional_properties"},
                           "structured_outputs"))
     return r.Fail(*e);
-  for (const char* key : {"regex", "choice", "grammar", "structural_tag", "whitespace_pattern",
+  for (const char* key : {"regex", "grammar", "structural_tag", "whitespace_pattern",
                           "disable_any_whitespace", "disable_additional_properties"}) {
     auto it = so->find(key);
     if (it == so->end() || it->is_null() || *it == false) continue;
@@ -84,6 +110,7 @@ void ReadStructuredOutputs(FieldReader& r, ApiRequest* req) {
     req->response_format = ApiRequest::ResponseFormat::kJsonObject;
     req->response_schema_param = "structured_outputs.json_object";
   }
+  if (auto v = so->find("choice"); v != so->end() && !v->is_null()) ReadChoices(r, *v, "structured_outputs.choice", req);
 }
 
 bool ValidSchemaName(const std::string& n) {

@@ -8,8 +8,10 @@
 //     a-z A-Z 0-9 _ -); llama.cpp's {"type": "json_object", "schema": {...}}.
 //   json_schema (llama.cpp) / guided_json (vLLM; an object or JSON text): a
 //     schema at the top level.
-//   structured_outputs (vLLM): {"json": schema or its text} or
-//     {"json_object": true}; its other constraints are refused by name.
+//   structured_outputs (vLLM): {"json": schema or its text},
+//     {"json_object": true} or {"choice": [strings]} (also the older
+//     top-level guided_choice: the output is exactly one of the strings);
+//     its other constraints are refused by name.
 // Every schema form is the same constraint as a json_schema format, and
 // ApiRequest::response_schema_param names where it came from; two of them
 // at once is a 400, and so is any key these objects do not define.

@@ -51,12 +51,17 @@ struct KvCacheConfig {
   int64_t min_promote_tokens = 0;
   // Retention applied by Hint() when it is given ttl_s < 0.
   double default_session_ttl_s = 60;
-  int io_threads = 2;  // background mover threads (>= 1)
+  // Background mover threads per lane (1 to 64): io_threads run the loads
+  // into the device (promotions, remote imports), io_threads every other
+  // copy (demotions, write-behind), so that a copy an eviction waits for
+  // never queues behind a load (movement/tier_mover.h).
+  int io_threads = 2;
+  int mover_threads() const { return 2 * io_threads; }  // both lanes; one staging buffer each
   // Evicted blocks remembered per tier for miss reasons and what-if
   // (ghost_index.h); -1 = enough for the largest what-if point (4 GiB).
   int64_t ghost_blocks = -1;
   // Fault injection (--kv-debug-load-delay): every promotion copy waits this
-  // long on its mover thread first, as a slow host/disk would. 0 = off.
+  // long on its (load-lane) mover thread first, as a slow host/disk would. 0 = off.
   double debug_load_delay_s = 0;
   // Time source in seconds (tests inject a fake clock); default NowSeconds.
   std::function<double()> clock;

@@ -265,9 +265,9 @@ Status KvCacheManager::Impl::AllocateSequence(SeqId id, PrefixMatch&& match, int
     loads.emplace_back(eid, slot);
   }
   while (int64_t(s.table.size()) < n_blocks) s.table.push_back(AllocDeviceSlot());
-  // Loads start once every slot is had: a slot's eviction may wait for a copy
-  // to host, which must not queue behind this sequence's own loads on the
-  // mover threads (a slow tier would hold the scheduler for a whole load).
+  // Loads start once every slot is had. A slot's eviction may wait for a copy
+  // to host; that copy runs in the mover's store lane, apart from every load
+  // (TierMover), so no load, of this sequence or another, delays it.
   for (const auto& [eid, slot] : loads) {
     alloc_->StartLoad(eid, slot);
     s.loading.push_back(eid);

@@ -299,13 +299,13 @@ TEST(KvCacheManagerTest, InterleavedSequencesWhileLoading) {
 
 // AllocateSequence takes every device slot before it starts a load: an
 // eviction that must copy its victim to host first waits for that copy, and
-// with the mover threads busy with the sequence's own loads it would wait a
-// whole promotion (holding the scheduler thread, and leaving no time in
-// which the sequence is seen loading).
+// were it queued behind the sequence's own loads it would wait a whole
+// promotion (holding the scheduler thread, and leaving no time in which the
+// sequence is seen loading).
 TEST(KvCacheManagerTest, EvictionCopiesDoNotWaitBehindOwnLoads) {
   KvCacheConfig c = Tiered(16, 64, "", 0);
   c.eviction = EvictionKind::kLru;
-  c.debug_load_delay_s = 2;  // the two loads below hold both mover threads (io_threads 2)
+  c.debug_load_delay_s = 2;  // the two loads below hold both load-lane threads (io_threads 2)
   auto kv = Make(c);
   FakeEngine eng(*kv, kModel);
   std::vector<int32_t> a = Message(200, 0, 9);  // 2 full blocks
@@ -326,6 +326,40 @@ TEST(KvCacheManagerTest, EvictionCopiesDoNotWaitBehindOwnLoads) {
   EXPECT_EQ(kv->counters().host.promotions, 2);
   EXPECT_EQ(eng.bad(), 0);
   eng.Finish(3);
+  EXPECT_INTEGRITY(*kv);
+}
+
+// Another request's loads: while sequence 3's two slow loads hold the
+// mover's load threads, sequence 4's admission evicts blocks that must be
+// copied to host first. Those copies run on the store lane, so Start
+// returns at once; behind the loads it would hold the scheduler thread
+// until one of them landed (and was counted as a promotion).
+TEST(KvCacheManagerTest, EvictionCopiesDoNotWaitBehindOtherLoads) {
+  KvCacheConfig c = Tiered(16, 64, "", 0);
+  c.eviction = EvictionKind::kLru;
+  c.debug_load_delay_s = 2;  // the two loads below hold both load threads (io_threads 2)
+  auto kv = Make(c);
+  FakeEngine eng(*kv, kModel);
+  std::vector<int32_t> a = Message(210, 0, 9);  // 2 full blocks
+  eng.Turn(1, &a, 0);
+  std::vector<int32_t> b = Message(211, 0, 62);  // 16 slots: a goes to host, b's 15 blocks stay cached
+  eng.Turn(2, &b, 0);
+  ASSERT_EQ(kv->counters().host.cached_blocks, 2);
+  std::vector<int32_t> a2 = a;  // a's 2 blocks from host, one fresh slot
+  ASSERT_TRUE(eng.Start(3, a2));
+  ASSERT_FALSE(eng.Prefill(3));  // loading
+  const int64_t demotions = kv->counters().device.demotions;
+  std::vector<int32_t> d = Message(212, 0, 16);  // 4 fresh slots: b's oldest blocks, copied down first
+  ASSERT_TRUE(eng.Start(4, d));
+  EXPECT_GT(kv->counters().device.demotions, demotions);  // the copies did run, and landed
+  EXPECT_EQ(kv->counters().host.promotions, 0) << "an eviction copy waited behind another sequence's loads";
+  ASSERT_TRUE(eng.Prefill(4));
+  while (!eng.Prefill(3)) kv->Tick();
+  EXPECT_EQ(eng.cached(3), 8);
+  EXPECT_EQ(kv->counters().host.promotions, 2);
+  EXPECT_EQ(eng.bad(), 0);
+  eng.Finish(3);
+  eng.Finish(4);
   EXPECT_INTEGRITY(*kv);
 }
 

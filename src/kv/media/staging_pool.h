@@ -27,6 +27,7 @@ class StagingPool {
   // gives its buffer back before it ends always finds one (checked).
   uint8_t* Acquire();
   void Release(uint8_t* buffer);
+  int64_t n_buffers() const { return arena_->n_blocks(); }
 
  private:
   explicit StagingPool(std::unique_ptr<HostBlockArena> arena);

@@ -37,7 +37,7 @@ Status TierStore::Open(const KvCacheConfig& cfg) {
   const size_t bb = block_bytes();
   PG_ASSIGN_OR_RETURN(device_, SlotTier::Create(kDeviceTier, int64_t(cfg.device_bytes / bb), bb, cfg.device_arena));
   PG_ASSIGN_OR_RETURN(host_, SlotTier::Create(kHostTier, int64_t(cfg.host_bytes / bb), bb, {}, cfg.host_memory));
-  PG_ASSIGN_OR_RETURN(staging_, StagingPool::Create(cfg.io_threads, bb, cfg.host_memory));
+  PG_ASSIGN_OR_RETURN(staging_, StagingPool::Create(cfg.mover_threads(), bb, cfg.host_memory));
   usage_.SetCapacity(kDeviceTier, device_.capacity());
   usage_.SetCapacity(kHostTier, host_.capacity());
   if (!cfg.disk_dir.empty() && cfg.prefix_cache) PG_RETURN_IF_ERROR(OpenDisk(cfg));

@@ -108,7 +108,7 @@ class TierStore {
   PrefixIndex index_;
   SlotTier device_;
   SlotTier host_;
-  std::unique_ptr<StagingPool> staging_;  // cfg.io_threads buffers from cfg.host_memory
+  std::unique_ptr<StagingPool> staging_;  // cfg.mover_threads() buffers from cfg.host_memory
   std::unique_ptr<DiskTier> disk_;
   std::unique_ptr<RemoteTier> remote_;  // null without --kv-remote
   int64_t disk_capacity_ = 0;  // block files

@@ -4,9 +4,10 @@
 
 namespace pg {
 
-BlockMover::BlockMover(int n_threads) {
-  PG_CHECK(n_threads >= 1);
-  for (int i = 0; i < n_threads; ++i) threads_.emplace_back([this] { Loop(); });
+BlockMover::BlockMover(int n_lanes, int threads_per_lane) : lanes_(size_t(n_lanes)) {
+  PG_CHECK(n_lanes >= 1 && threads_per_lane >= 1);
+  for (Lane& lane : lanes_)
+    for (int i = 0; i < threads_per_lane; ++i) threads_.emplace_back([this, &lane] { Loop(lane); });
 }
 
 BlockMover::~BlockMover() {
@@ -14,17 +15,19 @@ BlockMover::~BlockMover() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
-  work_cv_.notify_all();
+  for (Lane& lane : lanes_) lane.work_cv.notify_all();
   for (auto& t : threads_) t.join();
 }
 
-void BlockMover::Submit(uint64_t tag, std::function<Status()> work) {
+void BlockMover::Submit(int lane, uint64_t tag, std::function<Status()> work) {
+  PG_CHECK(lane >= 0 && size_t(lane) < lanes_.size());
+  Lane& l = lanes_[size_t(lane)];
   {
     std::lock_guard<std::mutex> lock(mu_);
-    queue_.emplace_back(tag, std::move(work));
+    l.queue.emplace_back(tag, std::move(work));
   }
   ++in_flight_;
-  work_cv_.notify_one();
+  l.work_cv.notify_one();
 }
 
 void BlockMover::Collect(std::vector<Done>* out, bool wait) {
@@ -35,13 +38,13 @@ void BlockMover::Collect(std::vector<Done>* out, bool wait) {
   done_.clear();
 }
 
-void BlockMover::Loop() {
+void BlockMover::Loop(Lane& lane) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stop_ and drained
-    auto job = std::move(queue_.front());
-    queue_.pop_front();
+    lane.work_cv.wait(lock, [&] { return stop_ || !lane.queue.empty(); });
+    if (lane.queue.empty()) return;  // stop_ and drained
+    auto job = std::move(lane.queue.front());
+    lane.queue.pop_front();
     lock.unlock();
     Status st = job.second();
     lock.lock();

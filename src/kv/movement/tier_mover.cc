@@ -8,7 +8,10 @@
 
 namespace pg {
 
-TierMover::TierMover(TierStore& store, int io_threads) : store_(store), mover_(io_threads) {}
+TierMover::TierMover(TierStore& store, int io_threads) : store_(store), mover_(kLanes, io_threads) {
+  PG_CHECK_MSG(store_.staging().n_buffers() >= int64_t(kLanes) * io_threads,
+               "kv staging: fewer buffers than mover threads");
+}
 
 uint64_t TierMover::Start(uint32_t id, Tier from, Tier to, int32_t to_slot) {
   IndexEntry& e = store_.index().at(id);
@@ -62,7 +65,8 @@ void TierMover::Submit(uint64_t tag, const Move& m, const IndexEntry& e) {
   const bool promotion = m.to == kDeviceTier && (m.from == kHostTier || m.from == kDiskTier);
   const double delay = promotion ? load_delay_s_ : 0;
   StagingPool* pool = &store_.staging();
-  mover_.Submit(tag, [src, dst, from = std::move(from), to = std::move(to), delay, pool]() -> Status {
+  const int lane = m.to == kDeviceTier ? kLoadLane : kStoreLane;
+  mover_.Submit(lane, tag, [src, dst, from = std::move(from), to = std::move(to), delay, pool]() -> Status {
     if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
     if (uint8_t* h = dst->Staging(to)) return src->Read(from, h);
     if (uint8_t* h = src->Staging(from)) return dst->Write(to, h);

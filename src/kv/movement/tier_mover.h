@@ -8,7 +8,13 @@
 // ready; a file write or read is counted), pins the slots it reads and
 // writes (one reference each), and queues a job on the BlockMover threads
 // that reads the block out of the source medium and writes it into the
-// target medium (media/block_medium.h). Collect() takes finished copies
+// target medium (media/block_medium.h). Jobs go into one of two lanes, each
+// with io_threads threads of its own: loads into the device (promotions,
+// remote imports) and every other copy (demotions, write-behind). A copy
+// down that an eviction waits for on the scheduler thread thus never queues
+// behind a load, however slow its tier. Nothing needs an order across the
+// lanes: a copy starts only from a source copy that is ready or present,
+// i.e. whose own copy was collected. Collect() takes finished copies
 // back on the scheduler thread and ends both sides: the target copy becomes
 // ready (or, when the copy failed, is given up), a failed disk read drops
 // the file, a failed disk write stops disk writes
@@ -40,8 +46,12 @@ class TierMover {
     int32_t slot_in(int t) const { return from == t ? from_slot : to == t ? to_slot : -1; }
   };
 
+  enum Lane : int { kLoadLane, kStoreLane, kLanes };  // kLanes: their number
+  // io_threads threads per lane; the store's staging pool needs one buffer
+  // per thread (KvCacheConfig::mover_threads, checked).
   TierMover(TierStore& store, int io_threads);
-  // Fault injection: each promotion (host or disk -> device) job sleeps this long first (slow tier).
+  // Fault injection: each promotion (host or disk -> device) job sleeps this
+  // long first (a slow tier); it holds a load-lane thread meanwhile.
   void set_load_delay(double seconds) { load_delay_s_ = seconds; }
 
   // Copies entry id from tier `from` to tier `to`. The source copy must be

@@ -122,13 +122,24 @@ inline void GemmGroupsOf8(const WeightMatrix& w, int64_t block_cols, const void*
   const auto next = static_cast<ptrdiff_t>(nb * sizeof(Block));  // group g's block b to group g + 1's
   const auto* groups = static_cast<const Block*>(w.data);
   const auto* xbase = static_cast<const uint8_t*>(xa);
+  // How far on a pair's loads prefetch. One token tile (decode) reads each
+  // weight once, so the stream from DRAM sets the pace: two pairs on, but
+  // never past the matrix (an expert's rows end at its matrix; the next
+  // expert's are likely not wanted). Several tiles (prefill) reread the pair
+  // from L1 per tile: one pair on, as far as it goes, so as not to crowd out
+  // the tiles' activations.
+  const bool one_tile = t1 - t0 <= 4;
+  auto ahead = [&](int64_t g0) -> ptrdiff_t {
+    if (!one_tile) return 2 * next;
+    return g0 + 6 * kRows <= w.rows ? 4 * next : g0 + 4 * kRows <= w.rows ? 2 * next : 0;
+  };
   for (int64_t g0 = r0 / kRows * kRows; g0 < r1;) {
     const Block* g = groups + (g0 / kRows) * nb;
     const int lo = static_cast<int>(std::max(g0, r0) - g0);
     if constexpr (!std::is_void_v<V16>) {
       if (g0 + kRows < r1) {
         const int hi = static_cast<int>(std::min(g0 + 2 * kRows, r1) - g0);
-        RowTile(V16(next), g, nb, xbase, xs, t0, t1, y + g0, ldy, lo, hi, tile);
+        RowTile(V16(next, ahead(g0)), g, nb, xbase, xs, t0, t1, y + g0, ldy, lo, hi, tile);
         g0 += 2 * kRows;
         continue;
       }

@@ -363,5 +363,30 @@ TEST(KvCacheManagerTest, EvictionCopiesDoNotWaitBehindOtherLoads) {
   EXPECT_INTEGRITY(*kv);
 }
 
+// An admission copies down only the blocks it frees: the copies
+// PrepareDeviceRoom starts are of the coldest blocks, and the slots are
+// taken from those once the copies land, not from other blocks copied down
+// beside them while they are pinned (which once copied two blocks per slot).
+TEST(KvCacheManagerTest, AdmissionCopiesDownOnlyWhatItFrees) {
+  KvCacheConfig c = Tiered(16, 64, "", 0);
+  c.eviction = EvictionKind::kLru;
+  auto kv = Make(c);
+  FakeEngine eng(*kv, kModel);
+  std::vector<int32_t> b = Message(221, 0, 62);  // all 16 device slots, no host copies
+  eng.Turn(2, &b, 0);
+  kv->WaitIdle();
+  const CacheCounters before = kv->counters();
+  std::vector<int32_t> d = Message(222, 0, 16);  // fresh slots: b's oldest blocks go down to host
+  ASSERT_TRUE(eng.Start(4, d));
+  ASSERT_TRUE(eng.Prefill(4));
+  kv->WaitIdle();
+  const int64_t evicted = kv->counters().device.evictions - before.device.evictions;
+  EXPECT_GT(evicted, 0);
+  EXPECT_EQ(kv->counters().device.demotions - before.device.demotions, evicted);
+  EXPECT_EQ(eng.bad(), 0);
+  eng.Finish(4);
+  EXPECT_INTEGRITY(*kv);
+}
+
 }  // namespace
 }  // namespace pg

@@ -68,14 +68,23 @@ void TierAllocator::PrepareDeviceRoom(int64_t n) {
     if (v == PrefixIndex::kNone || store_.index().at(v).host.slot >= 0) return;
     const int32_t hs = AllocHostSlot(false);
     if (hs < 0) return;
-    StartCopyToHost(v, hs);  // pins the slot: the next PickVictim sees another block
+    room_moves_.push_back(StartCopyToHost(v, hs));  // pins the slot: the next PickVictim sees another block
   }
+}
+
+bool TierAllocator::MakingRoom() {
+  std::erase_if(room_moves_, [&](uint64_t tag) { return !mover_.in_flight(tag); });
+  return !room_moves_.empty();
 }
 
 int32_t TierAllocator::AllocDeviceSlot() {
   for (;;) {
     const int32_t s = store_.device().Allocate();
     if (s >= 0) return s;
+    // PrepareDeviceRoom's victims (the coldest blocks) are dropped without
+    // another copy once their copies land; evicting past them while they
+    // are pinned would copy other blocks down too.
+    if (MakingRoom() && WaitForAnyMove()) continue;
     if (EvictOne(kDeviceTier, true)) continue;
     if (!WaitForAnyMove()) return -1;  // a demotion in flight may free a slot
   }

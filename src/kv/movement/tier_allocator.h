@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kv/kv_cache_config.h"
 #include "kv/media/tier_store.h"
@@ -32,8 +33,9 @@ class TierAllocator {
   // Before taking n device slots: starts the host copies of the victims that
   // need one all at once, so the mover threads copy them in parallel.
   void PrepareDeviceRoom(int64_t n);
-  // A device slot (refcount 1, no owner), evicting and waiting as needed; -1
-  // when none can be had.
+  // A device slot (refcount 1, no owner), evicting and waiting as needed
+  // (while PrepareDeviceRoom's copies are in flight, for them to land rather
+  // than copying more victims); -1 when none can be had.
   int32_t AllocDeviceSlot();
   // A host slot; -1 without a host tier, or when none is free without waiting
   // (may_wait false) / at all.
@@ -68,6 +70,7 @@ class TierAllocator {
 
  private:
   bool MakeDiskRoom();
+  bool MakingRoom();  // some of PrepareDeviceRoom's copies are still in flight
   uint32_t PickVictim(int tier, bool need_clean) const;
 
   TierStore& store_;
@@ -75,6 +78,7 @@ class TierAllocator {
   const EvictionPolicy& policy_;
   const SessionRetention& retention_;
   WritePolicy write_policy_;
+  std::vector<uint64_t> room_moves_;  // PrepareDeviceRoom's copies (tags), until they land
 };
 
 }  // namespace pg

@@ -89,10 +89,7 @@ void ReadOutputFormat(FieldReader& r, const json& f, ApiRequest* api) {
     return r.Fail(BadRequest("output_config.format.schema: a JSON schema object is required",
                              "output_config.format.schema"));
   }
-  api->response_format = ApiRequest::ResponseFormat::kJsonSchema;
-  api->response_schema_name = "output_config.format";
-  api->response_schema = *schema;
-  api->response_schema_param = "output_config.format.schema";
+  api->SetJsonSchemaFormat(*schema, "output_config.format", "output_config.format.schema");
 }
 
 // output_config: {"effort": "low" | "medium" | "high" | "xhigh" | "max",

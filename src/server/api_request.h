@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +49,22 @@ struct ApiRequest {
   // Where the request put its JSON format or schema (the 'param' of their
   // 400s): "response_format.json_schema.schema", "json_schema", ...
   std::string response_schema_param = "response_format";
+  // The output format and where it came from, as every dialect's reader sets them.
+  void SetJsonObjectFormat(std::string param) {
+    response_format = ResponseFormat::kJsonObject;
+    response_schema_param = std::move(param);
+  }
+  void SetJsonSchemaFormat(nlohmann::ordered_json schema, std::string name, std::string param) {
+    response_format = ResponseFormat::kJsonSchema;
+    response_schema = std::move(schema);
+    response_schema_name = std::move(name);
+    response_schema_param = std::move(param);
+  }
+  void SetChoiceFormat(std::vector<std::string> choices, std::string param) {
+    response_format = ResponseFormat::kChoice;
+    response_choices = std::move(choices);
+    response_schema_param = std::move(param);
+  }
 
   // completions: either text or token ids.
   bool prompt_is_tokens = false;

@@ -23,13 +23,6 @@ bool FirstFormat(FieldReader& r, const ApiRequest& req, const std::string& param
   return false;
 }
 
-void SetSchema(json schema, const std::string& name, const std::string& param, ApiRequest* req) {
-  req->response_format = ApiRequest::ResponseFormat::kJsonSchema;
-  req->response_schema_name = name;
-  req->response_schema = std::move(schema);
-  req->response_schema_param = param;
-}
-
 // A schema sent as an object (or boolean) or, where `text_ok`, as JSON text
 // (vLLM's forms). Null when it is neither (r failed).
 json SchemaAt(FieldReader& r, const json& v, const std::string& param, bool text_ok) {
@@ -60,9 +53,7 @@ void ReadChoices(FieldReader& r, const json& v, const std::string& param, ApiReq
     choices.push_back(c.get<std::string>());
   }
   if (!FirstFormat(r, *req, param)) return;
-  req->response_format = ApiRequest::ResponseFormat::kChoice;
-  req->response_choices = std::move(choices);
-  req->response_schema_param = param;
+  req->SetChoiceFormat(std::move(choices), param);
 }
 
 // llama.cpp's top-level "json_schema" and vLLM's "guided_json" (chat and
@@ -73,7 +64,7 @@ void ReadTopLevelJsonSchema(FieldReader& r, ApiRequest* req) {
     const json* v = r.Get(key);
     if (!v || r.failed()) continue;
     json schema = SchemaAt(r, *v, key, std::string(key) == "guided_json");
-    if (!schema.is_null() && FirstFormat(r, *req, key)) SetSchema(std::move(schema), key, key, req);
+    if (!schema.is_null() && FirstFormat(r, *req, key)) req->SetJsonSchemaFormat(std::move(schema), key, key);
   }
   if (const json* v = r.Get("guided_choice"); v && !r.failed()) ReadChoices(r, *v, "guided_choice", req);
 }
@@ -102,13 +93,12 @@ void ReadStructuredOutputs(FieldReader& r, ApiRequest* req) {
   if (auto v = so->find("json"); v != so->end() && !v->is_null()) {
     json schema = SchemaAt(r, *v, "structured_outputs.json", true);
     if (schema.is_null() || !FirstFormat(r, *req, "structured_outputs.json")) return;
-    SetSchema(std::move(schema), "structured_outputs.json", "structured_outputs.json", req);
+    req->SetJsonSchemaFormat(std::move(schema), "structured_outputs.json", "structured_outputs.json");
   }
   if (auto v = so->find("json_object"); v != so->end() && !v->is_null() && *v != false) {
     if (!v->is_boolean()) return (void)r.WrongType("structured_outputs.json_object", "a boolean", *v);
     if (!FirstFormat(r, *req, "structured_outputs.json_object")) return;
-    req->response_format = ApiRequest::ResponseFormat::kJsonObject;
-    req->response_schema_param = "structured_outputs.json_object";
+    req->SetJsonObjectFormat("structured_outputs.json_object");
   }
   if (auto v = so->find("choice"); v != so->end() && !v->is_null()) ReadChoices(r, *v, "structured_outputs.choice", req);
 }
@@ -158,10 +148,7 @@ void ReadJsonSchemaObject(const json& rf, FieldReader& r, ApiRequest* req) {
       return;
     }
   }
-  req->response_format = ApiRequest::ResponseFormat::kJsonSchema;
-  req->response_schema_name = name->get<std::string>();
-  req->response_schema = *schema;
-  req->response_schema_param = "response_format.json_schema.schema";
+  req->SetJsonSchemaFormat(*schema, name->get<std::string>(), "response_format.json_schema.schema");
 }
 
 // {"type": "json_object"}: any object; llama.cpp's {"type": "json_object",
@@ -169,18 +156,14 @@ void ReadJsonSchemaObject(const json& rf, FieldReader& r, ApiRequest* req) {
 void ReadJsonObject(const json& rf, FieldReader& r, ApiRequest* req) {
   auto schema = rf.find("schema");
   if (schema == rf.end() || schema->is_null()) {
-    req->response_format = ApiRequest::ResponseFormat::kJsonObject;
-    req->response_schema_param = "response_format";
+    req->SetJsonObjectFormat("response_format");
     return;
   }
   if (!schema->is_object() && !schema->is_boolean()) {
     r.Fail(BadRequest("'response_format.schema' must be a JSON schema object", "response_format.schema"));
     return;
   }
-  req->response_format = ApiRequest::ResponseFormat::kJsonSchema;
-  req->response_schema_name = "schema";
-  req->response_schema = *schema;
-  req->response_schema_param = "response_format.schema";
+  req->SetJsonSchemaFormat(*schema, "schema", "response_format.schema");
 }
 
 void ReadResponseFormatObject(const json& rf, FieldReader& r, ApiRequest* req) {

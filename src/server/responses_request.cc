@@ -287,21 +287,14 @@ void ReadText(FieldReader& r, ResponsesRequest* out) {
     if (auto e = OptionalOfType(f, "strict", "text.format", &json::is_boolean, "a boolean")) return r.Fail(*e);
   }
   if (type == "text") return;
-  if (type == "json_object") {
-    api.response_format = ApiRequest::ResponseFormat::kJsonObject;
-    api.response_schema_param = "text.format";
-    return;
-  }
+  if (type == "json_object") return api.SetJsonObjectFormat("text.format");
   if (type != "json_schema") {
     return r.Fail(BadRequest("text.format.type: must be text, json_object or json_schema", "text.format.type"));
   }
   if (!f.contains("schema") || !(f["schema"].is_object() || f["schema"].is_boolean())) {
     return r.Fail(BadRequest("text.format.schema: a JSON schema object is required", "text.format.schema"));
   }
-  api.response_format = ApiRequest::ResponseFormat::kJsonSchema;
-  api.response_schema_name = StringAt(f, "name", "response");
-  api.response_schema = f["schema"];
-  api.response_schema_param = "text.format.schema";
+  api.SetJsonSchemaFormat(f["schema"], StringAt(f, "name", "response"), "text.format.schema");
 }
 
 // reasoning: {effort, summary}. effort "none"/"minimal" turns the template's

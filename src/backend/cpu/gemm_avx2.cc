@@ -39,7 +39,61 @@ void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
   }
 }
 
-void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n) { scalar::QuantizeQ8_K(src, dst, n); }
+// As scalar::QuantizeQ8_K, bit for bit: the value of largest magnitude is
+// the first one that reaches the maximum (NaNs never do: VMAXPS returns its
+// second operand, the running maximum, when the first is a NaN); the levels
+// are the same float products rounded to nearest even, clamped at 127 and
+// truncated to 8 bits (a NaN's integer indefinite becomes 0, as the scalar
+// cast does); each bsum is the sum of 16 of those bytes.
+void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n) {
+  constexpr int kVecs = kQKK / 8;
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256i k127 = _mm256_set1_epi32(127);
+  // The low byte of each 32-bit lane, per 128 bits, into bytes 0-3.
+  const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                             0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i ones8 = _mm_set1_epi8(1);
+  const __m128i ones16 = _mm_set1_epi16(1);
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const float* x = src + b * kQKK;
+    BlockQ8_K& o = dst[b];
+    __m256 vmax = _mm256_setzero_ps();
+    for (int i = 0; i < kVecs; ++i) vmax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * i)), vmax);
+    const float amax = HMax(vmax);
+    if (amax == 0) {
+      std::memset(&o, 0, sizeof(o));
+      continue;
+    }
+    float mx = 0;
+    const __m256 am = _mm256_set1_ps(amax);
+    for (int i = 0; i < kVecs; ++i) {
+      const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * i)), am, _CMP_EQ_OQ));
+      if (hit != 0) {
+        mx = x[8 * i + __builtin_ctz(static_cast<unsigned>(hit))];
+        break;
+      }
+    }
+    const float iscale = -128.0f / mx;
+    const __m256 m = _mm256_set1_ps(iscale);
+    for (int i = 0; i < kVecs; i += 2) {
+      // 16 levels: two vectors of 8, each lane's low byte.
+      __m128i q8[2];
+      for (int h = 0; h < 2; ++h) {
+        const __m256 prod = _mm256_mul_ps(m, _mm256_loadu_ps(x + 8 * (i + h)));
+        const __m256i q = _mm256_min_epi32(_mm256_cvtps_epi32(prod), k127);  // MXCSR: nearest even
+        const __m256i t = _mm256_shuffle_epi8(q, low_bytes);
+        q8[h] = _mm_unpacklo_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+      }
+      const __m128i levels = _mm_unpacklo_epi64(q8[0], q8[1]);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o.qs + 8 * i), levels);
+      __m128i s = _mm_madd_epi16(_mm_maddubs_epi16(ones8, levels), ones16);  // 4 sums of 4 levels
+      s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+      s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+      o.bsums[i / 2] = static_cast<int16_t>(_mm_cvtsi128_si32(s));
+    }
+    o.d = 1.0f / iscale;
+  }
+}
 
 namespace {
 

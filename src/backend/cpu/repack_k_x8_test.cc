@@ -2,6 +2,7 @@
 // against the scalar reference (bit for bit) and the row-major product.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -22,10 +23,12 @@ using KMatrix = testing::QuantMatrix;
 KMatrix MakeK(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
   KMatrix m = testing::QuantizeRandom(type, rows, cols, seed);
   if (type == GgmlType::Q4_K) {
-    // Extreme 6-bit scales and mins a file may hold: 63 for sub-block 0 of row 0.
+    // Extreme 6-bit scales and mins a file may hold: 63 for sub-block 0 of
+    // row 0; and level 15 in every column of row 0's first super-block.
     auto* b0 = reinterpret_cast<BlockQ4_K*>(m.bytes.data());
     b0->scales[0] = 63;
     b0->scales[4] = 63;
+    std::memset(b0->qs, 0xFF, sizeof b0->qs);
   } else if (type == GgmlType::Q5_K) {
     // As Q4_K, and level 31 in every column of row 0's first super-block.
     auto* b0 = reinterpret_cast<BlockQ5_K*>(m.bytes.data());
@@ -163,7 +166,10 @@ void CheckKernels(GgmlType type, WeightKind kx8, WeightKind row_kind) {
     const WeightMatrix v = store.Add(m.w, Avx2Kernels());
     ASSERT_EQ(WeightKindOf(v), kx8);
     for (int64_t n_tok = 1; n_tok <= 9; ++n_tok) {
-      const std::vector<float> x = RandomWeights(static_cast<size_t>(n_tok * cols), 99, 1.0f);
+      std::vector<float> x = RandomWeights(static_cast<size_t>(n_tok * cols), 99, 1.0f);
+      // Token 0's first super-block quantizes to -128 in every column: with
+      // row 0's top levels, the largest sums a kernel's int16 partials see.
+      std::fill(x.begin(), x.begin() + kQKK, -1.0f);
       std::vector<BlockQ8_K> xq(static_cast<size_t>(n_tok * cols / kQKK));
       for (int64_t t = 0; t < n_tok; ++t) ScalarKernels().quantize_q8_k(x.data() + t * cols, &xq[t * cols / kQKK], cols);
       const size_t xs = sizeof(BlockQ8_K) * cols / kQKK;

@@ -43,6 +43,18 @@ std::vector<float> RunGroup(const Fixture& f, const std::vector<int64_t>& n_keys
   return RunGroupWith(f, n_keys, avx2 ? &AttendGroupAvx2 : &AttendGroupScalar);
 }
 
+// The SIMD forms this host runs, each with its name.
+struct SimdForm {
+  const char* name;
+  GroupFn fn;
+};
+std::vector<SimdForm> SimdForms() {
+  std::vector<SimdForm> forms;
+  if (HostSupports(IsaLevel::kAvx2)) forms.push_back({"avx2", &AttendGroupAvx2});
+  if (HostSupports(IsaLevel::kAvx512)) forms.push_back({"avx512", &AttendGroupAvx512});
+  return forms;
+}
+
 TEST(AttentionTiled, Avx2IsBitIdenticalToScalar) {
   if (!HostSupports(IsaLevel::kAvx2)) GTEST_SKIP() << "no AVX2";
   for (int64_t page : {16, 32})
@@ -57,12 +69,14 @@ TEST(AttentionTiled, Avx2IsBitIdenticalToScalar) {
       }
 }
 
-// Group sizes 1..20 (the AVX-512 form blocks queries by four), causal
-// lengths that end inside, at and past tile and page boundaries, head dims
-// that are and are not multiples of 16 and 64, q rounded or not.
-TEST(AttentionTiled, Avx512IsBitIdenticalToScalar) {
-  if (!HostSupports(IsaLevel::kAvx512)) GTEST_SKIP() << "no AVX-512";
+// Every SIMD form the host runs: group sizes 1..20 (the AVX-512 form blocks
+// queries by four), causal lengths that end inside, at and past tile and page
+// boundaries, head dims that are and are not multiples of 16, 32 and 64, q
+// rounded or not.
+TEST(AttentionTiled, SimdIsBitIdenticalToScalar) {
+  if (SimdForms().empty()) GTEST_SKIP() << "no AVX2";
   int cases = 0;
+  for (const SimdForm& form : SimdForms())
   for (int64_t page : {16, 32, 7})
     for (int64_t hd : {64, 128, 80, 8, 40, 72, 256})
       for (int64_t n : {1, 2, 7, 8, 9, 31, 32, 33, 40, 64, 65, 97, 300, 1000, 1031}) {
@@ -78,61 +92,66 @@ TEST(AttentionTiled, Avx512IsBitIdenticalToScalar) {
             lens.push_back(std::max<int64_t>(1, len));
           }
           const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
-          const std::vector<float> got = RunGroupWith(f, lens, AttendGroupAvx512);
+          const std::vector<float> got = RunGroupWith(f, lens, form.fn);
           ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)))
-              << "hd " << hd << " n " << n << " page " << page << " nq " << nq << " round_q " << round_q;
+              << form.name << " hd " << hd << " n " << n << " page " << page << " nq " << nq << " round_q " << round_q;
           ++cases;
         }
       }
-  std::printf("%d AVX-512 groups bit-identical to scalar\n", cases);
+  std::printf("%d SIMD groups bit-identical to scalar\n", cases);
 }
 
-// Each query of an AVX-512 group equals that query computed alone, whatever
-// the block of four it lands in (the last block 1..4 queries).
-TEST(AttentionTiled, Avx512RowIsIndependentOfItsGroup) {
-  if (!HostSupports(IsaLevel::kAvx512)) GTEST_SKIP() << "no AVX-512";
+// Each query of a SIMD group equals that query computed alone, whatever the
+// block it lands in (the last block smaller).
+TEST(AttentionTiled, SimdRowIsIndependentOfItsGroup) {
+  if (SimdForms().empty()) GTEST_SKIP() << "no AVX2";
   Fixture f(128, 2, 700, 16, 17);
+  for (const SimdForm& form : SimdForms())
   for (size_t nq = 1; nq <= 11; ++nq) {
     std::vector<int64_t> group;
     for (size_t i = 0; i < nq; ++i) group.push_back(700 - static_cast<int64_t>(i * 37 % 101));
-    const std::vector<float> together = RunGroupWith(f, group, AttendGroupAvx512);
+    const std::vector<float> together = RunGroupWith(f, group, form.fn);
     for (size_t i = 0; i < nq; ++i) {
       std::vector<AttentionQuery> one = {{f.Q(static_cast<int64_t>(i % 8)), nullptr, group[i]}};
       std::vector<float> out(128), scratch(AttendGroupScratchFloats(128, 1, 700));
       one[0].out = out.data();
-      AttendGroupAvx512(f.args, one, scratch.data());
-      ASSERT_EQ(0, std::memcmp(out.data(), together.data() + i * 128, 128 * sizeof(float))) << nq << " " << i;
+      form.fn(f.args, one, scratch.data());
+      ASSERT_EQ(0, std::memcmp(out.data(), together.data() + i * 128, 128 * sizeof(float)))
+          << form.name << " " << nq << " " << i;
     }
   }
 }
 
 // A prefill task's group (Model::AttentionGrouped: up to 4 rows x 8 heads,
-// or 64 queries): many blocks of four per tile, rows ending inside and
-// across a tile.
-TEST(AttentionTiled, Avx512PrefillGroupIsBitIdenticalToScalar) {
-  if (!HostSupports(IsaLevel::kAvx512)) GTEST_SKIP() << "no AVX-512";
+// or 64 queries): many blocks per tile, rows ending inside and across a tile.
+TEST(AttentionTiled, SimdPrefillGroupIsBitIdenticalToScalar) {
+  if (SimdForms().empty()) GTEST_SKIP() << "no AVX2";
+  for (const SimdForm& form : SimdForms())
   for (int64_t nq : {32, 33, 64})
     for (int64_t n : {30, 61, 500}) {
       Fixture f(64, 2, n, 16, static_cast<uint32_t>(nq * 7 + n));
       std::vector<int64_t> lens;
       for (int64_t i = 0; i < nq; ++i) lens.push_back(std::max<int64_t>(1, n - (nq - 1 - i) / 8));
       const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
-      const std::vector<float> got = RunGroupWith(f, lens, AttendGroupAvx512);
-      ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float))) << "nq " << nq << " n " << n;
+      const std::vector<float> got = RunGroupWith(f, lens, form.fn);
+      ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)))
+          << form.name << " nq " << nq << " n " << n;
     }
 }
 
 // Keys with extreme values (scores far apart, so p underflows to 0 and the
 // running max jumps, and large V) still agree bit for bit.
-TEST(AttentionTiled, Avx512IsBitIdenticalToScalarOnWideScores) {
-  if (!HostSupports(IsaLevel::kAvx512)) GTEST_SKIP() << "no AVX-512";
+TEST(AttentionTiled, SimdIsBitIdenticalToScalarOnWideScores) {
+  if (SimdForms().empty()) GTEST_SKIP() << "no AVX2";
+  for (const SimdForm& form : SimdForms())
   for (int64_t hd : {64, 80})
     for (int64_t n : {33, 250}) {
       Fixture f(hd, 1, n, 16, static_cast<uint32_t>(hd + n), /*sd=*/30.0f);
       const std::vector<int64_t> lens = {n, n - 1, n / 2, 1, n - 32};
       const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
-      const std::vector<float> got = RunGroupWith(f, lens, AttendGroupAvx512);
-      ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float))) << "hd " << hd << " n " << n;
+      const std::vector<float> got = RunGroupWith(f, lens, form.fn);
+      ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)))
+          << form.name << " hd " << hd << " n " << n;
     }
 }
 

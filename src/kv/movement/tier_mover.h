@@ -29,6 +29,7 @@
 #include <unordered_map>
 
 #include "base/function_ref.h"
+#include "kv/kv_cache_config.h"
 #include "kv/media/tier_store.h"
 #include "kv/movement/block_mover.h"
 
@@ -47,6 +48,7 @@ class TierMover {
   };
 
   enum Lane : int { kLoadLane, kStoreLane, kLanes };  // kLanes: their number
+  static_assert(kLanes == KvCacheConfig::kMoverLanes, "KvCacheConfig::mover_threads() sizes the staging pool");
   // io_threads threads per lane; the store's staging pool needs one buffer
   // per thread (KvCacheConfig::mover_threads, checked).
   TierMover(TierStore& store, int io_threads);

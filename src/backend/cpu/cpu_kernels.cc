@@ -106,6 +106,8 @@ const CpuKernels& Avx2Kernels() {
     CpuKernels t = PG_KERNEL_TABLE(avx2, IsaLevel::kAvx2);
     t.half4_f16 = t.half4_bf16 = true;
     t.k_quant_x8 = true;
+    t.gemm[static_cast<int>(WeightKind::kQ5_0x8)] = avx2::GemmQ5_0x8;
+    t.q5_0x8 = true;
     return t;
   }();
   return k;

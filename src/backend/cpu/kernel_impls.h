@@ -56,7 +56,7 @@ float DotMXFP4(const BlockMXFP4* w, const BlockQ8_0* x, int64_t nb);
 float DotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb);
 float DotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb);
 float DotIQ4_XS(const BlockIQ4_XS* w, const BlockQ8_K* x, int64_t nb);
-// Q5_0x8 (repack.h); the scalar and AVX2 tables both run this one.
+// Q5_0x8 (repack.h): the reference.
 GemmTile GemmQ5_0x8;
 // Q5_Kx8 (repack.h): the reference, beside GemmQ4_Kx8 (gemm_scalar.cc).
 GemmTile GemmQ5_Kx8;
@@ -65,6 +65,7 @@ GemmTile GemmQ5_Kx8;
 namespace avx2 {
 PG_DECLARE_KERNELS
 GemmTile GemmQ5_Kx8;  // gemm_k_x8_avx2.cc
+GemmTile GemmQ5_0x8;  // gemm_q8_0x8_avx2.cc
 }  // namespace avx2
 
 namespace avx512 {

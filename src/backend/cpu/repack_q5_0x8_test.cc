@@ -2,6 +2,7 @@
 // scalar reference, and its agreement with Q5_0 repacked as Q8_0x8.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -21,8 +22,15 @@ using testing::QuantizeRandom;
 using testing::RandomWeights;
 using Q5Matrix = testing::QuantMatrix;
 
-// rows x cols random Q5_0 weights.
-Q5Matrix MakeQ5(int64_t rows, int64_t cols, uint32_t seed) { return QuantizeRandom(GgmlType::Q5_0, rows, cols, seed); }
+// rows x cols random Q5_0 weights; row 0's first block at level -16 in
+// every column (nibble 0, fifth bit 0), the largest magnitude.
+Q5Matrix MakeQ5(int64_t rows, int64_t cols, uint32_t seed) {
+  Q5Matrix m = QuantizeRandom(GgmlType::Q5_0, rows, cols, seed);
+  auto* b0 = reinterpret_cast<BlockQ5_0*>(m.bytes.data());
+  std::memset(b0->qh, 0, sizeof b0->qh);
+  std::memset(b0->qs, 0, sizeof b0->qs);
+  return m;
+}
 
 // The level of (row lane, column i) of a block, read back from the layout.
 int LevelAt(const BlockQ5_0x8& blk, int lane, int i) {
@@ -82,7 +90,10 @@ TEST(GemmQ5_0x8, EveryLevelMatchesScalarAndQ8_0x8BitForBit) {
     const WeightMatrix v = RepackQ5_0x8(m.w, buf.data());
     const WeightMatrix v8 = RepackQ5_0AsQ8_0x8(m.w, buf8.data());
     for (int64_t n_tok = 1; n_tok <= 9; ++n_tok) {
-      const std::vector<float> x = RandomWeights(static_cast<size_t>(n_tok * cols), 99, 1.0f);
+      std::vector<float> x = RandomWeights(static_cast<size_t>(n_tok * cols), 99, 1.0f);
+      // Token 0's first block quantizes to -127 in every column: with row 0's
+      // levels of -16, the largest block sums a kernel's int16 partials see.
+      std::fill(x.begin(), x.begin() + kQK, -1.0f);
       std::vector<BlockQ8_0> xq(static_cast<size_t>(n_tok * nb));
       for (int64_t t = 0; t < n_tok; ++t) ScalarKernels().quantize_q8_0(x.data() + t * cols, &xq[t * nb], cols);
       const size_t xs = sizeof(BlockQ8_0) * nb;

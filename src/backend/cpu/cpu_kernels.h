@@ -91,8 +91,8 @@ struct CpuKernels {
   // through it).
   bool k_quant_x8 = false;
   // Whether models repack Q5_0 matrices into Q5_0x8 (repack.h) rather than
-  // into Q8_0x8: true where the table's Q5_0x8 kernel is a SIMD one (AVX-512:
-  // the fifth bits are a masked subtract). Q5_0x8 reads 35% fewer bytes.
+  // into Q8_0x8: true where the table's Q5_0x8 kernel is a SIMD one (AVX2 and
+  // AVX-512). Q5_0x8 reads 35% fewer bytes.
   bool q5_0x8 = false;
 };
 

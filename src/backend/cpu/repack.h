@@ -63,7 +63,8 @@
 //                                  is below 16 (its fifth bit is 0)
 //
 // so the signed level q - 16 of a 32-byte load's half h is its nibble, minus
-// 16 where the mask bit is set: one masked byte subtract (AVX-512BW). Per row
+// 16 where the mask bit is set: one masked byte subtract (AVX-512BW; AVX2
+// spreads the mask bits to bytes with a shuffle and a compare). Per row
 // and token a block's sum is exact in int32 and added with one FMA, the same
 // arithmetic as Q5_0 repacked as Q8_0x8 (scalar::GemmQ5_0x8), so both give
 // the same bits.

@@ -1,10 +1,13 @@
 // AVX2 GEMM over Q8_0x8 and Q5_0x8 weights (repack.h): tiles of one 8-row
 // group x up to 4 tokens. Per 32-byte load of weights (4 columns of the 8
 // rows, one row per 32-bit lane) and per token: broadcast the token's 4
-// quants, sign + maddubs into int16 pair sums. After the block's loads each
-// lane holds its row's exact block sum: one cvt and one FMA with the 8 row
-// scales times the token's scale. Same operations as scalar::GemmQ8_0x8 /
-// GemmQ5_0x8 (whose levels are Q8_0x8's of the same matrix), so the same bits.
+// quants, sign + maddubs into int16 pair sums; Q8_0x8 widens each load's to
+// int32 with a madd (a pair reaches 32,512: no room to add two), Q5_0x8's
+// levels are small enough to add the block's eight first. After the block
+// each lane holds its row's exact block sum: one cvt and one FMA with the 8
+// row scales times the token's scale. Exact integer sums and the float steps
+// of scalar::GemmQ8_0x8 / GemmQ5_0x8 (whose levels are Q8_0x8's of the same
+// matrix), so the same bits.
 #include <cstdint>
 #include <cstring>
 

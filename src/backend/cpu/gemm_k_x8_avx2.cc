@@ -109,31 +109,26 @@ inline __m256i RowScales16Signed(const int8_t* sc8) {
 struct Q6_KSums {
   template <int RN>
   void operator()(Ymm, const BlockQ6_Kx8& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
-    Tokens<RN>(blk, xb, isum);
-  }
-
-  template <int JN>
-  [[gnu::always_inline]] static void Tokens(const BlockQ6_Kx8& blk, const BlockQ8_K* const* xb, __m256i* isum) {
     for (int h = 0; h < 2; ++h) {
       for (int c = 0; c < 2; ++c) {
 #pragma GCC unroll 1
         for (int k0 = 0; k0 < 8; k0 += 2) {
-          __m256i pa[JN], pb[JN];
-          for (int j = 0; j < JN; ++j) pa[j] = pb[j] = _mm256_setzero_si256();
+          __m256i pa[RN], pb[RN];
+          for (int j = 0; j < RN; ++j) pa[j] = pb[j] = _mm256_setzero_si256();
           for (int k = k0; k < k0 + 2; ++k) {
             const __m256i vh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qh + 256 * h + 32 * k));
             const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.ql + 512 * h + 256 * c + 32 * k));
             __m256i qa, qb;
             LevelsQ6_Kx8(v, vh, c, &qa, &qb);
             const int ea = 128 * h + 32 * c + 4 * k, eb = ea + 64;
-            for (int j = 0; j < JN; ++j) {
+            for (int j = 0; j < RN; ++j) {
               pa[j] = _mm256_add_epi16(pa[j], _mm256_maddubs_epi16(qa, Broadcast4(xb[j]->qs + ea)));
               pb[j] = _mm256_add_epi16(pb[j], _mm256_maddubs_epi16(qb, Broadcast4(xb[j]->qs + eb)));
             }
           }
           const int ea = 128 * h + 32 * c + 4 * k0, eb = ea + 64;
           const __m256i sa = RowScales16Signed(blk.sc[ea / 16]), sb = RowScales16Signed(blk.sc[eb / 16]);
-          for (int j = 0; j < JN; ++j)
+          for (int j = 0; j < RN; ++j)
             isum[j] = _mm256_add_epi32(isum[j], _mm256_add_epi32(_mm256_madd_epi16(pa[j], sa), _mm256_madd_epi16(pb[j], sb)));
         }
       }

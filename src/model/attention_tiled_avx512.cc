@@ -39,6 +39,7 @@
 #include "model/attention.h"
 #include "model/attention_exp.h"
 #include "model/attention_keys_avx512.h"
+#include "model/attention_tiles.h"
 #include "model/kv_prefetch.h"
 
 namespace pg {
@@ -46,12 +47,9 @@ namespace {
 
 constexpr int64_t kT = kAttentionTileKeys;
 constexpr int kBlockQueries = 4;  // queries sharing each K/V load
-constexpr int64_t kMaxHeadDim = 512;
 // Tiles reached by at most this many queries are read straight from f16.
 constexpr int64_t kDirectMaxQueries = 8;
 static_assert(kT % 8 == 0);
-
-alignas(64) const uint16_t kZeroRow[kMaxHeadDim] = {};
 
 // f16 row -> f32, 16 at a time (n a multiple of 8).
 void ConvertRow(const uint16_t* src, float* dst, int64_t n) {
@@ -263,45 +261,10 @@ void RunBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64_
   }
 }
 
-// The n_active queries that reach the tile at key j0, in blocks of at most
-// kBlockQueries sized evenly (5 -> 3 + 2: a block of one query keeps too few
-// FMAs in flight).
 template <typename Tile>
 void RunTile(const Group& g, const Tile& tile, std::span<const AttentionQuery> queries, int64_t j0, int64_t n_active) {
-  int64_t idx[kBlockQueries], nt[kBlockQueries];
-  int64_t blocks_left = (n_active + kBlockQueries - 1) / kBlockQueries, left = n_active;
-  int64_t size = (left + blocks_left - 1) / blocks_left;  // <= kBlockQueries
-  int n = 0;
-  for (size_t qi = 0; qi < queries.size(); ++qi) {
-    if (queries[qi].n_keys <= j0) continue;
-    idx[n] = static_cast<int64_t>(qi);
-    nt[n] = std::min(kT, queries[qi].n_keys - j0);
-    if (++n < size) continue;
-    RunBlock(g, tile, idx, nt, n);
-    left -= n;
-    n = 0;
-    if (--blocks_left > 0) size = (left + blocks_left - 1) / blocks_left;
-  }
-}
-
-// Row pointers of the tile's keys [j0, j0 + n) (walking pages, no division
-// per key); K rows [n, n_pad) point at zeros.
-void TileRows(const AttentionArgs& a, int64_t j0, int64_t n, int64_t n_pad, const uint16_t** k_rows,
-              const uint16_t** v_rows) {
-  const KvPages& kv = *a.kv;
-  int64_t page = j0 / kv.page_tokens(), slot = j0 % kv.page_tokens();
-  for (int64_t i = 0; i < n;) {
-    const uint16_t* k = kv.Row(a.block_table[page], a.layer, 0, slot) + a.kv_head * a.head_dim;
-    const uint16_t* v = kv.Row(a.block_table[page], a.layer, 1, slot) + a.kv_head * a.head_dim;
-    const int64_t run = std::min(n - i, kv.page_tokens() - slot);
-    for (int64_t r = 0; r < run; ++r, ++i) {
-      k_rows[i] = k + r * kv.kv_dim();
-      v_rows[i] = v + r * kv.kv_dim();
-    }
-    ++page;
-    slot = 0;
-  }
-  for (int64_t i = n; i < n_pad; ++i) k_rows[i] = kZeroRow;
+  ForEachQueryBlock<kBlockQueries>(queries, j0, n_active,
+                                   [&](const int64_t* idx, const int64_t* nt, int n) { RunBlock(g, tile, idx, nt, n); });
 }
 
 void PrepareQueries(const AttentionArgs& a, std::span<const AttentionQuery> queries, const Group& g, float* qr) {
@@ -336,7 +299,7 @@ void WriteOutputs(std::span<const AttentionQuery> queries, const Group& g) {
 }  // namespace
 
 void AttendGroupAvx512(const AttentionArgs& a, std::span<const AttentionQuery> queries, float* scratch) {
-  const int64_t HD = a.head_dim;  // multiple of 8, <= kMaxHeadDim
+  const int64_t HD = a.head_dim;  // multiple of 8, <= 512
   const int64_t nq = static_cast<int64_t>(queries.size());
   float* kt = scratch;
   float* vt = kt + kT * HD;
@@ -363,7 +326,7 @@ void AttendGroupAvx512(const AttentionArgs& a, std::span<const AttentionQuery> q
       RunTile(g, f16_tile, queries, j0, n_active);
       continue;
     }
-    std::fill(k_rows + nt_pad, k_rows + kT, kZeroRow);
+    std::fill(k_rows + nt_pad, k_rows + kT, kZeroKeyRow);
     ConvertKTileByDim(k_rows, HD, kt);
     for (int64_t i = 0; i < nt_max; ++i) ConvertRow(v_rows[i], vt + i * HD, HD);
     RunTile(g, f32_tile, queries, j0, n_active);

@@ -9,8 +9,7 @@
 // queries and 8 KG keys is NQ x KG ymm accumulators fed by each query's
 // element broadcast against the tile rows d = l, l + 8, ...: one load of a
 // K row feeds NQ queries and one broadcast KG key groups (0.75 loads per FMA
-// at NQ x KG = 4 x 2 or 2 x 4, against 1.125 for one query against rows of
-// keys). The 8 lanes go to a small buffer and their
+// at NQ x KG = 4 x 2, against 1.125 for one query against rows of keys). The 8 lanes go to a small buffer and their
 // ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)) reduction is vertical adds of 8 keys
 // at a time: no horizontal adds, the same arithmetic per (query, key) as the
 // scalar reference.
@@ -93,7 +92,8 @@ template <int NQ, int KG>
 template <int NQ>
 [[gnu::always_inline]] inline void DotBlockByDim(const float* const* q, const float* kt, int64_t C, float scale,
                                                  float (*sc)[kKeysT]) {
-  constexpr int KG = NQ <= 2 ? 4 : 2;  // NQ x KG <= 8 accumulators
+  static_assert(NQ >= 3 && NQ <= 4, "a broadcast of q feeds 2 key groups; fewer queries need more");
+  constexpr int KG = 2;  // NQ x KG <= 8 accumulators
   alignas(32) float lanes[8][NQ][kKeysT];
   for (int64_t k0 = 0; k0 < kKeysT; k0 += 8 * KG)
     for (int l = 0; l < 8; ++l) DotLane<NQ, KG>(q, kt, C, l, k0, lanes);

@@ -1,6 +1,6 @@
 // AVX2 + F16C + FMA version of AttendGroupScalar: each K/V tile is converted
 // to f32 once and shared by every query of the group. A tile reached by more
-// than kRowMaxQueries queries (prefill, and a decode row's heads) converts
+// than kRowMaxQueries queries (a prefill task's rows and heads) converts
 // its K by dimension and runs blocks of up to four queries that share each
 // K and V load (attention_keys_avx2.h); one reached by fewer keeps K by key
 // and runs one query at a time. Per query, the same operations in the same
@@ -112,9 +112,12 @@ void TileUpdate(const float* q, const float* kt, const float* vt, int64_t hd, in
 
 constexpr int kBlockQueries = 4;  // queries sharing each K/V load
 // Tiles reached by at most this many queries take the one-query-at-a-time
-// path above, K by key (attention_bench, 3,000 keys: by dimension is
-// 5.6 against 6.1 ns per (query, key) at 8 queries, even at 4, slower at 3).
-constexpr int64_t kRowMaxQueries = 3;
+// path above, K by key: a decode row's 8 heads, whose K/V come from DRAM.
+// attention_bench, 2,900 keys, 8 queries: by dimension is 5.6 against 6.1
+// ns per (query, key) with K/V in cache, but 15.0 against 13.0 from DRAM
+// (--cold 64 --layers 8 --kv-heads 2); at 32 queries (a prefill task) 4.2
+// against 4.9 in cache, where a prefill finds its K/V.
+constexpr int64_t kRowMaxQueries = 8;
 
 // The per-query state of one AttendGroupAvx2 call.
 struct Group {
@@ -163,7 +166,7 @@ template <int NQ, int R>
 
 // One tile's update of the NQ queries idx[0, NQ), whose keys in this tile
 // are [0, nt[j]) (each >= 1); kt by dimension, vt by key.
-template <int NQ>
+template <int NQ>  // 3 or 4
 void TileBlock(const Group& g, const float* kt, const float* vt, const int64_t* idx, const int64_t* nt) {
   alignas(32) float sc[NQ][kT], p[NQ][kT];
   const float* q[NQ];
@@ -177,19 +180,18 @@ void TileBlock(const Group& g, const float* kt, const float* vt, const int64_t* 
   }
   DotBlockByDim<NQ>(q, kt, g.hd / 8, g.scale, sc);
   for (int j = 0; j < NQ; ++j) alpha[j] = TileSoftmax(sc[j], p[j], nt[j], &g.ms[idx[j]], &g.ss[idx[j]]);
-  constexpr int R = NQ <= 2 ? 4 : 2;  // NQ x R <= 8 accumulators
+  constexpr int R = 2;  // NQ x R <= 8 accumulators
   int64_t d0 = 0;
   for (; d0 + 8 * R <= g.hd; d0 += 8 * R) PvBlock<NQ, R>(acc, p, alpha, nt, nt_min, vt, g.hd, d0);
   for (; d0 < g.hd; d0 += 8) PvBlock<NQ, 1>(acc, p, alpha, nt, nt_min, vt, g.hd, d0);
 }
 
+// A block of n = 3 or 4 queries: ForEachQueryBlock splits n_active >= 9
+// into ceil(n_active / 4) blocks of even size, at least three each.
+static_assert(kBlockQueries == 4 && kRowMaxQueries >= 8);
 void RunBlock(const Group& g, const float* kt, const float* vt, const int64_t* idx, const int64_t* nt, int n) {
-  switch (n) {
-    case 1: return TileBlock<1>(g, kt, vt, idx, nt);
-    case 2: return TileBlock<2>(g, kt, vt, idx, nt);
-    case 3: return TileBlock<3>(g, kt, vt, idx, nt);
-    default: return TileBlock<4>(g, kt, vt, idx, nt);
-  }
+  if (n == 3) return TileBlock<3>(g, kt, vt, idx, nt);
+  TileBlock<4>(g, kt, vt, idx, nt);
 }
 
 }  // namespace

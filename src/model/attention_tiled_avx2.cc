@@ -223,11 +223,14 @@ void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> que
   for (int64_t j0 = 0; j0 < n_max; j0 += kT) {
     const int64_t nt_max = std::min(kT, n_max - j0);
     TileRows(a, j0, nt_max, kT, k_rows, v_rows);
-    PrefetchTilesAhead(a, j0, n_max);
     const int64_t n_active = std::count_if(queries.begin(), queries.end(), [&](const AttentionQuery& query) {
       return query.n_keys > j0;
     });
-    if (n_active > kRowMaxQueries) {
+    // The one-query path spreads the prefetch of the tile ahead over its
+    // queries' updates (kv_prefetch.h); the first tiles go at once.
+    const bool by_dim = n_active > kRowMaxQueries;
+    if (by_dim || j0 == 0) PrefetchTilesAhead(a, j0, n_max);
+    if (by_dim) {
       ConvertKTileByDim(k_rows, HD, kt);
       for (int64_t i = 0; i < nt_max; ++i) ConvertRow(v_rows[i], vt + i * HD, HD);
       ForEachQueryBlock<kBlockQueries>(queries, j0, n_active, [&](const int64_t* idx, const int64_t* nt, int n) {
@@ -238,9 +241,10 @@ void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> que
     const int64_t nt_pad = (nt_max + 7) & ~int64_t{7};
     for (int64_t i = 0; i < nt_pad; ++i) ConvertRow(k_rows[i], kt + i * HD, HD);
     for (int64_t i = 0; i < nt_max; ++i) ConvertRow(v_rows[i], vt + i * HD, HD);
-    for (int64_t qi = 0; qi < nq; ++qi) {
+    for (int64_t qi = 0, part = 0; qi < nq; ++qi) {
       const AttentionQuery& query = queries[qi];
       if (query.n_keys <= j0) continue;
+      if (j0 > 0) PrefetchTilesAhead(a, j0, n_max, part++, n_active);
       const int64_t nt = std::min(kT, query.n_keys - j0);
       TileUpdate(qr + qi * HD, kt, vt, HD, nt, a.scale, acc + qi * HD, &ms[qi], &ss[qi]);
     }

@@ -119,15 +119,7 @@ constexpr int kBlockQueries = 4;  // queries sharing each K/V load
 // against 4.9 in cache, where a prefill finds its K/V.
 constexpr int64_t kRowMaxQueries = 8;
 
-// The per-query state of one AttendGroupAvx2 call.
-struct Group {
-  float* acc;       // [n_queries][hd]
-  const float* qr;  // [n_queries][hd]
-  float* ms;        // [n_queries]
-  float* ss;        // [n_queries]
-  int64_t hd;
-  float scale;
-};
+using Group = TiledGroup;
 
 // The V update of NQ queries on dims [d0, d0 + 8 R): acc = acc * alpha (when
 // alpha != 1), then acc = fma(p_i, v_i, acc) for keys i < nt[j] in order.

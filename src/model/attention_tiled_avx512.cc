@@ -203,15 +203,7 @@ void PvBlock(float* const* acc, const float (*p)[kT], const float* alpha, const 
     }
 }
 
-// The per-query state of one AttendGroupAvx512 call.
-struct Group {
-  float* acc;       // [n_queries][hd]
-  const float* qr;  // [n_queries][hd]
-  float* ms;        // [n_queries]
-  float* ss;        // [n_queries]
-  int64_t hd;
-  float scale;
-};
+using Group = TiledGroup;
 
 // One tile's update of the NQ queries idx[0, NQ), whose keys in this tile
 // are [0, nt[j]) (each >= 1).

@@ -6,6 +6,7 @@
 //     kv_prefetch.h for why not inline).
 //   ForEachQueryBlock: the queries that reach a tile, in blocks that share
 //     each K/V load.
+//   TiledGroup: the per-query state of one call, in the kernel's scratch.
 //
 // Thread-safety: pure functions; TileRows reads only the block table and the
 // pages' addresses.
@@ -18,6 +19,16 @@
 #include "model/attention.h"
 
 namespace pg {
+
+// The per-query state of one AttendGroupAvx2 / AttendGroupAvx512 call.
+struct TiledGroup {
+  float* acc;       // [n_queries][hd] running weighted sums of V
+  const float* qr;  // [n_queries][hd] the queries as the arithmetic uses them
+  float* ms;        // [n_queries] running max
+  float* ss;        // [n_queries] running sum of weights
+  int64_t hd;
+  float scale;
+};
 
 // Zeros, as many as the longest head dimension (attention.h: <= 512).
 extern const uint16_t kZeroKeyRow[512];

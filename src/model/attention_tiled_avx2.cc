@@ -69,7 +69,7 @@ void TileUpdate(const float* q, const float* kt, const float* vt, int64_t hd, in
   const __m256 vscale = _mm256_set1_ps(scale);
   const int64_t nb = (nt + 7) / 8;
   for (int64_t b = 0; b < nb; ++b) _mm256_store_ps(s + 8 * b, _mm256_mul_ps(Dot8Keys(q, kt + 8 * b * hd, hd), vscale));
-  for (int64_t i = 8 * nb; i < kT; ++i) s[i] = -INFINITY;  // masked by TileSoftmax; written all the same
+  for (int64_t i = 8 * nb; i < kT; ++i) s[i] = -INFINITY;  // TileSoftmax reads (and masks) all 32
   const float alpha = TileSoftmax(s, p, nt, m_state, s_state);
   const __m256 va = _mm256_set1_ps(alpha);
   const bool rescale = alpha != 1.0f;

@@ -1,6 +1,7 @@
-// Private to attention_tiled_avx2.cc: the dot products and softmax step of a
-// tile reached by many queries (prefill), with the tile's keys along the
-// vector lanes, in AVX2's sixteen registers.
+// Private to attention_tiled_avx2.cc: the dot products of a tile reached by
+// many queries (prefill), with the tile's keys along the vector lanes, in
+// AVX2's sixteen registers; and the softmax step of one query over a tile,
+// which both of that file's paths take.
 //
 // The K tile is converted once into kt[d][kAttentionTileKeys] (f32, one row
 // of 32 keys per head dimension; keys past the tile's last read zero rows).
@@ -9,10 +10,11 @@
 // queries and 8 KG keys is NQ x KG ymm accumulators fed by each query's
 // element broadcast against the tile rows d = l, l + 8, ...: one load of a
 // K row feeds NQ queries and one broadcast KG key groups (0.75 loads per FMA
-// at NQ x KG = 4 x 2, against 1.125 for one query against rows of keys). The 8 lanes go to a small buffer and their
-// ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)) reduction is vertical adds of 8 keys
-// at a time: no horizontal adds, the same arithmetic per (query, key) as the
-// scalar reference.
+// at NQ x KG = 4 x 2, against 1.125 for one query against rows of keys).
+// The 8 lanes go to a small buffer and their ((l0+l1)+(l2+l3)) +
+// ((l4+l5)+(l6+l7)) reduction is vertical adds of 8 keys at a time: no
+// horizontal adds, the same arithmetic per (query, key) as the scalar
+// reference.
 //
 // Internal linkage on purpose, like attention_exp.h: only the AVX2
 // translation unit includes it.

@@ -107,6 +107,19 @@ inline void RowTile(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_
   }
 }
 
+// How far on, in 8-row groups, a 256-bit one-token tile prefetches: the
+// whole group (one contiguous run of nb Blocks) in one burst as the tile
+// before it starts. An expert's matrix is a few dozen such runs, too short
+// for the hardware prefetcher to reach full speed on; the burst keeps more
+// lines in flight (docs/performance.md, "Session 22").
+constexpr int64_t kGroupsAhead = 2;
+
+// Prefetches the `bytes` bytes from g, a line at a time.
+inline void PrefetchGroup(const void* g, ptrdiff_t bytes) {
+  const char* p = static_cast<const char*>(g);
+  for (ptrdiff_t o = 0; o < bytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
+}
+
 // Runs the tiles of [r0, r1) x [t0, t1): two 8-row groups at a time in V16's
 // vectors (unless V16 is void) where both groups hold rows of the range, one
 // in V8's otherwise (an odd last group). Tasks start on a group boundary
@@ -122,12 +135,13 @@ inline void GemmGroupsOf8(const WeightMatrix& w, int64_t block_cols, const void*
   const auto next = static_cast<ptrdiff_t>(nb * sizeof(Block));  // group g's block b to group g + 1's
   const auto* groups = static_cast<const Block*>(w.data);
   const auto* xbase = static_cast<const uint8_t*>(xa);
-  // How far on a pair's loads prefetch. One token tile (decode) reads each
-  // weight once, so the stream from DRAM sets the pace: two pairs on, but
-  // never past the matrix (an expert's rows end at its matrix; the next
-  // expert's are likely not wanted). Several tiles (prefill) reread the pair
-  // from L1 per tile: one pair on, as far as it goes, so as not to crowd out
-  // the tiles' activations.
+  // How far on a pair's loads prefetch (V16's tiles; without V16, the V8
+  // tiles prefetch whole groups, kGroupsAhead, below). One token tile (decode)
+  // reads each weight once, so the stream from DRAM sets the pace: two pairs
+  // on, but never past the matrix (an expert's rows end at its matrix; the
+  // next expert's are likely not wanted). Several tiles (prefill) reread the
+  // pair from L1 per tile: one pair on, as far as it goes, so as not to crowd
+  // out the tiles' activations.
   const bool one_tile = t1 - t0 <= 4;
   auto ahead = [&](int64_t g0) -> ptrdiff_t {
     if (!one_tile) return 2 * next;
@@ -145,6 +159,9 @@ inline void GemmGroupsOf8(const WeightMatrix& w, int64_t block_cols, const void*
       }
     }
     const int hi = static_cast<int>(std::min(g0 + kRows, r1) - g0);
+    if constexpr (std::is_void_v<V16>) {
+      if (one_tile && g0 + (kGroupsAhead + 1) * kRows <= r1) PrefetchGroup(g + kGroupsAhead * nb, next);
+    }
     RowTile(V8(next), g, nb, xbase, xs, t0, t1, y + g0, ldy, lo, hi, tile);
     g0 += kRows;
   }

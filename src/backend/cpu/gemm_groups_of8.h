@@ -21,6 +21,7 @@
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/repack.h"
+#include "base/prefetch.h"
 
 namespace pg {
 namespace {  // NOLINT(build/namespaces): see above
@@ -114,10 +115,11 @@ inline void RowTile(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_
 // lines in flight (docs/performance.md, "Session 22").
 constexpr int64_t kGroupsAhead = 2;
 
-// Prefetches the `bytes` bytes from g, a line at a time.
+// Prefetches the `bytes` bytes from g, a line at a time (PrefetchL1: GCC
+// may delete a loop of _mm_prefetch alone, base/prefetch.h).
 inline void PrefetchGroup(const void* g, ptrdiff_t bytes) {
   const char* p = static_cast<const char*>(g);
-  for (ptrdiff_t o = 0; o < bytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
+  for (ptrdiff_t o = 0; o < bytes; o += 64) PrefetchL1(p + o);
 }
 
 // Runs the tiles of [r0, r1) x [t0, t1): two 8-row groups at a time in V16's

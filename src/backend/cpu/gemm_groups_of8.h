@@ -222,13 +222,13 @@ struct Q4_KFinish {
     for (int p = 0; p < 4; ++p) mins[p] = v.U8ToI16(blk.m[p][0]);
     const typename V::F wd = v.Halves(blk.d), wm = v.Halves(blk.dmin);
     for (int j = 0; j < RN; ++j) {
-      const int16_t* bs = xb[j]->bsums;
+      // The token's 8 sub-block sums (int16 pairs of its bsums, wrapping as
+      // the int16 lanes do); pair p = sub-blocks 2p and 2p + 1 in word p.
+      const auto* bs = reinterpret_cast<const __m128i*>(xb[j]->bsums);
+      alignas(16) int32_t pairs[4];
+      _mm_store_si128(reinterpret_cast<__m128i*>(pairs), _mm_hadd_epi16(_mm_loadu_si128(bs), _mm_loadu_si128(bs + 1)));
       typename V::I msum = V::Zero();
-      for (int p = 0; p < 4; ++p) {
-        const uint32_t b0 = static_cast<uint16_t>(bs[4 * p] + bs[4 * p + 1]);
-        const uint32_t b1 = static_cast<uint16_t>(bs[4 * p + 2] + bs[4 * p + 3]);
-        msum = V::Add(msum, V::Madd16(mins[p], V::Set1(static_cast<int32_t>(b0 | (b1 << 16)))));
-      }
+      for (int p = 0; p < 4; ++p) msum = V::Add(msum, V::Madd16(mins[p], V::Set1(pairs[p])));
       const typename V::F xd = V::Set1Ps(xb[j]->d);
       acc[j] = V::Fmadd(V::Mul(wd, xd), V::Cvt(isum[j]), acc[j]);
       acc[j] = V::Fnmadd(V::Mul(wm, xd), V::Cvt(msum), acc[j]);
@@ -250,9 +250,9 @@ struct Q6_KFinish {
       const int16_t* bs = xb[j]->bsums;
       typename V::I msum = V::Zero();
       for (int i = 0; i < 8; ++i) {
-        const uint32_t pair =
-            static_cast<uint16_t>(bs[2 * i]) | (static_cast<uint32_t>(static_cast<uint16_t>(bs[2 * i + 1])) << 16);
-        msum = V::Add(msum, V::Madd16(scp[i], V::Set1(static_cast<int32_t>(pair))));
+        int32_t pair;  // bs[2i] | bs[2i + 1] << 16: the two int16 as one word
+        std::memcpy(&pair, bs + 2 * i, sizeof(pair));
+        msum = V::Add(msum, V::Madd16(scp[i], V::Set1(pair)));
       }
       const typename V::I total = V::Sub(isum[j], V::Slli32(msum, 5));
       acc[j] = V::Fmadd(V::Mul(wd, V::Set1Ps(xb[j]->d)), V::Cvt(total), acc[j]);

@@ -53,11 +53,14 @@ inline __m256i FifthBit(__m256i qh, int bit) {
 template <typename Block>
 struct K4Sums {
   static constexpr int kRun = std::is_same_v<Block, BlockQ5_Kx8> ? 4 : 8;
-  // Tokens two at a time: the int16 partials of four would not fit the 16
-  // registers beside the loads.
+  // Q4_Kx8 takes a tile of four tokens at once: their eight int16 partials
+  // fill the registers beside the loads (GCC spills two of them), but each
+  // load's nibbles are extracted once for four tokens, not twice (~3% in
+  // cache, docs/performance.md "Session 23"). Q5_Kx8's fifth bits need
+  // registers too: four at once lose there, so it goes two at a time.
   template <int RN>
   void operator()(Ymm, const Block& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {
-    if constexpr (RN <= 2) {
+    if constexpr (RN <= 2 || (RN == 4 && kRun == 8)) {
       Tokens<RN>(blk, xb, isum);
     } else {
       Tokens<2>(blk, xb, isum);

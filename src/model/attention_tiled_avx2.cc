@@ -7,14 +7,8 @@
 // order as the scalar reference, so results are bit-identical to computing
 // that query alone.
 //
-// scratch layout (floats):
-//   kt                                 K tile in f32: [kAttentionTileKeys][head_dim]
-//                                      (by key) or [head_dim][kAttentionTileKeys]
-//                                      (by dimension); keys past the last: 0
-//   vt[kAttentionTileKeys][head_dim]   V tile in f32
-//   acc[n_queries][head_dim]           running weighted sums of V
-//   q[n_queries][head_dim]             the queries rounded to f16, in f32
-//   m[n_queries], s[n_queries]         running max and sum of weights
+// scratch: attention_group_f16c.h's layout, the K tile by key (kt[key][d])
+// or by dimension (kt[d][key]); keys past the last: 0.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -22,6 +16,7 @@
 
 #include "model/attention.h"
 #include "model/attention_exp.h"
+#include "model/attention_group_f16c.h"
 #include "model/attention_keys_avx2.h"
 #include "model/attention_tiles.h"
 #include "model/kv_prefetch.h"
@@ -190,26 +185,12 @@ void RunBlock(const Group& g, const float* kt, const float* vt, const int64_t* i
 
 void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> queries, float* scratch) {
   const int64_t HD = a.head_dim;  // multiple of 8, <= 512
-  const int64_t nq = static_cast<int64_t>(queries.size());
-  float* kt = scratch;
-  float* vt = kt + kT * HD;
-  float* acc = vt + kT * HD;
-  float* qr = acc + nq * HD;  // q rounded to f16, in f32
-  float* ms = qr + nq * HD;
-  float* ss = ms + nq;
-  const Group g{acc, qr, ms, ss, HD, a.scale};
+  const TiledScratch st = StartTiledGroup(a, queries, scratch);
+  const Group& g = st.g;
+  float* kt = st.kt;
+  float* vt = st.vt;
   int64_t n_max = 0;
-  for (int64_t qi = 0; qi < nq; ++qi) {
-    n_max = std::max(n_max, queries[qi].n_keys);
-    std::fill(acc + qi * HD, acc + (qi + 1) * HD, 0.0f);
-    for (int64_t d = 0; d < HD; d += 8)
-      _mm256_storeu_ps(qr + qi * HD + d,
-                       a.round_q ? _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(queries[qi].q + d),
-                                                                   _MM_FROUND_TO_NEAREST_INT))
-                                 : _mm256_loadu_ps(queries[qi].q + d));
-    ms[qi] = -INFINITY;
-    ss[qi] = 0.0f;
-  }
+  for (const AttentionQuery& query : queries) n_max = std::max(n_max, query.n_keys);
   const uint16_t* k_rows[kT];
   const uint16_t* v_rows[kT];
   for (int64_t j0 = 0; j0 < n_max; j0 += kT) {
@@ -233,24 +214,16 @@ void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> que
     const int64_t nt_pad = (nt_max + 7) & ~int64_t{7};
     for (int64_t i = 0; i < nt_pad; ++i) ConvertRow(k_rows[i], kt + i * HD, HD);
     for (int64_t i = 0; i < nt_max; ++i) ConvertRow(v_rows[i], vt + i * HD, HD);
-    for (int64_t qi = 0, part = 0; qi < nq; ++qi) {
+    int64_t part = 0;
+    for (size_t qi = 0; qi < queries.size(); ++qi) {
       const AttentionQuery& query = queries[qi];
       if (query.n_keys <= j0) continue;
       if (j0 > 0) PrefetchTilesAhead(a, j0, n_max, part++, n_active);
       const int64_t nt = std::min(kT, query.n_keys - j0);
-      TileUpdate(qr + qi * HD, kt, vt, HD, nt, a.scale, acc + qi * HD, &ms[qi], &ss[qi]);
+      TileUpdate(g.qr + qi * HD, kt, vt, HD, nt, a.scale, g.acc + qi * HD, &g.ms[qi], &g.ss[qi]);
     }
   }
-  for (int64_t qi = 0; qi < nq; ++qi) {
-    const AttentionQuery& query = queries[qi];
-    if (query.n_keys <= 0) {
-      std::fill(query.out, query.out + HD, 0.0f);
-      continue;
-    }
-    const __m256 vs = _mm256_set1_ps(ss[qi]);
-    for (int64_t d = 0; d < HD; d += 8)
-      _mm256_storeu_ps(query.out + d, _mm256_div_ps(_mm256_loadu_ps(acc + qi * HD + d), vs));
-  }
+  WriteTiledOutputs(queries, g);
 }
 
 }  // namespace pg

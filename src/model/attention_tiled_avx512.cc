@@ -8,12 +8,8 @@
 // Per query, every operation and its order are those of the scalar
 // reference, so the results are bit-identical to computing that query alone.
 //
-// scratch layout (floats), the AVX2 form's sizes:
-//   kt[head_dim][kAttentionTileKeys]   K tile in f32, keys along the lanes
-//   vt[kAttentionTileKeys][head_dim]   V tile in f32, row-major
-//   acc[n_queries][head_dim]           running weighted sums of V
-//   q[n_queries][head_dim]             the queries (rounded to f16 unless !round_q)
-//   m[n_queries], s[n_queries]         running max and sum of weights
+// scratch: attention_group_f16c.h's layout (the AVX2 kernel's), K tile
+// by dimension (keys along the lanes).
 //
 // Key-pair layout of the f16 path: keys in groups of 8 (g), dims in chunks
 // of 8 (c = d / 8); for r = 0..3, one 16-float register holds key 8g+r's
@@ -38,6 +34,7 @@
 
 #include "model/attention.h"
 #include "model/attention_exp.h"
+#include "model/attention_group_f16c.h"
 #include "model/attention_keys_avx512.h"
 #include "model/attention_tiles.h"
 #include "model/kv_prefetch.h"
@@ -259,47 +256,14 @@ void RunTile(const Group& g, const Tile& tile, std::span<const AttentionQuery> q
                                    [&](const int64_t* idx, const int64_t* nt, int n) { RunBlock(g, tile, idx, nt, n); });
 }
 
-void PrepareQueries(const AttentionArgs& a, std::span<const AttentionQuery> queries, const Group& g, float* qr) {
-  const int64_t HD = a.head_dim;
-  for (size_t qi = 0; qi < queries.size(); ++qi) {
-    std::fill(g.acc + qi * HD, g.acc + (qi + 1) * HD, 0.0f);
-    for (int64_t d = 0; d < HD; d += 8) {
-      const __m256 x = _mm256_loadu_ps(queries[qi].q + d);
-      _mm256_storeu_ps(qr + qi * HD + d,
-                       a.round_q ? _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)) : x);
-    }
-    g.ms[qi] = -INFINITY;
-    g.ss[qi] = 0.0f;
-  }
-}
-
-void WriteOutputs(std::span<const AttentionQuery> queries, const Group& g) {
-  for (size_t qi = 0; qi < queries.size(); ++qi) {
-    const AttentionQuery& query = queries[qi];
-    if (query.n_keys <= 0) {
-      std::fill(query.out, query.out + g.hd, 0.0f);
-      continue;
-    }
-    const __m512 vs = _mm512_set1_ps(g.ss[qi]);
-    for (int64_t d = 0; d < g.hd; d += 16) {
-      const __mmask16 m = g.hd - d >= 16 ? 0xFFFF : 0x00FF;
-      _mm512_mask_storeu_ps(query.out + d, m, _mm512_div_ps(_mm512_maskz_loadu_ps(m, g.acc + qi * g.hd + d), vs));
-    }
-  }
-}
-
 }  // namespace
 
 void AttendGroupAvx512(const AttentionArgs& a, std::span<const AttentionQuery> queries, float* scratch) {
   const int64_t HD = a.head_dim;  // multiple of 8, <= 512
-  const int64_t nq = static_cast<int64_t>(queries.size());
-  float* kt = scratch;
-  float* vt = kt + kT * HD;
-  float* acc = vt + kT * HD;
-  float* qr = acc + nq * HD;
-  float* ms = qr + nq * HD;
-  const Group g{acc, qr, ms, ms + nq, HD, a.scale};
-  PrepareQueries(a, queries, g, qr);
+  const TiledScratch st = StartTiledGroup(a, queries, scratch);
+  const Group& g = st.g;
+  float* kt = st.kt;
+  float* vt = st.vt;
   int64_t n_max = 0;
   for (const AttentionQuery& query : queries) n_max = std::max(n_max, query.n_keys);
   const uint16_t* k_rows[kT];
@@ -323,7 +287,7 @@ void AttendGroupAvx512(const AttentionArgs& a, std::span<const AttentionQuery> q
     for (int64_t i = 0; i < nt_max; ++i) ConvertRow(v_rows[i], vt + i * HD, HD);
     RunTile(g, f32_tile, queries, j0, n_active);
   }
-  WriteOutputs(queries, g);
+  WriteTiledOutputs(queries, g);
 }
 
 }  // namespace pg

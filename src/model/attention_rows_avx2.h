@@ -10,7 +10,9 @@
 // gives each the reference's ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)). So every
 // score has the scalar dot's bits, and no f32 copy of the tile is written:
 // in a decode step the rows come from DRAM, and their loads overlap the
-// arithmetic instead of waiting in a conversion pass.
+// arithmetic instead of waiting in a conversion pass. The first block of a
+// tile also prefetches the tile kPrefetchTiles on, a few lines per key group
+// (a burst of a whole tile's 128 lines stalls the core's loads).
 //
 // Internal linkage on purpose, like attention_exp.h: only the AVX2
 // translation unit includes it.
@@ -66,8 +68,6 @@ template <int NQ, int KP>
     for (int i = 0; i < KP; ++i) sc[j][k0 + i] = r[KP * j + i];
 }
 
-// sc[j][0, kAttentionTileKeys) for NQ (1-4) queries: keys [0, nt) scored
-// (k_rows valid or kZeroKeyRow up to nt rounded up to 8), the rest -inf.
 // Rows to prefetch while a tile is scored: k[i] and v[i] for i < n, each
 // `bytes` long (the tile kPrefetchTiles on, kv_prefetch.h).
 struct RowsAhead {
@@ -77,14 +77,19 @@ struct RowsAhead {
   int64_t bytes = 0;
 };
 
+// Every line of rows [i0, i1) of `ahead` (a row need not start on a line).
 inline void PrefetchRows(const RowsAhead& ahead, int64_t i0, int64_t i1) {
   for (int64_t i = i0; i < std::min(i1, ahead.n); ++i)
-    for (int64_t o = 0; o < ahead.bytes; o += 64) {
-      PrefetchL1(reinterpret_cast<const char*>(ahead.k[i]) + o);
-      PrefetchL1(reinterpret_cast<const char*>(ahead.v[i]) + o);
+    for (const uint16_t* row : {ahead.k[i], ahead.v[i]}) {
+      const auto begin = reinterpret_cast<uintptr_t>(row);
+      for (uintptr_t line = begin & ~uintptr_t{63}; line < begin + static_cast<uintptr_t>(ahead.bytes); line += 64)
+        PrefetchL1(reinterpret_cast<const void*>(line));
     }
 }
 
+// sc[j][0, kAttentionTileKeys) for NQ (1-4) queries: keys [0, nt) scored
+// (k_rows valid or kZeroKeyRow up to nt rounded up to 8), the rest -inf;
+// the rows of `ahead` prefetched on the way.
 template <int NQ>
 inline void DotBlockByKey(const float* const* q, const uint16_t* const* k_rows, int64_t nt, int64_t hd, float scale,
                           const RowsAhead& ahead, float (*sc)[kAttentionTileKeys]) {

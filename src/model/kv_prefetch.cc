@@ -26,13 +26,8 @@ std::pair<int64_t, int64_t> TilesAhead(int64_t j0, int64_t n_keys) {
   return {from, std::max(from, std::min(n_keys, j0 + (kPrefetchTiles + 1) * kT))};
 }
 
-std::pair<int64_t, int64_t> TilesAheadSlice(int64_t j0, int64_t n_keys, int64_t part, int64_t parts) {
-  const auto [from, to] = TilesAhead(j0, n_keys);
-  return {from + (to - from) * part / parts, from + (to - from) * (part + 1) / parts};
-}
-
-void PrefetchTilesAhead(const AttentionArgs& a, int64_t j0, int64_t n_keys, int64_t part, int64_t parts) {
-  const auto [begin, end] = TilesAheadSlice(j0, n_keys, part, parts);
+void PrefetchTilesAhead(const AttentionArgs& a, int64_t j0, int64_t n_keys) {
+  const auto [begin, end] = TilesAhead(j0, n_keys);
   if (begin < end) PrefetchKeys(a, begin, end - begin);
 }
 

@@ -1,8 +1,9 @@
 // PrefetchKeys: software prefetch of the K and V rows of keys [j0, j0 + n)
 // of one kv head (AttentionArgs: its layer, head and block table);
 // PrefetchTilesAhead: what the tiled attention kernels call at the start of
-// each tile (or in slices over a tile's pieces of work), to have the rows
-// kPrefetchTiles tiles on in L1 when they get there.
+// each tile, to have the rows kPrefetchTiles tiles on in L1 when they get
+// there (the AVX2 decode path spreads each tile's over its key groups
+// instead: attention_rows_avx2.h).
 //
 // Why: in a decode step a sequence's K/V comes from DRAM (the weights the
 // step streams push it out of the caches), and each 32-key tile's rows sit
@@ -34,13 +35,6 @@ void PrefetchKeys(const AttentionArgs& a, int64_t j0, int64_t n);
 // rows of tile j0 + kPrefetchTiles, and at the first tile those of the
 // tiles before it too; TilesAhead gives those keys as [first, second).
 std::pair<int64_t, int64_t> TilesAhead(int64_t j0, int64_t n_keys);
-// Slice `part` of `parts` of those rows (parts >= 1): a kernel that works a
-// tile in several short pieces spreads the prefetch over them. All 128 lines
-// of a 32-key tile at once (head_dim 64) stall the core: on the AVX2 machine
-// of session 21 a decode row's 8 heads read K/V from DRAM at 13.1 ns per
-// (query, key) so, 11.4 with the tile spread over the 8 queries' updates
-// (attention_bench --cold 64 --layers 8 --kv-heads 2, medians of 10).
-std::pair<int64_t, int64_t> TilesAheadSlice(int64_t j0, int64_t n_keys, int64_t part, int64_t parts);
-void PrefetchTilesAhead(const AttentionArgs& a, int64_t j0, int64_t n_keys, int64_t part = 0, int64_t parts = 1);
+void PrefetchTilesAhead(const AttentionArgs& a, int64_t j0, int64_t n_keys);
 
 }  // namespace pg

@@ -30,22 +30,6 @@ TEST(KvPrefetch, TilesAheadCoverEveryKeyOnceAndStopAtTheEnd) {
   EXPECT_EQ(TilesAhead(kT, 1000), (std::pair<int64_t, int64_t>{(kPrefetchTiles + 1) * kT, (kPrefetchTiles + 2) * kT}));
 }
 
-TEST(KvPrefetch, SlicesSplitTheTilesAheadInOrder) {
-  for (int64_t n : {1, 100, 1000})
-    for (int64_t j0 : {int64_t{0}, int64_t{32}, int64_t{96}})
-      for (int64_t parts : {1, 3, 8, 200}) {
-        const auto [from, to] = TilesAhead(j0, n);
-        int64_t next = from;
-        for (int64_t part = 0; part < parts; ++part) {
-          const auto [b, e] = TilesAheadSlice(j0, n, part, parts);
-          EXPECT_EQ(b, next) << "n " << n << " j0 " << j0 << " part " << part << "/" << parts;
-          EXPECT_LE(b, e);
-          next = e;
-        }
-        EXPECT_EQ(next, to);
-      }
-}
-
 TEST(KvPrefetch, PrefetchWalksOnlyTheSequencesBlocks) {
   for (int64_t page : {16, 7})
     for (int64_t n : {1, 33, 300}) {

@@ -54,6 +54,7 @@ template <int NQ, int KP>
   static_assert(NQ * KP <= 8);
   __m256 c[8];
   for (int x = 0; x < 8; ++x) c[x] = _mm256_setzero_ps();
+#pragma GCC unroll 8
   for (int64_t ch = 0; ch < C; ++ch) {
     __m256 k[KP];
     for (int i = 0; i < KP; ++i) k[i] = LoadF16x8(k_rows[k0 + i] + 8 * ch);
@@ -101,7 +102,11 @@ inline void DotBlockByKey(const float* const* q, const uint16_t* const* k_rows, 
   const int64_t per = (ahead.n + n8 / KP - 1) / (n8 / KP);
   for (int64_t k0 = 0, a0 = 0; k0 < n8; k0 += KP, a0 += per) {
     PrefetchRows(ahead, a0, a0 + per);
-    DotRowsF16<NQ, KP>(q, k_rows, k0, hd / 8, vscale, sc);
+    // The common head dims as constants: their chunk loops unroll (-3% in
+    // cache, -8% from DRAM at 64, docs/performance.md "Session 23").
+    if (hd == 64) DotRowsF16<NQ, KP>(q, k_rows, k0, 8, vscale, sc);
+    else if (hd == 128) DotRowsF16<NQ, KP>(q, k_rows, k0, 16, vscale, sc);
+    else DotRowsF16<NQ, KP>(q, k_rows, k0, hd / 8, vscale, sc);
   }
   for (int j = 0; j < NQ; ++j)
     for (int64_t i = n8; i < kAttentionTileKeys; ++i) sc[j][i] = -INFINITY;

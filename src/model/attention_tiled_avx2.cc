@@ -170,8 +170,9 @@ void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> que
     const int64_t n_active = std::count_if(queries.begin(), queries.end(), [&](const AttentionQuery& query) {
       return query.n_keys > j0;
     });
-    // The one-query path spreads the prefetch of the tile ahead over its
-    // queries' updates (kv_prefetch.h); the first tiles go at once.
+    // The first tiles are prefetched at once, and a prefill tile prefetches
+    // the tile kPrefetchTiles on as it starts (kv_prefetch.h); the rows path
+    // spreads that over its first block's key groups (below).
     const bool by_dim = n_active > kRowMaxQueries;
     if (by_dim || j0 == 0) PrefetchTilesAhead(a, j0, n_max);
     if (by_dim) {

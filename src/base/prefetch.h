@@ -1,5 +1,6 @@
 // PrefetchL1: a software prefetch of the cache line holding `p` into L1 that
-// the compiler keeps.
+// the compiler keeps; PrefetchLines: every line of [p, p + bytes), which need
+// not start on a line.
 //
 // GCC 12 drops __builtin_prefetch (and so _mm_prefetch) from a loop it finds
 // otherwise free of side effects, e.g. one that walks a block table only to
@@ -10,6 +11,9 @@
 // Thread-safety: a hint; no memory is read or written.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+
 namespace pg {
 
 inline void PrefetchL1(const void* p) {
@@ -18,6 +22,12 @@ inline void PrefetchL1(const void* p) {
 #else
   __builtin_prefetch(p, 0, 3);
 #endif
+}
+
+inline void PrefetchLines(const void* p, size_t bytes) {
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  for (uintptr_t line = begin & ~uintptr_t{63}; line < begin + bytes; line += 64)
+    PrefetchL1(reinterpret_cast<const void*>(line));
 }
 
 }  // namespace pg

@@ -75,17 +75,15 @@ struct RowsAhead {
   const uint16_t* const* k = nullptr;
   const uint16_t* const* v = nullptr;
   int64_t n = 0;
-  int64_t bytes = 0;
+  size_t bytes = 0;
 };
 
-// Every line of rows [i0, i1) of `ahead` (a row need not start on a line).
+// Every line of rows [i0, i1) of `ahead`.
 inline void PrefetchRows(const RowsAhead& ahead, int64_t i0, int64_t i1) {
-  for (int64_t i = i0; i < std::min(i1, ahead.n); ++i)
-    for (const uint16_t* row : {ahead.k[i], ahead.v[i]}) {
-      const auto begin = reinterpret_cast<uintptr_t>(row);
-      for (uintptr_t line = begin & ~uintptr_t{63}; line < begin + static_cast<uintptr_t>(ahead.bytes); line += 64)
-        PrefetchL1(reinterpret_cast<const void*>(line));
-    }
+  for (int64_t i = i0; i < std::min(i1, ahead.n); ++i) {
+    PrefetchLines(ahead.k[i], ahead.bytes);
+    PrefetchLines(ahead.v[i], ahead.bytes);
+  }
 }
 
 // sc[j][0, kAttentionTileKeys) for NQ (1-4) queries: keys [0, nt) scored

@@ -29,8 +29,7 @@ constexpr int64_t kT = kAttentionTileKeys;
 static_assert(kT % 8 == 0);
 
 inline void ConvertRow(const uint16_t* src, float* dst, int64_t n) {
-  for (int64_t d = 0; d < n; d += 8)
-    _mm256_storeu_ps(dst + d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + d))));
+  for (int64_t d = 0; d < n; d += 8) _mm256_storeu_ps(dst + d, LoadF16x8(src + d));
 }
 
 
@@ -188,10 +187,9 @@ void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> que
     RowsAhead ahead;
     const uint16_t* k_ahead[kT];
     const uint16_t* v_ahead[kT];
-    const int64_t j_ahead = j0 + kPrefetchTiles * kT;
-    if (j0 > 0 && j_ahead < n_max) {
-      ahead = {k_ahead, v_ahead, std::min(kT, n_max - j_ahead), HD * static_cast<int64_t>(sizeof(uint16_t))};
-      TileRows(a, j_ahead, ahead.n, ahead.n, k_ahead, v_ahead);
+    if (const auto [from, to] = TilesAhead(j0, n_max); j0 > 0 && from < to) {
+      ahead = {k_ahead, v_ahead, to - from, static_cast<size_t>(HD) * sizeof(uint16_t)};
+      TileRows(a, from, ahead.n, ahead.n, k_ahead, v_ahead);
     }
     ForEachQueryBlock<kBlockQueries>(queries, j0, n_active, [&](const int64_t* idx, const int64_t* nt, int n) {
       RunRowsBlock(g, k_rows, v_rows, ahead, idx, nt, n);

@@ -8,15 +8,12 @@ namespace pg {
 
 void PrefetchKeys(const AttentionArgs& a, int64_t j0, int64_t n) {
   const KvPages& kv = *a.kv;
-  const auto row_bytes = static_cast<uintptr_t>(a.head_dim) * sizeof(uint16_t);
+  const size_t row_bytes = static_cast<size_t>(a.head_dim) * sizeof(uint16_t);
   const int64_t pt = kv.page_tokens();
   for (int64_t j = j0; j < j0 + n; ++j) {
     const int32_t block = a.block_table[j / pt];
-    for (int kv_index = 0; kv_index < 2; ++kv_index) {  // K, then V
-      const auto row = reinterpret_cast<uintptr_t>(kv.Row(block, a.layer, kv_index, j % pt) + a.kv_head * a.head_dim);
-      for (uintptr_t line = row & ~uintptr_t{63}; line < row + row_bytes; line += 64)
-        PrefetchL1(reinterpret_cast<const void*>(line));
-    }
+    for (int kv_index = 0; kv_index < 2; ++kv_index)  // K, then V
+      PrefetchLines(kv.Row(block, a.layer, kv_index, j % pt) + a.kv_head * a.head_dim, row_bytes);
   }
 }
 

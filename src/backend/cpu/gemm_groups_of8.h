@@ -115,13 +115,6 @@ inline void RowTile(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_
 // lines in flight (docs/performance.md, "Session 22").
 constexpr int64_t kGroupsAhead = 2;
 
-// Prefetches the `bytes` bytes from g, a line at a time (PrefetchL1: GCC
-// may delete a loop of _mm_prefetch alone, base/prefetch.h).
-inline void PrefetchGroup(const void* g, ptrdiff_t bytes) {
-  const char* p = static_cast<const char*>(g);
-  for (ptrdiff_t o = 0; o < bytes; o += 64) PrefetchL1(p + o);
-}
-
 // Runs the tiles of [r0, r1) x [t0, t1): two 8-row groups at a time in V16's
 // vectors (unless V16 is void) where both groups hold rows of the range, one
 // in V8's otherwise (an odd last group). Tasks start on a group boundary
@@ -162,7 +155,7 @@ inline void GemmGroupsOf8(const WeightMatrix& w, int64_t block_cols, const void*
     }
     const int hi = static_cast<int>(std::min(g0 + kRows, r1) - g0);
     if constexpr (std::is_void_v<V16>) {
-      if (one_tile && g0 + (kGroupsAhead + 1) * kRows <= r1) PrefetchGroup(g + kGroupsAhead * nb, next);
+      if (one_tile && g0 + (kGroupsAhead + 1) * kRows <= r1) PrefetchLines(g + kGroupsAhead * nb, static_cast<size_t>(next));
     }
     RowTile(V8(next), g, nb, xbase, xs, t0, t1, y + g0, ldy, lo, hi, tile);
     g0 += kRows;

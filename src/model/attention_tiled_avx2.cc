@@ -107,9 +107,13 @@ template <int NQ, typename VSrc>
 }
 
 // One tile's update of the NQ queries idx[0, NQ), whose keys in this tile
-// are [0, nt[j]) (each >= 1); kt by dimension, vt by key.
+// are [0, nt[j]) (each >= 1); kt by dimension, vt by key. Inlined into
+// its caller: out of line, GCC 12 spills one of PvBlock's V registers to the
+// stack every key (5.5 against 4.4 ns per (query, key) at 32 queries,
+// docs/performance.md "Session 24").
 template <int NQ>  // 3 or 4
-void TileBlock(const Group& g, const float* kt, const float* vt, const int64_t* idx, const int64_t* nt) {
+[[gnu::always_inline]] inline void TileBlock(const Group& g, const float* kt, const float* vt, const int64_t* idx,
+                                             const int64_t* nt) {
   alignas(32) float sc[NQ][kT];
   const float* q[NQ];
   for (int j = 0; j < NQ; ++j) q[j] = g.qr + idx[j] * g.hd;

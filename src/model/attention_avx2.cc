@@ -5,13 +5,13 @@
 #include <cmath>
 
 #include "backend/cpu/fp16.h"
+#include "backend/cpu/simd_avx2.h"
 #include "model/attention.h"
 #include "model/attention_step.h"
 
 namespace pg {
 namespace {
 
-inline __m256 LoadH(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 inline void StoreH(uint16_t* p, __m256 v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
@@ -20,10 +20,10 @@ float DotF16F16(const uint16_t* k, const uint16_t* q, int64_t n) {
   const int64_t np = n & ~int64_t{31};
   __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
   for (int64_t i = 0; i < np; i += 32) {
-    s0 = _mm256_fmadd_ps(LoadH(k + i), LoadH(q + i), s0);
-    s1 = _mm256_fmadd_ps(LoadH(k + i + 8), LoadH(q + i + 8), s1);
-    s2 = _mm256_fmadd_ps(LoadH(k + i + 16), LoadH(q + i + 16), s2);
-    s3 = _mm256_fmadd_ps(LoadH(k + i + 24), LoadH(q + i + 24), s3);
+    s0 = _mm256_fmadd_ps(avx2::LoadF16(k + i), avx2::LoadF16(q + i), s0);
+    s1 = _mm256_fmadd_ps(avx2::LoadF16(k + i + 8), avx2::LoadF16(q + i + 8), s1);
+    s2 = _mm256_fmadd_ps(avx2::LoadF16(k + i + 16), avx2::LoadF16(q + i + 16), s2);
+    s3 = _mm256_fmadd_ps(avx2::LoadF16(k + i + 24), avx2::LoadF16(q + i + 24), s3);
   }
   double total = 0;
   if (np > 0) {
@@ -53,14 +53,14 @@ void AttendOneAvx2(const AttentionArgs& a, const float* q, float* out, float* sc
     const uint16_t* v = HeadRow(a, j, 1);
     if (sm.Step(DotF16F16(HeadRow(a, j, 0), qh, HD) * a.scale)) {
       const __m256 vms = _mm256_set1_ps(sm.rescale);
-      for (int64_t d = 0; d < HD; d += 8) StoreH(acc + d, _mm256_mul_ps(LoadH(acc + d), vms));
+      for (int64_t d = 0; d < HD; d += 8) StoreH(acc + d, _mm256_mul_ps(avx2::LoadF16(acc + d), vms));
     }
     const __m256 vvs = _mm256_set1_ps(sm.weight);
-    for (int64_t d = 0; d < HD; d += 8) StoreH(acc + d, _mm256_fmadd_ps(LoadH(v + d), vvs, LoadH(acc + d)));
+    for (int64_t d = 0; d < HD; d += 8) StoreH(acc + d, _mm256_fmadd_ps(avx2::LoadF16(v + d), vvs, avx2::LoadF16(acc + d)));
   }
   const float inv = sm.InvSum();
   const __m256 vinv = _mm256_set1_ps(inv);
-  for (int64_t d = 0; d < HD; d += 8) _mm256_storeu_ps(out + d, _mm256_mul_ps(LoadH(acc + d), vinv));
+  for (int64_t d = 0; d < HD; d += 8) _mm256_storeu_ps(out + d, _mm256_mul_ps(avx2::LoadF16(acc + d), vinv));
 }
 
 }  // namespace pg

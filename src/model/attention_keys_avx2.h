@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backend/cpu/simd_avx2.h"
 #include "model/attention.h"
 #include "model/attention_exp.h"
 
@@ -61,7 +62,7 @@ inline void ConvertKTileByDim(const uint16_t* const* rows, int64_t hd, float* kt
     for (int64_t e = 0; e < hd; e += 8) {
       __m256 r[8];
       for (int i = 0; i < 8; ++i)
-        r[i] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[b + i] + e)));
+        r[i] = avx2::LoadF16(rows[b + i] + e);
       Transpose8(r);
       for (int d = 0; d < 8; ++d) _mm256_storeu_ps(kt + (e + d) * kKeysT + b, r[d]);
     }

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backend/cpu/simd_avx2.h"
 #include "base/prefetch.h"
 #include "model/attention.h"
 
@@ -42,10 +43,6 @@ inline __m256 Reduce8x8(const __m256* c) {
   return _mm256_add_ps(lo, hi);
 }
 
-inline __m256 LoadF16x8(const uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
 // sc[j][k0 + i] = scale * dot(q[j], key k0 + i) for j < NQ, i < KP; the keys'
 // f16 rows k_rows[k0 + i], C = head_dim / 8.
 template <int NQ, int KP>
@@ -57,7 +54,7 @@ template <int NQ, int KP>
 #pragma GCC unroll 8
   for (int64_t ch = 0; ch < C; ++ch) {
     __m256 k[KP];
-    for (int i = 0; i < KP; ++i) k[i] = LoadF16x8(k_rows[k0 + i] + 8 * ch);
+    for (int i = 0; i < KP; ++i) k[i] = avx2::LoadF16(k_rows[k0 + i] + 8 * ch);
     for (int j = 0; j < NQ; ++j) {
       const __m256 qv = _mm256_loadu_ps(q[j] + 8 * ch);
       for (int i = 0; i < KP; ++i) c[KP * j + i] = _mm256_fmadd_ps(qv, k[i], c[KP * j + i]);

@@ -29,7 +29,7 @@ constexpr int64_t kT = kAttentionTileKeys;
 static_assert(kT % 8 == 0);
 
 inline void ConvertRow(const uint16_t* src, float* dst, int64_t n) {
-  for (int64_t d = 0; d < n; d += 8) _mm256_storeu_ps(dst + d, LoadF16x8(src + d));
+  for (int64_t d = 0; d < n; d += 8) _mm256_storeu_ps(dst + d, avx2::LoadF16(src + d));
 }
 
 
@@ -50,7 +50,7 @@ struct VTileF32 {
 };
 struct VRowsF16 {
   const uint16_t* const* rows;
-  __m256 Load(int64_t i, int64_t d) const { return LoadF16x8(rows[i] + d); }
+  __m256 Load(int64_t i, int64_t d) const { return avx2::LoadF16(rows[i] + d); }
 };
 
 // The V update of NQ queries on dims [d0, d0 + 8 R): acc = acc * alpha (when

@@ -85,9 +85,9 @@ struct Q5_0Sums {
 struct Q8_0Finish {
   using XBlock = BlockQ8_0;
   template <int RN, typename Block>
-  void operator()(Ymm, const Block& blk, const BlockQ8_0* const (&xb)[RN], const __m256i (&isum)[RN],
+  void operator()(Ymm v, const Block& blk, const BlockQ8_0* const (&xb)[RN], const __m256i (&isum)[RN],
                   __m256 (&acc)[RN]) const {
-    const __m256 wd = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.d)));
+    const __m256 wd = v.Halves(blk.d);
     for (int j = 0; j < RN; ++j) {
       const __m256 d = _mm256_mul_ps(wd, _mm256_set1_ps(_cvtsh_ss(xb[j]->d)));
       acc[j] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum[j]), acc[j]);

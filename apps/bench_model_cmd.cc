@@ -9,12 +9,12 @@
 // --device cuda[:N] (a build with a GPU backend): the same tests through the
 // device executor, its KV arena in device memory (DeviceBlockArena).
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
 
@@ -24,11 +24,11 @@
 #include "base/clock.h"
 #include "base/large_alloc.h"
 #include "bench_spec.h"
-#include "engine_flags.h"
-#include "model/model.h"
 #include "device_flag.h"
 #include "engine/executor.h"
+#include "engine_flags.h"
 #include "kv/media/block_arena.h"
+#include "model/model.h"
 #include "subcommands.h"
 #include "synth/make_model.h"
 
@@ -85,7 +85,7 @@ Stat Summarize(const std::vector<double>& v) {
 struct Row {
   std::string test;
   Stat tps;
-  std::vector<double> samples;  // tokens/s of each repetition
+  std::vector<double> samples;       // tokens/s of each repetition
   double weight_bytes_per_step = 0;  // decode tests: matrix bytes a step read (0: not measured)
 };
 
@@ -103,8 +103,8 @@ WeightBytes WeightBytesOf(const Model& m) {
   WeightBytes b;
   b.dense = bytes(m.weights().output);
   for (const LayerWeights& L : m.weights().layers) {
-    for (const WeightMatrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.router, &L.gate_shexp,
-                                  &L.up_shexp, &L.down_shexp})
+    for (const WeightMatrix* w :
+         {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.router, &L.gate_shexp, &L.up_shexp, &L.down_shexp})
       if (w->rows > 0) b.dense += bytes(*w);
     if (L.gate_exps.n_expert > 0) {
       ++b.moe_layers;
@@ -120,17 +120,21 @@ struct Bench {
   const Model& m;
   ThreadPool& pool;
   int reps, n_prompt, n_gen;
-  int depth = 0;                      // context tokens before each test (-d)
-  uint64_t fill_experts = 0;          // experts the untimed depth prefills ran (not a decode step's)
+  int depth = 0;              // context tokens before each test (-d)
+  uint64_t fill_experts = 0;  // experts the untimed depth prefills ran (not a decode step's)
   ForwardScratch scratch;
   std::mt19937 rng{1234};
   std::uniform_int_distribution<int32_t> tok_dist;
   std::vector<float> logits;
-  Executor* device = nullptr;         // --device cuda: the device executor, Prepare()d on device_kv
+  Executor* device = nullptr;          // --device cuda: the device executor, Prepare()d on device_kv
   const KvPages* device_kv = nullptr;  // its KV pages (device memory), device_blocks blocks
   int64_t device_blocks = 0;
   Bench(const Model& model, ThreadPool& p, int r, int np, int ng)
-      : m(model), pool(p), reps(r), n_prompt(np), n_gen(ng),
+      : m(model),
+        pool(p),
+        reps(r),
+        n_prompt(np),
+        n_gen(ng),
         tok_dist(0, static_cast<int32_t>(model.config().n_vocab - 1)),
         logits(static_cast<size_t>(model.config().n_vocab * 16)) {}
 
@@ -242,9 +246,11 @@ void PrintRows(const Model& m, const std::string& model_path, int threads, bool 
     j["threads"] = threads;
     j["isa"] = IsaName(ActiveIsa());
     for (auto& r : rows)
-      j["results"].push_back(
-          {{"test", r.test}, {"tokens_per_s", r.tps.mean}, {"stddev", r.tps.sd}, {"samples", r.samples},
-           {"weight_bytes_per_step", r.weight_bytes_per_step}});
+      j["results"].push_back({{"test", r.test},
+                              {"tokens_per_s", r.tps.mean},
+                              {"stddev", r.tps.sd},
+                              {"samples", r.samples},
+                              {"weight_bytes_per_step", r.weight_bytes_per_step}});
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
@@ -267,14 +273,14 @@ struct DeviceRun {
 Result<std::unique_ptr<DeviceRun>> OpenDevice(const EngineConfig& ec, const Model& m, ThreadPool& pool, Bench* b) {
   auto d = std::make_unique<DeviceRun>();
   const KvLayout layout = BenchLayout(m.config(), kPage);
-  d->blocks = std::max<int64_t>((b->depth + b->n_prompt + kPage - 1) / kPage,
-                                16 * ((b->depth + b->n_gen + kPage) / kPage));
+  d->blocks =
+      std::max<int64_t>((b->depth + b->n_prompt + kPage - 1) / kPage, 16 * ((b->depth + b->n_gen + kPage) / kPage));
   PG_ASSIGN_OR_RETURN(d->arena, ec.kv_device_arena(d->blocks, layout.block_bytes()));
   PG_ASSIGN_OR_RETURN(d->executor, ec.make_executor(m, pool));
   d->pages.layout = layout;
   d->pages.base = d->arena->BlockPtr(0);
-  d->pages.block_bytes = d->blocks > 1 ? static_cast<size_t>(d->arena->BlockPtr(1) - d->pages.base)
-                                       : layout.block_bytes();
+  d->pages.block_bytes =
+      d->blocks > 1 ? static_cast<size_t>(d->arena->BlockPtr(1) - d->pages.base) : layout.block_bytes();
   PG_RETURN_IF_ERROR(d->executor->Prepare(d->pages));
   b->device = d->executor.get();
   b->device_kv = &d->pages;
@@ -336,7 +342,8 @@ int BenchModelMain(int argc, char** argv) {
   if (depth > 0 && spec->enabled()) return Fail("bench-model", "--depth does not apply to --spec runs");
   const int64_t n_ctx = model->get()->config().n_ctx_train;
   if (n_ctx > 0 && depth + std::max(n_prompt, n_gen + 1) > n_ctx)
-    return Fail("bench-model", fmt::format("--depth {} + the test's tokens exceed the model's context ({})", depth, n_ctx));
+    return Fail("bench-model",
+                fmt::format("--depth {} + the test's tokens exceed the model's context ({})", depth, n_ctx));
   Bench b(**model, pool, reps, n_prompt, n_gen);
   b.depth = depth;
   auto dev = on_device ? OpenDevice(device_config, **model, pool, &b) : Result<std::unique_ptr<DeviceRun>>(nullptr);

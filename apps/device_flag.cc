@@ -50,9 +50,10 @@ Status ApplyDeviceFlags(const DeviceFlags& f, EngineConfig* c) {
   return gpu::UseDeviceExecutor(o, c);
 #else
   (void)c;
-  return InvalidArgument(fmt::format("--device {}: this build has no device executor (GPU backend compiled: {}); build "
-                                     "with -DPROSGROW_GPU=cuda, or use --device cpu",
-                                     device, CompiledGpuBackend()));
+  return InvalidArgument(
+      fmt::format("--device {}: this build has no device executor (GPU backend compiled: {}); build "
+                  "with -DPROSGROW_GPU=cuda, or use --device cpu",
+                  device, CompiledGpuBackend()));
 #endif
 }
 

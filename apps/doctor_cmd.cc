@@ -8,19 +8,20 @@
 
 #include "base/cli_util.h"
 #include "doctor/gpu_check.h"
-#include "doctor_device_check.h"
 #include "doctor/preflight.h"
-#include "gpu/device_info.h"
+#include "doctor_device_check.h"
 #include "engine_flags.h"
+#include "gpu/device_info.h"
 #include "server/server_options.h"
 #include "subcommands.h"
 
 namespace pg {
 
 int DoctorMain(int argc, char** argv) {
-  CLI::App app("Deployment checklist: CPU and kernels, memory, disk tier, Redis, KV-event endpoint, HTTP port, "
-               "model file. Takes serve's flags; exits 1 when a check fails.",
-               "prosgrow doctor");
+  CLI::App app(
+      "Deployment checklist: CPU and kernels, memory, disk tier, Redis, KV-event endpoint, HTTP port, "
+      "model file. Takes serve's flags; exits 1 when a check fails.",
+      "prosgrow doctor");
   EngineFlags ef;
   AddEngineFlags(app, &ef);
   ServerOptions so;

@@ -25,10 +25,10 @@ CheckResult CheckOneDevice(const Model& model, int device) {
     return CheckResult::Fail(name, a.status().message(), "see the gpu line; run scripts/gpu_check.sh's op tests");
   int64_t rows = 0;
   for (const gpu::StepAgreement& s : a->steps) rows += s.rows;
-  const std::string detail =
-      fmt::format("tiny qwen3 Q8_0 model, {} steps, {} logit rows: normalised error {:.1e}, greedy tokens {} "
-                  "(arithmetic {})",
-                  a->steps.size(), rows, a->worst_nmse(), a->greedy_equal() ? "equal" : "DIFFER", a->arithmetic);
+  const std::string detail = fmt::format(
+      "tiny qwen3 Q8_0 model, {} steps, {} logit rows: normalised error {:.1e}, greedy tokens {} "
+      "(arithmetic {})",
+      a->steps.size(), rows, a->worst_nmse(), a->greedy_equal() ? "equal" : "DIFFER", a->arithmetic);
   if (a->worst_nmse() > kDoctorDeviceTolerance || !a->greedy_equal())
     return CheckResult::Fail(name, detail,
                              fmt::format("the device's arithmetic disagrees with the CPU's (bar {:.0e}); use "

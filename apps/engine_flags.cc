@@ -5,9 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "device_flag.h"
-
 #include "base/units.h"
+#include "device_flag.h"
 #include "synth/make_model.h"
 
 namespace pg {
@@ -33,7 +32,8 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   app.add_option("--max-queue", f->max_queue, "max waiting requests (then 429)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  app.add_option("--kv-page-tokens", f->page_tokens, "tokens per KV block")->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  app.add_option("--kv-page-tokens", f->page_tokens, "tokens per KV block")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   app.add_option("--kv-dtype", f->kv_dtype, "KV element type: f16 | bf16")->check(CLI::IsMember({"f16", "bf16"}));
   app.add_option("--attn", f->attn,
                  "arithmetic: fast (default; f32 tiled attention sharing K/V across a GQA group, several times "
@@ -61,7 +61,8 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("--kv-events", f->kv_events,
                  "publish KV events in vLLM's format (ZMQ PUB, msgpack): bound when a wildcard (tcp://*:5557), "
                  "else connected to (a subscriber that binds, as llm-d's endpoint picker does)");
-  app.add_option("--kv-events-topic", f->kv_events_topic, "topic frame of every KV event message (llm-d: kv@POD@MODEL)");
+  app.add_option("--kv-events-topic", f->kv_events_topic,
+                 "topic frame of every KV event message (llm-d: kv@POD@MODEL)");
   app.add_option("--kv-events-replay", f->kv_events_replay,
                  "ZMQ ROUTER endpoint answering replay requests for missed KV event batches, e.g. tcp://*:5558");
   app.add_option("--kv-remote", f->kv_remote,
@@ -99,7 +100,8 @@ Result<std::string> ReadSecretFile(const std::string& path, const char* flag, si
   std::string line;
   std::getline(in, line);
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-  if (line.size() < min_bytes) return InvalidArgument(fmt::format("{} {}: needs at least {} bytes", flag, path, min_bytes));
+  if (line.size() < min_bytes)
+    return InvalidArgument(fmt::format("{} {}: needs at least {} bytes", flag, path, min_bytes));
   return line;
 }
 
@@ -111,8 +113,7 @@ void AddSpecFlags(CLI::App& app, SpecFlags* f) {
                  "(suffix decoding over recent requests) | draft (a draft model); several joined with commas are "
                  "tried in order");
   app.add_option("--spec-draft-model", f->draft_model, "GGUF draft model for --spec draft (same vocabulary)");
-  app.add_option("--spec-draft-max", f->draft_max, "most draft tokens verified per step (K)")
-      ->check(CLI::Range(1, 64));
+  app.add_option("--spec-draft-max", f->draft_max, "most draft tokens verified per step (K)")->check(CLI::Range(1, 64));
   app.add_option("--spec-max-batch", f->max_batch,
                  "speculate only in steps with at most N running sequences, none of them prefilling (0 = always)")
       ->check(CLI::Range(0, 1 << 20));
@@ -140,7 +141,8 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   EngineConfig c;
   PG_RETURN_IF_ERROR(ApplyDeviceFlags(f.device, &c));
   if (f.policy == "baseline" && (f.prefill_slice >= 0 || f.long_prefill_threshold >= 0))
-    return InvalidArgument("--policy baseline runs prefills first come, first served; drop --prefill-slice/--long-prefill-threshold");
+    return InvalidArgument(
+        "--policy baseline runs prefills first come, first served; drop --prefill-slice/--long-prefill-threshold");
   if (f.model.empty()) {
     PG_ASSIGN_OR_RETURN(c.model_path, EnsureDefaultModel(""));
   } else {
@@ -193,7 +195,8 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   if (f.kv_remote.empty() && (!f.kv_remote_password_file.empty() || !f.kv_remote_secret_file.empty()))
     return InvalidArgument("--kv-remote-password-file and --kv-remote-secret-file need --kv-remote");
   if (!f.kv_remote_password_file.empty()) {
-    PG_ASSIGN_OR_RETURN(c.kv_remote_password, ReadSecretFile(f.kv_remote_password_file, "--kv-remote-password-file", 1));
+    PG_ASSIGN_OR_RETURN(c.kv_remote_password,
+                        ReadSecretFile(f.kv_remote_password_file, "--kv-remote-password-file", 1));
   } else if (const char* env = std::getenv("PROSGROW_REDIS_PASSWORD"); env && *env && !f.kv_remote.empty()) {
     c.kv_remote_password = env;
   }

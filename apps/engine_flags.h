@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "base/status.h"
@@ -56,9 +55,9 @@ struct EngineFlags {
   double kv_remote_ttl = 3600;
   std::string kv_remote_size;
   double kv_remote_timeout_ms = 50;
-  std::string kv_remote_password_file;  // else $PROSGROW_REDIS_PASSWORD, else the URL's
-  std::string kv_remote_secret_file;    // HMAC key of the remote tier's values
-  std::string kv_events_tokens = "auto";  // on | off | auto (serve: off when API keys are set)
+  std::string kv_remote_password_file;      // else $PROSGROW_REDIS_PASSWORD, else the URL's
+  std::string kv_remote_secret_file;        // HMAC key of the remote tier's values
+  std::string kv_events_tokens = "auto";    // on | off | auto (serve: off when API keys are set)
   std::string kv_events_curve_secret_file;  // ZMQ CURVE server secret key (Z85), enables CURVE
 };
 

@@ -1,11 +1,10 @@
 // prosgrow generate: one prompt through the engine (same path as the server),
 // printing the text as it is produced, or one JSON object with --json.
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-
-#include "base/clock.h"
 #include "base/cli_util.h"
+#include "base/clock.h"
 #include "engine/engine.h"
 #include "engine_flags.h"
 #include "subcommands.h"

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "base/status.h"
@@ -13,8 +12,8 @@
 namespace pg {
 
 struct KvHintFlags {
-  std::string pin_budget;     // size; "" = the default
-  std::string retain_budget;  // size; "" = the default
+  std::string pin_budget;            // size; "" = the default
+  std::string retain_budget;         // size; "" = the default
   std::string session_quota_device;  // size; "" or 0 = none
   std::string session_quota_host;
   bool fair_share = false;

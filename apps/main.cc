@@ -32,8 +32,9 @@ const Command kCommands[] = {
 void Usage(FILE* out) {
   std::fprintf(out, "usage: prosgrow <command> [options]\n\ncommands:\n");
   for (const Command& c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name, c.help);
-  std::fprintf(out, "\nRun 'prosgrow <command> --help' for the options of a command;\n"
-                    "'prosgrow --version' for the version, commit, build type and kernel ISA.\n");
+  std::fprintf(out,
+               "\nRun 'prosgrow <command> --help' for the options of a command;\n"
+               "'prosgrow --version' for the version, commit, build type and kernel ISA.\n");
 }
 
 }  // namespace

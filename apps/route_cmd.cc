@@ -13,9 +13,10 @@
 namespace pg {
 
 int RouteMain(int argc, char** argv) {
-  CLI::App app("Cache-aware router: follows the replicas' KV events (serve --kv-events) and sends each request "
-               "where its context is cached",
-               "prosgrow route");
+  CLI::App app(
+      "Cache-aware router: follows the replicas' KV events (serve --kv-events) and sends each request "
+      "where its context is cached",
+      "prosgrow route");
   RouterOptions o;
   std::string policy = "cache";
   app.add_option("--host", o.host, "listen address");

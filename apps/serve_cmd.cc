@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <thread>
 
-#include "base/log.h"
 #include "base/cli_util.h"
+#include "base/log.h"
 #include "build_info.h"
 #include "doctor/preflight.h"
 #include "engine/engine.h"
@@ -28,7 +28,8 @@ Status Preflight(const EngineConfig& config, const ServerOptions& so) {
   plan.http_port = so.port;
   for (const CheckResult& r : RunPreflight(plan)) {
     if (r.verdict == CheckResult::Verdict::kWarn) PG_LOG_WARN("preflight {}", FormatCheck(r));
-    if (r.verdict == CheckResult::Verdict::kFail) return Status(StatusCode::kInvalidArgument, FormatCheck(r) + " (prosgrow doctor lists every check)");
+    if (r.verdict == CheckResult::Verdict::kFail)
+      return Status(StatusCode::kInvalidArgument, FormatCheck(r) + " (prosgrow doctor lists every check)");
   }
   return Status::Ok();
 }

@@ -86,8 +86,8 @@ uint64_t Stream(const std::vector<uint64_t>& buf) {
 
 // Seconds per call: back-to-back calls for `seconds`, or with `flush` not
 // empty, calls timed one by one after streaming it (for `seconds` of calls).
-double TimeCall(GroupFn fn, const AttentionArgs& a, std::span<const AttentionQuery> qs, float* scratch,
-                double seconds, const std::vector<uint64_t>& flush) {
+double TimeCall(GroupFn fn, const AttentionArgs& a, std::span<const AttentionQuery> qs, float* scratch, double seconds,
+                const std::vector<uint64_t>& flush) {
   using Clock = std::chrono::steady_clock;
   fn(a, qs, scratch);  // warm-up
   int64_t calls = 0;
@@ -114,14 +114,22 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--head-dim" && has_value) head_dim = std::atoll(argv[++i]);
-    else if (arg == "--keys" && has_value) n_keys = std::atoll(argv[++i]);
-    else if (arg == "--queries" && has_value) group_sizes = ParseList(argv[++i]);
-    else if (arg == "--page" && has_value) page = std::atoll(argv[++i]);
-    else if (arg == "--seconds" && has_value) seconds = std::atof(argv[++i]);
-    else if (arg == "--cold" && has_value) cold_mib = std::atoll(argv[++i]);
-    else if (arg == "--layers" && has_value) n_layers = std::atoll(argv[++i]);
-    else if (arg == "--kv-heads" && has_value) n_kv_heads = std::atoll(argv[++i]);
+    if (arg == "--head-dim" && has_value)
+      head_dim = std::atoll(argv[++i]);
+    else if (arg == "--keys" && has_value)
+      n_keys = std::atoll(argv[++i]);
+    else if (arg == "--queries" && has_value)
+      group_sizes = ParseList(argv[++i]);
+    else if (arg == "--page" && has_value)
+      page = std::atoll(argv[++i]);
+    else if (arg == "--seconds" && has_value)
+      seconds = std::atof(argv[++i]);
+    else if (arg == "--cold" && has_value)
+      cold_mib = std::atoll(argv[++i]);
+    else if (arg == "--layers" && has_value)
+      n_layers = std::atoll(argv[++i]);
+    else if (arg == "--kv-heads" && has_value)
+      n_kv_heads = std::atoll(argv[++i]);
     else {
       std::fprintf(stderr, "attention_bench: unknown or incomplete argument '%s'\n", arg.c_str());
       return 2;

@@ -22,12 +22,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/clock.h"
 #include "constrain/constraint.h"
@@ -55,7 +54,9 @@ const char* kAnswer = R"({"name": "Margaret Hamilton", "age": 88, "email": null,
 // "median / p90 / max" in microseconds.
 std::string Quantiles(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  auto at = [&v](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))] * 1e6; };
+  auto at = [&v](double q) {
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))] * 1e6;
+  };
   char buf[96];
   std::snprintf(buf, sizeof buf, "%.1f / %.1f / %.1f", at(0.5), at(0.9), v.back() * 1e6);
   return buf;
@@ -111,13 +112,13 @@ void Measure(const std::string& label, const Tokenizer& tok) {
   }
   const double n = static_cast<double>(ids.size());
   const CompiledConstraint::CacheStats st = c.cache_stats();
-  std::printf("%-28s vocab %7d  trie %7zu nodes  build %6.1f ms  compile %.2f ms  %3zu tokens, %.0f allowed/step\n"
-              "    mask per token, us (median / p90 / max):  cold %s  first request %s  warm %s  "
-              "(first request: %lld of %zu from the cache)\n",
-              label.c_str(), vocab->n_vocab(), vocab->trie().nodes.size(), vocab_ms, compile_ms, ids.size(),
-              static_cast<double>(allowed_sum) / n, Quantiles(cold).c_str(), Quantiles(first).c_str(),
-              Quantiles(warm).c_str(), static_cast<long long>(st.hits) - static_cast<long long>(ids.size()),
-              ids.size());
+  std::printf(
+      "%-28s vocab %7d  trie %7zu nodes  build %6.1f ms  compile %.2f ms  %3zu tokens, %.0f allowed/step\n"
+      "    mask per token, us (median / p90 / max):  cold %s  first request %s  warm %s  "
+      "(first request: %lld of %zu from the cache)\n",
+      label.c_str(), vocab->n_vocab(), vocab->trie().nodes.size(), vocab_ms, compile_ms, ids.size(),
+      static_cast<double>(allowed_sum) / n, Quantiles(cold).c_str(), Quantiles(first).c_str(), Quantiles(warm).c_str(),
+      static_cast<long long>(st.hits) - static_cast<long long>(ids.size()), ids.size());
 }
 
 // Longest token a padding merge may make, in bytes (longer pairs are redrawn).

@@ -65,9 +65,7 @@ double CpuNow() {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 
@@ -97,8 +95,9 @@ int main(int argc, char** argv) {
     } else if (a == "--seconds") {
       seconds = std::atof(next().c_str());
     } else if (a == "--help" || a == "-h") {
-      std::printf("usage: kernels_bench [--threads N] [--types q8_0,q8_0x8,f16,f16x8,q4_k] [--tokens 1,4,16,512]\n"
-                  "                     [--shapes RxC,...] [--seconds S]\n");
+      std::printf(
+          "usage: kernels_bench [--threads N] [--types q8_0,q8_0x8,f16,f16x8,q4_k] [--tokens 1,4,16,512]\n"
+          "                     [--shapes RxC,...] [--seconds S]\n");
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s (try --help)\n", a.c_str());
@@ -112,8 +111,8 @@ int main(int argc, char** argv) {
   pg::ThreadPool pool(threads);
   pg::MatMulScratch scratch;
   std::printf("isa=%s threads=%d\n", pg::IsaName(pg::ActiveIsa()), threads);
-  std::printf("%-6s %-12s %6s %11s %9s %8s %14s\n", "type", "shape", "tokens", "ms/call", "GFLOP/s",
-              "GB/s", "GFLOP/cpu-s");
+  std::printf("%-6s %-12s %6s %11s %9s %8s %14s\n", "type", "shape", "tokens", "ms/call", "GFLOP/s", "GB/s",
+              "GFLOP/cpu-s");
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 0.05f);
   for (const std::string& tn : Split(types)) {
@@ -170,8 +169,8 @@ int main(int argc, char** argv) {
         const double cpu_per = (CpuNow() - c0) / iters;
         const double gflops = 2.0 * rows * cols * n / per / 1e9;
         const double gbs = static_cast<double>(w.size()) / per / 1e9;
-        std::printf("%-6s %-12s %6ld %11.3f %9.1f %8.1f %14.1f\n", tn.c_str(), shape.c_str(), n,
-                    per * 1e3, gflops, gbs, 2.0 * rows * cols * n / cpu_per / 1e9);
+        std::printf("%-6s %-12s %6ld %11.3f %9.1f %8.1f %14.1f\n", tn.c_str(), shape.c_str(), n, per * 1e3, gflops, gbs,
+                    2.0 * rows * cols * n / cpu_per / 1e9);
         std::fflush(stdout);
       }
     }

@@ -77,8 +77,9 @@ void BenchLookup(const Args& a) {
     if (c % (n_convs / 16 + 1) == 0) convs.push_back(std::move(toks));
   }
   const double t_build = NowSeconds() - t0;
-  std::printf("prefix index: %zu blocks (%lld conversations x %d blocks of %d tokens), built in %.2f s (%.2f us/block)\n",
-              idx.size(), (long long)n_convs, kConvBlocks, kPage, t_build, 1e6 * t_build / double(idx.size()));
+  std::printf(
+      "prefix index: %zu blocks (%lld conversations x %d blocks of %d tokens), built in %.2f s (%.2f us/block)\n",
+      idx.size(), (long long)n_convs, kConvBlocks, kPage, t_build, 1e6 * t_build / double(idx.size()));
 
   std::vector<uint32_t> out;
   out.reserve(kConvBlocks);
@@ -135,7 +136,8 @@ void BenchMoves(const Args& a) {
   std::printf("  plain memcpy, one thread: %.2f GB/s\n", MemcpyGBs(bb * n));
   for (int threads : {1, 2, 4}) {
     for (WritePolicy wp : {WritePolicy::kWriteBack, WritePolicy::kWriteThrough}) {
-      KvCacheConfig c = KvCacheConfig::Optimized(layout, "bench", uint64_t(n + 1) * bb, uint64_t(2 * n + 8) * bb, "", 0);
+      KvCacheConfig c =
+          KvCacheConfig::Optimized(layout, "bench", uint64_t(n + 1) * bb, uint64_t(2 * n + 8) * bb, "", 0);
       c.write_policy = wp;
       c.io_threads = threads;
       auto kv = KvCacheManager::Create(c).value();
@@ -184,9 +186,10 @@ void BenchMoves(const Args& a) {
       } else {
         std::snprintf(evict, sizeof(evict), "evict %3d clean blocks: %6.2f ms  ", n, t_demote * 1e3);
       }
-      std::printf("  io_threads=%d %-13s %s | promote %3d blocks: %6.2f GB/s (AllocateSequence returns after %.2f ms)\n",
-                  threads, WritePolicyName(wp), evict, int(promotions), double(bb) * double(promotions) / t_promote / 1e9,
-                  t_alloc * 1e3);
+      std::printf(
+          "  io_threads=%d %-13s %s | promote %3d blocks: %6.2f GB/s (AllocateSequence returns after %.2f ms)\n",
+          threads, WritePolicyName(wp), evict, int(promotions), double(bb) * double(promotions) / t_promote / 1e9,
+          t_alloc * 1e3);
     }
   }
 }
@@ -219,13 +222,14 @@ void BenchDisk(const Args& a) {
   const double t_write = NowSeconds() - t;
   const double total = double(disk->file_bytes()) * n;
   std::printf("\ndisk tier (%s): %d files of %s\n", a.dir.c_str(), n, FormatBytes(disk->file_bytes()).c_str());
-  std::printf("  write (temp file + rename, page cache, no fsync): %.2f GB/s, %.0f us per block\n", total / t_write / 1e9,
-              t_write / n * 1e6);
+  std::printf("  write (temp file + rename, page cache, no fsync): %.2f GB/s, %.0f us per block\n",
+              total / t_write / 1e9, t_write / n * 1e6);
   t = NowSeconds();
   for (int i = 0; i < n; ++i)
     if (!disk->Read(infos[size_t(i)].hash, infos[size_t(i)].tokens, data.data()).ok()) std::abort();
   const double t_warm = NowSeconds() - t;
-  std::printf("  read + verify (warm page cache): %.2f GB/s, %.0f us per block\n", total / t_warm / 1e9, t_warm / n * 1e6);
+  std::printf("  read + verify (warm page cache): %.2f GB/s, %.0f us per block\n", total / t_warm / 1e9,
+              t_warm / n * 1e6);
   for (int i = 0; i < n; ++i) {
     const int fd = ::open(disk->PathFor(infos[size_t(i)].hash).c_str(), O_RDONLY);
     if (fd >= 0) {
@@ -258,8 +262,8 @@ void BenchCompression() {
     t = NowSeconds();
     for (int r = 0; r < reps; ++r) ZSTD_decompress(back.data(), bytes, out.data(), csize);
     const double td = (NowSeconds() - t) / reps;
-    std::printf("  level %d: ratio %.3f, compress %.2f GB/s, decompress %.2f GB/s\n", level, double(bytes) / double(csize),
-                bytes / tc / 1e9, bytes / td / 1e9);
+    std::printf("  level %d: ratio %.3f, compress %.2f GB/s, decompress %.2f GB/s\n", level,
+                double(bytes) / double(csize), bytes / tc / 1e9, bytes / td / 1e9);
   }
 }
 

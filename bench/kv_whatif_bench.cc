@@ -131,9 +131,11 @@ int Main(const Args& a) {
               (long long)r0.requests, (long long)r0.skipped, r0.wall_s, (long long)r0.counters.miss.prompt_tokens,
               r0.counters.hit_ratio());
   const auto& m = r0.counters.miss;
-  std::printf("        misses: never_seen %lld, evicted %lld (device %lld, host %lld), diverged %lld, loading %lld, policy %lld\n",
-              (long long)m.never_seen, (long long)(m.evicted[0] + m.evicted[1] + m.evicted[2]), (long long)m.evicted[0],
-              (long long)m.evicted[1], (long long)m.diverged, (long long)m.loading, (long long)m.policy);
+  std::printf(
+      "        misses: never_seen %lld, evicted %lld (device %lld, host %lld), diverged %lld, loading %lld, policy "
+      "%lld\n",
+      (long long)m.never_seen, (long long)(m.evicted[0] + m.evicted[1] + m.evicted[2]), (long long)m.evicted[0],
+      (long long)m.evicted[1], (long long)m.diverged, (long long)m.loading, (long long)m.policy);
   double estimate = -1;
   for (const auto& p : r0.counters.whatif) {
     std::printf("        estimate %s +%g GiB (%lld blocks): %.4f\n", p.tier, p.extra_gib, (long long)p.extra_blocks,
@@ -169,21 +171,35 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (s == "--trace") a.trace = value();
-    else if (s == "--device-mem") a.device = value();
-    else if (s == "--host-mem") a.host = value();
-    else if (s == "--extra") a.extra = value();
-    else if (s == "--layers") a.layers = std::atoi(value().c_str());
-    else if (s == "--kv-heads") a.kv_heads = std::atoi(value().c_str());
-    else if (s == "--head-dim") a.head_dim = std::atoi(value().c_str());
-    else if (s == "--page") a.page = std::atoi(value().c_str());
-    else if (s == "--concurrency") a.concurrency = std::atoi(value().c_str());
-    else if (s == "--passes") a.passes = std::atoi(value().c_str());
-    else if (s == "--length-scale") a.length_scale = std::atof(value().c_str());
-    else if (s == "--eviction") a.eviction = value();
-    else if (s == "--max-pp") a.max_pp = std::atof(value().c_str());
+    if (s == "--trace")
+      a.trace = value();
+    else if (s == "--device-mem")
+      a.device = value();
+    else if (s == "--host-mem")
+      a.host = value();
+    else if (s == "--extra")
+      a.extra = value();
+    else if (s == "--layers")
+      a.layers = std::atoi(value().c_str());
+    else if (s == "--kv-heads")
+      a.kv_heads = std::atoi(value().c_str());
+    else if (s == "--head-dim")
+      a.head_dim = std::atoi(value().c_str());
+    else if (s == "--page")
+      a.page = std::atoi(value().c_str());
+    else if (s == "--concurrency")
+      a.concurrency = std::atoi(value().c_str());
+    else if (s == "--passes")
+      a.passes = std::atoi(value().c_str());
+    else if (s == "--length-scale")
+      a.length_scale = std::atof(value().c_str());
+    else if (s == "--eviction")
+      a.eviction = value();
+    else if (s == "--max-pp")
+      a.max_pp = std::atof(value().c_str());
     else {
-      std::fprintf(stderr, "kv_whatif_bench: unknown flag %s (see the header of bench/kv_whatif_bench.cc)\n", s.c_str());
+      std::fprintf(stderr, "kv_whatif_bench: unknown flag %s (see the header of bench/kv_whatif_bench.cc)\n",
+                   s.c_str());
       return 2;
     }
   }

@@ -18,14 +18,14 @@
 //   build-fuzz/fuzz/json_schema_fuzz /tmp/schema-work fuzz/corpus/json_schema -max_len=2048 \
 //     -max_total_time=600 -timeout=10
 // 150 s of it (4,714 runs, 588 new units) found nothing when it was added.
+#include <fmt/format.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "base/bounded_json.h"
 #include "constrain/constraint.h"
@@ -42,8 +42,9 @@ const Tokenizer& SmallTokenizer() {
     v.model = "llama";
     v.tokens = {"<unk>", "<s>", "</s>"};
     for (int b = 0; b < 256; ++b) v.tokens.push_back(fmt::format("<0x{:02X}>", b));
-    for (const char* p : {"{\"", "\":", "\",", "\"}", "true", "null", "false", "12", "-0", "1e", ".5", "\\u00", "\\n",
-                          "é", "中", "ab", "▁\"", "▁{", "]}", "[1", ", \"", "<tool_call>", "</tool_call>", "\"a\""})
+    for (const char* p :
+         {"{\"", "\":", "\",", "\"}", "true", "null", "false", "12", "-0",   "1e",          ".5",           "\\u00",
+          "\\n", "é",   "中",  "ab",  "▁\"",  "▁{",   "]}",    "[1", ", \"", "<tool_call>", "</tool_call>", "\"a\""})
       v.tokens.push_back(p);
     v.token_types.assign(v.tokens.size(), 1);
     for (int b = 0; b < 256; ++b) v.token_types[static_cast<size_t>(3 + b)] = 6;

@@ -12,9 +12,13 @@ namespace {
 // Qwen, Llama 3, GLM), so rendered prompts split into them as they would with
 // the real vocabularies.
 const std::vector<std::string> kSpecials = {
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<think>", "</think>",
-    "<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>",
-    "<|python_tag|>", "[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>",
+    "<|endoftext|>",     "<|im_start|>",      "<|im_end|>",
+    "<tool_call>",       "</tool_call>",      "<think>",
+    "</think>",          "<|begin_of_text|>", "<|start_header_id|>",
+    "<|end_header_id|>", "<|eot_id|>",        "<|eom_id|>",
+    "<|python_tag|>",    "[gMASK]",           "<sop>",
+    "<|system|>",        "<|user|>",          "<|assistant|>",
+    "<|observation|>",
 };
 
 // Text the BPE vocabulary is trained on: every template (so its literal text
@@ -89,9 +93,9 @@ void BuildSpm(RequestFuzzEnv* env) {
   add("[/INST]", 0, TokenType::kControl);
   add("<|user|>", 0, TokenType::kUserDefined);
   const std::string sp = "\xE2\x96\x81";  // U+2581, SentencePiece's space
-  const std::string pieces[] = {sp, "e", "t", "a", "o", "n", "s", "r", "h", "l", sp + "t", sp + "the", sp + "a",
-                                "in", "er", sp + "w", sp + "is", "{", "}", "\"", ":", sp + "\"",
-                                "\xC3\xA9", "\xE4\xB8\xAD"};
+  const std::string pieces[] = {sp,        "e", "t",      "a",        "o",      "n",       "s",        "r",
+                                "h",       "l", sp + "t", sp + "the", sp + "a", "in",      "er",       sp + "w",
+                                sp + "is", "{", "}",      "\"",       ":",      sp + "\"", "\xC3\xA9", "\xE4\xB8\xAD"};
   float score = -1;
   for (const std::string& p : pieces) add(p, score--, TokenType::kNormal);
   env->spm = TakeOrDie(Tokenizer::FromVocab(v), "SPM tokenizer");

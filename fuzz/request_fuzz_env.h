@@ -32,7 +32,7 @@ struct EmbeddedTemplate {
 const std::vector<EmbeddedTemplate>& EmbeddedTemplates();
 
 struct FuzzChatPrompt {
-  std::string name;                    // "default" or the template's file name
+  std::string name;  // "default" or the template's file name
   std::unique_ptr<ChatPrompt> prompt;
   const Tokenizer* tokenizer = nullptr;  // the family's tokenizer (owned by the env)
 };

@@ -88,8 +88,9 @@ inline std::vector<BadInput> BadInputCatalogue() {
       {"tool of another type", "/v1/chat/completions",
        "{" + user + R"(,"tools":[{"type":"retrieval","function":{"name":"f"}}]})", 400, "function tools only"},
       {"tool declared twice", "/v1/chat/completions",
-       "{" + user + R"(,"tools":[{"type":"function","function":{"name":"f"}},)"
-                    R"({"type":"function","function":{"name":"f"}}]})",
+       "{" + user +
+           R"(,"tools":[{"type":"function","function":{"name":"f"}},)"
+           R"({"type":"function","function":{"name":"f"}}]})",
        400, "tool 'f' is declared twice"},
       {"tool description a number", "/v1/chat/completions",
        "{" + user + R"(,"tools":[{"type":"function","function":{"name":"f","description":5}}]})", 400,
@@ -97,8 +98,8 @@ inline std::vector<BadInput> BadInputCatalogue() {
       {"tool message answering no call", "/v1/chat/completions",
        R"({"messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"c9","content":"42"}]})", 400,
        "tool_call_id 'c9' answers no tool call"},
-      {"stream_options without stream", "/v1/completions",
-       R"({"prompt":"x","stream_options":{"include_usage":true}})", 400, "only allowed with \"stream\": true"},
+      {"stream_options without stream", "/v1/completions", R"({"prompt":"x","stream_options":{"include_usage":true}})",
+       400, "only allowed with \"stream\": true"},
       {"stream_options unknown key", "/v1/chat/completions",
        "{" + user + R"(,"stream":true,"stream_options":{"include_usage":true,"continuous":true}})", 400,
        "stream_options.continuous: unknown field"},
@@ -148,8 +149,8 @@ inline std::vector<BadInput> BadDialectInputCatalogue() {
       {"messages: thinking.budget_tokens a string", "/v1/messages",
        msg + R"(,"thinking":{"type":"enabled","budget_tokens":"lots"}})", 400,
        "thinking.budget_tokens: must be a positive integer"},
-      {"messages: thinking.display a number", "/v1/messages",
-       msg + R"(,"thinking":{"type":"adaptive","display":1}})", 400, "thinking.display: must be a string"},
+      {"messages: thinking.display a number", "/v1/messages", msg + R"(,"thinking":{"type":"adaptive","display":1}})",
+       400, "thinking.display: must be a string"},
       {"messages: image block", "/v1/messages",
        R"({"model":"tiny","max_tokens":4,"messages":[{"role":"user","content":[{"type":"image","source":)"
        R"({"type":"base64","media_type":"image/png","data":"AAAA"}}]}]})",

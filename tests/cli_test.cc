@@ -2,10 +2,10 @@
 // corrupt model files (exit 2, one line), tokenize and generate --json on the
 // fixtures.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "gguf/gguf_corpus.h"
 #include "test_util.h"
@@ -69,7 +69,8 @@ TEST(Cli, TokenizeAndGenerateJsonMatchTheOracle) {
   EXPECT_EQ(j["top_logprobs"][0].size(), 10u);
   // The run above used the default attention (--attn fast); llama.cpp's f16
   // arithmetic keeps this case's greedy tokens too.
-  auto llama = RunProsgrow("generate -m " + model + " -p '" + prompt + "' -n 8 --temp 0 --ignore-eos --json --attn llama");
+  auto llama =
+      RunProsgrow("generate -m " + model + " -p '" + prompt + "' -n 8 --temp 0 --ignore-eos --json --attn llama");
   ASSERT_EQ(llama.exit_code, 0) << llama.err;
   nlohmann::json jl = nlohmann::json::parse(llama.out);
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(jl["tokens"][i], cs["tokens"][i]) << i;
@@ -81,7 +82,8 @@ TEST(Cli, TokenizeAndGenerateJsonMatchTheOracle) {
 TEST(Cli, BenchModelDepthRunsEachTestPastAContext) {
   namespace fs = std::filesystem;
   const fs::path model = fs::temp_directory_path() / ("pg_depth_" + std::to_string(::getpid()) + ".gguf");
-  auto made = RunProsgrow("make-model --shape tiny-moe --arch qwen3moe --type q8_0 --vocab builtin --out " + model.string());
+  auto made =
+      RunProsgrow("make-model --shape tiny-moe --arch qwen3moe --type q8_0 --vocab builtin --out " + model.string());
   ASSERT_EQ(made.exit_code, 0) << made.err;
   auto r = RunProsgrow("bench-model -m " + model.string() + " -t 2 -r 1 -p 8 -n 4 -d 40 --tests pp,tg,bd4 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

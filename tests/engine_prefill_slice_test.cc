@@ -8,9 +8,9 @@
 #include <random>
 
 #include "engine/engine.h"
+#include "test_util.h"
 #include "testing/multi_turn_workload.h"
 #include "testing/tiny_model.h"
-#include "test_util.h"
 
 namespace pg {
 namespace {
@@ -66,8 +66,7 @@ TEST(EnginePrefillSlice, ShortPromptsDecodeWhileALongOneAdvancesInSlices) {
   {
     auto e = Engine::Create(config);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
-    for (size_t i = 0; i < prompts.size(); ++i)
-      alone.push_back(RunTogether(**e, {prompts[i]}, kTokens)["p0"].tokens);
+    for (size_t i = 0; i < prompts.size(); ++i) alone.push_back(RunTogether(**e, {prompts[i]}, kTokens)["p0"].tokens);
   }
   auto sliced = Engine::Create(config);
   ASSERT_TRUE(sliced.ok()) << sliced.status().ToString();

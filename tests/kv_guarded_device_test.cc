@@ -34,8 +34,13 @@ TEST(KvGuardedDevice, StrayAccessFaultsCopiesAndOpenSlotsDoNot) {
   EXPECT_EQ(a.BlockPtr(1)[99], 7);  // open: the forward pass may read it
   a.CloseForKernels(1);
   EXPECT_EQ(a.open_slots(), 0);
-  EXPECT_DEATH({ volatile uint8_t v = a.BlockPtr(1)[0]; (void)v; }, "");  // closed: a read faults
-  EXPECT_DEATH({ a.BlockPtr(0)[5] = 1; }, "");                           // and so does a write
+  EXPECT_DEATH(
+      {
+        volatile uint8_t v = a.BlockPtr(1)[0];
+        (void)v;
+      },
+      "");                                      // closed: a read faults
+  EXPECT_DEATH({ a.BlockPtr(0)[5] = 1; }, "");  // and so does a write
 }
 
 TEST(KvGuardedDevice, TieredMultiTurnGivesIdenticalOutputsWithNoFault) {
@@ -60,8 +65,8 @@ TEST(KvGuardedDevice, TieredMultiTurnGivesIdenticalOutputsWithNoFault) {
   ASSERT_NE(arena, nullptr);
   const std::vector<test::Conversation> got = test::RunConversations(**guarded, workload, vocab);
   test::ExpectSameOutputsThroughTheTiers(want, got, (*guarded)->cache_counters());
-  EXPECT_GT(arena->copies(), 0);         // the moves went through the arena's copy calls
-  EXPECT_EQ(arena->open_slots(), 0);     // every finished sequence closed its slots
+  EXPECT_GT(arena->copies(), 0);      // the moves went through the arena's copy calls
+  EXPECT_EQ(arena->open_slots(), 0);  // every finished sequence closed its slots
   guarded->reset();
   fs::remove_all(disk);
 }

@@ -12,9 +12,9 @@
 
 #include "engine/engine.h"
 #include "synth/make_model.h"
+#include "test_util.h"
 #include "testing/multi_turn_workload.h"
 #include "testing/tiny_model.h"
-#include "test_util.h"
 
 namespace pg {
 namespace {
@@ -125,7 +125,8 @@ TEST(KvMultiTurn, CorruptAndTruncatedDiskBlocksAreMissesNotWrongOutput) {
   fs::path disk = fs::temp_directory_path() / ("pg_kv_fault_" + std::to_string(::getpid()));
   fs::remove_all(disk);
   std::string prompt;
-  for (int i = 0; i < 12; ++i) prompt += "The returning agent finds its context on disk, block " + std::to_string(i) + ". ";
+  for (int i = 0; i < 12; ++i)
+    prompt += "The returning agent finds its context on disk, block " + std::to_string(i) + ". ";
   const std::string args = "generate -m " + model + " -p '" + prompt + "' -n 6 --temp 0 --kv-disk-dir " +
                            disk.string() + " --kv-disk-size 64MiB --cache-report --threads 2";
   auto first = test::RunProsgrow(args);

@@ -25,13 +25,13 @@ namespace pg {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::RedisTestServer;
-using testing::ServeProcess;
 using kv_remote_test::Answer;
 using kv_remote_test::Complete;
 using kv_remote_test::Metric;
 using kv_remote_test::StartReplica;
 using kv_remote_test::Tokens;
+using testing::RedisTestServer;
+using testing::ServeProcess;
 
 constexpr const char* kPassword = "hunter2-redis-password";
 
@@ -107,7 +107,7 @@ TEST_F(KvRemoteAuth, ForgedRecordIsNeverServed) {
   const Answer forged = Complete(*c, Prompt(100));
   ASSERT_EQ(forged.status, 200) << forged.text;
   EXPECT_EQ(forged.remote, 0);
-  EXPECT_EQ(forged.text, first.text);  // recomputed: identical output
+  EXPECT_EQ(forged.text, first.text);                                              // recomputed: identical output
   EXPECT_EQ(Metric(*c, "prosgrow_kv_remote_rejected_total{reason=\"hmac\"}"), 1);  // the chain stops at block 0
   EXPECT_EQ(Metric(*c, "prosgrow_kv_remote_corrupt_total"), 0);
 

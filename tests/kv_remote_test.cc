@@ -17,20 +17,20 @@
 
 #include "kv/redis_test_server.h"
 #include "kv_remote_util.h"
-#include "testing/serve_process.h"
 #include "test_util.h"
+#include "testing/serve_process.h"
 
 namespace pg {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::RedisTestServer;
-using testing::ServeProcess;
 using kv_remote_test::Answer;
 using kv_remote_test::Complete;
 using kv_remote_test::Metric;
 using kv_remote_test::StartReplica;
 using kv_remote_test::Tokens;
+using testing::RedisTestServer;
+using testing::ServeProcess;
 
 // Turn 1 is 100 tokens (6 full blocks of 16; with at most 8 generated tokens
 // no 7th block fills, so every block A stores is a prefix block of turn 2);

@@ -9,10 +9,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "testing/serve_process.h"
 
@@ -63,8 +62,14 @@ inline double Metric(const testing::ServeProcess& s, const std::string& series) 
 inline std::unique_ptr<testing::ServeProcess> StartReplica(const std::string& model, const std::string& redis_url,
                                                            int timeout_ms, const std::vector<std::string>& extra,
                                                            const std::string& log_path) {
-  std::vector<std::string> args = {"--threads", "1", "--kv-remote", redis_url, "--kv-remote-ttl", "600",
-                                   "--kv-remote-timeout-ms", std::to_string(timeout_ms)};
+  std::vector<std::string> args = {"--threads",
+                                   "1",
+                                   "--kv-remote",
+                                   redis_url,
+                                   "--kv-remote-ttl",
+                                   "600",
+                                   "--kv-remote-timeout-ms",
+                                   std::to_string(timeout_ms)};
   args.insert(args.end(), extra.begin(), extra.end());
   auto s = testing::ServeProcess::Start(PROSGROW_BINARY, model, args, log_path);
   EXPECT_TRUE(s.ok()) << s.status().ToString();

@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "bad_input_catalogue.h"
@@ -92,14 +91,15 @@ TEST_F(RouteFrontDoor, TheCatalogueGetsServesAnswers) {
     const char* name;
     std::function<httplib::Result(httplib::Client&)> send;
   } probes[] = {
-      {"too many headers", [&](httplib::Client& c) { return c.Post("/v1/completions", many, R"({"prompt":"x"})",
-                                                                     "application/json"); }},
-      {"too deep", [&](httplib::Client& c) { return c.Post("/v1/chat/completions", "{\"a\":" + deep + "}",
-                                                            "application/json"); }},
+      {"too many headers",
+       [&](httplib::Client& c) { return c.Post("/v1/completions", many, R"({"prompt":"x"})", "application/json"); }},
+      {"too deep",
+       [&](httplib::Client& c) { return c.Post("/v1/chat/completions", "{\"a\":" + deep + "}", "application/json"); }},
       {"wrong method", [](httplib::Client& c) { return c.Get("/v1/chat/completions"); }},
       {"PATCH", [](httplib::Client& c) { return c.Patch("/v1/chat/completions", "{}", "application/json"); }},
       {"anthropic malformed", [](httplib::Client& c) { return c.Post("/v1/messages", "{", "application/json"); }},
-      {"anthropic bad field", [](httplib::Client& c) {
+      {"anthropic bad field",
+       [](httplib::Client& c) {
          return c.Post("/v1/messages", R"({"max_tokens":-1,"messages":[{"role":"user","content":"x"}]})",
                        "application/json");
        }},
@@ -119,9 +119,9 @@ TEST_F(RouteFrontDoor, TheCatalogueGetsServesAnswers) {
 // What a client assembles from a stream: the text and tool arguments, in
 // order, and the events' kinds.
 struct Assembled {
-  std::string output;             // text deltas and tool-argument deltas, concatenated
-  std::vector<std::string> kinds; // Anthropic event names, or "chunk" / "[DONE]" / "error"
-  int tool_call_ids = 0;          // OpenAI tool-call ids / Anthropic tool_use blocks seen
+  std::string output;              // text deltas and tool-argument deltas, concatenated
+  std::vector<std::string> kinds;  // Anthropic event names, or "chunk" / "[DONE]" / "error"
+  int tool_call_ids = 0;           // OpenAI tool-call ids / Anthropic tool_use blocks seen
 };
 
 Assembled Assemble(const std::string& sse) {
@@ -199,7 +199,9 @@ json LongToolCall(bool anthropic) {
   const json schema = {{"type", "object"},
                        {"properties", {{"text", {{"type", "string"}, {"minLength", 1500}, {"maxLength", 1600}}}}},
                        {"required", {"text"}}};
-  json body = {{"max_tokens", 3000}, {"temperature", 0}, {"stream", true},
+  json body = {{"max_tokens", 3000},
+               {"temperature", 0},
+               {"stream", true},
                {"messages", {{{"role", "user"}, {"content", "Write it down."}}}}};
   // One call (a forced tool_choice allows several in parallel otherwise).
   if (anthropic) {
@@ -221,14 +223,14 @@ void KillMidStreamAndCompare(RouteFrontDoor* t, ServeProcess& router, ServeProce
   // Killed once the stream has begun: Anthropic's message_start (a tool_use
   // block is sent whole at the end), OpenAI's first tool-call delta.
   const std::string marker = anthropic ? "message_start" : "\"arguments\"";
-  const std::string sse = Stream(router.port(), path, LongToolCall(anthropic),
-                                 [&](const std::string& so_far, const std::string& replica) {
-                                   if (killed || so_far.find(marker) == std::string::npos) return;
-                                   auto it = by_url.find(replica);
-                                   if (it == by_url.end()) return;
-                                   killed = it->second;
-                                   killed->Kill();
-                                 });
+  const std::string sse =
+      Stream(router.port(), path, LongToolCall(anthropic), [&](const std::string& so_far, const std::string& replica) {
+        if (killed || so_far.find(marker) == std::string::npos) return;
+        auto it = by_url.find(replica);
+        if (it == by_url.end()) return;
+        killed = it->second;
+        killed->Kill();
+      });
   ASSERT_NE(killed, nullptr) << "the stream never began: " << sse.substr(0, 2000);
   ServeProcess& survivor = killed == &a ? b : a;
   const Assembled got = Assemble(sse);

@@ -4,12 +4,12 @@
 // repetition exactly as their formula says, and a seed makes a sampled
 // request reproducible, alone or batched with other requests.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "engine/engine.h"
@@ -55,14 +55,17 @@ class SamplingE2e : public ::testing::Test {
     r.id += std::to_string(next_id_++);
     r.prompt = prompt;
     r.sampling = s;
-    ASSERT_TRUE(engine_->Submit(r, [out](const ServiceEvent& ev) {
-                         if (ev.kind == ServiceEvent::Kind::kToken) {
-                           out->tokens.push_back(ev.token.token);
-                           out->events.push_back(ev.token);
-                         } else {
-                           out->finish = ev.finish.finish_reason;
-                         }
-                       }).ok());
+    ASSERT_TRUE(engine_
+                    ->Submit(r,
+                             [out](const ServiceEvent& ev) {
+                               if (ev.kind == ServiceEvent::Kind::kToken) {
+                                 out->tokens.push_back(ev.token.token);
+                                 out->events.push_back(ev.token);
+                               } else {
+                                 out->finish = ev.finish.finish_reason;
+                               }
+                             })
+                    .ok());
   }
 
   Output Run(const std::vector<int32_t>& prompt, const SamplingParams& s) {

@@ -17,12 +17,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "test_util.h"
 #include "testing/http_test_util.h"
@@ -36,8 +35,8 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 struct HttpReply {
-  int status = 0;       // 0: no answer (connection dropped)
-  std::string head;     // status line + headers
+  int status = 0;    // 0: no answer (connection dropped)
+  std::string head;  // status line + headers
   std::string body;
 };
 
@@ -105,12 +104,24 @@ class ServeFrontDoor : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("pg_front_door_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
     const std::string model = (dir_ / "tiny.gguf").string();
-    auto made = test::RunProsgrow("make-model --shape tiny --vocab builtin --type q8_0 --arch qwen2 --seed 3 --out " +
-                                  model);
+    auto made =
+        test::RunProsgrow("make-model --shape tiny --vocab builtin --type q8_0 --arch qwen2 --seed 3 --out " + model);
     ASSERT_EQ(made.exit_code, 0) << made.err;
     // 64KiB of device KV: a few hundred tokens for one sequence on the tiny shape.
-    std::vector<std::string> args = {PROSGROW_BINARY,   "serve", "-m", model, "--port", "0", "--threads", "1",
-                                     "--kv-device-mem", "64KiB", "--max-body-bytes", "1MiB", "--http-threads", "8"};
+    std::vector<std::string> args = {PROSGROW_BINARY,
+                                     "serve",
+                                     "-m",
+                                     model,
+                                     "--port",
+                                     "0",
+                                     "--threads",
+                                     "1",
+                                     "--kv-device-mem",
+                                     "64KiB",
+                                     "--max-body-bytes",
+                                     "1MiB",
+                                     "--http-threads",
+                                     "8"};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -126,8 +137,10 @@ class ServeFrontDoor : public ::testing::Test {
     for (int i = 0; i < 600 && port_ <= 0; ++i) {
       std::smatch m;
       std::string text = ReadLog();
-      if (std::regex_search(text, m, listening)) port_ = std::stoi(m[1]);
-      else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (std::regex_search(text, m, listening))
+        port_ = std::stoi(m[1]);
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
       int status = 0;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
@@ -236,8 +249,8 @@ TEST_F(ServeFrontDoor, StalledRequestGets400RequestTimeout) {
   // Half the headers, or the headers and half the body, then nothing for
   // longer than the 5 s allowed between reads (the connection stays open).
   const std::string whole = Post("/v1/completions", R"({"prompt": "x"})");
-  for (const std::string& part : {std::string("POST /v1/completions HTTP/1.1\r\nHost: x\r\n"),
-                                  whole.substr(0, whole.size() - 4)}) {
+  for (const std::string& part :
+       {std::string("POST /v1/completions HTTP/1.1\r\nHost: x\r\n"), whole.substr(0, whole.size() - 4)}) {
     HttpReply r = Exchange(port_, part);
     EXPECT_EQ(r.status, 400) << r.head;
     EXPECT_EQ(json::parse(r.body, nullptr, false)["error"]["code"], "request_timeout") << r.body;
@@ -266,8 +279,9 @@ TEST_F(ServeFrontDoor, ChunkedAndLengthlessBodiesAreBoundedToo) {
     chunked += size + part + "\r\n";
   }
   chunked += "0\r\n\r\n";
-  const std::string head = "POST /v1/completions HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
-                           "Content-Type: application/json\r\n";
+  const std::string head =
+      "POST /v1/completions HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
+      "Content-Type: application/json\r\n";
   HttpReply r = Exchange(port_, head + "Transfer-Encoding: chunked\r\n\r\n" + chunked);
   EXPECT_EQ(r.status, 413) << r.head << "\n" << r.body.substr(0, 300);
   EXPECT_NE(ErrorMessage(r).find("--max-body-bytes"), std::string::npos) << r.body.substr(0, 300);
@@ -287,8 +301,8 @@ TEST_F(ServeFrontDoor, BodyCountLimitsNameTheirFlags) {
   for (int i = 0; i < 5000; ++i) messages.push_back({{"role", "user"}, {"content", "hi"}});
   json tools = json::array();
   for (int i = 0; i < 200; ++i)
-    tools.push_back({{"type", "function"},
-                     {"function", {{"name", "f" + std::to_string(i)}, {"parameters", json::object()}}}});
+    tools.push_back(
+        {{"type", "function"}, {"function", {{"name", "f" + std::to_string(i)}, {"parameters", json::object()}}}});
   json logit_bias = json::object();
   for (int i = 0; i < 2000; ++i) logit_bias[std::to_string(i)] = 1;
   const json one = json::array({{{"role", "user"}, {"content", "hi"}}});
@@ -349,8 +363,8 @@ TEST_F(ServeFrontDoor, MetricsAndVersionReportTheBuild) {
   const std::string version = m[1], commit = m[2], build_type = m[3], isa = m[4];
   HttpReply r = Exchange(port_, Get("/metrics"));
   ASSERT_EQ(r.status, 200);
-  const std::string series = "prosgrow_build_info{version=\"" + version + "\",commit=\"" + commit +
-                             "\",build_type=\"" + build_type + "\",isa=\"" + isa + "\"} 1\n";
+  const std::string series = "prosgrow_build_info{version=\"" + version + "\",commit=\"" + commit + "\",build_type=\"" +
+                             build_type + "\",isa=\"" + isa + "\"} 1\n";
   EXPECT_NE(r.body.find(series), std::string::npos) << series << "\n" << r.body.substr(0, 2000);
   EXPECT_NE(ReadLog().find("prosgrow " + version + " (commit " + commit), std::string::npos) << ReadLog();
 }
@@ -370,9 +384,9 @@ TEST_F(ServeFrontDoor, GenerateRefusesWhatTheKvTierCannotHold) {
 }
 
 TEST(ServeFlags, BadLimitValuesFailWithOneLine) {
-  for (const char* bad : {"--max-headers 0", "--max-url-bytes 9000", "--max-json-depth 2", "--max-messages 0",
-                          "--max-header-bytes 1", "--max-body-bytes 12", "--max-stop -1", "--max-tools -3",
-                          "--max-logit-bias -1"}) {
+  for (const char* bad :
+       {"--max-headers 0", "--max-url-bytes 9000", "--max-json-depth 2", "--max-messages 0", "--max-header-bytes 1",
+        "--max-body-bytes 12", "--max-stop -1", "--max-tools -3", "--max-logit-bias -1"}) {
     auto r = test::RunProsgrow(std::string("serve -m /nonexistent.gguf ") + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
     const std::string flag = std::string(bad).substr(0, std::string(bad).find(' '));

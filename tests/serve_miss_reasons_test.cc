@@ -15,10 +15,9 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "testing/serve_process.h"
 
@@ -47,11 +46,11 @@ class ServeMissReasons : public ::testing::Test {
     const std::string model = (dir_ / "tiny.gguf").string();
     Status st = testing::MakeTinyModel(PROSGROW_BINARY, model);
     ASSERT_TRUE(st.ok()) << st.ToString();
-    auto s = ServeProcess::Start(PROSGROW_BINARY, model,
-                                 {"--threads", "2", "--policy", "optimized", "--kv-device-mem", "64KiB",
-                                  "--kv-host-mem", "256KiB", "--kv-eviction", "lru", "--kv-min-promote", "0",
-                                  "--kv-debug-load-delay", "2"},
-                                 (dir_ / "serve.log").string());
+    auto s =
+        ServeProcess::Start(PROSGROW_BINARY, model,
+                            {"--threads", "2", "--policy", "optimized", "--kv-device-mem", "64KiB", "--kv-host-mem",
+                             "256KiB", "--kv-eviction", "lru", "--kv-min-promote", "0", "--kv-debug-load-delay", "2"},
+                            (dir_ / "serve.log").string());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     serve_ = std::move(s.value());
   }
@@ -81,8 +80,8 @@ class ServeMissReasons : public ::testing::Test {
     }
     EXPECT_EQ(sum, int64_t(prompt.size()) - d["cached_tokens"].get<int64_t>()) << d.dump();
     const json& by_tier = m["evicted_by_tier"];
-    EXPECT_EQ(m["evicted"], by_tier["device"].get<int64_t>() + by_tier["host"].get<int64_t>() +
-                                by_tier["disk"].get<int64_t>());
+    EXPECT_EQ(m["evicted"],
+              by_tier["device"].get<int64_t>() + by_tier["host"].get<int64_t>() + by_tier["disk"].get<int64_t>());
     return d;
   }
 
@@ -111,8 +110,8 @@ class ServeMissReasons : public ::testing::Test {
                                                      u["cache_read_input_tokens"].get<int64_t>())
         << u.dump();
     const json& by_tier = m["evicted_by_tier"];
-    EXPECT_EQ(m["evicted"], by_tier["device"].get<int64_t>() + by_tier["host"].get<int64_t>() +
-                                by_tier["disk"].get<int64_t>());
+    EXPECT_EQ(m["evicted"],
+              by_tier["device"].get<int64_t>() + by_tier["host"].get<int64_t>() + by_tier["disk"].get<int64_t>());
     return u;
   }
 
@@ -228,7 +227,8 @@ TEST_F(ServeMissReasons, EveryReasonWithExactCounts) {
     ASSERT_NE(f, nullptr);
     fwrite(metrics.data(), 1, metrics.size(), f);
     fclose(f);
-    const std::string cmd = "/usr/bin/promtool check metrics < " + path.string() + " > " + (dir_ / "promtool.txt").string() + " 2>&1";
+    const std::string cmd =
+        "/usr/bin/promtool check metrics < " + path.string() + " > " + (dir_ / "promtool.txt").string() + " 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << metrics;
   }
 }

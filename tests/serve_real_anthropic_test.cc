@@ -24,10 +24,11 @@ TEST_F(ServeReal, AnthropicNodeSdk) {
   // tool_choice any / tool is enforced by constrained decoding (src/constrain),
   // so the script always forces tool calls from the random model and runs
   // their round trip to a text answer.
-  std::string out = RunShell("cd '" + node_dir + "' && env -u PROSGROW_EXPECT_TOOL_CALLS PROSGROW_BASE_URL=" +
-                                 (*s)->base_url() + " PROSGROW_API_KEY=sk-node-test PROSGROW_EXPECT_FORCED_TOOLS=1"
-                                 " node anthropic_sdk_test.mjs 2>&1",
-                             &rc);
+  std::string out =
+      RunShell("cd '" + node_dir + "' && env -u PROSGROW_EXPECT_TOOL_CALLS PROSGROW_BASE_URL=" + (*s)->base_url() +
+                   " PROSGROW_API_KEY=sk-node-test PROSGROW_EXPECT_FORCED_TOOLS=1"
+                   " node anthropic_sdk_test.mjs 2>&1",
+               &rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("anthropic sdk test: ok"), std::string::npos) << out;
   // Every /v1/messages answer was counted under its own endpoint label.

@@ -31,7 +31,8 @@ TEST_F(ServeReal, EveryErrorHasItsStatus) {
     ASSERT_TRUE(j.is_object() && j.contains("error")) << c.name << ": " << res->body;
     const json& e = j["error"];
     EXPECT_TRUE(e["message"].is_string() && e.contains("type") && e.contains("param") && e.contains("code")) << c.name;
-    EXPECT_NE(e["message"].get<std::string>().find(c.message_part), std::string::npos) << c.name << ": " << e["message"];
+    EXPECT_NE(e["message"].get<std::string>().find(c.message_part), std::string::npos)
+        << c.name << ": " << e["message"];
   }
   auto res = srv.Client()->Get("/v1/chat/completions");
   ASSERT_TRUE(res);
@@ -76,7 +77,6 @@ TEST_F(ServeReal, ApiKey) {
   EXPECT_EQ(Metric(srv, "prosgrow_requests_finished_total"), 1);
   EXPECT_EQ(srv.Stop(), 0) << srv.Log();
 }
-
 
 TEST_F(ServeReal, ChatAndModels) {
   int status;
@@ -124,13 +124,15 @@ TEST_F(ServeReal, ToolMessagesGoThroughTheChatTemplate) {
         if (e == "[DONE]") continue;
         json c = json::parse(e);
         if (c.contains("usage") && c["usage"].is_object()) usage = c["usage"];
-        if (!c["choices"].empty() && !c["choices"][0]["finish_reason"].is_null()) finish = c["choices"][0]["finish_reason"];
+        if (!c["choices"].empty() && !c["choices"][0]["finish_reason"].is_null())
+          finish = c["choices"][0]["finish_reason"];
       }
     } else {
       json j = json::parse(res->body);
       usage = j["usage"];
       finish = j["choices"][0]["finish_reason"];
-      EXPECT_TRUE(j["choices"][0]["message"]["content"].is_string() || j["choices"][0]["message"].contains("tool_calls"));
+      EXPECT_TRUE(j["choices"][0]["message"]["content"].is_string() ||
+                  j["choices"][0]["message"].contains("tool_calls"));
     }
     EXPECT_TRUE(finish == "stop" || finish == "length" || finish == "tool_calls") << finish;
     ExpectUsageShape(usage);
@@ -139,7 +141,8 @@ TEST_F(ServeReal, ToolMessagesGoThroughTheChatTemplate) {
   int64_t plain = prompt_tokens({{"messages", {user}}}, false);
   int64_t with_tools = prompt_tokens({{"messages", {user}}, {"tools", json::parse(kTools)}}, false);
   int64_t round_trip = prompt_tokens({{"messages", {user, assistant, tool}}, {"tools", json::parse(kTools)}}, false);
-  int64_t round_trip_stream = prompt_tokens({{"messages", {user, assistant, tool}}, {"tools", json::parse(kTools)}}, true);
+  int64_t round_trip_stream =
+      prompt_tokens({{"messages", {user, assistant, tool}}, {"tools", json::parse(kTools)}}, true);
   // The tool schema, the assistant's call and the tool's answer all reach the prompt.
   EXPECT_GT(with_tools, plain + 20);
   EXPECT_GT(round_trip, with_tools + 10);
@@ -173,8 +176,8 @@ TEST_F(ServeReal, LogprobsAreConsistent) {
     EXPECT_DOUBLE_EQ(e["top_logprobs"][0]["logprob"].get<double>(), lp);
     EXPECT_TRUE(e["bytes"].is_array());
   }
-  j = Post(*shared_, "/v1/completions", R"({"prompt":"x","logprobs":3,"max_tokens":5,"temperature":0,"ignore_eos":true})",
-           &status);
+  j = Post(*shared_, "/v1/completions",
+           R"({"prompt":"x","logprobs":3,"max_tokens":5,"temperature":0,"ignore_eos":true})", &status);
   ASSERT_EQ(status, 200) << j.dump();
   const json& lp = j["choices"][0]["logprobs"];
   ASSERT_EQ(lp["tokens"].size(), 5u);
@@ -307,7 +310,6 @@ TEST_F(ServeReal, TokenPromptsAndModelIds) {
   EXPECT_EQ(res->status, 404);
   EXPECT_EQ(json::parse(res->body)["error"]["code"], "model_not_found");
 }
-
 
 }  // namespace
 }  // namespace pg::serve_real

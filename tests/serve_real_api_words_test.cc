@@ -19,7 +19,9 @@ constexpr int kCtx = 512;
 
 json Message(const std::string& text, int64_t max_tokens) {
   return {{"model", "tiny"},
-          {"max_tokens", max_tokens}, {"temperature", 0}, {"messages", {{{"role", "user"}, {"content", text}}}}};
+          {"max_tokens", max_tokens},
+          {"temperature", 0},
+          {"messages", {{{"role", "user"}, {"content", text}}}}};
 }
 
 // The data of each named event of an Anthropic stream, in order.
@@ -43,20 +45,21 @@ struct WordsServer {
   }
   int64_t CountTokens(const std::string& text) const {
     int status = 0;
-    json c = Post("/v1/messages/count_tokens", {{"model", "tiny"}, {"messages", Message(text, 1)["messages"]}}, &status);
+    json c =
+        Post("/v1/messages/count_tokens", {{"model", "tiny"}, {"messages", Message(text, 1)["messages"]}}, &status);
     EXPECT_EQ(status, 200) << c.dump();
     return c.value("input_tokens", int64_t{-1});
   }
 };
 
-#define START_WORDS_SERVER(w, name)                                                                         \
-  WordsServer w;                                                                                             \
-  {                                                                                                          \
-    auto s = Serve({"--threads", "2", "--ctx-size", std::to_string(kCtx), "--api-key", "sk-words",          \
-                    "--max-body-bytes", "65536", "--served-model-name", "tiny"},                             \
-                   name);                                                                                    \
-    ASSERT_TRUE(s.ok()) << s.status().ToString();                                                           \
-    w.srv = std::move(s).value();                                                                            \
+#define START_WORDS_SERVER(w, name)                                                                                    \
+  WordsServer w;                                                                                                       \
+  {                                                                                                                    \
+    auto s = Serve({"--threads", "2", "--ctx-size", std::to_string(kCtx), "--api-key", "sk-words", "--max-body-bytes", \
+                    "65536", "--served-model-name", "tiny"},                                                           \
+                   name);                                                                                              \
+    ASSERT_TRUE(s.ok()) << s.status().ToString();                                                                      \
+    w.srv = std::move(s).value();                                                                                      \
   }
 
 TEST_F(ServeReal, ContextErrorsInEachApisWords) {
@@ -79,8 +82,8 @@ TEST_F(ServeReal, ContextErrorsInEachApisWords) {
             fmt::format("input length and `max_tokens` exceed context limit: {} + 32000 > {}", n_hi, kCtx));
   e = w.Post("/v1/messages", Message("Hi", kCtx - static_cast<int>(n_hi) + 1), &status);
   EXPECT_EQ(status, 400);
-  EXPECT_EQ(e["error"]["message"], fmt::format("input length and `max_tokens` exceed context limit: {} + {} > {}",
-                                               n_hi, kCtx - n_hi + 1, kCtx));
+  EXPECT_EQ(e["error"]["message"], fmt::format("input length and `max_tokens` exceed context limit: {} + {} > {}", n_hi,
+                                               kCtx - n_hi + 1, kCtx));
   w.Post("/v1/messages", Message("Hi", kCtx - static_cast<int>(n_hi)), &status);
   EXPECT_EQ(status, 200);  // exactly at the limit fits
 
@@ -161,7 +164,8 @@ TEST_F(ServeReal, MessageStartCarriesTheCacheSplit) {
 TEST_F(ServeReal, StopSequenceOnASentencePieceVocabulary) {
   const std::string model = std::string(PROSGROW_SHARED_DIR) + "/fixtures/models/small-llama-spm-q8_0.gguf";
   if (access(model.c_str(), R_OK) != 0) GTEST_SKIP() << model << " not found (../shared fixtures)";
-  auto srv = ServeProcess::Start(PROSGROW_BINARY, model, {"--threads", "2", "--no-prefix-cache", "--served-model-name", "tiny"},
+  auto srv = ServeProcess::Start(PROSGROW_BINARY, model,
+                                 {"--threads", "2", "--no-prefix-cache", "--served-model-name", "tiny"},
                                  (*dir_ / "serve-spm-stop.log").string());
   ASSERT_TRUE(srv.ok()) << srv.status().ToString();
   std::string prompt, text;

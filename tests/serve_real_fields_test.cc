@@ -43,15 +43,14 @@ TEST_F(ServeReal, StopTokenIdsAndMinTokensAreHonoured) {
   const int64_t first = ids["tokens"][0];
 
   // That token ends the answer at once, "stop", and is part of it (vLLM's rule).
-  const Completion stopped = Complete(*shared_, {{"max_tokens", 8}, {"ignore_eos", true},
-                                                 {"stop_token_ids", {first}}});
+  const Completion stopped = Complete(*shared_, {{"max_tokens", 8}, {"ignore_eos", true}, {"stop_token_ids", {first}}});
   EXPECT_EQ(stopped.finish, "stop");
   EXPECT_EQ(stopped.tokens, 1);
   EXPECT_EQ(stopped.text, free.token_texts[0]);
 
   // min_tokens masks it until 3 tokens are out: the answer is at least that long.
-  const Completion held = Complete(*shared_, {{"max_tokens", 8}, {"ignore_eos", true}, {"min_tokens", 3},
-                                              {"stop_token_ids", {first}}});
+  const Completion held =
+      Complete(*shared_, {{"max_tokens", 8}, {"ignore_eos", true}, {"min_tokens", 3}, {"stop_token_ids", {first}}});
   EXPECT_GE(held.tokens, 3);
   ASSERT_FALSE(held.token_texts.empty());
   EXPECT_NE(held.token_texts[0], free.token_texts[0]);  // the greedy pick was held back

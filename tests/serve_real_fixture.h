@@ -15,9 +15,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "testing/http_test_util.h"
 #include "testing/serve_process.h"
@@ -35,7 +34,9 @@ inline const char* kChatHi = R"({"messages":[{"role":"user","content":"Hi"}],"ma
 inline const char* kDevicePinned = "prosgrow_kv_pinned_blocks{tier=\"device\"}";
 
 // One sample of the server's /metrics now (-1 when absent).
-inline double Metric(const ServeProcess& s, const std::string& series) { return Sample(s.Metrics(), series).value_or(-1); }
+inline double Metric(const ServeProcess& s, const std::string& series) {
+  return Sample(s.Metrics(), series).value_or(-1);
+}
 
 class ServeReal : public ::testing::Test {
  protected:
@@ -50,9 +51,9 @@ class ServeReal : public ::testing::Test {
     }
     // The shared server: no prefix cache, so a repeated greedy request
     // takes exactly the same arithmetic (the stop-string test relies on it).
-    auto s = Serve({"--threads", "2", "--http-threads", "96", "--max-seqs", "64", "--no-prefix-cache",
-                    "--policy", "optimized"},
-                   "shared");
+    auto s = Serve(
+        {"--threads", "2", "--http-threads", "96", "--max-seqs", "64", "--no-prefix-cache", "--policy", "optimized"},
+        "shared");
     if (!s.ok()) {
       setup_error_ = new std::string(s.status().ToString());
       return;
@@ -90,17 +91,15 @@ class ServeReal : public ::testing::Test {
   static inline ServeProcess* shared_ = nullptr;
 };
 
-
 inline void ExpectUsageShape(const json& usage) {
   ASSERT_TRUE(usage.is_object()) << usage.dump();
   EXPECT_GT(usage["prompt_tokens"].get<int64_t>(), 0);
   EXPECT_EQ(usage["total_tokens"], usage["prompt_tokens"].get<int64_t>() + usage["completion_tokens"].get<int64_t>());
   const json& d = usage["prompt_tokens_details"];
   const json& tiers = d["cached_tokens_by_tier"];
-  EXPECT_EQ(d["cached_tokens"], tiers["device"].get<int64_t>() + tiers["host"].get<int64_t>() +
-                                    tiers["disk"].get<int64_t>());
+  EXPECT_EQ(d["cached_tokens"],
+            tiers["device"].get<int64_t>() + tiers["host"].get<int64_t>() + tiers["disk"].get<int64_t>());
 }
-
 
 inline std::string RunShell(const std::string& cmd, int* rc) {
   FILE* p = popen(cmd.c_str(), "r");
@@ -114,6 +113,5 @@ inline std::string RunShell(const std::string& cmd, int* rc) {
   *rc = pclose(p);
   return out;
 }
-
 
 }  // namespace pg::serve_real

@@ -33,8 +33,9 @@ int64_t Cached(const json& usage, const char* tier = nullptr) {
   return tier ? d["cached_tokens_by_tier"][tier].get<int64_t>() : d["cached_tokens"].get<int64_t>();
 }
 
-const std::vector<std::string> kSmallTiers = {"--threads", "2", "--policy", "optimized", "--kv-device-mem", "64KiB",
-                                              "--kv-host-mem", "64KiB", "--kv-eviction", "lru", "--ctx-size", "256"};
+const std::vector<std::string> kSmallTiers = {"--threads",       "2",     "--policy",      "optimized",
+                                              "--kv-device-mem", "64KiB", "--kv-host-mem", "64KiB",
+                                              "--kv-eviction",   "lru",   "--ctx-size",    "256"};
 
 TEST_F(ServeReal, KvHintRetainedPrefixSurvivesPressureThatEvictsAnUnhintedOne) {
   auto s = Serve(kSmallTiers, "kv-hints-retain");
@@ -43,12 +44,12 @@ TEST_F(ServeReal, KvHintRetainedPrefixSurvivesPressureThatEvictsAnUnhintedOne) {
   Complete(srv, 1, R"([{"action":"retain","ttl_s":600}])");  // A: retained
   ASSERT_EQ(Metric(srv, "prosgrow_kv_capacity_blocks{tier=\"device\"}"), 16);
   ASSERT_EQ(Metric(srv, "prosgrow_kv_capacity_blocks{tier=\"host\"}"), 16);
-  Complete(srv, 2);                                           // B: no hint
+  Complete(srv, 2);  // B: no hint
   EXPECT_EQ(Metric(srv, "prosgrow_kv_hint_held_blocks{hold=\"retain\"}"), 4);
   for (int p = 10; p < 20; ++p) Complete(srv, p);  // 40 more blocks through 32 slots
   EXPECT_GT(Metric(srv, "prosgrow_kv_evictions_total{tier=\"host\"}"), 0);
-  EXPECT_EQ(Cached(Complete(srv, 2)), 0);   // B was pushed out of both tiers
-  EXPECT_EQ(Cached(Complete(srv, 1)), 64);  // A was not
+  EXPECT_EQ(Cached(Complete(srv, 2)), 0);                                         // B was pushed out of both tiers
+  EXPECT_EQ(Cached(Complete(srv, 1)), 64);                                        // A was not
   EXPECT_EQ(Metric(srv, "prosgrow_kv_hint_blocks_total{action=\"retain\"}"), 4);  // held when A finished
   EXPECT_EQ(srv.Stop(), 0) << srv.Log();
 }

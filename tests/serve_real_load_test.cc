@@ -55,8 +55,9 @@ TEST_F(ServeReal, QueueFullIs429) {
 // device tier's pinned blocks and the running count go back to zero.
 void DisconnectFreesKv(ServeProcess& srv, bool stream) {
   double disconnects = Sample(srv.Metrics(), "prosgrow_http_client_disconnects_total{endpoint=\"chat\"}").value_or(0);
-  std::string body = std::string(R"({"messages":[{"role":"user","content":"x"}],"ignore_eos":true,"max_tokens":4000,"stream":)") +
-                     (stream ? "true" : "false") + "}";
+  std::string body =
+      std::string(R"({"messages":[{"role":"user","content":"x"}],"ignore_eos":true,"max_tokens":4000,"stream":)") +
+      (stream ? "true" : "false") + "}";
   int fd = testing::ConnectLoopback(srv.port());
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(testing::SendAll(fd, testing::PostText("/v1/chat/completions", body)));
@@ -103,7 +104,6 @@ TEST_F(ServeReal, FinishedRequestIsAccountedBeforeItsResponse) {
     }
   }
 }
-
 
 TEST_F(ServeReal, SixtyFourConcurrentStreams) {
   constexpr int kStreams = 64;
@@ -158,14 +158,15 @@ TEST_F(ServeReal, SixtyFourConcurrentStreams) {
 // together (the long one advancing in slices of 4 beside the others' decodes
 // once it has more than 8 tokens left) answer exactly as each does alone.
 TEST_F(ServeReal, SlicedLongPrefillAnswersAsAlone) {
-  auto s = Serve({"--threads", "2", "--no-prefix-cache", "--prefill-slice", "4", "--long-prefill-threshold", "8"},
-                 "slices");
+  auto s =
+      Serve({"--threads", "2", "--no-prefix-cache", "--prefill-slice", "4", "--long-prefill-threshold", "8"}, "slices");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ServeProcess& srv = **s;
-  std::vector<std::string> prompts = {"an agent returns to the same long context after every tool call, so the "
-                                      "server keeps that context and lets a returning conversation find it again; "
-                                      "the long prompt of this test is this sentence, told twice over: an agent "
-                                      "returns to the same long context after every tool call"};
+  std::vector<std::string> prompts = {
+      "an agent returns to the same long context after every tool call, so the "
+      "server keeps that context and lets a returning conversation find it again; "
+      "the long prompt of this test is this sentence, told twice over: an agent "
+      "returns to the same long context after every tool call"};
   for (int i = 0; i < 4; ++i) prompts.push_back("short turn " + std::to_string(i));
   auto complete = [&](const std::string& prompt) {
     json body = {{"prompt", prompt}, {"max_tokens", 8}, {"temperature", 0}, {"ignore_eos", true}};
@@ -247,15 +248,15 @@ TEST_F(ServeReal, OpenAiNodeSdk) {
   auto s = Serve({"--threads", "2", "--api-key", "sk-node-test"}, "node");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   // PROSGROW_EXPECT_TOOL_CALLS unset: random weights do not call tools.
-  std::string out = RunShell("cd '" + node_dir + "' && env -u PROSGROW_EXPECT_TOOL_CALLS PROSGROW_BASE_URL=" +
-                                 (*s)->base_url() + "/v1 PROSGROW_API_KEY=sk-node-test node openai_sdk_test.mjs 2>&1",
-                             &rc);
+  std::string out =
+      RunShell("cd '" + node_dir + "' && env -u PROSGROW_EXPECT_TOOL_CALLS PROSGROW_BASE_URL=" + (*s)->base_url() +
+                   "/v1 PROSGROW_API_KEY=sk-node-test node openai_sdk_test.mjs 2>&1",
+               &rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("openai sdk test: ok"), std::string::npos) << out;
   EXPECT_TRUE((*s)->Alive());
   EXPECT_EQ((*s)->Stop(), 0) << (*s)->Log();
 }
-
 
 }  // namespace
 }  // namespace pg::serve_real

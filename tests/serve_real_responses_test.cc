@@ -48,8 +48,9 @@ TEST_F(ServeReal, AnthropicClaudeCodeFields) {
       "system": [{"type": "text", "text": "You are an agent.", "cache_control": {"type": "ephemeral"}}],
       "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]},
                    {"role": "system", "content": [{"type": "text", "text": "# Environment", "cache_control": {"type": "ephemeral"}}]}]})";
-  httplib::Headers headers = {{"anthropic-version", "2023-06-01"},
-                              {"anthropic-beta", "claude-code-20250219,context-management-2025-06-27,made-up-2099-01-01"}};
+  httplib::Headers headers = {
+      {"anthropic-version", "2023-06-01"},
+      {"anthropic-beta", "claude-code-20250219,context-management-2025-06-27,made-up-2099-01-01"}};
   auto res = shared_->Client()->Post("/v1/messages?beta=true", headers, body, "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;

@@ -47,7 +47,8 @@ TEST_F(ServeReal, StreamedJsonSchemaOutputIsOneValidValue) {
   int status;
   json err = Post(srv, "/v1/chat/completions", R"({"messages": [{"role": "user", "content": "x"}],
       "response_format": {"type": "json_schema", "json_schema": {"name": "p", "schema": {"type": "object",
-      "properties": {"n": {"type": "number", "minimum": 0}}}}}})", &status);
+      "properties": {"n": {"type": "number", "minimum": 0}}}}}})",
+                  &status);
   EXPECT_EQ(status, 400) << err.dump();
   EXPECT_EQ(err["error"]["code"], "unsupported_parameter") << err.dump();
   EXPECT_EQ(err["error"]["param"], "response_format.json_schema.schema") << err.dump();
@@ -77,9 +78,9 @@ TEST_F(ServeReal, OtherServersSchemaFormsConstrainTheOutput) {
       {"/v1/completions", completion + R"("json_schema": )" + schema + "}"},
       {"/v1/completions", completion + R"("guided_json": )" + schema + "}"},
       {"/v1/chat/completions", chat + R"("structured_outputs": {"json": )" + schema + "}}"},
-      {"/v1/completions",
-       completion + R"("response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": )" + schema +
-           "}}}"}};
+      {"/v1/completions", completion +
+                              R"("response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": )" +
+                              schema + "}}}"}};
   for (const auto& [path, body] : cases) {
     int status = 0;
     json res = Post(srv, path, body, &status);
@@ -113,8 +114,8 @@ TEST_F(ServeReal, OtherServersSchemaFormsConstrainTheOutput) {
     }
   }
   int status = 0;
-  json err = Post(srv, "/v1/completions", R"({"prompt": "x", "json_schema": {"type": "integer", "minimum": 1}})",
-                  &status);
+  json err =
+      Post(srv, "/v1/completions", R"({"prompt": "x", "json_schema": {"type": "integer", "minimum": 1}})", &status);
   EXPECT_EQ(status, 400) << err.dump();
   EXPECT_EQ(err["error"]["param"], "json_schema") << err.dump();
   EXPECT_TRUE(srv.Alive());
@@ -133,9 +134,8 @@ TEST_F(ServeReal, OpenAiSdkStructuredOutputsValidateWithAjv) {
   auto s = Serve({"--threads", "2", "--max-seqs", "16"}, "structured-sdk");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ServeProcess& srv = **s;
-  const std::string out = RunShell("cd '" + dir + "' && PROSGROW_BASE_URL=" + srv.base_url() +
-                                       "/v1 node openai_structured_test.mjs 2>&1",
-                                   &rc);
+  const std::string out = RunShell(
+      "cd '" + dir + "' && PROSGROW_BASE_URL=" + srv.base_url() + "/v1 node openai_structured_test.mjs 2>&1", &rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("openai structured test: ok"), std::string::npos) << out;
   EXPECT_TRUE(srv.Alive());

@@ -12,7 +12,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "testing/http_test_util.h"
@@ -26,8 +25,8 @@ using json = nlohmann::ordered_json;  // key order matters: tojson keeps it
 using testing::ServeProcess;
 
 struct ModelCase {
-  const char* model;     // fixtures/models/
-  const char* template_; // fixtures/templates/<name>.expected.json
+  const char* model;      // fixtures/models/
+  const char* template_;  // fixtures/templates/<name>.expected.json
 };
 
 const ModelCase kModels[] = {{"tiny-glm4moe-spm.gguf", "GLM-4.6"}, {"tiny-qwen3-spm.gguf", "Qwen-Qwen3-0.6B"}};

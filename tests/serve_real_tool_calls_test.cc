@@ -29,14 +29,18 @@ struct FormatCase {
 
 const FormatCase kFormats[] = {
     {"hermes", nullptr},
-    {"llama3_json", "{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>\n\n{{ m.content }}"
-                    "<|eot_id|>{% endfor %}<|start_header_id|>assistant<|end_header_id|>\n\n"},
-    {"glm45", "[gMASK]<sop>{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}{% endfor %}"
-              "{# <tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> #}<|assistant|>"},
-    {"deepseek_v3", "{% for m in messages %}<｜User｜>{{ m.content }}{% endfor %}"
-                    "{# <｜tool▁calls▁begin｜> ```json #}<｜Assistant｜>"},
-    {"deepseek_v31", "{% for m in messages %}<｜User｜>{{ m.content }}{% endfor %}"
-                     "{# <｜tool▁calls▁begin｜> #}<｜Assistant｜>"},
+    {"llama3_json",
+     "{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>\n\n{{ m.content }}"
+     "<|eot_id|>{% endfor %}<|start_header_id|>assistant<|end_header_id|>\n\n"},
+    {"glm45",
+     "[gMASK]<sop>{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}{% endfor %}"
+     "{# <tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> #}<|assistant|>"},
+    {"deepseek_v3",
+     "{% for m in messages %}<｜User｜>{{ m.content }}{% endfor %}"
+     "{# <｜tool▁calls▁begin｜> ```json #}<｜Assistant｜>"},
+    {"deepseek_v31",
+     "{% for m in messages %}<｜User｜>{{ m.content }}{% endfor %}"
+     "{# <｜tool▁calls▁begin｜> #}<｜Assistant｜>"},
 };
 
 const json kSchema = json::parse(R"({"type": "object",
@@ -168,7 +172,8 @@ TEST_F(ServeReal, ToolCallsInEveryFormatOnBothApis) {
                                    "--type q8_0 --seed 3 --out '" + model + "'" + extra + " 2>&1",
                                &rc);
     ASSERT_EQ(rc, 0) << out;
-    auto srv = ServeProcess::Start(PROSGROW_BINARY, model, {"--threads", "2", "--no-prefix-cache", "--served-model-name", "tiny"},
+    auto srv = ServeProcess::Start(PROSGROW_BINARY, model,
+                                   {"--threads", "2", "--no-prefix-cache", "--served-model-name", "tiny"},
                                    model + ".serve.log");
     ASSERT_TRUE(srv.ok()) << srv.status().ToString();
     const ServeProcess& s = **srv;

@@ -17,7 +17,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "kv/redis_test_server.h"
@@ -53,8 +52,10 @@ Usage Complete(const ServeProcess& s, const std::string& key, const std::vector<
   json body = {{"prompt", prompt}, {"max_tokens", 4}, {"temperature", 0}};
   if (!salt.empty()) body["cache_salt"] = salt;
   httplib::Headers h;
-  if (x_api_key) h.emplace("x-api-key", key);
-  else h.emplace("Authorization", "Bearer " + key);
+  if (x_api_key)
+    h.emplace("x-api-key", key);
+  else
+    h.emplace("Authorization", "Bearer " + key);
   auto res = s.Client()->Post("/v1/completions", h, body.dump(), "application/json");
   Usage u;
   if (!res) return u;
@@ -92,9 +93,22 @@ class ServeTenants : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
   std::unique_ptr<ServeProcess> Serve(std::vector<std::string> extra, const std::string& log) {
-    std::vector<std::string> args = {"--threads", "2", "--policy", "optimized", "--kv-device-mem", "64KiB",
-                                     "--kv-host-mem", "256KiB", "--kv-eviction", "lru", "--kv-min-promote", "0",
-                                     "--api-keys-file", keys_, "--tenant-share-cache", "a,c"};
+    std::vector<std::string> args = {"--threads",
+                                     "2",
+                                     "--policy",
+                                     "optimized",
+                                     "--kv-device-mem",
+                                     "64KiB",
+                                     "--kv-host-mem",
+                                     "256KiB",
+                                     "--kv-eviction",
+                                     "lru",
+                                     "--kv-min-promote",
+                                     "0",
+                                     "--api-keys-file",
+                                     keys_,
+                                     "--tenant-share-cache",
+                                     "a,c"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto s = ServeProcess::Start(PROSGROW_BINARY, model_, args, (dir_ / log).string());
     EXPECT_TRUE(s.ok()) << s.status().ToString();
@@ -228,8 +242,8 @@ TEST_F(ServeTenants, TwoReplicasSharingDiskAndRedis) {
   testing::RedisTestServer redis;
   if (std::string why = redis.Start(); !why.empty()) GTEST_SKIP() << why;
   const std::string disk = (dir_ / "disk").string();
-  const std::vector<std::string> shared = {"--kv-disk-dir", disk, "--kv-remote", redis.url(), "--kv-remote-ttl",
-                                           "600", "--kv-remote-timeout-ms", "5000"};
+  const std::vector<std::string> shared = {
+      "--kv-disk-dir", disk, "--kv-remote", redis.url(), "--kv-remote-ttl", "600", "--kv-remote-timeout-ms", "5000"};
   const std::vector<int32_t> p = Tokens(7, 40), q = Tokens(8, 40);
   std::string text_p;
   {

@@ -113,8 +113,8 @@ void CheckGreedyIdentical(const std::string& model, const std::string& other_dra
     const char* drafters;
     std::string draft_model;
   };
-  std::vector<Case> cases = {{"ngram", ""}, {"suffix", ""}, {"suffix,ngram", ""}, {"draft", model},
-                             {"ngram,draft", model}};
+  std::vector<Case> cases = {
+      {"ngram", ""}, {"suffix", ""}, {"suffix,ngram", ""}, {"draft", model}, {"ngram,draft", model}};
   if (!other_draft.empty()) cases.push_back({"suffix,draft", other_draft});
   for (const Case& cs : cases) {
     const char* drafters = cs.drafters;

@@ -118,8 +118,10 @@ std::vector<DraftRun> RunRequests(Engine& e, int n_requests, int n, float temp, 
     r.sampling.ignore_eos = true;
     DraftRun* o = &out[static_cast<size_t>(i)];
     EXPECT_TRUE(e.Submit(r, [o](const ServiceEvent& ev) {
-                   if (ev.kind == ServiceEvent::Kind::kToken) o->tokens.push_back(ev.token.token);
-                   else o->spec = ev.finish.spec;
+                   if (ev.kind == ServiceEvent::Kind::kToken)
+                     o->tokens.push_back(ev.token.token);
+                   else
+                     o->spec = ev.finish.spec;
                  }).ok());
   }
   e.RunUntilIdle();
@@ -148,7 +150,8 @@ TEST(SpecDraft, OwnDraftAcceptsEveryDraftGreedyAndSampled) {
 
 TEST(SpecDraft, GenerateWithADraftModelPrintsTheSameTokens) {
   const std::string model = test::TinyQwen2Model(7);
-  const std::string base = "generate -m " + model + " -p 'one two three four five six' -n 32 --temp 0 --threads 2 --json";
+  const std::string base =
+      "generate -m " + model + " -p 'one two three four five six' -n 32 --temp 0 --threads 2 --json";
   auto off = test::RunProsgrow(base);
   ASSERT_EQ(off.exit_code, 0) << off.err;
   const auto a = nlohmann::json::parse(off.out);
@@ -175,8 +178,8 @@ TEST(SpecDraft, TooSmallDraftPoolDropsDraftsNotTokens) {
   // sequences share through the prefix cache and the draft's (private
   // blocks) do not: the draft's pool runs out first.
   EngineConfig c = DraftConfig(model, test::TinyQwen2Model(5), "draft");
-  const size_t block = KvPages::BlockBytes((*ref)->model().config().n_layer, (*ref)->model().config().kv_dim(),
-                                           c.page_tokens);
+  const size_t block =
+      KvPages::BlockBytes((*ref)->model().config().n_layer, (*ref)->model().config().kv_dim(), c.page_tokens);
   c.kv_device_bytes = block * 32;
   auto e = Engine::Create(c);
   ASSERT_TRUE(e.ok()) << e.status().ToString();

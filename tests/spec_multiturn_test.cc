@@ -32,8 +32,10 @@ Turn RunTurn(Engine& e, const std::vector<int32_t>& prompt, int n, const std::st
   r.session_id = session;
   Turn out;
   EXPECT_TRUE(e.Submit(r, [&](const ServiceEvent& ev) {
-                 if (ev.kind == ServiceEvent::Kind::kToken) out.tokens.push_back(ev.token.token);
-                 else out.finish = ev.finish;
+                 if (ev.kind == ServiceEvent::Kind::kToken)
+                   out.tokens.push_back(ev.token.token);
+                 else
+                   out.finish = ev.finish;
                }).ok());
   e.RunUntilIdle();
   // Let the background demotions finish (and write every block to disk), so
@@ -89,14 +91,14 @@ TEST(SpecMultiTurn, TieredCacheWithSpeculationGivesIdenticalOutputs) {
   for (const Case& cs : cases) {
     const char* drafters = cs.drafters;
     SCOPED_TRACE(drafters);
-    const fs::path disk = fs::temp_directory_path() /
-                          ("pg_spec_mt_" + std::to_string(::getpid()) + drafters + std::to_string(cs.draft_model.size()));
+    const fs::path disk = fs::temp_directory_path() / ("pg_spec_mt_" + std::to_string(::getpid()) + drafters +
+                                                       std::to_string(cs.draft_model.size()));
     fs::remove_all(disk);
     EngineConfig c = plain;
     c.prefix_cache = true;
     c.min_promote_tokens = 0;
-    const size_t block = KvPages::BlockBytes((*ref)->model().config().n_layer, (*ref)->model().config().kv_dim(),
-                                             c.page_tokens);
+    const size_t block =
+        KvPages::BlockBytes((*ref)->model().config().n_layer, (*ref)->model().config().kv_dim(), c.page_tokens);
     c.kv_device_bytes = block * 24;
     c.kv_host_bytes = block * 10;
     c.kv_disk_dir = disk.string();

@@ -9,7 +9,6 @@
 //  * the same chi-square with the draft model, whose drafts are drawn from
 //    its own distribution q and verified by min(1, p/q).
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -45,8 +44,8 @@ struct Sample {
   SpecUsage spec;
 };
 
-std::vector<Sample> Generate(Engine& e, const std::vector<int32_t>& prompt, int n, int count, uint64_t seed0,
-                             int top_k, float temp) {
+std::vector<Sample> Generate(Engine& e, const std::vector<int32_t>& prompt, int n, int count, uint64_t seed0, int top_k,
+                             float temp) {
   std::vector<Sample> out(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     GenerationRequest r;
@@ -61,8 +60,10 @@ std::vector<Sample> Generate(Engine& e, const std::vector<int32_t>& prompt, int 
     r.sampling.seed = seed0 + static_cast<uint64_t>(i);
     Sample* s = &out[static_cast<size_t>(i)];
     EXPECT_TRUE(e.Submit(r, [s](const ServiceEvent& ev) {
-                   if (ev.kind == ServiceEvent::Kind::kToken) s->tokens.push_back(ev.token.token);
-                   else s->spec = ev.finish.spec;
+                   if (ev.kind == ServiceEvent::Kind::kToken)
+                     s->tokens.push_back(ev.token.token);
+                   else
+                     s->spec = ev.finish.spec;
                  }).ok());
     if (i % 64 == 63) e.RunUntilIdle();  // the suffix cache learns from finished requests
   }

@@ -20,8 +20,8 @@ struct RunResult {
 inline RunResult RunProsgrow(const std::string& args) {
   namespace fs = std::filesystem;
   static int counter = 0;
-  fs::path err_path = fs::temp_directory_path() / ("pg_e2e_err_" + std::to_string(::getpid()) + "_" +
-                                                   std::to_string(counter++));
+  fs::path err_path =
+      fs::temp_directory_path() / ("pg_e2e_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   std::string cmd = std::string(PROSGROW_BINARY) + " " + args + " 2>" + err_path.string();
   RunResult r;
   FILE* p = ::popen(cmd.c_str(), "r");

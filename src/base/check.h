@@ -9,12 +9,12 @@ namespace pg {
 [[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const char* msg);
 }
 
-#define PG_CHECK(cond)                                                      \
-  do {                                                                      \
+#define PG_CHECK(cond)                                                                  \
+  do {                                                                                  \
     if (__builtin_expect(!(cond), 0)) ::pg::CheckFailed(__FILE__, __LINE__, #cond, ""); \
   } while (0)
 
-#define PG_CHECK_MSG(cond, msg)                                             \
-  do {                                                                      \
+#define PG_CHECK_MSG(cond, msg)                                                            \
+  do {                                                                                     \
     if (__builtin_expect(!(cond), 0)) ::pg::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)

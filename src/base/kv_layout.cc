@@ -6,8 +6,10 @@ namespace pg {
 
 const char* KvDtypeName(KvDtype dtype) {
   switch (dtype) {
-    case KvDtype::kF16: return "f16";
-    case KvDtype::kBF16: return "bf16";
+    case KvDtype::kF16:
+      return "f16";
+    case KvDtype::kBF16:
+      return "bf16";
   }
   return "?";
 }
@@ -28,8 +30,8 @@ Status KvLayout::Validate() const {
 }
 
 std::string KvLayout::ToString() const {
-  return fmt::format("layers={} kv_heads={} head_dim={} page_tokens={} dtype={}", n_layers, n_kv_heads,
-                     head_dim, page_tokens, KvDtypeName(dtype));
+  return fmt::format("layers={} kv_heads={} head_dim={} page_tokens={} dtype={}", n_layers, n_kv_heads, head_dim,
+                     page_tokens, KvDtypeName(dtype));
 }
 
 }  // namespace pg

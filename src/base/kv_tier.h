@@ -23,10 +23,14 @@ inline constexpr int kLocalTiers = 3;  // device, host, disk: the tiers the pref
 // "device" | "host" | "disk" | "remote" ("?" for anything else).
 inline const char* TierName(int tier) {
   switch (tier) {
-    case kDeviceTier: return "device";
-    case kHostTier: return "host";
-    case kDiskTier: return "disk";
-    case kRemoteTier: return "remote";
+    case kDeviceTier:
+      return "device";
+    case kHostTier:
+      return "host";
+    case kDiskTier:
+      return "disk";
+    case kRemoteTier:
+      return "remote";
   }
   return "?";
 }
@@ -41,8 +45,10 @@ struct TierTokens {
   int64_t remote_tokens = 0;  // brought in from the remote tier for this request
 
   int64_t& operator[](int tier) {
-    return tier == kDeviceTier ? device_tokens : tier == kHostTier ? host_tokens : tier == kDiskTier ? disk_tokens
-                                                                                                     : remote_tokens;
+    return tier == kDeviceTier ? device_tokens
+           : tier == kHostTier ? host_tokens
+           : tier == kDiskTier ? disk_tokens
+                               : remote_tokens;
   }
   int64_t operator[](int tier) const { return const_cast<TierTokens&>(*this)[tier]; }
   int64_t total() const { return device_tokens + host_tokens + disk_tokens + remote_tokens; }

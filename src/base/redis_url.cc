@@ -27,7 +27,8 @@ std::string RedactRedisUrl(const std::string& url) {
 Result<RedisUrl> ParseRedisUrl(const std::string& url_text) {
   const std::string url = RedactRedisUrl(url_text);  // what messages show
   const std::string scheme = "redis://";
-  if (url_text.rfind(scheme, 0) != 0) return InvalidArgument(fmt::format("--kv-remote '{}' is not a redis:// URL", url));
+  if (url_text.rfind(scheme, 0) != 0)
+    return InvalidArgument(fmt::format("--kv-remote '{}' is not a redis:// URL", url));
   std::string rest = url_text.substr(scheme.size());
   RedisUrl u;
   if (size_t at = rest.rfind('@'); at != std::string::npos) {

@@ -44,7 +44,8 @@ TEST(RedisUrl, MessagesNeverShowThePassword) {
   EXPECT_EQ(RedactRedisUrl("redis://:hunter2@h"), "redis://:***@h");
   EXPECT_EQ(RedactRedisUrl("redis://alice@h"), "redis://alice@h");
   EXPECT_EQ(RedactRedisUrl("redis://h:1"), "redis://h:1");
-  for (const char* bad : {"redis://u:hunter2@h:0", "redis://u:hunter2@h/x", "redis://:hunter2@", "rediss://u:hunter2@h"}) {
+  for (const char* bad :
+       {"redis://u:hunter2@h:0", "redis://u:hunter2@h/x", "redis://:hunter2@", "rediss://u:hunter2@h"}) {
     auto r = ParseRedisUrl(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().message().find("hunter2"), std::string::npos) << r.status().message();

@@ -15,7 +15,7 @@ enum class StatusCode {
   kInvalidArgument,  // bad user input (CLI flag, request field, file content)
   kNotFound,
   kOutOfRange,
-  kCorrupt,          // a file or block that fails validation
+  kCorrupt,  // a file or block that fails validation
   kResourceExhausted,
   kUnavailable,
   kUnimplemented,
@@ -59,8 +59,8 @@ inline Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::mo
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}            // NOLINT: implicit on purpose
-  Result(Status status) : v_(std::move(status)) {      // NOLINT
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit on purpose
+  Result(Status status) : v_(std::move(status)) {  // NOLINT
     if (std::get<Status>(v_).ok()) v_ = Status(StatusCode::kInternal, "Result built from OK status");
   }
 
@@ -87,10 +87,10 @@ class [[nodiscard]] Result {
 #define PG_CONCAT(a, b) PG_CONCAT_INNER(a, b)
 
 // Returns the status from the enclosing function if it is not OK.
-#define PG_RETURN_IF_ERROR(expr)            \
-  do {                                      \
-    ::pg::Status _pg_st = (expr);           \
-    if (!_pg_st.ok()) return _pg_st;        \
+#define PG_RETURN_IF_ERROR(expr)     \
+  do {                               \
+    ::pg::Status _pg_st = (expr);    \
+    if (!_pg_st.ok()) return _pg_st; \
   } while (0)
 
 // PG_ASSIGN_OR_RETURN(auto x, MaybeX());

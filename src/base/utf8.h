@@ -22,7 +22,7 @@
 namespace pg {
 
 struct Utf8Lead {
-  int continuation = 0;   // continuation bytes after the lead (0 = ASCII)
+  int continuation = 0;     // continuation bytes after the lead (0 = ASCII)
   unsigned char lo = 0x80;  // range of the first continuation byte; the others are 0x80..0xBF
   unsigned char hi = 0xBF;
 };

@@ -4,14 +4,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-
-#include "base/cli_util.h"
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
 
+#include "base/cli_util.h"
 #include "bench/bench_plots.h"
 #include "bench/bench_runner.h"
 #include "bench/output_match.h"
@@ -159,13 +158,26 @@ int SetUpRun(RunFlags& f, RunSetup* s) {
 
 nlohmann::json RunConfigJson(const RunFlags& f, const RunSetup& s, int32_t level, double wall_s,
                              double started_unix_s) {
-  return {{"url", f.url},           {"model", s.copt.model},        {"workload", f.workload},
-          {"workload_description", s.workload->Describe()},       {"prompt_mode", PromptModeName(s.copt.mode)},
-          {"concurrency", level},   {"open_loop", f.open_loop},    {"duration_s", f.duration_s},
-          {"max_requests", f.max_requests}, {"warmup", f.warmup}, {"seed", f.seed},
-          {"vocab_size", s.vocab},  {"vocab_source", s.vocab_source}, {"token_id_lo", s.space->lo()},
-          {"token_id_hi", s.space->hi()}, {"ideal_block_tokens", f.ideal_block}, {"gpus", f.gpus},
-          {"wall_s", wall_s},       {"ignore_eos", s.copt.ignore_eos}, {"started_unix_s", started_unix_s}};
+  return {{"url", f.url},
+          {"model", s.copt.model},
+          {"workload", f.workload},
+          {"workload_description", s.workload->Describe()},
+          {"prompt_mode", PromptModeName(s.copt.mode)},
+          {"concurrency", level},
+          {"open_loop", f.open_loop},
+          {"duration_s", f.duration_s},
+          {"max_requests", f.max_requests},
+          {"warmup", f.warmup},
+          {"seed", f.seed},
+          {"vocab_size", s.vocab},
+          {"vocab_source", s.vocab_source},
+          {"token_id_lo", s.space->lo()},
+          {"token_id_hi", s.space->hi()},
+          {"ideal_block_tokens", f.ideal_block},
+          {"gpus", f.gpus},
+          {"wall_s", wall_s},
+          {"ignore_eos", s.copt.ignore_eos},
+          {"started_unix_s", started_unix_s}};
 }
 
 // One concurrency level: the run, its /metrics deltas, its tables and its run JSON.
@@ -193,8 +205,8 @@ int RunLevel(const RunFlags& f, RunSetup& s, int32_t level, RunReport* rep) {
   in.gpu_hour_cost = f.gpu_hour_cost;
   in.concurrency = level;
   in.workload = f.workload;
-  in.label = f.label.empty() ? fmt::format("c{}", level)
-                             : (f.sweep.empty() ? f.label : fmt::format("{} c{}", f.label, level));
+  in.label =
+      f.label.empty() ? fmt::format("c{}", level) : (f.sweep.empty() ? f.label : fmt::format("{} c{}", f.label, level));
   // The /metrics delta also counts warmup requests, so it is only used without warmup.
   if (before && after && f.warmup == 0) in.metrics_cached_delta = *after - *before;
   in.spec_by_drafter = SpecCountersDelta(spec_before, spec_after);
@@ -240,7 +252,9 @@ int WriteRunSummary(const RunFlags& f, const RunSetup& s, const std::vector<RunR
   if (f.out_dir.empty()) return 0;
   Curve curve{f.label.empty() ? f.workload : f.label, sums};
   Status st = WriteTextFile(Join(f.out_dir, "summary.md"), md);
-  if (st.ok()) st = WriteTextFile(Join(f.out_dir, "throughput_vs_interactivity.svg"), ThroughputInteractivityPlot({curve}, s.refs));
+  if (st.ok())
+    st =
+        WriteTextFile(Join(f.out_dir, "throughput_vs_interactivity.svg"), ThroughputInteractivityPlot({curve}, s.refs));
   if (st.ok()) st = WriteTextFile(Join(f.out_dir, "ttft_cdf.svg"), TtftCdfPlot(reports));
   if (st.ok()) st = WriteTextFile(Join(f.out_dir, "cache_reuse_over_time.svg"), CacheReuseOverTimePlot(reports.back()));
   if (!st.ok()) return Fail(st, kExitFailed);
@@ -306,10 +320,13 @@ int CompareCommand(const CompareFlags& f) {
   }
   if (!f.plots_dir.empty()) {
     Status st = EnsureDir(f.plots_dir);
-    if (st.ok()) st = WriteTextFile(Join(f.plots_dir, "throughput_vs_interactivity.svg"), ThroughputInteractivityPlot(curves, refs));
+    if (st.ok())
+      st = WriteTextFile(Join(f.plots_dir, "throughput_vs_interactivity.svg"),
+                         ThroughputInteractivityPlot(curves, refs));
     if (st.ok()) st = WriteTextFile(Join(f.plots_dir, "ttft_cdf.svg"), TtftCdfPlot(runs));
     for (size_t i = 0; st.ok() && i < runs.size(); ++i) {
-      st = WriteTextFile(Join(f.plots_dir, fmt::format("cache_reuse_over_time_{}.svg", i + 1)), CacheReuseOverTimePlot(runs[i]));
+      st = WriteTextFile(Join(f.plots_dir, fmt::format("cache_reuse_over_time_{}.svg", i + 1)),
+                         CacheReuseOverTimePlot(runs[i]));
     }
     if (!st.ok()) return Fail(st, kExitFailed);
   }
@@ -325,8 +342,7 @@ int BenchMain(int argc, char** argv) {
   app.add_option("--url", f.url, "server root, e.g. http://127.0.0.1:8080");
   app.add_option("--api-key", f.api_key, "sent as Authorization: Bearer KEY");
   app.add_option("--model", f.model, "model name (default: first of /v1/models)");
-  app.add_option("--workload", f.workload,
-                 "agentic | trace:kv-cache-tester:DIR_OR_FILE | trace:mooncake:FILE");
+  app.add_option("--workload", f.workload, "agentic | trace:kv-cache-tester:DIR_OR_FILE | trace:mooncake:FILE");
   app.add_option("--concurrency", f.concurrency, "sessions in flight (closed loop)")->capture_default_str();
   auto* dur = app.add_option("--duration", f.duration_s, "seconds after which no new request starts");
   auto* maxr = app.add_option("--max-requests", f.max_requests, "measured requests to issue");
@@ -336,21 +352,26 @@ int BenchMain(int argc, char** argv) {
   app.add_option("--gpus", f.gpus, "GPUs behind the server, for tok/s per GPU (1 on CPU)")->capture_default_str();
   app.add_option("--out", f.out_dir, "directory for run JSON, summary.md and SVG plots");
   app.add_option("--label", f.label, "name of this configuration in tables and plots");
-  app.add_option("--prompt-mode", f.prompt_mode, "tokens (ids to /v1/completions) | text | chat")->capture_default_str();
+  app.add_option("--prompt-mode", f.prompt_mode, "tokens (ids to /v1/completions) | text | chat")
+      ->capture_default_str();
   app.add_option("--vocab-size", f.vocab_size, "server vocabulary (default: /v1/models, else 1000)");
   app.add_option("--ctx-max", f.wl.ctx_max, "agentic: max context per session, tokens")->capture_default_str();
   app.add_option("--turns", f.wl.turns, "agentic: requests per session")->capture_default_str();
-  app.add_option("--tool-gap-s", f.wl.tool_gap_s, "agentic: mean think/tool gap between turns, s")->capture_default_str();
+  app.add_option("--tool-gap-s", f.wl.tool_gap_s, "agentic: mean think/tool gap between turns, s")
+      ->capture_default_str();
   app.add_option("--sessions", f.wl.sessions, "agentic: sessions per pass (default 2 x concurrency)");
   app.add_option("--out-median", f.wl.out_median, "agentic: median reply length, tokens")->capture_default_str();
-  app.add_option("--length-scale", f.wl.length_scale, "traces: multiply block and output lengths")->capture_default_str();
-  app.add_option("--time-scale", f.wl.time_scale, "traces: multiply think times and arrival times")->capture_default_str();
+  app.add_option("--length-scale", f.wl.length_scale, "traces: multiply block and output lengths")
+      ->capture_default_str();
+  app.add_option("--time-scale", f.wl.time_scale, "traces: multiply think times and arrival times")
+      ->capture_default_str();
   app.add_option("--max-context", f.wl.max_context, "traces: cut sessions at prompt+output > N tokens (0: no cap)");
   app.add_flag("--open-loop", f.open_loop, "mooncake: send at trace timestamps instead of closed loop");
   app.add_option("--sweep-concurrency", f.sweep, "run each concurrency level, e.g. 1,2,4,8")->delimiter(',');
   app.add_option("--gpu-hour-cost", f.gpu_hour_cost, "USD per GPU-hour: adds $ per million output tokens");
   app.add_option("--reference", f.reference, "CSV of published reference points");
-  app.add_option("--ideal-block", f.ideal_block, "block size of the ideal-reuse computation, tokens")->capture_default_str();
+  app.add_option("--ideal-block", f.ideal_block, "block size of the ideal-reuse computation, tokens")
+      ->capture_default_str();
   app.add_option("--timeout", f.timeout_s, "per-request read timeout, s")->capture_default_str();
   app.add_option("--metrics-counter", f.metrics_counter, "Prometheus counter of cached prompt tokens on /metrics")
       ->capture_default_str();

@@ -1,18 +1,17 @@
 // End-to-end: the bench against the mock OpenAI server, checking the summary
 // against the server's own counters; failed-request accounting; the CLI.
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <thread>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "bench/bench_cli.h"
 #include "bench/bench_runner.h"
@@ -135,8 +134,9 @@ TEST(BenchE2E, RequestOnAConnectionTheServerIsClosingIsResent) {
         "data: {\"choices\":[{\"text\":\"hi\",\"finish_reason\":null}]}\n\n"
         "data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}],"
         "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n";
-    const std::string resp = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " +
-                             std::to_string(body.size()) + "\r\n\r\n" + body;
+    const std::string resp =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " + std::to_string(body.size()) +
+        "\r\n\r\n" + body;
     for (int conn = 0; conn < 2; ++conn) {
       pollfd p{lfd, POLLIN, 0};
       if (::poll(&p, 1, 3000) != 1) return;  // no second connection: the client gave up
@@ -287,9 +287,9 @@ TEST(BenchCli, ArgumentsRunAndCompare) {
   EXPECT_EQ(call({"bench", "compare", "--help"}), 0);
   EXPECT_EQ(call({"bench", "--concurrency", "abc"}), 2);
   EXPECT_EQ(call({"bench", "--workload", "agentic"}), 2);  // no --url
-  EXPECT_EQ(call({"bench", "--url", "http://127.0.0.1:1", "--workload", "agentic", "--duration", "1",
-                  "--max-requests", "2"}),
-            2);
+  EXPECT_EQ(
+      call({"bench", "--url", "http://127.0.0.1:1", "--workload", "agentic", "--duration", "1", "--max-requests", "2"}),
+      2);
   EXPECT_EQ(call({"bench", "--url", "ftp://x", "--workload", "agentic"}), 2);
   EXPECT_EQ(call({"bench", "compare", "only-one.json"}), 2);
 
@@ -321,8 +321,8 @@ TEST(BenchCli, ArgumentsRunAndCompare) {
   EXPECT_TRUE(rep->summary.cost_per_mtok.has_value());
   EXPECT_EQ(rep->summary.completed, static_cast<int64_t>(rep->records.size()));
   std::string ref = std::string(PROSGROW_SHARED_DIR) + "/data/reference/published.csv";
-  std::vector<std::string> cmp = {"bench", "compare", dir + "/a/run.json", dir + "/b/run-c2.json", "--plots",
-                                  dir + "/plots", "--out", dir + "/cmp.md"};
+  std::vector<std::string> cmp = {"bench",        "compare", dir + "/a/run.json", dir + "/b/run-c2.json", "--plots",
+                                  dir + "/plots", "--out",   dir + "/cmp.md"};
   if (std::filesystem::exists(ref)) {
     cmp.push_back("--reference");
     cmp.push_back(ref);

@@ -61,8 +61,7 @@ class Runner {
   std::chrono::steady_clock::time_point Deadline(double seconds_from_start) const {
     double now = NowSeconds();
     double rel = std::max(0.0, t_start_ + seconds_from_start - now);
-    return std::chrono::steady_clock::now() +
-           std::chrono::microseconds(static_cast<int64_t>(std::min(rel, 1e7) * 1e6));
+    return std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<int64_t>(std::min(rel, 1e7) * 1e6));
   }
   // Sleeps `seconds` unless stopped first; returns false when stopped.
   bool Sleep(double seconds) {
@@ -172,8 +171,8 @@ class Runner {
       if (opt_.duration_s > 0) {
         eta = fmt::format("{:.0f}s", std::max(0.0, opt_.duration_s - el));
       } else if (opt_.max_requests > 0 && finished > 0) {
-        eta = fmt::format("{:.0f}s", el / static_cast<double>(finished) *
-                                         static_cast<double>(opt_.max_requests - finished));
+        eta = fmt::format("{:.0f}s",
+                          el / static_cast<double>(finished) * static_cast<double>(opt_.max_requests - finished));
       }
       std::string target = opt_.max_requests > 0 ? fmt::format("/{}", opt_.max_requests) : "";
       std::fprintf(stderr, "\r[bench] %lld%s done, %lld failed, %.1f out tok/s, %.0fs elapsed, ETA %s   ",
@@ -196,9 +195,9 @@ class Runner {
   std::atomic<int64_t> issued_{0};
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;      // guarded by mu_
-  bool finished_ = false;  // guarded by mu_
-  std::vector<RequestRecord> records_;  // guarded by mu_
+  bool stop_ = false;                               // guarded by mu_
+  bool finished_ = false;                           // guarded by mu_
+  std::vector<RequestRecord> records_;              // guarded by mu_
   int64_t done_ = 0, failed_ = 0, out_tokens_ = 0;  // guarded by mu_ (non-warmup)
 };
 

@@ -26,12 +26,12 @@ namespace pg::bench {
 
 struct RunOptions {
   int32_t concurrency = 4;
-  double duration_s = 0;      // 0: no time limit
-  int64_t max_requests = 0;   // measured requests; 0: no count limit
+  double duration_s = 0;     // 0: no time limit
+  int64_t max_requests = 0;  // measured requests; 0: no count limit
   int64_t warmup = 0;
   bool open_loop = false;
   int64_t ideal_block_tokens = 16;
-  bool progress = false;      // live progress line on stderr (TTY)
+  bool progress = false;  // live progress line on stderr (TTY)
   int32_t max_open_loop_inflight = 1024;
 };
 

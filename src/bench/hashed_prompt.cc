@@ -9,9 +9,8 @@ int64_t ScaledBlockTokens(int64_t block_tokens, double length_scale) {
   return std::max<int64_t>(1, std::llround(static_cast<double>(block_tokens) * length_scale));
 }
 
-std::vector<int32_t> HashedPrompt(const TokenSpace& space, uint64_t scope,
-                                  const std::vector<int64_t>& hash_ids, int64_t block_tokens,
-                                  int64_t input_tokens, double length_scale, uint64_t tail_id) {
+std::vector<int32_t> HashedPrompt(const TokenSpace& space, uint64_t scope, const std::vector<int64_t>& hash_ids,
+                                  int64_t block_tokens, int64_t input_tokens, double length_scale, uint64_t tail_id) {
   const int64_t scaled_block = ScaledBlockTokens(block_tokens, length_scale);
   const int64_t n_blocks = static_cast<int64_t>(hash_ids.size());
   std::vector<int32_t> out;

@@ -22,9 +22,8 @@ int64_t ScaledBlockTokens(int64_t block_tokens, double length_scale);
 //     Mooncake) the prompt is cut to round(input_tokens * length_scale)
 //     tokens, keeping at least one token of the last block.
 // Returns the token ids.
-std::vector<int32_t> HashedPrompt(const TokenSpace& space, uint64_t scope,
-                                  const std::vector<int64_t>& hash_ids, int64_t block_tokens,
-                                  int64_t input_tokens, double length_scale, uint64_t tail_id);
+std::vector<int32_t> HashedPrompt(const TokenSpace& space, uint64_t scope, const std::vector<int64_t>& hash_ids,
+                                  int64_t block_tokens, int64_t input_tokens, double length_scale, uint64_t tail_id);
 
 // Block id reserved for the unique tail of request `ordinal` of a session.
 inline uint64_t TailBlockId(uint64_t ordinal) { return (uint64_t{1} << 63) | ordinal; }

@@ -47,7 +47,7 @@ std::optional<double> Percentile(std::vector<double> values, double q);
 
 struct SummaryInputs {
   double gpus = 1;
-  double gpu_hour_cost = 0;           // 0: no cost row
+  double gpu_hour_cost = 0;                    // 0: no cost row
   std::optional<double> metrics_cached_delta;  // from /metrics, when scraped
   int32_t concurrency = 0;
   std::string workload;
@@ -64,7 +64,7 @@ struct Summary {
   int64_t failed = 0;
   int64_t warmup = 0;
   double window_s = 0;
-  int64_t prompt_tokens = 0;   // server-reported where available, else sent
+  int64_t prompt_tokens = 0;  // server-reported where available, else sent
   int64_t output_tokens = 0;
   std::optional<double> output_tok_s;
   std::optional<double> output_tok_s_gpu;
@@ -79,7 +79,7 @@ struct Summary {
   std::optional<double> tier_device, tier_host, tier_disk;  // fraction of prompt tokens
   std::optional<double> cost_per_mtok;
   double gpu_hour_cost = 0;
-  std::optional<SpecSummary> spec;  // nullopt: the server reported no speculation
+  std::optional<SpecSummary> spec;         // nullopt: the server reported no speculation
   std::optional<double> output_tok_s_all;  // failed requests' streamed tokens included
   std::optional<double> ttft_p90_all;      // failed requests' first tokens included
 };

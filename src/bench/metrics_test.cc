@@ -1,10 +1,11 @@
 // Metrics math on synthetic timings, SSE parsing, report/CSV/SVG formatting.
+#include "bench/metrics.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "bench/bench_plots.h"
-#include "bench/metrics.h"
 #include "bench/reference_points.h"
 #include "bench/run_report.h"
 #include "bench/stream_client.h"
@@ -144,8 +145,8 @@ TEST(Summarize, FailedRequestsCountInTheInclusiveRowsOnly) {
   Summary s = Summarize(recs, {});
   EXPECT_EQ(s.completed, 1);
   EXPECT_EQ(s.failed, 1);
-  EXPECT_DOUBLE_EQ(*s.output_tok_s, 2.0 / 2.0);       // 2 tokens over [0, 2]
-  EXPECT_DOUBLE_EQ(*s.output_tok_s_all, 5.0 / 4.0);   // + 3 streamed tokens, window [0, 4]
+  EXPECT_DOUBLE_EQ(*s.output_tok_s, 2.0 / 2.0);      // 2 tokens over [0, 2]
+  EXPECT_DOUBLE_EQ(*s.output_tok_s_all, 5.0 / 4.0);  // + 3 streamed tokens, window [0, 4]
   EXPECT_DOUBLE_EQ(*s.ttft_p90, 1.0);
   EXPECT_DOUBLE_EQ(*s.ttft_p90_all, 1.0 + 0.9 * 2.0);  // between 1 and 3
   Summary back = SummaryFromJson(SummaryToJson(s));

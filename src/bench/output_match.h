@@ -17,8 +17,8 @@ namespace pg::bench {
 std::string OutputHash(const std::string& text);
 
 struct OutputMatch {
-  int64_t matched = 0;    // requests that succeeded in both runs, with an output
-  int64_t identical = 0;  // of those, equal output hashes
+  int64_t matched = 0;                 // requests that succeeded in both runs, with an output
+  int64_t identical = 0;               // of those, equal output hashes
   std::vector<std::string> differing;  // "session turn N" of the first few that differ
 };
 

@@ -24,8 +24,8 @@ TEST(OutputMatch, HashIsStableAndDistinguishesTexts) {
 TEST(OutputMatch, MatchesBySessionAndTurnAndSkipsFailures) {
   std::vector<RequestRecord> a = {Rec("s#0", 0, "x"), Rec("s#0", 1, "y"), Rec("s#1", 0, "z"),
                                   Rec("s#2", 0, "w", /*ok=*/false)};
-  std::vector<RequestRecord> b = {Rec("s#1", 0, "z"), Rec("s#0", 1, "Y"), Rec("s#0", 0, "x"),
-                                  Rec("s#2", 0, "w"), Rec("s#3", 0, "only in b")};
+  std::vector<RequestRecord> b = {Rec("s#1", 0, "z"), Rec("s#0", 1, "Y"), Rec("s#0", 0, "x"), Rec("s#2", 0, "w"),
+                                  Rec("s#3", 0, "only in b")};
   OutputMatch m = MatchOutputs(a, b);
   EXPECT_EQ(m.matched, 3);
   EXPECT_EQ(m.identical, 2);

@@ -124,12 +124,13 @@ std::string ReferenceTable(const std::vector<Summary>& measured, const std::vect
     if (r.output_tok_s_gpu && m->output_tok_s_gpu && *r.output_tok_s_gpu > 0) {
       ratio = fmt::format("{:.3g}x", *m->output_tok_s_gpu / *r.output_tok_s_gpu);
     }
-    o += fmt::format("| {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.label,
-                     r.hardware, r.concurrency ? fmt::format("{:g}", *r.concurrency) : "", FormatOpt(r.output_tok_s_gpu, 2),
-                     FormatOpt(m->output_tok_s_gpu, 2), m->label, ratio, FormatOpt(r.interactivity, 1),
-                     FormatOpt(m->interactivity_p50, 1), FormatOpt(r.ttft_p50, 2), FormatOpt(m->ttft_p50, 2),
-                     FormatOpt(r.ttft_p90, 2), FormatOpt(m->ttft_p90, 2), FormatOpt(r.e2e_p50, 2), FormatOpt(m->e2e_p50, 2),
-                     FormatOpt(r.cost_per_mtok, 3), FormatOpt(m->cost_per_mtok, 3));
+    o += fmt::format("| {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                     r.label, r.hardware, r.concurrency ? fmt::format("{:g}", *r.concurrency) : "",
+                     FormatOpt(r.output_tok_s_gpu, 2), FormatOpt(m->output_tok_s_gpu, 2), m->label, ratio,
+                     FormatOpt(r.interactivity, 1), FormatOpt(m->interactivity_p50, 1), FormatOpt(r.ttft_p50, 2),
+                     FormatOpt(m->ttft_p50, 2), FormatOpt(r.ttft_p90, 2), FormatOpt(m->ttft_p90, 2),
+                     FormatOpt(r.e2e_p50, 2), FormatOpt(m->e2e_p50, 2), FormatOpt(r.cost_per_mtok, 3),
+                     FormatOpt(m->cost_per_mtok, 3));
   }
   return o;
 }

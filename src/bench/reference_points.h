@@ -18,8 +18,7 @@ namespace pg::bench {
 
 struct ReferencePoint {
   std::string label, hardware, model, source;
-  std::optional<double> concurrency, output_tok_s_gpu, interactivity, ttft_p50, ttft_p90, e2e_p50,
-      cost_per_mtok;
+  std::optional<double> concurrency, output_tok_s_gpu, interactivity, ttft_p50, ttft_p90, e2e_p50, cost_per_mtok;
 };
 
 Result<std::vector<ReferencePoint>> ParseReferenceCsv(const std::string& text, const std::string& name);

@@ -69,7 +69,7 @@ struct Row {
   double scale;
   int digits;
   const char* suffix;
-  bool optional = false;  // shown only when some run has a value
+  bool optional = false;       // shown only when some run has a value
   bool with_failures = false;  // shown only when some run has failed requests
 };
 
@@ -85,8 +85,8 @@ std::string SummaryTable(const std::vector<Summary>& runs) {
   static const Row kRows[] = {
       {"output tok/s per GPU", [](const Summary& s) { return s.output_tok_s_gpu; }, 1, 2, ""},
       {"output tok/s, whole server", [](const Summary& s) { return s.output_tok_s; }, 1, 2, ""},
-      {"output tok/s incl. failed requests' streamed tokens", [](const Summary& s) { return s.output_tok_s_all; }, 1,
-       2, "", false, true},
+      {"output tok/s incl. failed requests' streamed tokens", [](const Summary& s) { return s.output_tok_s_all; }, 1, 2,
+       "", false, true},
       {"median TTFT", [](const Summary& s) { return s.ttft_p50; }, 1, 2, " s"},
       {"p90 TTFT", [](const Summary& s) { return s.ttft_p90; }, 1, 2, " s"},
       {"p90 TTFT incl. failed requests", [](const Summary& s) { return s.ttft_p90_all; }, 1, 2, " s", false, true},

@@ -98,7 +98,7 @@ std::map<std::string, SpecCounts> SpecCountersFromMetrics(const std::string& met
 }
 
 std::map<std::string, SpecCounts> SpecCountersDelta(const std::map<std::string, SpecCounts>& before,
-                                                     const std::map<std::string, SpecCounts>& after) {
+                                                    const std::map<std::string, SpecCounts>& after) {
   std::map<std::string, SpecCounts> out;
   for (const auto& [name, a] : after) {
     SpecCounts d = a;
@@ -165,9 +165,9 @@ std::string SpecTable(const std::optional<SpecSummary>& s) {
       "| speculative decoding | steps | drafted | accepted | acceptance rate | mean accepted length |\n"
       "|---|---|---|---|---|---|\n";
   for (const auto& [name, c] : s->by_drafter) md += Row("drafter " + name + " (/metrics)", c);
-  md += Row(fmt::format("all requests ({}, {} with a draft)", s->source.empty() ? "none reported" : s->source,
-                        s->requests),
-            s->total);
+  md += Row(
+      fmt::format("all requests ({}, {} with a draft)", s->source.empty() ? "none reported" : s->source, s->requests),
+      s->total);
   if (s->synthetic) {
     md += "\nSYNTHETIC ACCEPTANCE (benchmark only): accepted drafts are NOT the model's output.\n";
   }

@@ -51,14 +51,14 @@ void ReadSpecTimings(const nlohmann::json& timings, RequestRecord* rec);
 std::map<std::string, SpecCounts> SpecCountersFromMetrics(const std::string& metrics_text);
 // after - before, per drafter (a drafter missing from `before` counts from 0).
 std::map<std::string, SpecCounts> SpecCountersDelta(const std::map<std::string, SpecCounts>& before,
-                                                     const std::map<std::string, SpecCounts>& after);
+                                                    const std::map<std::string, SpecCounts>& after);
 
 // The speculative part of a run's summary.
 struct SpecSummary {
-  int64_t requests = 0;        // measured requests that reported counts
-  SpecCounts total;            // summed over them (steps -1 if any lacked steps)
-  bool synthetic = false;      // any request said synthetic_acceptance: true
-  std::string source;          // "usage", "timings" or "mixed"
+  int64_t requests = 0;                          // measured requests that reported counts
+  SpecCounts total;                              // summed over them (steps -1 if any lacked steps)
+  bool synthetic = false;                        // any request said synthetic_acceptance: true
+  std::string source;                            // "usage", "timings" or "mixed"
   std::map<std::string, SpecCounts> by_drafter;  // /metrics delta (warmup included)
 };
 

@@ -10,8 +10,8 @@
 #include "base/enum_names.h"
 #include "bench/output_match.h"
 #include "bench/spec_report.h"
-#include "client/openai_http.h"
 #include "bench/token_space.h"
+#include "client/openai_http.h"
 
 namespace pg::bench {
 namespace {
@@ -126,10 +126,9 @@ void ReadStreamEvent(const std::string& data, bool chat, StreamState* st, Reques
   if (j.contains("error")) {
     st->failed = true;
     const json& e = j["error"];
-    st->error = "server error event: " +
-                OneLine(e.is_object() && e.contains("message") && e["message"].is_string()
-                            ? e["message"].get<std::string>()
-                            : e.dump());
+    st->error = "server error event: " + OneLine(e.is_object() && e.contains("message") && e["message"].is_string()
+                                                     ? e["message"].get<std::string>()
+                                                     : e.dump());
     return;
   }
   const double now = NowSeconds();

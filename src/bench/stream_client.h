@@ -61,6 +61,7 @@ class StreamClient {
 
  private:
   StreamClient(const ClientOptions& opt, std::unique_ptr<OpenAiHttp> http);
+
  public:
   ~StreamClient();
 

@@ -16,11 +16,20 @@ std::string Escape(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o.push_back(c);
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o.push_back(c);
     }
   }
   return o;
@@ -152,19 +161,23 @@ void DrawAxes(const PlotLayout& spec, const Frame& f, const Axis& ax, const Axis
                    f.plot_w(), f.plot_h());
   for (double v : NiceTicks(ax.lo, ax.hi, spec.log_x)) {
     double x = ax.Map(v);
-    o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>\n", x, top, H - bottom);
+    o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>\n", x, top,
+                     H - bottom);
     o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"black\"/>\n", x, H - bottom,
                      H - bottom + 5);
-    o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x, H - bottom + 18, TickLabel(v));
+    o +=
+        fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x, H - bottom + 18, TickLabel(v));
   }
   for (double v : NiceTicks(ay.lo, ay.hi, spec.log_y)) {
     double y = ay.Map(v);
-    o += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"#ddd\"/>\n", y, left, W - right);
-    o += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"black\"/>\n", y, left - 5, left);
+    o += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"#ddd\"/>\n", y, left,
+                     W - right);
+    o += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"black\"/>\n", y, left - 5,
+                     left);
     o += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 8, y + 4, TickLabel(v));
   }
-  o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + f.plot_w() / 2,
-                   H - 18, Escape(spec.x_label + (spec.log_x ? " (log)" : "")));
+  o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + f.plot_w() / 2, H - 18,
+                   Escape(spec.x_label + (spec.log_x ? " (log)" : "")));
   o += fmt::format("<text x=\"18\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {0})\">{1}</text>\n",
                    top + f.plot_h() / 2, Escape(spec.y_label + (spec.log_y ? " (log)" : "")));
 }
@@ -174,7 +187,8 @@ void DrawSeries(const PlotLayout& spec, const Axis& ax, const Axis& ay, const Pl
                 std::string& o) {
   std::vector<std::pair<double, double>> px;
   for (const auto& p : s.points) {
-    if (Drawable(p.first, spec.log_x) && Drawable(p.second, spec.log_y)) px.push_back({ax.Map(p.first), ay.Map(p.second)});
+    if (Drawable(p.first, spec.log_x) && Drawable(p.second, spec.log_y))
+      px.push_back({ax.Map(p.first), ay.Map(p.second)});
   }
   o += "<g clip-path=\"url(#area)\">\n";
   if (s.lines && px.size() >= 2) {

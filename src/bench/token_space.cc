@@ -21,8 +21,7 @@ int32_t TokenSpace::TokenAt(uint64_t scope, uint64_t block_id, uint64_t pos) con
   return lo_ + static_cast<int32_t>(h % static_cast<uint64_t>(hi_ - lo_));
 }
 
-void TokenSpace::AppendBlock(uint64_t scope, uint64_t block_id, int64_t n,
-                             std::vector<int32_t>* out) const {
+void TokenSpace::AppendBlock(uint64_t scope, uint64_t block_id, int64_t n, std::vector<int32_t>* out) const {
   for (int64_t p = 0; p < n; ++p) out->push_back(TokenAt(scope, block_id, static_cast<uint64_t>(p)));
 }
 

@@ -124,8 +124,8 @@ Result<std::unique_ptr<KvCacheTesterWorkload>> KvCacheTesterWorkload::Load(const
   }
   auto w = FromTraces(std::move(traces), space, opt);
   if (w->traces().empty()) {
-    return InvalidArgument(fmt::format("every trace in {} exceeds --max-context {} on its first request", path,
-                                       opt.max_context));
+    return InvalidArgument(
+        fmt::format("every trace in {} exceeds --max-context {} on its first request", path, opt.max_context));
   }
   return w;
 }
@@ -133,8 +133,8 @@ Result<std::unique_ptr<KvCacheTesterWorkload>> KvCacheTesterWorkload::Load(const
 std::unique_ptr<KvCacheTesterWorkload> KvCacheTesterWorkload::FromTraces(std::vector<KvTrace> traces,
                                                                          const TokenSpace& space,
                                                                          const WorkloadOptions& opt) {
-  const int64_t skipped = static_cast<int64_t>(
-      std::erase_if(traces, [&](const KvTrace& t) { return !FirstFits(t.requests, t, opt); }));
+  const int64_t skipped =
+      static_cast<int64_t>(std::erase_if(traces, [&](const KvTrace& t) { return !FirstFits(t.requests, t, opt); }));
   return std::unique_ptr<KvCacheTesterWorkload>(new KvCacheTesterWorkload(std::move(traces), space, opt, skipped));
 }
 
@@ -143,8 +143,8 @@ std::string KvCacheTesterWorkload::Describe() const {
                      traces_.size(), skipped_, opt_.length_scale, opt_.time_scale, space_.seed());
 }
 
-void KvCacheTesterWorkload::BuildSession(const KvTrace& trace, const std::vector<KvTraceEntry>& entries,
-                                         uint64_t scope, uint64_t* ordinal, SessionScript* out) const {
+void KvCacheTesterWorkload::BuildSession(const KvTrace& trace, const std::vector<KvTraceEntry>& entries, uint64_t scope,
+                                         uint64_t* ordinal, SessionScript* out) const {
   for (const KvTraceEntry& e : entries) {
     SessionEvent ev;
     ev.wait_before_s = e.think_time * opt_.time_scale;
@@ -159,8 +159,8 @@ void KvCacheTesterWorkload::BuildSession(const KvTrace& trace, const std::vector
       out->events.push_back(std::move(ev));
       continue;
     }
-    ev.prompt = HashedPrompt(space_, scope, e.hash_ids, trace.block_size, e.in, opt_.length_scale,
-                             TailBlockId((*ordinal)++));
+    ev.prompt =
+        HashedPrompt(space_, scope, e.hash_ids, trace.block_size, e.in, opt_.length_scale, TailBlockId((*ordinal)++));
     ev.max_tokens = static_cast<int32_t>(std::max<int64_t>(1, std::llround(e.out * opt_.length_scale)));
     if (opt_.max_context > 0 && static_cast<int64_t>(ev.prompt.size()) + ev.max_tokens > opt_.max_context) {
       return;  // truncate the session here

@@ -54,11 +54,9 @@ class KvCacheTesterWorkload : public Workload {
  public:
   // `path`: a trace file, or a directory whose *.json files (sorted by name)
   // are the traces.
-  static Result<std::unique_ptr<KvCacheTesterWorkload>> Load(const std::string& path,
-                                                             const TokenSpace& space,
+  static Result<std::unique_ptr<KvCacheTesterWorkload>> Load(const std::string& path, const TokenSpace& space,
                                                              const WorkloadOptions& opt);
-  static std::unique_ptr<KvCacheTesterWorkload> FromTraces(std::vector<KvTrace> traces,
-                                                           const TokenSpace& space,
+  static std::unique_ptr<KvCacheTesterWorkload> FromTraces(std::vector<KvTrace> traces, const TokenSpace& space,
                                                            const WorkloadOptions& opt);
   std::string Describe() const override;
   int64_t SessionsPerPass() const override { return static_cast<int64_t>(traces_.size()); }
@@ -67,11 +65,11 @@ class KvCacheTesterWorkload : public Workload {
   int64_t skipped() const { return skipped_; }
 
  private:
-  KvCacheTesterWorkload(std::vector<KvTrace> traces, const TokenSpace& space,
-                        const WorkloadOptions& opt, int64_t skipped)
+  KvCacheTesterWorkload(std::vector<KvTrace> traces, const TokenSpace& space, const WorkloadOptions& opt,
+                        int64_t skipped)
       : traces_(std::move(traces)), space_(space), opt_(opt), skipped_(skipped) {}
-  void BuildSession(const KvTrace& trace, const std::vector<KvTraceEntry>& entries, uint64_t scope,
-                    uint64_t* ordinal, SessionScript* out) const;
+  void BuildSession(const KvTrace& trace, const std::vector<KvTraceEntry>& entries, uint64_t scope, uint64_t* ordinal,
+                    SessionScript* out) const;
   std::vector<KvTrace> traces_;
   TokenSpace space_;
   WorkloadOptions opt_;

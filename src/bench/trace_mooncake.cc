@@ -59,8 +59,7 @@ Result<std::unique_ptr<MooncakeWorkload>> MooncakeWorkload::Load(const std::stri
 }
 
 std::unique_ptr<MooncakeWorkload> MooncakeWorkload::FromRequests(std::vector<MooncakeRequest> reqs,
-                                                                 const TokenSpace& space,
-                                                                 const WorkloadOptions& opt) {
+                                                                 const TokenSpace& space, const WorkloadOptions& opt) {
   const int64_t skipped = static_cast<int64_t>(std::erase_if(reqs, [&](const MooncakeRequest& r) {
     const int64_t in = std::llround(r.input_length * opt.length_scale);
     const int64_t out = std::max<int64_t>(1, std::llround(r.output_length * opt.length_scale));

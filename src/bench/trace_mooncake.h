@@ -35,8 +35,8 @@ class MooncakeWorkload : public Workload {
   static constexpr int64_t kBlockTokens = 512;
   static Result<std::unique_ptr<MooncakeWorkload>> Load(const std::string& file, const TokenSpace& space,
                                                         const WorkloadOptions& opt);
-  static std::unique_ptr<MooncakeWorkload> FromRequests(std::vector<MooncakeRequest> reqs,
-                                                        const TokenSpace& space, const WorkloadOptions& opt);
+  static std::unique_ptr<MooncakeWorkload> FromRequests(std::vector<MooncakeRequest> reqs, const TokenSpace& space,
+                                                        const WorkloadOptions& opt);
   std::string Describe() const override;
   int64_t SessionsPerPass() const override { return static_cast<int64_t>(reqs_.size()); }
   bool Recyclable() const override { return false; }

@@ -38,9 +38,8 @@ Result<std::unique_ptr<Workload>> MakeWorkload(const std::string& spec, const To
     PG_ASSIGN_OR_RETURN(auto w, MooncakeWorkload::Load(spec.substr(kMoon.size()), space, opt));
     return std::unique_ptr<Workload>(std::move(w));
   }
-  return InvalidArgument(fmt::format(
-      "unknown workload '{}' (expected agentic, trace:kv-cache-tester:PATH or trace:mooncake:FILE)",
-      spec));
+  return InvalidArgument(
+      fmt::format("unknown workload '{}' (expected agentic, trace:kv-cache-tester:PATH or trace:mooncake:FILE)", spec));
 }
 
 }  // namespace pg::bench

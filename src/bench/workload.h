@@ -69,8 +69,8 @@ struct WorkloadOptions {
   int64_t ctx_max = 4096;
   int32_t turns = 8;
   double tool_gap_s = 1.0;
-  int64_t sessions = 0;       // 0: 2 * concurrency
-  int32_t out_median = 64;    // median assistant reply, tokens
+  int64_t sessions = 0;     // 0: 2 * concurrency
+  int32_t out_median = 64;  // median assistant reply, tokens
   // traces
   double length_scale = 1.0;  // multiplies every block and output length
   double time_scale = 1.0;    // multiplies think times and arrival times

@@ -21,8 +21,7 @@ int64_t Clamp(double v, int64_t lo, int64_t hi) {
 
 }  // namespace
 
-Result<std::unique_ptr<AgenticWorkload>> AgenticWorkload::Create(const TokenSpace& space,
-                                                                 const WorkloadOptions& opt) {
+Result<std::unique_ptr<AgenticWorkload>> AgenticWorkload::Create(const TokenSpace& space, const WorkloadOptions& opt) {
   if (opt.ctx_max < 256 || opt.ctx_max > (1 << 22)) {
     return InvalidArgument(fmt::format("--ctx-max {} must be in [256, 4194304]", opt.ctx_max));
   }

@@ -30,8 +30,7 @@ namespace pg::bench {
 
 class AgenticWorkload : public Workload {
  public:
-  static Result<std::unique_ptr<AgenticWorkload>> Create(const TokenSpace& space,
-                                                         const WorkloadOptions& opt);
+  static Result<std::unique_ptr<AgenticWorkload>> Create(const TokenSpace& space, const WorkloadOptions& opt);
   std::string Describe() const override;
   int64_t SessionsPerPass() const override { return sessions_; }
   SessionScript MakeSession(int64_t k) const override;

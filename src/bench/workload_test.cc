@@ -1,4 +1,6 @@
 // Workload determinism, trace parsing and prefix sharing against hash_ids.
+#include "bench/workload.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include "bench/prefix_reuse.h"
 #include "bench/trace_kv_cache_tester.h"
 #include "bench/trace_mooncake.h"
-#include "bench/workload.h"
 #include "bench/workload_agentic.h"
 
 namespace pg::bench {

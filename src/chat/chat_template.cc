@@ -52,9 +52,8 @@ jinja::Value ContextToValue(const nlohmann::ordered_json& context, int depth_lim
 
 Result<ChatTemplate> ChatTemplate::Parse(const std::string& source) {
   ChatTemplate t;
-  Status st = Guarded("chat template: ", [&] {
-    t.program_ = std::make_shared<const jinja::Program>(jinja::Parse(source));
-  });
+  Status st =
+      Guarded("chat template: ", [&] { t.program_ = std::make_shared<const jinja::Program>(jinja::Parse(source)); });
   if (!st.ok()) return st;
   t.source_ = std::make_shared<const std::string>(source);
   return t;
@@ -73,7 +72,8 @@ Result<std::string> ChatTemplate::Render(const nlohmann::ordered_json& context,
     jinja::Interpreter interp(settings.limits);
     jinja::Value globals = jinja::Value::Dict();
     jinja::AddBuiltinGlobals(interp, globals);
-    globals.dict().Set("raise_exception", jinja::Value::Function("raise_exception", [](jinja::CallArgs& a) -> jinja::Value {
+    globals.dict().Set("raise_exception",
+                       jinja::Value::Function("raise_exception", [](jinja::CallArgs& a) -> jinja::Value {
                          const jinja::Value* msg = a.Get(0, "message");
                          throw jinja::RaisedError(msg ? jinja::Str(*msg) : std::string("(no message)"));
                        }));

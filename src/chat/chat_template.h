@@ -14,9 +14,8 @@
 #include <ctime>
 #include <functional>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/status.h"
 #include "chat/jinja_interpreter.h"

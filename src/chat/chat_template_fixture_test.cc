@@ -1,11 +1,11 @@
 // Renders every chat template in ../shared/fixtures/templates for every case
 // of its .expected.json and compares with Python Jinja2's rendering.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "chat/chat_template.h"
 
@@ -38,7 +38,8 @@ ChatTemplateSettings FixtureSettings() {
 }
 
 TEST(ChatTemplateFixtureTest, EveryCaseMatchesJinja2) {
-  if (!fs::is_directory(TemplateDir())) GTEST_SKIP() << "needs ../shared/fixtures/templates: " << TemplateDir() << " absent";
+  if (!fs::is_directory(TemplateDir()))
+    GTEST_SKIP() << "needs ../shared/fixtures/templates: " << TemplateDir() << " absent";
   int templates = 0, cases = 0;
   for (const auto& entry : fs::directory_iterator(TemplateDir())) {
     const fs::path& p = entry.path();
@@ -70,7 +71,8 @@ TEST(ChatTemplateFixtureTest, EveryCaseMatchesJinja2) {
 
 // The same cases through the server's entry point, RenderChat.
 TEST(ChatTemplateFixtureTest, RenderChatMatchesToo) {
-  if (!fs::is_directory(TemplateDir())) GTEST_SKIP() << "needs ../shared/fixtures/templates: " << TemplateDir() << " absent";
+  if (!fs::is_directory(TemplateDir()))
+    GTEST_SKIP() << "needs ../shared/fixtures/templates: " << TemplateDir() << " absent";
   for (const auto& entry : fs::directory_iterator(TemplateDir())) {
     const fs::path& p = entry.path();
     if (p.extension() != ".jinja") continue;

@@ -78,8 +78,8 @@ TEST(DefaultTemplateTest, ToolsAndToolCallRoundTrip) {
 
 TEST(DefaultTemplateTest, SystemWithToolsAndBadRole) {
   json tools = json::parse(R"([{"type": "function", "function": {"name": "f"}}])");
-  std::string out = Render(json::parse(R"([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}])"),
-                           tools);
+  std::string out =
+      Render(json::parse(R"([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}])"), tools);
   EXPECT_EQ(out.rfind("<|im_start|>system\nS\n\n# Tools", 0), 0u) << out;
   EXPECT_EQ(out.find("<|im_start|>system", 1), std::string::npos);
 

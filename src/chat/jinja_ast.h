@@ -35,8 +35,8 @@ struct Expr {
   Kind kind = Kind::kLiteral;
   int line = 0;
   Value literal;
-  std::string name;                 // variable, attribute, filter, test or operator
-  std::vector<std::string> ops;     // kCompare operators
+  std::string name;              // variable, attribute, filter, test or operator
+  std::vector<std::string> ops;  // kCompare operators
   std::vector<ExprPtr> args;
   std::vector<std::string> arg_names;  // keyword names, parallel to args (kCall/kFilter/kTest)
   bool negated = false;
@@ -48,14 +48,14 @@ using Body = std::vector<NodePtr>;
 
 struct Node {
   enum class Kind {
-    kText,      // text
-    kOutput,    // {{ expr }}
-    kIf,        // conditions[i] -> bodies[i]; bodies.back() is the else body when
-                // bodies.size() > conditions.size()
-    kFor,       // for targets in expr [if filter]: bodies[0]; else bodies[1]
-    kSet,       // set targets = expr, or set targets.attr = expr (attr non-empty),
-                // or block set (expr null): bodies[0], with optional filter
-    kMacro,     // macro name(params = defaults): bodies[0]
+    kText,    // text
+    kOutput,  // {{ expr }}
+    kIf,      // conditions[i] -> bodies[i]; bodies.back() is the else body when
+              // bodies.size() > conditions.size()
+    kFor,     // for targets in expr [if filter]: bodies[0]; else bodies[1]
+    kSet,     // set targets = expr, or set targets.attr = expr (attr non-empty),
+              // or block set (expr null): bodies[0], with optional filter
+    kMacro,   // macro name(params = defaults): bodies[0]
     kBreak,
     kContinue,
     kFilterBlock,  // filter: bodies[0] piped through filter (an Expr kFilter chain)

@@ -83,9 +83,8 @@ ExprPtr Parser::ParseCompare() {
   ExprPtr cmp;
   while (true) {
     std::string op;
-    if (Cur().type == TokenType::kOp &&
-        (Cur().text == "==" || Cur().text == "!=" || Cur().text == "<" || Cur().text == ">" ||
-         Cur().text == "<=" || Cur().text == ">=")) {
+    if (Cur().type == TokenType::kOp && (Cur().text == "==" || Cur().text == "!=" || Cur().text == "<" ||
+                                         Cur().text == ">" || Cur().text == "<=" || Cur().text == ">=")) {
       op = Cur().text;
       Next();
     } else if (IsName("in")) {
@@ -311,8 +310,8 @@ ExprPtr Parser::ParseFilterExpr(ExprPtr e) {
       t->negated = negated;
       if (IsOp("(")) {
         ParseCallArgs(t.get());
-      } else if ((Cur().type == TokenType::kName || Cur().type == TokenType::kString ||
-                  Cur().type == TokenType::kInt || Cur().type == TokenType::kFloat || IsOp("[") || IsOp("{")) &&
+      } else if ((Cur().type == TokenType::kName || Cur().type == TokenType::kString || Cur().type == TokenType::kInt ||
+                  Cur().type == TokenType::kFloat || IsOp("[") || IsOp("{")) &&
                  !IsName("else") && !IsName("or") && !IsName("and")) {
         if (IsName("is")) Error("cannot chain multiple tests with 'is'");
         t->args.push_back(ParsePostfix(ParsePrimary()));

@@ -100,12 +100,23 @@ Value FEscape(Interpreter& in, const Value& v, CallArgs&) {
   std::string out;
   for (char c : Str(v)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   in.ChargeBytes(out.size());
@@ -172,8 +183,10 @@ Value FFloat(Interpreter&, const Value& v, CallArgs& a) {
 
 Value FIndent(Interpreter& in, const Value& v, CallArgs& a) {
   const Value* width = a.Get(0, "width");
-  std::string pad = !width ? "    " : width->is_string() ? width->as_string()
-                                     : std::string(static_cast<size_t>(std::clamp<int64_t>(width->as_int(), 0, 1 << 16)), ' ');
+  std::string pad = !width ? "    "
+                    : width->is_string()
+                        ? width->as_string()
+                        : std::string(static_cast<size_t>(std::clamp<int64_t>(width->as_int(), 0, 1 << 16)), ' ');
   bool first = BoolArg(a.Get(1, "first"), false);
   bool blank = BoolArg(a.Get(2, "blank"), false);
   std::string s = Str(v) + "\n";
@@ -387,8 +400,10 @@ Value FTitle(Interpreter&, const Value& v, CallArgs&) {
       word_start = true;
       continue;
     }
-    if (c >= 'a' && c <= 'z' && word_start) c = static_cast<char>(c - 'a' + 'A');
-    else if (c >= 'A' && c <= 'Z' && !word_start) c = static_cast<char>(c - 'A' + 'a');
+    if (c >= 'a' && c <= 'z' && word_start)
+      c = static_cast<char>(c - 'a' + 'A');
+    else if (c >= 'A' && c <= 'Z' && !word_start)
+      c = static_cast<char>(c - 'A' + 'a');
     word_start = false;
   }
   return Value::String(std::move(s));
@@ -456,15 +471,18 @@ Value FWordcount(Interpreter&, const Value& v, CallArgs&) {
 
 const std::unordered_map<std::string_view, FilterFn>& Filters() {
   static const std::unordered_map<std::string_view, FilterFn> kFilters = {
-      {"abs", FAbs},           {"attr", FAttr},       {"capitalize", FCapitalize}, {"count", FLength},
-      {"d", FDefault},         {"default", FDefault}, {"dictsort", FDictsort},     {"e", FEscape},
-      {"escape", FEscape},     {"first", FFirst},     {"float", FFloat},           {"indent", FIndent},
-      {"int", FInt},           {"items", FItems},     {"join", FJoin},             {"last", FLast},
-      {"length", FLength},     {"list", FList},       {"lower", FLower},           {"map", FMap},
-      {"max", FMax},           {"min", FMin},         {"reject", FReject},         {"rejectattr", FRejectAttr},
-      {"replace", FReplace},   {"reverse", FReverse}, {"round", FRound},           {"safe", FSafe},
-      {"select", FSelect},     {"selectattr", FSelectAttr}, {"sort", FSort},       {"string", FString},
-      {"sum", FSum},           {"title", FTitle},     {"tojson", FToJson},         {"trim", FTrim},
+      {"abs", FAbs},           {"attr", FAttr},       {"capitalize", FCapitalize},
+      {"count", FLength},      {"d", FDefault},       {"default", FDefault},
+      {"dictsort", FDictsort}, {"e", FEscape},        {"escape", FEscape},
+      {"first", FFirst},       {"float", FFloat},     {"indent", FIndent},
+      {"int", FInt},           {"items", FItems},     {"join", FJoin},
+      {"last", FLast},         {"length", FLength},   {"list", FList},
+      {"lower", FLower},       {"map", FMap},         {"max", FMax},
+      {"min", FMin},           {"reject", FReject},   {"rejectattr", FRejectAttr},
+      {"replace", FReplace},   {"reverse", FReverse}, {"round", FRound},
+      {"safe", FSafe},         {"select", FSelect},   {"selectattr", FSelectAttr},
+      {"sort", FSort},         {"string", FString},   {"sum", FSum},
+      {"title", FTitle},       {"tojson", FToJson},   {"trim", FTrim},
       {"unique", FUnique},     {"upper", FUpper},     {"wordcount", FWordcount},
   };
   return kFilters;

@@ -27,7 +27,7 @@ namespace pg::jinja {
 struct RenderLimits {
   size_t max_output_bytes = 32u << 20;  // also the cap on any one string value
   int64_t max_steps = 5'000'000;
-  int max_call_depth = 32;         // nested macro / filter-callback calls
+  int max_call_depth = 32;           // nested macro / filter-callback calls
   size_t max_list_items = 1u << 20;  // cap on list/range/repeat sizes
 };
 
@@ -70,9 +70,9 @@ class Interpreter {
   Value ApplyFilterChain(const Expr* filter, Value v);
 
   Value Eval(const Expr& e);
-  Value EvalUnary(const Expr& e);    // jinja_operators.cc
-  Value EvalBinary(const Expr& e);   // jinja_operators.cc
-  Value EvalCompare(const Expr& e);  // jinja_operators.cc
+  Value EvalUnary(const Expr& e);               // jinja_operators.cc
+  Value EvalBinary(const Expr& e);              // jinja_operators.cc
+  Value EvalCompare(const Expr& e);             // jinja_operators.cc
   Value Plus(const Value& a, const Value& b);   // jinja_operators.cc: numbers, strings, lists
   Value Times(const Value& a, const Value& b);  // jinja_operators.cc: numbers, repetition
   Value EvalSlice(const Expr& e);

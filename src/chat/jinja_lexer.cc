@@ -126,7 +126,8 @@ class Lexer {
     int depth = 0;
     while (true) {
       while (pos_ < src_.size() && IsSpace(src_[pos_])) Advance(pos_ + 1);
-      if (pos_ >= src_.size()) Error(kind == '{' ? "unexpected end of template, expected '}}'" : "unexpected end of template, expected '%}'");
+      if (pos_ >= src_.size())
+        Error(kind == '{' ? "unexpected end of template, expected '}}'" : "unexpected end of template, expected '%}'");
       if (depth == 0) {
         char c = src_[pos_];
         bool has_mod = (c == '-' || (c == '+' && kind == '%'));
@@ -239,17 +240,38 @@ class Lexer {
       char e = src_[p + 1];
       p += 2;
       switch (e) {
-        case 'n': out.push_back('\n'); break;
-        case 't': out.push_back('\t'); break;
-        case 'r': out.push_back('\r'); break;
-        case 'a': out.push_back('\a'); break;
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'v': out.push_back('\v'); break;
-        case '\\': out.push_back('\\'); break;
-        case '\'': out.push_back('\''); break;
-        case '"': out.push_back('"'); break;
-        case '\n': break;  // line continuation
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 'a':
+          out.push_back('\a');
+          break;
+        case 'b':
+          out.push_back('\b');
+          break;
+        case 'f':
+          out.push_back('\f');
+          break;
+        case 'v':
+          out.push_back('\v');
+          break;
+        case '\\':
+          out.push_back('\\');
+          break;
+        case '\'':
+          out.push_back('\'');
+          break;
+        case '"':
+          out.push_back('"');
+          break;
+        case '\n':
+          break;  // line continuation
         case 'x':
         case 'u':
         case 'U': {
@@ -268,7 +290,8 @@ class Lexer {
         default:
           if (e >= '0' && e <= '7') {
             char32_t cp = static_cast<char32_t>(e - '0');
-            for (int i = 0; i < 2 && p < src_.size() && src_[p] >= '0' && src_[p] <= '7'; ++i) cp = cp * 8 + (src_[p++] - '0');
+            for (int i = 0; i < 2 && p < src_.size() && src_[p] >= '0' && src_[p] <= '7'; ++i)
+              cp = cp * 8 + (src_[p++] - '0');
             AppendUtf8(out, cp);
           } else {  // unknown escape: Python keeps the backslash
             out.push_back('\\');

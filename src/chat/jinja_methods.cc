@@ -123,7 +123,8 @@ std::string PyCapitalize(const std::string& s) {
 
 bool MatchesAffix(const std::string& s, const Value& arg, bool prefix) {
   auto one = [&](const Value& a) {
-    if (!a.is_string()) Fail(std::string(prefix ? "startswith" : "endswith") + " first arg must be str or a tuple of str");
+    if (!a.is_string())
+      Fail(std::string(prefix ? "startswith" : "endswith") + " first arg must be str or a tuple of str");
     const std::string& x = a.as_string();
     if (x.size() > s.size()) return false;
     return prefix ? s.compare(0, x.size(), x) == 0 : s.compare(s.size() - x.size(), x.size(), x) == 0;
@@ -140,9 +141,11 @@ std::string PyFormat(const std::string& fmt, const CallArgs& args) {
   size_t auto_index = 0;
   for (size_t i = 0; i < fmt.size(); ++i) {
     char c = fmt[i];
-    if (c == '}' ) {
-      if (i + 1 < fmt.size() && fmt[i + 1] == '}') ++i;
-      else Fail("Single '}' encountered in format string");
+    if (c == '}') {
+      if (i + 1 < fmt.size() && fmt[i + 1] == '}')
+        ++i;
+      else
+        Fail("Single '}' encountered in format string");
       out.push_back('}');
       continue;
     }
@@ -378,9 +381,9 @@ int64_t CodePointLength(const std::string& s) { return static_cast<int64_t>(Deco
 
 Value GetMethod(Interpreter& in, const Value& obj, const std::string& name) {
   static const std::unordered_set<std::string> kStr = {
-      "startswith", "endswith", "strip",  "lstrip",  "rstrip",     "split",   "rsplit",  "upper",   "lower",
-      "title",      "capitalize", "replace", "find", "rfind",      "index",   "rindex",  "count",   "splitlines",
-      "join",       "isdigit",  "isalpha", "isalnum", "isspace",   "islower", "isupper", "format"};
+      "startswith", "endswith",   "strip",   "lstrip",  "rstrip",  "split",   "rsplit",  "upper", "lower",
+      "title",      "capitalize", "replace", "find",    "rfind",   "index",   "rindex",  "count", "splitlines",
+      "join",       "isdigit",    "isalpha", "isalnum", "isspace", "islower", "isupper", "format"};
   static const std::unordered_set<std::string> kDict = {"items", "keys", "values", "get"};
   Interpreter* ip = &in;
   if (obj.is_string() && kStr.count(name)) {

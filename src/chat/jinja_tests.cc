@@ -11,11 +11,10 @@ namespace pg::jinja {
 
 bool HasTest(std::string_view name) {
   static const std::unordered_set<std::string_view> kTests = {
-      "defined", "undefined", "none",     "boolean", "false",  "true",        "integer", "float", "number",
-      "string",  "mapping",   "iterable", "sequence", "callable", "sameas",   "eq",      "equalto", "==",
-      "ne",      "!=",        "lt",       "lessthan", "<",      "le",         "<=",      "gt",    "greaterthan",
-      ">",       "ge",        ">=",       "in",      "odd",     "even",       "divisibleby", "lower", "upper",
-      "escaped", "filter",    "test"};
+      "defined", "undefined", "none",     "boolean",     "false",  "true",  "integer",     "float",  "number", "string",
+      "mapping", "iterable",  "sequence", "callable",    "sameas", "eq",    "equalto",     "==",     "ne",     "!=",
+      "lt",      "lessthan",  "<",        "le",          "<=",     "gt",    "greaterthan", ">",      "ge",     ">=",
+      "in",      "odd",       "even",     "divisibleby", "lower",  "upper", "escaped",     "filter", "test"};
   return kTests.count(name) > 0;
 }
 
@@ -72,50 +71,53 @@ bool ApplyTest(Interpreter& in, const std::string& name, const Value& v, CallArg
 void AddBuiltinGlobals(Interpreter& in, Value& globals) {
   Interpreter* ip = &in;
   globals.dict().Set("namespace", Value::Function("namespace", [ip](CallArgs& a) {
-    Value ns = Value::Namespace();
-    for (const Value& p : a.positional) {
-      if (!p.is_dict()) Fail("namespace() positional argument must be a mapping");
-      for (const auto& [k, v] : p.dict().items) ns.dict().Set(k, v);
-    }
-    for (const auto& [k, v] : a.keyword) ns.dict().Set(k, v);
-    ip->TrackNamespace(ns);
-    return ns;
-  }));
+                       Value ns = Value::Namespace();
+                       for (const Value& p : a.positional) {
+                         if (!p.is_dict()) Fail("namespace() positional argument must be a mapping");
+                         for (const auto& [k, v] : p.dict().items) ns.dict().Set(k, v);
+                       }
+                       for (const auto& [k, v] : a.keyword) ns.dict().Set(k, v);
+                       ip->TrackNamespace(ns);
+                       return ns;
+                     }));
   globals.dict().Set("dict", Value::Function("dict", [](CallArgs& a) {
-    Value d = Value::Dict();
-    for (const Value& p : a.positional) {
-      if (!p.is_dict()) Fail("dict() positional argument must be a mapping");
-      for (const auto& [k, v] : p.dict().items) d.dict().Set(k, v);
-    }
-    for (const auto& [k, v] : a.keyword) d.dict().Set(k, v);
-    return d;
-  }));
-  globals.dict().Set("range", Value::Function("range", [ip](CallArgs& a) {
-    auto arg = [&](size_t i) {
-      const Value& v = a.positional[i];
-      if (!v.is_int() && !v.is_bool()) Fail("range() arguments must be integers");
-      return v.as_int();
-    };
-    if (a.positional.empty() || a.positional.size() > 3) Fail("range expected 1 to 3 integer arguments");
-    int64_t start = 0, stop, step = 1;
-    if (a.positional.size() == 1) {
-      stop = arg(0);
-    } else {
-      start = arg(0);
-      stop = arg(1);
-      if (a.positional.size() == 3) step = arg(2);
-    }
-    if (step == 0) Fail("range() arg 3 must not be zero");
-    // Element count computed in 128 bits, so extreme bounds cannot overflow.
-    __int128 span = static_cast<__int128>(stop) - start;
-    __int128 count = step > 0 ? (span > 0 ? (span + step - 1) / step : 0) : (span < 0 ? (-span + (-static_cast<__int128>(step)) - 1) / -static_cast<__int128>(step) : 0);
-    if (count > static_cast<__int128>(ip->limits().max_list_items)) ip->CheckListSize(SIZE_MAX);
-    ip->Step(static_cast<int64_t>(count));
-    ValueList items;
-    items.reserve(static_cast<size_t>(count));
-    for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) items.push_back(Value::Int(start + k * step));
-    return Value::List(std::move(items));
-  }));
+                       Value d = Value::Dict();
+                       for (const Value& p : a.positional) {
+                         if (!p.is_dict()) Fail("dict() positional argument must be a mapping");
+                         for (const auto& [k, v] : p.dict().items) d.dict().Set(k, v);
+                       }
+                       for (const auto& [k, v] : a.keyword) d.dict().Set(k, v);
+                       return d;
+                     }));
+  globals.dict().Set(
+      "range", Value::Function("range", [ip](CallArgs& a) {
+        auto arg = [&](size_t i) {
+          const Value& v = a.positional[i];
+          if (!v.is_int() && !v.is_bool()) Fail("range() arguments must be integers");
+          return v.as_int();
+        };
+        if (a.positional.empty() || a.positional.size() > 3) Fail("range expected 1 to 3 integer arguments");
+        int64_t start = 0, stop, step = 1;
+        if (a.positional.size() == 1) {
+          stop = arg(0);
+        } else {
+          start = arg(0);
+          stop = arg(1);
+          if (a.positional.size() == 3) step = arg(2);
+        }
+        if (step == 0) Fail("range() arg 3 must not be zero");
+        // Element count computed in 128 bits, so extreme bounds cannot overflow.
+        __int128 span = static_cast<__int128>(stop) - start;
+        __int128 count =
+            step > 0 ? (span > 0 ? (span + step - 1) / step : 0)
+                     : (span < 0 ? (-span + (-static_cast<__int128>(step)) - 1) / -static_cast<__int128>(step) : 0);
+        if (count > static_cast<__int128>(ip->limits().max_list_items)) ip->CheckListSize(SIZE_MAX);
+        ip->Step(static_cast<int64_t>(count));
+        ValueList items;
+        items.reserve(static_cast<size_t>(count));
+        for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) items.push_back(Value::Int(start + k * step));
+        return Value::List(std::move(items));
+      }));
 }
 
 }  // namespace pg::jinja

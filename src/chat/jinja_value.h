@@ -14,13 +14,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace pg::jinja {
 
@@ -92,7 +91,7 @@ class Value {
 
   bool as_bool() const { return b_; }
   int64_t as_int() const { return kind_ == Kind::kBool ? (b_ ? 1 : 0) : i_; }
-  double as_double() const;  // any number
+  double as_double() const;                            // any number
   const std::string& as_string() const { return s_; }  // also the name of an Undefined
   ValueList& list() const { return *list_; }
   ValueDict& dict() const { return *dict_; }

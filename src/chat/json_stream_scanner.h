@@ -9,9 +9,9 @@
 // closes it: the open string, number or literal, a missing value (null), then
 // every open object and array. Inside strings, escapes are held until
 // complete, a lone surrogate escape becomes \ufffd and invalid UTF-8 becomes
-// U+FFFD. A number stops before the digit that would overflow a double. Nesting deeper than kDefaultMaxJsonDepth (base/bounded_json.h)
-// cannot continue the value either. The arguments a client assembles are
-// therefore always valid JSON that a bounded parse accepts.
+// U+FFFD. A number stops before the digit that would overflow a double. Nesting deeper than kDefaultMaxJsonDepth
+// (base/bounded_json.h) cannot continue the value either. The arguments a client assembles are therefore always valid
+// JSON that a bounded parse accepts.
 //
 // Thread-safety: none; one scanner per value.
 #pragma once
@@ -44,22 +44,22 @@ class JsonStreamScanner {
   Step String(char c, std::string* out);
   Step Escape(char c, std::string* out);
   void StartUtf8(unsigned char u, std::string* out);  // a non-ASCII byte starts a character (base/utf8.h)
-  void FlushHigh(std::string* out);  // a high surrogate with no low half: U+FFFD
+  void FlushHigh(std::string* out);                   // a high surrogate with no low half: U+FFFD
   Step Number(char c, std::string* out);
-  Step Take(char c, std::string* out);  // appends c; kDone if the value just ended
-  void EndValue();                      // a value inside (or at) the top ended
+  Step Take(char c, std::string* out);   // appends c; kDone if the value just ended
+  void EndValue();                       // a value inside (or at) the top ended
   Step Close(char c, std::string* out);  // c closes the innermost array or object
   bool NumberCanEnd() const;
   bool Overflows(int64_t int_digits, int64_t exp) const;
 
   std::vector<char> open_;  // '{' / '[' of the enclosing containers, innermost last
   State state_ = State::kValue;
-  bool key_ = false;        // kString: the string is an object key
-  int escape_ = 0;          // kString: 0 none, 1 after '\', 2..5 inside \u (hex digits seen + 2)
-  std::string esc_;         // kString: the escape being read (held until complete)
-  std::string high_;        // kString: a \uD800-\uDBFF escape held until its low half
-  std::string utf8_;        // kString: an incomplete UTF-8 character (held)
-  int utf8_need_ = 0;       // continuation bytes still missing from utf8_
+  bool key_ = false;                               // kString: the string is an object key
+  int escape_ = 0;                                 // kString: 0 none, 1 after '\', 2..5 inside \u (hex digits seen + 2)
+  std::string esc_;                                // kString: the escape being read (held until complete)
+  std::string high_;                               // kString: a \uD800-\uDBFF escape held until its low half
+  std::string utf8_;                               // kString: an incomplete UTF-8 character (held)
+  int utf8_need_ = 0;                              // continuation bytes still missing from utf8_
   unsigned char utf8_lo_ = 0x80, utf8_hi_ = 0xBF;  // the range of the next one
   Num num_ = Num::kInt;
   // Magnitude of the number being read: digits before the point (after a

@@ -67,11 +67,12 @@ void ExpectCompleted(const Cases& cases) {
 TEST(JsonStreamScannerTest, StopsAtWhatCannotContinue) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"a": <b>)", R"({"a":null})"},
-      {R"({"a": 01})", R"({"a":0})"},      // a leading zero ends the number; "1" cannot follow
+      {R"({"a": 01})", R"({"a":0})"},  // a leading zero ends the number; "1"
+                                       // cannot follow
       {R"({"a" 1})", R"({"a":null})"},
       {R"({"a": tru })", R"({"a":true})"},
       {R"({"a": 1,})", R"({"a":1,"":null})"},
-      {R"({"a": "x\q"})", R"({"a":"x"})"},      // an escape is held until complete
+      {R"({"a": "x\q"})", R"({"a":"x"})"},  // an escape is held until complete
       {R"({"a": "x\u12")", R"({"a":"x"})"},
       {"{\"a\": 1.```", R"({"a":1.0})"},
       {R"([1, 2] x)", R"([1,2])"},
@@ -101,12 +102,9 @@ TEST(JsonStreamScannerTest, NestingStopsAtTheBoundedDepth) {
 // (found by request_path_fuzz).
 TEST(JsonStreamScannerTest, NumbersStayWithinADouble) {
   const std::pair<std::string, std::string> cases[] = {
-      {"[2111e400]", "[2111e40]"},
-      {"[1e308, 2]", "[1e30]"},  // the arguments end at the digit that would overflow
-      {"[-1e307]", "[-1e307]"},
-      {"[1e-400]", "[1e-400]"},
-      {"[0.5e300]", "[0.5e300]"},
-      {"[" + std::string(400, '7') + "]", "[" + std::string(308, '7') + "]"},
+      {"[2111e400]", "[2111e40]"}, {"[1e308, 2]", "[1e30]"},  // the arguments end at the digit that would overflow
+      {"[-1e307]", "[-1e307]"},    {"[1e-400]", "[1e-400]"},
+      {"[0.5e300]", "[0.5e300]"},  {"[" + std::string(400, '7') + "]", "[" + std::string(308, '7') + "]"},
   };
   for (const auto& [text, want] : cases) {
     JsonStreamScanner s;
@@ -120,11 +118,11 @@ TEST(JsonStreamScannerTest, NumbersStayWithinADouble) {
 TEST(JsonStreamScannerTest, StringsStayValidUnicode) {
   const std::pair<std::string, std::string> cases[] = {
       {"{\"a\": \"\\ud83d\\ude00 ok\"}", "{\"a\":\"\\ud83d\\ude00 ok\"}"},  // a surrogate pair passes
-      {"{\"a\": \"\\ud83dx\"}", "{\"a\":\"\\ufffdx\"}"},                      // a lone high half
-      {"{\"a\": \"\\ude00\\n\"}", "{\"a\":\"\\ufffd\\n\"}"},             // a lone low half
+      {"{\"a\": \"\\ud83dx\"}", "{\"a\":\"\\ufffdx\"}"},                    // a lone high half
+      {"{\"a\": \"\\ude00\\n\"}", "{\"a\":\"\\ufffd\\n\"}"},                // a lone low half
       {"{\"a\": \"\xc3>\xff\xe2\x82\xac\"}", "{\"a\":\"\xef\xbf\xbd>\xef\xbf\xbd\xe2\x82\xac\"}"},
       {"{\"a\": \"\xed\xa0\x80\"}", "{\"a\":\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"}"},  // UTF-8 surrogate
-      {"{\"a\": \"\xe2\x82", "{\"a\":\"\xef\xbf\xbd\"}"},  // cut inside a character
+      {"{\"a\": \"\xe2\x82", "{\"a\":\"\xef\xbf\xbd\"}"},                                 // cut inside a character
       {"{\"a\": \"\\ud83d", "{\"a\":\"\\ufffd\"}"},
   };
   ExpectCompleted(cases);

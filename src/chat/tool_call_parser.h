@@ -16,11 +16,10 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "chat/tool_call_format.h"
 #include "chat/tool_call_stream.h"

@@ -1,6 +1,7 @@
 #include "chat/tool_call_parser.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "base/bounded_json.h"
@@ -50,8 +51,8 @@ TEST(ToolCallParserTest, ArgumentsAsStringOrParametersOrAbsent) {
 TEST(ToolCallParserTest, MalformedBlocksStayInContent) {
   const char* bad[] = {
       "<tool_call>{not json}</tool_call>",
-      "<tool_call>{\"arguments\": {}}</tool_call>",                  // no name
-      "<tool_call>{\"name\": 3, \"arguments\": {}}</tool_call>",      // name not a string
+      "<tool_call>{\"arguments\": {}}</tool_call>",                    // no name
+      "<tool_call>{\"name\": 3, \"arguments\": {}}</tool_call>",       // name not a string
       "<tool_call>{\"name\": \"a\", \"arguments\": [1]}</tool_call>",  // arguments not an object
       "<tool_call>{\"name\": \"a\", \"arguments\": \"nope\"}</tool_call>",
       "<tool_call>[1, 2]</tool_call>",
@@ -62,8 +63,8 @@ TEST(ToolCallParserTest, MalformedBlocksStayInContent) {
     EXPECT_EQ(p.content, text);
   }
   // A good block after a bad one is still parsed.
-  ParsedAssistant p = ParseToolCalls(
-      "<tool_call>{oops}</tool_call> then <tool_call>{\"name\": \"ok\", \"arguments\": {}}</tool_call>");
+  ParsedAssistant p =
+      ParseToolCalls("<tool_call>{oops}</tool_call> then <tool_call>{\"name\": \"ok\", \"arguments\": {}}</tool_call>");
   ASSERT_EQ(p.tool_calls.size(), 1u);
   EXPECT_EQ(p.tool_calls[0].name, "ok");
   EXPECT_EQ(p.content, "<tool_call>{oops}</tool_call> then");

@@ -39,11 +39,10 @@
 // Thread-safety: one stream per response, used by one thread at a time.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "chat/json_stream_scanner.h"
 #include "chat/tool_call_format.h"
@@ -73,14 +72,14 @@ class ToolCallStream {
 
  private:
   enum class Mode {
-    kText,      // content; looking for a call's opening marker
-    kSection,   // DeepSeek: inside <｜tool▁calls▁begin｜>, between calls
-    kHeader,    // after an opening marker: waiting for the name and "{"
-    kArgs,      // streaming the arguments object
-    kTrailer,   // after the arguments: skipping to the closing marker
-    kWhole,     // a block that may still be a call: held to its closing marker
-    kGlmArgs,   // GLM: <arg_key>/<arg_value> pairs
-    kGlmString, // GLM: inside a string-typed <arg_value>, streamed as it comes
+    kText,       // content; looking for a call's opening marker
+    kSection,    // DeepSeek: inside <｜tool▁calls▁begin｜>, between calls
+    kHeader,     // after an opening marker: waiting for the name and "{"
+    kArgs,       // streaming the arguments object
+    kTrailer,    // after the arguments: skipping to the closing marker
+    kWhole,      // a block that may still be a call: held to its closing marker
+    kGlmArgs,    // GLM: <arg_key>/<arg_value> pairs
+    kGlmString,  // GLM: inside a string-typed <arg_value>, streamed as it comes
   };
   bool Step(bool final);
   bool StepText(bool final);
@@ -97,7 +96,7 @@ class ToolCallStream {
   void StartCall(std::string name);
   void EmitArgs(std::string_view fragment);
   void EndCall(bool to_section, bool cut = false);  // cut: the text ended inside the arguments
-  void BlockIsContent(bool to_section);  // the held block was not a call
+  void BlockIsContent(bool to_section);             // the held block was not a call
   std::string_view CloseMarker() const;
 
   ToolCallFormat format_;
@@ -106,14 +105,14 @@ class ToolCallStream {
   std::vector<ToolCallEvent>* out_ = nullptr;
 
   Mode mode_ = Mode::kText;
-  std::string buf_;            // text received and not yet consumed
-  bool at_start_ = true;       // nothing but whitespace seen so far
+  std::string buf_;       // text received and not yet consumed
+  bool at_start_ = true;  // nothing but whitespace seen so far
   bool content_started_ = false;
-  std::string held_ws_;        // trailing whitespace of the content so far
-  bool bare_ = false;          // the current block is a whole-output JSON call
-  bool in_section_ = false;    // DeepSeek: the current block sits in a section
-  std::string raw_;            // the current block's text so far (for BlockIsContent)
-  size_t whole_scanned_ = 0;   // kWhole: bytes of buf_ already searched for the closing marker
+  std::string held_ws_;       // trailing whitespace of the content so far
+  bool bare_ = false;         // the current block is a whole-output JSON call
+  bool in_section_ = false;   // DeepSeek: the current block sits in a section
+  std::string raw_;           // the current block's text so far (for BlockIsContent)
+  size_t whole_scanned_ = 0;  // kWhole: bytes of buf_ already searched for the closing marker
   int calls_ = 0;
   // kArgs: the arguments' scanner; json_args_ while its call is open.
   JsonStreamScanner scanner_;
@@ -121,7 +120,7 @@ class ToolCallStream {
   // kGlmArgs: pairs written so far, and the function's name.
   int glm_pairs_ = 0;
   std::string glm_name_;
-  std::string glm_closing_;    // a string value cut at Finish: its closing quote
+  std::string glm_closing_;  // a string value cut at Finish: its closing quote
 };
 
 }  // namespace pg

@@ -3,9 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "chat/tool_call_parser.h"
 
@@ -142,9 +141,9 @@ TEST(ToolCallStreamTest, Glm45StringValuesStreamAsGenerated) {
   EXPECT_EQ(push("alue>\n</tool_call>"), "\"}");
   EXPECT_EQ(nlohmann::json::parse(args), nlohmann::json::parse(R"({"lines": 12, "path": "src/\"a.txt"})"));
   // Cut off inside a string value: closed.
-  EXPECT_EQ(OneCallsArguments(ToolCallFormat::kGlm45, "<tool_call>read_file\n<arg_key>path</arg_key><arg_value>ab",
-                              kTools),
-            R"({"path":"ab"})");
+  EXPECT_EQ(
+      OneCallsArguments(ToolCallFormat::kGlm45, "<tool_call>read_file\n<arg_key>path</arg_key><arg_value>ab", kTools),
+      R"({"path":"ab"})");
 }
 
 TEST(ToolCallStreamTest, Glm45MalformedAndCutOff) {
@@ -185,7 +184,8 @@ TEST(ToolCallStreamTest, DeepSeekV3) {
   EXPECT_EQ(p.content, "Sure. Done.");
   ExpectSplitInvariant(ToolCallFormat::kDeepSeekV3, text);
   // A call whose type is not "function" is not a call.
-  const char* odd = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>web<｜tool▁sep｜>x\n```json\n{}\n```<｜tool▁call▁end｜>";
+  const char* odd =
+      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>web<｜tool▁sep｜>x\n```json\n{}\n```<｜tool▁call▁end｜>";
   p = Whole(ToolCallFormat::kDeepSeekV3, odd);
   EXPECT_TRUE(p.tool_calls.empty());
   EXPECT_EQ(p.content, "<｜tool▁call▁begin｜>web<｜tool▁sep｜>x\n```json\n{}\n```<｜tool▁call▁end｜>");
@@ -208,16 +208,19 @@ TEST(ToolCallStreamTest, Llama3Json) {
   EXPECT_EQ(OneCallsArguments(ToolCallFormat::kLlama3Json, text), R"({"city":"Paris"})");
   ExpectSplitInvariant(ToolCallFormat::kLlama3Json, text);
   // <tool_call> means nothing to this format.
-  ParsedAssistant p = Whole(ToolCallFormat::kLlama3Json, "a <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>");
+  ParsedAssistant p =
+      Whole(ToolCallFormat::kLlama3Json, "a <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>");
   EXPECT_TRUE(p.tool_calls.empty());
 }
 
 // Every format, good and bad inputs, every split: streamed == one-shot.
 TEST(ToolCallStreamTest, StreamedEqualsWholeAtEverySplit) {
   const std::pair<ToolCallFormat, std::string> cases[] = {
-      {ToolCallFormat::kHermes, "Let me look.\n<tool_call>\n{\"name\": \"a\", \"arguments\": {\"s\": \"}{\\\" é\"}}\n"
-                                "</tool_call>\n<tool_call>{\"name\": \"b\", \"arguments\": \"{\\\"k\\\": 1}\"}</tool_call>\nDone."},
-      {ToolCallFormat::kHermes, "<tool_call>{oops}</tool_call> then <tool_call>{\"name\": \"ok\", \"arguments\": {}}</tool_call>"},
+      {ToolCallFormat::kHermes,
+       "Let me look.\n<tool_call>\n{\"name\": \"a\", \"arguments\": {\"s\": \"}{\\\" é\"}}\n"
+       "</tool_call>\n<tool_call>{\"name\": \"b\", \"arguments\": \"{\\\"k\\\": 1}\"}</tool_call>\nDone."},
+      {ToolCallFormat::kHermes,
+       "<tool_call>{oops}</tool_call> then <tool_call>{\"name\": \"ok\", \"arguments\": {}}</tool_call>"},
       {ToolCallFormat::kHermes, "  {\"name\": \"read_file\", \"parameters\": {\"path\": \"README.md\"}}  "},
       {ToolCallFormat::kHermes, "{\"answer\": 42}"},
       {ToolCallFormat::kHermes, "Calling <tool_call>{\"name\": \"a\", \"arguments\": {\"x\": 1"},
@@ -231,7 +234,8 @@ TEST(ToolCallStreamTest, StreamedEqualsWholeAtEverySplit) {
       // A JSON header whose name is longer than a function name may be: refused
       // before and after its closing quote arrives.
       {ToolCallFormat::kHermes, "<tool_call>{\"name\": \"" + std::string(300, 'v') + "\", \"arguments\": {\"a\": 1}}"},
-      {ToolCallFormat::kDeepSeekV3, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": "},
+      {ToolCallFormat::kDeepSeekV3,
+       "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": "},
       {ToolCallFormat::kDeepSeekV31, "t <｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜> <｜tool▁"},
       {ToolCallFormat::kLlama3Json, "  plain text, no call  "},
   };
@@ -239,9 +243,26 @@ TEST(ToolCallStreamTest, StreamedEqualsWholeAtEverySplit) {
 }
 
 TEST(ToolCallStreamTest, GarbageNeverCrashesInAnyFormat) {
-  const char* pieces[] = {"<tool_call>", "</tool_call>", "{", "}", "\"name\"", ":", "\xff", "\"", "[", "x", "\n",
-                          "<arg_key>", "</arg_value>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "```json",
-                          "<｜tool▁calls▁begin｜>", "<｜tool▁call▁end｜>", "function", "<|python_tag|>"};
+  const char* pieces[] = {"<tool_call>",
+                          "</tool_call>",
+                          "{",
+                          "}",
+                          "\"name\"",
+                          ":",
+                          "\xff",
+                          "\"",
+                          "[",
+                          "x",
+                          "\n",
+                          "<arg_key>",
+                          "</arg_value>",
+                          "<｜tool▁call▁begin｜>",
+                          "<｜tool▁sep｜>",
+                          "```json",
+                          "<｜tool▁calls▁begin｜>",
+                          "<｜tool▁call▁end｜>",
+                          "function",
+                          "<|python_tag|>"};
   for (ToolCallFormat f : {ToolCallFormat::kHermes, ToolCallFormat::kLlama3Json, ToolCallFormat::kGlm45,
                            ToolCallFormat::kDeepSeekV3, ToolCallFormat::kDeepSeekV31}) {
     std::string s;
@@ -321,8 +342,10 @@ TEST(ToolCallStreamTest, ACallCutAtFinishKeepsItsArgumentsAndCarriesTheClosing) 
   EXPECT_EQ(c.arguments, "{\"city\":\"Par");
   EXPECT_EQ(c.closing, "\"}");
   // GLM: the pairs so far, a string value as far as it got.
-  c = CallOf(ToolCallFormat::kGlm45, "<tool_call>read_file\n<arg_key>lines</arg_key><arg_value>3</arg_value>"
-                                     "<arg_key>path</arg_key><arg_value>src/a", kTools);
+  c = CallOf(ToolCallFormat::kGlm45,
+             "<tool_call>read_file\n<arg_key>lines</arg_key><arg_value>3</arg_value>"
+             "<arg_key>path</arg_key><arg_value>src/a",
+             kTools);
   EXPECT_EQ(c.arguments, "{\"lines\":3,\"path\":\"src/a");
   EXPECT_EQ(c.closing, "\"}");
   c = CallOf(ToolCallFormat::kGlm45, "<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value><arg_k");

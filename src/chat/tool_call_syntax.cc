@@ -71,10 +71,10 @@ struct Cursor {
   }
 };
 
-#define PG_MATCH(expr)                                   \
-  do {                                                   \
-    HeaderMatch m_ = (expr);                             \
-    if (m_ != HeaderMatch::kYes) return m_;              \
+#define PG_MATCH(expr)                      \
+  do {                                      \
+    HeaderMatch m_ = (expr);                \
+    if (m_ != HeaderMatch::kYes) return m_; \
   } while (0)
 
 // Ends a header at the arguments' "{".
@@ -190,7 +190,8 @@ std::string JsonStringBody(std::string_view text) {
 std::string GlmValueJson(const ojson& tools, const std::string& function, const std::string& key,
                          std::string_view value) {
   ojson parsed;
-  if (!IsStringParam(tools, function, key)) parsed = ParseBoundedOrDiscard(TrimJsonSpace(value), kDefaultMaxJsonDepth - 1);  // inside the arguments object
+  if (!IsStringParam(tools, function, key))
+    parsed = ParseBoundedOrDiscard(TrimJsonSpace(value), kDefaultMaxJsonDepth - 1);  // inside the arguments object
   if (parsed.is_null() || parsed.is_discarded()) parsed = std::string(value);
   return parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -37,7 +37,8 @@ Result<ServerUrl> ParseServerUrl(const std::string& url) {
   }
   if (slash != std::string::npos) p.prefix = url.substr(slash);
   while (!p.prefix.empty() && p.prefix.back() == '/') p.prefix.pop_back();
-  if (p.prefix.size() >= 3 && p.prefix.compare(p.prefix.size() - 3, 3, "/v1") == 0) p.prefix.resize(p.prefix.size() - 3);
+  if (p.prefix.size() >= 3 && p.prefix.compare(p.prefix.size() - 3, 3, "/v1") == 0)
+    p.prefix.resize(p.prefix.size() - 3);
   return p;
 }
 
@@ -134,8 +135,8 @@ HttpReply OpenAiHttp::PostStream(const std::string& path, const std::string& jso
 Result<std::string> FirstModelId(OpenAiHttp& http) {
   PG_ASSIGN_OR_RETURN(std::string body, http.Get("/v1/models"));
   const auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty() &&
-      j["data"][0].is_object() && j["data"][0].contains("id") && j["data"][0]["id"].is_string()) {
+  if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty() && j["data"][0].is_object() &&
+      j["data"][0].contains("id") && j["data"][0]["id"].is_string()) {
     return j["data"][0]["id"].get<std::string>();
   }
   return NotFound("/v1/models lists no model");

@@ -33,18 +33,18 @@ Result<ServerUrl> ParseServerUrl(const std::string& url);
 
 struct HttpOptions {
   std::string url;
-  std::string api_key;          // "Authorization: Bearer KEY" when not empty
-  double timeout_s = 600;       // read and write timeout per request
-  double connect_timeout_s = 0; // 0 = timeout_s
-  bool keep_alive = false;      // keep the connection between requests
+  std::string api_key;           // "Authorization: Bearer KEY" when not empty
+  double timeout_s = 600;        // read and write timeout per request
+  double connect_timeout_s = 0;  // 0 = timeout_s
+  bool keep_alive = false;       // keep the connection between requests
 };
 
 struct HttpReply {
-  bool sent = false;       // a response arrived (any status)
-  int status = 0;          // HTTP status, 0 when none
-  std::string body;        // the body (non-streamed, or the first 4 KiB of a non-200 stream)
-  std::string error;       // transport error, one line, when !sent
-  std::string replica;     // X-Prosgrow-Replica: where `prosgrow route` relayed it ("" = none)
+  bool sent = false;    // a response arrived (any status)
+  int status = 0;       // HTTP status, 0 when none
+  std::string body;     // the body (non-streamed, or the first 4 KiB of a non-200 stream)
+  std::string error;    // transport error, one line, when !sent
+  std::string replica;  // X-Prosgrow-Replica: where `prosgrow route` relayed it ("" = none)
 };
 
 class OpenAiHttp {

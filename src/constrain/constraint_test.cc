@@ -57,8 +57,9 @@ const char* kSchema = R"({"type": "object", "properties": {
     "required": ["name", "n", "ok"], "additionalProperties": false})";
 
 // Prefixes of one valid output: the states the masks are checked at.
-const char* kOutput = "{\"name\": \"Zo\\u00eb \xe4\xb8\xad\", \"n\": -12, \"x\": 3.5e2, \"ok\": true, "
-                      "\"kind\": \"beta\", \"list\": [\"a\"]}";
+const char* kOutput =
+    "{\"name\": \"Zo\\u00eb \xe4\xb8\xad\", \"n\": -12, \"x\": 3.5e2, \"ok\": true, "
+    "\"kind\": \"beta\", \"list\": [\"a\"]}";
 
 TEST(ConstraintMask, MatchesBruteForceOnFixtureVocabularies) {
   for (const char* name : {"gpt-2", "llama-spm"}) {
@@ -96,8 +97,8 @@ TEST(ConstraintMask, MatchesBruteForceOnFixtureVocabularies) {
     TokenBitmask end;
     c.Mask(m, &end);
     for (int32_t id = 0; id < vocab->n_vocab(); ++id) {
-      EXPECT_EQ(MaskHas(end, id), std::find(vocab->eog_ids().begin(), vocab->eog_ids().end(), id) !=
-                                      vocab->eog_ids().end());
+      EXPECT_EQ(MaskHas(end, id),
+                std::find(vocab->eog_ids().begin(), vocab->eog_ids().end(), id) != vocab->eog_ids().end());
     }
   }
 }
@@ -148,8 +149,7 @@ TEST(ConstraintMatcher, RandomAllowedTokensAlwaysGiveValidJson) {
     }
     EXPECT_TRUE(parsed["name"].is_string()) << shown;
     // An integer: digits only (past 64 bits nlohmann reads it as a float).
-    EXPECT_TRUE(parsed["n"].is_number() && std::floor(parsed["n"].get<double>()) == parsed["n"].get<double>())
-        << shown;
+    EXPECT_TRUE(parsed["n"].is_number() && std::floor(parsed["n"].get<double>()) == parsed["n"].get<double>()) << shown;
     EXPECT_TRUE(parsed["ok"].is_boolean()) << shown;
     if (parsed.contains("list")) {
       EXPECT_LE(parsed["list"].size(), 2u) << shown;
@@ -204,8 +204,8 @@ TEST(ConstraintMatcher, DeadEndFinishesButIsNotComplete) {
     return std::make_shared<const CompiledConstraint>(std::move(*g), vocab, "test");
   };
   ConstraintMatcher dead(compile(R"({"const": "b"})"));  // needs a 'b' no token writes
-  ASSERT_TRUE(dead.Accept(1));                            // the opening quote
-  EXPECT_TRUE(MaskHas(dead.Allowed(), 0));                // only the end is left
+  ASSERT_TRUE(dead.Accept(1));                           // the opening quote
+  EXPECT_TRUE(MaskHas(dead.Allowed(), 0));               // only the end is left
   EXPECT_FALSE(MaskHas(dead.Allowed(), 1) || MaskHas(dead.Allowed(), 2));
   ASSERT_TRUE(dead.Accept(0));
   EXPECT_TRUE(dead.finished());

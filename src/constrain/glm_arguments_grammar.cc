@@ -1,11 +1,11 @@
 #include "constrain/glm_arguments_grammar.h"
 
+#include <fmt/format.h>
+
 #include <optional>
 #include <set>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "base/tool_call_markers.h"
 #include "constrain/json_schema_grammar.h"
@@ -81,8 +81,9 @@ std::optional<json> WithoutNull(const json& prop) {
     if (*t == "null") return std::nullopt;
     if (t->is_array() && !drop(*t, [](const json& v) { return v == "null"; })) return std::nullopt;
   }
-  if (out.contains("anyOf") && out["anyOf"].is_array() &&
-      !drop(out["anyOf"], [](const json& v) { return v == json{{"type", "null"}} || v == json{{"const", nullptr}}; }))
+  if (out.contains("anyOf") && out["anyOf"].is_array() && !drop(out["anyOf"], [](const json& v) {
+        return v == json{{"type", "null"}} || v == json{{"const", nullptr}};
+      }))
     return std::nullopt;
   return out;
 }
@@ -107,9 +108,10 @@ Result<std::optional<NodeId>> Value(const json& root, const std::string& key, co
 Result<NodeId> AddGlmArguments(const json& parameters, bool constrain, const std::string& where, GrammarBuilder* b) {
   if (!constrain || parameters.is_null()) return FreePairs(b);
   if (!parameters.is_object() || parameters.value("type", json("object")) != "object")
-    return Unimplemented(fmt::format("{}: the GLM-4.5 tool-call format writes arguments as key/value pairs; the "
-                                     "parameters schema must be an object schema",
-                                     where));
+    return Unimplemented(
+        fmt::format("{}: the GLM-4.5 tool-call format writes arguments as key/value pairs; the "
+                    "parameters schema must be an object schema",
+                    where));
   const json* props = parameters.contains("properties") ? &parameters["properties"] : nullptr;
   if (props && !props->is_object())
     return InvalidArgument(fmt::format("{}: 'properties' at # must be an object", where));
@@ -126,9 +128,10 @@ Result<NodeId> AddGlmArguments(const json& parameters, bool constrain, const std
       const bool req = required.count(key) > 0;
       if (!*v) {
         if (!req) continue;
-        return Unimplemented(fmt::format("{}: required parameter '{}' can only be null, which the GLM-4.5 tool-call "
-                                         "format cannot write",
-                                         where, key));
+        return Unimplemented(
+            fmt::format("{}: required parameter '{}' can only be null, which the GLM-4.5 tool-call "
+                        "format cannot write",
+                        where, key));
       }
       const NodeId pair = Pair(b, b->Literal(key), **v);
       members.push_back(req ? pair : b->Choice({pair, b->Seq({})}));

@@ -1,8 +1,7 @@
 #include "constrain/grammar.h"
 
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "base/check.h"
 
@@ -64,8 +63,8 @@ NodeId GrammarBuilder::JsonValue() {
   const NodeId member = Seq({String(), Ws(), Literal(":"), Ws(), any_value_});
   any_object_ = Seq({Literal("{"), Ws(), Repeat(member, sep, 0, Grammar::kUnbounded), Ws(), Literal("}")});
   const NodeId array = Seq({Literal("["), Ws(), Repeat(any_value_, sep, 0, Grammar::kUnbounded), Ws(), Literal("]")});
-  Fill(any_value_, Choice({any_object_, array, String(), Number(false), Literal("true"), Literal("false"),
-                           Literal("null")}));
+  Fill(any_value_,
+       Choice({any_object_, array, String(), Number(false), Literal("true"), Literal("false"), Literal("null")}));
   return any_value_;
 }
 

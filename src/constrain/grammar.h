@@ -49,8 +49,8 @@ using NodeId = uint32_t;
 struct GrammarNode {
   enum class Kind : uint8_t { kLiteral, kSeq, kChoice, kWs, kString, kNumber, kRepeat, kFreeUntil, kRawText };
   Kind kind = Kind::kLiteral;
-  std::string text;               // kLiteral: the bytes; kFreeUntil: the trigger
-  std::vector<NodeId> children;   // see the table above
+  std::string text;              // kLiteral: the bytes; kFreeUntil: the trigger
+  std::vector<NodeId> children;  // see the table above
   uint32_t min = 0;
   uint32_t max = 0;
   std::vector<std::string> stops;  // kRawText: strings the text never holds

@@ -18,22 +18,23 @@ bool IsDigit(uint8_t b) { return b >= '0' && b <= '9'; }
 bool IsHex(uint8_t b) { return IsDigit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F'); }
 
 // String lexer states (MatchFrame::pos of a kString frame).
-constexpr int kOpen = 0;     // expects the opening quote
+constexpr int kOpen = 0;  // expects the opening quote
 constexpr int kBody = 1;
-constexpr int kEscape = 2;   // after a backslash
-constexpr int kHex0 = 3;     // \u: kHex0 + digits read (0..3)
-constexpr int kHexD = 7;     // \uD: 0..7 (no surrogate escapes: many parsers refuse them)
-constexpr int kCont1 = 10;   // kCont1 - 1 + n: n UTF-8 continuation bytes (80..BF) to go
-constexpr int kE0 = 20;      // after E0: A0..BF, then one more
-constexpr int kED = 21;      // after ED: 80..9F, then one more
-constexpr int kF0 = 22;      // after F0: 90..BF, then two more
-constexpr int kF4 = 23;      // after F4: 80..8F, then two more
+constexpr int kEscape = 2;  // after a backslash
+constexpr int kHex0 = 3;    // \u: kHex0 + digits read (0..3)
+constexpr int kHexD = 7;    // \uD: 0..7 (no surrogate escapes: many parsers refuse them)
+constexpr int kCont1 = 10;  // kCont1 - 1 + n: n UTF-8 continuation bytes (80..BF) to go
+constexpr int kE0 = 20;     // after E0: A0..BF, then one more
+constexpr int kED = 21;     // after ED: 80..9F, then one more
+constexpr int kF0 = 22;     // after F0: 90..BF, then two more
+constexpr int kF4 = 23;     // after F4: 80..8F, then two more
 
 // Next string state after `b`; -1 rejects, -2 closes the string.
 int StringNext(uint32_t upos, uint8_t b) {
   const int pos = static_cast<int>(upos);
   switch (pos) {
-    case kOpen: return b == '"' ? kBody : -1;
+    case kOpen:
+      return b == '"' ? kBody : -1;
     case kBody:
       if (b == '"') return -2;
       if (b == '\\') return kEscape;
@@ -50,17 +51,29 @@ int StringNext(uint32_t upos, uint8_t b) {
     case kEscape:
       if (b == 'u') return kHex0;
       return (b == '"' || b == '\\' || b == '/' || b == 'b' || b == 'f' || b == 'n' || b == 'r' || b == 't') ? kBody
-                                                                                                            : -1;
-    case kHex0: return (b == 'd' || b == 'D') ? kHexD : IsHex(b) ? kHex0 + 1 : -1;
-    case kHexD: return (b >= '0' && b <= '7') ? kHex0 + 2 : -1;
-    case kHex0 + 1: case kHex0 + 2: return IsHex(b) ? pos + 1 : -1;
-    case kHex0 + 3: return IsHex(b) ? kBody : -1;
-    case kCont1: return (b >= 0x80 && b <= 0xBF) ? kBody : -1;
-    case kCont1 + 1: case kCont1 + 2: return (b >= 0x80 && b <= 0xBF) ? pos - 1 : -1;
-    case kE0: return (b >= 0xA0 && b <= 0xBF) ? kCont1 : -1;
-    case kED: return (b >= 0x80 && b <= 0x9F) ? kCont1 : -1;
-    case kF0: return (b >= 0x90 && b <= 0xBF) ? kCont1 + 1 : -1;
-    case kF4: return (b >= 0x80 && b <= 0x8F) ? kCont1 + 1 : -1;
+                                                                                                             : -1;
+    case kHex0:
+      return (b == 'd' || b == 'D') ? kHexD : IsHex(b) ? kHex0 + 1 : -1;
+    case kHexD:
+      return (b >= '0' && b <= '7') ? kHex0 + 2 : -1;
+    case kHex0 + 1:
+    case kHex0 + 2:
+      return IsHex(b) ? pos + 1 : -1;
+    case kHex0 + 3:
+      return IsHex(b) ? kBody : -1;
+    case kCont1:
+      return (b >= 0x80 && b <= 0xBF) ? kBody : -1;
+    case kCont1 + 1:
+    case kCont1 + 2:
+      return (b >= 0x80 && b <= 0xBF) ? pos - 1 : -1;
+    case kE0:
+      return (b >= 0xA0 && b <= 0xBF) ? kCont1 : -1;
+    case kED:
+      return (b >= 0x80 && b <= 0x9F) ? kCont1 : -1;
+    case kF0:
+      return (b >= 0x90 && b <= 0xBF) ? kCont1 + 1 : -1;
+    case kF4:
+      return (b >= 0x80 && b <= 0x8F) ? kCont1 + 1 : -1;
   }
   return -1;
 }
@@ -74,15 +87,24 @@ int NumberNext(uint32_t pos, uint8_t b, bool integer) {
   const bool frac = !integer && b == '.';
   const bool exp = !integer && (b == 'e' || b == 'E');
   switch (pos) {
-    case 0: return b == '-' ? 1 : b == '0' ? 2 : digit ? 3 : -1;
-    case 1: return b == '0' ? 2 : digit ? 3 : -1;
-    case 2: return frac ? 4 : exp ? 6 : -1;
-    case 3: return digit ? 3 : frac ? 4 : exp ? 6 : -1;
-    case 4: return digit ? 5 : -1;
-    case 5: return digit ? 5 : exp ? 6 : -1;
-    case 6: return (b == '+' || b == '-') ? 7 : digit ? 8 : -1;
-    case 7: return digit ? 8 : -1;
-    case 8: return digit ? 9 : -1;
+    case 0:
+      return b == '-' ? 1 : b == '0' ? 2 : digit ? 3 : -1;
+    case 1:
+      return b == '0' ? 2 : digit ? 3 : -1;
+    case 2:
+      return frac ? 4 : exp ? 6 : -1;
+    case 3:
+      return digit ? 3 : frac ? 4 : exp ? 6 : -1;
+    case 4:
+      return digit ? 5 : -1;
+    case 5:
+      return digit ? 5 : exp ? 6 : -1;
+    case 6:
+      return (b == '+' || b == '-') ? 7 : digit ? 8 : -1;
+    case 7:
+      return digit ? 8 : -1;
+    case 8:
+      return digit ? 9 : -1;
   }
   return -1;
 }
@@ -180,8 +202,10 @@ class Feeder {
       return;
     }
     const NodeId child = n.children[f.pos];
-    if (f.pos + 1 == n.children.size()) s->pop_back();  // tail position: no frame to come back to
-    else ++f.pos;
+    if (f.pos + 1 == n.children.size())
+      s->pop_back();  // tail position: no frame to come back to
+    else
+      ++f.pos;
     s->push_back({child, 0, 0});
   }
 

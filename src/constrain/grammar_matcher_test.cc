@@ -24,7 +24,7 @@ TEST(GrammarMatcherRawText, AnyTextWithoutTheStops) {
   Grammar g = RawBetweenTags(0, Grammar::kUnbounded);
   EXPECT_TRUE(Accepts(g, "<v></v>"));
   EXPECT_TRUE(Accepts(g, "<v>if (a < b) { x = \"</div>\"; }\n\ttab</v>"));
-  EXPECT_TRUE(Accepts(g, "<v></v</v>"));     // a stop's prefix, then the stop
+  EXPECT_TRUE(Accepts(g, "<v></v</v>"));  // a stop's prefix, then the stop
   EXPECT_TRUE(Accepts(g, "<v><</v>"));
   EXPECT_TRUE(Accepts(g, "<v>\xC3\xA9\xE4\xB8\xAD</v>"));
   EXPECT_FALSE(Accepts(g, "<v>a</v>b</v>"));  // the first "</v>" ends the text

@@ -1,13 +1,13 @@
 #include "constrain/json_schema_grammar.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <map>
 #include <set>
 #include <tuple>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace pg {
 namespace {
@@ -21,15 +21,15 @@ constexpr size_t kMaxNodes = 200000;
 constexpr int64_t kMaxItemsBound = 1 << 20;  // also bounds minLength / maxLength
 
 const std::set<std::string>& Annotations() {
-  static const std::set<std::string> k = {"title",   "description", "default", "examples", "$schema",
-                                          "$id",     "$comment",    "$defs",   "definitions"};
+  static const std::set<std::string> k = {"title", "description", "default", "examples",   "$schema",
+                                          "$id",   "$comment",    "$defs",   "definitions"};
   return k;
 }
 
 const std::set<std::string>& Supported() {
-  static const std::set<std::string> k = {"type",  "properties", "required", "additionalProperties",
-                                          "items", "minItems",   "maxItems", "enum",
-                                          "const", "anyOf",      "$ref",     "minLength",
+  static const std::set<std::string> k = {"type",     "properties", "required", "additionalProperties",
+                                          "items",    "minItems",   "maxItems", "enum",
+                                          "const",    "anyOf",      "$ref",     "minLength",
                                           "maxLength"};
   return k;
 }
@@ -38,12 +38,13 @@ std::string Compact(const json& v) { return v.dump(-1, ' ', false, json::error_h
 
 class SchemaCompiler {
  public:
-  SchemaCompiler(const json& root, std::string where, GrammarBuilder* b) : root_(root), where_(std::move(where)), b_(b) {}
+  SchemaCompiler(const json& root, std::string where, GrammarBuilder* b)
+      : root_(root), where_(std::move(where)), b_(b) {}
 
   Result<NodeId> Compile(const json& s, const std::string& path) {
     if (b_->size() > kMaxNodes)
-      return InvalidArgument(fmt::format("{}: the schema is too large to compile (over {} grammar nodes)", where_,
-                                         kMaxNodes));
+      return InvalidArgument(
+          fmt::format("{}: the schema is too large to compile (over {} grammar nodes)", where_, kMaxNodes));
     if (s.is_boolean()) {
       if (s.get<bool>()) return b_->JsonValue();
       return InvalidArgument(fmt::format("{}: the schema at {} is false, which no value satisfies", where_, path));
@@ -66,12 +67,11 @@ class SchemaCompiler {
     }
     if (type->is_string()) return Typed(s, type->get<std::string>(), path);
     if (!type->is_array() || type->empty())
-      return InvalidArgument(fmt::format("{}: 'type' at {} must be a string or a non-empty array of strings", where_,
-                                         path));
+      return InvalidArgument(
+          fmt::format("{}: 'type' at {} must be a string or a non-empty array of strings", where_, path));
     std::vector<NodeId> alts;
     for (const json& t : *type) {
-      if (!t.is_string())
-        return InvalidArgument(fmt::format("{}: 'type' at {} must hold strings", where_, path));
+      if (!t.is_string()) return InvalidArgument(fmt::format("{}: 'type' at {} must hold strings", where_, path));
       Result<NodeId> n = Typed(s, t.get<std::string>(), path);
       if (!n.ok()) return n.status();
       alts.push_back(*n);
@@ -94,8 +94,8 @@ class SchemaCompiler {
   Result<NodeId> Ref(const json& s, const std::string& path) {
     for (const auto& [key, value] : s.items()) {
       if (key != "$ref" && !Annotations().count(key))
-        return Unimplemented(fmt::format("unsupported JSON schema keyword '{}' beside '$ref' at {} (in {})", key, path,
-                                         where_));
+        return Unimplemented(
+            fmt::format("unsupported JSON schema keyword '{}' beside '$ref' at {} (in {})", key, path, where_));
     }
     const json& ref = s["$ref"];
     if (!ref.is_string()) return InvalidArgument(fmt::format("{}: '$ref' at {} must be a string", where_, path));
@@ -104,9 +104,10 @@ class SchemaCompiler {
     // array entered since, is a cycle that never produces a value ("a": {"$ref":
     // "#/$defs/a"}, or through anyOf alternatives): ill-founded, refused.
     if (std::find(bare_refs_.begin(), bare_refs_.end(), r) != bare_refs_.end())
-      return InvalidArgument(fmt::format("{}: '$ref' \"{}\" at {} refers back to itself before any value is written "
-                                         "(an ill-founded cycle: each pass through it must write an object or array first)",
-                                         where_, r, path));
+      return InvalidArgument(
+          fmt::format("{}: '$ref' \"{}\" at {} refers back to itself before any value is written "
+                      "(an ill-founded cycle: each pass through it must write an object or array first)",
+                      where_, r, path));
     if (auto it = refs_.find(r); it != refs_.end()) return it->second;
     std::string section, name;
     for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
@@ -116,9 +117,10 @@ class SchemaCompiler {
       }
     }
     if (section.empty() || name.empty() || name.find('/') != std::string::npos)
-      return Unimplemented(fmt::format("unsupported JSON schema keyword '$ref' value '{}' at {} (in {}): only "
-                                       "\"#/$defs/NAME\" and \"#/definitions/NAME\" are supported",
-                                       r, path, where_));
+      return Unimplemented(
+          fmt::format("unsupported JSON schema keyword '$ref' value '{}' at {} (in {}): only "
+                      "\"#/$defs/NAME\" and \"#/definitions/NAME\" are supported",
+                      r, path, where_));
     auto defs = root_.find(section);
     if (defs == root_.end() || !defs->is_object() || !defs->contains(name))
       return InvalidArgument(fmt::format("{}: '$ref' \"{}\" at {} points at nothing", where_, r, path));
@@ -143,8 +145,8 @@ class SchemaCompiler {
   Result<NodeId> AnyOf(const json& s, const std::string& path) {
     for (const auto& [key, value] : s.items()) {
       if (key != "anyOf" && !Annotations().count(key))
-        return Unimplemented(fmt::format("unsupported JSON schema keyword '{}' beside 'anyOf' at {} (in {})", key,
-                                         path, where_));
+        return Unimplemented(
+            fmt::format("unsupported JSON schema keyword '{}' beside 'anyOf' at {} (in {})", key, path, where_));
     }
     const json& alts = s["anyOf"];
     if (!alts.is_array() || alts.empty())
@@ -173,15 +175,15 @@ class SchemaCompiler {
       auto it = s.find(names[i]);
       if (it == s.end()) continue;
       if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > kMaxItemsBound) {
-        bounds_error_ = fmt::format("{}: '{}' at {} must be an integer in [0, {}]", where_, names[i], path,
-                                    kMaxItemsBound);
+        bounds_error_ =
+            fmt::format("{}: '{}' at {} must be an integer in [0, {}]", where_, names[i], path, kMaxItemsBound);
         return false;
       }
       bounds[i] = it->get<int64_t>();
     }
     if (bounds[1] >= 0 && bounds[0] > bounds[1]) {
-      bounds_error_ = fmt::format("{}: '{}' {} is above '{}' {} at {}", where_, names[0], bounds[0], names[1],
-                                  bounds[1], path);
+      bounds_error_ =
+          fmt::format("{}: '{}' {} is above '{}' {} at {}", where_, names[0], bounds[0], names[1], bounds[1], path);
       return false;
     }
     return true;
@@ -215,18 +217,19 @@ Result<NodeId> SchemaCompiler::Object(const json& s, const std::string& path) {
     return InvalidArgument(fmt::format("{}: 'properties' at {} must be an object", where_, path));
   bool closed = false;
   if (auto ap = s.find("additionalProperties"); ap != s.end()) {
-    if (ap->is_boolean()) closed = !ap->get<bool>();
+    if (ap->is_boolean())
+      closed = !ap->get<bool>();
     else
-      return Unimplemented(fmt::format("unsupported JSON schema keyword 'additionalProperties' as a schema at {} (in "
-                                       "{}): only true or false",
-                                       path, where_));
+      return Unimplemented(
+          fmt::format("unsupported JSON schema keyword 'additionalProperties' as a schema at {} (in "
+                      "{}): only true or false",
+                      path, where_));
   }
   std::set<std::string> required;
   if (auto rq = s.find("required"); rq != s.end()) {
     if (!rq->is_array()) return InvalidArgument(fmt::format("{}: 'required' at {} must be an array", where_, path));
     for (const json& k : *rq) {
-      if (!k.is_string())
-        return InvalidArgument(fmt::format("{}: 'required' at {} must hold strings", where_, path));
+      if (!k.is_string()) return InvalidArgument(fmt::format("{}: 'required' at {} must hold strings", where_, path));
       required.insert(k.get<std::string>());
     }
   }
@@ -252,8 +255,8 @@ Result<NodeId> SchemaCompiler::Object(const json& s, const std::string& path) {
     const NodeId member =
         b_->Seq({b_->Literal(GrammarBuilder::Quoted(key)), b_->Ws(), b_->Literal(":"), b_->Ws(), value, b_->Ws()});
     for (int first = 0; first < 2; ++first) {
-      const NodeId written = first ? b_->Seq({member, rest[i + 1][0]})
-                                   : b_->Seq({b_->Literal(","), b_->Ws(), member, rest[i + 1][0]});
+      const NodeId written =
+          first ? b_->Seq({member, rest[i + 1][0]}) : b_->Seq({b_->Literal(","), b_->Ws(), member, rest[i + 1][0]});
       rest[i][first] = req ? written : b_->Choice({written, rest[i + 1][first]});
     }
   }
@@ -265,9 +268,10 @@ Result<NodeId> SchemaCompiler::Array(const json& s, const std::string& path) {
   NodeId item;
   if (auto it = s.find("items"); it != s.end()) {
     if (it->is_array())
-      return Unimplemented(fmt::format("unsupported JSON schema keyword 'items' as an array (tuple form) at {} (in "
-                                       "{})",
-                                       path, where_));
+      return Unimplemented(
+          fmt::format("unsupported JSON schema keyword 'items' as an array (tuple form) at {} (in "
+                      "{})",
+                      path, where_));
     Result<NodeId> n = Compile(*it, path + "/items");
     if (!n.ok()) return n.status();
     item = *n;

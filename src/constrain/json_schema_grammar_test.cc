@@ -28,12 +28,13 @@ TEST(JsonSchemaGrammar, ObjectWithRequiredAndOptionalKeysInOrder) {
   EXPECT_TRUE(Accepts(g, R"({"name":"Ann","tags":["a","b"]})"));
   EXPECT_TRUE(Accepts(g, "{\n  \"name\": \"A\\u00e9\\n\",\n  \"tags\": [ \"x\" ]\n}"));
   EXPECT_TRUE(Accepts(g, "  {\"name\": \"\u00e9\u4e2d\", \"tags\": []}"));
-  EXPECT_FALSE(Accepts(g, R"({"name": "Ann"})"));                      // tags required
-  EXPECT_FALSE(Accepts(g, R"({"tags": [], "name": "Ann"})"));          // declared order
+  EXPECT_FALSE(Accepts(g, R"({"name": "Ann"})"));                          // tags required
+  EXPECT_FALSE(Accepts(g, R"({"tags": [], "name": "Ann"})"));              // declared order
   EXPECT_FALSE(Accepts(g, R"({"name": "Ann", "age": 3.5, "tags": []})"));  // integer
-  EXPECT_FALSE(Accepts(g, R"({"name": "Ann", "tags": [], "x": 1})"));  // no extra keys
+  EXPECT_FALSE(Accepts(g, R"({"name": "Ann", "tags": [], "x": 1})"));      // no extra keys
   EXPECT_FALSE(Accepts(g, R"({"name": "Ann", "tags": [],})"));
-  EXPECT_FALSE(Prefix(g, R"({"name": "a)" "\x01"));  // raw control character in a string
+  EXPECT_FALSE(Prefix(g, R"({"name": "a)"
+                         "\x01"));                   // raw control character in a string
   EXPECT_FALSE(Prefix(g, R"({"name": "\q)"));        // bad escape
   EXPECT_FALSE(Prefix(g, "{\"name\": \"\xC0"));      // bad UTF-8 lead byte
   EXPECT_FALSE(Prefix(g, "{\"name\": \"\xED\xA0"));  // surrogate
@@ -54,7 +55,8 @@ TEST(JsonSchemaGrammar, ScalarsEnumConstAndTypeArrays) {
   Grammar num = Compile(R"({"type": "number"})");
   for (const char* ok : {"0", "-0", "12", "-3.25", "1e5", "2.5E-3", "0.0"}) EXPECT_TRUE(Accepts(num, ok)) << ok;
   EXPECT_TRUE(Accepts(num, "1e-99"));
-  for (const char* bad : {"01", "-", "1.", ".5", "1e", "+1", "NaN", "1.2.3", "1e308"}) EXPECT_FALSE(Accepts(num, bad)) << bad;
+  for (const char* bad : {"01", "-", "1.", ".5", "1e", "+1", "NaN", "1.2.3", "1e308"})
+    EXPECT_FALSE(Accepts(num, bad)) << bad;
   EXPECT_FALSE(Prefix(num, std::string(GrammarBuilder::kMaxNumberBytes + 1, '1')));
   Grammar integer = Compile(R"({"type": "integer"})");
   EXPECT_TRUE(Accepts(integer, "-42"));
@@ -127,10 +129,28 @@ TEST(JsonSchemaGrammar, OpenObjectsAndAnnotations) {
 }
 
 TEST(JsonSchemaGrammar, EveryUnsupportedKeywordIsNamed) {
-  for (const char* kw : {"pattern", "format", "oneOf", "allOf", "not", "minimum", "maximum",
-                         "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "uniqueItems", "contains",
-                         "prefixItems", "patternProperties", "propertyNames", "minProperties", "maxProperties",
-                         "dependentRequired", "if", "then", "else", "unevaluatedProperties"}) {
+  for (const char* kw : {"pattern",
+                         "format",
+                         "oneOf",
+                         "allOf",
+                         "not",
+                         "minimum",
+                         "maximum",
+                         "exclusiveMinimum",
+                         "exclusiveMaximum",
+                         "multipleOf",
+                         "uniqueItems",
+                         "contains",
+                         "prefixItems",
+                         "patternProperties",
+                         "propertyNames",
+                         "minProperties",
+                         "maxProperties",
+                         "dependentRequired",
+                         "if",
+                         "then",
+                         "else",
+                         "unevaluatedProperties"}) {
     json schema = {{"type", "object"}, {"properties", {{"x", {{"type", "string"}, {kw, 1}}}}}};
     Result<Grammar> g = JsonSchemaGrammar(schema, "response_format.json_schema.schema");
     ASSERT_FALSE(g.ok()) << kw;
@@ -153,7 +173,8 @@ TEST(JsonSchemaGrammar, MalformedSchemasAreInvalid) {
                              R"({"type": "string", "maxLength": 1.5})", R"({"type": "string", "minLength": 3,
                              "maxLength": 1})",
                              R"({"type": "array", "minItems": -1})", R"({"type": "array", "minItems": 3,
-                             "maxItems": 2})", R"({"$ref": "#/$defs/missing"})", "false", "[]", "3"}) {
+                             "maxItems": 2})",
+                             R"({"$ref": "#/$defs/missing"})", "false", "[]", "3"}) {
     Result<Grammar> g = JsonSchemaGrammar(json::parse(schema), "s");
     ASSERT_FALSE(g.ok()) << schema;
     EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument) << schema << ": " << g.status().ToString();
@@ -177,19 +198,25 @@ TEST(OutputGrammar, JsonObjectAndToolCalls) {
 
   std::vector<ToolGrammarOptions> tools = {
       {"get_weather", json::parse(R"({"type": "object", "properties": {"city": {"type": "string"}},
-          "required": ["city"], "additionalProperties": false})"), true},
+          "required": ["city"], "additionalProperties": false})"),
+       true},
       {"noop", nullptr, true}};
   Result<Grammar> one = ToolCallGrammar(ToolCallGrammarFormat::Hermes(), tools, false, false, "tools");
   ASSERT_TRUE(one.ok()) << one.status().ToString();
-  EXPECT_TRUE(Accepts(*one, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>"));
+  EXPECT_TRUE(
+      Accepts(*one, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>"));
   EXPECT_TRUE(Accepts(*one, R"(<tool_call>{"name":"noop","arguments":{"k":[1]}}</tool_call>)"));
   EXPECT_FALSE(Accepts(*one, R"(<tool_call>{"name":"get_weather","arguments":{"town":"x"}}</tool_call>)"));
   EXPECT_FALSE(Accepts(*one, R"(<tool_call>{"name":"other","arguments":{}}</tool_call>)"));
   EXPECT_FALSE(Prefix(*one, "Sure"));
-  EXPECT_FALSE(Accepts(*one, R"(<tool_call>{"name":"noop","arguments":{}}</tool_call><tool_call>{"name":"noop","arguments":{}}</tool_call>)"));
+  EXPECT_FALSE(Accepts(
+      *one,
+      R"(<tool_call>{"name":"noop","arguments":{}}</tool_call><tool_call>{"name":"noop","arguments":{}}</tool_call>)"));
   Result<Grammar> many = ToolCallGrammar(ToolCallGrammarFormat::Hermes(), tools, true, false, "tools");
   ASSERT_TRUE(many.ok());
-  EXPECT_TRUE(Accepts(*many, "<tool_call>{\"name\":\"noop\",\"arguments\":{}}</tool_call>\n<tool_call>{\"name\":\"noop\",\"arguments\":{}}</tool_call>"));
+  EXPECT_TRUE(Accepts(*many,
+                      "<tool_call>{\"name\":\"noop\",\"arguments\":{}}</"
+                      "tool_call>\n<tool_call>{\"name\":\"noop\",\"arguments\":{}}</tool_call>"));
 
   Result<Grammar> llama = ToolCallGrammar(ToolCallGrammarFormat::Llama3Json(), tools, true, false, "tools");
   ASSERT_TRUE(llama.ok());
@@ -199,7 +226,8 @@ TEST(OutputGrammar, JsonObjectAndToolCalls) {
   Result<Grammar> lazy = ToolCallGrammar(ToolCallGrammarFormat::Hermes(), tools, true, true, "tools");
   ASSERT_TRUE(lazy.ok());
   EXPECT_TRUE(Accepts(*lazy, "Let me check the weather."));
-  EXPECT_TRUE(Accepts(*lazy, "ok <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call> done"));
+  EXPECT_TRUE(Accepts(
+      *lazy, "ok <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call> done"));
   EXPECT_TRUE(Accepts(*lazy, "<tool_cal> is not a tag; <tool_call>{\"name\":\"noop\",\"arguments\":{}}</tool_call>"));
   EXPECT_FALSE(Prefix(*lazy, "x <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"town\""));
   EXPECT_FALSE(Accepts(*lazy, "x <tool_call>{\"name\": \"noop\""));  // a started call must finish
@@ -207,8 +235,9 @@ TEST(OutputGrammar, JsonObjectAndToolCalls) {
   // The name outside the JSON, calls wrapped: DeepSeek V3's pieces.
   Result<Grammar> ds = ToolCallGrammar(ToolCallGrammarFormat::DeepSeekV3(), tools, true, false, "tools");
   ASSERT_TRUE(ds.ok());
-  const std::string ds_call = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Oslo\"}\n```"
-                              "<｜tool▁call▁end｜>";
+  const std::string ds_call =
+      "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Oslo\"}\n```"
+      "<｜tool▁call▁end｜>";
   EXPECT_TRUE(Accepts(*ds, "<｜tool▁calls▁begin｜>" + ds_call + "<｜tool▁calls▁end｜>"));
   EXPECT_TRUE(Accepts(*ds, "<｜tool▁calls▁begin｜>" + ds_call + "\n" + ds_call + "<｜tool▁calls▁end｜>"));
   EXPECT_FALSE(Accepts(*ds, "<｜tool▁calls▁begin｜>" + ds_call));
@@ -227,9 +256,10 @@ TEST(OutputGrammar, JsonObjectAndToolCalls) {
 // Issue 23: a $ref that reaches itself before any value is written is an
 // ill-founded cycle, refused; recursion through an object or array is fine.
 TEST(JsonSchemaGrammar, IllFoundedRefCyclesAreRefused) {
-  for (const char* schema : {R"({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}})",
-                             R"({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}})",
-                             R"({"$ref": "#/$defs/a", "$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}}})"}) {
+  for (const char* schema :
+       {R"({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}})",
+        R"({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}})",
+        R"({"$ref": "#/$defs/a", "$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}}})"}) {
     Result<Grammar> g = JsonSchemaGrammar(json::parse(schema), "schema");
     ASSERT_FALSE(g.ok()) << schema;
     EXPECT_NE(g.status().message().find("ill-founded"), std::string::npos) << g.status().message();

@@ -113,15 +113,15 @@ Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::
     if (format.args_key.empty()) {  // NAME outside the JSON
       named.push_back(b.Seq({b.Literal(format.name_prefix + t.name + format.name_suffix), b.Ws(), args}));
     } else {  // "NAME", "ARGS_KEY": ARGS inside {"name": ...}
-      named.push_back(b.Seq({b.Literal(GrammarBuilder::Quoted(t.name)), b.Ws(), b.Literal(","), b.Ws(),
-                             b.Literal(GrammarBuilder::Quoted(format.args_key)), b.Ws(), b.Literal(":"), b.Ws(),
-                             args}));
+      named.push_back(
+          b.Seq({b.Literal(GrammarBuilder::Quoted(t.name)), b.Ws(), b.Literal(","), b.Ws(),
+                 b.Literal(GrammarBuilder::Quoted(format.args_key)), b.Ws(), b.Literal(":"), b.Ws(), args}));
     }
   }
   NodeId body = b.Choice(std::move(named));
   if (!format.args_key.empty())
-    body = b.Seq({b.Literal("{"), b.Ws(), b.Literal("\"name\""), b.Ws(), b.Literal(":"), b.Ws(), body, b.Ws(),
-                  b.Literal("}")});
+    body = b.Seq(
+        {b.Literal("{"), b.Ws(), b.Literal("\"name\""), b.Ws(), b.Literal(":"), b.Ws(), body, b.Ws(), b.Literal("}")});
   // begin, the call, end; whitespace allowed around a JSON object.
   const NodeId ws_in = format.args_key.empty() ? b.Seq({}) : b.Ws();
   const NodeId call = b.Seq({b.Literal(format.begin), ws_in, body, ws_in, b.Literal(format.end)});
@@ -130,9 +130,10 @@ Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::
   NodeId root;
   if (lazy) {
     if (format.trigger().empty())
-      return Unimplemented(fmt::format("{}: strict tools under tool_choice auto are not enforced for the {} tool-call "
-                                       "format",
-                                       where, format.name));
+      return Unimplemented(
+          fmt::format("{}: strict tools under tool_choice auto are not enforced for the {} tool-call "
+                      "format",
+                      where, format.name));
     // After the trigger: the rest of the call (the trigger is its begin;
     // free text, and so further calls, may follow), or all the calls and
     // calls_end.

@@ -26,10 +26,9 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "constrain/grammar.h"
@@ -37,7 +36,7 @@
 namespace pg {
 
 struct ToolCallGrammarFormat {
-  std::string name;       // for messages
+  std::string name;  // for messages
   // Literal text before each call; under tool_choice auto the appearance of
   // calls_begin (or of begin, when calls_begin is "") starts the calls
   // ("" for both = the format cannot be triggered).
@@ -83,7 +82,7 @@ Result<Grammar> JsonSchemaGrammar(const nlohmann::ordered_json& schema, const st
 // tool_choice "auto" with strict tools (`lazy`): free text, and wherever the
 // format's trigger appears, a call to one of `tools` must follow.
 // `where` names the request field in schema errors.
-Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::vector<ToolGrammarOptions>& tools, bool parallel,
-                                bool lazy, const std::string& where);
+Result<Grammar> ToolCallGrammar(const ToolCallGrammarFormat& format, const std::vector<ToolGrammarOptions>& tools,
+                                bool parallel, bool lazy, const std::string& where);
 
 }  // namespace pg

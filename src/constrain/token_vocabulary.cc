@@ -43,8 +43,10 @@ TokenVocabulary::TokenVocabulary(const Tokenizer& t) : n_vocab_(t.n_vocab()) {
   for (int32_t id = 0; id < n_vocab_; ++id) {
     if (!in_trie(id)) continue;
     all.push_back(id);
-    if (GrammarMatcher::KeepsStringBody(bytes(id))) body_mask_[static_cast<size_t>(id) / 64] |= uint64_t{1} << (id % 64);
-    else non_body.push_back(id);
+    if (GrammarMatcher::KeepsStringBody(bytes(id)))
+      body_mask_[static_cast<size_t>(id) / 64] |= uint64_t{1} << (id % 64);
+    else
+      non_body.push_back(id);
   }
   trie_ = TokenTrie::Build(std::move(all), bytes_);
   non_body_trie_ = TokenTrie::Build(std::move(non_body), bytes_);

@@ -49,7 +49,6 @@ struct TokenTrie {
 
 class TokenVocabulary {
  public:
-
   explicit TokenVocabulary(const Tokenizer& tokenizer);
 
   // One vocabulary per tokenizer, built on first use and kept for the
@@ -70,7 +69,6 @@ class TokenVocabulary {
   const std::vector<uint64_t>& string_body_mask() const { return body_mask_; }
 
  private:
-
   int32_t n_vocab_ = 0;
   std::vector<std::string> bytes_;  // (n_vocab) the bytes each token writes ("" for control)
   std::vector<uint8_t> in_trie_;    // (n_vocab) 1 = may be allowed by a mask

@@ -42,7 +42,8 @@ const char* kNoop = R"({"type": "object", "properties": {}, "additionalPropertie
 
 json OpenAiTools() {
   json tools = json::array();
-  tools.push_back({{"type", "function"}, {"function", {{"name", "get_weather"}, {"parameters", json::parse(kWeather)}}}});
+  tools.push_back(
+      {{"type", "function"}, {"function", {{"name", "get_weather"}, {"parameters", json::parse(kWeather)}}}});
   tools.push_back({{"type", "function"}, {"function", {{"name", "noop"}, {"parameters", json::parse(kNoop)}}}});
   return tools;
 }

@@ -1,4 +1,5 @@
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -10,8 +11,6 @@
 #include <fstream>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "doctor/host_checks.h"
 #include "doctor/model_check.h"
@@ -119,7 +118,8 @@ class RedisServer {
       freopen("/dev/null", "w", stdout);
       std::string port = std::to_string(port_);
       execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--loglevel", "warning", "--maxmemory", "64mb", "--maxmemory-policy", policy.c_str(), (char*)nullptr);
+             "--appendonly", "no", "--loglevel", "warning", "--maxmemory", "64mb", "--maxmemory-policy", policy.c_str(),
+             (char*)nullptr);
       _exit(127);
     }
   }

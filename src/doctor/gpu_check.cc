@@ -11,7 +11,8 @@ CheckResult CheckGpus(const GpuReport& r) {
   const std::string backends = r.backend == "off" ? "cpu" : "cpu, " + r.backend;
   if (r.backend == "off") {
     return CheckResult::Skip("gpu", fmt::format("no GPU backend compiled (backends: {}; build with "
-                                                "-DPROSGROW_GPU=cuda|hip|emulated for one)", backends));
+                                                "-DPROSGROW_GPU=cuda|hip|emulated for one)",
+                                                backends));
   }
   std::string versions = fmt::format("runtime {}", r.runtime_version.empty() ? "?" : r.runtime_version);
   if (!r.driver_version.empty()) versions = fmt::format("driver {}, {}", r.driver_version, versions);

@@ -1,6 +1,7 @@
 #include "doctor/host_checks.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -10,8 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "backend/cpu/cpu_features.h"
 #include "backend/cpu/cpu_kernels.h"
@@ -67,10 +66,10 @@ bool ReadMeminfo(uint64_t* mem_total, uint64_t* mem_available) {
 
 CheckResult CheckMemory(const MemoryPlan& p, uint64_t mem_total, uint64_t mem_available) {
   uint64_t need = p.model_bytes + p.kv_device_bytes + p.kv_host_bytes;
-  std::string detail = fmt::format("model {} + device tier {} + host tier {} = {}; MemTotal {}, MemAvailable {}",
-                                   FormatBytes(p.model_bytes), FormatBytes(p.kv_device_bytes),
-                                   FormatBytes(p.kv_host_bytes), FormatBytes(need), FormatBytes(mem_total),
-                                   FormatBytes(mem_available));
+  std::string detail =
+      fmt::format("model {} + device tier {} + host tier {} = {}; MemTotal {}, MemAvailable {}",
+                  FormatBytes(p.model_bytes), FormatBytes(p.kv_device_bytes), FormatBytes(p.kv_host_bytes),
+                  FormatBytes(need), FormatBytes(mem_total), FormatBytes(mem_available));
   if (need > mem_total) {
     return CheckResult::Fail("memory", detail,
                              "lower --kv-host-mem / --kv-device-mem (or use a smaller model) to fit MemTotal");

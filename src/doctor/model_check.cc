@@ -31,17 +31,17 @@ ModelCheck CheckModelFile(const std::string& path, const GgufFile* opened) {
   out.file_bytes = f.file_size();
   auto config = ModelConfig::FromGguf(f);
   if (!config.ok()) {
-    out.result = CheckResult::Fail(name, config.status().message(),
-                                   "use a llama, qwen2, qwen3, qwen3moe or glm4moe GGUF");
+    out.result =
+        CheckResult::Fail(name, config.status().message(), "use a llama, qwen2, qwen3, qwen3moe or glm4moe GGUF");
     return out;
   }
   std::map<std::string, int> types;  // type name -> tensor count
   for (const GgufTensorInfo& t : f.tensors()) {
     ++types[TypeName(t.type)];
     if (t.dims.size() >= 2 && !IsSupportedWeightType(t.type)) {
-      out.result = CheckResult::Fail(name, fmt::format("{}: tensor {} has type {}, which no kernel handles", path,
-                                                       t.name, TypeName(t.type)),
-                                     "requantize it with llama-quantize to a supported type (docs/performance.md)");
+      out.result = CheckResult::Fail(
+          name, fmt::format("{}: tensor {} has type {}, which no kernel handles", path, t.name, TypeName(t.type)),
+          "requantize it with llama-quantize to a supported type (docs/performance.md)");
       return out;
     }
   }

@@ -1,6 +1,7 @@
 #include "doctor/network_checks.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <hiredis/hiredis.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -10,10 +11,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <string_view>
 #include <memory>
-
-#include <fmt/format.h>
+#include <string_view>
 
 #include "base/units.h"
 
@@ -49,7 +48,8 @@ CheckResult CheckRedis(const std::string& url, double timeout_s, const std::stri
   if (!parsed.ok()) return CheckResult::Fail(name, parsed.status().message(), "use redis://HOST:PORT[/DB]");
   RedisUrl u = *parsed;
   if (!password.empty()) u.password = password;
-  timeval tv{static_cast<time_t>(timeout_s), static_cast<suseconds_t>((timeout_s - static_cast<time_t>(timeout_s)) * 1e6)};
+  timeval tv{static_cast<time_t>(timeout_s),
+             static_cast<suseconds_t>((timeout_s - static_cast<time_t>(timeout_s)) * 1e6)};
   std::unique_ptr<redisContext, ContextFree> c(redisConnectWithTimeout(u.host.c_str(), u.port, tv));
   std::string where = fmt::format("{}:{}", u.host, u.port);
   if (!c || c->err) {
@@ -62,7 +62,9 @@ CheckResult CheckRedis(const std::string& url, double timeout_s, const std::stri
                                 : ReplyPtr(static_cast<redisReply*>(
                                       redisCommand(c.get(), "AUTH %s %s", u.user.c_str(), u.password.c_str())));
     if (!r || r->type == REDIS_REPLY_ERROR)
-      return CheckResult::Fail(name, fmt::format("{}: AUTH refused", where), "fix the credentials (--kv-remote user, --kv-remote-password-file or PROSGROW_REDIS_PASSWORD)");
+      return CheckResult::Fail(
+          name, fmt::format("{}: AUTH refused", where),
+          "fix the credentials (--kv-remote user, --kv-remote-password-file or PROSGROW_REDIS_PASSWORD)");
   }
   ReplyPtr pong = Command(c.get(), "PING");
   if (pong && pong->type == REDIS_REPLY_ERROR && std::string_view(pong->str).starts_with("NOAUTH")) {
@@ -88,8 +90,9 @@ CheckResult CheckRedis(const std::string& url, double timeout_s, const std::stri
                              "writes instead of dropping cold blocks");
   }
   if (maxmem_bytes == 0) {
-    return CheckResult::Warn(name, detail, "CONFIG SET maxmemory <bytes>: an unbounded cache grows until the host "
-                                           "runs out of memory");
+    return CheckResult::Warn(name, detail,
+                             "CONFIG SET maxmemory <bytes>: an unbounded cache grows until the host "
+                             "runs out of memory");
   }
   return CheckResult::Ok(name, detail);
 }

@@ -19,8 +19,7 @@ CheckResult CheckEvents(const std::string& endpoint) {
   // there is nothing to check yet.
   const bool binds = e->host == "*" || e->host.find("::") != std::string::npos || e->host == "127.0.0.1" ||
                      e->host == "localhost" || e->host == "[::1]";
-  if (!binds)
-    return CheckResult::Ok(name, fmt::format("{}: publishes to a subscriber that binds there", endpoint));
+  if (!binds) return CheckResult::Ok(name, fmt::format("{}: publishes to a subscriber that binds there", endpoint));
   return CheckBindable(name, e->host, e->port, "--kv-events");
 }
 

@@ -15,17 +15,17 @@
 namespace pg {
 
 struct PreflightPlan {
-  std::string model_path;         // resolved (the default model already made)
+  std::string model_path;                // resolved (the default model already made)
   const GgufFile* model_file = nullptr;  // model_path already opened, or null (opened here)
   uint64_t kv_device_bytes = 0;
-  uint64_t kv_host_bytes = 0;     // the host tier's real size (0 = none)
-  std::string kv_disk_dir;        // "" = no disk tier
+  uint64_t kv_host_bytes = 0;  // the host tier's real size (0 = none)
+  std::string kv_disk_dir;     // "" = no disk tier
   uint64_t kv_disk_bytes = 0;
-  std::string http_host;          // "" = not serving HTTP (no port check)
+  std::string http_host;  // "" = not serving HTTP (no port check)
   int http_port = 0;
-  std::string kv_remote;          // redis://... ("" = no remote tier)
-  std::string kv_remote_password; // from --kv-remote-password-file / env, in place of the URL's ("" = the URL's)
-  std::string kv_events;          // tcp://HOST:PORT ("" = no KV events)
+  std::string kv_remote;           // redis://... ("" = no remote tier)
+  std::string kv_remote_password;  // from --kv-remote-password-file / env, in place of the URL's ("" = the URL's)
+  std::string kv_events;           // tcp://HOST:PORT ("" = no KV events)
 };
 
 // The plan for an engine configuration (tier sizes after the defaults); the

@@ -1,9 +1,9 @@
 #include "engine/engine.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "base/check.h"
 #include "base/clock.h"
@@ -49,8 +49,8 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   e->scheduler_ = std::make_unique<Scheduler>(e->config_, *e->kv_);
   e->FillInfo();
   PG_LOG_INFO("engine: {}; policy {}; KV {} device blocks of {} tokens ({})", mc.Summary(),
-              c.policy == ServePolicy::kBaseline ? "baseline" : "optimized", e->kv_->device_blocks(),
-              c.page_tokens, e->kv_->layout().ToString());
+              c.policy == ServePolicy::kBaseline ? "baseline" : "optimized", e->kv_->device_blocks(), c.page_tokens,
+              e->kv_->layout().ToString());
   return e;
 }
 
@@ -62,8 +62,8 @@ Status Engine::CreateSpeculation(const KvLayout& layout) {
   limits.max_seq_tokens = 0;  // set by FillInfo, once the device tier's size is known
   PG_ASSIGN_OR_RETURN(spec_, SpeculativeDecoder::Create(c.spec, limits));
   if (std::find(c.spec.drafters.begin(), c.spec.drafters.end(), DrafterKind::kDraft) != c.spec.drafters.end()) {
-    PG_RETURN_IF_ERROR(spec_->LoadDraftModel(c.spec.draft_model, ModelOptionsFor(c.attention), c.model_path, *model_,
-                                             *tokenizer_));
+    PG_RETURN_IF_ERROR(
+        spec_->LoadDraftModel(c.spec.draft_model, ModelOptionsFor(c.attention), c.model_path, *model_, *tokenizer_));
     const KvLayout dl = spec_->DraftLayout(layout.page_tokens, layout.dtype);
     // The two pools hold the same number of tokens: --kv-device-mem splits in
     // proportion to the two models' KV bytes per token. The host tier keeps
@@ -84,9 +84,10 @@ Status Engine::CreateSpeculation(const KvLayout& layout) {
   PG_LOG_INFO("engine: speculative decoding with {}, at most {} draft tokens per step", info_.speculative,
               c.spec.draft_max);
   if (c.spec.synthetic())
-    PG_LOG_WARN("engine: SYNTHETIC ACCEPTANCE (benchmark only): mean accepted length {} (p = {:.4f}); accepted "
-                "drafts are NOT the model's output",
-                c.spec.synthetic_length, spec_->synthetic_p());
+    PG_LOG_WARN(
+        "engine: SYNTHETIC ACCEPTANCE (benchmark only): mean accepted length {} (p = {:.4f}); accepted "
+        "drafts are NOT the model's output",
+        c.spec.synthetic_length, spec_->synthetic_p());
   return Status::Ok();
 }
 
@@ -205,8 +206,10 @@ void Engine::AcceptIncoming() {
     notes.swap(session_notes_);
   }
   for (const SessionNote& n : notes) {
-    if (n.kind == SessionNote::Kind::kRelease) kv_->ReleaseSession(n.session);
-    else kv_->Hint(n.session, n.ttl_s);
+    if (n.kind == SessionNote::Kind::kRelease)
+      kv_->ReleaseSession(n.session);
+    else
+      kv_->Hint(n.session, n.ttl_s);
   }
   for (auto& s : incoming) {
     s->id = next_seq_id_++;
@@ -376,9 +379,10 @@ void Engine::Step() {
   // Unreachable for a request Submit accepted (it fits the device tier
   // alone); kept so a broken invariant ends one request, not the server.
   for (Sequence* s : plan.failed)
-    Finish(s, "error", fmt::format("the request needs more KV memory than the device tier holds ({} tokens, at "
-                                   "most {} for one sequence)",
-                                   s->tokens.size(), info_.max_seq_tokens));
+    Finish(s, "error",
+           fmt::format("the request needs more KV memory than the device tier holds ({} tokens, at "
+                       "most {} for one sequence)",
+                       s->tokens.size(), info_.max_seq_tokens));
   if (!plan.empty()) {
     Status st = RunForward(plan);
     if (!st.ok()) {

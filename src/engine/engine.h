@@ -25,10 +25,10 @@
 
 #include "base/thread_pool.h"
 #include "engine/engine_config.h"
+#include "engine/engine_snapshot.h"
 #include "engine/executor.h"
 #include "engine/inference_service.h"
 #include "engine/kv_event_bridge.h"
-#include "engine/engine_snapshot.h"
 #include "engine/scheduler.h"
 #include "engine/speculative/speculative_decoder.h"
 #include "engine/step_cost_model.h"
@@ -153,7 +153,7 @@ class Engine final : public InferenceService {
   // Metrics snapshot, written by the engine thread at the end of each step.
   mutable std::mutex metrics_mu_;
   EngineSnapshot snap_;
-  EngineSnapshot totals_;  // engine-thread running totals
+  EngineSnapshot totals_;                                                // engine-thread running totals
   std::vector<std::pair<EventCallback, ServiceEvent>> finished_events_;  // engine thread: queued by Finish
 };
 

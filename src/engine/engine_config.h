@@ -32,19 +32,19 @@ struct EngineConfig {
   // engine); null: Engine::Create opens model_path.
   std::shared_ptr<const GgufFile> model_file;
   ServePolicy policy = ServePolicy::kOptimized;
-  int threads = 0;                  // 0 = cores
-  int64_t ctx_size = 0;             // per sequence; 0 = min(model's context, 8192)
-  int64_t max_batch_tokens = 512;   // tokens per forward step (decode + prefill chunks)
-  int64_t max_seqs = 16;            // running sequences
+  int threads = 0;                 // 0 = cores
+  int64_t ctx_size = 0;            // per sequence; 0 = min(model's context, 8192)
+  int64_t max_batch_tokens = 512;  // tokens per forward step (decode + prefill chunks)
+  int64_t max_seqs = 16;           // running sequences
   // Optimized policy (Scheduler::PlanPrefills): a prefill with more than
   // long_prefill_tokens left advances at most prefill_slice_tokens a step
   // while the step is shared, and at most long_prefill_tokens alone (or a
   // slice, if larger; 0 = whole chunks either way).
   int64_t prefill_slice_tokens = 64;
   int64_t long_prefill_tokens = 256;
-  int64_t max_queue = 256;          // waiting requests before Submit refuses
+  int64_t max_queue = 256;  // waiting requests before Submit refuses
   int64_t page_tokens = 16;
-  bool kv_bf16 = false;             // KV in bf16 instead of f16
+  bool kv_bf16 = false;                                // KV in bf16 instead of f16
   AttentionMode attention = AttentionMode::kTiledF32;  // f16-KV attention arithmetic (--attn)
   uint64_t kv_device_bytes = 256ull << 20;
   uint64_t kv_host_bytes = 0;       // optimized: 0 = 4x device
@@ -61,23 +61,23 @@ struct EngineConfig {
   std::string kv_events_replay;     // ZMQ ROUTER replay endpoint ("" = none)
   std::string kv_events_topic;      // first frame of every KV event message
   // KV hints and quotas (docs/kv-cache.md "KV hints", "Quotas and fair share").
-  int64_t kv_pin_budget_bytes = -1;           // --kv-pin-budget; -1 = the cache's default
-  int64_t kv_retain_budget_bytes = -1;        // --kv-retain-budget; -1 = the cache's default
-  uint64_t kv_session_quota_device_bytes = 0; // --kv-session-quota-device; 0 = none
-  uint64_t kv_session_quota_host_bytes = 0;   // --kv-session-quota-host; 0 = none
-  bool kv_fair_share = false;                 // --kv-fair-share
-  int64_t kv_max_sessions = 65536;            // --kv-max-sessions: session names tracked (LRU)
-  double kv_session_idle_s = 3600;            // --kv-session-idle: unused names forgotten after; 0 = never
-  SpecConfig spec;                  // speculative decoding (--spec*); off by default
-  double kv_debug_load_delay_s = 0; // fault injection: each KV promotion waits this long (slow tier)
+  int64_t kv_pin_budget_bytes = -1;            // --kv-pin-budget; -1 = the cache's default
+  int64_t kv_retain_budget_bytes = -1;         // --kv-retain-budget; -1 = the cache's default
+  uint64_t kv_session_quota_device_bytes = 0;  // --kv-session-quota-device; 0 = none
+  uint64_t kv_session_quota_host_bytes = 0;    // --kv-session-quota-host; 0 = none
+  bool kv_fair_share = false;                  // --kv-fair-share
+  int64_t kv_max_sessions = 65536;             // --kv-max-sessions: session names tracked (LRU)
+  double kv_session_idle_s = 3600;             // --kv-session-idle: unused names forgotten after; 0 = never
+  SpecConfig spec;                             // speculative decoding (--spec*); off by default
+  double kv_debug_load_delay_s = 0;            // fault injection: each KV promotion waits this long (slow tier)
   // Remote KV tier in Redis/Valkey (docs/kv-cache.md "Remote tier").
-  std::string kv_remote;             // --kv-remote redis://HOST:PORT[/DB]; "" = none
-  double kv_remote_ttl_s = 3600;     // --kv-remote-ttl; 0 = no expiry
-  uint64_t kv_remote_bytes = 0;      // --kv-remote-size: bytes this process may store; 0 = no budget of its own
-  double kv_remote_timeout_s = 0.05; // --kv-remote-timeout-ms: how long a request waits for its lookup
-  std::string kv_remote_password;    // AUTH password (file / env), in place of the URL's; never printed
-  std::string kv_remote_secret;      // --kv-remote-secret-file: HMAC key of remote values; "" = none
-  bool kv_events_tokens = true;      // --kv-events-tokens: BlockStored carries token ids (off: hashes only)
+  std::string kv_remote;               // --kv-remote redis://HOST:PORT[/DB]; "" = none
+  double kv_remote_ttl_s = 3600;       // --kv-remote-ttl; 0 = no expiry
+  uint64_t kv_remote_bytes = 0;        // --kv-remote-size: bytes this process may store; 0 = no budget of its own
+  double kv_remote_timeout_s = 0.05;   // --kv-remote-timeout-ms: how long a request waits for its lookup
+  std::string kv_remote_password;      // AUTH password (file / env), in place of the URL's; never printed
+  std::string kv_remote_secret;        // --kv-remote-secret-file: HMAC key of remote values; "" = none
+  bool kv_events_tokens = true;        // --kv-events-tokens: BlockStored carries token ids (off: hashes only)
   std::string kv_events_curve_secret;  // Z85 CURVE secret key of the KV-event sockets; "" = plain ZMQ
   // Tests only: the device tier's arena (KvCacheConfig::device_arena); empty = RAM.
   std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_blocks, size_t block_bytes)> kv_device_arena;

@@ -14,7 +14,8 @@ void CollectEngineMetrics(const EngineSnapshot& s, MetricSet* out) {
   // prosgrow_cached_prompt_tokens_total (requests answered); the engine's own
   // totals (every finished sequence, cancelled ones too) carry an engine_
   // prefix so /metrics never has a family twice.
-  out->Counter("prosgrow_engine_prompt_tokens_total", "Prompt tokens of sequences the engine finished.", s.prompt_tokens);
+  out->Counter("prosgrow_engine_prompt_tokens_total", "Prompt tokens of sequences the engine finished.",
+               s.prompt_tokens);
   out->Counter("prosgrow_prompt_tokens_cached_total", "Prompt tokens of finished requests served from the KV cache.",
                s.cached_tokens);
   out->Counter("prosgrow_generation_tokens_total", "Tokens generated.", s.generated_tokens);
@@ -28,19 +29,18 @@ void CollectEngineMetrics(const EngineSnapshot& s, MetricSet* out) {
   // endpoint picker): queued requests, running requests, KV-cache utilisation
   // in [0, 1] (device blocks holding data / device capacity). docs/server.md.
   out->Gauge("prosgrow_num_requests_waiting",
-          "Requests not yet generating: queued or waiting for KV promotion (Model Server Protocol queue size).",
-          s.waiting + s.loading);
+             "Requests not yet generating: queued or waiting for KV promotion (Model Server Protocol queue size).",
+             s.waiting + s.loading);
   out->Gauge("prosgrow_num_requests_running", "Requests running (Model Server Protocol running requests).", s.running);
   out->Gauge("prosgrow_kv_sessions", "Session names the KV cache tracks now (at most --kv-max-sessions).",
              s.kv.sessions);
   out->Counter("prosgrow_kv_sessions_forgotten_total", "Session names forgotten (least recently used or idle).",
                s.kv.forgotten_sessions);
-  const double usage = s.kv.device.capacity_blocks > 0
-                           ? double(s.kv.device.used_blocks) / double(s.kv.device.capacity_blocks)
-                           : 0.0;
+  const double usage =
+      s.kv.device.capacity_blocks > 0 ? double(s.kv.device.used_blocks) / double(s.kv.device.capacity_blocks) : 0.0;
   out->Gauge("prosgrow_kv_cache_usage_perc",
-          "Device-tier KV blocks in use, as a fraction of its capacity (Model Server Protocol KV utilisation).",
-          MetricValue::Fixed(usage, 6));
+             "Device-tier KV blocks in use, as a fraction of its capacity (Model Server Protocol KV utilisation).",
+             MetricValue::Fixed(usage, 6));
 }
 
 }  // namespace pg

@@ -29,18 +29,18 @@ class CompiledConstraint;  // src/constrain/constraint.h
 // What Sampler (src/engine/sampler.h) does with each field, and in which
 // order, is written there.
 struct SamplingParams {
-  float temperature = 1.0f;  // 0 (below 1e-5) = greedy
-  float top_p = 1.0f;        // (0, 1]
-  int top_k = 0;             // 0 = off
-  float min_p = 0.0f;        // 0 = off
+  float temperature = 1.0f;         // 0 (below 1e-5) = greedy
+  float top_p = 1.0f;               // (0, 1]
+  int top_k = 0;                    // 0 = off
+  float min_p = 0.0f;               // 0 = off
   float presence_penalty = 0.0f;    // [-2, 2], over generated tokens; 0 = off
   float frequency_penalty = 0.0f;   // [-2, 2], per occurrence in generated tokens; 0 = off
   float repetition_penalty = 1.0f;  // > 0, over prompt and generated tokens; 1 = off
   // (token id, additive bias in [-100, 100]), ids < n_vocab, each id once.
   std::vector<std::pair<int32_t, float>> logit_bias;
-  bool has_seed = false;     // seeded: the request's own RNG, so reproducible
+  bool has_seed = false;  // seeded: the request's own RNG, so reproducible
   uint64_t seed = 0;
-  int max_tokens = 256;      // completion tokens
+  int max_tokens = 256;  // completion tokens
   // No end of generation (EOS, stop_token_ids) before this many completion
   // tokens: the engine masks those tokens until then (vLLM's min_tokens).
   int min_tokens = 0;
@@ -48,8 +48,8 @@ struct SamplingParams {
   // Tokens that end the sequence like EOS (finish "stop"); the token itself is
   // part of the output (vLLM's stop_token_ids). Each < n_vocab.
   std::vector<int32_t> stop_token_ids;
-  int top_logprobs = 0;      // 0..20 alternatives per position
-  bool logprobs = false;     // report the chosen token's logprob
+  int top_logprobs = 0;   // 0..20 alternatives per position
+  bool logprobs = false;  // report the chosen token's logprob
 };
 
 // One retention instruction for the KV of a prompt prefix (KV hints on
@@ -58,22 +58,22 @@ struct SamplingParams {
 struct KvHint {
   enum class Action { kRetain, kPin, kDemote, kPrefetch };
   Action action = Action::kRetain;
-  int64_t prefix_tokens = -1;       // the first N prompt tokens; -1 = the whole prompt
-  double ttl_s = -1;                // how long the hint holds; < 0 = the server's default
+  int64_t prefix_tokens = -1;  // the first N prompt tokens; -1 = the whole prompt
+  double ttl_s = -1;           // how long the hint holds; < 0 = the server's default
 };
 
 struct GenerationRequest {
-  std::string id;                   // unique, chosen by the server
-  std::vector<int32_t> prompt;      // token ids, already validated < vocab size
+  std::string id;               // unique, chosen by the server
+  std::vector<int32_t> prompt;  // token ids, already validated < vocab size
   SamplingParams sampling;
-  std::string session_id;           // agent session ("" = none); the server scopes it by tenant
+  std::string session_id;  // agent session ("" = none); the server scopes it by tenant
   // KV cache salt (CacheRequest::salt): the tenant's cache group and the
   // request's cache_salt, set by the server (server/tenant.h); "" = the
   // shared cache of a server without API keys.
   std::string cache_salt;
-  double cache_ttl_s = -1;          // retention hint; < 0 = none
-  std::vector<KvHint> kv_hints;     // explicit retention hints, in request order
-  double arrival_s = 0;             // NowSeconds() at arrival
+  double cache_ttl_s = -1;       // retention hint; < 0 = none
+  std::vector<KvHint> kv_hints;  // explicit retention hints, in request order
+  double arrival_s = 0;          // NowSeconds() at arrival
   // Structured output / enforced tool calls: the grammar the output must
   // follow (null = free text). Built by the server for this tokenizer; the
   // engine keeps a per-sequence matcher and masks every sampling step.
@@ -82,15 +82,15 @@ struct GenerationRequest {
 
 struct TokenEvent {
   int32_t token = -1;
-  float logprob = 0;                                // of the chosen token (full softmax)
-  std::vector<std::pair<int32_t, float>> top;       // top_logprobs alternatives
+  float logprob = 0;                           // of the chosen token (full softmax)
+  std::vector<std::pair<int32_t, float>> top;  // top_logprobs alternatives
 };
 
 // Why the prompt tokens that were not cached missed; the five counts sum to
 // prompt_tokens - cached_tokens (docs/kv-cache.md defines each reason).
 struct MissReasons {
-  int64_t never_seen = 0;     // no tier ever held this prefix
-  int64_t evicted = 0;        // a tier held it and dropped it (= evicted_by_tier.total())
+  int64_t never_seen = 0;  // no tier ever held this prefix
+  int64_t evicted = 0;     // a tier held it and dropped it (= evicted_by_tier.total())
   // ... by the tier it was last held in (device, host, disk; as kv's MissCounts::evicted)
   TierTokens evicted_by_tier;
   int64_t diverged = 0;       // the prefix matched up to a block, then differed
@@ -108,10 +108,10 @@ struct CacheUsage : TierTokens {
 
 // Speculative decoding of one request (a prosgrow extension of usage).
 struct SpecUsage {
-  int64_t steps = 0;      // verification steps that carried a draft
-  int64_t drafted = 0;    // draft tokens verified
-  int64_t accepted = 0;   // draft tokens accepted
-  bool synthetic = false; // benchmark-only synthetic acceptance: the output is NOT the model's own
+  int64_t steps = 0;       // verification steps that carried a draft
+  int64_t drafted = 0;     // draft tokens verified
+  int64_t accepted = 0;    // draft tokens accepted
+  bool synthetic = false;  // benchmark-only synthetic acceptance: the output is NOT the model's own
 };
 
 struct FinishEvent {
@@ -120,9 +120,9 @@ struct FinishEvent {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   CacheUsage cache;
-  double queue_s = 0;         // arrival -> first scheduled
-  double ttft_s = 0;          // arrival -> first token
-  SpecUsage spec;             // speculative decoding counts (zeros when off)
+  double queue_s = 0;  // arrival -> first scheduled
+  double ttft_s = 0;   // arrival -> first token
+  SpecUsage spec;      // speculative decoding counts (zeros when off)
 };
 
 struct ServiceEvent {
@@ -138,14 +138,14 @@ struct ServiceEvent {
 using EventCallback = std::function<void(const ServiceEvent&)>;
 
 struct ServiceInfo {
-  std::string model_name;       // id reported by /v1/models
+  std::string model_name;  // id reported by /v1/models
   int64_t n_vocab = 0;
-  int64_t n_ctx = 0;            // max prompt + completion tokens per sequence
+  int64_t n_ctx = 0;  // max prompt + completion tokens per sequence
   // Most prompt + max_tokens one sequence can hold in the device KV tier when
   // it runs alone (device blocks x tokens per block); 0 = no bound beyond
   // n_ctx. Submit refuses (InvalidArgument) a request past it.
   int64_t max_seq_tokens = 0;
-  std::string chat_template;    // tokenizer.chat_template ("" if none)
+  std::string chat_template;         // tokenizer.chat_template ("" if none)
   std::string bos_token, eos_token;  // text of the special tokens
   // KV events (--kv-events): the ZMQ endpoints routers subscribe to ("" =
   // not published) and tokens per block; reported by GET /kv-events.
@@ -155,7 +155,7 @@ struct ServiceInfo {
   std::string kv_events_curve_public_key;  // Z85; "" = plain ZMQ (no CURVE)
   bool kv_events_token_ids = true;         // BlockStored carries token ids (--kv-events-tokens)
   int64_t kv_block_size = 0;
-  std::string speculative;      // drafters of speculative decoding ("ngram,suffix"); "" = off
+  std::string speculative;  // drafters of speculative decoding ("ngram,suffix"); "" = off
   // Benchmark-only synthetic acceptance (--spec-synthetic-acceptance-length):
   // > 0 means outputs are NOT the model's own; servers must say so.
   double synthetic_acceptance_length = 0;

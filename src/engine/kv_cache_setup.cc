@@ -48,8 +48,8 @@ Result<KvCacheConfig> KvCacheConfigOf(const EngineConfig& c, const KvLayout& lay
 KvPages DevicePagesOf(KvCacheManager& kv, const KvLayout& layout) {
   KvPages pages;
   pages.base = kv.DeviceBlockPtr(0);
-  pages.block_bytes = kv.device_blocks() > 1 ? static_cast<size_t>(kv.DeviceBlockPtr(1) - kv.DeviceBlockPtr(0))
-                                             : layout.block_bytes();
+  pages.block_bytes =
+      kv.device_blocks() > 1 ? static_cast<size_t>(kv.DeviceBlockPtr(1) - kv.DeviceBlockPtr(0)) : layout.block_bytes();
   pages.layout = kv.layout();  // the cache and the forward pass share one layout type
   for (int64_t b = 0; b < kv.device_blocks(); ++b)
     PG_CHECK(kv.DeviceBlockPtr(static_cast<BlockId>(b)) == pages.base + b * pages.block_bytes);

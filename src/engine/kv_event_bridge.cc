@@ -15,15 +15,18 @@ double NowEpochSeconds() {
 
 const char* MediumOfTier(int tier) {
   switch (tier) {
-    case kDeviceTier: return kMediumDevice;
-    case kHostTier: return kMediumHost;
-    case kDiskTier: return kMediumDisk;
+    case kDeviceTier:
+      return kMediumDevice;
+    case kHostTier:
+      return kMediumHost;
+    case kDiskTier:
+      return kMediumDisk;
   }
   return "?";
 }
 
-Result<std::unique_ptr<KvEventBridge>> KvEventBridge::Create(const KvEventPublisherOptions& options,
-                                                             int block_size, bool tokens) {
+Result<std::unique_ptr<KvEventBridge>> KvEventBridge::Create(const KvEventPublisherOptions& options, int block_size,
+                                                             bool tokens) {
   PG_ASSIGN_OR_RETURN(auto publisher, KvEventPublisher::Create(options));
   auto bridge = std::unique_ptr<KvEventBridge>(new KvEventBridge(std::move(publisher), block_size, tokens));
   bridge->pending_.events.push_back(AllBlocksClearedEvent{});
@@ -76,8 +79,8 @@ void KvEventBridge::Flush() {
 void KvEventBridge::CollectMetrics(MetricSet* out) const {
   out->Counter("prosgrow_kv_event_batches_total", "KV event batches published on --kv-events (vLLM's format).",
                publisher_->sent());
-  out->Counter("prosgrow_kv_event_batches_dropped_total",
-               "KV event batches dropped because the send queue was full.", publisher_->dropped());
+  out->Counter("prosgrow_kv_event_batches_dropped_total", "KV event batches dropped because the send queue was full.",
+               publisher_->dropped());
 }
 
 }  // namespace pg

@@ -11,8 +11,8 @@ namespace {
 Result<int64_t> Blocks(int64_t bytes, size_t block_bytes, const char* flag) {
   if (bytes < 0) return int64_t{-1};
   if (bytes > 0 && uint64_t(bytes) < block_bytes) {
-    return InvalidArgument(fmt::format("{} {} holds no KV block of {}", flag, FormatBytes(uint64_t(bytes)),
-                                       FormatBytes(block_bytes)));
+    return InvalidArgument(
+        fmt::format("{} {} holds no KV block of {}", flag, FormatBytes(uint64_t(bytes)), FormatBytes(block_bytes)));
   }
   return int64_t(uint64_t(bytes) / block_bytes);
 }

@@ -22,8 +22,10 @@ constexpr size_t kNucleusFirstTry = 256;
 }  // namespace
 
 Sampler::Sampler(const SamplingParams& params, std::span<const int32_t> prompt) : params_(params) {
-  if (params.has_seed) rng_.seed(params.seed);
-  else rng_.seed((static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}());
+  if (params.has_seed)
+    rng_.seed(params.seed);
+  else
+    rng_.seed((static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}());
   const bool repetition = params.repetition_penalty != 1.0f;
   penalised_ = repetition || params.frequency_penalty != 0.0f || params.presence_penalty != 0.0f;
   if (!penalised_) return;
@@ -98,8 +100,7 @@ const float* Sampler::Adjust(const float* logits, int64_t n, const TokenBitmask*
     if (e.id < 0 || e.id >= n) continue;
     float& v = x[e.id];
     if (rep != 1.0f) v = v > 0 ? v / rep : v * rep;
-    if (e.generated > 0)
-      v -= params_.frequency_penalty * static_cast<float>(e.generated) + params_.presence_penalty;
+    if (e.generated > 0) v -= params_.frequency_penalty * static_cast<float>(e.generated) + params_.presence_penalty;
   }
   return x;
 }

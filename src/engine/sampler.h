@@ -123,7 +123,7 @@ class Sampler {
   bool holding_back() const { return !held_back_.empty() && generated_ < params_.min_tokens; }
 
   SamplingParams params_;
-  bool penalised_ = false;  // any of the three penalties is on
+  bool penalised_ = false;          // any of the three penalties is on
   std::vector<int32_t> held_back_;  // end tokens masked until min_tokens
   int64_t generated_ = 0;           // tokens Sample() or Accept() returned
   std::mt19937_64 rng_;

@@ -17,8 +17,8 @@ namespace {
 std::unique_ptr<Tokenizer> TinyTokenizer() {
   VocabData v;
   v.model = "llama";
-  v.tokens = {"<unk>", "<s>", "</s>", "{", "}", "\"", "a", "b", "ab", "\":", "1", "2", "12", "[", "]", ",",
-              "▁",     "x",   "{\"",  "true", "null", "\"}", "<0x0A>", "<ctl>", ":"};
+  v.tokens = {"<unk>", "<s>", "</s>", "{", "}", "\"",  "a",    "b",    "ab",  "\":",    "1",     "2", "12",
+              "[",     "]",   ",",    "▁", "x", "{\"", "true", "null", "\"}", "<0x0A>", "<ctl>", ":"};
   v.token_types.assign(v.tokens.size(), 1);
   v.token_types[0] = 2;
   v.token_types[1] = v.token_types[2] = 3;
@@ -37,7 +37,7 @@ std::shared_ptr<const CompiledConstraint> Schema(const Tokenizer& tok, const cha
 }
 
 std::string Generate(const Tokenizer& tok, std::shared_ptr<const CompiledConstraint> c, SamplingParams p, uint32_t seed,
-                bool* finished) {
+                     bool* finished) {
   Sampler sampler(p);
   ConstraintMatcher m(std::move(c));
   std::mt19937 rng(seed);
@@ -47,7 +47,7 @@ std::string Generate(const Tokenizer& tok, std::shared_ptr<const CompiledConstra
   std::vector<float> logits(static_cast<size_t>(V));
   for (int step = 0; step < 60; ++step) {
     for (float& x : logits) x = logit(rng);
-    logits[2] += 4.0f;  // the model likes to stop early
+    logits[2] += 4.0f;                           // the model likes to stop early
     logits[static_cast<size_t>(V - 1)] = 50.0f;  // and loves an id the tokenizer lacks
     logits[23] = 40.0f;                          // and a control token
     TokenEvent ev;

@@ -139,8 +139,7 @@ TEST(Sampler, TopPKeepsTheSmallestPrefixReachingP) {
   p.top_p = 0.7f;
   Sampler s(p);
   // probabilities {0.5, 0.3, 0.15, 0.05}: 0.5 < 0.7 <= 0.8, keep two: 0.625, 0.375.
-  ExpectDist(Dist(s, {std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)}),
-             {{0, 0.625f}, {1, 0.375f}});
+  ExpectDist(Dist(s, {std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)}), {{0, 0.625f}, {1, 0.375f}});
 }
 
 // A nucleus larger than the first sorted prefix (256): the prefix grows.
@@ -181,8 +180,7 @@ TEST(Sampler, TopKThenTopPThenMinP) {
   // {0.4, 0.3, 0.2, 0.1} -> top-k 3, renormalised {4/9, 3/9, 2/9}; top-p:
   // 4/9 < 0.75 <= 7/9, keep two (on the raw 0.4, 0.7, 0.9 it would keep
   // three); min-p floor 0.7 * 4/9 = 0.311 keeps both: {4/7, 3/7}.
-  ExpectDist(Dist(s, {std::log(0.4f), std::log(0.3f), std::log(0.2f), std::log(0.1f)}),
-             {{0, 4.0f / 7}, {1, 3.0f / 7}});
+  ExpectDist(Dist(s, {std::log(0.4f), std::log(0.3f), std::log(0.2f), std::log(0.1f)}), {{0, 4.0f / 7}, {1, 3.0f / 7}});
 }
 
 TEST(Sampler, EachSeededSamplerOwnsItsRng) {

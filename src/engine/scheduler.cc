@@ -1,8 +1,8 @@
 #include "engine/scheduler.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "base/log.h"
 
@@ -42,9 +42,12 @@ void Scheduler::AddWaiting(std::unique_ptr<Sequence> seq) {
 }
 
 Sequence* Scheduler::Find(const std::string& request_id) {
-  for (auto& s : waiting_) if (s->request.id == request_id) return s.get();
-  for (auto& s : loading_) if (s->request.id == request_id) return s.get();
-  for (auto& s : running_) if (s->request.id == request_id) return s.get();
+  for (auto& s : waiting_)
+    if (s->request.id == request_id) return s.get();
+  for (auto& s : loading_)
+    if (s->request.id == request_id) return s.get();
+  for (auto& s : running_)
+    if (s->request.id == request_id) return s.get();
   return nullptr;
 }
 
@@ -80,8 +83,7 @@ void Scheduler::StartRunning(Sequence* s, double now_s) {
     if (s->cache.miss.evicted > 0)
       PG_LOG_DEBUG("{}: {} prompt tokens missed as evicted (device {}, host/disk {}), {:.1f} s after the eviction",
                    s->request.id, s->cache.miss.evicted, s->cache.miss.evicted_by_tier.device_tokens,
-                   s->cache.miss.evicted - s->cache.miss.evicted_by_tier.device_tokens,
-                   s->cache.miss.evicted_age_s);
+                   s->cache.miss.evicted - s->cache.miss.evicted_by_tier.device_tokens, s->cache.miss.evicted_age_s);
     s->cache_reported = true;
   }
   if (s->first_scheduled_s < 0) s->first_scheduled_s = now_s;

@@ -39,7 +39,7 @@
 namespace pg {
 
 struct StepPlan {
-  std::vector<Sequence*> batch;   // sequences to run, step_tokens set on each
+  std::vector<Sequence*> batch;  // sequences to run, step_tokens set on each
   int64_t n_tokens = 0;
   std::vector<Sequence*> failed;  // could never fit; finish with an error
   bool empty() const { return batch.empty(); }

@@ -32,28 +32,28 @@ struct Sequence {
   SeqId id = 0;
   GenerationRequest request;
   EventCallback on_event;
-  std::unique_ptr<Sampler> sampler;   // this request's RNG and penalty counts (built with the prompt)
+  std::unique_ptr<Sampler> sampler;               // this request's RNG and penalty counts (built with the prompt)
   std::unique_ptr<ConstraintMatcher> constraint;  // where the output stands in request.constraint (null = none)
 
   SeqState state = SeqState::kWaiting;
-  std::vector<int32_t> tokens;        // prompt followed by generated tokens
+  std::vector<int32_t> tokens;  // prompt followed by generated tokens
   int64_t n_prompt = 0;
   int64_t n_generated = 0;
-  int64_t n_computed = 0;             // tokens whose K/V are in the blocks
-  int64_t n_committed_blocks = 0;     // full blocks published to the prefix index
-  std::vector<BlockId> block_table;   // device blocks, position / page_tokens -> block
-  int64_t allocated_tokens = 0;       // tokens the block table was sized for
+  int64_t n_computed = 0;            // tokens whose K/V are in the blocks
+  int64_t n_committed_blocks = 0;    // full blocks published to the prefix index
+  std::vector<BlockId> block_table;  // device blocks, position / page_tokens -> block
+  int64_t allocated_tokens = 0;      // tokens the block table was sized for
 
   // Scheduling bookkeeping.
   double arrival_s = 0;
   double first_scheduled_s = -1;
   double first_token_s = -1;
   int64_t preemptions = 0;
-  bool cache_reported = false;        // reuse of the first admission recorded
+  bool cache_reported = false;  // reuse of the first admission recorded
   CacheUsage cache;
 
   // This step.
-  int64_t step_tokens = 0;            // tokens scheduled this step
+  int64_t step_tokens = 0;  // tokens scheduled this step
 
   // Speculative decoding (speculative/speculative_decoder.h). A decoding sequence with a draft
   // of k tokens is scheduled 1 + k positions: tokens.back() and the draft,

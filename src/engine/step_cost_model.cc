@@ -1,9 +1,9 @@
 #include "engine/step_cost_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace pg {
 namespace {

@@ -39,7 +39,9 @@ const std::vector<Case>& Cases() {
       {"The answer is 25%.", "25", 25, kPhrase},
       {"The answer is $-5.", "-5", -5, kPhrase},
       {"The answer is -$5.", "-5", -5, kPhrase},
-      {"The answer is \xE2\x88\x92" "8.", "-8", -8, kPhrase},  // U+2212 minus
+      {"The answer is \xE2\x88\x92"
+       "8.",
+       "-8", -8, kPhrase},  // U+2212 minus
       {"The answer is 3/4.", "3/4", 0.75, kPhrase},
       {"The answer is **70,000**", "70000", 70000, kPhrase},
       {"The answer is 5 + 3 = 8", "5", 5, kPhrase},  // first number after the phrase
@@ -141,8 +143,27 @@ TEST(AnswerExtraction, NumericEquality) {
 // Property check on random text: no crash, canonical texts are clean, and
 // re-extracting a canonical text gives back the same number.
 TEST(AnswerExtraction, RandomTextRoundTrips) {
-  const std::string alphabet[] = {"0", "1", "5", "9", ".", ",", "-", "$", "/", "%", "a", "Z", " ", "\n", "_",
-                                  "(", ")", "\xE2\x88\x92", "The answer is ", "\nQuestion:", "000"};
+  const std::string alphabet[] = {"0",
+                                  "1",
+                                  "5",
+                                  "9",
+                                  ".",
+                                  ",",
+                                  "-",
+                                  "$",
+                                  "/",
+                                  "%",
+                                  "a",
+                                  "Z",
+                                  " ",
+                                  "\n",
+                                  "_",
+                                  "(",
+                                  ")",
+                                  "\xE2\x88\x92",
+                                  "The answer is ",
+                                  "\nQuestion:",
+                                  "000"};
   uint64_t state = 12345;
   auto next = [&]() {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;

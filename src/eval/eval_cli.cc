@@ -44,9 +44,10 @@ int Parse(CLI::App& app, int argc, char** argv) {
 }
 
 int CompareMain(int argc, char** argv) {
-  CLI::App app("Compare two `prosgrow eval` runs (BASE = baseline, OPT = optimized): accuracy, answer "
-               "flips and identical-output rate per prompt style.",
-               "prosgrow eval compare");
+  CLI::App app(
+      "Compare two `prosgrow eval` runs (BASE = baseline, OPT = optimized): accuracy, answer "
+      "flips and identical-output rate per prompt style.",
+      "prosgrow eval compare");
   std::string base_path, opt_path, out_path;
   bool fail_on_flip = false;
   app.add_option("BASE", base_path, "results.json of the baseline run")->required();
@@ -89,18 +90,26 @@ void AddRunOptions(CLI::App& app, RunArgs& a) {
   app.add_option("--model", client.model, "model name (default: the first of GET /v1/models)");
   app.add_option("--dataset", a.dataset_path, "GSM8K-format JSONL file ({\"question\", \"answer\": \"... #### N\"})")
       ->required();
-  app.add_option("--limit", a.limit, "questions per prompt style (the first N rows)")->capture_default_str()
+  app.add_option("--limit", a.limit, "questions per prompt style (the first N rows)")
+      ->capture_default_str()
       ->check(CLI::Range(1, 1 << 30));
-  app.add_option("--prompts", a.prompts, "prompt styles: short (zero-shot), long (8-shot shared prefix) or both")->capture_default_str()
+  app.add_option("--prompts", a.prompts, "prompt styles: short (zero-shot), long (8-shot shared prefix) or both")
+      ->capture_default_str()
       ->check(CLI::IsMember({"short", "long", "both"}));
-  app.add_option("--concurrency", a.concurrency, "requests in flight")->capture_default_str()->check(CLI::Range(1, 1024));
-  app.add_option("--max-tokens", client.max_tokens, "max completion tokens per request")->capture_default_str()
+  app.add_option("--concurrency", a.concurrency, "requests in flight")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--max-tokens", client.max_tokens, "max completion tokens per request")
+      ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
-  app.add_option("--temperature", client.temperature, "sampling temperature (0 = greedy)")->capture_default_str()
+  app.add_option("--temperature", client.temperature, "sampling temperature (0 = greedy)")
+      ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
-  app.add_option("--endpoint", a.endpoint, "chat (/v1/chat/completions) or completions (/v1/completions)")->capture_default_str()
+  app.add_option("--endpoint", a.endpoint, "chat (/v1/chat/completions) or completions (/v1/completions)")
+      ->capture_default_str()
       ->check(CLI::IsMember({"chat", "completions"}));
-  app.add_option("--timeout", client.timeout_s, "per-request timeout, seconds")->capture_default_str()
+  app.add_option("--timeout", client.timeout_s, "per-request timeout, seconds")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--out", a.out_dir, "write DIR/results.json and DIR/summary.md");
 }
@@ -140,8 +149,8 @@ int ExitCodeOf(const EvalReport& report) {
     if (failed++ == 0) first_error = r.error;
   }
   if (failed > 0) {
-    std::fprintf(stderr, "prosgrow eval: %d of %zu requests failed (first: %s)\n", failed,
-                 report.results.size(), first_error.c_str());
+    std::fprintf(stderr, "prosgrow eval: %d of %zu requests failed (first: %s)\n", failed, report.results.size(),
+                 first_error.c_str());
     return kExitRequestsFailed;
   }
   return 0;

@@ -56,14 +56,16 @@ Result<Comparison> CompareReports(const EvalReport& base, const EvalReport& opt)
     for (const QuestionResult& r : opt.results) {
       if (r.style != style) continue;
       if (!opt_by_index.emplace(r.index, &r).second) {
-        return InvalidArgument(fmt::format("OPT has question {} twice for {} prompts", r.index, PromptStyleName(style)));
+        return InvalidArgument(
+            fmt::format("OPT has question {} twice for {} prompts", r.index, PromptStyleName(style)));
       }
     }
     std::map<int, const QuestionResult*> base_by_index;
     for (const QuestionResult& r : base.results) {
       if (r.style != style) continue;
       if (!base_by_index.emplace(r.index, &r).second) {
-        return InvalidArgument(fmt::format("BASE has question {} twice for {} prompts", r.index, PromptStyleName(style)));
+        return InvalidArgument(
+            fmt::format("BASE has question {} twice for {} prompts", r.index, PromptStyleName(style)));
       }
     }
     for (const auto& [index, b] : base_by_index) {
@@ -74,8 +76,8 @@ Result<Comparison> CompareReports(const EvalReport& base, const EvalReport& opt)
       }
       const QuestionResult* o = it->second;
       if (b->question != o->question) {
-        return InvalidArgument(fmt::format(
-            "BASE and OPT differ on the text of question {}: were they run on the same dataset?", index));
+        return InvalidArgument(
+            fmt::format("BASE and OPT differ on the text of question {}: were they run on the same dataset?", index));
       }
       ++sc.paired;
       bool base_ok = b->verdict != Verdict::kFailed;
@@ -112,8 +114,7 @@ std::string FormatComparison(const Comparison& cmp, const std::string& base_name
                        100 * s.opt.accuracy(), s.opt.correct, s.opt.answered(), s.opt.failed);
     out += fmt::format("- flips right -> wrong: {} [{}]\n", s.right_to_wrong.size(), IndexList(s.right_to_wrong));
     out += fmt::format("- flips wrong -> right: {} [{}]\n", s.wrong_to_right.size(), IndexList(s.wrong_to_right));
-    out += fmt::format("- BASE right, OPT request failed: {} [{}]\n", s.unverifiable.size(),
-                       IndexList(s.unverifiable));
+    out += fmt::format("- BASE right, OPT request failed: {} [{}]\n", s.unverifiable.size(), IndexList(s.unverifiable));
     out += fmt::format("- identical outputs: {:.1f}% ({}/{})\n", 100 * s.identical_rate(), s.identical, s.paired);
     if (s.only_in_base > 0 || s.only_in_opt > 0) {
       out += fmt::format("- unpaired questions: {} only in BASE, {} only in OPT\n", s.only_in_base, s.only_in_opt);
@@ -123,8 +124,8 @@ std::string FormatComparison(const Comparison& cmp, const std::string& base_name
     out += fmt::format("\n{} prompts are in only one of the runs; not compared.\n", PromptStyleName(style));
   }
   out += fmt::format("\nverdict: {}\n", cmp.HasRegression()
-                                             ? "REGRESSION (a baseline-correct answer is wrong or unchecked in OPT)"
-                                             : "no baseline-correct answer was lost");
+                                            ? "REGRESSION (a baseline-correct answer is wrong or unchecked in OPT)"
+                                            : "no baseline-correct answer was lost");
   return out;
 }
 

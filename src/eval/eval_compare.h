@@ -29,19 +29,19 @@ struct StyleComparison {
   PromptStyle style = PromptStyle::kShort;
   StyleSummary base;
   StyleSummary opt;
-  int paired = 0;                     // questions present in both runs
+  int paired = 0;  // questions present in both runs
   int only_in_base = 0;
   int only_in_opt = 0;
-  std::vector<int> right_to_wrong;    // dataset indices, ascending
+  std::vector<int> right_to_wrong;  // dataset indices, ascending
   std::vector<int> wrong_to_right;
-  std::vector<int> unverifiable;      // BASE correct, OPT failed
-  int identical = 0;                  // pairs with byte-identical completions
+  std::vector<int> unverifiable;  // BASE correct, OPT failed
+  int identical = 0;              // pairs with byte-identical completions
   double identical_rate() const { return paired > 0 ? static_cast<double>(identical) / paired : 0.0; }
 };
 
 struct Comparison {
-  std::vector<StyleComparison> styles;       // styles present in both runs, BASE's order
-  std::vector<PromptStyle> unmatched_styles;  // in only one of the runs
+  std::vector<StyleComparison> styles;           // styles present in both runs, BASE's order
+  std::vector<PromptStyle> unmatched_styles;     // in only one of the runs
   std::vector<std::string> setting_differences;  // e.g. "max_tokens: BASE 512, OPT 256"
   // True when any baseline-correct answer became wrong or could not be checked.
   bool HasRegression() const;
@@ -50,7 +50,6 @@ struct Comparison {
 Result<Comparison> CompareReports(const EvalReport& base, const EvalReport& opt);
 
 // Human-readable report (Markdown) naming the two runs.
-std::string FormatComparison(const Comparison& comparison, const std::string& base_name,
-                             const std::string& opt_name);
+std::string FormatComparison(const Comparison& comparison, const std::string& base_name, const std::string& opt_name);
 
 }  // namespace pg

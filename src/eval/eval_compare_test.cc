@@ -55,10 +55,10 @@ TEST(EvalCompare, CountsFlipsAndIdenticalOutputs) {
   ASSERT_EQ(cmp->styles.size(), 1u);
   const StyleComparison& s = cmp->styles[0];
   EXPECT_EQ(s.paired, 7);
-  EXPECT_EQ(s.right_to_wrong, (std::vector<int>{1, 3}));   // 3: correct -> no answer
-  EXPECT_EQ(s.wrong_to_right, (std::vector<int>{2, 4}));   // 4: no answer -> correct
+  EXPECT_EQ(s.right_to_wrong, (std::vector<int>{1, 3}));  // 3: correct -> no answer
+  EXPECT_EQ(s.wrong_to_right, (std::vector<int>{2, 4}));  // 4: no answer -> correct
   EXPECT_EQ(s.unverifiable, (std::vector<int>{5}));
-  EXPECT_EQ(s.identical, 2);                               // 0 and 6
+  EXPECT_EQ(s.identical, 2);  // 0 and 6
   EXPECT_NEAR(s.identical_rate(), 2.0 / 7.0, 1e-12);
   EXPECT_EQ(s.base.correct, 4);
   EXPECT_EQ(s.opt.failed, 1);
@@ -151,8 +151,7 @@ TEST(EvalCompare, JsonRoundTrip) {
 class CompareCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("eval_compare_" + std::to_string(::getpid()));
+    dir_ = std::filesystem::path(::testing::TempDir()) / ("eval_compare_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

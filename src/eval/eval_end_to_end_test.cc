@@ -1,7 +1,7 @@
 // End-to-end: EvalMain against the test-support mock OpenAI server on 127.0.0.1.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -73,9 +73,9 @@ std::unique_ptr<bench::MockOpenAiServer> StartMock(bool fail_seven = false) {
 class EvalEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("eval_e2e_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        std::filesystem::path(::testing::TempDir()) / ("eval_e2e_" + std::to_string(::getpid()) + "_" +
+                                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
     dataset_ = (dir_ / "data.jsonl").string();
     std::ofstream(dataset_) << testing_util::SyntheticJsonl(12);
@@ -113,9 +113,9 @@ TEST_F(EvalEndToEnd, ChatRunWritesResultsAndSummary) {
     SCOPED_TRACE(style);
     const json& s = results["summary"][style];
     EXPECT_EQ(s["total"], 8);
-    EXPECT_EQ(s["correct"], 4);   // 0, 2, 4, 6
-    EXPECT_EQ(s["wrong"], 2);     // 1, 5
-    EXPECT_EQ(s["no_answer"], 2); // 3, 7
+    EXPECT_EQ(s["correct"], 4);    // 0, 2, 4, 6
+    EXPECT_EQ(s["wrong"], 2);      // 1, 5
+    EXPECT_EQ(s["no_answer"], 2);  // 3, 7
     EXPECT_EQ(s["failed"], 0);
     EXPECT_DOUBLE_EQ(s["accuracy"].get<double>(), 4.0 / 8.0);  // no answer counts as not correct
   }
@@ -193,8 +193,7 @@ TEST_F(EvalEndToEnd, TwoRunsCompareIdentical) {
   auto server = StartMock();
   std::string a = (dir_ / "a").string(), b = (dir_ / "b").string();
   ASSERT_EQ(Run({"--url", server->url(), "--dataset", dataset_, "--limit", "10", "--out", a}), 0);
-  ASSERT_EQ(Run({"--url", server->url(), "--dataset", dataset_, "--limit", "10", "--concurrency", "4", "--out", b}),
-            0);
+  ASSERT_EQ(Run({"--url", server->url(), "--dataset", dataset_, "--limit", "10", "--concurrency", "4", "--out", b}), 0);
   ::testing::internal::CaptureStdout();
   int rc = Run({"compare", a + "/results.json", b + "/results.json", "--fail-on-flip"});
   std::string text = ::testing::internal::GetCapturedStdout();
@@ -215,8 +214,8 @@ TEST_F(EvalEndToEnd, BadArgumentsAndInputsExitTwo) {
   std::ofstream(bad) << testing_util::SyntheticJsonl(2) << "{\"question\": \"q\"}\n";
   const std::string url = "http://127.0.0.1:9";
   EXPECT_EQ(Run({"--help"}), 0);
-  EXPECT_EQ(Run({"--dataset", dataset_}), 2);                                   // no --url
-  EXPECT_EQ(Run({"--url", url}), 2);                                            // no --dataset
+  EXPECT_EQ(Run({"--dataset", dataset_}), 2);  // no --url
+  EXPECT_EQ(Run({"--url", url}), 2);           // no --dataset
   EXPECT_EQ(Run({"--url", url, "--dataset", dataset_, "--prompts", "medium"}), 2);
   EXPECT_EQ(Run({"--url", url, "--dataset", dataset_, "--limit", "0"}), 2);
   EXPECT_EQ(Run({"--url", url, "--dataset", dataset_, "--limit", "abc"}), 2);
@@ -239,8 +238,8 @@ TEST_F(EvalEndToEnd, UnreachableServerCountsFailures) {
   int fd = testing::BindLoopback(false, &port);
   ASSERT_GE(fd, 0);
   std::string out = (dir_ / "run").string();
-  EXPECT_EQ(Run({"--url", "http://127.0.0.1:" + std::to_string(port), "--model", "m", "--dataset", dataset_,
-                 "--limit", "2", "--prompts", "short", "--timeout", "5", "--out", out}),
+  EXPECT_EQ(Run({"--url", "http://127.0.0.1:" + std::to_string(port), "--model", "m", "--dataset", dataset_, "--limit",
+                 "2", "--prompts", "short", "--timeout", "5", "--out", out}),
             3);
   json results = json::parse(ReadFile(std::filesystem::path(out) / "results.json"));
   EXPECT_EQ(results["summary"]["short"]["failed"], 2);

@@ -4,9 +4,9 @@
 
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 
 #include "base/enum_names.h"
@@ -47,8 +47,8 @@ Status WriteFile(const std::filesystem::path& path, const std::string& text) {
 }
 
 // The count of each verdict in a StyleSummary, by Verdict.
-constexpr int StyleSummary::*kVerdictCounts[] = {&StyleSummary::correct, &StyleSummary::wrong,
-                                                 &StyleSummary::no_answer, &StyleSummary::failed};
+constexpr int StyleSummary::*kVerdictCounts[] = {&StyleSummary::correct, &StyleSummary::wrong, &StyleSummary::no_answer,
+                                                 &StyleSummary::failed};
 static_assert(std::size(kVerdictCounts) == static_cast<size_t>(Verdict::kFailed) + 1);
 
 constexpr const char* kVerdictNames[] = {"correct", "wrong", "no_answer", "failed"};  // by Verdict
@@ -89,19 +89,23 @@ json ReportToJson(const EvalReport& report) {
   json out;
   out["format"] = kFormat;
   out["version"] = kVersion;
-  out["settings"] = {{"url", st.url},           {"model", st.model},
-                     {"endpoint", st.endpoint}, {"dataset", st.dataset},
-                     {"limit", st.limit},       {"max_tokens", st.max_tokens},
-                     {"temperature", st.temperature}, {"concurrency", st.concurrency},
+  out["settings"] = {{"url", st.url},
+                     {"model", st.model},
+                     {"endpoint", st.endpoint},
+                     {"dataset", st.dataset},
+                     {"limit", st.limit},
+                     {"max_tokens", st.max_tokens},
+                     {"temperature", st.temperature},
+                     {"concurrency", st.concurrency},
                      {"wall_s", st.wall_s}};
   out["styles"] = json::array();
   out["summary"] = json::object();
   for (PromptStyle style : report.styles) {
     out["styles"].push_back(PromptStyleName(style));
     StyleSummary s = Summarize(report, style);
-    out["summary"][PromptStyleName(style)] = {{"total", s.total},         {"correct", s.correct},
-                                              {"wrong", s.wrong},         {"no_answer", s.no_answer},
-                                              {"failed", s.failed},       {"accuracy", s.accuracy()}};
+    out["summary"][PromptStyleName(style)] = {{"total", s.total},   {"correct", s.correct},
+                                              {"wrong", s.wrong},   {"no_answer", s.no_answer},
+                                              {"failed", s.failed}, {"accuracy", s.accuracy()}};
   }
   json results = json::array();
   for (const QuestionResult& r : report.results) {
@@ -181,7 +185,7 @@ Result<EvalReport> ReportFromJson(const json& in, const std::string& source) {
         const json& value = j.at("extracted_value");
         e.number.value = value.is_null() ? std::numeric_limits<double>::infinity() : value.get<double>();
         e.rule = j.value("extraction_rule", "") == "answer_phrase" ? ExtractionRule::kAnswerPhrase
-                                                                  : ExtractionRule::kLastNumber;
+                                                                   : ExtractionRule::kLastNumber;
         r.extracted = std::move(e);
       }
       r.reference.text = j.at("reference").get<std::string>();
@@ -207,8 +211,8 @@ std::string FormatAccuracyLines(const EvalReport& report) {
   for (PromptStyle style : report.styles) {
     StyleSummary s = Summarize(report, style);
     out += fmt::format("{:<5} prompts: accuracy {} ({} of {} correct; {} wrong, {} no answer; {} failed requests)\n",
-                       PromptStyleName(style), Percent(s.accuracy()), s.correct, s.answered(), s.wrong,
-                       s.no_answer, s.failed);
+                       PromptStyleName(style), Percent(s.accuracy()), s.correct, s.answered(), s.wrong, s.no_answer,
+                       s.failed);
   }
   return out;
 }
@@ -238,7 +242,8 @@ std::string FormatSummaryMarkdown(const EvalReport& report) {
     md += "|---|---|---|---|---|---|---|\n";
     for (const QuestionResult& r : report.results) {
       if (r.verdict == Verdict::kCorrect) continue;
-      std::string detail = r.verdict == Verdict::kFailed ? r.error : r.output.substr(r.output.size() > 60 ? r.output.size() - 60 : 0);
+      std::string detail =
+          r.verdict == Verdict::kFailed ? r.error : r.output.substr(r.output.size() > 60 ? r.output.size() - 60 : 0);
       md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", PromptStyleName(r.style), r.index,
                         VerdictName(r.verdict), r.extracted ? r.extracted->number.text : "-", r.reference.text,
                         Cell(r.finish_reason), Cell(detail));
@@ -252,7 +257,9 @@ Status WriteReport(const EvalReport& report, const std::string& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError(fmt::format("cannot create directory {}: {}", dir, ec.message()));
   std::filesystem::path base(dir);
-  PG_RETURN_IF_ERROR(WriteFile(base / "results.json", ReportToJson(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+  PG_RETURN_IF_ERROR(
+      WriteFile(base / "results.json",
+                ReportToJson(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   PG_RETURN_IF_ERROR(WriteFile(base / "summary.md", FormatSummaryMarkdown(report)));
   return Status::Ok();
 }

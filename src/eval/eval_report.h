@@ -12,11 +12,10 @@
 // Thread-safety: plain values.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "eval/answer_extraction.h"
@@ -29,18 +28,18 @@ const char* VerdictName(Verdict verdict);  // "correct", "wrong", "no_answer", "
 Result<Verdict> ParseVerdict(std::string_view name);
 
 struct QuestionResult {
-  int index = 0;                 // row index in the dataset
+  int index = 0;  // row index in the dataset
   PromptStyle style = PromptStyle::kShort;
   std::string question;
-  std::string prompt;            // the exact text sent
-  std::string output;            // raw completion ("" when failed)
+  std::string prompt;  // the exact text sent
+  std::string output;  // raw completion ("" when failed)
   std::optional<Extraction> extracted;
   ExtractedNumber reference;
   Verdict verdict = Verdict::kFailed;
   std::string finish_reason;
-  int completion_tokens = -1;    // -1 when the server did not say
+  int completion_tokens = -1;  // -1 when the server did not say
   double latency_s = 0;
-  std::string error;             // set when verdict == kFailed
+  std::string error;  // set when verdict == kFailed
 };
 
 struct StyleSummary {
@@ -58,19 +57,19 @@ struct StyleSummary {
 struct EvalSettings {
   std::string url;
   std::string model;
-  std::string endpoint;          // "chat" / "completions"
+  std::string endpoint;  // "chat" / "completions"
   std::string dataset;
-  int limit = 0;                 // questions per style actually used
+  int limit = 0;  // questions per style actually used
   int max_tokens = 0;
   double temperature = 0;
   int concurrency = 1;
-  double wall_s = 0;             // duration of the whole run
+  double wall_s = 0;  // duration of the whole run
 };
 
 struct EvalReport {
   EvalSettings settings;
-  std::vector<PromptStyle> styles;        // in run order
-  std::vector<QuestionResult> results;    // grouped by style, then by index
+  std::vector<PromptStyle> styles;      // in run order
+  std::vector<QuestionResult> results;  // grouped by style, then by index
 };
 
 // Grades one completion against the reference.

@@ -11,13 +11,11 @@
 
 namespace pg {
 
-Result<EvalReport> RunEval(const OpenAiClient& client, const Gsm8kDataset& dataset,
-                           const EvalRunOptions& options) {
+Result<EvalReport> RunEval(const OpenAiClient& client, const Gsm8kDataset& dataset, const EvalRunOptions& options) {
   if (options.limit <= 0) return InvalidArgument("--limit must be positive");
   if (options.concurrency <= 0) return InvalidArgument("--concurrency must be positive");
   if (options.styles.empty()) return InvalidArgument("no prompt style selected");
-  bool need_long = std::find(options.styles.begin(), options.styles.end(), PromptStyle::kLong) !=
-                   options.styles.end();
+  bool need_long = std::find(options.styles.begin(), options.styles.end(), PromptStyle::kLong) != options.styles.end();
   PG_ASSIGN_OR_RETURN(PromptBuilder builder, PromptBuilder::Create(&dataset, need_long));
 
   const int n_questions = std::min<int>(options.limit, static_cast<int>(dataset.size()));
@@ -72,8 +70,8 @@ Result<EvalReport> RunEval(const OpenAiClient& client, const Gsm8kDataset& datas
         ++done;
         if (!reply.ok) ++failed;
         std::fprintf(options.progress, "\reval: %lld/%lld requests done, %lld failed, %.0f s",
-                     static_cast<long long>(done), static_cast<long long>(total),
-                     static_cast<long long>(failed), NowSeconds() - start);
+                     static_cast<long long>(done), static_cast<long long>(total), static_cast<long long>(failed),
+                     NowSeconds() - start);
         std::fflush(options.progress);
       }
     }

@@ -28,7 +28,6 @@ struct EvalRunOptions {
   std::string dataset_name;         // recorded in the report
 };
 
-Result<EvalReport> RunEval(const OpenAiClient& client, const Gsm8kDataset& dataset,
-                           const EvalRunOptions& options);
+Result<EvalReport> RunEval(const OpenAiClient& client, const Gsm8kDataset& dataset, const EvalRunOptions& options);
 
 }  // namespace pg

@@ -20,9 +20,9 @@ inline int SyntheticAnswer(int i) { return 2 * i + 2; }
 inline std::string SyntheticJsonl(int n) {
   std::string out;
   for (int i = 0; i < n; ++i) {
-    out += fmt::format(
-        "{{\"question\": \"{}\", \"answer\": \"He has {}+{}=<<{}+{}={}>>{} apples.\\n#### {}\"}}\n",
-        SyntheticQuestion(i), i, i + 2, i, i + 2, SyntheticAnswer(i), SyntheticAnswer(i), SyntheticAnswer(i));
+    out += fmt::format("{{\"question\": \"{}\", \"answer\": \"He has {}+{}=<<{}+{}={}>>{} apples.\\n#### {}\"}}\n",
+                       SyntheticQuestion(i), i, i + 2, i, i + 2, SyntheticAnswer(i), SyntheticAnswer(i),
+                       SyntheticAnswer(i));
   }
   return out;
 }

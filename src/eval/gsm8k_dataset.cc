@@ -41,9 +41,7 @@ Result<Gsm8kDataset> Gsm8kDataset::Parse(std::string_view jsonl, const std::stri
     if (IsBlank(line)) continue;
 
     nlohmann::json row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    auto where = [&](std::string_view why) {
-      return InvalidArgument(fmt::format("{}:{}: {}", source, line_no, why));
-    };
+    auto where = [&](std::string_view why) { return InvalidArgument(fmt::format("{}:{}: {}", source, line_no, why)); };
     if (row.is_discarded()) return where("not valid JSON");
     if (!row.is_object()) return where("not a JSON object");
     auto q = row.find("question");

@@ -20,10 +20,10 @@
 namespace pg {
 
 struct Gsm8kRow {
-  int index = 0;             // 0-based position among the dataset's rows
+  int index = 0;  // 0-based position among the dataset's rows
   std::string question;
-  std::string solution;      // the "answer" field as given, with "<<...>>" and "#### N"
-  ExtractedNumber reference; // the number after "#### "
+  std::string solution;       // the "answer" field as given, with "<<...>>" and "#### N"
+  ExtractedNumber reference;  // the number after "#### "
 };
 
 class Gsm8kDataset {

@@ -52,8 +52,7 @@ TEST(Gsm8kDataset, MissingFileIsAnError) {
 
 TEST(Gsm8kDataset, CleanSolutionStripsAnnotations) {
   Result<Gsm8kDataset> ds = Gsm8kDataset::Parse(
-      "{\"question\": \"q\", \"answer\": \"Half is 48/2=<<48/2=24>>24.\\nTotal $<<24+1=25>>25.\\n#### 25\"}\n",
-      "mem");
+      "{\"question\": \"q\", \"answer\": \"Half is 48/2=<<48/2=24>>24.\\nTotal $<<24+1=25>>25.\\n#### 25\"}\n", "mem");
   ASSERT_TRUE(ds.ok());
   EXPECT_EQ(CleanSolution(ds->rows()[0]), "Half is 48/2=24.\nTotal $25.\nThe answer is 25.");
 }
@@ -64,8 +63,8 @@ TEST(Gsm8kDataset, LoadsSharedGsm8k) {
   Result<Gsm8kDataset> ds = Gsm8kDataset::Load(path);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   EXPECT_EQ(ds->size(), 200u);
-  EXPECT_EQ(ds->rows()[0].reference.text, "18");      // Janet's ducks
-  EXPECT_EQ(ds->rows()[2].reference.text, "70000");   // house flipping
+  EXPECT_EQ(ds->rows()[0].reference.text, "18");     // Janet's ducks
+  EXPECT_EQ(ds->rows()[2].reference.text, "70000");  // house flipping
   for (const Gsm8kRow& row : ds->rows()) {
     std::string clean = CleanSolution(row);
     EXPECT_EQ(clean.find("<<"), std::string::npos) << row.index;

@@ -103,8 +103,8 @@ CompletionResult OpenAiClient::Complete(const std::string& prompt) const {
     if (t != choice.end()) text = &*t;
   }
   if (text == nullptr || !(text->is_string() || text->is_null())) {
-    result.error = fmt::format("response has no choices[0].{}: {}", chat ? "message.content" : "text",
-                               OneLine(res.body));
+    result.error =
+        fmt::format("response has no choices[0].{}: {}", chat ? "message.content" : "text", OneLine(res.body));
     return result;
   }
   if (text->is_string()) result.text = text->get<std::string>();

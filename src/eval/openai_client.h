@@ -27,22 +27,22 @@ const char* CompletionEndpointName(CompletionEndpoint endpoint);  // "chat" / "c
 Result<CompletionEndpoint> ParseCompletionEndpoint(std::string_view name);
 
 struct ClientConfig {
-  std::string url;              // "http[s]://host[:port][/prefix]"; a trailing "/" or "/v1" is dropped
-  std::string api_key;          // sent as "Authorization: Bearer K" when non-empty
-  std::string model;            // "model" field; omitted when empty
+  std::string url;      // "http[s]://host[:port][/prefix]"; a trailing "/" or "/v1" is dropped
+  std::string api_key;  // sent as "Authorization: Bearer K" when non-empty
+  std::string model;    // "model" field; omitted when empty
   CompletionEndpoint endpoint = CompletionEndpoint::kChat;
-  int max_tokens = 512;         // completion tokens per request
-  double temperature = 0.0;     // 0 = greedy
-  double timeout_s = 600.0;     // connect + read timeout per request
+  int max_tokens = 512;      // completion tokens per request
+  double temperature = 0.0;  // 0 = greedy
+  double timeout_s = 600.0;  // connect + read timeout per request
 };
 
 struct CompletionResult {
   bool ok = false;
-  std::string text;             // the completion (empty when failed)
-  std::string finish_reason;    // "stop", "length", ... as the server sent it
-  int completion_tokens = -1;   // usage.completion_tokens, -1 when absent
-  double latency_s = 0;         // request start to full response
-  std::string error;            // one line, set when !ok
+  std::string text;            // the completion (empty when failed)
+  std::string finish_reason;   // "stop", "length", ... as the server sent it
+  int completion_tokens = -1;  // usage.completion_tokens, -1 when absent
+  double latency_s = 0;        // request start to full response
+  std::string error;           // one line, set when !ok
 };
 
 class OpenAiClient {

@@ -35,9 +35,9 @@ Result<PromptBuilder> PromptBuilder::Create(const Gsm8kDataset* dataset, bool ne
   const int n = static_cast<int>(dataset->size());
   if (n < kNumExemplars + 1) {
     if (need_long) {
-      return InvalidArgument(fmt::format(
-          "long prompts need a dataset of at least {} rows (8 worked examples + 1 spare), got {}",
-          kNumExemplars + 1, n));
+      return InvalidArgument(
+          fmt::format("long prompts need a dataset of at least {} rows (8 worked examples + 1 spare), got {}",
+                      kNumExemplars + 1, n));
     }
     return builder;
   }
@@ -59,8 +59,7 @@ std::vector<int> PromptBuilder::ExemplarsFor(const Gsm8kRow& row) const {
       ++k;
       continue;
     }
-    while (next_sub < substitutes_.size() &&
-           (is_self(substitutes_[next_sub]) || used(substitutes_[next_sub]))) {
+    while (next_sub < substitutes_.size() && (is_self(substitutes_[next_sub]) || used(substitutes_[next_sub]))) {
       ++next_sub;
     }
     if (next_sub < substitutes_.size()) {

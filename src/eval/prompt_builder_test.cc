@@ -5,7 +5,6 @@
 #include <set>
 
 #include "base/check.h"
-
 #include "eval/eval_test_util.h"
 
 namespace pg {

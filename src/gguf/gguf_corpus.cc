@@ -132,8 +132,8 @@ void AddTruncations(const std::vector<uint8_t>& good, const CaseSink& add) {
   // (Cutting only the zero padding after the last tensor leaves a valid file.)
   const size_t tinfo = FindEncoded(good, kEmbd);
   const size_t data_end = ValidSampleDataEnd();
-  for (size_t n : {size_t{0}, size_t{3}, size_t{7}, size_t{20}, size_t{30}, size_t{100}, tinfo + 5,
-                   tinfo + 30, data_end - 70, data_end - 1}) {
+  for (size_t n : {size_t{0}, size_t{3}, size_t{7}, size_t{20}, size_t{30}, size_t{100}, tinfo + 5, tinfo + 30,
+                   data_end - 70, data_end - 1}) {
     add("truncated_" + std::to_string(n), std::vector<uint8_t>(good.begin(), good.begin() + n), "");
   }
   add("empty", {}, "");
@@ -214,13 +214,11 @@ void AddTensorInfoCases(const std::vector<uint8_t>& good, const CaseSink& add) {
   add("dim_huge", Patched<uint64_t>(good, e.ne0, ~uint64_t{0}), "dimension");
   add("dim_2p63", Patched<uint64_t>(good, e.ne1, uint64_t{1} << 63), "dimension");
   // ne0 * ne1 = 2^64: overflows int64 when multiplied.
-  add("dims_product_overflow", Patched<uint64_t>(Patched<uint64_t>(good, e.ne0, uint64_t{1} << 32), e.ne1,
-                                                 uint64_t{1} << 32),
-      "dimension");
+  add("dims_product_overflow",
+      Patched<uint64_t>(Patched<uint64_t>(good, e.ne0, uint64_t{1} << 32), e.ne1, uint64_t{1} << 32), "dimension");
   // 2^24 x 2^24 F32 = 2^50 elements, 4 PiB of data: fits int64, not the file.
-  add("dims_size_past_eof", Patched<uint64_t>(Patched<uint64_t>(good, e.ne0, uint64_t{1} << 24), e.ne1,
-                                              uint64_t{1} << 24),
-      "past the end");
+  add("dims_size_past_eof",
+      Patched<uint64_t>(Patched<uint64_t>(good, e.ne0, uint64_t{1} << 24), e.ne1, uint64_t{1} << 24), "past the end");
   add("q8_row_not_block_multiple", Patched<uint64_t>(good, q.ne0, 31), "block size");
   add("tensor_type_unknown", Patched<uint32_t>(good, e.type, 99), "unknown type");
   add("tensor_type_removed_q4_2", Patched<uint32_t>(good, e.type, 4), "unknown type");

@@ -55,12 +55,25 @@ class Cursor {
 // Minimum encoded size of one element of a value type (for count sanity checks).
 uint64_t MinEncodedSize(GgufValueType t) {
   switch (t) {
-    case GgufValueType::UINT8: case GgufValueType::INT8: case GgufValueType::BOOL: return 1;
-    case GgufValueType::UINT16: case GgufValueType::INT16: return 2;
-    case GgufValueType::UINT32: case GgufValueType::INT32: case GgufValueType::FLOAT32: return 4;
-    case GgufValueType::UINT64: case GgufValueType::INT64: case GgufValueType::FLOAT64: return 8;
-    case GgufValueType::STRING: return 8;
-    case GgufValueType::ARRAY: return 12;
+    case GgufValueType::UINT8:
+    case GgufValueType::INT8:
+    case GgufValueType::BOOL:
+      return 1;
+    case GgufValueType::UINT16:
+    case GgufValueType::INT16:
+      return 2;
+    case GgufValueType::UINT32:
+    case GgufValueType::INT32:
+    case GgufValueType::FLOAT32:
+      return 4;
+    case GgufValueType::UINT64:
+    case GgufValueType::INT64:
+    case GgufValueType::FLOAT64:
+      return 8;
+    case GgufValueType::STRING:
+      return 8;
+    case GgufValueType::ARRAY:
+      return 12;
   }
   return 1;
 }
@@ -89,19 +102,80 @@ std::string Quoted(const std::string& s) {
 // Reads one scalar of type t as int64/uint64/double/bool/string.
 bool ReadScalar(Cursor& c, GgufValueType t, GgufValue* out) {
   switch (t) {
-    case GgufValueType::UINT8: { uint8_t v; if (!c.Read(&v)) return false; out->v = uint64_t{v}; return true; }
-    case GgufValueType::INT8: { int8_t v; if (!c.Read(&v)) return false; out->v = int64_t{v}; return true; }
-    case GgufValueType::UINT16: { uint16_t v; if (!c.Read(&v)) return false; out->v = uint64_t{v}; return true; }
-    case GgufValueType::INT16: { int16_t v; if (!c.Read(&v)) return false; out->v = int64_t{v}; return true; }
-    case GgufValueType::UINT32: { uint32_t v; if (!c.Read(&v)) return false; out->v = uint64_t{v}; return true; }
-    case GgufValueType::INT32: { int32_t v; if (!c.Read(&v)) return false; out->v = int64_t{v}; return true; }
-    case GgufValueType::UINT64: { uint64_t v; if (!c.Read(&v)) return false; out->v = v; return true; }
-    case GgufValueType::INT64: { int64_t v; if (!c.Read(&v)) return false; out->v = v; return true; }
-    case GgufValueType::FLOAT32: { float v; if (!c.Read(&v)) return false; out->v = double{v}; return true; }
-    case GgufValueType::FLOAT64: { double v; if (!c.Read(&v)) return false; out->v = v; return true; }
-    case GgufValueType::BOOL: { uint8_t v; if (!c.Read(&v)) return false; out->v = v != 0; return true; }
-    case GgufValueType::STRING: { std::string s; if (!c.ReadString(&s)) return false; out->v = std::move(s); return true; }
-    case GgufValueType::ARRAY: return false;
+    case GgufValueType::UINT8: {
+      uint8_t v;
+      if (!c.Read(&v)) return false;
+      out->v = uint64_t{v};
+      return true;
+    }
+    case GgufValueType::INT8: {
+      int8_t v;
+      if (!c.Read(&v)) return false;
+      out->v = int64_t{v};
+      return true;
+    }
+    case GgufValueType::UINT16: {
+      uint16_t v;
+      if (!c.Read(&v)) return false;
+      out->v = uint64_t{v};
+      return true;
+    }
+    case GgufValueType::INT16: {
+      int16_t v;
+      if (!c.Read(&v)) return false;
+      out->v = int64_t{v};
+      return true;
+    }
+    case GgufValueType::UINT32: {
+      uint32_t v;
+      if (!c.Read(&v)) return false;
+      out->v = uint64_t{v};
+      return true;
+    }
+    case GgufValueType::INT32: {
+      int32_t v;
+      if (!c.Read(&v)) return false;
+      out->v = int64_t{v};
+      return true;
+    }
+    case GgufValueType::UINT64: {
+      uint64_t v;
+      if (!c.Read(&v)) return false;
+      out->v = v;
+      return true;
+    }
+    case GgufValueType::INT64: {
+      int64_t v;
+      if (!c.Read(&v)) return false;
+      out->v = v;
+      return true;
+    }
+    case GgufValueType::FLOAT32: {
+      float v;
+      if (!c.Read(&v)) return false;
+      out->v = double{v};
+      return true;
+    }
+    case GgufValueType::FLOAT64: {
+      double v;
+      if (!c.Read(&v)) return false;
+      out->v = v;
+      return true;
+    }
+    case GgufValueType::BOOL: {
+      uint8_t v;
+      if (!c.Read(&v)) return false;
+      out->v = v != 0;
+      return true;
+    }
+    case GgufValueType::STRING: {
+      std::string s;
+      if (!c.ReadString(&s)) return false;
+      out->v = std::move(s);
+      return true;
+    }
+    case GgufValueType::ARRAY:
+      return false;
   }
   return false;
 }
@@ -109,10 +183,19 @@ bool ReadScalar(Cursor& c, GgufValueType t, GgufValue* out) {
 bool ReadArray(Cursor& c, GgufValue* out, std::string* err) {
   uint32_t et;
   uint64_t n;
-  if (!c.Read(&et) || !c.Read(&n)) { *err = "truncated array header"; return false; }
-  if (!ValidValueType(et)) { *err = "unknown array element type " + std::to_string(et); return false; }
+  if (!c.Read(&et) || !c.Read(&n)) {
+    *err = "truncated array header";
+    return false;
+  }
+  if (!ValidValueType(et)) {
+    *err = "unknown array element type " + std::to_string(et);
+    return false;
+  }
   auto t = static_cast<GgufValueType>(et);
-  if (t == GgufValueType::ARRAY) { *err = "nested arrays are not supported"; return false; }
+  if (t == GgufValueType::ARRAY) {
+    *err = "nested arrays are not supported";
+    return false;
+  }
   if (n > c.remaining() / MinEncodedSize(t)) {
     *err = "array count " + std::to_string(n) + " exceeds the file size";
     return false;
@@ -120,26 +203,58 @@ bool ReadArray(Cursor& c, GgufValue* out, std::string* err) {
   out->array_type = t;
   GgufValue tmp;
   if (IsSignedType(t)) {
-    std::vector<int64_t> v; v.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<int64_t>(tmp.v)); }
+    std::vector<int64_t> v;
+    v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!ReadScalar(c, t, &tmp)) {
+        *err = "truncated array";
+        return false;
+      }
+      v.push_back(std::get<int64_t>(tmp.v));
+    }
     out->v = std::move(v);
   } else if (IsUnsignedType(t)) {
-    std::vector<uint64_t> v; v.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<uint64_t>(tmp.v)); }
+    std::vector<uint64_t> v;
+    v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!ReadScalar(c, t, &tmp)) {
+        *err = "truncated array";
+        return false;
+      }
+      v.push_back(std::get<uint64_t>(tmp.v));
+    }
     out->v = std::move(v);
   } else if (IsFloatType(t)) {
-    std::vector<double> v; v.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<double>(tmp.v)); }
+    std::vector<double> v;
+    v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!ReadScalar(c, t, &tmp)) {
+        *err = "truncated array";
+        return false;
+      }
+      v.push_back(std::get<double>(tmp.v));
+    }
     out->v = std::move(v);
   } else if (t == GgufValueType::BOOL) {
-    std::vector<bool> v; v.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) { if (!ReadScalar(c, t, &tmp)) { *err = "truncated array"; return false; } v.push_back(std::get<bool>(tmp.v)); }
+    std::vector<bool> v;
+    v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!ReadScalar(c, t, &tmp)) {
+        *err = "truncated array";
+        return false;
+      }
+      v.push_back(std::get<bool>(tmp.v));
+    }
     out->v = std::move(v);
   } else {
-    std::vector<std::string> v; v.reserve(n);
+    std::vector<std::string> v;
+    v.reserve(n);
     for (uint64_t i = 0; i < n; ++i) {
       std::string s;
-      if (!c.ReadString(&s)) { *err = "truncated or oversized string in array"; return false; }
+      if (!c.ReadString(&s)) {
+        *err = "truncated or oversized string in array";
+        return false;
+      }
       v.push_back(std::move(s));
     }
     out->v = std::move(v);
@@ -202,8 +317,7 @@ Result<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path) {
   return f;
 }
 
-Result<std::unique_ptr<GgufFile>> GgufFile::FromBuffer(const uint8_t* data, size_t size,
-                                                       const std::string& label) {
+Result<std::unique_ptr<GgufFile>> GgufFile::FromBuffer(const uint8_t* data, size_t size, const std::string& label) {
   std::unique_ptr<GgufFile> f(new GgufFile());
   f->path_ = label;
   f->owned_.assign(data, data + size);
@@ -245,8 +359,10 @@ Status ReadMetadata(Cursor& c, uint64_t n_kv, const std::string& path, std::map<
 Status ReadAlignment(const GgufValue* a, const std::string& path, uint64_t* alignment) {
   if (!a) return Status::Ok();
   uint64_t al = 0;
-  if (auto* u = std::get_if<uint64_t>(&a->v)) al = *u;
-  else if (auto* s = std::get_if<int64_t>(&a->v); s && *s > 0) al = static_cast<uint64_t>(*s);
+  if (auto* u = std::get_if<uint64_t>(&a->v))
+    al = *u;
+  else if (auto* s = std::get_if<int64_t>(&a->v); s && *s > 0)
+    al = static_cast<uint64_t>(*s);
   if (al == 0 || (al & (al - 1)) != 0 || al > 65536)
     return CorruptIn(path, "general.alignment must be a power of two <= 65536");
   *alignment = al;
@@ -352,9 +468,7 @@ Result<T> GgufFile::GetHeld(const std::string& key, const char* what) const {
   return NotA(key, what);
 }
 
-Result<std::string> GgufFile::GetString(const std::string& key) const {
-  return GetHeld<std::string>(key, "a string");
-}
+Result<std::string> GgufFile::GetString(const std::string& key) const { return GetHeld<std::string>(key, "a string"); }
 
 Result<int64_t> GgufFile::GetInt(const std::string& key) const {
   PG_ASSIGN_OR_RETURN(const GgufValue* v, Require(key));

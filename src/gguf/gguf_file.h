@@ -24,8 +24,19 @@
 namespace pg {
 
 enum class GgufValueType : uint32_t {
-  UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6,
-  BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+  UINT8 = 0,
+  INT8 = 1,
+  UINT16 = 2,
+  INT16 = 3,
+  UINT32 = 4,
+  INT32 = 5,
+  FLOAT32 = 6,
+  BOOL = 7,
+  STRING = 8,
+  ARRAY = 9,
+  UINT64 = 10,
+  INT64 = 11,
+  FLOAT64 = 12,
 };
 
 // The value-type families (a GgufValue widens them to int64 / uint64 / double).
@@ -44,9 +55,8 @@ struct GgufValue {
   GgufValueType type = GgufValueType::UINT8;
   GgufValueType array_type = GgufValueType::UINT8;  // element type when type == ARRAY
   // Scalars: integers widen to int64/uint64, floats to double.
-  std::variant<std::monostate, int64_t, uint64_t, double, bool, std::string,
-               std::vector<int64_t>, std::vector<uint64_t>, std::vector<double>,
-               std::vector<bool>, std::vector<std::string>>
+  std::variant<std::monostate, int64_t, uint64_t, double, bool, std::string, std::vector<int64_t>,
+               std::vector<uint64_t>, std::vector<double>, std::vector<bool>, std::vector<std::string>>
       v;
 
   bool is_array() const { return type == GgufValueType::ARRAY; }
@@ -56,8 +66,8 @@ struct GgufValue {
 struct GgufTensorInfo {
   std::string name;
   GgmlType type = GgmlType::F32;
-  std::vector<int64_t> dims;  // ne[0] is the contiguous (row) dimension
-  uint64_t offset = 0;        // relative to the data section
+  std::vector<int64_t> dims;      // ne[0] is the contiguous (row) dimension
+  uint64_t offset = 0;            // relative to the data section
   const uint8_t* data = nullptr;  // into the mapping
   uint64_t n_bytes = 0;
 
@@ -92,7 +102,7 @@ class GgufFile {
   Result<double> GetFloat(const std::string& key) const;  // accepts ints too
   Result<bool> GetBool(const std::string& key) const;
   Result<std::vector<std::string>> GetStringArray(const std::string& key) const;
-  Result<std::vector<double>> GetFloatArray(const std::string& key) const;   // ints widen
+  Result<std::vector<double>> GetFloatArray(const std::string& key) const;  // ints widen
   Result<std::vector<int64_t>> GetIntArray(const std::string& key) const;
   // Convenience with defaults (absent key -> default; wrong type -> default).
   int64_t GetIntOr(const std::string& key, int64_t def) const;
@@ -119,8 +129,8 @@ class GgufFile {
   uint64_t alignment_ = 32;
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
-  void* map_ = nullptr;                // mmap region (nullptr if buffer)
-  std::vector<uint8_t> owned_;         // buffer copy (FromBuffer)
+  void* map_ = nullptr;         // mmap region (nullptr if buffer)
+  std::vector<uint8_t> owned_;  // buffer copy (FromBuffer)
   std::map<std::string, GgufValue> kv_;
   std::vector<GgufTensorInfo> tensors_;
   std::map<std::string, size_t> tensor_index_;

@@ -18,7 +18,7 @@ namespace {
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF"
 constexpr uint32_t kVersion = 3;
 constexpr uint64_t kChunkBytes = 4ull << 20;  // target size of one fill call
-constexpr int kChunksPerWindow = 16;         // chunks filled in parallel, then written
+constexpr int kChunksPerWindow = 16;          // chunks filled in parallel, then written
 
 class Encoder {
  public:
@@ -40,15 +40,28 @@ class Encoder {
 // Writes one scalar element of type t from its widened form.
 void PutInt(Encoder& e, GgufValueType t, uint64_t bits) {
   switch (t) {
-    case GgufValueType::UINT8: case GgufValueType::INT8: e.Put<uint8_t>(static_cast<uint8_t>(bits)); break;
-    case GgufValueType::UINT16: case GgufValueType::INT16: e.Put<uint16_t>(static_cast<uint16_t>(bits)); break;
-    case GgufValueType::UINT32: case GgufValueType::INT32: e.Put<uint32_t>(static_cast<uint32_t>(bits)); break;
-    default: e.Put<uint64_t>(bits); break;
+    case GgufValueType::UINT8:
+    case GgufValueType::INT8:
+      e.Put<uint8_t>(static_cast<uint8_t>(bits));
+      break;
+    case GgufValueType::UINT16:
+    case GgufValueType::INT16:
+      e.Put<uint16_t>(static_cast<uint16_t>(bits));
+      break;
+    case GgufValueType::UINT32:
+    case GgufValueType::INT32:
+      e.Put<uint32_t>(static_cast<uint32_t>(bits));
+      break;
+    default:
+      e.Put<uint64_t>(bits);
+      break;
   }
 }
 void PutFloat(Encoder& e, GgufValueType t, double v) {
-  if (t == GgufValueType::FLOAT32) e.Put<float>(static_cast<float>(v));
-  else e.Put<double>(v);
+  if (t == GgufValueType::FLOAT32)
+    e.Put<float>(static_cast<float>(v));
+  else
+    e.Put<double>(v);
 }
 
 // Whether v's variant alternative matches its declared type(s).
@@ -75,11 +88,16 @@ void PutValue(Encoder& e, const GgufValue& v) {
   e.Put<uint32_t>(static_cast<uint32_t>(v.type));
   if (v.type != GgufValueType::ARRAY) {
     const GgufValueType t = v.type;
-    if (IsSignedType(t)) PutInt(e, t, static_cast<uint64_t>(std::get<int64_t>(v.v)));
-    else if (IsUnsignedType(t)) PutInt(e, t, std::get<uint64_t>(v.v));
-    else if (IsFloatType(t)) PutFloat(e, t, std::get<double>(v.v));
-    else if (t == GgufValueType::BOOL) e.Put<uint8_t>(std::get<bool>(v.v) ? 1 : 0);
-    else e.PutString(std::get<std::string>(v.v));
+    if (IsSignedType(t))
+      PutInt(e, t, static_cast<uint64_t>(std::get<int64_t>(v.v)));
+    else if (IsUnsignedType(t))
+      PutInt(e, t, std::get<uint64_t>(v.v));
+    else if (IsFloatType(t))
+      PutFloat(e, t, std::get<double>(v.v));
+    else if (t == GgufValueType::BOOL)
+      e.Put<uint8_t>(std::get<bool>(v.v) ? 1 : 0);
+    else
+      e.PutString(std::get<std::string>(v.v));
     return;
   }
   const GgufValueType t = v.array_type;
@@ -141,9 +159,7 @@ void GgufWriter::SetI64(const std::string& k, int64_t v) { Set(k, Scalar(GgufVal
 void GgufWriter::SetF32(const std::string& k, float v) { Set(k, Scalar(GgufValueType::FLOAT32, double{v})); }
 void GgufWriter::SetF64(const std::string& k, double v) { Set(k, Scalar(GgufValueType::FLOAT64, v)); }
 void GgufWriter::SetBool(const std::string& k, bool v) { Set(k, Scalar(GgufValueType::BOOL, v)); }
-void GgufWriter::SetString(const std::string& k, const std::string& v) {
-  Set(k, Scalar(GgufValueType::STRING, v));
-}
+void GgufWriter::SetString(const std::string& k, const std::string& v) { Set(k, Scalar(GgufValueType::STRING, v)); }
 void GgufWriter::SetStringArray(const std::string& k, const std::vector<std::string>& v) {
   Set(k, Array(GgufValueType::STRING, v));
 }
@@ -177,8 +193,7 @@ Status GgufWriter::CheckTensor(const std::string& name, GgmlType type, const std
                                uint64_t* n_bytes) const {
   const GgmlTypeInfo* info = GgmlTypeInfoFor(static_cast<uint32_t>(type));
   if (!info) return InvalidArgument("gguf writer: tensor '" + name + "' has an unknown type");
-  if (dims.empty() || dims.size() > 4)
-    return InvalidArgument("gguf writer: tensor '" + name + "' needs 1..4 dims");
+  if (dims.empty() || dims.size() > 4) return InvalidArgument("gguf writer: tensor '" + name + "' needs 1..4 dims");
   uint64_t n = 1;
   for (int64_t d : dims) {
     if (d <= 0 || static_cast<uint64_t>(d) > (1ull << 50) / n)

@@ -76,8 +76,7 @@ class GgufWriter {
   // Tensors, written in the order added. dims[0] is the contiguous (row)
   // dimension and must be a multiple of the type's block size; 1..4 dims.
   // InvalidArgument on a duplicate name, bad dims or a size mismatch.
-  Status AddTensor(const std::string& name, GgmlType type, std::vector<int64_t> dims,
-                   std::vector<uint8_t> bytes);
+  Status AddTensor(const std::string& name, GgmlType type, std::vector<int64_t> dims, std::vector<uint8_t> bytes);
   Status AddTensor(const std::string& name, GgmlType type, std::vector<int64_t> dims, FillRows fill);
   size_t tensor_count() const { return tensors_.size(); }
   // Total bytes of the file Write() would produce.
@@ -98,14 +97,13 @@ class GgufWriter {
     GgmlType type;
     std::vector<int64_t> dims;
     uint64_t n_bytes = 0;
-    uint64_t offset = 0;  // relative to the data section
+    uint64_t offset = 0;         // relative to the data section
     std::vector<uint8_t> bytes;  // when given up front
     FillRows fill;               // otherwise
   };
 
   void Set(const std::string& key, GgufValue v);
-  Status CheckTensor(const std::string& name, GgmlType type, const std::vector<int64_t>& dims,
-                     uint64_t* n_bytes) const;
+  Status CheckTensor(const std::string& name, GgmlType type, const std::vector<int64_t>& dims, uint64_t* n_bytes) const;
   std::vector<uint8_t> EncodeHeader() const;  // up to and including the padding
   // Streams the whole file through sink(data, n).
   Status Emit(const std::function<Status(const uint8_t*, size_t)>& sink, ThreadPool* pool) const;

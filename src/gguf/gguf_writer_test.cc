@@ -13,9 +13,7 @@ namespace pg {
 namespace {
 
 std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("pg_writer_" + std::to_string(::getpid()) + "_" + name))
-      .string();
+  return (std::filesystem::temp_directory_path() / ("pg_writer_" + std::to_string(::getpid()) + "_" + name)).string();
 }
 
 TEST(GgufWriter, RoundTripsEveryValueType) {
@@ -106,13 +104,10 @@ TEST(GgufWriter, TensorsRoundTripAlignedWithCopiesAndFills) {
   // Q8_0 tensor, 64 x 5: rows of 2 blocks (68 bytes), filled by callback.
   const uint64_t row = RowBytes(GgmlType::Q8_0, 64);
   ASSERT_EQ(row, 68u);
-  ASSERT_TRUE(w.AddTensor("b", GgmlType::Q8_0, {64, 5},
-                          [&](int64_t r0, int64_t nr, uint8_t* dst) {
-                            for (int64_t r = 0; r < nr; ++r)
-                              std::memset(dst + r * row, static_cast<int>(r0 + r + 100), row);
-                            return Status::Ok();
-                          })
-                  .ok());
+  ASSERT_TRUE(w.AddTensor("b", GgmlType::Q8_0, {64, 5}, [&](int64_t r0, int64_t nr, uint8_t* dst) {
+                 for (int64_t r = 0; r < nr; ++r) std::memset(dst + r * row, static_cast<int>(r0 + r + 100), row);
+                 return Status::Ok();
+               }).ok());
   ASSERT_TRUE(w.AddTensor("c", GgmlType::F16, {2, 2, 2}, std::vector<uint8_t>(16, 9)).ok());
   EXPECT_EQ(w.tensor_count(), 3u);
 
@@ -142,14 +137,12 @@ TEST(GgufWriter, LargeStreamedTensorUsesManyChunksInOrder) {
   // 4096-byte F32 rows x 3000 rows = 12 MiB: several 4 MiB chunks.
   GgufWriter w;
   const int64_t cols = 1024, rows = 3000;
-  ASSERT_TRUE(w.AddTensor("big", GgmlType::F32, {cols, rows},
-                          [&](int64_t r0, int64_t nr, uint8_t* dst) {
-                            auto* f = reinterpret_cast<float*>(dst);
-                            for (int64_t r = 0; r < nr; ++r)
-                              for (int64_t c = 0; c < cols; ++c) f[r * cols + c] = float(r0 + r) + c * 1e-4f;
-                            return Status::Ok();
-                          })
-                  .ok());
+  ASSERT_TRUE(w.AddTensor("big", GgmlType::F32, {cols, rows}, [&](int64_t r0, int64_t nr, uint8_t* dst) {
+                 auto* f = reinterpret_cast<float*>(dst);
+                 for (int64_t r = 0; r < nr; ++r)
+                   for (int64_t c = 0; c < cols; ++c) f[r * cols + c] = float(r0 + r) + c * 1e-4f;
+                 return Status::Ok();
+               }).ok());
   const std::string path = TempPath("big.gguf");
   ThreadPool pool(2);
   ASSERT_TRUE(w.Write(path, &pool).ok());
@@ -174,9 +167,9 @@ TEST(GgufWriter, RejectsBadTensorsAndFillErrorsLeaveNoFile) {
   EXPECT_FALSE(w.AddTensor("x", static_cast<GgmlType>(99), {4}, std::vector<uint8_t>(16)).ok());
   ASSERT_TRUE(w.AddTensor("x", GgmlType::F32, {4}, std::vector<uint8_t>(16)).ok());
   EXPECT_FALSE(w.AddTensor("x", GgmlType::F32, {4}, std::vector<uint8_t>(16)).ok());  // duplicate
-  ASSERT_TRUE(w.AddTensor("y", GgmlType::F32, {4},
-                          [](int64_t, int64_t, uint8_t*) { return Internal("fill failed on purpose"); })
-                  .ok());
+  ASSERT_TRUE(w.AddTensor("y", GgmlType::F32, {4}, [](int64_t, int64_t, uint8_t*) {
+                 return Internal("fill failed on purpose");
+               }).ok());
   const std::string path = TempPath("fail.gguf");
   Status st = w.Write(path);
   EXPECT_FALSE(st.ok());

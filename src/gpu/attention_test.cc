@@ -38,8 +38,12 @@ struct Arena {
     for (size_t i = 0; i < vals.size(); ++i) mem[i] = dtype == KvDtype::kF16 ? F32ToF16(vals[i]) : F32ToBF16(vals[i]);
     pages.base = reinterpret_cast<uint8_t*>(mem.data());
     dev = std::make_unique<DeviceArray<uint16_t>>(mem);
-    dpages = DeviceKvPages{reinterpret_cast<uint8_t*>(dev->get()), static_cast<int64_t>(pages.block_bytes),
-                           n_kv_heads, head_dim, 16, dtype == KvDtype::kBF16};
+    dpages = DeviceKvPages{reinterpret_cast<uint8_t*>(dev->get()),
+                           static_cast<int64_t>(pages.block_bytes),
+                           n_kv_heads,
+                           head_dim,
+                           16,
+                           dtype == KvDtype::kBF16};
   }
   std::vector<uint16_t> mem;
   KvPages pages;
@@ -91,8 +95,8 @@ void CheckAttention(int n_kv, int hd, int G, KvDtype dtype, const std::vector<in
   const auto ref = CpuAttention(ar, table, q, n_keys, n_heads, round_q);
   DeviceArray<float> dq(q), dout(q.size());
   DeviceArray<int32_t> dtable(table), doff(std::vector<int32_t>(rows, 0)), dkeys(n_keys);
-  const AttentionBatch b{dq.get(), dout.get(), rows, n_heads, dtable.get(), doff.get(), dkeys.get(),
-                         1.0f / std::sqrt(float(hd)), round_q};
+  const AttentionBatch b{
+      dq.get(), dout.get(), rows, n_heads, dtable.get(), doff.get(), dkeys.get(), 1.0f / std::sqrt(float(hd)), round_q};
   auto run = [&] {
     PG_GPU_OK(PagedAttention(b, ar.dpages, 1, nullptr));
     EXPECT_LE(Nmse(dout.Download(), ref), kTol);
@@ -107,9 +111,9 @@ void CheckAttention(int n_kv, int hd, int G, KvDtype dtype, const std::vector<in
 TEST(GpuAttention, DecodeAndPrefillRowsMatchCpuForHeadDimsAndGqa) {
   PG_GPU_SKIP_WITHOUT_DEVICE();
   const std::vector<int32_t> decode = {1}, prefill = {37, 38, 39, 40, 41}, mixed = {16, 1, 100, 33};
-  CheckAttention(2, 64, 1, KvDtype::kF16, decode, true);   // GQA 1 (multi-head)
+  CheckAttention(2, 64, 1, KvDtype::kF16, decode, true);  // GQA 1 (multi-head)
   CheckAttention(2, 64, 1, KvDtype::kF16, prefill, true);
-  CheckAttention(2, 128, 4, KvDtype::kF16, mixed, true);   // GQA 4
+  CheckAttention(2, 128, 4, KvDtype::kF16, mixed, true);    // GQA 4
   CheckAttention(1, 128, 8, KvDtype::kF16, prefill, true);  // GQA 8
   CheckAttention(2, 64, 4, KvDtype::kBF16, mixed, true);    // bf16 KV
 }

@@ -22,7 +22,7 @@ struct GpuDevice {
 };
 
 struct GpuReport {
-  std::string backend;  // "off", "cuda", "hip" or "emulated"
+  std::string backend;          // "off", "cuda", "hip" or "emulated"
   std::string driver_version;   // "" when there is no driver
   std::string runtime_version;  // the runtime the binary was built against
   std::string error;            // why no device was found ("" when devices were)

@@ -20,8 +20,8 @@ struct PingPong {
   EmuContext main, fiber;
   int rounds = 0;
   long fiber_sum = 0;
-  int fiber_round = -1;     // FE rounding mode the fiber saw after a switch back
-  std::string printed;      // what the fiber formatted with snprintf
+  int fiber_round = -1;  // FE rounding mode the fiber saw after a switch back
+  std::string printed;   // what the fiber formatted with snprintf
 };
 PingPong* g = nullptr;
 

@@ -27,8 +27,8 @@ inline bool HaveDevice() {
   return ok;
 }
 
-#define PG_GPU_SKIP_WITHOUT_DEVICE() \
-  do {                               \
+#define PG_GPU_SKIP_WITHOUT_DEVICE()                                        \
+  do {                                                                      \
     if (!::pg::gpu::testing::HaveDevice()) GTEST_SKIP() << "no GPU device"; \
   } while (0)
 

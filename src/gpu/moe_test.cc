@@ -28,8 +28,7 @@ struct Routed {
   std::vector<float> weights;
 };
 
-Routed CpuRoute(const ExpertRouterParams& p, const std::vector<float>& logits, const float* bias,
-                int64_t T) {
+Routed CpuRoute(const ExpertRouterParams& p, const std::vector<float>& logits, const float* bias, int64_t T) {
   Routed r{std::vector<int32_t>(T * p.k), std::vector<float>(T * p.k)};
   std::vector<float> probs(p.n_expert);
   for (int64_t t = 0; t < T; ++t) {

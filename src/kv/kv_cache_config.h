@@ -56,7 +56,7 @@ struct KvCacheConfig {
   // copy (demotions, write-behind), so that a copy an eviction waits for
   // never queues behind a load (movement/tier_mover.h).
   int io_threads = 2;
-  static constexpr int kMoverLanes = 2;  // TierMover's lanes (asserted there)
+  static constexpr int kMoverLanes = 2;                           // TierMover's lanes (asserted there)
   int mover_threads() const { return kMoverLanes * io_threads; }  // both lanes; one staging buffer each
   // Evicted blocks remembered per tier for miss reasons and what-if
   // (ghost_index.h); -1 = enough for the largest what-if point (4 GiB).

@@ -16,7 +16,8 @@ Status KvCacheManager::Impl::CheckIntegrity() const {
     if (int64_t(s.table.size()) != BlocksFor(s.n_tokens)) {
       return Internal(fmt::format("seq {}: {} blocks for {} tokens", id, s.table.size(), s.n_tokens));
     }
-    if (s.hashes.size() > s.table.size() || s.matched.size() > s.hashes.size() || s.matched.size() != s.matched_tier.size()) {
+    if (s.hashes.size() > s.table.size() || s.matched.size() > s.hashes.size() ||
+        s.matched.size() != s.matched_tier.size()) {
       return Internal(fmt::format("seq {}: inconsistent chain bookkeeping", id));
     }
     if (s.settled == bool(unsettled_.count(id))) return Internal(fmt::format("seq {}: settled flag disagrees", id));

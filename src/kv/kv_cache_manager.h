@@ -61,8 +61,8 @@ class KvBlockObserver;
 
 // What the engine knows about one request when looking it up.
 struct CacheRequest {
-  std::string salt;         // cache salt (tenant isolation); "" = shared
-  std::string session;      // agent session id, for retention hints; "" = none
+  std::string salt;              // cache salt (tenant isolation); "" = shared
+  std::string session;           // agent session id, for retention hints; "" = none
   bool use_prefix_cache = true;  // false: no lookup, and the sequence's blocks are never published
 };
 
@@ -89,13 +89,13 @@ class PrefixMatch : public TierTokens {
  private:
   friend class KvCacheManager;
   void Release();
-  KvCacheManager* owner_ = nullptr;  // non-null while it holds locks
-  std::vector<uint32_t> entries_;    // matched index entries, in chain order
-  BlockHash root_;                   // hash of the empty prefix for (model, salt)
-  int32_t session_ = -1;             // session index, -1 = none
-  bool eligible_ = false;            // its full blocks may be published
+  KvCacheManager* owner_ = nullptr;    // non-null while it holds locks
+  std::vector<uint32_t> entries_;      // matched index entries, in chain order
+  BlockHash root_;                     // hash of the empty prefix for (model, salt)
+  int32_t session_ = -1;               // session index, -1 = none
+  bool eligible_ = false;              // its full blocks may be published
   MatchStop stop_ = MatchStop::kNone;  // why the chain stopped at a present block
-  MissExplanation explain_;          // filled by ExplainMisses
+  MissExplanation explain_;            // filled by ExplainMisses
 };
 
 // What a KV hint asks of a prompt prefix (docs/kv-cache.md "KV hints").

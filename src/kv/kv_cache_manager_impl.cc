@@ -27,8 +27,10 @@ KvCacheManager::Impl::Impl(KvCacheConfig config)
 
 Status KvCacheManager::Impl::Init() {
   PG_RETURN_IF_ERROR(store_.Open(cfg_));
-  if (cfg_.eviction == EvictionKind::kLru) policy_ = std::make_unique<LruEviction>();
-  else policy_ = std::make_unique<CostAwareEviction>();
+  if (cfg_.eviction == EvictionKind::kLru)
+    policy_ = std::make_unique<LruEviction>();
+  else
+    policy_ = std::make_unique<CostAwareEviction>();
   retention_.SetSessionBounds(size_t(std::max<int64_t>(1, cfg_.max_sessions)), cfg_.session_idle_s);
   if (cfg_.fair_share) policy_ = std::make_unique<FairShareEviction>(std::move(policy_));
   mover_ = std::make_unique<TierMover>(store_, cfg_.io_threads);
@@ -123,11 +125,16 @@ std::vector<Tier> KvCacheManager::Impl::UsableTiers(std::span<const uint32_t> ch
   for (uint32_t id : chain) {
     const IndexEntry& e = store_.index().at(id);
     Tier tier;
-    if (e.device.usable()) tier = kDeviceTier;
-    else if (e.device.slot >= 0) break;  // a load into the device is in flight for another sequence
-    else if (e.host.usable()) tier = kHostTier;
-    else if (e.disk.present) tier = kDiskTier;
-    else break;
+    if (e.device.usable())
+      tier = kDeviceTier;
+    else if (e.device.slot >= 0)
+      break;  // a load into the device is in flight for another sequence
+    else if (e.host.usable())
+      tier = kHostTier;
+    else if (e.disk.present)
+      tier = kDiskTier;
+    else
+      break;
     if (tier != kDeviceTier && first_slow < 0) first_slow = int64_t(tiers.size());
     tiers.push_back(tier);
   }

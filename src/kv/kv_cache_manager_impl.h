@@ -40,20 +40,20 @@ class KvCacheManager::Impl {
   Status Init();
 
   struct Seq {
-    std::vector<BlockId> table;         // ceil(n_tokens / page) device slots
+    std::vector<BlockId> table;  // ceil(n_tokens / page) device slots
     int64_t n_tokens = 0;
     BlockHash root;
     bool eligible = false;
     int32_t session = -1;
-    std::vector<BlockHash> hashes;      // hashes of blocks [0, hashes.size()) (matched or committed)
-    std::vector<uint32_t> matched;      // matched entries, chain order
-    std::vector<Tier> matched_tier;     // tier each matched block came from (remote: imported from Redis)
-    std::vector<uint32_t> loading;      // entries whose loads this sequence waits on (locked)
+    std::vector<BlockHash> hashes;   // hashes of blocks [0, hashes.size()) (matched or committed)
+    std::vector<uint32_t> matched;   // matched entries, chain order
+    std::vector<Tier> matched_tier;  // tier each matched block came from (remote: imported from Redis)
+    std::vector<uint32_t> loading;   // entries whose loads this sequence waits on (locked)
     bool settled = true;
     int64_t cached_tokens = 0;
     TierTokens reuse;
-    MissCounts miss;                    // why the uncached prompt tokens missed
-    bool explained = false;             // miss came from ExplainMisses (counted in the totals)
+    MissCounts miss;         // why the uncached prompt tokens missed
+    bool explained = false;  // miss came from ExplainMisses (counted in the totals)
   };
 
   PrefixMatch Match(std::span<const int32_t> tokens, const CacheRequest& request, KvCacheManager* owner);

@@ -29,7 +29,7 @@ struct PropertyCase {
 
 // What the hints and quotas did over one run (HintCounters totals).
 struct HintsActed {
-  int64_t held = 0;             // blocks retained or pinned by hints
+  int64_t held = 0;  // blocks retained or pinned by hints
   int64_t quota_evictions = 0;
 };
 
@@ -37,8 +37,9 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps, HintsActed* acted
   SCOPED_TRACE(testing::Message() << pc.name << " seed " << seed);
   TempDir dir;
   const uint64_t bb = kvtest::SmallLayout().block_bytes();
-  KvCacheConfig c = KvCacheConfig::Optimized(kvtest::SmallLayout(), "prop-model", 24 * bb, uint64_t(pc.host_blocks) * bb,
-                                             pc.disk ? dir.path() : "", 40 * (160 + 16 + bb));
+  KvCacheConfig c =
+      KvCacheConfig::Optimized(kvtest::SmallLayout(), "prop-model", 24 * bb, uint64_t(pc.host_blocks) * bb,
+                               pc.disk ? dir.path() : "", 40 * (160 + 16 + bb));
   c.eviction = pc.eviction;
   c.write_policy = pc.write;
   c.min_promote_tokens = pc.min_promote_tokens;
@@ -117,7 +118,10 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps, HintsActed* acted
       kv.Tick();
     } else if (op < 92) {
       const std::string s = "s" + std::to_string(pick(kConvs));
-      if (pick(2)) kv.Hint(s, 1 + pick(20)); else kv.ReleaseSession(s);
+      if (pick(2))
+        kv.Hint(s, 1 + pick(20));
+      else
+        kv.ReleaseSession(s);
     } else if (op < 96 && pc.hints && pick(2)) {  // a KV hint on some conversation's prefix
       const auto& h = history[size_t(pick(kConvs))];
       const size_t n = h.empty() ? 0 : size_t(pick(int(h.size()) + 1));
@@ -138,8 +142,12 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps, HintsActed* acted
         const auto& f = files[size_t(pick(int(files.size())))];
         std::error_code ec;
         switch (pick(3)) {
-          case 0: std::filesystem::remove(f, ec); break;
-          case 1: std::filesystem::resize_file(f, 50, ec); break;
+          case 0:
+            std::filesystem::remove(f, ec);
+            break;
+          case 1:
+            std::filesystem::resize_file(f, 50, ec);
+            break;
           default: {
             std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
             io.seekp(300);

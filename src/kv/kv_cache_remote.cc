@@ -77,8 +77,10 @@ void KvCacheManager::Impl::ImportRemoteBlocks() {
   // Landed before the waiting sequences are admitted, so that Match finds them ready.
   for (uint64_t tag : moves) alloc_->WaitFor(tag);
   for (auto it = remote_waits_.begin(); it != remote_waits_.end();) {
-    if (now > it->second.deadline_s + kForgetAfterS) it = remote_waits_.erase(it);
-    else ++it;
+    if (now > it->second.deadline_s + kForgetAfterS)
+      it = remote_waits_.erase(it);
+    else
+      ++it;
   }
 }
 

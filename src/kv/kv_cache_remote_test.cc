@@ -59,7 +59,7 @@ TEST(KvCacheRemoteTest, SecondReplicaReusesBlocksFromRedis) {
   const TierTokens r = eb.Turn(7, &turn2, 2);
   EXPECT_EQ(r.remote_tokens, 7 * 4);  // blocks 0..6 from Redis
   EXPECT_EQ(r.device_tokens + r.host_tokens + r.disk_tokens, 0);
-  EXPECT_EQ(eb.bad(), 0);             // the reused bytes are A's bytes
+  EXPECT_EQ(eb.bad(), 0);  // the reused bytes are A's bytes
   EXPECT_GE(eb.checked(), 7);
   const RemoteCounters k = b->counters().remote;
   EXPECT_EQ(k.hit_blocks, 7);

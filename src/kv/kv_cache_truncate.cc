@@ -24,8 +24,8 @@ Status KvCacheManager::Impl::TruncateSequence(SeqId id, int64_t n_tokens, std::v
   // Committed (published) and matched blocks hold verified tokens that the
   // index serves to others: they are never cut.
   if (keep < int64_t(s.hashes.size()) || n_tokens < int64_t(s.hashes.size()) * page_)
-    return InvalidArgument(fmt::format("TruncateSequence: {} tokens would cut one of the {} published blocks", n_tokens,
-                                       s.hashes.size()));
+    return InvalidArgument(
+        fmt::format("TruncateSequence: {} tokens would cut one of the {} published blocks", n_tokens, s.hashes.size()));
   while (int64_t(s.table.size()) > keep) {
     const int32_t slot = s.table.back();
     PG_CHECK(store_.device().owner(slot) < 0);  // private: never published

@@ -85,7 +85,6 @@ class TempDir {
 
 #include <unordered_map>
 
-
 namespace pg::kvtest {
 
 // Plays the engine's part against a KvCacheManager: the "forward pass"

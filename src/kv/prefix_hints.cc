@@ -85,7 +85,7 @@ int64_t PrefixHints::Prefetch(std::span<const uint32_t> chain) {
   int64_t n = 0;
   for (uint32_t id : chain) {
     const IndexEntry& e = store_.index().at(id);
-    if (e.device.slot >= 0) continue;  // on the device, or already loading
+    if (e.device.slot >= 0) continue;                // on the device, or already loading
     if (!e.host.usable() && !e.disk.present) break;  // a write in flight: the chain would stop here anyway
     const int32_t slot = store_.device().Allocate();
     if (slot < 0) break;  // free device slots only

@@ -36,7 +36,6 @@
 
 namespace pg {
 
-
 // Checks the hint and quota settings of cfg (the messages name the flags)
 // and sets the hold budgets of `retention` from them (defaults in
 // KvCacheConfig), for the tiers `store` opened.

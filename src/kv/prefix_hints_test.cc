@@ -12,11 +12,11 @@ namespace pg {
 namespace {
 
 using kvtest::FakeEngine;
+using kvtest::kModel;
 using kvtest::Make;
 using kvtest::Message;
-using kvtest::Tiered;
-using kvtest::kModel;
 using kvtest::TempDir;
+using kvtest::Tiered;
 
 #define EXPECT_INTEGRITY(kv) EXPECT_TRUE((kv).CheckIntegrity().ok()) << (kv).CheckIntegrity().ToString()
 
@@ -89,7 +89,7 @@ TEST(PrefixHintsTest, PinWithinItsBudgetAndItsTtl) {
     eng.Turn(SeqId(conv), &t, 0);
   }
   EXPECT_EQ(kv->Match(Prompt(1), {}).tokens(), 8);  // the pinned head only
-  now = 31;                                          // the pin expired
+  now = 31;                                         // the pin expired
   EXPECT_EQ(kv->hint_counters().live_pinned, 0);
   for (int conv = 6; conv <= 9; ++conv) {
     std::vector<int32_t> t = Prompt(conv);
@@ -246,8 +246,8 @@ int64_t LightReuse(bool fair_share) {
 }
 
 TEST(PrefixHintsTest, FairShareKeepsTheLightSessionsContext) {
-  EXPECT_EQ(LightReuse(false), 0);   // LRU: the heavy session pushed them out of both tiers
-  EXPECT_EQ(LightReuse(true), 36);   // fair share: the heavy session gave up its own blocks
+  EXPECT_EQ(LightReuse(false), 0);  // LRU: the heavy session pushed them out of both tiers
+  EXPECT_EQ(LightReuse(true), 36);  // fair share: the heavy session gave up its own blocks
 }
 
 }  // namespace

@@ -38,8 +38,9 @@ class RedisTestServer {
     if (port_ <= 0 || port_ > 55535) return "no free port";
     dir_ = "/tmp/pg-redis-test-" + std::to_string(::getpid()) + "-" + std::to_string(port_);
     std::system(("mkdir -p " + dir_).c_str());
-    std::vector<std::string> args = {"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                     "--save", "", "--appendonly", "no", "--dir", dir_, "--daemonize", "no"};
+    std::vector<std::string> args = {
+        "redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        "--dir",        dir_,     "--daemonize",         "no"};
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = ::fork();
     if (pid_ < 0) return "fork failed";
@@ -105,11 +106,16 @@ class RedisTestServer {
     auto* r = static_cast<redisReply*>(redisCommandArgv(c, int(a.size()), a.data(), l.data()));
     std::string out = "(unreachable)";
     if (r) {
-      if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) out.assign(r->str, r->len);
-      else if (r->type == REDIS_REPLY_ERROR) out = "(error) " + std::string(r->str, r->len);
-      else if (r->type == REDIS_REPLY_INTEGER) out = std::to_string(r->integer);
-      else if (r->type == REDIS_REPLY_ARRAY) out = "(array " + std::to_string(r->elements) + ")";
-      else out = "(nil)";
+      if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
+        out.assign(r->str, r->len);
+      else if (r->type == REDIS_REPLY_ERROR)
+        out = "(error) " + std::string(r->str, r->len);
+      else if (r->type == REDIS_REPLY_INTEGER)
+        out = std::to_string(r->integer);
+      else if (r->type == REDIS_REPLY_ARRAY)
+        out = "(array " + std::to_string(r->elements) + ")";
+      else
+        out = "(nil)";
       freeReplyObject(r);
     }
     redisFree(c);

@@ -1,7 +1,6 @@
 #include "kvevents/event_encoder.h"
 
 #include <msgpack.hpp>
-
 #include <type_traits>
 
 namespace pg {
@@ -22,8 +21,10 @@ void PackEvent(Packer& pk, const KvEvent& event) {
           pk.pack_array(7);
           pk.pack(std::string("BlockStored"));
           PackHashes(pk, e.block_hashes);
-          if (e.parent_block_hash) pk.pack_uint64(*e.parent_block_hash);
-          else pk.pack_nil();
+          if (e.parent_block_hash)
+            pk.pack_uint64(*e.parent_block_hash);
+          else
+            pk.pack_nil();
           pk.pack_array(static_cast<uint32_t>(e.token_ids.size()));
           for (int32_t t : e.token_ids) pk.pack_int32(t);
           pk.pack_int32(e.block_size);

@@ -1,12 +1,11 @@
 #include "kvevents/event_publisher.h"
 
-#include <zmq.hpp>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
+#include <zmq.hpp>
 
 #include "base/log.h"
 #include "base/stop_and_join.h"
@@ -18,7 +17,7 @@ namespace pg {
 struct KvEventPublisher::Sockets {
   zmq::context_t ctx{1};
   zmq::socket_t pub{ctx, zmq::socket_type::pub};
-  zmq::socket_t replay;  // unset without a replay endpoint
+  zmq::socket_t replay;                                 // unset without a replay endpoint
   std::deque<std::pair<uint64_t, std::string>> buffer;  // (seq, payload) for replay
   uint64_t next_seq = 0;
 };

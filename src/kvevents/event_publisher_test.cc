@@ -1,4 +1,7 @@
+#include "kvevents/event_publisher.h"
+
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,10 +11,7 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include <gtest/gtest.h>
-
 #include "kvevents/event_encoder.h"
-#include "kvevents/event_publisher.h"
 #include "kvevents/event_sequence.h"
 
 namespace pg {

@@ -14,10 +14,14 @@ std::string EscapeLabelValue(const std::string& v) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -25,9 +29,12 @@ std::string EscapeLabelValue(const std::string& v) {
 std::string EscapeHelp(const std::string& v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -42,8 +49,8 @@ bool IsValidMetricName(const std::string& name) {
   if (name.empty()) return false;
   for (size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
-                    (i > 0 && c >= '0' && c <= '9');
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || (i > 0 && c >= '0' && c <= '9');
     if (!ok) return false;
   }
   return true;
@@ -53,17 +60,19 @@ MetricValue::MetricValue(int64_t v) : text_(fmt::format("{}", v)) {}
 MetricValue::MetricValue(uint64_t v) : text_(fmt::format("{}", v)) {}
 
 MetricValue::MetricValue(double v) {
-  if (std::isinf(v)) text_ = v > 0 ? "+Inf" : "-Inf";
-  else if (std::isnan(v)) text_ = "NaN";
-  else if (v == std::floor(v) && std::fabs(v) < 1e15) text_ = fmt::format("{}", static_cast<int64_t>(v));
-  else text_ = fmt::format("{}", v);
+  if (std::isinf(v))
+    text_ = v > 0 ? "+Inf" : "-Inf";
+  else if (std::isnan(v))
+    text_ = "NaN";
+  else if (v == std::floor(v) && std::fabs(v) < 1e15)
+    text_ = fmt::format("{}", static_cast<int64_t>(v));
+  else
+    text_ = fmt::format("{}", v);
 }
 
 MetricValue MetricValue::Fixed(double v, int decimals) { return MetricValue(fmt::format("{:.{}f}", v, decimals)); }
 
-MetricValue MetricValue::Significant(double v, int digits) {
-  return MetricValue(fmt::format("{:.{}g}", v, digits));
-}
+MetricValue MetricValue::Significant(double v, int digits) { return MetricValue(fmt::format("{:.{}g}", v, digits)); }
 
 MetricFamily::MetricFamily(std::string name, std::string help, MetricType type)
     : name_(std::move(name)), help_(std::move(help)), type_(type) {}

@@ -29,11 +29,11 @@ enum class MetricType { kCounter, kGauge, kHistogram };
 class MetricValue {
  public:
   MetricValue(int v) : MetricValue(static_cast<int64_t>(v)) {}  // NOLINT: implicit on purpose
-  MetricValue(int64_t v);                                          // NOLINT
-  MetricValue(uint64_t v);                                         // NOLINT
-  MetricValue(double v);                                           // NOLINT
-  static MetricValue Fixed(double v, int decimals);                // fmt "{:.Nf}"
-  static MetricValue Significant(double v, int digits);            // fmt "{:.Ng}"
+  MetricValue(int64_t v);                                       // NOLINT
+  MetricValue(uint64_t v);                                      // NOLINT
+  MetricValue(double v);                                        // NOLINT
+  static MetricValue Fixed(double v, int decimals);             // fmt "{:.Nf}"
+  static MetricValue Significant(double v, int digits);         // fmt "{:.Ng}"
   const std::string& text() const { return text_; }
 
  private:
@@ -47,7 +47,9 @@ class MetricFamily {
   // One sample; `suffix` is appended to the family name (histograms' _bucket,
   // _sum, _count). Label names must be valid metric label names (PG_CHECKed).
   MetricFamily& Add(MetricValue value) { return Add({}, std::move(value)); }
-  MetricFamily& Add(MetricLabels labels, MetricValue value) { return AddSuffixed("", std::move(labels), std::move(value)); }
+  MetricFamily& Add(MetricLabels labels, MetricValue value) {
+    return AddSuffixed("", std::move(labels), std::move(value));
+  }
   MetricFamily& AddSuffixed(std::string suffix, MetricLabels labels, MetricValue value);
   void Render(std::string* out) const;
 

@@ -11,9 +11,10 @@ TEST(MetricSet, RendersFamiliesInOrderWithHelpAndType) {
   MetricSet m;
   m.Gauge("b_gauge", "A gauge.", int64_t{7});
   m.Counter("a_total", "A counter.").Add({{"tier", "device"}}, 1).Add({{"tier", "host"}}, 2);
-  EXPECT_EQ(m.Render(),
-            "# HELP b_gauge A gauge.\n# TYPE b_gauge gauge\nb_gauge 7\n"
-            "# HELP a_total A counter.\n# TYPE a_total counter\na_total{tier=\"device\"} 1\na_total{tier=\"host\"} 2\n");
+  EXPECT_EQ(
+      m.Render(),
+      "# HELP b_gauge A gauge.\n# TYPE b_gauge gauge\nb_gauge 7\n"
+      "# HELP a_total A counter.\n# TYPE a_total counter\na_total{tier=\"device\"} 1\na_total{tier=\"host\"} 2\n");
 }
 
 TEST(MetricSet, ValuesPrintAsTheyAlwaysHave) {

@@ -129,8 +129,7 @@ std::string MetricsRegistry::Render() const {
 }
 
 std::vector<double> MetricsRegistry::LatencyBuckets() {
-  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
-          2.5,   5,      10,    20,   30,    60,   120, 300, 600};
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600};
 }
 
 }  // namespace pg

@@ -60,7 +60,7 @@ class Histogram {
   const std::string name_, help_;
   const std::vector<double> bounds_;  // ascending; +Inf is implicit
   mutable std::mutex mu_;
-  std::vector<uint64_t> buckets_;     // per bound, not cumulative; last = +Inf
+  std::vector<uint64_t> buckets_;  // per bound, not cumulative; last = +Inf
   double sum_ = 0;
   uint64_t count_ = 0;
 };
@@ -71,8 +71,7 @@ class MetricsRegistry {
   CounterFamily* AddCounter(const std::string& name, const std::string& help,
                             std::vector<std::string> label_names = {});
   Gauge* AddGauge(const std::string& name, const std::string& help);
-  Histogram* AddHistogram(const std::string& name, const std::string& help,
-                          std::vector<double> upper_bounds);
+  Histogram* AddHistogram(const std::string& name, const std::string& help, std::vector<double> upper_bounds);
   // A constant gauge of value 1 whose labels carry facts (the Prometheus
   // "info" idiom), e.g. prosgrow_build_info{version="0.1.0",...} 1.
   void AddInfo(const std::string& name, const std::string& help,

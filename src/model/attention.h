@@ -66,9 +66,9 @@ struct AttentionArgs {
   const int32_t* block_table = nullptr;
   int64_t layer = 0;
   int64_t kv_head = 0;
-  int64_t head_dim = 0;   // <= 512
-  int64_t n_keys = 0;     // attend to positions [0, n_keys)
-  float scale = 1.0f;     // 1/sqrt(head_dim)
+  int64_t head_dim = 0;  // <= 512
+  int64_t n_keys = 0;    // attend to positions [0, n_keys)
+  float scale = 1.0f;    // 1/sqrt(head_dim)
   // kTiledF32 only: round q to f16 first (llama.cpp does; the default). Off
   // (`--attn precise`): q stays f32, ~1.5x closer to exact arithmetic.
   bool round_q = true;

@@ -56,7 +56,8 @@ void AttendOneAvx2(const AttentionArgs& a, const float* q, float* out, float* sc
       for (int64_t d = 0; d < HD; d += 8) StoreH(acc + d, _mm256_mul_ps(avx2::LoadF16(acc + d), vms));
     }
     const __m256 vvs = _mm256_set1_ps(sm.weight);
-    for (int64_t d = 0; d < HD; d += 8) StoreH(acc + d, _mm256_fmadd_ps(avx2::LoadF16(v + d), vvs, avx2::LoadF16(acc + d)));
+    for (int64_t d = 0; d < HD; d += 8)
+      StoreH(acc + d, _mm256_fmadd_ps(avx2::LoadF16(v + d), vvs, avx2::LoadF16(acc + d)));
   }
   const float inv = sm.InvSum();
   const __m256 vinv = _mm256_set1_ps(inv);

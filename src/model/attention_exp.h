@@ -32,16 +32,16 @@ inline constexpr float kExpF32Max = 88.0f;
 
 namespace exp_f32_detail {
 inline constexpr float kLog2e = 1.44269504088896341f;
-inline constexpr float kLn2Hi = 0.693359375f;         // 8 significant bits: n * kLn2Hi is exact
-inline constexpr float kLn2Lo = -2.12194440e-4f;      // ln2 - kLn2Hi
-inline constexpr float kC[8] = {1.0f,          1.0f,           0.5f,           1.0f / 6.0f,
-                                1.0f / 24.0f,  1.0f / 120.0f,  1.0f / 720.0f,  1.0f / 5040.0f};
+inline constexpr float kLn2Hi = 0.693359375f;     // 8 significant bits: n * kLn2Hi is exact
+inline constexpr float kLn2Lo = -2.12194440e-4f;  // ln2 - kLn2Hi
+inline constexpr float kC[8] = {1.0f,         1.0f,          0.5f,          1.0f / 6.0f,
+                                1.0f / 24.0f, 1.0f / 120.0f, 1.0f / 720.0f, 1.0f / 5040.0f};
 }  // namespace exp_f32_detail
 
 inline float ExpF32(float x) {
   using namespace exp_f32_detail;
-  float xc = x > kExpF32Min ? x : kExpF32Min;  // same selection as _mm256_max_ps(x, min), NaN included
-  xc = xc < kExpF32Max ? xc : kExpF32Max;      // same as _mm256_min_ps(xc, max)
+  float xc = x > kExpF32Min ? x : kExpF32Min;   // same selection as _mm256_max_ps(x, min), NaN included
+  xc = xc < kExpF32Max ? xc : kExpF32Max;       // same as _mm256_min_ps(xc, max)
   const float n = std::nearbyint(xc * kLog2e);  // default rounding: to nearest, ties to even
   float r = std::fma(n, -kLn2Hi, xc);
   r = std::fma(n, -kLn2Lo, r);
@@ -60,7 +60,8 @@ inline __m256 ExpF32x8(__m256 x) {
   using namespace exp_f32_detail;
   __m256 xc = _mm256_max_ps(x, _mm256_set1_ps(kExpF32Min));
   xc = _mm256_min_ps(xc, _mm256_set1_ps(kExpF32Max));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 n =
+      _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Hi), xc);
   r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Lo), r);
   __m256 p = _mm256_set1_ps(kC[7]);

@@ -47,7 +47,8 @@ inline TiledScratch StartTiledGroup(const AttentionArgs& a, std::span<const Atte
     std::fill(acc + qi * HD, acc + (qi + 1) * HD, 0.0f);
     for (int64_t d = 0; d < HD; d += 8) {
       const __m256 x = _mm256_loadu_ps(queries[qi].q + d);
-      _mm256_storeu_ps(qr + qi * HD + d, a.round_q ? _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)) : x);
+      _mm256_storeu_ps(qr + qi * HD + d,
+                       a.round_q ? _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)) : x);
     }
     ms[qi] = -INFINITY;
     ss[qi] = 0.0f;

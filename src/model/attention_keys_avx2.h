@@ -61,8 +61,7 @@ inline void ConvertKTileByDim(const uint16_t* const* rows, int64_t hd, float* kt
   for (int64_t b = 0; b < kKeysT; b += 8)
     for (int64_t e = 0; e < hd; e += 8) {
       __m256 r[8];
-      for (int i = 0; i < 8; ++i)
-        r[i] = avx2::LoadF16(rows[b + i] + e);
+      for (int i = 0; i < 8; ++i) r[i] = avx2::LoadF16(rows[b + i] + e);
       Transpose8(r);
       for (int d = 0; d < 8; ++d) _mm256_storeu_ps(kt + (e + d) * kKeysT + b, r[d]);
     }
@@ -122,8 +121,7 @@ inline float Reduce8(__m256 x) {
 // [0, nt) valid, the rest taken as -inf), as the scalar reference takes it:
 // the weights into p, the running max and sum updated. Returns alpha =
 // ExpF32(M_old - M_new).
-[[gnu::always_inline]] inline float TileSoftmax(const float* s, float* p, int64_t nt, float* m_state,
-                                                float* s_state) {
+[[gnu::always_inline]] inline float TileSoftmax(const float* s, float* p, int64_t nt, float* m_state, float* s_state) {
   const __m256 ninf = _mm256_set1_ps(-INFINITY);
   __m256 x[4];
   __m256 vm = ninf;

@@ -78,8 +78,7 @@ inline void ConvertKTileByDim(const uint16_t* const* rows, int64_t hd, float* kt
 // Lane l of the dots of NQ queries with the tile's 32 keys: a[j][0] keys
 // 0-15, a[j][1] keys 16-31, each fma'd over d = l, l + 8, ... in order.
 template <int NQ>
-[[gnu::always_inline]] inline void DotLane(const float* const* q, const float* kt, int64_t C, int l,
-                                           __m512 (*a)[2]) {
+[[gnu::always_inline]] inline void DotLane(const float* const* q, const float* kt, int64_t C, int l, __m512 (*a)[2]) {
   for (int j = 0; j < NQ; ++j) a[j][0] = a[j][1] = _mm512_setzero_ps();
   for (int64_t c = 0; c < C; ++c) {
     const float* row = kt + (8 * c + l) * kKeysT;

@@ -99,9 +99,12 @@ inline void DotBlockByKey(const float* const* q, const uint16_t* const* k_rows, 
     PrefetchRows(ahead, a0, a0 + per);
     // The common head dims as constants: their chunk loops unroll (-3% in
     // cache, -8% from DRAM at 64, docs/performance.md "Session 23").
-    if (hd == 64) DotRowsF16<NQ, KP>(q, k_rows, k0, 8, vscale, sc);
-    else if (hd == 128) DotRowsF16<NQ, KP>(q, k_rows, k0, 16, vscale, sc);
-    else DotRowsF16<NQ, KP>(q, k_rows, k0, hd / 8, vscale, sc);
+    if (hd == 64)
+      DotRowsF16<NQ, KP>(q, k_rows, k0, 8, vscale, sc);
+    else if (hd == 128)
+      DotRowsF16<NQ, KP>(q, k_rows, k0, 16, vscale, sc);
+    else
+      DotRowsF16<NQ, KP>(q, k_rows, k0, hd / 8, vscale, sc);
   }
   for (int j = 0; j < NQ; ++j)
     for (int64_t i = n8; i < kAttentionTileKeys; ++i) sc[j][i] = -INFINITY;

@@ -39,7 +39,8 @@ void TiledRowScalar(const AttentionArgs& a, const AttentionQuery& query) {
       s[i] = -INFINITY;
       if (i >= nt) continue;
       const int64_t j = j0 + i;
-      const uint16_t* k = kv.Row(a.block_table[j / kv.page_tokens()], a.layer, 0, j % kv.page_tokens()) + a.kv_head * HD;
+      const uint16_t* k =
+          kv.Row(a.block_table[j / kv.page_tokens()], a.layer, 0, j % kv.page_tokens()) + a.kv_head * HD;
       s[i] = DotF32F16(q, k, HD) * a.scale;
     }
     float m = -INFINITY;
@@ -56,7 +57,8 @@ void TiledRowScalar(const AttentionArgs& a, const AttentionQuery& query) {
       for (int64_t d = 0; d < HD; ++d) acc[d] *= alpha;
     for (int64_t i = 0; i < nt; ++i) {
       const int64_t j = j0 + i;
-      const uint16_t* v = kv.Row(a.block_table[j / kv.page_tokens()], a.layer, 1, j % kv.page_tokens()) + a.kv_head * HD;
+      const uint16_t* v =
+          kv.Row(a.block_table[j / kv.page_tokens()], a.layer, 1, j % kv.page_tokens()) + a.kv_head * HD;
       for (int64_t d = 0; d < HD; ++d) acc[d] = std::fma(p[i], F16ToF32(v[d]), acc[d]);
     }
     M = m_new;

@@ -32,7 +32,6 @@ inline void ConvertRow(const uint16_t* src, float* dst, int64_t n) {
   for (int64_t d = 0; d < n; d += 8) _mm256_storeu_ps(dst + d, avx2::LoadF16(src + d));
 }
 
-
 constexpr int kBlockQueries = 4;  // queries sharing each K/V load
 // Tiles reached by at most this many queries (a decode row's 8 heads, whose
 // K/V come from DRAM) are read straight from their f16 rows
@@ -89,8 +88,8 @@ template <int NQ, int R, typename VSrc>
 // The softmax step and V update of NQ queries over a tile whose scores are
 // sc: R dims' registers per query (NQ x R <= 8 accumulators).
 template <int NQ, typename VSrc>
-[[gnu::always_inline]] inline void SoftmaxPv(const Group& g, const int64_t* idx, const int64_t* nt,
-                                             float (*sc)[kT], const VSrc& v) {
+[[gnu::always_inline]] inline void SoftmaxPv(const Group& g, const int64_t* idx, const int64_t* nt, float (*sc)[kT],
+                                             const VSrc& v) {
   alignas(32) float p[NQ][kT];
   float* acc[NQ];
   float alpha[NQ];
@@ -148,10 +147,14 @@ void RunBlock(const Group& g, const float* kt, const float* vt, const int64_t* i
 void RunRowsBlock(const Group& g, const uint16_t* const* k_rows, const uint16_t* const* v_rows, const RowsAhead& ahead,
                   const int64_t* idx, const int64_t* nt, int n) {
   switch (n) {
-    case 1: return RowsBlock<1>(g, k_rows, v_rows, ahead, idx, nt);
-    case 2: return RowsBlock<2>(g, k_rows, v_rows, ahead, idx, nt);
-    case 3: return RowsBlock<3>(g, k_rows, v_rows, ahead, idx, nt);
-    default: return RowsBlock<4>(g, k_rows, v_rows, ahead, idx, nt);
+    case 1:
+      return RowsBlock<1>(g, k_rows, v_rows, ahead, idx, nt);
+    case 2:
+      return RowsBlock<2>(g, k_rows, v_rows, ahead, idx, nt);
+    case 3:
+      return RowsBlock<3>(g, k_rows, v_rows, ahead, idx, nt);
+    default:
+      return RowsBlock<4>(g, k_rows, v_rows, ahead, idx, nt);
   }
 }
 
@@ -170,9 +173,8 @@ void AttendGroupAvx2(const AttentionArgs& a, std::span<const AttentionQuery> que
   for (int64_t j0 = 0; j0 < n_max; j0 += kT) {
     const int64_t nt_max = std::min(kT, n_max - j0);
     TileRows(a, j0, nt_max, kT, k_rows, v_rows);
-    const int64_t n_active = std::count_if(queries.begin(), queries.end(), [&](const AttentionQuery& query) {
-      return query.n_keys > j0;
-    });
+    const int64_t n_active =
+        std::count_if(queries.begin(), queries.end(), [&](const AttentionQuery& query) { return query.n_keys > j0; });
     // The first tiles are prefetched at once, and a prefill tile prefetches
     // the tile kPrefetchTiles on as it starts (kv_prefetch.h); the rows path
     // spreads that over its first block's key groups (below).

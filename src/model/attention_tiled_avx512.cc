@@ -128,7 +128,7 @@ void DotBlock(const float* const* q, const F16Tile& tile, int64_t C, int64_t n_g
 
 // ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)) of the 8 lanes of x.
 inline float Reduce8(__m256 x) {
-  const __m256 h = _mm256_hadd_ps(x, x);  // [l0+l1, l2+l3, .., .. | l4+l5, l6+l7, .., ..]
+  const __m256 h = _mm256_hadd_ps(x, x);   // [l0+l1, l2+l3, .., .. | l4+l5, l6+l7, .., ..]
   const __m256 h2 = _mm256_hadd_ps(h, h);  // [(l0+l1)+(l2+l3), .. | (l4+l5)+(l6+l7), ..]
   return _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(h2), _mm256_extractf128_ps(h2, 1)));
 }
@@ -195,8 +195,10 @@ void PvBlock(float* const* acc, const float (*p)[kT], const float* alpha, const 
     }
   for (int j = 0; j < NQ; ++j)
     for (int x = 0; x < R; ++x) {
-      if (kMasked && x == R - 1) _mm512_mask_storeu_ps(acc[j] + d0 + 16 * x, tail, r[j][x]);
-      else _mm512_storeu_ps(acc[j] + d0 + 16 * x, r[j][x]);
+      if (kMasked && x == R - 1)
+        _mm512_mask_storeu_ps(acc[j] + d0 + 16 * x, tail, r[j][x]);
+      else
+        _mm512_storeu_ps(acc[j] + d0 + 16 * x, r[j][x]);
     }
 }
 
@@ -243,17 +245,21 @@ void TileBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64
 template <typename Tile>
 void RunBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64_t* nt, int n) {
   switch (n) {
-    case 1: return TileBlock<1>(g, tile, idx, nt);
-    case 2: return TileBlock<2>(g, tile, idx, nt);
-    case 3: return TileBlock<3>(g, tile, idx, nt);
-    default: return TileBlock<4>(g, tile, idx, nt);
+    case 1:
+      return TileBlock<1>(g, tile, idx, nt);
+    case 2:
+      return TileBlock<2>(g, tile, idx, nt);
+    case 3:
+      return TileBlock<3>(g, tile, idx, nt);
+    default:
+      return TileBlock<4>(g, tile, idx, nt);
   }
 }
 
 template <typename Tile>
 void RunTile(const Group& g, const Tile& tile, std::span<const AttentionQuery> queries, int64_t j0, int64_t n_active) {
-  ForEachQueryBlock<kBlockQueries>(queries, j0, n_active,
-                                   [&](const int64_t* idx, const int64_t* nt, int n) { RunBlock(g, tile, idx, nt, n); });
+  ForEachQueryBlock<kBlockQueries>(
+      queries, j0, n_active, [&](const int64_t* idx, const int64_t* nt, int n) { RunBlock(g, tile, idx, nt, n); });
 }
 
 }  // namespace
@@ -275,9 +281,8 @@ void AttendGroupAvx512(const AttentionArgs& a, std::span<const AttentionQuery> q
     const int64_t nt_pad = (nt_max + 7) & ~int64_t{7};
     TileRows(a, j0, nt_max, nt_pad, k_rows, v_rows);
     PrefetchTilesAhead(a, j0, n_max);
-    const int64_t n_active = std::count_if(queries.begin(), queries.end(), [&](const AttentionQuery& query) {
-      return query.n_keys > j0;
-    });
+    const int64_t n_active =
+        std::count_if(queries.begin(), queries.end(), [&](const AttentionQuery& query) { return query.n_keys > j0; });
     if (n_active <= kDirectMaxQueries) {
       RunTile(g, f16_tile, queries, j0, n_active);
       continue;

@@ -77,27 +77,29 @@ TEST(AttentionTiled, SimdIsBitIdenticalToScalar) {
   if (SimdForms().empty()) GTEST_SKIP() << "no AVX2";
   int cases = 0;
   for (const SimdForm& form : SimdForms())
-  for (int64_t page : {16, 32, 7})
-    for (int64_t hd : {64, 128, 80, 8, 40, 72, 256})
-      for (int64_t n : {1, 2, 7, 8, 9, 31, 32, 33, 40, 64, 65, 97, 300, 1000, 1031}) {
-        if (hd >= 256 && n > 300) continue;
-        Fixture f(hd, 2, n, page, static_cast<uint32_t>(hd * 1000 + n + page));
-        for (bool round_q : {true, false}) {
-          f.args.round_q = round_q;
-          const int64_t nq = 1 + (n + hd + page + (round_q ? 0 : 7)) % 20;
-          std::vector<int64_t> lens;
-          for (int64_t i = 0; i < nq; ++i) {
-            // Mostly consecutive causal rows ending at n, some shorter, some equal.
-            const int64_t len = i % 5 == 4 ? std::max<int64_t>(1, n / (i + 1)) : n - (i / 2) % std::max<int64_t>(1, n);
-            lens.push_back(std::max<int64_t>(1, len));
+    for (int64_t page : {16, 32, 7})
+      for (int64_t hd : {64, 128, 80, 8, 40, 72, 256})
+        for (int64_t n : {1, 2, 7, 8, 9, 31, 32, 33, 40, 64, 65, 97, 300, 1000, 1031}) {
+          if (hd >= 256 && n > 300) continue;
+          Fixture f(hd, 2, n, page, static_cast<uint32_t>(hd * 1000 + n + page));
+          for (bool round_q : {true, false}) {
+            f.args.round_q = round_q;
+            const int64_t nq = 1 + (n + hd + page + (round_q ? 0 : 7)) % 20;
+            std::vector<int64_t> lens;
+            for (int64_t i = 0; i < nq; ++i) {
+              // Mostly consecutive causal rows ending at n, some shorter, some equal.
+              const int64_t len =
+                  i % 5 == 4 ? std::max<int64_t>(1, n / (i + 1)) : n - (i / 2) % std::max<int64_t>(1, n);
+              lens.push_back(std::max<int64_t>(1, len));
+            }
+            const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
+            const std::vector<float> got = RunGroupWith(f, lens, form.fn);
+            ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)))
+                << form.name << " hd " << hd << " n " << n << " page " << page << " nq " << nq << " round_q "
+                << round_q;
+            ++cases;
           }
-          const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
-          const std::vector<float> got = RunGroupWith(f, lens, form.fn);
-          ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)))
-              << form.name << " hd " << hd << " n " << n << " page " << page << " nq " << nq << " round_q " << round_q;
-          ++cases;
         }
-      }
   std::printf("%d SIMD groups bit-identical to scalar\n", cases);
 }
 
@@ -107,19 +109,19 @@ TEST(AttentionTiled, SimdRowIsIndependentOfItsGroup) {
   if (SimdForms().empty()) GTEST_SKIP() << "no AVX2";
   Fixture f(128, 2, 700, 16, 17);
   for (const SimdForm& form : SimdForms())
-  for (size_t nq = 1; nq <= 11; ++nq) {
-    std::vector<int64_t> group;
-    for (size_t i = 0; i < nq; ++i) group.push_back(700 - static_cast<int64_t>(i * 37 % 101));
-    const std::vector<float> together = RunGroupWith(f, group, form.fn);
-    for (size_t i = 0; i < nq; ++i) {
-      std::vector<AttentionQuery> one = {{f.Q(static_cast<int64_t>(i % 8)), nullptr, group[i]}};
-      std::vector<float> out(128), scratch(AttendGroupScratchFloats(128, 1, 700));
-      one[0].out = out.data();
-      form.fn(f.args, one, scratch.data());
-      ASSERT_EQ(0, std::memcmp(out.data(), together.data() + i * 128, 128 * sizeof(float)))
-          << form.name << " " << nq << " " << i;
+    for (size_t nq = 1; nq <= 11; ++nq) {
+      std::vector<int64_t> group;
+      for (size_t i = 0; i < nq; ++i) group.push_back(700 - static_cast<int64_t>(i * 37 % 101));
+      const std::vector<float> together = RunGroupWith(f, group, form.fn);
+      for (size_t i = 0; i < nq; ++i) {
+        std::vector<AttentionQuery> one = {{f.Q(static_cast<int64_t>(i % 8)), nullptr, group[i]}};
+        std::vector<float> out(128), scratch(AttendGroupScratchFloats(128, 1, 700));
+        one[0].out = out.data();
+        form.fn(f.args, one, scratch.data());
+        ASSERT_EQ(0, std::memcmp(out.data(), together.data() + i * 128, 128 * sizeof(float)))
+            << form.name << " " << nq << " " << i;
+      }
     }
-  }
 }
 
 // A prefill task's group (Model::AttentionGrouped: up to 4 rows x 8 heads,
@@ -127,16 +129,16 @@ TEST(AttentionTiled, SimdRowIsIndependentOfItsGroup) {
 TEST(AttentionTiled, SimdPrefillGroupIsBitIdenticalToScalar) {
   if (SimdForms().empty()) GTEST_SKIP() << "no AVX2";
   for (const SimdForm& form : SimdForms())
-  for (int64_t nq : {32, 33, 64})
-    for (int64_t n : {30, 61, 500}) {
-      Fixture f(64, 2, n, 16, static_cast<uint32_t>(nq * 7 + n));
-      std::vector<int64_t> lens;
-      for (int64_t i = 0; i < nq; ++i) lens.push_back(std::max<int64_t>(1, n - (nq - 1 - i) / 8));
-      const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
-      const std::vector<float> got = RunGroupWith(f, lens, form.fn);
-      ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)))
-          << form.name << " nq " << nq << " n " << n;
-    }
+    for (int64_t nq : {32, 33, 64})
+      for (int64_t n : {30, 61, 500}) {
+        Fixture f(64, 2, n, 16, static_cast<uint32_t>(nq * 7 + n));
+        std::vector<int64_t> lens;
+        for (int64_t i = 0; i < nq; ++i) lens.push_back(std::max<int64_t>(1, n - (nq - 1 - i) / 8));
+        const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
+        const std::vector<float> got = RunGroupWith(f, lens, form.fn);
+        ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)))
+            << form.name << " nq " << nq << " n " << n;
+      }
 }
 
 // Keys with extreme values (scores far apart, so p underflows to 0 and the
@@ -144,15 +146,15 @@ TEST(AttentionTiled, SimdPrefillGroupIsBitIdenticalToScalar) {
 TEST(AttentionTiled, SimdIsBitIdenticalToScalarOnWideScores) {
   if (SimdForms().empty()) GTEST_SKIP() << "no AVX2";
   for (const SimdForm& form : SimdForms())
-  for (int64_t hd : {64, 80})
-    for (int64_t n : {33, 250}) {
-      Fixture f(hd, 1, n, 16, static_cast<uint32_t>(hd + n), /*sd=*/30.0f);
-      const std::vector<int64_t> lens = {n, n - 1, n / 2, 1, n - 32};
-      const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
-      const std::vector<float> got = RunGroupWith(f, lens, form.fn);
-      ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)))
-          << form.name << " hd " << hd << " n " << n;
-    }
+    for (int64_t hd : {64, 80})
+      for (int64_t n : {33, 250}) {
+        Fixture f(hd, 1, n, 16, static_cast<uint32_t>(hd + n), /*sd=*/30.0f);
+        const std::vector<int64_t> lens = {n, n - 1, n / 2, 1, n - 32};
+        const std::vector<float> ref = RunGroupWith(f, lens, AttendGroupScalar);
+        const std::vector<float> got = RunGroupWith(f, lens, form.fn);
+        ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)))
+            << form.name << " hd " << hd << " n " << n;
+      }
 }
 
 // With q kept in f32 (`--attn precise`), the same; and it differs from the rounded run.
@@ -183,8 +185,10 @@ TEST(AttentionTiled, RowIsIndependentOfItsGroup) {
       std::vector<AttentionQuery> one = {{f.Q(static_cast<int64_t>(i % 8)), nullptr, group[i]}};
       std::vector<float> out(64), scratch(AttendGroupScratchFloats(64, 1, 200));
       one[0].out = out.data();
-      if (avx2) AttendGroupAvx2(f.args, one, scratch.data());
-      else AttendGroupScalar(f.args, one, scratch.data());
+      if (avx2)
+        AttendGroupAvx2(f.args, one, scratch.data());
+      else
+        AttendGroupScalar(f.args, one, scratch.data());
       ASSERT_EQ(0, std::memcmp(out.data(), together.data() + i * 64, 64 * sizeof(float))) << "query " << i;
     }
   }
@@ -260,8 +264,8 @@ TEST(AttentionTiled, ExpF32WithinTwoUlp) {
   float worst_x = 0;
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> ud(kExpF32Min, 0.0f);
-  std::vector<float> xs = {0.0f, -0.0f, -1e-30f, -1e-7f, -0.3465f, -0.3466f, -0.6931472f, -1.0f, -10.0f, -50.0f,
-                           -87.0f, kExpF32Min, 1.0f, 10.0f, 80.0f};
+  std::vector<float> xs = {0.0f,   -0.0f,  -1e-30f, -1e-7f,     -0.3465f, -0.3466f, -0.6931472f, -1.0f,
+                           -10.0f, -50.0f, -87.0f,  kExpF32Min, 1.0f,     10.0f,    80.0f};
   for (int i = 0; i < 200000; ++i) xs.push_back(ud(rng));
   for (float x = -20.0f; x <= 0.0f; x += 1.0f / 1024) xs.push_back(x);
   for (float x : xs) {

@@ -27,7 +27,7 @@ void RouteToken(const ExpertRouterParams& p, const float* logits, const float* b
   for (int64_t e = 0; e < n; ++e) {
     const float s = score(e);
     if (m == p.k && (m == 0 || !goes_before(s, weights[m - 1]))) continue;  // most: not in the top k
-    int64_t i = m < p.k ? m++ : m - 1;  // the slot freed at the end of the list
+    int64_t i = m < p.k ? m++ : m - 1;                                      // the slot freed at the end of the list
     for (; i > 0 && goes_before(s, weights[i - 1]); --i) {
       experts[i] = experts[i - 1];
       weights[i] = weights[i - 1];

@@ -24,10 +24,10 @@ namespace pg {
 
 struct ExpertRouterParams {
   int64_t n_expert = 0;
-  int64_t k = 0;                  // experts per token, <= n_expert
+  int64_t k = 0;  // experts per token, <= n_expert
   ExpertGating gating = ExpertGating::kSoftmax;
   bool norm_weights = false;
-  float weights_scale = 0;        // 0 or 1: no scaling
+  float weights_scale = 0;  // 0 or 1: no scaling
 
   static ExpertRouterParams From(const MoeConfig& m) {
     return {m.n_expert, m.n_expert_used, m.gating, m.norm_weights, m.weights_scale};

@@ -33,7 +33,8 @@ struct KvPages {
 
   // Bytes of one block of n_layer layers whose rows hold kv_dim elements.
   static size_t BlockBytes(int64_t n_layer, int64_t kv_dim, int64_t page_tokens) {
-    return KvLayout{static_cast<int>(n_layer), 1, static_cast<int>(kv_dim), static_cast<int>(page_tokens)}.block_bytes();
+    return KvLayout{static_cast<int>(n_layer), 1, static_cast<int>(kv_dim), static_cast<int>(page_tokens)}
+        .block_bytes();
   }
   // Row of `kv` (0 = K, 1 = V) for token slot `slot` of `layer` in block `block`.
   uint16_t* Row(int32_t block, int64_t layer, int kv, int64_t slot) const {

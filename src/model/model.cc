@@ -1,11 +1,11 @@
 #include "model/model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "backend/cpu/matmul_precise.h"
 #include "backend/cpu/quant.h"
@@ -35,8 +35,7 @@ void ForEachRow(ThreadPool& pool, int64_t n_rows, int64_t row_elems, Fn&& fn) {
 
 }  // namespace
 
-void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_logits, int64_t max_ctx,
-                             int n_threads) {
+void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_logits, int64_t max_ctx, int n_threads) {
   if (n_tokens > cap_tokens_) {
     size_t T = static_cast<size_t>(n_tokens);
     x_.resize(T * c.n_embd);
@@ -150,7 +149,8 @@ Status Model::CheckBatch(std::span<const BatchSeq> batch, const KvPages& kv, int
       return InvalidArgument(fmt::format("forward: block table of {} pages cannot hold {} positions", b.n_blocks, end));
     for (int64_t i = 0; i < b.n_tokens; ++i)
       if (b.tokens[i] < 0 || b.tokens[i] >= c.n_vocab)
-        return InvalidArgument(fmt::format("forward: token id {} outside the vocabulary of {}", b.tokens[i], c.n_vocab));
+        return InvalidArgument(
+            fmt::format("forward: token id {} outside the vocabulary of {}", b.tokens[i], c.n_vocab));
     *n_tok += b.n_tokens;
     *n_logits += b.logit_rows();
     *max_ctx = std::max(*max_ctx, end);
@@ -181,8 +181,10 @@ void Model::Embed(std::span<const BatchSeq> batch, int64_t n_tok, ThreadPool& po
 void Model::Rope(float* x, int64_t n_heads, int64_t t, const ForwardScratch& s) const {
   const ModelConfig& c = config_;
   const int64_t HD = c.head_dim, R2 = c.n_rot / 2;
-  if (c.rope_style == RopeStyle::kNorm) RopeNorm(x, n_heads, HD, c.n_rot, &s.cos_[t * R2], &s.sin_[t * R2]);
-  else RopeNeox(x, n_heads, HD, c.n_rot, &s.cos_[t * R2], &s.sin_[t * R2]);
+  if (c.rope_style == RopeStyle::kNorm)
+    RopeNorm(x, n_heads, HD, c.n_rot, &s.cos_[t * R2], &s.sin_[t * R2]);
+  else
+    RopeNeox(x, n_heads, HD, c.n_rot, &s.cos_[t * R2], &s.sin_[t * R2]);
 }
 
 void Model::AttentionBlock(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
@@ -241,8 +243,8 @@ void Model::FfnBlock(int64_t l, int64_t n_tok, ThreadPool& pool, ForwardScratch&
   if (c.IsMoeLayer(l)) {
     MoeFfn(c, L, s.h_.data(), n_tok, s.ffn_out_.data(), pool, s.moe_, s.mm_, options_.precise_matmul);
   } else {
-    SwiGluFfn(L.gate, L.up, L.down, s.h_.data(), n_tok, s.gate_.data(), s.up_.data(), s.ffn_out_.data(), pool,
-              s.mm_, options_.precise_matmul);
+    SwiGluFfn(L.gate, L.up, L.down, s.h_.data(), n_tok, s.gate_.data(), s.up_.data(), s.ffn_out_.data(), pool, s.mm_,
+              options_.precise_matmul);
   }
   ForEachRow(pool, n_tok, D, [&](int64_t t) { AddInPlace(&s.x_[t * D], &s.ffn_out_[t * D], D); });
 }
@@ -264,12 +266,14 @@ void Model::OutputLogits(std::span<const BatchSeq> batch, int64_t n_logits, Thre
 
 void Model::Products(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tok, ThreadPool& pool,
                      ForwardScratch& s) const {
-  if (options_.precise_matmul) MatMulPreciseMany(outs, n_outs, x, n_tok, pool);
-  else MatMulMany(outs, n_outs, x, n_tok, pool, s.mm_);
+  if (options_.precise_matmul)
+    MatMulPreciseMany(outs, n_outs, x, n_tok, pool);
+  else
+    MatMulMany(outs, n_outs, x, n_tok, pool, s.mm_);
 }
 
-void Model::Attention(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
-                      ThreadPool& pool, ForwardScratch& s) const {
+void Model::Attention(int64_t l, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok, ThreadPool& pool,
+                      ForwardScratch& s) const {
   if (options_.attention == AttentionMode::kTiledF32 && kv.dtype() == KvDtype::kF16)
     AttentionGrouped(l, batch, kv, n_tok, pool, s);
   else

@@ -31,12 +31,12 @@ namespace pg {
 
 // One sequence's share of a forward step.
 struct BatchSeq {
-  const int32_t* tokens = nullptr;   // (n_tokens) new tokens
+  const int32_t* tokens = nullptr;  // (n_tokens) new tokens
   int64_t n_tokens = 0;
-  int64_t start_pos = 0;             // position of tokens[0]; K/V of [0, start_pos) are in the pages
+  int64_t start_pos = 0;                 // position of tokens[0]; K/V of [0, start_pos) are in the pages
   const int32_t* block_table = nullptr;  // (n_blocks) block ids covering [0, start_pos + n_tokens)
   int64_t n_blocks = 0;
-  bool want_logits = false;          // logits of the last new token
+  bool want_logits = false;  // logits of the last new token
   // Logits of every new token, in order (speculative verification: row i
   // scores the token after tokens[i]). Each row's arithmetic is the one it
   // would have as a one-token entry; the rows share their K/V reads.
@@ -100,7 +100,7 @@ class ForwardScratch {
     int64_t cost;               // keys x queries, for largest-first ordering
   };
   std::vector<AttnTask> attn_tasks_;
-  std::vector<float> last_;     // (n_logits, n_embd) rows that produce logits
+  std::vector<float> last_;       // (n_logits, n_embd) rows that produce logits
   std::vector<int32_t> tok_seq_;  // (T) batch index of each token
   std::vector<int64_t> tok_pos_;  // (T) position of each token
   std::vector<int32_t> tok_id_;   // (T)
@@ -113,8 +113,7 @@ class Model {
   static Result<std::unique_ptr<Model>> Load(const std::string& path, const ModelOptions& options = {});
   // The same from a file already opened (serve opens and checks it once,
   // for its preflight and the engine); the model shares it.
-  static Result<std::unique_ptr<Model>> Load(std::shared_ptr<const GgufFile> file,
-                                             const ModelOptions& options = {});
+  static Result<std::unique_ptr<Model>> Load(std::shared_ptr<const GgufFile> file, const ModelOptions& options = {});
 
   const ModelConfig& config() const { return config_; }
   const GgufFile& file() const { return *file_; }
@@ -155,8 +154,8 @@ class Model {
                         ThreadPool& pool, ForwardScratch& s) const;
   void AttentionGrouped(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
                         ThreadPool& pool, ForwardScratch& s) const;
-  void Attention(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok,
-                 ThreadPool& pool, ForwardScratch& s) const;
+  void Attention(int64_t layer, std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok, ThreadPool& pool,
+                 ForwardScratch& s) const;
   // MatMulMany, or MatMulPreciseMany with options_.precise_matmul.
   void Products(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tok, ThreadPool& pool,
                 ForwardScratch& s) const;

@@ -41,7 +41,8 @@ Status ReadMoe(const GgufFile& f, ModelConfig* c) {
   m.n_shared = f.GetIntOr(a + "expert_shared_count", 0);
   if (m.n_shared < 0 || m.n_shared > 64) return bad("expert_shared_count out of range");
   const int64_t gating = f.GetIntOr(a + "expert_gating_func", 0);
-  if (gating < 0 || gating > 2) return bad("expert_gating_func " + std::to_string(gating) + " is not 1 (softmax) or 2 (sigmoid)");
+  if (gating < 0 || gating > 2)
+    return bad("expert_gating_func " + std::to_string(gating) + " is not 1 (softmax) or 2 (sigmoid)");
   m.gating = gating == 1 ? ExpertGating::kSoftmax : ExpertGating::kSigmoid;
   m.norm_weights = f.GetBoolOr(a + "expert_weights_norm", false);
   m.weights_scale = static_cast<float>(f.GetFloatOr(a + "expert_weights_scale", 0.0));
@@ -114,17 +115,16 @@ Result<ModelConfig> ModelConfig::FromGguf(const GgufFile& f) {
 std::string ModelConfig::Summary() const {
   std::string s = fmt::format("{} '{}': vocab {}, dim {}, layers {}, heads {}/{} x {}, ffn {}, rope {} base {}{}{}{}",
                               arch, name, n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff,
-                              rope_style == RopeStyle::kNorm ? "norm" : "neox", rope_base,
-                              qkv_bias ? ", qkv bias" : "", qk_norm ? ", qk norm" : "",
-                              tied_embeddings ? ", tied embeddings" : "");
+                              rope_style == RopeStyle::kNorm ? "norm" : "neox", rope_base, qkv_bias ? ", qkv bias" : "",
+                              qk_norm ? ", qk norm" : "", tied_embeddings ? ", tied embeddings" : "");
   if (n_rot != head_dim) s += fmt::format(", rope dims {}", n_rot);
   if (is_moe())
-    s += fmt::format(", experts {} top-{} x {}{}{}, {} router{}{}", moe.n_expert, moe.n_expert_used, moe.n_ff_exp,
-                     moe.n_dense_lead ? fmt::format(", leading dense {}", moe.n_dense_lead) : "",
-                     moe.n_shared ? fmt::format(", shared {}", moe.n_shared) : "",
-                     moe.gating == ExpertGating::kSoftmax ? "softmax" : "sigmoid", moe.norm_weights ? ", norm" : "",
-                     moe.weights_scale != 0 && moe.weights_scale != 1 ? fmt::format(", scale {}", moe.weights_scale)
-                                                                        : "");
+    s += fmt::format(
+        ", experts {} top-{} x {}{}{}, {} router{}{}", moe.n_expert, moe.n_expert_used, moe.n_ff_exp,
+        moe.n_dense_lead ? fmt::format(", leading dense {}", moe.n_dense_lead) : "",
+        moe.n_shared ? fmt::format(", shared {}", moe.n_shared) : "",
+        moe.gating == ExpertGating::kSoftmax ? "softmax" : "sigmoid", moe.norm_weights ? ", norm" : "",
+        moe.weights_scale != 0 && moe.weights_scale != 1 ? fmt::format(", scale {}", moe.weights_scale) : "");
   return s;
 }
 

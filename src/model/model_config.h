@@ -30,33 +30,33 @@ enum class ExpertGating { kSoftmax, kSigmoid };
 
 // The Mixture-of-Experts part of a config (n_expert == 0: a dense model).
 struct MoeConfig {
-  int64_t n_expert = 0;        // {arch}.expert_count
-  int64_t n_expert_used = 0;   // {arch}.expert_used_count (top-k)
-  int64_t n_ff_exp = 0;        // {arch}.expert_feed_forward_length: one expert's SwiGLU width
-  int64_t n_dense_lead = 0;    // glm4moe leading_dense_block_count: layers [0, n) are dense
-  int64_t n_shared = 0;        // glm4moe expert_shared_count (width n_shared * n_ff_exp)
+  int64_t n_expert = 0;       // {arch}.expert_count
+  int64_t n_expert_used = 0;  // {arch}.expert_used_count (top-k)
+  int64_t n_ff_exp = 0;       // {arch}.expert_feed_forward_length: one expert's SwiGLU width
+  int64_t n_dense_lead = 0;   // glm4moe leading_dense_block_count: layers [0, n) are dense
+  int64_t n_shared = 0;       // glm4moe expert_shared_count (width n_shared * n_ff_exp)
   ExpertGating gating = ExpertGating::kSoftmax;
-  bool norm_weights = false;   // divide the top-k weights by their sum
-  float weights_scale = 0;     // multiply the weights by this (0 or 1: not at all)
+  bool norm_weights = false;  // divide the top-k weights by their sum
+  float weights_scale = 0;    // multiply the weights by this (0 or 1: not at all)
 };
 
 struct ModelConfig {
-  std::string arch;          // "llama" | "qwen2" | "qwen3" | "qwen3moe" | "glm4moe"
-  std::string name;          // general.name
+  std::string arch;  // "llama" | "qwen2" | "qwen3" | "qwen3moe" | "glm4moe"
+  std::string name;  // general.name
   int64_t n_vocab = 0;
-  int64_t n_embd = 0;        // hidden size
-  int64_t n_layer = 0;       // blocks run (glm4moe: without its nextn_predict_layers)
+  int64_t n_embd = 0;   // hidden size
+  int64_t n_layer = 0;  // blocks run (glm4moe: without its nextn_predict_layers)
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
-  int64_t head_dim = 0;      // per head, for q and k (= v here)
-  int64_t n_ff = 0;          // dense FFN inner size (0 when no layer is dense)
-  int64_t n_ctx_train = 0;   // {arch}.context_length
+  int64_t head_dim = 0;     // per head, for q and k (= v here)
+  int64_t n_ff = 0;         // dense FFN inner size (0 when no layer is dense)
+  int64_t n_ctx_train = 0;  // {arch}.context_length
   float rms_eps = 1e-6f;
   float rope_base = 10000.0f;
-  int64_t n_rot = 0;         // rotated dims per head (<= head_dim)
+  int64_t n_rot = 0;  // rotated dims per head (<= head_dim)
   RopeStyle rope_style = RopeStyle::kNorm;
-  bool qkv_bias = false;     // qwen2 (required); glm4moe loads them when present
-  bool qk_norm = false;      // qwen3, qwen3moe (required); glm4moe loads them when present
+  bool qkv_bias = false;  // qwen2 (required); glm4moe loads them when present
+  bool qk_norm = false;   // qwen3, qwen3moe (required); glm4moe loads them when present
   bool tied_embeddings = false;
   MoeConfig moe;
 
@@ -65,7 +65,7 @@ struct ModelConfig {
   bool IsMoeLayer(int64_t l) const { return is_moe() && l >= moe.n_dense_lead; }
 
   // llama3 rope scaling ({arch}.rope.scaling.* or a rope_freqs tensor).
-  float rope_scale_factor = 0;   // 0 = none
+  float rope_scale_factor = 0;  // 0 = none
   float rope_low_freq_factor = 1;
   float rope_high_freq_factor = 4;
   int64_t rope_orig_ctx = 8192;

@@ -100,12 +100,11 @@ std::string InvarianceName(const ::testing::TestParamInfo<std::tuple<const char*
   return s + (mode == AttentionMode::kLlamaF16 ? "Llama" : mode == AttentionMode::kPrecise ? "Precise" : "Fast");
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ForwardInvariance,
-                         ::testing::Combine(::testing::Values("tiny-qwen3-spm", "tiny-qwen3moe-gpt2",
-                                                              "tiny-glm4moe-spm"),
-                                            ::testing::Values(AttentionMode::kLlamaF16, AttentionMode::kTiledF32,
-                                                              AttentionMode::kPrecise)),
-                         InvarianceName);
+INSTANTIATE_TEST_SUITE_P(
+    Models, ForwardInvariance,
+    ::testing::Combine(::testing::Values("tiny-qwen3-spm", "tiny-qwen3moe-gpt2", "tiny-glm4moe-spm"),
+                       ::testing::Values(AttentionMode::kLlamaF16, AttentionMode::kTiledF32, AttentionMode::kPrecise)),
+    InvarianceName);
 
 // The precise products on K-quant weights (a Q4_K / Q6_K mix): their chunks
 // are whole super-blocks, and the bits must not depend on the batch either.

@@ -20,12 +20,12 @@
 // llama.cpp's figures read from fixtures/truth, is model_truth_test.cc's,
 // for `--attn fast` and `--attn precise`.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "model/model.h"
 #include "model/test_kv_arena.h"
@@ -56,9 +56,9 @@ fs::path ExpectedDir() {
 }
 
 struct Agreement {
-  double worst_logprob = 0;      // max |ours - oracle| over every step's top-10
-  double worst_first_step = 0;   // same, first generated position only
-  int greedy_mismatches = 0;     // steps whose argmax differs from the oracle's token
+  double worst_logprob = 0;     // max |ours - oracle| over every step's top-10
+  double worst_first_step = 0;  // same, first generated position only
+  int greedy_mismatches = 0;    // steps whose argmax differs from the oracle's token
   int first_step_mismatches = 0;
   int steps = 0;
   int prompt_token_mismatches = 0;
@@ -89,8 +89,12 @@ Agreement Measure(const std::string& name, AttentionMode mode) {
       BatchSeq a{prompt.data(), split, 0, arena.table(), arena.n_blocks(), false};
       EXPECT_TRUE((*model)->Forward({&a, 1}, arena.pages(), pool, scratch, nullptr).ok());
     }
-    BatchSeq b{prompt.data() + split, static_cast<int64_t>(prompt.size()) - split, split, arena.table(),
-               arena.n_blocks(), true};
+    BatchSeq b{prompt.data() + split,
+               static_cast<int64_t>(prompt.size()) - split,
+               split,
+               arena.table(),
+               arena.n_blocks(),
+               true};
     EXPECT_TRUE((*model)->Forward({&b, 1}, arena.pages(), pool, scratch, logits.data()).ok());
     int64_t pos = static_cast<int64_t>(prompt.size());
     for (size_t step = 0; step < want.size(); ++step) {
@@ -112,7 +116,8 @@ Agreement Measure(const std::string& name, AttentionMode mode) {
     }
   }
   std::printf("%s [attn %s]: worst top-10 logprob diff %.4f (first step %.4f), greedy mismatches %d of %d steps\n",
-              name.c_str(), mode == AttentionMode::kLlamaF16 ? "llama" : "fast", ag.worst_logprob, ag.worst_first_step, ag.greedy_mismatches, ag.steps);
+              name.c_str(), mode == AttentionMode::kLlamaF16 ? "llama" : "fast", ag.worst_logprob, ag.worst_first_step,
+              ag.greedy_mismatches, ag.steps);
   return ag;
 }
 
@@ -122,9 +127,9 @@ bool HaveFixture(const std::string& name) {
 
 struct Bound {
   const char* model;
-  double max_logprob_diff;  // over all steps, --attn llama
+  double max_logprob_diff;       // over all steps, --attn llama
   double max_logprob_diff_fast;  // the same, --attn fast
-  bool greedy_all_steps;    // argmax equals the oracle's token at every step
+  bool greedy_all_steps;         // argmax equals the oracle's token at every step
   // First positions whose argmax may differ with --attn fast: the Q8_0 model's
   // "code" prompt is a near-tie (top two 0.137 apart in the oracle) that
   // llama.cpp's own Feb-2026 build also resolves the other way

@@ -16,13 +16,13 @@
 // tools/fidelity.py scores prosgrow's own greedy trajectory the same way
 // (docs/performance.md, "Mixture-of-Experts").
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "model/model.h"
@@ -33,15 +33,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr double kMargin = 0.01;     // fidelity.py's default
-constexpr double kRouteTie = 1e-3;   // fidelity.py's ROUTE_TIE
+constexpr double kMargin = 0.01;    // fidelity.py's default
+constexpr double kRouteTie = 1e-3;  // fidelity.py's ROUTE_TIE
 
 struct Fidelity {
-  double first_step_err = 0;   // worst over cases
-  double max_err_no_tie = 0;   // worst over steps whose routing gap >= kRouteTie
+  double first_step_err = 0;  // worst over cases
+  double max_err_no_tie = 0;  // worst over steps whose routing gap >= kRouteTie
   double max_err = 0;
   int wrong_argmax = 0;
-  int uncovered_first = 0;     // first-step top-10 ids missing from the truth's top-20 (unmeasured)
+  int uncovered_first = 0;  // first-step top-10 ids missing from the truth's top-20 (unmeasured)
   int steps = 0;
 };
 
@@ -120,7 +120,7 @@ struct TruthCase {
   // lands closer is then luck; docs/quality.md, "Fidelity to exact
   // arithmetic"). There it is held to regression bounds (listed below the
   // test), and `--attn precise` carries the bar. < 0: the bar itself.
-  double max_bound = -1;    // dense: max_err; MoE: first_step_err
+  double max_bound = -1;  // dense: max_err; MoE: first_step_err
   int wrong_bound = -1;
 };
 
@@ -146,10 +146,11 @@ TEST_P(TruthTest, NoFurtherFromExactArithmeticThanLlamaCpp) {
   const double llama_first = llama["llama_first_step_err_max"].get<double>();
   const double llama_max = llama["llama_max_err"].get<double>();
   const int llama_wrong = llama["llama_wrong_argmax_margin_gt_0.01"].get<int>();
-  std::printf("%s [attn %s] vs float64: first_step_err %.6f (llama.cpp %.6f), wrong_argmax %d (llama.cpp %d), "
-              "max_err %.4f (llama.cpp %.4f), away from routing near-ties %.4f (llama.cpp %.4f), %d steps\n",
-              name.c_str(), ModeName(bar.mode), f.first_step_err, llama_first, f.wrong_argmax, llama_wrong,
-              f.max_err, llama_max, f.max_err_no_tie, llama.value("llama_max_err_no_near_tie", llama_max), f.steps);
+  std::printf(
+      "%s [attn %s] vs float64: first_step_err %.6f (llama.cpp %.6f), wrong_argmax %d (llama.cpp %d), "
+      "max_err %.4f (llama.cpp %.4f), away from routing near-ties %.4f (llama.cpp %.4f), %d steps\n",
+      name.c_str(), ModeName(bar.mode), f.first_step_err, llama_first, f.wrong_argmax, llama_wrong, f.max_err,
+      llama_max, f.max_err_no_tie, llama.value("llama_max_err_no_near_tie", llama_max), f.steps);
   EXPECT_EQ(f.steps, llama["steps"].get<int>());
   EXPECT_EQ(f.uncovered_first, 0) << "first-step top-10 ids outside the truth's top-20";
   const double err = bar.moe ? f.first_step_err : f.max_err;
@@ -177,17 +178,15 @@ constexpr auto kPrecise = AttentionMode::kPrecise;
 //                           before their last token
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, TruthTest,
-    ::testing::Values(TruthCase{"tiny-llama-gpt2", kFast, false}, TruthCase{"tiny-llama-gpt2", kPrecise, false},
-                      TruthCase{"tiny-qwen3-spm", kFast, false}, TruthCase{"tiny-qwen3-spm", kPrecise, false},
-                      TruthCase{"small-llama-spm-q8_0", kFast, false, 1.5, 12},
-                      TruthCase{"small-llama-spm-q8_0", kPrecise, false},
-                      TruthCase{"small-llama-spm-q4_k_m", kFast, false, 1.5, 12},
-                      TruthCase{"small-llama-spm-q4_k_m", kPrecise, false},
-                      TruthCase{"tiny-qwen3moe-gpt2", kFast, true, -1, 2},
-                      TruthCase{"tiny-qwen3moe-gpt2", kPrecise, true},
-                      TruthCase{"tiny-glm4moe-spm", kFast, true}, TruthCase{"tiny-glm4moe-spm", kPrecise, true},
-                      TruthCase{"small-qwen3moe-q4_k_m", kFast, true, 1.5, 16},
-                      TruthCase{"small-qwen3moe-q4_k_m", kPrecise, true}),
+    ::testing::Values(
+        TruthCase{"tiny-llama-gpt2", kFast, false}, TruthCase{"tiny-llama-gpt2", kPrecise, false},
+        TruthCase{"tiny-qwen3-spm", kFast, false}, TruthCase{"tiny-qwen3-spm", kPrecise, false},
+        TruthCase{"small-llama-spm-q8_0", kFast, false, 1.5, 12}, TruthCase{"small-llama-spm-q8_0", kPrecise, false},
+        TruthCase{"small-llama-spm-q4_k_m", kFast, false, 1.5, 12},
+        TruthCase{"small-llama-spm-q4_k_m", kPrecise, false}, TruthCase{"tiny-qwen3moe-gpt2", kFast, true, -1, 2},
+        TruthCase{"tiny-qwen3moe-gpt2", kPrecise, true}, TruthCase{"tiny-glm4moe-spm", kFast, true},
+        TruthCase{"tiny-glm4moe-spm", kPrecise, true}, TruthCase{"small-qwen3moe-q4_k_m", kFast, true, 1.5, 16},
+        TruthCase{"small-qwen3moe-q4_k_m", kPrecise, true}),
     [](const auto& info) {
       std::string s = std::string(info.param.model) + "_" + ModeName(info.param.mode);
       std::replace(s.begin(), s.end(), '-', '_');

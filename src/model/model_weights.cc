@@ -45,8 +45,8 @@ class WeightLoader {
     const GgufTensorInfo* t = f_.FindTensor(name);
     if (!t) return InvalidArgument(f_.path() + ": missing tensor " + name);
     if (t->dims.size() != 2 || t->dims[0] != cols || t->dims[1] != rows)
-      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected [{}, {}]", f_.path(), name, Shape(*t),
-                                         cols, rows));
+      return InvalidArgument(
+          fmt::format("{}: tensor {} has shape {}, expected [{}, {}]", f_.path(), name, Shape(*t), cols, rows));
     PG_RETURN_IF_ERROR(CheckType(*t));
     *out = MakeWeightMatrix(t->type, t->data, rows, cols);
     return out->Validate();
@@ -58,8 +58,8 @@ class WeightLoader {
     const GgufTensorInfo* t = f_.FindTensor(name);
     if (!t) return InvalidArgument(f_.path() + ": missing tensor " + name);
     if (t->dims.size() != 3 || t->dims[0] != cols || t->dims[1] != rows || t->dims[2] != n)
-      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected [{}, {}, {}]", f_.path(), name,
-                                         Shape(*t), cols, rows, n));
+      return InvalidArgument(
+          fmt::format("{}: tensor {} has shape {}, expected [{}, {}, {}]", f_.path(), name, Shape(*t), cols, rows, n));
     PG_RETURN_IF_ERROR(CheckType(*t));
     out->first = MakeWeightMatrix(t->type, t->data, rows, cols);
     out->expert_bytes = static_cast<size_t>(rows) * out->first.row_bytes;
@@ -73,8 +73,8 @@ class WeightLoader {
     const GgufTensorInfo* t = f_.FindTensor(name);
     if (!t) return optional ? Status::Ok() : InvalidArgument(f_.path() + ": missing tensor " + name);
     if (t->n_elements() != n)
-      return InvalidArgument(fmt::format("{}: tensor {} has shape {}, expected {} elements", f_.path(), name,
-                                         Shape(*t), n));
+      return InvalidArgument(
+          fmt::format("{}: tensor {} has shape {}, expected {} elements", f_.path(), name, Shape(*t), n));
     PG_RETURN_IF_ERROR(CheckType(*t));
     w_->owned_.emplace_back(static_cast<size_t>(n));
     PG_RETURN_IF_ERROR(DequantizeRow(t->type, t->data, w_->owned_.back().data(), n));
@@ -103,7 +103,8 @@ class WeightLoader {
       return InvalidArgument(f_.path() + ": layer " + std::to_string(i) + " has some of the q/k/v biases, not all");
     if ((L->q_norm == nullptr) != (L->k_norm == nullptr))
       return InvalidArgument(f_.path() + ": layer " + std::to_string(i) + " has one of attn_q_norm / attn_k_norm");
-    PG_RETURN_IF_ERROR(Vec(p + (glm ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd, &L->ffn_norm, false));
+    PG_RETURN_IF_ERROR(
+        Vec(p + (glm ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd, &L->ffn_norm, false));
     if (c.IsMoeLayer(i)) return MoeFfn(p, L);
     PG_RETURN_IF_ERROR(Matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd, &L->gate));
     PG_RETURN_IF_ERROR(Matrix(p + "ffn_up.weight", c.n_ff, c.n_embd, &L->up));
@@ -152,8 +153,10 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, cons
   auto w = std::make_unique<ModelWeights>();
   const WeightLoader load(f, c, w.get());
   PG_RETURN_IF_ERROR(load.Matrix("token_embd.weight", c.n_vocab, c.n_embd, &w->token_embd));
-  if (c.tied_embeddings) w->output = w->token_embd;
-  else PG_RETURN_IF_ERROR(load.Matrix("output.weight", c.n_vocab, c.n_embd, &w->output));
+  if (c.tied_embeddings)
+    w->output = w->token_embd;
+  else
+    PG_RETURN_IF_ERROR(load.Matrix("output.weight", c.n_vocab, c.n_embd, &w->output));
   PG_RETURN_IF_ERROR(load.Vec("output_norm.weight", c.n_embd, &w->output_norm, false));
   PG_RETURN_IF_ERROR(load.Vec("rope_freqs.weight", c.n_rot / 2, &w->rope_freqs, true));
   w->layers.resize(static_cast<size_t>(c.n_layer));
@@ -163,8 +166,8 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, cons
     // (and mapped) for the embedding lookup.
     std::vector<WeightMatrix*> ms{&w->output};
     for (LayerWeights& L : w->layers) {
-      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp,
-                              &L.down_shexp})
+      for (WeightMatrix* m :
+           {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp, &L.down_shexp})
         if (m->rows > 0) ms.push_back(m);
     }
     // Each expert stack is repacked as one matrix of n_expert * rows rows:

@@ -53,23 +53,23 @@ struct LayerWeights {
   const float* k_norm = nullptr;     // (head_dim) idem
   const float* ffn_norm = nullptr;   // (n_embd) glm4moe: post_attention_norm
   // Dense layers (rows == 0 in MoE layers):
-  WeightMatrix gate;                 // (n_ff, n_embd)
-  WeightMatrix up;                   // (n_ff, n_embd)
-  WeightMatrix down;                 // (n_embd, n_ff)
+  WeightMatrix gate;  // (n_ff, n_embd)
+  WeightMatrix up;    // (n_ff, n_embd)
+  WeightMatrix down;  // (n_embd, n_ff)
   // MoE layers (ModelConfig::IsMoeLayer):
-  WeightMatrix router;               // (n_expert, n_embd) ffn_gate_inp
+  WeightMatrix router;                 // (n_expert, n_embd) ffn_gate_inp
   const float* router_bias = nullptr;  // (n_expert) glm4moe exp_probs_b: expert choice only
-  ExpertStack gate_exps;             // n_expert x (n_ff_exp, n_embd)
-  ExpertStack up_exps;               // n_expert x (n_ff_exp, n_embd)
-  ExpertStack down_exps;             // n_expert x (n_embd, n_ff_exp)
-  WeightMatrix gate_shexp;           // (n_shared * n_ff_exp, n_embd) glm4moe; rows == 0 if none
-  WeightMatrix up_shexp;             // (n_shared * n_ff_exp, n_embd)
-  WeightMatrix down_shexp;           // (n_embd, n_shared * n_ff_exp)
+  ExpertStack gate_exps;               // n_expert x (n_ff_exp, n_embd)
+  ExpertStack up_exps;                 // n_expert x (n_ff_exp, n_embd)
+  ExpertStack down_exps;               // n_expert x (n_embd, n_ff_exp)
+  WeightMatrix gate_shexp;             // (n_shared * n_ff_exp, n_embd) glm4moe; rows == 0 if none
+  WeightMatrix up_shexp;               // (n_shared * n_ff_exp, n_embd)
+  WeightMatrix down_shexp;             // (n_embd, n_shared * n_ff_exp)
 };
 
 struct ModelWeights {
-  WeightMatrix token_embd;           // (n_vocab, n_embd)
-  WeightMatrix output;               // (n_vocab, n_embd); = token_embd when tied
+  WeightMatrix token_embd;             // (n_vocab, n_embd)
+  WeightMatrix output;                 // (n_vocab, n_embd); = token_embd when tied
   const float* output_norm = nullptr;  // (n_embd)
   const float* rope_freqs = nullptr;   // (n_rot/2) optional llama3 factors
   std::vector<LayerWeights> layers;

@@ -21,31 +21,35 @@ constexpr int64_t kSerialRows = 64;
 
 }  // namespace
 
-void SwiGluFfn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, const float* x,
-               int64_t T, float* g, float* u, float* y, ThreadPool& pool, MatMulScratch& mm, bool precise) {
+void SwiGluFfn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, const float* x, int64_t T,
+               float* g, float* u, float* y, ThreadPool& pool, MatMulScratch& mm, bool precise) {
   const int64_t F = gate.rows;
   const MatMulOut gate_up[2] = {{&gate, g, F}, {&up, u, F}};
-  if (precise) MatMulPreciseMany(gate_up, 2, x, T, pool);
-  else MatMulMany(gate_up, 2, x, T, pool, mm);
+  if (precise)
+    MatMulPreciseMany(gate_up, 2, x, T, pool);
+  else
+    MatMulMany(gate_up, 2, x, T, pool, mm);
   if (T * F <= kSerialSiluMul) {
     for (int64_t t = 0; t < T; ++t) SiluMul(&g[t * F], &u[t * F], &g[t * F], F);
   } else {
     pool.ParallelFor(T, [&](int64_t t) { SiluMul(&g[t * F], &u[t * F], &g[t * F], F); });
   }
-  if (precise) MatMulPrecise(down, g, F, T, y, down.rows, pool);
-  else MatMul(down, g, T, y, pool, mm);
+  if (precise)
+    MatMulPrecise(down, g, F, T, y, down.rows, pool);
+  else
+    MatMul(down, g, T, y, pool, mm);
 }
 
 // The two ways of step 3 (MoeScratch's friends, declared there).
 
 // One SwiGluFfn per active expert on its rows: whole experts per thread when
 // there are at least two per thread, else one after another over the pool.
-void RunExpertsOneByOne(const LayerWeights& L, int64_t D, int64_t F, ThreadPool& pool, MoeScratch& s,
-                        MatMulScratch& mm, bool precise) {
+void RunExpertsOneByOne(const LayerWeights& L, int64_t D, int64_t F, ThreadPool& pool, MoeScratch& s, MatMulScratch& mm,
+                        bool precise) {
   auto run_expert = [&](int64_t e, ThreadPool& p, MatMulScratch& m) {
     const int64_t r0 = s.offsets_[e], n = s.offsets_[e + 1] - r0;
-    SwiGluFfn(L.gate_exps.Expert(e), L.up_exps.Expert(e), L.down_exps.Expert(e), &s.xg_[r0 * D], n,
-              &s.gate_[r0 * F], &s.up_[r0 * F], &s.yg_[r0 * D], p, m, precise);
+    SwiGluFfn(L.gate_exps.Expert(e), L.up_exps.Expert(e), L.down_exps.Expert(e), &s.xg_[r0 * D], n, &s.gate_[r0 * F],
+              &s.up_[r0 * F], &s.yg_[r0 * D], p, m, precise);
   };
   const int64_t n_active = static_cast<int64_t>(s.active_.size());
   if (pool.size() > 1 && n_active >= 2 * pool.size()) {
@@ -137,8 +141,7 @@ void MoeScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int n_threads) 
   if (!c.is_moe()) return;
   if (static_cast<int>(lanes_.size()) < n_threads || n_tokens > cap_tokens_) {
     while (static_cast<int>(lanes_.size()) < n_threads) lanes_.push_back(std::make_unique<Lane>());
-    for (auto& lane : lanes_)
-      lane->mm.Reserve(std::max(c.n_embd, c.moe.n_ff_exp), std::max(n_tokens, cap_tokens_));
+    for (auto& lane : lanes_) lane->mm.Reserve(std::max(c.n_embd, c.moe.n_ff_exp), std::max(n_tokens, cap_tokens_));
   }
   if (n_tokens <= cap_tokens_) return;
   const auto T = static_cast<size_t>(n_tokens);

@@ -39,8 +39,8 @@ namespace pg {
 // y = down(silu(gate x) * up x) for T rows of x (T, gate.cols). g, u:
 // (T, gate.rows) scratch; y: (T, down.rows), must not alias x. `precise`:
 // the products are MatMulPrecise's (f32 activations, row-major weights).
-void SwiGluFfn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, const float* x,
-               int64_t T, float* g, float* u, float* y, ThreadPool& pool, MatMulScratch& mm, bool precise = false);
+void SwiGluFfn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, const float* x, int64_t T,
+               float* g, float* u, float* y, ThreadPool& pool, MatMulScratch& mm, bool precise = false);
 
 // How MoeFfn runs the experts' products. kGrouped (the default):
 // MatMulGrouped, every active expert's gate and up in one parallel region,
@@ -64,39 +64,37 @@ class MoeScratch {
     ThreadPool pool{1};
     MatMulScratch mm;
   };
-  friend void MoeFfn(const ModelConfig&, const LayerWeights&, const float*, int64_t, float*, ThreadPool&,
-                     MoeScratch&, MatMulScratch&, bool, ExpertProducts);
-  friend void RunExpertsOneByOne(const LayerWeights&, int64_t, int64_t, ThreadPool&, MoeScratch&, MatMulScratch&,
-                                 bool);
-  friend const PreparedRows* GatherPrepared(const LayerWeights&, const float*, int64_t, int64_t, int64_t,
-                                            ThreadPool&, MoeScratch&, MatMulScratch&, PreparedRows*);
+  friend void MoeFfn(const ModelConfig&, const LayerWeights&, const float*, int64_t, float*, ThreadPool&, MoeScratch&,
+                     MatMulScratch&, bool, ExpertProducts);
+  friend void RunExpertsOneByOne(const LayerWeights&, int64_t, int64_t, ThreadPool&, MoeScratch&, MatMulScratch&, bool);
+  friend const PreparedRows* GatherPrepared(const LayerWeights&, const float*, int64_t, int64_t, int64_t, ThreadPool&,
+                                            MoeScratch&, MatMulScratch&, PreparedRows*);
   friend void RunExpertsGrouped(const LayerWeights&, const float*, int64_t, int64_t, int64_t, int64_t, ThreadPool&,
                                 MoeScratch&, MatMulScratch&);
   int64_t cap_tokens_ = 0;
-  uint64_t experts_run_ = 0;  // (layer, expert) SwiGLUs run, for bytes-read accounting
+  uint64_t experts_run_ = 0;                  // (layer, expert) SwiGLUs run, for bytes-read accounting
   std::vector<std::unique_ptr<Lane>> lanes_;  // (n_threads)
-  std::vector<int32_t> active_;     // experts with >= 1 token (one by one: most rows first)
-  std::vector<WeightMatrix> views_;  // (3 * n_expert) gate, up, down of each active expert
-  std::vector<MatMulGroup> groups_;  // (3 * n_expert) all gates, all ups, all downs
-  std::vector<float> logits_;       // (T, n_expert) router outputs
-  std::vector<float> probs_;        // (T, n_expert) gate probabilities
-  std::vector<int32_t> experts_;    // (T, k) chosen experts per token, in slot order
-  std::vector<float> weights_;      // (T, k) their weights
-  std::vector<int64_t> offsets_;    // (n_expert + 1) first grouped row of each expert
-  std::vector<int64_t> cursor_;     // (n_expert) next free grouped row while grouping
-  std::vector<int32_t> row_token_;  // (T * k) token of each grouped row
-  std::vector<int64_t> slot_row_;   // (T * k) grouped row of (token, slot)
-  std::vector<float> xg_;           // (T * k, n_embd) gathered inputs (grouped path: prepared rows, same room)
-  std::vector<float> gate_;         // (T * k, n_ff_exp); (T, n_shared * n_ff_exp) for the shared expert
-  std::vector<float> up_;           // idem
-  std::vector<float> yg_;           // (T * k, n_embd) expert outputs, grouped
+  std::vector<int32_t> active_;               // experts with >= 1 token (one by one: most rows first)
+  std::vector<WeightMatrix> views_;           // (3 * n_expert) gate, up, down of each active expert
+  std::vector<MatMulGroup> groups_;           // (3 * n_expert) all gates, all ups, all downs
+  std::vector<float> logits_;                 // (T, n_expert) router outputs
+  std::vector<float> probs_;                  // (T, n_expert) gate probabilities
+  std::vector<int32_t> experts_;              // (T, k) chosen experts per token, in slot order
+  std::vector<float> weights_;                // (T, k) their weights
+  std::vector<int64_t> offsets_;              // (n_expert + 1) first grouped row of each expert
+  std::vector<int64_t> cursor_;               // (n_expert) next free grouped row while grouping
+  std::vector<int32_t> row_token_;            // (T * k) token of each grouped row
+  std::vector<int64_t> slot_row_;             // (T * k) grouped row of (token, slot)
+  std::vector<float> xg_;    // (T * k, n_embd) gathered inputs (grouped path: prepared rows, same room)
+  std::vector<float> gate_;  // (T * k, n_ff_exp); (T, n_shared * n_ff_exp) for the shared expert
+  std::vector<float> up_;    // idem
+  std::vector<float> yg_;    // (T * k, n_embd) expert outputs, grouped
 };
 
 // out (T, n_embd) = the MoE FFN of layer L (c.IsMoeLayer) applied to h (T, n_embd).
 // out must not alias h. `precise`: the experts' products as SwiGluFfn's
 // (the router's F32 product is exact either way).
 void MoeFfn(const ModelConfig& c, const LayerWeights& L, const float* h, int64_t T, float* out, ThreadPool& pool,
-            MoeScratch& s, MatMulScratch& mm, bool precise = false,
-            ExpertProducts how = ExpertProducts::kGrouped);
+            MoeScratch& s, MatMulScratch& mm, bool precise = false, ExpertProducts how = ExpertProducts::kGrouped);
 
 }  // namespace pg

@@ -15,8 +15,8 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/quant.h"
 #include "backend/cpu/repack.h"
-#include "model/model.h"
 #include "model/expert_router.h"
+#include "model/model.h"
 
 namespace pg {
 namespace {
@@ -35,8 +35,8 @@ std::vector<float> Gaussian(size_t n, uint32_t seed) {
 std::vector<double> Dequant(const WeightMatrix& m) {
   std::vector<float> f(static_cast<size_t>(m.rows * m.cols));
   for (int64_t r = 0; r < m.rows; ++r)
-    EXPECT_TRUE(DequantizeRow(m.type, static_cast<const uint8_t*>(m.data) + r * m.row_bytes, &f[r * m.cols], m.cols)
-                    .ok());
+    EXPECT_TRUE(
+        DequantizeRow(m.type, static_cast<const uint8_t*>(m.data) + r * m.row_bytes, &f[r * m.cols], m.cols).ok());
   return {f.begin(), f.end()};
 }
 
@@ -109,7 +109,8 @@ TEST_P(MoeFfnTest, GroupedExpertsMatchAPlainEvaluation) {
     const std::vector<double> logits = Apply(L.router, x);
     std::vector<float> lf(logits.begin(), logits.end()), probs(lf.size()), w(static_cast<size_t>(K));
     std::vector<int32_t> ex(static_cast<size_t>(K));
-    RouteToken(rp, lf.data(), L.router_bias, probs.data(), ex.data(), w.data());  // expert_router_test checks the routing
+    RouteToken(rp, lf.data(), L.router_bias, probs.data(), ex.data(),
+               w.data());  // expert_router_test checks the routing
     std::vector<double> want(static_cast<size_t>(D));
     for (int64_t j = 0; j < K; ++j) {
       const std::vector<double> y = FileSwiGlu(*model, layer, ex[j], x);
@@ -207,8 +208,9 @@ TEST_P(MoeFfnTest, EachExpertOfARepackedStackIsThatExpertRepacked) {
   const ModelConfig& c = model->config();
   for (int64_t l = c.moe.n_dense_lead; l < c.n_layer; ++l) {
     const LayerWeights& L = model->weights().layers[static_cast<size_t>(l)];
-    const std::pair<const ExpertStack*, const char*> stacks[] = {
-        {&L.gate_exps, "ffn_gate_exps.weight"}, {&L.up_exps, "ffn_up_exps.weight"}, {&L.down_exps, "ffn_down_exps.weight"}};
+    const std::pair<const ExpertStack*, const char*> stacks[] = {{&L.gate_exps, "ffn_gate_exps.weight"},
+                                                                 {&L.up_exps, "ffn_up_exps.weight"},
+                                                                 {&L.down_exps, "ffn_down_exps.weight"}};
     for (const auto& [s, name] : stacks) {
       for (int64_t e : {int64_t{0}, int64_t{3}, c.moe.n_expert - 1}) {
         RepackedWeights alone;

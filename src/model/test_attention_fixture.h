@@ -17,7 +17,8 @@ namespace pg {
 struct AttentionFixture {
   AttentionFixture(int64_t head_dim, int64_t n_kv_heads, int64_t n_keys, int64_t page_tokens, KvDtype type,
                    uint32_t seed, float sd, int64_t n_q) {
-    kv.layout = KvLayout{2, static_cast<int>(n_kv_heads), static_cast<int>(head_dim), static_cast<int>(page_tokens), type};
+    kv.layout =
+        KvLayout{2, static_cast<int>(n_kv_heads), static_cast<int>(head_dim), static_cast<int>(page_tokens), type};
     kv.block_bytes = kv.layout.block_bytes();
     const int64_t n_blocks = (n_keys + page_tokens - 1) / page_tokens;
     mem.resize(kv.block_bytes * static_cast<size_t>(n_blocks + 3));
@@ -28,7 +29,8 @@ struct AttentionFixture {
     for (int64_t j = 0; j < n_keys; ++j)
       for (int kvv = 0; kvv < 2; ++kvv) {
         uint16_t* row = kv.Row(table[j / page_tokens], 1, kvv, j % page_tokens);
-        for (int64_t d = 0; d < kv.kv_dim(); ++d) row[d] = type == KvDtype::kF16 ? F32ToF16(nd(rng)) : F32ToBF16(nd(rng));
+        for (int64_t d = 0; d < kv.kv_dim(); ++d)
+          row[d] = type == KvDtype::kF16 ? F32ToF16(nd(rng)) : F32ToBF16(nd(rng));
       }
     q.resize(static_cast<size_t>(n_q * head_dim));
     for (auto& x : q) x = nd(rng);

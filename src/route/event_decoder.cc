@@ -1,8 +1,8 @@
 #include "route/event_decoder.h"
 
-#include <msgpack.hpp>
-
 #include <fmt/format.h>
+
+#include <msgpack.hpp>
 
 namespace pg {
 namespace {

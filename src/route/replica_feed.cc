@@ -1,10 +1,10 @@
 #include "route/replica_feed.h"
 
 #include <httplib.h>
-#include <zmq.hpp>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <zmq.hpp>
 
 #include "base/log.h"
 #include "kvevents/event_sequence.h"
@@ -75,8 +75,8 @@ void ReplicaFeed::Run() {
       } else if (!endpoint.empty() && (!EndpointOfReplica(endpoint, base_url_) ||
                                        (!replay.empty() && !EndpointOfReplica(replay, base_url_)))) {
         if (!warned_foreign_)
-          PG_LOG_WARN("route: {} advertises KV events at {} {}, not on its own host; not followed", base_url_,
-                      endpoint, replay);
+          PG_LOG_WARN("route: {} advertises KV events at {} {}, not on its own host; not followed", base_url_, endpoint,
+                      replay);
         warned_foreign_ = true;
       } else if (!endpoint.empty()) {
         Follow(endpoint, replay, curve_server_key_.empty() ? advertised : curve_server_key_);

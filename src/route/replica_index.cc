@@ -56,7 +56,8 @@ void ReplicaIndex::Removed(const BlockRemovedEvent& e) {
     if (it == blocks_.end()) continue;
     it->second.media &= uint8_t(~(1u << bit));
     if (it->second.media == 0) {
-      if (!it->second.tokens.empty()) child_.erase(ChildKey(it->second.has_parent, it->second.parent, it->second.tokens));
+      if (!it->second.tokens.empty())
+        child_.erase(ChildKey(it->second.has_parent, it->second.parent, it->second.tokens));
       blocks_.erase(it);
     }
   }
@@ -93,7 +94,8 @@ ReplicaIndex::Match ReplicaIndex::Longest(std::span<const int32_t> prompt) const
     auto c = child_.find(ChildKey(has_parent, parent, tokens));
     if (c == child_.end()) break;
     auto b = blocks_.find(c->second);
-    if (b == blocks_.end() || !std::equal(tokens.begin(), tokens.end(), b->second.tokens.begin(), b->second.tokens.end()))
+    if (b == blocks_.end() ||
+        !std::equal(tokens.begin(), tokens.end(), b->second.tokens.begin(), b->second.tokens.end()))
       break;
     m.tokens += block_size_;
     device_run = device_run && (b->second.media & 1);
@@ -113,7 +115,8 @@ ReplicaIndex::Match ReplicaIndex::LongestByHashes(std::span<const EventBlockHash
     auto b = blocks_.find(block_hashes[i]);
     if (b == blocks_.end()) break;
     // The same chain: block 0 has no parent, block i's parent is block i-1.
-    const bool chained = i == 0 ? !b->second.has_parent : b->second.has_parent && b->second.parent == block_hashes[i - 1];
+    const bool chained =
+        i == 0 ? !b->second.has_parent : b->second.has_parent && b->second.parent == block_hashes[i - 1];
     if (!chained) break;
     m.tokens += block_size_;
     device_run = device_run && (b->second.media & 1);

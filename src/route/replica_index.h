@@ -58,7 +58,7 @@ class ReplicaIndex {
     bool has_parent = false;
     EventBlockHash parent = 0;
     std::vector<int32_t> tokens;  // empty when the event carried none
-    uint8_t media = 0;  // bit per medium (MediumBit)
+    uint8_t media = 0;            // bit per medium (MediumBit)
   };
   static uint64_t ChildKey(bool has_parent, EventBlockHash parent, std::span<const int32_t> tokens);
   void Stored(const BlockStoredEvent& e);

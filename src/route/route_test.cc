@@ -44,15 +44,16 @@ TEST(EventDecoder, GarbageIsAnErrorNotACrash) {
                           EncodeKvEventBatch({1.5, {AllBlocksClearedEvent{}}, std::nullopt}).substr(0, 5)})
     EXPECT_FALSE(DecodeKvEventBatch(bad).ok()) << testing::PrintToString(bad);
   // An unknown tag.
-  std::string payload = "\x92\x00\x91\x91\xa3" "Foo";
+  std::string payload =
+      "\x92\x00\x91\x91\xa3"
+      "Foo";
   EXPECT_FALSE(DecodeKvEventBatch(payload).ok());
 }
 
 TEST(ReplicaIndex, LongestPrefixFollowsChainsAndMedia) {
   ReplicaIndex idx;
   KvEventBatch b;
-  b.events = {Stored({1, 2}, std::nullopt, {10, 11, 12, 13}, kMediumDevice),
-              Stored({3}, 2, {14, 15}, kMediumHost),
+  b.events = {Stored({1, 2}, std::nullopt, {10, 11, 12, 13}, kMediumDevice), Stored({3}, 2, {14, 15}, kMediumHost),
               Stored({4}, 1, {20, 21}, kMediumDevice)};  // a branch after block 1
   idx.Apply(b);
   std::vector<int32_t> p = {10, 11, 12, 13, 14, 15, 16};

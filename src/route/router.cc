@@ -1,19 +1,17 @@
 #include "route/router.h"
 
+#include <fmt/format.h>
 #include <httplib.h>
+#include <xxhash.h>
 
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <list>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
-#include <list>
 #include <unordered_map>
-
-#include <xxhash.h>
-
-#include <fmt/format.h>
 
 #include "base/log.h"
 #include "metrics/metric_set.h"
@@ -283,9 +281,9 @@ struct Router::Impl {
             if (again) replicas[next]->inflight--;
             end = splicer->ErrorEvent("the replica serving this stream was lost and no other could continue it");
           } else {
-            end = splicer->finished() ? splicer->EndEvent()
-                                      : splicer->ErrorEvent("the replica serving this stream was lost: " +
-                                                            splicer->refused());
+            end = splicer->finished()
+                      ? splicer->EndEvent()
+                      : splicer->ErrorEvent("the replica serving this stream was lost: " + splicer->refused());
           }
         }
         sink.write(end.data(), end.size());
@@ -358,15 +356,16 @@ struct Router::Impl {
     MetricFamily& blocks =
         m.Gauge("prosgrow_route_index_blocks", "Blocks the router believes each replica holds, per medium.");
     for (const auto& r : replicas)
-      for (const auto& [medium, n] : r->index.BlocksPerMedium()) blocks.Add({{"replica", r->url}, {"medium", medium}}, n);
+      for (const auto& [medium, n] : r->index.BlocksPerMedium())
+        blocks.Add({{"replica", r->url}, {"medium", medium}}, n);
     return m.Render();
   }
 
   void SetUpRoutes() {
     GuardedHttpServer& srv = *server;
     auto forward = [this](const httplib::Request& req, httplib::Response& res) { Forward(req, res); };
-    const char* posts[] = {"/v1/chat/completions", "/v1/completions", "/v1/messages", "/v1/messages/count_tokens",
-                           "/tokenize", "/apply-template"};
+    const char* posts[] = {"/v1/chat/completions",      "/v1/completions", "/v1/messages",
+                           "/v1/messages/count_tokens", "/tokenize",       "/apply-template"};
     for (const char* p : posts) srv.Post(p, forward);
     srv.Get("/v1/models", forward);
     srv.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
@@ -399,7 +398,8 @@ Result<std::unique_ptr<Router>> Router::Create(RouterOptions options) {
   if (options.replicas.empty()) return InvalidArgument("route: give at least one --replica URL");
   auto impl = std::make_unique<Impl>();
   for (const std::string& url : options.replicas) {
-    if (url.rfind("http://", 0) != 0) return InvalidArgument(fmt::format("route: replica '{}' is not http://HOST:PORT", url));
+    if (url.rfind("http://", 0) != 0)
+      return InvalidArgument(fmt::format("route: replica '{}' is not http://HOST:PORT", url));
     auto r = std::make_unique<Replica>();
     r->url = url;
     impl->replicas.push_back(std::move(r));
@@ -412,8 +412,9 @@ Result<std::unique_ptr<Router>> Router::Create(RouterOptions options) {
   impl->options.front.api_key_file.clear();
   PG_RETURN_IF_ERROR(impl->options.front.Validate());
   impl->server = std::make_unique<GuardedHttpServer>(impl->options.front);
-  for (auto& r : impl->replicas) r->feed = std::make_unique<ReplicaFeed>(r->url, impl->options.api_key, &r->index,
-                                                                        impl->options.kv_events_curve_server_key);
+  for (auto& r : impl->replicas)
+    r->feed = std::make_unique<ReplicaFeed>(r->url, impl->options.api_key, &r->index,
+                                            impl->options.kv_events_curve_server_key);
   impl->SetUpRoutes();
   impl->health = std::thread([p = impl.get()] { p->CheckHealth(); });
   return std::unique_ptr<Router>(new Router(std::move(impl)));

@@ -36,11 +36,11 @@ struct RouterOptions {
   int port = 8090;                    // 0 = ephemeral (port() reports it)
   std::vector<std::string> replicas;  // http://HOST:PORT
   RouteMode mode = RouteMode::kCacheAware;
-  std::string api_key;                // sent to the replicas for /kv-events and /tokenize
+  std::string api_key;  // sent to the replicas for /kv-events and /tokenize
   // The replicas' Z85 CURVE public key (serve --kv-events-curve-secret-file);
   // "" = the key each replica's /kv-events reports (or plain ZMQ).
   std::string kv_events_curve_server_key;
-  size_t max_sessions = 65536;        // session affinities kept (LRU)
+  size_t max_sessions = 65536;  // session affinities kept (LRU)
   // The front door's workers, timeouts and request limits (serve's flags,
   // AddServerLimitFlags); host and port above override its own.
   ServerOptions front = [] {

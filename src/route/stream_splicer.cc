@@ -37,8 +37,10 @@ void LearnIds(const json& orig, const json& repl, std::map<std::string, std::str
   for (const auto& [k, v] : orig.items()) {
     auto r = repl.find(k);
     if (r == repl.end()) continue;
-    if (k == "id" && v.is_string() && r->is_string()) (*ids)[r->get<std::string>()] = v.get<std::string>();
-    else LearnIds(v, *r, ids);
+    if (k == "id" && v.is_string() && r->is_string())
+      (*ids)[r->get<std::string>()] = v.get<std::string>();
+    else
+      LearnIds(v, *r, ids);
   }
 }
 

@@ -28,11 +28,10 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace pg {
 
@@ -85,14 +84,14 @@ class StreamSplicer {
   std::string Skeleton(nlohmann::json& j, nlohmann::json** streamed) const;
 
   Dialect dialect_;
-  std::string pending_;               // bytes of an incomplete event
-  std::vector<Run> runs_;             // what the client has, in order
+  std::string pending_;                     // bytes of an incomplete event
+  std::vector<Run> runs_;                   // what the client has, in order
   std::map<std::string, std::string> ids_;  // replacement id -> the id the client has
-  size_t run_ = 0;                    // replacement: the run it is matching
-  size_t matched_ = 0;                // replacement: bytes of runs_[run_].text it matched
-  bool entered_ = false;              // replacement: it sent an event of runs_[run_]
+  size_t run_ = 0;                          // replacement: the run it is matching
+  size_t matched_ = 0;                      // replacement: bytes of runs_[run_].text it matched
+  bool entered_ = false;                    // replacement: it sent an event of runs_[run_]
   bool finished_ = false;
-  bool replacing_ = false;            // feeding a replacement stream
+  bool replacing_ = false;  // feeding a replacement stream
   bool done_ = false;
   std::string refused_;
 };

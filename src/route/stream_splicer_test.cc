@@ -2,9 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace pg {
 namespace {
@@ -12,7 +11,8 @@ namespace {
 using json = nlohmann::json;
 
 std::string Chunk(const std::string& id, const json& delta, const json& finish = nullptr) {
-  json j = {{"id", id}, {"object", "chat.completion.chunk"},
+  json j = {{"id", id},
+            {"object", "chat.completion.chunk"},
             {"choices", json::array({{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}})}};
   return "data: " + j.dump() + "\n\n";
 }
@@ -175,8 +175,11 @@ std::string Named(const json& j) { return "event: " + j["type"].get<std::string>
 // An Anthropic Messages stream: text, then a tool_use block.
 std::string AnthropicStream(const std::string& msg_id, const std::string& tool_id, int cached) {
   std::string s = Named({{"type", "message_start"},
-                         {"message", {{"id", msg_id}, {"type", "message"}, {"role", "assistant"},
-                                      {"usage", {{"input_tokens", 9}, {"cache_read_input_tokens", cached}}}}}});
+                         {"message",
+                          {{"id", msg_id},
+                           {"type", "message"},
+                           {"role", "assistant"},
+                           {"usage", {{"input_tokens", 9}, {"cache_read_input_tokens", cached}}}}}});
   s += Named({{"type", "ping"}});
   s += Named({{"type", "content_block_start"}, {"index", 0}, {"content_block", {{"type", "text"}, {"text", ""}}}});
   for (const char* t : {"Let me", " check."})
@@ -244,8 +247,9 @@ TEST(StreamSplicer, DivergentEventsEndInTheClientsFormat) {
 TEST(StreamSplicer, ErrorEventsAndSeveralChoicesAreNotSpliced) {
   StreamSplicer s;
   std::string out;
-  json two = {{"id", "a"}, {"choices", json::array({{{"index", 0}, {"delta", {{"content", "x"}}}},
-                                                     {{"index", 1}, {"delta", {{"content", "y"}}}}})}};
+  json two = {{"id", "a"},
+              {"choices", json::array({{{"index", 0}, {"delta", {{"content", "x"}}}},
+                                       {{"index", 1}, {"delta", {{"content", "y"}}}}})}};
   s.Feed("data: " + two.dump() + "\n\n", &out);
   EXPECT_FALSE(out.empty());  // relayed as is
   EXPECT_FALSE(s.BeginReplacement());

@@ -34,7 +34,8 @@ class BreakpointPrefixesTest : public ::testing::Test {
     EXPECT_TRUE(text.ok());
     rendered_ = *text;
     prompt_ = EncodeChatText(*tok_, rendered_);
-    std::vector<BreakpointPrefix> p = BreakpointPrefixes(*chat_, *tok_, api, parsed.value.breakpoints, rendered_, prompt_);
+    std::vector<BreakpointPrefix> p =
+        BreakpointPrefixes(*chat_, *tok_, api, parsed.value.breakpoints, rendered_, prompt_);
     std::vector<std::string> out;
     for (const BreakpointPrefix& b : p) {
       out.push_back(b.tokens < 0 ? "<none>"

@@ -50,13 +50,14 @@ class Converter {
       } else if (*ttl == "1h") {
         bp.ttl_s = 3600;
       } else {
-        return Fail(BadRequest(fmt::format("{}.ttl: must be \"5m\" or \"1h\", got {}", param, ttl->dump()),
-                               param + ".ttl"));
+        return Fail(
+            BadRequest(fmt::format("{}.ttl: must be \"5m\" or \"1h\", got {}", param, ttl->dump()), param + ".ttl"));
       }
     }
     if (out_->breakpoints.size() >= static_cast<size_t>(kMaxCacheBreakpoints)) {
-      return Fail(BadRequest(fmt::format("a request may carry at most {} blocks with cache_control", kMaxCacheBreakpoints),
-                             param, "too_many_cache_breakpoints"));
+      return Fail(
+          BadRequest(fmt::format("a request may carry at most {} blocks with cache_control", kMaxCacheBreakpoints),
+                     param, "too_many_cache_breakpoints"));
     }
     out_->breakpoints.push_back(bp);
   }
@@ -66,8 +67,8 @@ class Converter {
     if ((error = UnknownKey(block, {"type", "text", "cache_control", "citations"}, where))) return;
     if (block.contains("citations") && !block["citations"].is_null() &&
         !(block["citations"].is_array() && block["citations"].empty())) {
-      return Fail(BadRequest(where + ".citations: citations are not supported", where + ".citations",
-                             "unsupported_parameter"));
+      return Fail(
+          BadRequest(where + ".citations: citations are not supported", where + ".citations", "unsupported_parameter"));
     }
     std::string t;
     if ((error = NeedString(block, "text", where, &t))) return;
@@ -115,9 +116,9 @@ class Converter {
         CacheControl(system[i], where, {CacheBreakpoint::Kind::kContent, out_->api.messages.size(), text.size()});
       }
     } else {
-      return Fail(BadRequest(fmt::format("'system' must be a string or an array of text blocks, got {}",
-                                         JsonTypeName(system)),
-                             "system", "invalid_type"));
+      return Fail(
+          BadRequest(fmt::format("'system' must be a string or an array of text blocks, got {}", JsonTypeName(system)),
+                     "system", "invalid_type"));
     }
     if (text.empty() && !PendingBreakpoint()) return;  // "" or []: no system turn at all
     msg["content"] = text;
@@ -131,9 +132,9 @@ class Converter {
     std::string role;
     if ((error = NeedString(m, "role", where, &role))) return;
     if (role != "user" && role != "assistant" && role != "system") {
-      return Fail(BadRequest(
-          fmt::format("{}.role: must be \"user\", \"assistant\" or \"system\", got \"{}\"", where, role),
-          where + ".role", "invalid_role"));
+      return Fail(
+          BadRequest(fmt::format("{}.role: must be \"user\", \"assistant\" or \"system\", got \"{}\"", where, role),
+                     where + ".role", "invalid_role"));
     }
     auto content = m.find("content");
     if (content == m.end()) return Fail(BadRequest(where + ".content: required", where + ".content"));
@@ -191,8 +192,8 @@ class Converter {
       return true;
     });
     if (!read) return;
-    if (!text.empty() || blocks.empty() || out_->api.messages.empty() ||
-        out_->api.messages.back()["role"] != "tool" || PendingBreakpoint()) {
+    if (!text.empty() || blocks.empty() || out_->api.messages.empty() || out_->api.messages.back()["role"] != "tool" ||
+        PendingBreakpoint()) {
       user["content"] = text;
       out_->api.messages.push_back(std::move(user));
     }
@@ -301,8 +302,8 @@ class Converter {
 
   void Tools(const json& tools) {
     if (!tools.is_array()) {
-      return Fail(BadRequest(fmt::format("'tools' must be an array, got {}", JsonTypeName(tools)), "tools",
-                             "invalid_type"));
+      return Fail(
+          BadRequest(fmt::format("'tools' must be an array, got {}", JsonTypeName(tools)), "tools", "invalid_type"));
     }
     if (tools.size() > static_cast<size_t>(limits_.max_tools)) {
       return Fail(BadRequest(fmt::format("'tools' has {} entries, more than the limit of {} (--max-tools)",
@@ -321,7 +322,7 @@ class Converter {
                                where + ".type", "unsupported_tool"));
       }
       if ((error = UnknownKey(t, {"type", "name", "description", "input_schema", "cache_control", "defer_loading"},
-                            where))) {
+                              where))) {
         return;
       }
       std::string name;
@@ -381,9 +382,9 @@ class Converter {
       api.tool_choice = ApiRequest::ToolChoice::kNamed;
       if ((error = NeedString(tc, "name", "tool_choice", &api.tool_choice_name))) return;
       if (!names_.count(api.tool_choice_name)) {
-        return Fail(BadRequest(fmt::format("tool_choice.name: '{}' is not one of the declared tools",
-                                           api.tool_choice_name),
-                               "tool_choice.name"));
+        return Fail(
+            BadRequest(fmt::format("tool_choice.name: '{}' is not one of the declared tools", api.tool_choice_name),
+                       "tool_choice.name"));
       }
     } else {
       return Fail(BadRequest(fmt::format("tool_choice.type: must be auto, any, tool or none, got \"{}\"", type),
@@ -453,9 +454,10 @@ std::optional<ApiError> ConvertAnthropicConversation(const json& body, const Req
   for (size_t i = 0; i < messages->size() && !c.error; ++i) c.Message((*messages)[i], i);
   if (c.error) return c.error;
   if (messages->back().is_object() && messages->back().value("role", "") == "assistant") {
-    return BadRequest("the last message is from the assistant: continuing a prefilled assistant turn is not "
-                      "supported; end with a user message",
-                      fmt::format("messages[{}]", messages->size() - 1), "unsupported_prefill");
+    return BadRequest(
+        "the last message is from the assistant: continuing a prefilled assistant turn is not "
+        "supported; end with a user message",
+        fmt::format("messages[{}]", messages->size() - 1), "unsupported_prefill");
   }
   auto cm = body.find("context_management");
   if (cm != body.end()) {

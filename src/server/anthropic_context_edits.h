@@ -18,9 +18,8 @@
 // the response header and log. Pure functions; thread-safe.
 #pragma once
 
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "server/api_error.h"
 

@@ -22,11 +22,18 @@ namespace {
 // anthropic-beta values this server understands: each names behaviour it
 // implements or accepts (docs/server.md, "Anthropic betas"). Others are
 // named in the ignored-fields header.
-constexpr const char* kKnownBetas[] = {
-    "claude-code-20250219",          "interleaved-thinking-2025-05-14",  "context-management-2025-06-27",
-    "effort-2025-11-24",             "advanced-tool-use-2025-11-20",     "prompt-caching-2024-07-31",
-    "extended-cache-ttl-2025-04-11", "token-counting-2024-11-01",        "fine-grained-tool-streaming-2025-05-14",
-    "mid-conversation-tool-changes-2026-07-01", "per-turn-control-2026-07-01", "thinking-token-count-2026-05-13"};
+constexpr const char* kKnownBetas[] = {"claude-code-20250219",
+                                       "interleaved-thinking-2025-05-14",
+                                       "context-management-2025-06-27",
+                                       "effort-2025-11-24",
+                                       "advanced-tool-use-2025-11-20",
+                                       "prompt-caching-2024-07-31",
+                                       "extended-cache-ttl-2025-04-11",
+                                       "token-counting-2024-11-01",
+                                       "fine-grained-tool-streaming-2025-05-14",
+                                       "mid-conversation-tool-changes-2026-07-01",
+                                       "per-turn-control-2026-07-01",
+                                       "thinking-token-count-2026-05-13"};
 
 // Names what this request carried without effect (fields, unknown betas)
 // and the context edits executed, in response headers and the log.
@@ -69,7 +76,8 @@ class AnthropicDialect final : public ApiDialect {
 
   ApiResult<ApiRequest> Parse(const nlohmann::ordered_json& body, const ServiceInfo& info,
                               const RequestLimits& limits) override {
-    ApiResult<AnthropicRequest> parsed = ParseAnthropicMessages(body, info.n_ctx, limits, ctx_.chat()->has_thinking_switch());
+    ApiResult<AnthropicRequest> parsed =
+        ParseAnthropicMessages(body, info.n_ctx, limits, ctx_.chat()->has_thinking_switch());
     if (!parsed.ok()) return parsed.error;
     breakpoints_ = std::move(parsed.value.breakpoints);
     applied_edits_ = std::move(parsed.value.applied_edits);
@@ -123,8 +131,9 @@ std::optional<ApiError> CheckAnthropicVersion(const httplib::Request& req) {
       v.substr(8) <= "31") {
     return std::nullopt;
   }
-  return BadRequest("anthropic-version '" + v + "' is not a supported version; send a date such as 2023-06-01 (or "
-                    "omit the header)",
+  return BadRequest("anthropic-version '" + v +
+                        "' is not a supported version; send a date such as 2023-06-01 (or "
+                        "omit the header)",
                     "anthropic-version");
 }
 

@@ -17,7 +17,8 @@ namespace {
 using json = nlohmann::json;
 using namespace pg::testing;
 
-constexpr const char* kHello = R"({"model": "fake-model", "max_tokens": 32, "messages": [{"role": "user", "content": "Hi"}]})";
+constexpr const char* kHello =
+    R"({"model": "fake-model", "max_tokens": 32, "messages": [{"role": "user", "content": "Hi"}]})";
 
 json Post(const TestServer& t, const std::string& path, const std::string& body, int* status,
           const httplib::Headers& headers = {}) {
@@ -116,7 +117,8 @@ TEST(AnthropicHandler, StreamEvents) {
 
 TEST(AnthropicHandler, ToolUseFromTheModel) {
   FakeServiceOptions fake;
-  fake.reply = "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+  fake.reply =
+      "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
   auto t = StartTestServer(fake);
   ASSERT_TRUE(t);
   const std::string req = R"({"model": "fake-model", "max_tokens": 64, "metadata": {"user_id": "s1"},
@@ -200,8 +202,8 @@ TEST(AnthropicHandler, ErrorsHaveAnthropicShapeAndStatus) {
   auto t = StartTestServer({}, opts);
   ASSERT_TRUE(t);
   int status = 0;
-  json e = Post(*t, "/v1/messages", R"({"model": "fake-model", "messages": [{"role": "user", "content": "Hi"}]})",
-                &status);
+  json e =
+      Post(*t, "/v1/messages", R"({"model": "fake-model", "messages": [{"role": "user", "content": "Hi"}]})", &status);
   EXPECT_EQ(status, 400);
   ExpectAnthropicError(e, "invalid_request_error");
   EXPECT_NE(e["error"]["message"].get<std::string>().find("max_tokens"), std::string::npos);
@@ -225,12 +227,12 @@ TEST(AnthropicHandler, ErrorsHaveAnthropicShapeAndStatus) {
   e = Post(*t, "/v1/messages", kHello, &status, {{"anthropic-version", "yesterday"}});
   EXPECT_EQ(status, 400);
   ExpectAnthropicError(e, "invalid_request_error");
-  e = Post(*t, "/v1/messages", R"({"model": "claude-x", "max_tokens": 8, "messages": [{"role": "user", "content": "Hi"}]})",
-           &status);
+  e = Post(*t, "/v1/messages",
+           R"({"model": "claude-x", "max_tokens": 8, "messages": [{"role": "user", "content": "Hi"}]})", &status);
   EXPECT_EQ(status, 404);
   ExpectAnthropicError(e, "not_found_error");
-  e = Post(*t, "/v1/messages", R"({"model": "fake-model", "max_tokens": 2047, "messages": [{"role": "user", "content": "Hi"}]})",
-           &status);
+  e = Post(*t, "/v1/messages",
+           R"({"model": "fake-model", "max_tokens": 2047, "messages": [{"role": "user", "content": "Hi"}]})", &status);
   EXPECT_EQ(status, 400);  // prompt + max_tokens past the 2048-token context
   ExpectAnthropicError(e, "invalid_request_error");
   e = Post(*t, "/v1/messages/count_tokens", R"({"model": "fake-model"})", &status);

@@ -16,13 +16,12 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // The top-level fields each endpoint reads; any other is a 400 naming it.
-constexpr const char* kMessagesFields[] = {"model",       "messages",       "max_tokens",  "system",
-                                           "tools",       "tool_choice",    "stop_sequences", "temperature",
-                                           "top_p",       "top_k",          "metadata",    "stream",
-                                           "thinking",    "service_tier",   "context_management", "output_config",
-                                           "cache_salt"};  // cache_salt: prosgrow/vLLM, salts the KV cache
-constexpr const char* kCountTokensFields[] = {"model",    "messages",           "system",       "tools",
-                                              "tool_choice", "thinking",        "context_management", "output_config"};
+constexpr const char* kMessagesFields[] = {
+    "model",     "messages", "max_tokens", "system", "tools",    "tool_choice",  "stop_sequences",     "temperature",
+    "top_p",     "top_k",    "metadata",   "stream", "thinking", "service_tier", "context_management", "output_config",
+    "cache_salt"};  // cache_salt: prosgrow/vLLM, salts the KV cache
+constexpr const char* kCountTokensFields[] = {"model",    "messages",           "system",       "tools", "tool_choice",
+                                              "thinking", "context_management", "output_config"};
 
 template <size_t N>
 std::optional<ApiError> RefuseUnknownFields(const json& body, const char* const (&known)[N]) {
@@ -34,8 +33,8 @@ std::optional<ApiError> RefuseUnknownFields(const json& body, const char* const 
     }
   }
   if (unknown.empty()) return std::nullopt;
-  return BadRequest("unknown or unsupported field(s): " + unknown + " (see docs/server.md, Anthropic Messages API)",
-                    "", "unsupported_parameter");
+  return BadRequest("unknown or unsupported field(s): " + unknown + " (see docs/server.md, Anthropic Messages API)", "",
+                    "unsupported_parameter");
 }
 
 // thinking: {"type": "enabled" | "adaptive" | "disabled", "budget_tokens",
@@ -45,18 +44,17 @@ std::optional<ApiError> RefuseUnknownFields(const json& body, const char* const 
 void ReadThinking(FieldReader& r, bool thinking_switch, ApiRequest* api) {
   const json* t = r.Get("thinking");
   if (!t) return;
-  const std::string type = t->is_object() && t->contains("type") && (*t)["type"].is_string()
-                               ? (*t)["type"].get<std::string>()
-                               : "";
+  const std::string type =
+      t->is_object() && t->contains("type") && (*t)["type"].is_string() ? (*t)["type"].get<std::string>() : "";
   if (type != "enabled" && type != "adaptive" && type != "disabled") {
     return r.Fail(BadRequest("thinking.type: must be \"enabled\", \"adaptive\" or \"disabled\"", "thinking.type"));
   }
   if (auto e = UnknownKey(*t, {"type", "budget_tokens", "display"}, "thinking")) return r.Fail(*e);
   for (auto it = t->begin(); it != t->end(); ++it) {
     // Checked even where they have no effect (ignored_fields), as Anthropic does.
-    const bool ok = it->is_null() || (it.key() == "type") ||
-                    (it.key() == "budget_tokens" ? it->is_number_integer() && it->get<int64_t>() >= 1
-                                                 : it->is_string());
+    const bool ok =
+        it->is_null() || (it.key() == "type") ||
+        (it.key() == "budget_tokens" ? it->is_number_integer() && it->get<int64_t>() >= 1 : it->is_string());
     if (!ok) {
       return r.Fail(BadRequest(fmt::format("thinking.{}: must be {}, got {}", it.key(),
                                            it.key() == "budget_tokens" ? "a positive integer" : "a string",
@@ -86,8 +84,8 @@ void ReadOutputFormat(FieldReader& r, const json& f, ApiRequest* api) {
   }
   auto schema = f.find("schema");
   if (schema == f.end() || !(schema->is_object() || schema->is_boolean())) {
-    return r.Fail(BadRequest("output_config.format.schema: a JSON schema object is required",
-                             "output_config.format.schema"));
+    return r.Fail(
+        BadRequest("output_config.format.schema: a JSON schema object is required", "output_config.format.schema"));
   }
   api->SetJsonSchemaFormat(*schema, "output_config.format", "output_config.format.schema");
 }
@@ -129,7 +127,8 @@ void ReadSampling(FieldReader& r, ApiRequest* req) {
   }
   double d = 0;
   if (r.Number("temperature", &d)) {
-    if (!(d >= 0 && d <= 1)) r.Fail(BadRequest(fmt::format("'temperature' must be in [0, 1], got {}", d), "temperature"));
+    if (!(d >= 0 && d <= 1))
+      r.Fail(BadRequest(fmt::format("'temperature' must be in [0, 1], got {}", d), "temperature"));
     s.temperature = static_cast<float>(d);
   }
   if (r.Number("top_p", &d)) {
@@ -145,7 +144,7 @@ void ReadSampling(FieldReader& r, ApiRequest* req) {
 
 void ReadStopSequences(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
   const json* stop = r.GetSized({"stop_sequences", false, "an array of strings", "strings", limits.max_stop,
-                                  "--max-stop", "too_many_stop_strings"});
+                                 "--max-stop", "too_many_stop_strings"});
   if (!stop) return;
   for (const json& s : *stop) {
     if (!s.is_string()) {

@@ -29,10 +29,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "server/api_request.h"
 
@@ -55,8 +54,8 @@ struct CacheBreakpoint {
 inline constexpr int kMaxCacheBreakpoints = 4;  // Anthropic's limit per request
 
 struct AnthropicRequest {
-  ApiRequest api;                            // chat = true; max_tokens_given = true (messages)
-  std::vector<CacheBreakpoint> breakpoints;  // in request order: tools, system, messages
+  ApiRequest api;                                          // chat = true; max_tokens_given = true (messages)
+  std::vector<CacheBreakpoint> breakpoints;                // in request order: tools, system, messages
   nlohmann::json applied_edits = nlohmann::json::array();  // context_management edits executed
 };
 

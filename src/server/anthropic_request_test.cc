@@ -95,10 +95,11 @@ TEST(AnthropicRequest, ToolChoiceKinds) {
   ApiRequest none = choice(R"({"type": "none"})");
   EXPECT_EQ(none.tool_choice, ApiRequest::ToolChoice::kNone);
   EXPECT_TRUE(none.tools.is_null());  // neither rendered nor parsed
-  EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, )" + tools +
-                       R"("tool_choice": {"type": "tool", "name": "other"}, "messages": [{"role": "user", "content": "x"}]})")
-                .param,
-            "tool_choice.name");
+  EXPECT_EQ(
+      ParseError(R"({"model": "m", "max_tokens": 8, )" + tools +
+                 R"("tool_choice": {"type": "tool", "name": "other"}, "messages": [{"role": "user", "content": "x"}]})")
+          .param,
+      "tool_choice.name");
 }
 
 TEST(AnthropicRequest, ToolResultErrorIsMarked) {
@@ -107,7 +108,8 @@ TEST(AnthropicRequest, ToolResultErrorIsMarked) {
       {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
       {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "boom", "is_error": true}]}]})");
   ASSERT_TRUE(r.ok()) << r.error.message;
-  EXPECT_EQ(r.value.api.messages.back(), json::parse(R"({"role": "tool", "tool_call_id": "t1", "content": "Error: boom"})"));
+  EXPECT_EQ(r.value.api.messages.back(),
+            json::parse(R"({"role": "tool", "tool_call_id": "t1", "content": "Error: boom"})"));
 }
 
 TEST(AnthropicRequest, CacheControlBreakpoints) {
@@ -143,11 +145,13 @@ TEST(AnthropicRequest, BadCacheControlIsRefused) {
            cc + "}]}]}";
   };
   EXPECT_EQ(ParseError(with(R"({"type": "persistent"})")).param, "messages[0].content[0].cache_control.type");
-  EXPECT_EQ(ParseError(with(R"({"type": "ephemeral", "ttl": "2h"})")).param, "messages[0].content[0].cache_control.ttl");
+  EXPECT_EQ(ParseError(with(R"({"type": "ephemeral", "ttl": "2h"})")).param,
+            "messages[0].content[0].cache_control.ttl");
   EXPECT_EQ(ParseError(with(R"({"type": "ephemeral", "scope": "x"})")).param,
             "messages[0].content[0].cache_control.scope");
   std::string five = R"({"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": [)";
-  for (int i = 0; i < 5; ++i) five += std::string(i ? "," : "") + R"({"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}})";
+  for (int i = 0; i < 5; ++i)
+    five += std::string(i ? "," : "") + R"({"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}})";
   EXPECT_EQ(ParseError(five + "]}]}").code, "too_many_cache_breakpoints");
 }
 
@@ -155,7 +159,8 @@ TEST(AnthropicRequest, RequiredAndUnknownFields) {
   ApiError e = ParseError(R"({"model": "m", "messages": [{"role": "user", "content": "x"}]})");
   EXPECT_EQ(e.http_status, 400);
   EXPECT_EQ(e.param, "max_tokens");
-  e = ParseError(R"({"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "x"}], "n": 2, "seed": 1})");
+  e = ParseError(
+      R"({"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "x"}], "n": 2, "seed": 1})");
   EXPECT_NE(e.message.find("'n', 'seed'"), std::string::npos) << e.message;
   e = ParseError(R"({"max_tokens": 8, "messages": [{"role": "user", "content": "x"}]})");
   EXPECT_EQ(e.param, "model");
@@ -163,7 +168,8 @@ TEST(AnthropicRequest, RequiredAndUnknownFields) {
                      "messages": [{"role": "user", "content": "x"}]})");
   EXPECT_EQ(e.param, "thinking.type");
   EXPECT_TRUE(Parse(R"({"model": "m", "max_tokens": 8, "thinking": {"type": "disabled"},
-                        "messages": [{"role": "user", "content": "x"}]})").ok());
+                        "messages": [{"role": "user", "content": "x"}]})")
+                  .ok());
   e = ParseError(R"({"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "x", "name": "bob"}]})");
   EXPECT_EQ(e.param, "messages[0].name");
   e = ParseError(R"({"model": "m", "max_tokens": 8, "metadata": {"user_id": "u", "tag": 1},
@@ -225,8 +231,9 @@ TEST(AnthropicRequest, AnyValueAnywhereIsAnsweredNotThrown) {
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": false,
           "content": [{"type": "text", "text": "r"}], "cache_control": {"type": "ephemeral"}}]}]})");
   ASSERT_TRUE(ParseAnthropicMessages(full, kCtx).ok());
-  const json values[] = {nullptr, json(true), json(-1), json(1e300), json("s"), json::array(), json::object(),
-                         json::array({1, "x"}), json{{"type", 5}}};
+  const json values[] = {nullptr,          json(true),    json(-1),       json(1e300),
+                         json("s"),        json::array(), json::object(), json::array({1, "x"}),
+                         json{{"type", 5}}};
   std::vector<json::json_pointer> pointers;
   auto walk = [&](auto&& self, const json& node, const json::json_pointer& at) -> void {
     if (!at.empty()) pointers.push_back(at);
@@ -255,8 +262,8 @@ TEST(AnthropicRequest, AnyValueAnywhereIsAnsweredNotThrown) {
 TEST(AnthropicRequest, ThinkingMapsOntoTheTemplateSwitch) {
   const std::string msgs = R"("messages": [{"role": "user", "content": "x"}])";
   auto parse = [&](const std::string& fields, bool sw) {
-    return ParseAnthropicMessages(json::parse(R"({"model": "m", "max_tokens": 8, )" + fields + ", " + msgs + "}"),
-                                  kCtx, {}, sw);
+    return ParseAnthropicMessages(json::parse(R"({"model": "m", "max_tokens": 8, )" + fields + ", " + msgs + "}"), kCtx,
+                                  {}, sw);
   };
   for (const char* type : {"enabled", "adaptive"}) {
     auto r = parse(std::string(R"("thinking": {"type": ")") + type + R"(", "display": "omitted"})", true);
@@ -277,13 +284,15 @@ TEST(AnthropicRequest, ThinkingMapsOntoTheTemplateSwitch) {
   auto low = parse(R"("output_config": {"effort": "low"})", true);
   ASSERT_TRUE(low.ok());
   EXPECT_EQ(low.value.api.template_kwargs, json::parse(R"({"enable_thinking": false})"));
-  EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"effort": "extreme"}, )" + msgs + "}").param,
-            "output_config.effort");
+  EXPECT_EQ(
+      ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"effort": "extreme"}, )" + msgs + "}").param,
+      "output_config.effort");
   EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"format": {}}, )" + msgs + "}").param,
             "output_config.format.type");
   // format: Anthropic's structured outputs, the json_schema constraint.
   auto format = parse(R"("output_config": {"effort": "xhigh", "format": {"type": "json_schema",
-      "schema": {"type": "object"}}})", false);
+      "schema": {"type": "object"}}})",
+                      false);
   ASSERT_TRUE(format.ok()) << format.error.message;
   EXPECT_EQ(format.value.api.response_format, ApiRequest::ResponseFormat::kJsonSchema);
   EXPECT_EQ(format.value.api.response_schema, json::parse(R"({"type": "object"})"));
@@ -294,9 +303,9 @@ TEST(AnthropicRequest, ThinkingMapsOntoTheTemplateSwitch) {
            {R"({"type": "json_object", "schema": {}})", "output_config.format.type"},
            {R"({"type": "json_schema", "schema": {}, "name": "x"})", "output_config.format.name"},
            {R"("json")", "output_config.format"}}) {
-    EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"format": )" + f + "}, " + msgs + "}")
-                  .param,
-              param)
+    EXPECT_EQ(
+        ParseError(R"({"model": "m", "max_tokens": 8, "output_config": {"format": )" + f + "}, " + msgs + "}").param,
+        param)
         << f;
   }
   // Without effect, but still of Anthropic's types.
@@ -336,7 +345,9 @@ TEST(AnthropicRequest, DeferredToolsAreDeclaredButNotRendered) {
   ASSERT_EQ(r.value.breakpoints.size(), 1u);
   EXPECT_EQ(r.value.breakpoints[0].index, 1u);  // the rendered tool's position
   EXPECT_EQ(ParseError(R"({"model": "m", "max_tokens": 8, "tools": [{"name": "A", "input_schema": {},
-      "defer_loading": "yes"}], "messages": [{"role": "user", "content": "x"}]})").param, "tools[0].defer_loading");
+      "defer_loading": "yes"}], "messages": [{"role": "user", "content": "x"}]})")
+                .param,
+            "tools[0].defer_loading");
 }
 
 TEST(AnthropicRequest, ContextManagementClearsOldThinking) {
@@ -346,18 +357,21 @@ TEST(AnthropicRequest, ContextManagementClearsOldThinking) {
       {"role": "assistant", "content": [{"type": "thinking", "thinking": "t2", "signature": "s"}, {"type": "text", "text": "d"}]},
       {"role": "user", "content": "e"}])";
   auto r = Parse(R"({"model": "m", "max_tokens": 8, "context_management": {"edits": [
-      {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}]}, )" + history + "}");
+      {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}]}, )" +
+                 history + "}");
   ASSERT_TRUE(r.ok()) << r.error.message;
   EXPECT_FALSE(r.value.api.messages[1].contains("reasoning_content"));
   EXPECT_EQ(r.value.api.messages[3]["reasoning_content"], "t2");
-  EXPECT_EQ(r.value.applied_edits, nlohmann::json::parse(
-                                       R"([{"type": "clear_thinking_20251015", "cleared_thinking_turns": 1}])"));
+  EXPECT_EQ(r.value.applied_edits,
+            nlohmann::json::parse(R"([{"type": "clear_thinking_20251015", "cleared_thinking_turns": 1}])"));
   auto all = Parse(R"({"model": "m", "max_tokens": 8, "context_management": {"edits": [
-      {"type": "clear_thinking_20251015", "keep": "all"}]}, )" + history + "}");
+      {"type": "clear_thinking_20251015", "keep": "all"}]}, )" +
+                   history + "}");
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all.value.api.messages[1]["reasoning_content"], "t1");
   ApiError e = ParseError(R"({"model": "m", "max_tokens": 8, "context_management": {"edits": [
-      {"type": "clear_tool_uses_20250919"}]}, )" + history + "}");
+      {"type": "clear_tool_uses_20250919"}]}, )" +
+                          history + "}");
   EXPECT_EQ(e.param, "context_management.edits[0].type");
   EXPECT_NE(e.message.find("clear_tool_uses_20250919"), std::string::npos);
 }

@@ -15,10 +15,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "server/anthropic_cache_control.h"
 #include "server/api_error.h"
@@ -50,14 +49,14 @@ std::string ToolUseId(const std::string& call_id);
 nlohmann::json ToolUseBlock(const ToolCall& call);
 
 struct MessageHeader {
-  std::string id;     // "msg_..."
+  std::string id;  // "msg_..."
   std::string model;
 };
 
 // The whole non-streamed message.
-nlohmann::json AnthropicMessageJson(const MessageHeader& h, const std::string& text,
-                                    const std::vector<ToolCall>& calls, const std::string& stop_reason,
-                                    const std::string& stop_sequence, const nlohmann::json& usage);
+nlohmann::json AnthropicMessageJson(const MessageHeader& h, const std::string& text, const std::vector<ToolCall>& calls,
+                                    const std::string& stop_reason, const std::string& stop_sequence,
+                                    const nlohmann::json& usage);
 
 // "event: <data.type>\ndata: <json>\n\n".
 std::string NamedSseEvent(const nlohmann::json& data);

@@ -106,7 +106,8 @@ TEST(AnthropicResponse, MessageWithToolUse) {
 
 TEST(AnthropicResponse, StreamEventsInOrder) {
   AnthropicStreamWriter w({"msg_1", "tiny"});
-  std::string sse = w.Start(json{{"input_tokens", 12}, {"cache_read_input_tokens", 4}});  // one call per statement: the writer's order matters
+  std::string sse = w.Start(json{
+      {"input_tokens", 12}, {"cache_read_input_tokens", 4}});  // one call per statement: the writer's order matters
   sse += w.Text("Hel");
   sse += w.Text("");
   sse += w.Text("lo");
@@ -117,17 +118,18 @@ TEST(AnthropicResponse, StreamEventsInOrder) {
     EXPECT_EQ(name, data["type"]);  // the SSE event name is the data's type
     names.push_back(name);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"message_start", "ping", "content_block_start", "content_block_delta",
-                                             "content_block_delta", "content_block_stop", "content_block_start",
-                                             "content_block_delta", "content_block_stop", "message_delta",
-                                             "message_stop"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"message_start", "ping", "content_block_start", "content_block_delta",
+                                      "content_block_delta", "content_block_stop", "content_block_start",
+                                      "content_block_delta", "content_block_stop", "message_delta", "message_stop"}));
   EXPECT_EQ(ev[0].second["message"]["usage"]["input_tokens"], 12);
   EXPECT_EQ(ev[0].second["message"]["usage"]["cache_read_input_tokens"], 4);
   EXPECT_EQ(ev[0].second["message"]["content"], json::array());
   EXPECT_EQ(ev[3].second["delta"], json::parse(R"({"type": "text_delta", "text": "Hel"})"));
   EXPECT_EQ(ev[5].second["index"], 0);
   EXPECT_EQ(ev[6].second["index"], 1);
-  EXPECT_EQ(ev[6].second["content_block"], json::parse(R"({"type": "tool_use", "id": "toolu_x", "name": "f", "input": {}})"));
+  EXPECT_EQ(ev[6].second["content_block"],
+            json::parse(R"({"type": "tool_use", "id": "toolu_x", "name": "f", "input": {}})"));
   EXPECT_EQ(ev[7].second["delta"], json::parse(R"({"type": "input_json_delta", "partial_json": "{\"a\":1}"})"));
   EXPECT_EQ(ev[9].second["delta"]["stop_reason"], "tool_use");
   EXPECT_EQ(ev[9].second["usage"]["output_tokens"], 3);

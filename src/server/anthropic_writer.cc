@@ -1,6 +1,5 @@
 #include "server/anthropic_writer.h"
 
-
 namespace pg {
 
 using json = nlohmann::json;

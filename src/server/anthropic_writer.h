@@ -35,8 +35,7 @@ class AnthropicWriter final : public ResponseWriter {
   std::string StreamEnd(const std::vector<ToolCallEvent>& events, const GenerationEnd& end, const GenerationResult& r,
                         const GenerationOutput& out) override;
   std::string StreamError(const ApiError& error) override;
-  std::string Body(const GenerationEnd& end, const std::vector<TokenEvent>& tokens,
-                   const GenerationResult& r) override;
+  std::string Body(const GenerationEnd& end, const std::vector<TokenEvent>& tokens, const GenerationResult& r) override;
 
  private:
   nlohmann::json Usage(const GenerationResult& r, int64_t output_tokens) const;

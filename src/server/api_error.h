@@ -37,7 +37,7 @@ ApiError FromStatus(const Status& status);
 // Result-like holder for parse steps: either a value or an ApiError.
 template <typename T>
 struct ApiResult {
-  ApiResult(T v) : value(std::move(v)), ok_(true) {}  // NOLINT: implicit on purpose
+  ApiResult(T v) : value(std::move(v)), ok_(true) {}          // NOLINT: implicit on purpose
   ApiResult(ApiError e) : error(std::move(e)), ok_(false) {}  // NOLINT
   bool ok() const { return ok_; }
   T value{};

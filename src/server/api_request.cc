@@ -62,8 +62,8 @@ ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body,
                           "invalid_type"));
         return;
       }
-      int64_t id = t.is_number_unsigned() && t.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX
-                                                                                                 : t.get<int64_t>();
+      int64_t id =
+          t.is_number_unsigned() && t.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : t.get<int64_t>();
       if (id < 0 || id >= n_vocab) {
         r.Fail(BadRequest(fmt::format("prompt[{}] token id {} is outside the vocabulary [0, {})", i, id, n_vocab),
                           "prompt", "invalid_token"));
@@ -110,15 +110,15 @@ ApiError AnthropicContextError(int64_t prompt_tokens, int64_t max_tokens, int64_
     return BadRequest(fmt::format("prompt is too long: {} tokens > {} maximum", prompt_tokens, limit - 1), "messages",
                       "context_length_exceeded");
   }
-  return BadRequest(fmt::format("input length and `max_tokens` exceed context limit: {} + {} > {}", prompt_tokens,
-                                max_tokens, limit),
-                    "max_tokens", "context_length_exceeded");
+  return BadRequest(
+      fmt::format("input length and `max_tokens` exceed context limit: {} + {} > {}", prompt_tokens, max_tokens, limit),
+      "max_tokens", "context_length_exceeded");
 }
 
 }  // namespace
 
-std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx,
-                                     int64_t max_seq_tokens, ContextWords words) {
+std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx, int64_t max_seq_tokens,
+                                     ContextWords words) {
   const std::string prompt_param = request->chat ? "messages" : "prompt";
   const bool anthropic = words == ContextWords::kAnthropic;
   if (prompt_tokens == 0) return BadRequest("the prompt is empty (0 tokens)", prompt_param);

@@ -10,12 +10,11 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/inference_service.h"
 #include "server/api_error.h"
@@ -25,7 +24,7 @@ namespace pg {
 
 struct ApiRequest {
   bool chat = true;
-  std::string model;                  // as sent ("" = absent)
+  std::string model;  // as sent ("" = absent)
 
   // chat: messages normalised for the template (content parts joined into a
   // string, tool-call arguments parsed into objects); tools as sent or null.
@@ -36,15 +35,15 @@ struct ApiRequest {
   enum class ToolChoice { kAuto, kNone, kRequired, kNamed };
   ToolChoice tool_choice = ToolChoice::kAuto;
   std::string tool_choice_name;
-  bool parallel_tool_calls = true;    // false: only the first parsed call is returned
+  bool parallel_tool_calls = true;  // false: only the first parsed call is returned
   // response_format: kText (free), kJsonObject (any JSON object) or
   // kJsonSchema (a value valid under response_schema, json_schema.schema).
   // Enforced by constrained decoding (server/output_constraint_request.h).
   // kChoice: exactly one of response_choices (vLLM's structured_outputs choice).
   enum class ResponseFormat { kText, kJsonObject, kJsonSchema, kChoice };
   ResponseFormat response_format = ResponseFormat::kText;
-  std::string response_schema_name;       // json_schema.name
-  nlohmann::ordered_json response_schema;  // json_schema.schema (an object or a boolean)
+  std::string response_schema_name;           // json_schema.name
+  nlohmann::ordered_json response_schema;     // json_schema.schema (an object or a boolean)
   std::vector<std::string> response_choices;  // kChoice
   // Where the request put its JSON format or schema (the 'param' of their
   // 400s): "response_format.json_schema.schema", "json_schema", ...
@@ -71,15 +70,15 @@ struct ApiRequest {
   std::string prompt_text;
   std::vector<int32_t> prompt_tokens;
 
-  SamplingParams sampling;            // max_tokens filled later if absent
+  SamplingParams sampling;  // max_tokens filled later if absent
   bool max_tokens_given = false;
   std::vector<std::string> stop;
   bool stream = false;
-  bool include_usage = false;         // stream_options.include_usage
+  bool include_usage = false;  // stream_options.include_usage
   std::string user;
   double cache_ttl_s = -1;
-  std::string cache_salt;             // vLLM's cache_salt: salts the KV cache inside the tenant; "" = none
-  std::vector<KvHint> kv_hints;       // KV retention hints (GenerationRequest::kv_hints)
+  std::string cache_salt;        // vLLM's cache_salt: salts the KV cache inside the tenant; "" = none
+  std::vector<KvHint> kv_hints;  // KV retention hints (GenerationRequest::kv_hints)
   // Extra chat-template variables: the OpenAI routes' chat_template_kwargs,
   // or what the request's fields map onto (e.g. {"enable_thinking": false}
   // from Anthropic's `thinking`); an object, or null = none.

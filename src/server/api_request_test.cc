@@ -62,7 +62,7 @@ TEST(ApiRequest, ParsesPenaltiesAndLogitBias) {
 // Each bad sampling value is a 400 whose message names what is wrong.
 TEST(ApiRequest, RejectsBadSamplingValues) {
   struct Case {
-    const char* fields;   // appended to a valid chat body
+    const char* fields;  // appended to a valid chat body
     const char* param;
     const char* in_message;
   };
@@ -110,8 +110,8 @@ TEST(ApiRequest, RejectsBadSamplingValues) {
     }
   }
   // A long key is quoted in part, cut on a character boundary.
-  auto r = Chat(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{")" + std::string(39, 'a') +
-                "\xc3\xa9" + std::string(100, 'b') + R"(":1}})");
+  auto r = Chat(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{")" + std::string(39, 'a') + "\xc3\xa9" +
+                std::string(100, 'b') + R"(":1}})");
   ASSERT_FALSE(r.ok());
   std::string quoted(40, 'a');  // "aaa...a...": the 2-byte character would straddle byte 40
   quoted.front() = '"';
@@ -124,8 +124,8 @@ TEST(ApiRequest, LogitBiasEntriesAreLimited) {
   limits.max_logit_bias = 2;
   auto chat = [&](const std::string& bias) {
     return ParseChatRequest(
-        ParseJsonBody(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":)" + bias + "}").value, kVocab,
-        kCtx, limits);
+        ParseJsonBody(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":)" + bias + "}").value, kVocab, kCtx,
+        limits);
   };
   EXPECT_TRUE(chat(R"({"1":1,"2":2})").ok());
   auto many = chat(R"({"1":1,"2":2,"3":3})");
@@ -271,9 +271,7 @@ TEST(ApiRequest, CountLimitsAre400sNamingTheFlag) {
   limits.max_messages = 2;
   limits.max_tools = 1;
   limits.max_stop = 1;
-  auto chat = [&](const std::string& body) {
-    return ParseChatRequest(ParseJsonBody(body).value, 1000, 4096, limits);
-  };
+  auto chat = [&](const std::string& body) { return ParseChatRequest(ParseJsonBody(body).value, 1000, 4096, limits); };
   const std::string msg = R"({"role": "user", "content": "hi"})";
   EXPECT_TRUE(chat(R"({"messages": [)" + msg + "," + msg + "]}").ok());
   auto many = chat(R"({"messages": [)" + msg + "," + msg + "," + msg + "]}");
@@ -296,7 +294,9 @@ namespace {
 
 ApiResult<ApiRequest> ChatWithTool(const std::string& extra) {
   return ParseChatRequest(ParseJsonBody(R"({"messages": [{"role": "user", "content": "hi"}],
-    "tools": [{"type": "function", "function": {"name": "f"}}])" + extra + "}").value,
+    "tools": [{"type": "function", "function": {"name": "f"}}])" +
+                                        extra + "}")
+                              .value,
                           1000, 4096);
 }
 
@@ -419,7 +419,8 @@ TEST(ApiRequest, ChatTemplateKwargsReachTheTemplate) {
   ASSERT_TRUE(r.ok()) << r.error.message;
   EXPECT_EQ(r.value.template_kwargs, json::parse(R"({"enable_thinking":false})"));
   EXPECT_FALSE(Chat(R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":[1]})").ok());
-  auto own = Chat(R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"add_generation_prompt":false}})");
+  auto own =
+      Chat(R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"add_generation_prompt":false}})");
   ASSERT_FALSE(own.ok());
   EXPECT_NE(own.error.message.find("add_generation_prompt"), std::string::npos);
 }
@@ -437,9 +438,11 @@ TEST(ApiRequest, ToolMessagesNeedTheirCallIdAndToolsAnObjectSchema) {
   const std::string call = R"({"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",
       "function":{"name":"f","arguments":"{}"}}]})";
   EXPECT_TRUE(Chat(R"({"messages":[{"role":"user","content":"x"},)" + call +
-                   R"(,{"role":"tool","tool_call_id":"c1","content":"42"}]})").ok());
+                   R"(,{"role":"tool","tool_call_id":"c1","content":"42"}]})")
+                  .ok());
   EXPECT_FALSE(Chat(R"({"messages":[{"role":"user","content":"x"},)" + call +
-                    R"(,{"role":"tool","tool_call_id":"c2","content":"42"}]})").ok());
+                    R"(,{"role":"tool","tool_call_id":"c2","content":"42"}]})")
+                   .ok());
   EXPECT_TRUE(Chat(R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":)"
                    R"([{"type":"function","function":{"name":"f"}}]},)"
                    R"({"role":"tool","tool_call_id":"c9","content":"1"}]})")
@@ -449,7 +452,8 @@ TEST(ApiRequest, ToolMessagesNeedTheirCallIdAndToolsAnObjectSchema) {
   ASSERT_FALSE(number.ok());
   EXPECT_EQ(number.error.param, "tools[0].function.parameters");
   EXPECT_TRUE(Chat(R"({"messages":[{"role":"user","content":"x"}],
-      "tools":[{"type":"function","function":{"name":"f"}}]})").ok());
+      "tools":[{"type":"function","function":{"name":"f"}}]})")
+                  .ok());
 }
 
 }  // namespace

@@ -16,9 +16,9 @@ struct ChatPrompt::Impl {
   // template; a template error names the turn it refuses.
   Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
                              const ChatRenderOptions& opt, const nlohmann::ordered_json& extra) const {
-    const nlohmann::ordered_json replayed =
-        prompt_options.serialize_parallel_tool_calls && messages.is_array() ? SerializeParallelToolCalls(messages)
-                                                                            : messages;
+    const nlohmann::ordered_json replayed = prompt_options.serialize_parallel_tool_calls && messages.is_array()
+                                                ? SerializeParallelToolCalls(messages)
+                                                : messages;
     Result<std::string> text = RenderChat(tmpl, replayed, tools, opt, extra);
     if (text.ok() || !replayed.is_array() || text.status().code() != StatusCode::kInvalidArgument) return text;
     return InvalidArgument(ExplainTemplateError(replayed, text.status(), [&](const nlohmann::ordered_json& m) {

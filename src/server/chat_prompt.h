@@ -14,11 +14,10 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "chat/tool_call_format.h"
@@ -52,8 +51,7 @@ class ChatPrompt {
   // and the request's chat_template_kwargs as extra template variables (an
   // object, or null; e.g. Qwen3's enable_thinking).
   Result<std::string> Render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
-                             bool add_generation_prompt,
-                             const nlohmann::ordered_json& template_kwargs = nullptr) const;
+                             bool add_generation_prompt, const nlohmann::ordered_json& template_kwargs = nullptr) const;
   // How this model writes tool calls, detected once from the template text
   // (DetectToolCallFormat; the fallback template's is kHermes).
   ToolCallFormat tool_call_format() const { return tool_call_format_; }

@@ -68,12 +68,13 @@ std::string ExplainTemplateError(const ojson& messages, const Status& error,
   std::string what = fmt::format("turn {} ({}", hi - 1, StringAt(turn, "role", "?"));
   if (calls > 0) what += fmt::format(", {} tool call{}", calls, calls == 1 ? "" : "s");
   what += ")";
-  std::string out = fmt::format("the model's chat template cannot render {} of the conversation: {}", what,
-                                error.message());
+  std::string out =
+      fmt::format("the model's chat template cannot render {} of the conversation: {}", what, error.message());
   if (calls > 1) {
-    out += "; this template does not replay parallel tool calls: start the server with "
-           "--serialize-parallel-tool-calls to replay them as successive turns (docs/server.md), or send one "
-           "call per turn";
+    out +=
+        "; this template does not replay parallel tool calls: start the server with "
+        "--serialize-parallel-tool-calls to replay them as successive turns (docs/server.md), or send one "
+        "call per turn";
   }
   return out;
 }

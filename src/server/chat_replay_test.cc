@@ -41,7 +41,8 @@ TEST(ChatReplay, ExplainNamesTheFirstTurnTheTemplateRefuses) {
   auto render = [&](const json& m) {
     ++renders;
     for (const json& t : m) {
-      if (t.contains("tool_calls") && t["tool_calls"].size() > 1) return InvalidArgument("chat template raised: single only");
+      if (t.contains("tool_calls") && t["tool_calls"].size() > 1)
+        return InvalidArgument("chat template raised: single only");
     }
     return Status::Ok();
   };

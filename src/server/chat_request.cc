@@ -1,9 +1,9 @@
 // ParseChatRequest: the /v1/chat/completions body (see api_request.h).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "base/bounded_json.h"
 #include "server/api_request.h"
@@ -30,9 +30,12 @@ using json = nlohmann::ordered_json;
 //   functions / function_call (the API's deprecated form): use 'tools'.
 void ReadToolChoice(const json& tc, FieldReader& r, ApiRequest* req) {
   if (tc.is_string()) {
-    if (tc == "auto") req->tool_choice = ApiRequest::ToolChoice::kAuto;
-    else if (tc == "none") req->tool_choice = ApiRequest::ToolChoice::kNone;
-    else if (tc == "required") req->tool_choice = ApiRequest::ToolChoice::kRequired;
+    if (tc == "auto")
+      req->tool_choice = ApiRequest::ToolChoice::kAuto;
+    else if (tc == "none")
+      req->tool_choice = ApiRequest::ToolChoice::kNone;
+    else if (tc == "required")
+      req->tool_choice = ApiRequest::ToolChoice::kRequired;
     else
       r.Fail(BadRequest(fmt::format("'tool_choice' {} is not one of \"auto\", \"none\", \"required\" or "
                                     "{{\"type\": \"function\", \"function\": {{\"name\": ...}}}}",
@@ -63,8 +66,8 @@ void ReadOutputControls(FieldReader& r, ApiRequest* req) {
   if (r.Bool("parallel_tool_calls", &parallel)) req->parallel_tool_calls = parallel;
   for (const char* key : {"functions", "function_call"}) {
     if (r.Get(key)) {
-      r.Fail(BadRequest(fmt::format("'{}' is the deprecated form of tools; send 'tools' (and 'tool_choice')", key),
-                        key, "unsupported_parameter"));
+      r.Fail(BadRequest(fmt::format("'{}' is the deprecated form of tools; send 'tools' (and 'tool_choice')", key), key,
+                        "unsupported_parameter"));
     }
   }
 }
@@ -84,9 +87,9 @@ bool NormaliseContent(json& msg, size_t index, FieldReader& r) {
       return false;
     }
     if (*type != "text") {
-      r.Fail(BadRequest(fmt::format("{}: content part type '{}' is not supported (text only)", param,
-                                    type->get<std::string>()),
-                        param));
+      r.Fail(BadRequest(
+          fmt::format("{}: content part type '{}' is not supported (text only)", param, type->get<std::string>()),
+          param));
       return false;
     }
     auto text = part.find("text");
@@ -129,9 +132,9 @@ void ReadTemplateKwargs(FieldReader& r, ApiRequest* req) {
   if (!kw) return;
   for (const char* own : {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"}) {
     if (kw->contains(own)) {
-      r.Fail(BadRequest(fmt::format("'chat_template_kwargs' may not set '{}': the server sets it from the request",
-                                    own),
-                        "chat_template_kwargs"));
+      r.Fail(
+          BadRequest(fmt::format("'chat_template_kwargs' may not set '{}': the server sets it from the request", own),
+                     "chat_template_kwargs"));
       return;
     }
   }
@@ -145,7 +148,8 @@ void ReadLogprobs(FieldReader& r, ApiRequest* req) {
   int64_t top = 0;
   if (r.Int("top_logprobs", &top)) {
     if (top < 0 || top > kMaxTopLogprobs) {
-      r.Fail(BadRequest(fmt::format("'top_logprobs' must be in [0, {}], got {}", kMaxTopLogprobs, top), "top_logprobs"));
+      r.Fail(
+          BadRequest(fmt::format("'top_logprobs' must be in [0, {}], got {}", kMaxTopLogprobs, top), "top_logprobs"));
     } else if (top > 0 && !logprobs) {
       r.Fail(BadRequest("'top_logprobs' requires 'logprobs': true", "top_logprobs"));
     }
@@ -240,9 +244,12 @@ bool CheckTool(const json& t, size_t i, std::set<std::string>* names, FieldReade
                       fmt::format("{}.function.{}", where, key), "invalid_type"));
     return true;
   };
-  return !wrong("description", [](const json& v) { return v.is_string(); }, "a string") &&
-         !wrong("parameters", [](const json& v) { return v.is_object(); }, "a JSON schema object") &&
-         !wrong("strict", [](const json& v) { return v.is_boolean(); }, "a boolean");
+  return !wrong(
+             "description", [](const json& v) { return v.is_string(); }, "a string") &&
+         !wrong(
+             "parameters", [](const json& v) { return v.is_object(); }, "a JSON schema object") &&
+         !wrong(
+             "strict", [](const json& v) { return v.is_boolean(); }, "a boolean");
 }
 
 // tools: function declarations, kept unless tool_choice is "none".

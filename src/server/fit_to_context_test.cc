@@ -26,8 +26,7 @@ TEST(FitToContext, KvBoundNamesBothNumbersAndTheFlag) {
   EXPECT_EQ(err->http_status, 400);
   EXPECT_EQ(err->param, "max_tokens");
   EXPECT_EQ(err->code, "kv_capacity_exceeded");
-  EXPECT_NE(err->message.find("5000 tokens of KV (4000 prompt + 1000 max_tokens)"), std::string::npos)
-      << err->message;
+  EXPECT_NE(err->message.find("5000 tokens of KV (4000 prompt + 1000 max_tokens)"), std::string::npos) << err->message;
   EXPECT_NE(err->message.find("at most 4096 tokens for one sequence (--kv-device-mem)"), std::string::npos)
       << err->message;
 }

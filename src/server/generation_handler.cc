@@ -17,7 +17,7 @@ namespace {
 struct ResponsePlan {
   std::unique_ptr<ResponseWriter> writer;
   const char* endpoint = "";  // the dialect's client_disconnects label (the dialect itself ends with the handler)
-  std::string session_id;  // "" = none
+  std::string session_id;     // "" = none
   bool tools = false;
   ToolCallFormat format = kDefaultToolCallFormat;
   nlohmann::ordered_json tool_defs;  // the request's tools (GLM argument types)

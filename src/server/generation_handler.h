@@ -22,11 +22,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "server/api_request.h"
 #include "server/handler_context.h"
@@ -58,8 +57,7 @@ class ApiDialect {
   // After Writer, before StartGeneration: what the dialect reports about the
   // request in response headers and the log (e.g. Anthropic's ignored
   // fields and context edits); `id` is the writer's.
-  virtual void BeforeStart(const httplib::Request&, const ApiRequest&, const std::string& /*id*/,
-                           httplib::Response&) {}
+  virtual void BeforeStart(const httplib::Request&, const ApiRequest&, const std::string& /*id*/, httplib::Response&) {}
 };
 
 void HandleGeneration(const HandlerContext& ctx, const httplib::Request& req, httplib::Response& res,

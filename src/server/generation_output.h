@@ -16,12 +16,11 @@
 // Not thread-safe; one per response.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "chat/tool_call_stream.h"
 #include "server/generation_runner.h"
@@ -29,12 +28,12 @@
 namespace pg {
 
 struct ToolCall {
-  std::string id;              // "call_..."
+  std::string id;  // "call_..."
   std::string name;
   // The arguments as generated: a JSON object's text, or, when cut_off(),
   // as far as the model got before the token limit.
   std::string arguments_json;
-  std::string closing;         // cut off: what closes arguments_json into a JSON object
+  std::string closing;  // cut off: what closes arguments_json into a JSON object
   bool cut_off() const { return !closing.empty(); }
   std::string CompleteArguments() const { return arguments_json + closing; }
 };
@@ -68,7 +67,7 @@ class GenerationOutput {
 
   std::optional<ToolCallStream> stream_;  // with tools
   bool parallel_ = true;
-  std::string text_;             // visible content so far
+  std::string text_;  // visible content so far
   std::vector<ToolCall> calls_;
 };
 

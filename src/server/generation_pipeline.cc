@@ -1,8 +1,8 @@
 #include "server/generation_pipeline.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "base/log.h"
 #include "server/guarded_stream.h"
@@ -66,8 +66,8 @@ ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContex
   g.kv_hints = api->kv_hints;
   g.arrival_s = start.arrival_s;
   g.constraint = std::move(constraint.value);
-  auto runner = std::make_unique<GenerationRunner>(ctx.service, std::move(g), std::move(api->stop),
-                                                   ctx.metrics->generation());
+  auto runner =
+      std::make_unique<GenerationRunner>(ctx.service, std::move(g), std::move(api->stop), ctx.metrics->generation());
   if (!start.render_special.empty()) runner->RenderSpecialTokens(start.render_special);
   if (Status st = runner->Start(); !st.ok()) return FromStatus(st);
   return runner;

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "server/api_request.h"
-#include "server/handler_context.h"
-#include "server/generation_runner.h"
 #include "metrics/metrics_registry.h"
+#include "server/api_request.h"
+#include "server/generation_runner.h"
+#include "server/handler_context.h"
 
 namespace pg {
 
@@ -58,8 +58,7 @@ struct GenerationStart {
   std::vector<int32_t> render_special;  // control tokens shown in the text (tool-call markers)
 };
 ApiResult<std::unique_ptr<GenerationRunner>> StartGeneration(const HandlerContext& ctx, ApiRequest* api,
-                                                             std::vector<int32_t> prompt,
-                                                             const GenerationStart& start);
+                                                             std::vector<int32_t> prompt, const GenerationStart& start);
 
 // The engine's session name for a request: X-Session-Id, else `user` (or
 // Anthropic's metadata.user_id), scoped by the caller's tenant

@@ -16,8 +16,8 @@ struct EventChannel {
   std::deque<std::pair<ServiceEvent, double>> events;  // event, NowSeconds() when it arrived
 };
 
-GenerationRunner::GenerationRunner(InferenceService* service, GenerationRequest request,
-                                   std::vector<std::string> stops, GenerationMetrics metrics)
+GenerationRunner::GenerationRunner(InferenceService* service, GenerationRequest request, std::vector<std::string> stops,
+                                   GenerationMetrics metrics)
     : service_(service),
       request_(std::move(request)),
       metrics_(metrics),
@@ -56,8 +56,7 @@ bool GenerationRunner::Poll(double timeout_s, GenerationStep* step) {
   std::deque<std::pair<ServiceEvent, double>> events;
   {
     std::unique_lock<std::mutex> lock(channel_->mu);
-    channel_->cv.wait_for(lock, std::chrono::duration<double>(timeout_s),
-                          [&] { return !channel_->events.empty(); });
+    channel_->cv.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return !channel_->events.empty(); });
     events.swap(channel_->events);
   }
   for (auto& [ev, at] : events) {

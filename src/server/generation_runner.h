@@ -29,8 +29,8 @@ struct EventChannel;
 
 // Text and tokens that became available in one Poll().
 struct GenerationStep {
-  std::string text;                      // new client-visible text
-  std::vector<TokenEvent> tokens;        // generated tokens (EOG excluded), for logprobs
+  std::string text;                // new client-visible text
+  std::vector<TokenEvent> tokens;  // generated tokens (EOG excluded), for logprobs
   void Clear() {
     text.clear();
     tokens.clear();
@@ -43,16 +43,16 @@ struct GenerationResult {
   std::string stop_sequence;  // "stop" at a stop string: which one ("" = EOS or none)
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
-  CacheUsage cache;           // known once admitted() (the first token), final at the finish
-  SpecUsage spec;             // speculative decoding counts (usage.speculative)
+  CacheUsage cache;  // known once admitted() (the first token), final at the finish
+  SpecUsage spec;    // speculative decoding counts (usage.speculative)
 };
 
 // Latency histograms fed by runners (any may be null).
 struct GenerationMetrics {
-  Histogram* ttft_s = nullptr;       // arrival -> first token
-  Histogram* itl_s = nullptr;        // between consecutive tokens
-  Histogram* e2e_s = nullptr;        // arrival -> finish
-  Histogram* queue_s = nullptr;      // arrival -> first scheduled (engine's figure)
+  Histogram* ttft_s = nullptr;   // arrival -> first token
+  Histogram* itl_s = nullptr;    // between consecutive tokens
+  Histogram* e2e_s = nullptr;    // arrival -> finish
+  Histogram* queue_s = nullptr;  // arrival -> first scheduled (engine's figure)
 };
 
 class GenerationRunner {
@@ -96,11 +96,11 @@ class GenerationRunner {
   IncrementalDecoder decoder_;
   StopStringFilter stop_filter_;
   bool started_ = false;
-  bool cancelled_ = false;     // by us: stop string or client gone
+  bool cancelled_ = false;  // by us: stop string or client gone
   bool finished_ = false;
   bool admitted_ = false;
-  int64_t tokens_seen_ = 0;    // completion tokens consumed before any stop
-  double last_token_s_ = 0;    // NowSeconds() of the previous token, 0 before the first
+  int64_t tokens_seen_ = 0;  // completion tokens consumed before any stop
+  double last_token_s_ = 0;  // NowSeconds() of the previous token, 0 before the first
   GenerationResult result_;
   std::vector<int32_t> render_special_;
 };

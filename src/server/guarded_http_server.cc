@@ -54,7 +54,8 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
     static const std::string kBusy = [] {
       std::string body = ApiError{503, "server_error", "server busy: too many connections", "", "unavailable"}.ToJson();
       return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
-             "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+             "Content-Length: " +
+             std::to_string(body.size()) + "\r\n\r\n" + body;
     }();
     (void)!::send(sock, kBusy.data(), kBusy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   } else {
@@ -107,7 +108,8 @@ bool GuardedHttpServer::WaitForRequest(const GuardedStream& stream) {
   return false;
 }
 
-void GuardedHttpServer::InstallErrorAnswers(ErrorWriter write_error, std::function<void(const ApiError&)> on_raw_error) {
+void GuardedHttpServer::InstallErrorAnswers(ErrorWriter write_error,
+                                            std::function<void(const ApiError&)> on_raw_error) {
   write_error_ = write_error;
   // A request a stream limit stopped gets the error that names the limit.
   limit_answer_ = [this, on_raw_error](GuardedStream::Limit limit) {
@@ -129,19 +131,26 @@ void GuardedHttpServer::InstallErrorAnswers(ErrorWriter write_error, std::functi
     }
     ApiError e;
     switch (res.status) {
-      case 404: e = NotFoundError("no route for " + req.method + " " + req.path, "unknown_route"); break;
+      case 404:
+        e = NotFoundError("no route for " + req.method + " " + req.path, "unknown_route");
+        break;
       case 413:
         e = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0
                 ? FormBodyTooLargeError()
                 : BodyTooLargeError(options_);
         break;
-      case 414: e = StreamLimitError(GuardedStream::Limit::kUrl, options_); break;
+      case 414:
+        e = StreamLimitError(GuardedStream::Limit::kUrl, options_);
+        break;
       case 400:
         e = BadRequest("malformed HTTP request");
         res.set_header("Connection", "close");
         if (GuardedStream* conn = GuardedStream::Current()) conn->MarkUnparsable();
         break;
-      default: e = ServerError("HTTP error " + std::to_string(res.status)); e.http_status = res.status; break;
+      default:
+        e = ServerError("HTTP error " + std::to_string(res.status));
+        e.http_status = res.status;
+        break;
     }
     write_error_(req, res, e);
   });

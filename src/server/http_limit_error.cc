@@ -13,13 +13,20 @@ ApiError Make(int status, std::string message, std::string code) {
 
 const char* ReasonPhrase(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    default: return status >= 500 ? "Internal Server Error" : "Bad Request";
+    case 400:
+      return "Bad Request";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Payload Too Large";
+    case 414:
+      return "URI Too Long";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return status >= 500 ? "Internal Server Error" : "Bad Request";
   }
 }
 
@@ -29,17 +36,19 @@ ApiError StreamLimitError(GuardedStream::Limit limit, const ServerOptions& o) {
   using Limit = GuardedStream::Limit;
   switch (limit) {
     case Limit::kHeaderBytes:
-      return Make(431, fmt::format("the request line and headers are larger than {} bytes (--max-header-bytes)",
-                                   o.max_header_bytes),
-                  "header_too_large");
+      return Make(
+          431,
+          fmt::format("the request line and headers are larger than {} bytes (--max-header-bytes)", o.max_header_bytes),
+          "header_too_large");
     case Limit::kHeaderCount:
       return Make(431, fmt::format("the request has more than {} header lines (--max-headers)", o.max_headers),
                   "too_many_headers");
     case Limit::kHeaderLine:
       return Make(431, fmt::format("a header line is longer than {} bytes", kMaxHeaderLineBytes), "header_too_large");
     case Limit::kUrl:
-      return Make(414, fmt::format("the request line (method, URL, version) is longer than {} bytes (--max-url-bytes)",
-                                   o.max_url_bytes),
+      return Make(414,
+                  fmt::format("the request line (method, URL, version) is longer than {} bytes (--max-url-bytes)",
+                              o.max_url_bytes),
                   "uri_too_long");
     case Limit::kBody:
       return BodyTooLargeError(o);
@@ -55,8 +64,7 @@ ApiError StreamLimitError(GuardedStream::Limit limit, const ServerOptions& o) {
 }
 
 ApiError BodyTooLargeError(const ServerOptions& o) {
-  return PayloadTooLarge(
-      fmt::format("the request body is larger than {} bytes (--max-body-bytes)", o.max_body_bytes));
+  return PayloadTooLarge(fmt::format("the request body is larger than {} bytes (--max-body-bytes)", o.max_body_bytes));
 }
 
 ApiError FormBodyTooLargeError() {

@@ -8,9 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "server/guarded_stream.h"
 #include "server/http_limit_error.h"
@@ -143,12 +142,9 @@ TEST(HttpLimits, EachLimitHasItsStatusAndNamesItsFlag) {
     Limit limit;
     int status;
     const char* text;
-  } cases[] = {{Limit::kHeaderBytes, 431, "--max-header-bytes"},
-               {Limit::kHeaderCount, 431, "--max-headers"},
-               {Limit::kHeaderLine, 431, "8192 bytes"},
-               {Limit::kUrl, 414, "--max-url-bytes"},
-               {Limit::kBody, 413, "--max-body-bytes"},
-               {Limit::kTimeout, 400, "did not arrive in time"}};
+  } cases[] = {{Limit::kHeaderBytes, 431, "--max-header-bytes"}, {Limit::kHeaderCount, 431, "--max-headers"},
+               {Limit::kHeaderLine, 431, "8192 bytes"},          {Limit::kUrl, 414, "--max-url-bytes"},
+               {Limit::kBody, 413, "--max-body-bytes"},          {Limit::kTimeout, 400, "did not arrive in time"}};
   for (const Case& c : cases) {
     ApiError e = StreamLimitError(c.limit, o);
     EXPECT_EQ(e.http_status, c.status) << c.text;

@@ -1,15 +1,12 @@
 #include "server/http_server.h"
-#include "server/tokenize_handler.h"
 
+#include <fmt/format.h>
 #include <httplib.h>
 
 #include <ctime>
 #include <mutex>
-#include <optional>
-
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/check.h"
 #include "base/clock.h"
@@ -28,6 +25,7 @@
 #include "server/template_handler.h"
 #include "server/tenant.h"
 #include "server/tenant_keys.h"
+#include "server/tokenize_handler.h"
 
 namespace pg {
 namespace {
@@ -98,10 +96,10 @@ struct HttpServer::Impl {
         return SendError(res, ErrorShapeForPath(req.path), Unauthorized("missing or invalid API key"), &metrics);
       }
       if (req.get_header_value("X-Session-Id").size() > kMaxSessionIdBytes) {
-        return SendError(res, ErrorShapeForPath(req.path),
-                         BadRequest(fmt::format("X-Session-Id is longer than {} bytes", kMaxSessionIdBytes),
-                                    "X-Session-Id"),
-                         &metrics);
+        return SendError(
+            res, ErrorShapeForPath(req.path),
+            BadRequest(fmt::format("X-Session-Id is longer than {} bytes", kMaxSessionIdBytes), "X-Session-Id"),
+            &metrics);
       }
       TenantScope scope(&*tenant);
       try {
@@ -153,62 +151,58 @@ void HttpServer::Impl::AddGenerationRoutes(const HandlerContext& ctx) {
   completions = std::make_unique<CompletionHandler>(ctx);
 
   server.Post("/v1/chat/completions", Api([this](const httplib::Request& req, httplib::Response& res) {
-    completions->Handle(req, res, /*chat=*/true);
-  }));
+                completions->Handle(req, res, /*chat=*/true);
+              }));
   server.Post("/v1/completions", Api([this](const httplib::Request& req, httplib::Response& res) {
-    completions->Handle(req, res, /*chat=*/false);
-  }));
+                completions->Handle(req, res, /*chat=*/false);
+              }));
   anthropic = std::make_unique<AnthropicHandler>(ctx);
-  server.Post("/tokenize", Api([ctx](const httplib::Request& req, httplib::Response& res) {
-    HandleTokenize(ctx, req, res);
-  }));
-  server.Post("/v1/messages", Api([this](const httplib::Request& req, httplib::Response& res) {
-    anthropic->Messages(req, res);
-  }));
-  server.Post("/v1/messages/count_tokens", Api([this](const httplib::Request& req, httplib::Response& res) {
-    anthropic->CountTokens(req, res);
-  }));
+  server.Post("/tokenize",
+              Api([ctx](const httplib::Request& req, httplib::Response& res) { HandleTokenize(ctx, req, res); }));
+  server.Post("/v1/messages",
+              Api([this](const httplib::Request& req, httplib::Response& res) { anthropic->Messages(req, res); }));
+  server.Post("/v1/messages/count_tokens",
+              Api([this](const httplib::Request& req, httplib::Response& res) { anthropic->CountTokens(req, res); }));
   responses = std::make_unique<ResponsesHandler>(ctx, static_cast<size_t>(options.responses_store));
-  server.Post("/v1/responses", Api([this](const httplib::Request& req, httplib::Response& res) {
-    responses->Create(req, res);
-  }));
+  server.Post("/v1/responses",
+              Api([this](const httplib::Request& req, httplib::Response& res) { responses->Create(req, res); }));
   // llama.cpp's /apply-template; behind the API key as in llama.cpp.
   apply_template = std::make_unique<TemplateHandler>(ctx);
-  server.Post("/apply-template", Api([this](const httplib::Request& req, httplib::Response& res) {
-    apply_template->Handle(req, res);
-  }));
-
+  server.Post("/apply-template",
+              Api([this](const httplib::Request& req, httplib::Response& res) { apply_template->Handle(req, res); }));
 }
 
 // Models, sessions, health, KV events and metrics.
 void HttpServer::Impl::AddInfoRoutes() {
   auto model_json = [this] {
     const ServiceInfo& info = service->info();
-    json m{{"id", info.model_name},       {"object", "model"},         {"created", started_unix},
-           {"owned_by", "prosgrow"},      {"vocab_size", info.n_vocab}, {"context_length", info.n_ctx}};
+    json m{{"id", info.model_name},  {"object", "model"},          {"created", started_unix},
+           {"owned_by", "prosgrow"}, {"vocab_size", info.n_vocab}, {"context_length", info.n_ctx}};
     m.update(SpeculativeModelJson(info));  // speculative drafters; synthetic acceptance said out loud
     return m;
   };
-  server.Get("/v1/models", Api([model_json](const httplib::Request&, httplib::Response& res) {
-    res.set_content(DumpJson({{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
-  }));
+  server.Get(
+      "/v1/models", Api([model_json](const httplib::Request&, httplib::Response& res) {
+        res.set_content(DumpJson({{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
+      }));
   server.Get(R"(/v1/models/(.+))", Api([this, model_json](const httplib::Request& req, httplib::Response& res) {
-    if (req.matches[1] != service->info().model_name) {
-      return SendApiError(res, NotFoundError("model '" + std::string(req.matches[1]) + "' does not exist",
-                                             "model_not_found"),
-                          &metrics);
-    }
-    res.set_content(DumpJson(model_json()), "application/json");
-  }));
+               if (req.matches[1] != service->info().model_name) {
+                 return SendApiError(
+                     res,
+                     NotFoundError("model '" + std::string(req.matches[1]) + "' does not exist", "model_not_found"),
+                     &metrics);
+               }
+               res.set_content(DumpJson(model_json()), "application/json");
+             }));
   server.Post(R"(/v1/sessions/([^/]+)/release)", Api([this](const httplib::Request& req, httplib::Response& res) {
-    std::string id = req.matches[1];
-    if (id.size() > kMaxSessionIdBytes) {
-      return SendApiError(res, BadRequest(fmt::format("session id is longer than {} bytes", kMaxSessionIdBytes)),
-                          &metrics);
-    }
-    service->ReleaseSession(TenantSessionId(Tenant::Current(), id));  // only the caller's own session
-    res.set_content(DumpJson({{"id", id}, {"object", "session"}, {"released", true}}), "application/json");
-  }));
+                std::string id = req.matches[1];
+                if (id.size() > kMaxSessionIdBytes) {
+                  return SendApiError(
+                      res, BadRequest(fmt::format("session id is longer than {} bytes", kMaxSessionIdBytes)), &metrics);
+                }
+                service->ReleaseSession(TenantSessionId(Tenant::Current(), id));  // only the caller's own session
+                res.set_content(DumpJson({{"id", id}, {"object", "session"}, {"released", true}}), "application/json");
+              }));
   server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     bool ready = service->ready() && !stopping.load();
     res.status = ready ? 200 : 503;
@@ -218,22 +212,19 @@ void HttpServer::Impl::AddInfoRoutes() {
   // needs only the replica's URL. 404 when it publishes none.
   // Behind the API key: it names the endpoints that carry block hashes.
   server.Get("/kv-events", Api([this](const httplib::Request&, httplib::Response& res) {
-    const ServiceInfo& info = service->info();
-    if (info.kv_events_endpoint.empty()) {
-      return SendApiError(res, NotFoundError("this server publishes no KV events (start it with --kv-events)"),
-                          &metrics);
-    }
-    json j{{"endpoint", info.kv_events_endpoint},
-           {"replay_endpoint", info.kv_events_replay_endpoint},
-           {"topic", info.kv_events_topic},
-           {"format", "vllm"},
-           {"block_size", info.kv_block_size},
-           {"hash", "first 63 bits of the chained SHA-256 block hash"},
-           {"token_ids", info.kv_events_token_ids},
-           {"media", {"GPU", "CPU", "DISK"}}};
-    if (!info.kv_events_curve_public_key.empty()) j["curve_public_key"] = info.kv_events_curve_public_key;
-    res.set_content(DumpJson(j), "application/json");
-  }));
+               const ServiceInfo& info = service->info();
+               if (info.kv_events_endpoint.empty()) {
+                 return SendApiError(
+                     res, NotFoundError("this server publishes no KV events (start it with --kv-events)"), &metrics);
+               }
+               json j{
+                   {"endpoint", info.kv_events_endpoint},   {"replay_endpoint", info.kv_events_replay_endpoint},
+                   {"topic", info.kv_events_topic},         {"format", "vllm"},
+                   {"block_size", info.kv_block_size},      {"hash", "first 63 bits of the chained SHA-256 block hash"},
+                   {"token_ids", info.kv_events_token_ids}, {"media", {"GPU", "CPU", "DISK"}}};
+               if (!info.kv_events_curve_public_key.empty()) j["curve_public_key"] = info.kv_events_curve_public_key;
+               res.set_content(DumpJson(j), "application/json");
+             }));
   registry.AddInfo("prosgrow_build_info", "Version, git commit, build type and CPU kernel ISA of this server.",
                    {{"version", options.build.version},
                     {"commit", options.build.commit},
@@ -242,7 +233,6 @@ void HttpServer::Impl::AddInfoRoutes() {
   server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(registry.Render() + service->MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
   });
-
 }
 
 // Known paths with the wrong method: 405 naming the right one.
@@ -267,11 +257,9 @@ void HttpServer::Impl::AddWrongMethodRoutes() {
 void HttpServer::Impl::AddErrorHandlers() {
   // Errors httplib or a stream limit produces, answered as API errors in the
   // path's API (error_response.h).
-  server.InstallErrorAnswers(
-      [this](const httplib::Request& req, httplib::Response& res, const ApiError& e) {
-        SendError(res, ErrorShapeForPath(req.path), e, &metrics);
-      },
-      [this](const ApiError& e) { metrics.errors->Inc({e.kind()}); });
+  server.InstallErrorAnswers([this](const httplib::Request& req, httplib::Response& res,
+                                    const ApiError& e) { SendError(res, ErrorShapeForPath(req.path), e, &metrics); },
+                             [this](const ApiError& e) { metrics.errors->Inc({e.kind()}); });
   // Counted when the status line is about to be written (httplib calls the
   // post-routing handler after the error handler, before any response byte),
   // so a client that has its response and scrapes /metrics sees its request.
@@ -319,7 +307,8 @@ Status HttpServer::Start() {
 
 Status HttpServer::Run() {
   PG_RETURN_IF_ERROR(Bind());
-  if (!impl_->server.listen_after_bind() && !impl_->stopping.load()) return IoError("HTTP server stopped with an error");
+  if (!impl_->server.listen_after_bind() && !impl_->stopping.load())
+    return IoError("HTTP server stopped with an error");
   return Status::Ok();
 }
 

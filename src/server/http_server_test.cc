@@ -43,8 +43,8 @@ void ExpectUsageShape(const json& usage) {
   const json& d = usage["prompt_tokens_details"];
   ASSERT_TRUE(d["cached_tokens"].is_number_integer()) << usage.dump();
   const json& tiers = d["cached_tokens_by_tier"];
-  EXPECT_EQ(d["cached_tokens"], tiers["device"].get<int64_t>() + tiers["host"].get<int64_t>() +
-                                    tiers["disk"].get<int64_t>());
+  EXPECT_EQ(d["cached_tokens"],
+            tiers["device"].get<int64_t>() + tiers["host"].get<int64_t>() + tiers["disk"].get<int64_t>());
 }
 
 TEST(HttpServer, ChatNonStreaming) {
@@ -107,7 +107,8 @@ TEST(HttpServer, CachedTokensAndSessionHints) {
   auto t = StartTestServer(fake);
   ASSERT_TRUE(t);
   int status;
-  std::string body = R"({"messages":[{"role":"user","content":"Tell me about Paris"}],"user":"agent-7","cache_ttl_s":12})";
+  std::string body =
+      R"({"messages":[{"role":"user","content":"Tell me about Paris"}],"user":"agent-7","cache_ttl_s":12})";
   json a = PostJson(*t, "/v1/chat/completions", body, &status);
   ASSERT_EQ(status, 200);
   EXPECT_EQ(a["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
@@ -134,8 +135,8 @@ TEST(HttpServer, Utf8IsNeverSplit) {
   fake.token_delay_s = 0.005;  // one token per chunk
   auto t = StartTestServer(fake);
   ASSERT_TRUE(t);
-  auto res = t->Client().Post("/v1/chat/completions",
-                              R"({"messages":[{"role":"user","content":"x"}],"stream":true})", "application/json");
+  auto res = t->Client().Post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}],"stream":true})",
+                              "application/json");
   ASSERT_TRUE(res);
   std::string content;
   int chunks = 0;
@@ -168,9 +169,10 @@ TEST(HttpServer, ToolCallRoundTrip) {
       R"([{"type":"function","function":{"name":"get_weather","description":"Weather of a city",
           "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}])";
   int status;
-  json j = PostJson(*t, "/v1/chat/completions",
-                    R"({"messages":[{"role":"user","content":"Weather in Paris?"}],"user":"agent-1","tools":)" + tools + "}",
-                    &status);
+  json j =
+      PostJson(*t, "/v1/chat/completions",
+               R"({"messages":[{"role":"user","content":"Weather in Paris?"}],"user":"agent-1","tools":)" + tools + "}",
+               &status);
   ASSERT_EQ(status, 200) << j.dump();
   const json& msg = j["choices"][0]["message"];
   EXPECT_EQ(j["choices"][0]["finish_reason"], "tool_calls");

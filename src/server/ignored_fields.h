@@ -15,7 +15,6 @@ namespace pg {
 inline constexpr const char* kIgnoredFieldsHeader = "x-prosgrow-ignored-fields";
 
 // Sets kIgnoredFieldsHeader and logs the fields (INFO), when there are any.
-void ReportIgnoredFields(const std::string& request_id, const std::vector<std::string>& fields,
-                         httplib::Response& res);
+void ReportIgnoredFields(const std::string& request_id, const std::vector<std::string>& fields, httplib::Response& res);
 
 }  // namespace pg

@@ -2,9 +2,8 @@
 // Internal to src/server. Pure; thread-safe.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace pg {
 

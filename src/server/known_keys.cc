@@ -1,9 +1,9 @@
 #include "server/known_keys.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string_view>
-
-#include <fmt/format.h>
 
 namespace pg {
 

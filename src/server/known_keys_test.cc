@@ -14,7 +14,8 @@ TEST(UnknownKey, NamesTheFirstUnknownKeyAndWhatIsKnown) {
   EXPECT_EQ(e->http_status, 400);
   EXPECT_EQ(e->param, "stream_options.verbose");
   EXPECT_EQ(e->code, "unknown_parameter");
-  EXPECT_EQ(e->message, "stream_options.verbose: unknown field (stream_options has include_usage, include_obfuscation)");
+  EXPECT_EQ(e->message,
+            "stream_options.verbose: unknown field (stream_options has include_usage, include_obfuscation)");
 }
 
 TEST(UnknownKey, KnownKeysAndNullsPass) {

@@ -24,10 +24,14 @@ struct HintReader {
     if (!v.is_string()) return Bad(param, fmt::format("must be a string, got {}", JsonTypeName(v)));
     const std::string given = v.get<std::string>();
     const std::string a = namespaced && given.rfind("kv.", 0) == 0 ? given.substr(3) : given;
-    if (a == "retain") h->action = KvHint::Action::kRetain;
-    else if (a == "pin") h->action = KvHint::Action::kPin;
-    else if (a == "demote") h->action = KvHint::Action::kDemote;
-    else if (a == "prefetch") h->action = KvHint::Action::kPrefetch;
+    if (a == "retain")
+      h->action = KvHint::Action::kRetain;
+    else if (a == "pin")
+      h->action = KvHint::Action::kPin;
+    else if (a == "demote")
+      h->action = KvHint::Action::kDemote;
+    else if (a == "prefetch")
+      h->action = KvHint::Action::kPrefetch;
     else {
       const char* names = namespaced ? "retain, pin, demote, prefetch (or kv.retain, kv.pin, kv.demote, kv.prefetch)"
                                      : "retain, pin, demote, prefetch";
@@ -159,9 +163,12 @@ void ReadKvHints(FieldReader& r, int64_t n_ctx, ApiRequest* req) {
   const json* v = r.Get("kv_hints");
   if (v == nullptr) return;
   HintReader h{r, n_ctx};
-  if (v->is_array()) h.List(*v, "kv_hints", false, req);
-  else if (v->is_object()) h.Envelope(*v, req);
-  else h.Bad("kv_hints", fmt::format("must be an array of hints or an envelope object, got {}", JsonTypeName(*v)));
+  if (v->is_array())
+    h.List(*v, "kv_hints", false, req);
+  else if (v->is_object())
+    h.Envelope(*v, req);
+  else
+    h.Bad("kv_hints", fmt::format("must be an array of hints or an envelope object, got {}", JsonTypeName(*v)));
   if (r.failed()) req->kv_hints.clear();
 }
 

@@ -26,8 +26,8 @@
 
 namespace pg {
 
-inline constexpr int kMaxKvHints = 8;             // hints per request
-inline constexpr double kMaxKvHintTtlS = 86400;   // one day
+inline constexpr int kMaxKvHints = 8;            // hints per request
+inline constexpr double kMaxKvHintTtlS = 86400;  // one day
 
 // Reads "kv_hints" (absent or null: none) into req->kv_hints. prefix_tokens
 // must be in [1, n_ctx] (a prefix longer than the prompt covers the prompt).

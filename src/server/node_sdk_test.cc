@@ -49,9 +49,8 @@ SdkRun RunSdkScript(const std::string& package, const std::string& script, const
   auto t = StartTestServer(fake, opts);
   if (!t) return run;
   tok = &t->service->tokenizer();
-  std::string cmd = "cd '" + dir + "' && PROSGROW_BASE_URL=http://127.0.0.1:" + std::to_string(t->port) +
-                    base_suffix + " PROSGROW_API_KEY=sk-node-test PROSGROW_EXPECT_TOOL_CALLS=1 node " + script +
-                    " 2>&1";
+  std::string cmd = "cd '" + dir + "' && PROSGROW_BASE_URL=http://127.0.0.1:" + std::to_string(t->port) + base_suffix +
+                    " PROSGROW_API_KEY=sk-node-test PROSGROW_EXPECT_TOOL_CALLS=1 node " + script + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return run;
   char buf[512];

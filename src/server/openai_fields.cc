@@ -1,9 +1,9 @@
 #include "server/openai_fields.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace pg {
 namespace {
@@ -12,18 +12,40 @@ using json = nlohmann::ordered_json;
 
 // Read on both routes: ReadCommonFields (request_fields.cc, kv_hints_request.cc)
 // and ReadOutputFormat (response_format_request.cc).
-constexpr const char* kCommonFields[] = {
-    "model",   "temperature", "top_p",          "min_p",      "presence_penalty", "frequency_penalty",
-    "repetition_penalty", "top_k", "seed",      "max_tokens", "max_completion_tokens", "n",
-    "best_of", "ignore_eos",  "stream",         "stream_options", "stop",         "user",
-    "cache_ttl_s", "logit_bias", "kv_hints",    "min_tokens", "stop_token_ids",
-    "cache_salt",  "json_schema", "guided_json", "response_format", "structured_outputs",
-    "guided_choice"};
+constexpr const char* kCommonFields[] = {"model",
+                                         "temperature",
+                                         "top_p",
+                                         "min_p",
+                                         "presence_penalty",
+                                         "frequency_penalty",
+                                         "repetition_penalty",
+                                         "top_k",
+                                         "seed",
+                                         "max_tokens",
+                                         "max_completion_tokens",
+                                         "n",
+                                         "best_of",
+                                         "ignore_eos",
+                                         "stream",
+                                         "stream_options",
+                                         "stop",
+                                         "user",
+                                         "cache_ttl_s",
+                                         "logit_bias",
+                                         "kv_hints",
+                                         "min_tokens",
+                                         "stop_token_ids",
+                                         "cache_salt",
+                                         "json_schema",
+                                         "guided_json",
+                                         "response_format",
+                                         "structured_outputs",
+                                         "guided_choice"};
 // Read by ParseChatRequest (chat_request.cc); functions / function_call are
 // refused there with their own message.
-constexpr const char* kChatFields[] = {"messages",        "logprobs",  "top_logprobs",
-                                       "tool_choice",     "parallel_tool_calls", "tools", "functions",
-                                       "function_call",   "chat_template_kwargs"};
+constexpr const char* kChatFields[] = {
+    "messages", "logprobs",  "top_logprobs",  "tool_choice",         "parallel_tool_calls",
+    "tools",    "functions", "function_call", "chat_template_kwargs"};
 // Read by ParseCompletionRequest (api_request.cc).
 constexpr const char* kCompletionFields[] = {"prompt", "logprobs", "echo", "suffix"};
 
@@ -33,8 +55,9 @@ struct Refused {
   const char* instead;
 };
 constexpr Refused kRefused[] = {
-    {"guided_regex", "vLLM's guided_regex is not supported (no regular-expression constraints); use "
-                     "response_format json_schema with a \"pattern\" string schema"},
+    {"guided_regex",
+     "vLLM's guided_regex is not supported (no regular-expression constraints); use "
+     "response_format json_schema with a \"pattern\" string schema"},
     {"guided_grammar", "vLLM's guided_grammar is not supported (no grammars); use response_format json_schema"},
     {"guided_decoding_backend", "vLLM's guided decoding options are not supported; use response_format"},
     {"guided_whitespace_pattern", "vLLM's guided decoding options are not supported; use response_format"},
@@ -110,8 +133,7 @@ void CheckFieldNames(FieldReader& r, const json& body, OpenAiRoute route, std::i
   const bool chat = route == OpenAiRoute::kChat;
   for (auto it = body.begin(); it != body.end() && !r.failed(); ++it) {
     const std::string& key = it.key();
-    if (In(key, kCommonFields) || (chat ? In(key, kChatFields) : In(key, kCompletionFields)) ||
-        In(key.c_str(), also)) {
+    if (In(key, kCommonFields) || (chat ? In(key, kChatFields) : In(key, kCompletionFields)) || In(key.c_str(), also)) {
       continue;
     }
     if (it->is_null()) continue;  // null counts as absent, as for every field (FieldReader)

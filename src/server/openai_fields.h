@@ -9,7 +9,6 @@
 #pragma once
 
 #include <initializer_list>
-
 #include <nlohmann/json.hpp>
 
 #include "server/request_fields.h"

@@ -30,12 +30,8 @@ json CachedByTierJson(const TierTokens& t) {
 }
 
 json MissReasonsJson(const MissReasons& m) {
-  json j = {{"never_seen", m.never_seen},
-            {"evicted", m.evicted},
-            {"diverged", m.diverged},
-            {"loading", m.loading},
-            {"policy", m.policy},
-            {"evicted_by_tier", json::object()}};
+  json j = {{"never_seen", m.never_seen}, {"evicted", m.evicted}, {"diverged", m.diverged},
+            {"loading", m.loading},       {"policy", m.policy},   {"evicted_by_tier", json::object()}};
   for (int t = 0; t < kLocalTiers; ++t) j["evicted_by_tier"][TierName(t)] = m.evicted_by_tier[t];
   if (m.evicted_age_s >= 0) j["evicted_seconds_ago"] = m.evicted_age_s;
   return j;
@@ -43,11 +39,10 @@ json MissReasonsJson(const MissReasons& m) {
 
 json UsageJson(const GenerationResult& r) {
   json u = {{"prompt_tokens", r.prompt_tokens},
-          {"completion_tokens", r.completion_tokens},
-          {"total_tokens", r.prompt_tokens + r.completion_tokens},
-          {"prompt_tokens_details",
-           {{"cached_tokens", r.cache.cached_tokens},
-            {"cached_tokens_by_tier", CachedByTierJson(r.cache)}}}};
+            {"completion_tokens", r.completion_tokens},
+            {"total_tokens", r.prompt_tokens + r.completion_tokens},
+            {"prompt_tokens_details",
+             {{"cached_tokens", r.cache.cached_tokens}, {"cached_tokens_by_tier", CachedByTierJson(r.cache)}}}};
   AddSpecUsage(&u, r.spec);
   u["prompt_tokens_details"]["miss_reasons"] = MissReasonsJson(r.cache.miss);
   return u;
@@ -122,8 +117,8 @@ json ChunkJson(const ResponseHeader& h, const json& delta, const std::string& fi
   if (h.chat) {
     choice["delta"] = delta;
   } else {
-    choice["text"] = delta.is_object() && delta.contains("content") && delta["content"].is_string() ? delta["content"]
-                                                                                                    : json("");
+    choice["text"] =
+        delta.is_object() && delta.contains("content") && delta["content"].is_string() ? delta["content"] : json("");
   }
   json chunk = {{"id", h.id},
                 {"object", h.chat ? "chat.completion.chunk" : "text_completion"},
@@ -146,10 +141,8 @@ json UsageChunkJson(const ResponseHeader& h, const GenerationResult& result) {
 }
 
 json ToolCallStartDeltaJson(int index, const std::string& id, const std::string& name) {
-  return json::array({{{"index", index},
-                       {"id", id},
-                       {"type", "function"},
-                       {"function", {{"name", name}, {"arguments", ""}}}}});
+  return json::array(
+      {{{"index", index}, {"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", ""}}}}});
 }
 
 json ToolCallArgumentsDeltaJson(int index, const std::string& fragment) {
@@ -163,9 +156,8 @@ std::string DumpJson(const json& value) { return value.dump(-1, ' ', false, json
 json SpecUsageJson(const SpecUsage& spec) {
   const double rate = spec.drafted ? static_cast<double>(spec.accepted) / static_cast<double>(spec.drafted) : 0.0;
   const double length = spec.steps ? 1.0 + static_cast<double>(spec.accepted) / static_cast<double>(spec.steps) : 0.0;
-  return {{"steps", spec.steps},           {"drafted_tokens", spec.drafted},
-          {"accepted_tokens", spec.accepted}, {"acceptance_rate", rate},
-          {"mean_accepted_length", length}, {"synthetic_acceptance", spec.synthetic}};
+  return {{"steps", spec.steps},     {"drafted_tokens", spec.drafted}, {"accepted_tokens", spec.accepted},
+          {"acceptance_rate", rate}, {"mean_accepted_length", length}, {"synthetic_acceptance", spec.synthetic}};
 }
 
 void AddSpecUsage(json* usage, const SpecUsage& spec) {

@@ -4,10 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "server/generation_output.h"
 #include "server/generation_runner.h"
@@ -18,7 +17,7 @@ namespace pg {
 // Identity shared by every chunk of one response.
 struct ResponseHeader {
   bool chat = true;
-  std::string id;     // "chatcmpl-..." / "cmpl-..."
+  std::string id;  // "chatcmpl-..." / "cmpl-..."
   std::string model;
   int64_t created = 0;  // unix seconds
 };
@@ -39,13 +38,12 @@ nlohmann::json CachedByTierJson(const TierTokens& t);
 nlohmann::json ChatLogprobsJson(const std::vector<TokenEvent>& tokens, const Tokenizer& tok);
 // Completions: {"tokens", "token_logprobs", "top_logprobs": [{piece: lp}], "text_offset"};
 // text_offset starts at *offset (bytes of completion text so far) and advances it.
-nlohmann::json CompletionLogprobsJson(const std::vector<TokenEvent>& tokens, const Tokenizer& tok,
-                                      int64_t* offset);
+nlohmann::json CompletionLogprobsJson(const std::vector<TokenEvent>& tokens, const Tokenizer& tok, int64_t* offset);
 
 // A whole non-streaming response. `logprobs` is null when not requested.
 nlohmann::json FullResponseJson(const ResponseHeader& h, const std::string& text,
-                                 const std::vector<ToolCall>& tool_calls, const std::string& finish_reason,
-                                 const nlohmann::json& logprobs, const GenerationResult& result);
+                                const std::vector<ToolCall>& tool_calls, const std::string& finish_reason,
+                                const nlohmann::json& logprobs, const GenerationResult& result);
 
 // One streaming chunk with a single choice. For chat, `delta` is the delta
 // object; for completions its "content" member is used as "text".
@@ -66,7 +64,6 @@ nlohmann::json ToolCallsJson(const std::vector<ToolCall>& calls, bool with_index
 //   [{"index": i, "function": {"arguments": "<fragment>"}}]
 nlohmann::json ToolCallStartDeltaJson(int index, const std::string& id, const std::string& name);
 nlohmann::json ToolCallArgumentsDeltaJson(int index, const std::string& fragment);
-
 
 // One-line JSON; invalid UTF-8 in strings becomes U+FFFD instead of throwing.
 std::string DumpJson(const nlohmann::json& value);

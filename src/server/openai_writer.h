@@ -32,8 +32,7 @@ class OpenAiWriter final : public ResponseWriter {
   std::string StreamEnd(const std::vector<ToolCallEvent>& events, const GenerationEnd& end, const GenerationResult& r,
                         const GenerationOutput& out) override;
   std::string StreamError(const ApiError& error) override;
-  std::string Body(const GenerationEnd& end, const std::vector<TokenEvent>& tokens,
-                   const GenerationResult& r) override;
+  std::string Body(const GenerationEnd& end, const std::vector<TokenEvent>& tokens, const GenerationResult& r) override;
 
  private:
   std::string Chunk(const nlohmann::json& delta, const nlohmann::json& logprobs) const;

@@ -1,8 +1,8 @@
 #include "server/output_constraint_request.h"
 
-#include <vector>
-
 #include <fmt/format.h>
+
+#include <vector>
 
 #include "chat/tool_call_format.h"
 #include "constrain/constraint_cache.h"
@@ -20,11 +20,16 @@ using ConstraintResult = ApiResult<std::shared_ptr<const CompiledConstraint>>;
 ToolCallGrammarFormat ToolCallGrammarFormatFor(const std::string& chat_template) {
   // The format the response's parser reads (src/chat/tool_call_format.h).
   switch (DetectToolCallFormat(chat_template)) {
-    case ToolCallFormat::kHermes: return ToolCallGrammarFormat::Hermes();
-    case ToolCallFormat::kLlama3Json: return ToolCallGrammarFormat::Llama3Json();
-    case ToolCallFormat::kGlm45: return ToolCallGrammarFormat::Glm45();
-    case ToolCallFormat::kDeepSeekV3: return ToolCallGrammarFormat::DeepSeekV3();
-    case ToolCallFormat::kDeepSeekV31: return ToolCallGrammarFormat::DeepSeekV31();
+    case ToolCallFormat::kHermes:
+      return ToolCallGrammarFormat::Hermes();
+    case ToolCallFormat::kLlama3Json:
+      return ToolCallGrammarFormat::Llama3Json();
+    case ToolCallFormat::kGlm45:
+      return ToolCallGrammarFormat::Glm45();
+    case ToolCallFormat::kDeepSeekV3:
+      return ToolCallGrammarFormat::DeepSeekV3();
+    case ToolCallFormat::kDeepSeekV31:
+      return ToolCallGrammarFormat::DeepSeekV31();
   }
   return ToolCallGrammarFormat::Hermes();
 }
@@ -88,9 +93,8 @@ ConstraintResult ForToolCalls(const ApiRequest& api, const Tokenizer& tok, const
     key += fmt::format("{}\n{}\n{}\n", json(t.name).dump(), constrain, t.parameters.dump());
   }
   const bool parallel = api.parallel_tool_calls;
-  return Cached(key, tok, "tool calls (" + format.name + ")", "tools", [&]() {
-    return ToolCallGrammar(format, specs, parallel, lazy, "tools");
-  });
+  return Cached(key, tok, "tool calls (" + format.name + ")", "tools",
+                [&]() { return ToolCallGrammar(format, specs, parallel, lazy, "tools"); });
 }
 
 }  // namespace
@@ -114,14 +118,15 @@ ConstraintResult BuildOutputConstraint(const ApiRequest& api, const Tokenizer& t
       bool found = false;
       for (const Tool& t : tools) found |= t.name == api.tool_choice_name;
       if (!found)
-        return BadRequest(fmt::format("'tool_choice' names the function '{}', which is not in 'tools'",
-                                      api.tool_choice_name),
-                          "tool_choice");
+        return BadRequest(
+            fmt::format("'tool_choice' names the function '{}', which is not in 'tools'", api.tool_choice_name),
+            "tool_choice");
     }
     return ForToolCalls(api, tok, chat_template, /*lazy=*/false);
   }
   if (api.response_format == RF::kJsonObject)
-    return Cached("json_object", tok, "json_object", "response_format", [] { return Result<Grammar>(JsonObjectGrammar()); });
+    return Cached("json_object", tok, "json_object", "response_format",
+                  [] { return Result<Grammar>(JsonObjectGrammar()); });
   if (api.response_format == RF::kChoice) {
     const std::vector<std::string>& choices = api.response_choices;
     return Cached("choice\n" + json(choices).dump(), tok, "choice", api.response_schema_param,
@@ -136,7 +141,8 @@ ConstraintResult BuildOutputConstraint(const ApiRequest& api, const Tokenizer& t
   if (api.tool_choice == TC::kAuto) {
     bool any_strict = false;
     for (const Tool& t : ToolsOf(api.tools)) any_strict |= t.strict;
-    if (any_strict && !ToolCallGrammarFormatFor(chat_template).trigger().empty()) return ForToolCalls(api, tok, chat_template, true);
+    if (any_strict && !ToolCallGrammarFormatFor(chat_template).trigger().empty())
+      return ForToolCalls(api, tok, chat_template, true);
   }
   return std::shared_ptr<const CompiledConstraint>();
 }

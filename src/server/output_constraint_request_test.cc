@@ -1,11 +1,11 @@
 #include "server/output_constraint_request.h"
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 
 #include "tokenizer/tokenizer.h"
 
@@ -31,7 +31,8 @@ ApiRequest Chat(const std::string& extra) {
     "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object",
       "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": false}}},
       {"type": "function", "function": {"name": "g", "strict": true, "parameters": {"type": "object",
-      "properties": {"s": {"type": "string", "maxLength": 2}}, "required": ["s"]}}}])" + extra + "}");
+      "properties": {"s": {"type": "string", "maxLength": 2}}, "required": ["s"]}}}])" +
+                            extra + "}");
   EXPECT_TRUE(body.ok()) << body.error.message;
   auto r = ParseChatRequest(body.value, 1000, 4096);
   EXPECT_TRUE(r.ok()) << r.error.message;
@@ -58,8 +59,8 @@ TEST(OutputConstraintRequest, EachChoiceGetsItsGrammar) {
   EXPECT_FALSE(Accepts(*required.value, R"(<tool_call>{"name": "f", "arguments": {"a": "1"}}</tool_call>)"));
   EXPECT_FALSE(Accepts(*required.value, "hello"));
 
-  auto named = BuildOutputConstraint(Chat(R"(, "tool_choice": {"type": "function", "function": {"name": "g"}})"),
-                                     *tok, "");
+  auto named =
+      BuildOutputConstraint(Chat(R"(, "tool_choice": {"type": "function", "function": {"name": "g"}})"), *tok, "");
   ASSERT_TRUE(named.ok());
   EXPECT_FALSE(Accepts(*named.value, R"(<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>)"));
   EXPECT_TRUE(Accepts(*named.value, R"(<tool_call>{"name": "g", "arguments": {"s": ""}}</tool_call>)"));
@@ -78,13 +79,14 @@ TEST(OutputConstraintRequest, EachChoiceGetsItsGrammar) {
 
   // A parameters schema that does not say what it is means an object.
   auto loose = BuildOutputConstraint(Chat(R"(, "tool_choice": "required", "tools": [{"type": "function",
-      "function": {"name": "h", "parameters": {}}}])"), *tok, "");
+      "function": {"name": "h", "parameters": {}}}])"),
+                                     *tok, "");
   ASSERT_TRUE(loose.ok()) << loose.error.message;
   EXPECT_TRUE(Accepts(*loose.value, R"(<tool_call>{"name": "h", "arguments": {"x": [1]}}</tool_call>)"));
   EXPECT_FALSE(Accepts(*loose.value, R"(<tool_call>{"name": "h", "arguments": 5}</tool_call>)"));
 
-  auto obj = BuildOutputConstraint(Chat(R"(, "tool_choice": "none", "response_format": {"type": "json_object"})"),
-                                   *tok, "");
+  auto obj =
+      BuildOutputConstraint(Chat(R"(, "tool_choice": "none", "response_format": {"type": "json_object"})"), *tok, "");
   ASSERT_TRUE(obj.ok());
   EXPECT_TRUE(Accepts(*obj.value, R"({"k": [1]})"));
 }
@@ -107,22 +109,26 @@ TEST(OutputConstraintRequest, GlmAndDeepSeekTemplatesGetTheirOwnFormats) {
   const ApiRequest req = Chat(R"(, "tool_choice": "required")");
   // The DeepSeek markers as their templates write them (no fixture template:
   // V3 fences the arguments in ```json, V3.1 does not).
-  const std::string ds_v3 = "{{'<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + "
-                            "tool['function']['name'] + '\\n' + '```json' + '\\n' + args + '\\n```'}}";
-  const std::string ds_v31 = "{{'<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool['function']['name'] + "
-                             "'<｜tool▁sep｜>' + args + '<｜tool▁call▁end｜>'}}";
+  const std::string ds_v3 =
+      "{{'<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + "
+      "tool['function']['name'] + '\\n' + '```json' + '\\n' + args + '\\n```'}}";
+  const std::string ds_v31 =
+      "{{'<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool['function']['name'] + "
+      "'<｜tool▁sep｜>' + args + '<｜tool▁call▁end｜>'}}";
   EXPECT_EQ(ToolCallGrammarFormatFor(ds_v3).name, "deepseek_v3");
   EXPECT_EQ(ToolCallGrammarFormatFor(ds_v31).name, "deepseek_v31");
   auto v3 = BuildOutputConstraint(req, *tok, ds_v3);
   ASSERT_TRUE(v3.ok()) << v3.error.message;
   EXPECT_EQ(v3.value->description(), "tool calls (deepseek_v3)");
-  EXPECT_TRUE(Accepts(*v3.value, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n"
-                                 "{\"a\": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"));
+  EXPECT_TRUE(Accepts(*v3.value,
+                      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n"
+                      "{\"a\": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"));
   EXPECT_FALSE(Accepts(*v3.value, R"(<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>)"));
   auto v31 = BuildOutputConstraint(req, *tok, ds_v31);
   ASSERT_TRUE(v31.ok()) << v31.error.message;
-  EXPECT_TRUE(Accepts(*v31.value, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>g<｜tool▁sep｜>{\"s\": \"x\"}"
-                                  "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"));
+  EXPECT_TRUE(Accepts(*v31.value,
+                      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>g<｜tool▁sep｜>{\"s\": \"x\"}"
+                      "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"));
 
   const std::string glm = ReadTemplate("GLM-4.6");
   if (glm.empty()) {
@@ -141,7 +147,8 @@ TEST(OutputConstraintRequest, GlmAndDeepSeekTemplatesGetTheirOwnFormats) {
   auto lazy = BuildOutputConstraint(Chat(""), *tok, glm);
   ASSERT_TRUE(lazy.ok());
   ASSERT_NE(lazy.value, nullptr);
-  EXPECT_TRUE(Accepts(*lazy.value, "Sure. <tool_call>g\n<arg_key>s</arg_key>\n<arg_value>ab</arg_value>\n</tool_call>"));
+  EXPECT_TRUE(
+      Accepts(*lazy.value, "Sure. <tool_call>g\n<arg_key>s</arg_key>\n<arg_value>ab</arg_value>\n</tool_call>"));
   EXPECT_FALSE(Accepts(*lazy.value, "<tool_call>g\n<arg_key>s</arg_key>\n<arg_value>abc</arg_value>\n</tool_call>"));
 }
 
@@ -165,17 +172,19 @@ TEST(OutputConstraintRequest, ErrorsNameTheField) {
   };
   const Case cases[] = {
       {R"(, "response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "string",
-          "pattern": "a"}}})", "response_format.json_schema.schema", "'pattern' at #", "unsupported_parameter"},
+          "pattern": "a"}}})",
+       "response_format.json_schema.schema", "'pattern' at #", "unsupported_parameter"},
       {R"(, "response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "text"}}})",
        "response_format.json_schema.schema", "unknown type 'text'", ""},
       {R"(, "tool_choice": {"type": "function", "function": {"name": "h"}})", "tool_choice", "'h'", ""},
       {R"(, "tool_choice": "required", "response_format": {"type": "json_object"})", "response_format", "tool_choice",
        ""},
       {R"(, "tool_choice": "required", "tools": [{"type": "function", "function": {"name": "f", "parameters":
-          {"type": "object", "properties": {"d": {"type": "string", "format": "date"}}}}}])", "tools",
-       "'format' at #/properties/d (in tools 'f' parameters)", "unsupported_parameter"},
+          {"type": "object", "properties": {"d": {"type": "string", "format": "date"}}}}}])",
+       "tools", "'format' at #/properties/d (in tools 'f' parameters)", "unsupported_parameter"},
       {R"(, "tools": [{"type": "function", "function": {"name": "f", "strict": true, "parameters":
-          {"type": "object", "properties": {"d": {"oneOf": []}}}}}])", "tools", "'oneOf'", "unsupported_parameter"},
+          {"type": "object", "properties": {"d": {"oneOf": []}}}}}])",
+       "tools", "'oneOf'", "unsupported_parameter"},
       {R"(, "tool_choice": "required", "tools": [])", "tool_choice", "tools", ""},
   };
   for (const Case& c : cases) {

@@ -30,8 +30,8 @@ std::string Excerpt(const std::string& text) {
 
 // logit_bias: {"<token id>": bias in [-100, 100], ...} -> sorted (id, bias).
 void ReadLogitBias(FieldReader& r, int64_t n_vocab, const RequestLimits& limits, SamplingParams* s) {
-  const json* lb = r.GetSized({"logit_bias", true, "an object", "entries", limits.max_logit_bias, "--max-logit-bias",
-                               "too_many_logit_bias"});
+  const json* lb = r.GetSized(
+      {"logit_bias", true, "an object", "entries", limits.max_logit_bias, "--max-logit-bias", "too_many_logit_bias"});
   if (!lb) return;
   s->logit_bias.reserve(lb->size());
   for (auto it = lb->begin(); it != lb->end(); ++it) {
@@ -39,9 +39,9 @@ void ReadLogitBias(FieldReader& r, int64_t n_vocab, const RequestLimits& limits,
     int64_t id = -1;
     auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
     if (key.empty() || end != key.data() + key.size() || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
-      r.Fail(BadRequest(fmt::format("'logit_bias' key \"{}\" is not a token id (a decimal integer string)",
-                                    Excerpt(key)),
-                        "logit_bias", "invalid_logit_bias"));
+      r.Fail(
+          BadRequest(fmt::format("'logit_bias' key \"{}\" is not a token id (a decimal integer string)", Excerpt(key)),
+                     "logit_bias", "invalid_logit_bias"));
       return;
     }
     if (ec != std::errc() || id < 0 || id >= n_vocab) {
@@ -83,8 +83,8 @@ void ReadEndControls(FieldReader& r, int64_t n_vocab, int64_t n_ctx, ApiRequest*
       r.Fail(BadRequest(fmt::format("'min_tokens' must be in [0, {}] (the model's context), got {}", n_ctx, i),
                         "min_tokens"));
     } else if (req->max_tokens_given && i > s.max_tokens) {
-      r.Fail(BadRequest(fmt::format("'min_tokens' ({}) is more than 'max_tokens' ({})", i, s.max_tokens),
-                        "min_tokens"));
+      r.Fail(
+          BadRequest(fmt::format("'min_tokens' ({}) is more than 'max_tokens' ({})", i, s.max_tokens), "min_tokens"));
     } else {
       s.min_tokens = static_cast<int>(i);
     }
@@ -108,15 +108,23 @@ void ReadEndControls(FieldReader& r, int64_t n_vocab, int64_t n_ctx, ApiRequest*
 
 const char* JsonTypeName(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    case json::value_t::number_float: return "number";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "boolean";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::object:
+      return "object";
+    case json::value_t::number_float:
+      return "number";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    default: return "unknown";
+    case json::value_t::number_unsigned:
+      return "integer";
+    default:
+      return "unknown";
   }
 }
 
@@ -144,7 +152,8 @@ namespace {
 void ReadSamplingNumbers(FieldReader& r, SamplingParams& s) {
   double d = 0;
   if (r.Number("temperature", &d)) {
-    if (d < 0 || d > 100) r.Fail(BadRequest(fmt::format("'temperature' must be in [0, 100], got {}", d), "temperature"));
+    if (d < 0 || d > 100)
+      r.Fail(BadRequest(fmt::format("'temperature' must be in [0, 100], got {}", d), "temperature"));
     s.temperature = static_cast<float>(d);
   }
   if (r.Number("top_p", &d)) {
@@ -155,11 +164,13 @@ void ReadSamplingNumbers(FieldReader& r, SamplingParams& s) {
     if (!(d >= 0 && d <= 1)) r.Fail(BadRequest(fmt::format("'min_p' must be in [0, 1], got {}", d), "min_p"));
     s.min_p = static_cast<float>(d);
   }
-  for (auto [key, out] : {std::pair{"presence_penalty", &s.presence_penalty},
-                           std::pair{"frequency_penalty", &s.frequency_penalty}}) {
+  for (auto [key, out] :
+       {std::pair{"presence_penalty", &s.presence_penalty}, std::pair{"frequency_penalty", &s.frequency_penalty}}) {
     if (!r.Number(key, &d)) continue;
-    if (d < -2 || d > 2) r.Fail(BadRequest(fmt::format("'{}' must be in [-2, 2], got {}", key, d), key));
-    else *out = static_cast<float>(d);
+    if (d < -2 || d > 2)
+      r.Fail(BadRequest(fmt::format("'{}' must be in [-2, 2], got {}", key, d), key));
+    else
+      *out = static_cast<float>(d);
   }
   // > 0 as in vLLM and llama.cpp; the bounds keep logit / penalty and
   // logit * penalty finite in float.
@@ -178,7 +189,8 @@ void ReadIntegerFields(FieldReader& r, int64_t n_ctx, ApiRequest* req) {
   SamplingParams& s = req->sampling;
   int64_t i;
   if (r.Int("top_k", &i)) {
-    if (i < -1 || i > 1000000) r.Fail(BadRequest(fmt::format("'top_k' must be -1, 0 (off) or positive, got {}", i), "top_k"));
+    if (i < -1 || i > 1000000)
+      r.Fail(BadRequest(fmt::format("'top_k' must be -1, 0 (off) or positive, got {}", i), "top_k"));
     s.top_k = i <= 0 ? 0 : static_cast<int>(i);
   }
   if (r.Int("seed", &i)) {
@@ -189,9 +201,8 @@ void ReadIntegerFields(FieldReader& r, int64_t n_ctx, ApiRequest* req) {
     const bool both = req->max_tokens_given;  // max_tokens was read: one must not silently win
     if (!r.Int(key, &i)) continue;
     if (both && i != s.max_tokens) {
-      r.Fail(BadRequest(fmt::format("'max_tokens' ({}) and 'max_completion_tokens' ({}) disagree; send one",
-                                    s.max_tokens, i),
-                        key));
+      r.Fail(BadRequest(
+          fmt::format("'max_tokens' ({}) and 'max_completion_tokens' ({}) disagree; send one", s.max_tokens, i), key));
       continue;
     }
     if (i < 1) {
@@ -247,9 +258,9 @@ void ReadStop(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
     req->stop.push_back(stop->get<std::string>());
   } else if (stop->is_array()) {
     if (stop->size() > static_cast<size_t>(limits.max_stop)) {
-      r.Fail(BadRequest(fmt::format("'stop' has {} strings, more than the limit of {} (--max-stop)", stop->size(),
-                                    limits.max_stop),
-                        "stop", "too_many_stop_strings"));
+      r.Fail(BadRequest(
+          fmt::format("'stop' has {} strings, more than the limit of {} (--max-stop)", stop->size(), limits.max_stop),
+          "stop", "too_many_stop_strings"));
     }
     for (const json& s1 : *stop) {
       if (!s1.is_string()) {

@@ -3,12 +3,12 @@
 // the two endpoints share. Internal to src/server. Pure; thread-safe.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "server/api_error.h"
 #include "server/api_request.h"
@@ -123,8 +123,7 @@ class FieldReader {
   }
 
   bool WrongType(const char* key, const char* expected, const nlohmann::ordered_json& v) {
-    Fail(BadRequest(fmt::format("'{}' must be {}, got {}", key, expected, JsonTypeName(v)), key,
-                    "invalid_type"));
+    Fail(BadRequest(fmt::format("'{}' must be {}, got {}", key, expected, JsonTypeName(v)), key, "invalid_type"));
     return false;
   }
 

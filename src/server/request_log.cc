@@ -44,11 +44,11 @@ void NoteRequestResponse(int status, const std::string& body) {
 
 std::string RequestLogLine(const std::string& method, const std::string& path, int status, double now_s) {
   const std::string& code = t_record.error;
-  return fmt::format("request {} {} status={} error={} prompt_tokens={} completion_tokens={} cached_tokens={} "
-                     "duration_ms={:.1f}",
-                     method, path, status, code.empty() ? "-" : code, Count(t_record.prompt_tokens),
-                     Count(t_record.completion_tokens), Count(t_record.cached_tokens),
-                     t_record.start_s > 0 ? (now_s - t_record.start_s) * 1000 : 0.0);
+  return fmt::format(
+      "request {} {} status={} error={} prompt_tokens={} completion_tokens={} cached_tokens={} "
+      "duration_ms={:.1f}",
+      method, path, status, code.empty() ? "-" : code, Count(t_record.prompt_tokens), Count(t_record.completion_tokens),
+      Count(t_record.cached_tokens), t_record.start_s > 0 ? (now_s - t_record.start_s) * 1000 : 0.0);
 }
 
 }  // namespace pg

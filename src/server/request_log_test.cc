@@ -21,7 +21,8 @@ TEST(RequestLog, LineCarriesStatusCodeTokensAndDuration) {
             "request POST /v1/responses status=200 error=- prompt_tokens=30 completion_tokens=4 cached_tokens=16 "
             "duration_ms=250.0");
   BeginRequestLog(1.0);
-  const std::string openai = R"({"error": {"message": "x", "type": "invalid_request_error", "code": "context_length_exceeded"}})";
+  const std::string openai =
+      R"({"error": {"message": "x", "type": "invalid_request_error", "code": "context_length_exceeded"}})";
   NoteRequestResponse(400, openai);
   EXPECT_NE(RequestLogLine("POST", "/v1/chat/completions", 400, 1.0).find("error=context_length_exceeded"),
             std::string::npos);

@@ -1,9 +1,9 @@
 #include "server/response_format_request.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "base/bounded_json.h"
 #include "server/known_keys.h"
@@ -17,9 +17,9 @@ using json = nlohmann::ordered_json;
 // two of them at once are refused, whichever came first.
 bool FirstFormat(FieldReader& r, const ApiRequest& req, const std::string& param) {
   if (req.response_format == ApiRequest::ResponseFormat::kText) return true;
-  r.Fail(BadRequest(fmt::format("'{}' and '{}' both constrain the output; send one of them", req.response_schema_param,
-                                param),
-                    param));
+  r.Fail(BadRequest(
+      fmt::format("'{}' and '{}' both constrain the output; send one of them", req.response_schema_param, param),
+      param));
   return false;
 }
 
@@ -76,13 +76,13 @@ void ReadTopLevelJsonSchema(FieldReader& r, ApiRequest* req) {
 void ReadStructuredOutputs(FieldReader& r, ApiRequest* req) {
   const json* so = r.GetObject("structured_outputs");
   if (!so || r.failed()) return;
-  if (auto e = UnknownKey(*so, {"json", "json_object", "regex", "choice", "grammar", "structural_tag",
-                                "whitespace_pattern", "disable_fallback", "disable_any_whitespace",
-                                "disable_additional_properties"},
+  if (auto e = UnknownKey(*so,
+                          {"json", "json_object", "regex", "choice", "grammar", "structural_tag", "whitespace_pattern",
+                           "disable_fallback", "disable_any_whitespace", "disable_additional_properties"},
                           "structured_outputs"))
     return r.Fail(*e);
-  for (const char* key : {"regex", "grammar", "structural_tag", "whitespace_pattern",
-                          "disable_any_whitespace", "disable_additional_properties"}) {
+  for (const char* key : {"regex", "grammar", "structural_tag", "whitespace_pattern", "disable_any_whitespace",
+                          "disable_additional_properties"}) {
     auto it = so->find(key);
     if (it == so->end() || it->is_null() || *it == false) continue;
     return r.Fail(BadRequest(fmt::format("'structured_outputs.{}' is not supported; send structured_outputs.json "
@@ -100,7 +100,8 @@ void ReadStructuredOutputs(FieldReader& r, ApiRequest* req) {
     if (!FirstFormat(r, *req, "structured_outputs.json_object")) return;
     req->SetJsonObjectFormat("structured_outputs.json_object");
   }
-  if (auto v = so->find("choice"); v != so->end() && !v->is_null()) ReadChoices(r, *v, "structured_outputs.choice", req);
+  if (auto v = so->find("choice"); v != so->end() && !v->is_null())
+    ReadChoices(r, *v, "structured_outputs.choice", req);
 }
 
 bool ValidSchemaName(const std::string& n) {
@@ -140,7 +141,8 @@ void ReadJsonSchemaObject(const json& rf, FieldReader& r, ApiRequest* req) {
   }
   for (const char* key : {"strict", "description"}) {
     auto it = js->find(key);
-    const bool ok = it == js->end() || it->is_null() || (std::string(key) == "strict" ? it->is_boolean() : it->is_string());
+    const bool ok =
+        it == js->end() || it->is_null() || (std::string(key) == "strict" ? it->is_boolean() : it->is_string());
     if (!ok) {
       r.Fail(BadRequest(fmt::format("'response_format.json_schema.{}' must be a {}", key,
                                     std::string(key) == "strict" ? "boolean" : "string"),
@@ -183,8 +185,10 @@ void ReadResponseFormatObject(const json& rf, FieldReader& r, ApiRequest* req) {
     return;
   }
   if (!FirstFormat(r, *req, "response_format")) return;
-  if (t == "json_object") ReadJsonObject(rf, r, req);
-  else ReadJsonSchemaObject(rf, r, req);
+  if (t == "json_object")
+    ReadJsonObject(rf, r, req);
+  else
+    ReadJsonSchemaObject(rf, r, req);
 }
 
 }  // namespace

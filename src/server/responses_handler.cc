@@ -1,7 +1,8 @@
 #include "server/responses_handler.h"
 
-#include <ctime>
 #include <fmt/format.h>
+
+#include <ctime>
 #include <optional>
 
 #include "server/error_response.h"
@@ -39,8 +40,7 @@ json Echo(const ResponsesRequest& r) {
                {"max_output_tokens", api.max_tokens_given ? json(api.sampling.max_tokens) : json(nullptr)},
                {"temperature", api.sampling.temperature},
                {"top_p", api.sampling.top_p},
-               {"previous_response_id",
-                r.previous_response_id.empty() ? json(nullptr) : json(r.previous_response_id)},
+               {"previous_response_id", r.previous_response_id.empty() ? json(nullptr) : json(r.previous_response_id)},
                {"store", r.store},
                {"text", {{"format", {{"type", "text"}}}}},
                {"truncation", "disabled"},

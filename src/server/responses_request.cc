@@ -16,18 +16,48 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // Top-level fields; anything else is a 400 naming it.
-constexpr const char* kFields[] = {
-    "model",      "input",          "instructions", "tools",     "tool_choice",  "parallel_tool_calls",
-    "max_output_tokens", "temperature", "top_p",     "stream",    "store",        "previous_response_id",
-    "prompt_cache_key",  "user",        "safety_identifier", "metadata", "reasoning", "include",
-    "text",       "truncation",     "service_tier", "stream_options", "background", "top_logprobs",
-    "max_tool_calls", "prompt_cache_retention", "client_metadata"};
+constexpr const char* kFields[] = {"model",
+                                   "input",
+                                   "instructions",
+                                   "tools",
+                                   "tool_choice",
+                                   "parallel_tool_calls",
+                                   "max_output_tokens",
+                                   "temperature",
+                                   "top_p",
+                                   "stream",
+                                   "store",
+                                   "previous_response_id",
+                                   "prompt_cache_key",
+                                   "user",
+                                   "safety_identifier",
+                                   "metadata",
+                                   "reasoning",
+                                   "include",
+                                   "text",
+                                   "truncation",
+                                   "service_tier",
+                                   "stream_options",
+                                   "background",
+                                   "top_logprobs",
+                                   "max_tool_calls",
+                                   "prompt_cache_retention",
+                                   "client_metadata"};
 
 // Hosted tools OpenAI runs itself; this server runs none of them.
-constexpr const char* kHostedTools[] = {"web_search",       "web_search_preview", "web_search_preview_2025_03_11",
-                                        "file_search",      "computer_use_preview", "code_interpreter",
-                                        "image_generation", "mcp",                "local_shell",
-                                        "custom",           "computer",           "shell", "apply_patch"};
+constexpr const char* kHostedTools[] = {"web_search",
+                                        "web_search_preview",
+                                        "web_search_preview_2025_03_11",
+                                        "file_search",
+                                        "computer_use_preview",
+                                        "code_interpreter",
+                                        "image_generation",
+                                        "mcp",
+                                        "local_shell",
+                                        "custom",
+                                        "computer",
+                                        "shell",
+                                        "apply_patch"};
 
 ApiError Bad(const std::string& param, const std::string& message, const char* code = "") {
   return BadRequest(param + ": " + message, param, code);
@@ -51,8 +81,8 @@ std::optional<ApiError> OptionalOneOf(const json& obj, const char* key, const st
     if (*it == v) return std::nullopt;
     list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", v);
   }
-  return Bad(where + "." + key, fmt::format("must be one of {}, got {}", list,
-                                            it->is_string() ? it->dump() : JsonTypeName(*it)));
+  return Bad(where + "." + key,
+             fmt::format("must be one of {}, got {}", list, it->is_string() ? it->dump() : JsonTypeName(*it)));
 }
 
 // A message's content: a string, or parts of type input_text / output_text / text.
@@ -71,7 +101,8 @@ std::optional<ApiError> ContentText(const json& content, const std::string& wher
                  "unsupported_content");
     }
     const char* key = type == "refusal" ? "refusal" : "text";
-    if (!part.contains(key) || !part[key].is_string()) return Bad(pw + "." + key, "a string is required", "invalid_type");
+    if (!part.contains(key) || !part[key].is_string())
+      return Bad(pw + "." + key, "a string is required", "invalid_type");
     *out += part[key].get<std::string>();
   }
   return std::nullopt;
@@ -118,11 +149,13 @@ class InputConverter {
   std::optional<ApiError> FunctionCall(const json& c, const std::string& where) {
     if (auto e = UnknownKey(c, {"type", "call_id", "name", "arguments", "id", "status", "namespace"}, where)) return e;
     for (const char* key : {"call_id", "name", "arguments"}) {
-      if (!c.contains(key) || !c[key].is_string()) return Bad(where + "." + key, "a string is required", "invalid_type");
+      if (!c.contains(key) || !c[key].is_string())
+        return Bad(where + "." + key, "a string is required", "invalid_type");
     }
     json args = ParseBoundedOrDiscard(c["arguments"].get<std::string>());
     if (args.is_discarded()) args = c["arguments"];  // templates get the text when it is not JSON
-    json call = {{"id", c["call_id"]}, {"type", "function"},
+    json call = {{"id", c["call_id"]},
+                 {"type", "function"},
                  {"function", {{"name", c["name"]}, {"arguments", std::move(args)}}}};
     // Consecutive calls (and the assistant text before them) are one turn.
     if (messages_->empty() || messages_->back()["role"] != "assistant") {
@@ -211,10 +244,10 @@ void ReadTools(FieldReader& r, const RequestLimits& limits, ResponsesRequest* ou
     const std::string where = fmt::format("tools[{}]", i);
     std::string type = StringAt(t, "type");
     if (std::find(std::begin(kHostedTools), std::end(kHostedTools), type) != std::end(kHostedTools)) {
-      return r.Fail(Bad(where + ".type",
-                        fmt::format("'{}' is a hosted tool, which this server does not run; declare function tools",
-                                    type),
-                        "unsupported_tool"));
+      return r.Fail(
+          Bad(where + ".type",
+              fmt::format("'{}' is a hosted tool, which this server does not run; declare function tools", type),
+              "unsupported_tool"));
     }
     if (type == "namespace") {
       if (auto e = UnknownKey(t, {"type", "name", "description", "tools"}, where)) return r.Fail(*e);
@@ -247,18 +280,19 @@ void ReadToolChoice(FieldReader& r, ApiRequest* api) {
     if (*tc == "auto") return;
     if (*tc == "none") return (void)(api->tool_choice = TC::kNone);
     if (*tc == "required") return (void)(api->tool_choice = TC::kRequired);
-    return r.Fail(BadRequest("'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", "
-                             "\"name\": ...}",
-                             "tool_choice"));
+    return r.Fail(
+        BadRequest("'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", "
+                   "\"name\": ...}",
+                   "tool_choice"));
   }
   if (!tc->is_object() || !tc->contains("type") || !(*tc)["type"].is_string()) {
     return (void)r.WrongType("tool_choice", "a string or an object with a 'type'", *tc);
   }
   const std::string type = (*tc)["type"].get<std::string>();
   if (type != "function") {
-    return r.Fail(BadRequest(fmt::format("tool_choice.type: '{}' names a hosted tool, which this server does not run",
-                                         type),
-                             "tool_choice.type", "unsupported_tool"));
+    return r.Fail(
+        BadRequest(fmt::format("tool_choice.type: '{}' names a hosted tool, which this server does not run", type),
+                   "tool_choice.type", "unsupported_tool"));
   }
   if (!tc->contains("name") || !(*tc)["name"].is_string()) {
     return r.Fail(BadRequest("tool_choice.name: a string is required", "tool_choice.name"));
@@ -273,7 +307,8 @@ void ReadText(FieldReader& r, ResponsesRequest* out) {
   if (!text) return;
   if (auto e = UnknownKey(*text, {"format", "verbosity"}, "text")) return r.Fail(*e);
   out->echo["text"] = *text;
-  if (text->contains("verbosity") && !(*text)["verbosity"].is_null()) out->api.ignored_fields.push_back("text.verbosity");
+  if (text->contains("verbosity") && !(*text)["verbosity"].is_null())
+    out->api.ignored_fields.push_back("text.verbosity");
   if (!text->contains("format") || (*text)["format"].is_null()) return;
   const json& f = (*text)["format"];
   std::string type = StringAt(f, "type");
@@ -303,7 +338,8 @@ void ReadReasoning(FieldReader& r, bool thinking_switch, ApiRequest* api) {
   const json* reasoning = r.GetObject("reasoning");
   if (!reasoning) return;
   if (auto e = UnknownKey(*reasoning, {"effort", "summary", "generate_summary"}, "reasoning")) return r.Fail(*e);
-  if (auto e = OptionalOneOf(*reasoning, "effort", "reasoning", {"none", "minimal", "low", "medium", "high", "xhigh"})) {
+  if (auto e =
+          OptionalOneOf(*reasoning, "effort", "reasoning", {"none", "minimal", "low", "medium", "high", "xhigh"})) {
     return r.Fail(*e);
   }
   for (const char* key : {"summary", "generate_summary"}) {
@@ -320,7 +356,8 @@ void ReadReasoning(FieldReader& r, bool thinking_switch, ApiRequest* api) {
     }
   }
   for (const char* key : {"summary", "generate_summary"}) {
-    if (reasoning->contains(key) && !(*reasoning)[key].is_null()) api->ignored_fields.push_back(std::string("reasoning.") + key);
+    if (reasoning->contains(key) && !(*reasoning)[key].is_null())
+      api->ignored_fields.push_back(std::string("reasoning.") + key);
   }
 }
 
@@ -328,9 +365,9 @@ void ReadSampling(FieldReader& r, int64_t n_ctx, ApiRequest* api) {
   int64_t max_tokens = 0;
   if (r.Int("max_output_tokens", &max_tokens)) {
     if (max_tokens < 1 || max_tokens > n_ctx) {
-      r.Fail(BadRequest(fmt::format("'max_output_tokens' must be in [1, {}] (the model's context), got {}", n_ctx,
-                                    max_tokens),
-                        "max_output_tokens"));
+      r.Fail(BadRequest(
+          fmt::format("'max_output_tokens' must be in [1, {}] (the model's context), got {}", n_ctx, max_tokens),
+          "max_output_tokens"));
     }
     api->sampling.max_tokens = static_cast<int>(std::clamp<int64_t>(max_tokens, 1, 1 << 30));
     api->max_tokens_given = true;
@@ -352,8 +389,8 @@ void ReadServingFields(FieldReader& r, ResponsesRequest* out) {
   ApiRequest& api = out->api;
   bool background = false;
   if (r.Bool("background", &background) && background) {
-    r.Fail(BadRequest("'background' responses are not supported; send the request and read its answer",
-                      "background", "unsupported_parameter"));
+    r.Fail(BadRequest("'background' responses are not supported; send the request and read its answer", "background",
+                      "unsupported_parameter"));
   }
   std::string truncation;
   if (r.String("truncation", &truncation) && truncation != "disabled") {
@@ -457,8 +494,8 @@ ApiResult<ResponsesRequest> ParseResponsesRequest(const json& body, int64_t n_ct
   out.input = json::array();
   if (std::optional<ApiError> e = ConvertResponsesInput(*input, &out.input)) return *e;
   if (out.input.size() > static_cast<size_t>(limits.max_messages)) {
-    return BadRequest(fmt::format("'input' has {} items, more than the limit of {} (--max-messages)",
-                                  out.input.size(), limits.max_messages),
+    return BadRequest(fmt::format("'input' has {} items, more than the limit of {} (--max-messages)", out.input.size(),
+                                  limits.max_messages),
                       "input", "too_many_messages");
   }
   if (!out.instructions.empty()) api.messages.push_back({{"role", "system"}, {"content", out.instructions}});

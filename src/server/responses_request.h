@@ -31,21 +31,20 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "server/api_request.h"
 
 namespace pg {
 
 struct ResponsesRequest {
-  ApiRequest api;                     // chat; messages = instructions + this request's input only
-  nlohmann::ordered_json input;       // this request's input, as chat messages (no instructions)
-  std::string instructions;           // "" = none
-  std::string previous_response_id;   // "" = none
-  bool store = true;                  // the API's default
-  nlohmann::ordered_json echo;        // request fields the response object repeats (tools, tool_choice, ...)
+  ApiRequest api;                    // chat; messages = instructions + this request's input only
+  nlohmann::ordered_json input;      // this request's input, as chat messages (no instructions)
+  std::string instructions;          // "" = none
+  std::string previous_response_id;  // "" = none
+  bool store = true;                 // the API's default
+  nlohmann::ordered_json echo;       // request fields the response object repeats (tools, tool_choice, ...)
   nlohmann::json namespaces = nlohmann::json::object();  // function name -> its tool namespace (when in one)
 };
 

@@ -22,7 +22,8 @@ TEST(ResponsesRequest, StringInputAndInstructions) {
                      "temperature": 0.5, "store": false, "stream": true, "prompt_cache_key": "sess"})");
   ASSERT_TRUE(r.ok()) << r.error.message;
   const ApiRequest& a = r.value.api;
-  EXPECT_EQ(a.messages, json::parse(R"([{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Hi"}])"));
+  EXPECT_EQ(a.messages,
+            json::parse(R"([{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Hi"}])"));
   EXPECT_EQ(r.value.input, json::parse(R"([{"role": "user", "content": "Hi"}])"));
   EXPECT_EQ(a.sampling.max_tokens, 16);
   EXPECT_TRUE(a.max_tokens_given);
@@ -112,11 +113,12 @@ TEST(ResponsesRequest, WrongTypesAreRefusedNotDropped) {
   EXPECT_EQ(ParseError(fn + R"("description": 7}]})").param, "tools[0].description");
   EXPECT_EQ(ParseError(fn + R"("strict": "yes"}]})").param, "tools[0].strict");
   EXPECT_EQ(ParseError(R"({"model": "m", "input": []})").code, "empty_array");
-  EXPECT_EQ(ParseError(R"({"model": "m", "input": "x", "text": {"format": {"type": "json_object", "schema": {}}}})")
-                .param,
-            "text.format.schema");
+  EXPECT_EQ(
+      ParseError(R"({"model": "m", "input": "x", "text": {"format": {"type": "json_object", "schema": {}}}})").param,
+      "text.format.schema");
   EXPECT_EQ(ParseError(R"({"model": "m", "input": "x", "text": {"format": {"type": "json_schema", "name": 5,
-      "schema": {}}}})").param,
+      "schema": {}}}})")
+                .param,
             "text.format.name");
   EXPECT_EQ(ParseError(R"({"model": "m", "input": "x", "reasoning": {"effort": "extreme"}})").param,
             "reasoning.effort");

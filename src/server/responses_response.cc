@@ -18,8 +18,8 @@ json CallItem(const std::string& call_id, const std::string& name, const std::st
               const std::string& status, const json& namespaces) {
   // The item id is the call id with fc_ in place of call_: one id per call, stable across forms.
   std::string id = "fc_" + (call_id.rfind("call_", 0) == 0 ? call_id.substr(5) : call_id);
-  json item = {{"type", "function_call"}, {"id", id},          {"call_id", call_id},
-               {"name", name},            {"arguments", arguments}, {"status", status}};
+  json item = {{"type", "function_call"}, {"id", id},        {"call_id", call_id}, {"name", name},
+               {"arguments", arguments},  {"status", status}};
   if (namespaces.contains(name)) item["namespace"] = namespaces[name];
   return item;
 }
@@ -43,15 +43,9 @@ json ResponsesOutputItems(const std::string& text, const std::vector<ToolCall>& 
 
 json ResponsesObjectJson(const ResponsesHeader& h, const std::string& status, const json& output, const json& usage,
                          const std::string& finish_reason) {
-  json o = {{"id", h.id},
-            {"object", "response"},
-            {"created_at", h.created_at},
-            {"status", status},
-            {"error", nullptr},
-            {"incomplete_details", nullptr},
-            {"model", h.model},
-            {"output", output},
-            {"usage", usage}};
+  json o = {{"id", h.id},       {"object", "response"}, {"created_at", h.created_at},
+            {"status", status}, {"error", nullptr},     {"incomplete_details", nullptr},
+            {"model", h.model}, {"output", output},     {"usage", usage}};
   if (finish_reason == "length") o["incomplete_details"] = {{"reason", "max_output_tokens"}};
   for (auto it = h.echo.begin(); it != h.echo.end(); ++it) o[it.key()] = it.value();
   return o;
@@ -62,8 +56,8 @@ json ResponsesOutputAsMessages(const json& output) {
   json assistant = {{"role", "assistant"}, {"content", ""}};
   for (const json& item : output) {
     if (item.value("type", "") == "message") {
-      for (const json& part : item["content"]) assistant["content"] = assistant["content"].get<std::string>() +
-                                                                      part.value("text", "");
+      for (const json& part : item["content"])
+        assistant["content"] = assistant["content"].get<std::string>() + part.value("text", "");
     } else if (item.value("type", "") == "function_call") {
       json args = json::parse(item.value("arguments", ""), nullptr, false);
       if (args.is_discarded()) args = item.value("arguments", "");

@@ -19,10 +19,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "server/api_error.h"
 #include "server/generation_runner.h"
@@ -32,7 +31,7 @@ namespace pg {
 
 // What every form of one response repeats.
 struct ResponsesHeader {
-  std::string id;       // "resp_..."
+  std::string id;  // "resp_..."
   std::string model;
   int64_t created_at = 0;
   nlohmann::json echo;  // request fields the object repeats: instructions, tools, tool_choice, text, ...

@@ -20,8 +20,9 @@ TEST(ResponsesResponse, StreamOfTextThenACall) {
   std::string sse = w.Start();
   sse += w.Delta({{"content", "Hel"}});
   sse += w.Delta({{"content", "lo"}});
-  sse += w.Delta({{"tool_calls", {{{"index", 0}, {"id", "call_abc"}, {"type", "function"},
-                                   {"function", {{"name", "f"}, {"arguments", ""}}}}}}});
+  sse += w.Delta(
+      {{"tool_calls",
+        {{{"index", 0}, {"id", "call_abc"}, {"type", "function"}, {"function", {{"name", "f"}, {"arguments", ""}}}}}}});
   sse += w.Delta({{"tool_calls", {{{"index", 0}, {"function", {{"arguments", "{\"a\":"}}}}}}});
   sse += w.Delta({{"tool_calls", {{{"index", 0}, {"function", {{"arguments", "1}"}}}}}}});
   GenerationResult r;
@@ -36,13 +37,13 @@ TEST(ResponsesResponse, StreamOfTextThenACall) {
     EXPECT_EQ(events[i].second["sequence_number"], i);
     types.push_back(events[i].first);
   }
-  EXPECT_EQ(types, (std::vector<std::string>{
-                       "response.created", "response.in_progress", "response.output_item.added",
-                       "response.content_part.added", "response.output_text.delta", "response.output_text.delta",
-                       "response.output_text.done", "response.content_part.done", "response.output_item.done",
-                       "response.output_item.added", "response.function_call_arguments.delta",
-                       "response.function_call_arguments.delta", "response.function_call_arguments.done",
-                       "response.output_item.done", "response.completed"}));
+  EXPECT_EQ(types,
+            (std::vector<std::string>{
+                "response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
+                "response.output_text.delta", "response.output_text.delta", "response.output_text.done",
+                "response.content_part.done", "response.output_item.done", "response.output_item.added",
+                "response.function_call_arguments.delta", "response.function_call_arguments.delta",
+                "response.function_call_arguments.done", "response.output_item.done", "response.completed"}));
   EXPECT_EQ(events[0].second["response"]["status"], "in_progress");
   EXPECT_EQ(events[6].second["text"], "Hello");
   EXPECT_EQ(events[9].second["output_index"], 1);

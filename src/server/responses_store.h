@@ -14,11 +14,10 @@
 #include <cstddef>
 #include <list>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
-
-#include <nlohmann/json.hpp>
 
 namespace pg {
 

@@ -23,14 +23,15 @@ ServerMetrics::ServerMetrics(MetricsRegistry* r)
                             MetricsRegistry::LatencyBuckets())),
       queue_s(r->AddHistogram("prosgrow_queue_time_seconds", "Arrival to first scheduled, seconds.",
                               MetricsRegistry::LatencyBuckets())) {
-  missed_tokens = r->AddCounter("prosgrow_prompt_tokens_missed_total",
-                                "Prompt tokens of finished requests not served from the KV cache, by reason.", {"reason"});
-  evicted_tokens = r->AddCounter("prosgrow_prompt_tokens_evicted_total",
-                                 "Prompt tokens that missed because their KV was evicted, by the tier it left last.",
-                                 {"tier"});
-  evicted_age_s = r->AddHistogram("prosgrow_prompt_evicted_age_seconds",
-                                  "Per request that missed evicted KV: seconds since it was evicted.",
-                                  EvictionAgeBuckets());
+  missed_tokens =
+      r->AddCounter("prosgrow_prompt_tokens_missed_total",
+                    "Prompt tokens of finished requests not served from the KV cache, by reason.", {"reason"});
+  evicted_tokens =
+      r->AddCounter("prosgrow_prompt_tokens_evicted_total",
+                    "Prompt tokens that missed because their KV was evicted, by the tier it left last.", {"tier"});
+  evicted_age_s =
+      r->AddHistogram("prosgrow_prompt_evicted_age_seconds",
+                      "Per request that missed evicted KV: seconds since it was evicted.", EvictionAgeBuckets());
   for (const char* reason : {"never_seen", "evicted", "diverged", "loading", "policy"}) missed_tokens->Inc({reason}, 0);
   for (const char* tier : {"device", "host", "disk"}) evicted_tokens->Inc({tier}, 0);
   // Series that should exist from the start, so dashboards see zeros.

@@ -2,24 +2,24 @@
 // MetricsRegistry. All members are thread-safe (see metrics_registry.h).
 #pragma once
 
-#include "server/generation_runner.h"
 #include "metrics/metrics_registry.h"
+#include "server/generation_runner.h"
 
 namespace pg {
 
 struct ServerMetrics {
   explicit ServerMetrics(MetricsRegistry* registry);
 
-  CounterFamily* requests;          // {endpoint, status}
-  CounterFamily* errors;            // {kind}
+  CounterFamily* requests;            // {endpoint, status}
+  CounterFamily* errors;              // {kind}
   CounterFamily* client_disconnects;  // {endpoint}: requests cancelled because the client left
-  CounterFamily* prompt_tokens;     // {}
-  CounterFamily* completion_tokens; // {}
-  CounterFamily* cached_tokens;     // {tier}
-  CounterFamily* missed_tokens;     // {reason}: never_seen, evicted, diverged, loading, policy
-  CounterFamily* evicted_tokens;    // {tier}: the evicted reason by the tier the blocks left last
-  Histogram* evicted_age_s;         // per request with evicted tokens: seconds since the eviction
-  Gauge* in_flight;                 // generation requests being served
+  CounterFamily* prompt_tokens;       // {}
+  CounterFamily* completion_tokens;   // {}
+  CounterFamily* cached_tokens;       // {tier}
+  CounterFamily* missed_tokens;       // {reason}: never_seen, evicted, diverged, loading, policy
+  CounterFamily* evicted_tokens;      // {tier}: the evicted reason by the tier the blocks left last
+  Histogram* evicted_age_s;           // per request with evicted tokens: seconds since the eviction
+  Gauge* in_flight;                   // generation requests being served
   Histogram* ttft_s;
   Histogram* itl_s;
   Histogram* e2e_s;

@@ -1,8 +1,8 @@
 #include "server/server_options.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -26,8 +26,8 @@ Status CheckLimits(const ServerOptions& o) {
   PG_RETURN_IF_ERROR(CheckRange("--max-headers", o.max_headers, 1, 10000));
   PG_RETURN_IF_ERROR(CheckRange("--max-url-bytes", o.max_url_bytes, 256, kMaxRequestLineBytes));
   if (o.max_url_bytes > o.max_header_bytes) {
-    return InvalidArgument(fmt::format("--max-url-bytes {} is larger than --max-header-bytes {}", o.max_url_bytes,
-                                       o.max_header_bytes));
+    return InvalidArgument(
+        fmt::format("--max-url-bytes {} is larger than --max-header-bytes {}", o.max_url_bytes, o.max_header_bytes));
   }
   const RequestLimits& l = o.limits;
   PG_RETURN_IF_ERROR(CheckRange("--max-json-depth", l.max_json_depth, 4, 1024));
@@ -57,7 +57,8 @@ void AddByteSizeFlag(CLI::App& app, const std::string& name, int64_t* out, const
 
 Status ServerOptions::Validate() {
   if (port < 0 || port > 65535) return InvalidArgument(fmt::format("--port {} is outside 0..65535", port));
-  if (threads < 1 || threads > 4096) return InvalidArgument(fmt::format("--http-threads {} is outside 1..4096", threads));
+  if (threads < 1 || threads > 4096)
+    return InvalidArgument(fmt::format("--http-threads {} is outside 1..4096", threads));
   PG_RETURN_IF_ERROR(CheckLimits(*this));
   for (double t : {header_timeout_s, body_timeout_s, read_timeout_s, write_timeout_s, keep_alive_timeout_s}) {
     if (!(t > 0) || t > 86400) return InvalidArgument("HTTP timeouts must be in (0, 86400] seconds");

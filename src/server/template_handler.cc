@@ -23,12 +23,12 @@ void TemplateHandler::Handle(const httplib::Request& req, httplib::Response& res
   const ApiRequest& api = parsed.value;
   if (!api.model.empty() && api.model != info.model_name) {
     return SendApiError(
-        res, NotFoundError("model '" + api.model + "' does not exist; this server serves '" + info.model_name + "'",
-                           "model_not_found"),
+        res,
+        NotFoundError("model '" + api.model + "' does not exist; this server serves '" + info.model_name + "'",
+                      "model_not_found"),
         ctx_.metrics);
   }
-  Result<std::string> prompt =
-      ctx_.chat()->Render(api.messages, api.tools, add_generation_prompt, api.template_kwargs);
+  Result<std::string> prompt = ctx_.chat()->Render(api.messages, api.tools, add_generation_prompt, api.template_kwargs);
   if (!prompt.ok()) return SendApiError(res, BadRequest(prompt.status().message(), "messages"), ctx_.metrics);
   res.status = 200;
   res.set_content(DumpJson({{"prompt", *prompt}}), "application/json");

@@ -30,8 +30,8 @@ std::string TenantSessionId(const Tenant& t, const std::string& session) {
 bool ValidTenantId(const std::string& id) {
   if (id.empty() || id.size() > kMaxTenantIdBytes) return false;
   for (char c : id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '.' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
     if (!ok) return false;
   }
   return true;

@@ -1,5 +1,6 @@
 #include "server/tenant_keys.h"
 
+#include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
@@ -8,8 +9,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace pg {
 
@@ -47,12 +46,13 @@ Result<std::map<std::string, std::string>> ShareGroups(const std::vector<std::st
     std::stringstream ss(spec);
     for (std::string name; std::getline(ss, name, ',');) {
       if (!ValidTenantId(name)) {
-        return InvalidArgument(fmt::format("--tenant-share-cache {}: '{}' is not a tenant id ([A-Za-z0-9_.-], 1..64)",
-                                           spec, name));
+        return InvalidArgument(
+            fmt::format("--tenant-share-cache {}: '{}' is not a tenant id ([A-Za-z0-9_.-], 1..64)", spec, name));
       }
       names.insert(name);
     }
-    if (names.size() < 2) return InvalidArgument(fmt::format("--tenant-share-cache {}: name two tenants or more", spec));
+    if (names.size() < 2)
+      return InvalidArgument(fmt::format("--tenant-share-cache {}: name two tenants or more", spec));
     std::string joined;
     for (const std::string& n : names) joined += (joined.empty() ? "" : "+") + n;
     for (const std::string& n : names) {
@@ -84,7 +84,8 @@ Result<std::vector<TenantKeys::Entry>> TenantKeys::Parse(const std::string& text
       return InvalidArgument(fmt::format("{} line {}: tenant id must be 1..64 bytes of [A-Za-z0-9_.-]", source, n));
     }
     if (e.key.size() < kMinKeyBytes || e.key.size() > kMaxKeyBytes) {
-      return InvalidArgument(fmt::format("{} line {}: key must be {}..{} bytes", source, n, kMinKeyBytes, kMaxKeyBytes));
+      return InvalidArgument(
+          fmt::format("{} line {}: key must be {}..{} bytes", source, n, kMinKeyBytes, kMaxKeyBytes));
     }
     if (!keys.insert(e.key).second) return InvalidArgument(fmt::format("{} line {}: key given twice", source, n));
     out.push_back(std::move(e));

@@ -31,9 +31,9 @@
 namespace pg {
 
 struct TenantKeysConfig {
-  std::string single_key;               // --api-key (tenant "default"); "" = none
-  std::string keys_file;                // --api-keys-file; "" = none
-  std::vector<std::string> share_cache; // --tenant-share-cache, each "a,b[,c...]"
+  std::string single_key;                // --api-key (tenant "default"); "" = none
+  std::string keys_file;                 // --api-keys-file; "" = none
+  std::vector<std::string> share_cache;  // --tenant-share-cache, each "a,b[,c...]"
 };
 
 class TenantKeys {

@@ -13,9 +13,8 @@
 // Thread-safety: a pure function.
 #pragma once
 
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "server/generation_output.h"
 

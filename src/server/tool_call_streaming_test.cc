@@ -6,7 +6,6 @@
 // fragments; finish_reason "tool_calls". Also POST /apply-template's error
 // and success paths on the same server.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -29,22 +28,27 @@ struct FormatCase {
 };
 
 const FormatCase kCases[] = {
-    {"hermes", "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
-               "{% if tools %}<tool_call>{% endif %}<|im_start|>assistant\n",
+    {"hermes",
+     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+     "{% if tools %}<tool_call>{% endif %}<|im_start|>assistant\n",
      "Checking both.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}\n"
      "</tool_call>\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>"},
-    {"glm45", "[gMASK]<sop>{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}{% endfor %}"
-              "{# <tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> #}<|assistant|>",
+    {"glm45",
+     "[gMASK]<sop>{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}{% endfor %}"
+     "{# <tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> #}<|assistant|>",
      "Checking both.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
      "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>\n<tool_call>read_file\n"
      "<arg_key>path</arg_key>\n<arg_value>a.txt</arg_value>\n</tool_call>"},
-    {"deepseek_v3", "{% for m in messages %}<｜User｜>{{ m.content }}{% endfor %}"
-                    "{# <｜tool▁calls▁begin｜> ```json #}<｜Assistant｜>",
+    {"deepseek_v3",
+     "{% for m in messages %}<｜User｜>{{ m.content }}{% endfor %}"
+     "{# <｜tool▁calls▁begin｜> ```json #}<｜Assistant｜>",
      "Checking both.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
-     "{\"city\": \"Paris\", \"days\": 3}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n"
+     "{\"city\": \"Paris\", \"days\": "
+     "3}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n"
      "```json\n{\"path\": \"a.txt\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
-    {"deepseek_v31", "{% for m in messages %}<｜User｜>{{ m.content }}{% endfor %}"
-                     "{# <｜tool▁calls▁begin｜> #}<｜Assistant｜>",
+    {"deepseek_v31",
+     "{% for m in messages %}<｜User｜>{{ m.content }}{% endfor %}"
+     "{# <｜tool▁calls▁begin｜> #}<｜Assistant｜>",
      "Checking both.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\", "
      "\"days\": 3}<｜tool▁call▁end｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{\"path\": \"a.txt\"}"
      "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
@@ -208,8 +212,8 @@ TEST(ToolCallStreaming, MarkersThatAreControlTokensAreRendered) {
   EXPECT_EQ(r.content, "Sure.");
 
   // Without tools the markers stay unrendered control tokens (as before).
-  auto plain = t->Client().Post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"Hi"}]})",
-                                "application/json");
+  auto plain =
+      t->Client().Post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"Hi"}]})", "application/json");
   ASSERT_TRUE(plain);
   EXPECT_EQ(json::parse(plain->body)["choices"][0]["message"]["content"],
             "Sure.{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}");
@@ -218,8 +222,8 @@ TEST(ToolCallStreaming, MarkersThatAreControlTokensAreRendered) {
 TEST(ToolCallChunksTest, NameOnceThenArgumentFragmentsInOrder) {
   GenerationOutput out(true, ToolCallFormat::kHermes, nullptr, true);
   std::vector<json> all;
-  for (const char* piece : {"Hi <tool_", "call>{\"name\": \"f\", \"arguments\": {\"a\":", " [1, 2", "]}}</tool_call>",
-                            " bye"}) {
+  for (const char* piece :
+       {"Hi <tool_", "call>{\"name\": \"f\", \"arguments\": {\"a\":", " [1, 2", "]}}</tool_call>", " bye"}) {
     for (json& d : ToolCallDeltas(out.Push(piece), out.calls(), false)) all.push_back(std::move(d));
   }
   for (json& d : ToolCallDeltas(out.Finish(), out.calls(), true)) all.push_back(std::move(d));

@@ -39,7 +39,7 @@ class NgramIndex {
   static uint64_t Hash(const int32_t* tokens, int n);
 
   int n_min_, n_max_;
-  int64_t indexed_ = 0;  // continuation positions [0, indexed_) are indexed
+  int64_t indexed_ = 0;                             // continuation positions [0, indexed_) are indexed
   std::unordered_map<uint64_t, int64_t> last_pos_;  // hash(n-gram) -> position after it
 };
 

@@ -28,8 +28,8 @@ int32_t Draw(std::span<const float> p, std::span<const float> q, bool residual, 
 
 }  // namespace
 
-RejectionStep SpeculativeRejection(std::span<const float> p, std::span<const float> q, int32_t draft,
-                                   double u_accept, double u_residual) {
+RejectionStep SpeculativeRejection(std::span<const float> p, std::span<const float> q, int32_t draft, double u_accept,
+                                   double u_residual) {
   const double pd = p[static_cast<size_t>(draft)], qd = q[static_cast<size_t>(draft)];
   if (qd <= 0 || u_accept * qd < pd) return {draft, true};  // u < p(d) / q(d)
   int32_t t = Draw(p, q, /*residual=*/true, u_residual);

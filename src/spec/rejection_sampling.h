@@ -24,7 +24,7 @@ struct RejectionStep {
 // u_residual: independent uniform draws in [0, 1). When the residual
 // max(0, p - q) is zero everywhere (p == q up to rounding; a rejection is
 // then a rounding accident) the token is drawn from p instead.
-RejectionStep SpeculativeRejection(std::span<const float> p, std::span<const float> q, int32_t draft,
-                                   double u_accept, double u_residual);
+RejectionStep SpeculativeRejection(std::span<const float> p, std::span<const float> q, int32_t draft, double u_accept,
+                                   double u_residual);
 
 }  // namespace pg

@@ -1,9 +1,9 @@
 #include "spec/spec_config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "base/enum_names.h"
 #include "spec/synthetic_acceptance.h"
@@ -27,9 +27,10 @@ Result<std::vector<DrafterKind>> ParseDrafterList(const std::string& list) {
     const std::string name = list.substr(start, comma - start);
     const std::optional<DrafterKind> k = EnumFromName<DrafterKind>(name, kDrafterNames);
     if (!k)
-      return InvalidArgument(fmt::format("--spec: unknown drafter '{}' (none | ngram | suffix | draft, several joined "
-                                         "with commas)",
-                                         name));
+      return InvalidArgument(
+          fmt::format("--spec: unknown drafter '{}' (none | ngram | suffix | draft, several joined "
+                      "with commas)",
+                      name));
     if (std::find(out.begin(), out.end(), *k) != out.end())
       return InvalidArgument(fmt::format("--spec: drafter '{}' listed twice", name));
     out.push_back(*k);

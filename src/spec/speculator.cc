@@ -98,7 +98,8 @@ double Speculator::ExpectedAcceptance(const SpecSequence& s) const {
   // worth 8 positions against the sequence's count.
   // Before a proposal (no drafter yet): the best drafter's.
   double drafter = 0;
-  if (s.drafter >= 0) drafter = acceptance_[static_cast<size_t>(s.drafter)].p(0.5, 2);
+  if (s.drafter >= 0)
+    drafter = acceptance_[static_cast<size_t>(s.drafter)].p(0.5, 2);
   else
     for (const AcceptanceEstimate& a : acceptance_) drafter = std::max(drafter, a.p(0.5, 2));
   return s.acceptance.p(drafter, 8);

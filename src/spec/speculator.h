@@ -38,9 +38,9 @@ struct SpecSequence {
   explicit SpecSequence(int draft_max) : length(draft_max) {}
   NgramIndex ngram;
   DraftLength length;
-  AcceptanceEstimate acceptance;  // this sequence's, over every drafter
+  AcceptanceEstimate acceptance;                   // this sequence's, over every drafter
   std::unique_ptr<SyntheticAcceptance> synthetic;  // set under synthetic acceptance
-  std::mt19937_64 rng;  // the draft model's min(1, p/q) acceptance draws (sampled requests)
+  std::mt19937_64 rng;                             // the draft model's min(1, p/q) acceptance draws (sampled requests)
   int drafter = -1;  // index (in SpecConfig::drafters) of the drafter of the pending draft; -1 = none
   // Propose() stopped at the draft model (kDraft) with nothing drafted yet:
   // the engine runs the draft model for this many tokens (batched across

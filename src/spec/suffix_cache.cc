@@ -88,7 +88,8 @@ int SuffixCache::Propose(std::span<const int32_t> context, int max, std::vector<
   const int64_t len = static_cast<int64_t>(context.size());
   for (int64_t m = std::min<int64_t>(opt_.max_match, len); m >= 1; --m) {
     uint32_t cur = 0;
-    for (int64_t j = len - m; j < len && (cur != 0 || j == len - m); ++j) cur = Child(cur, context[static_cast<size_t>(j)]);
+    for (int64_t j = len - m; j < len && (cur != 0 || j == len - m); ++j)
+      cur = Child(cur, context[static_cast<size_t>(j)]);
     if (cur == 0) continue;
     int produced = 0;
     for (int64_t d = m; d < opt_.depth && produced < max; ++d) {
@@ -96,7 +97,8 @@ int SuffixCache::Propose(std::span<const int32_t> context, int max, std::vector<
       uint32_t best = 0;
       for (uint32_t c : n.children) {
         const Node& cn = nodes_[c];
-        if (best == 0 || cn.count > nodes_[best].count || (cn.count == nodes_[best].count && cn.token < nodes_[best].token))
+        if (best == 0 || cn.count > nodes_[best].count ||
+            (cn.count == nodes_[best].count && cn.token < nodes_[best].token))
           best = c;
       }
       if (best == 0) break;

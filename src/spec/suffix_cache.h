@@ -31,9 +31,9 @@ namespace pg {
 class SuffixCache {
  public:
   struct Options {
-    int depth = 24;             // longest path (match + draft) in tokens
-    int max_match = 12;         // longest context suffix looked up
-    int64_t max_nodes = 1 << 18;     // ~25 MB at ~100 B per node (node, children, edge)
+    int depth = 24;                 // longest path (match + draft) in tokens
+    int max_match = 12;             // longest context suffix looked up
+    int64_t max_nodes = 1 << 18;    // ~25 MB at ~100 B per node (node, children, edge)
     int64_t max_doc_tokens = 4096;  // longer documents keep their last tokens
   };
   SuffixCache() : SuffixCache(Options{}) {}
@@ -43,9 +43,9 @@ class SuffixCache {
   int Propose(std::span<const int32_t> context, int max, std::vector<int32_t>* out) const;
 
   int depth() const { return opt_.depth; }
-  int64_t nodes() const { return n_live_; }      // live nodes, root excluded
+  int64_t nodes() const { return n_live_; }  // live nodes, root excluded
   size_t documents() const { return docs_.size(); }
-  int64_t tokens() const { return n_tokens_; }   // in the documents held
+  int64_t tokens() const { return n_tokens_; }  // in the documents held
   // Recounts every node from the documents held; false on any mismatch (tests).
   bool CheckIntegrity() const;
 

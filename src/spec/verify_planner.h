@@ -32,9 +32,9 @@
 namespace pg {
 
 struct VerifyCandidate {
-  double p = 0;           // conditional acceptance per draft position, in [0, 1]
-  int drafted = 0;        // draft tokens proposed (k_i <= drafted)
-  double row_s = 0;       // cost of draft position 1, seconds
+  double p = 0;             // conditional acceptance per draft position, in [0, 1]
+  int drafted = 0;          // draft tokens proposed (k_i <= drafted)
+  double row_s = 0;         // cost of draft position 1, seconds
   double row_growth_s = 0;  // extra cost of each later position (attention over one more key)
 };
 

@@ -48,73 +48,77 @@ std::string_view Pick(SplitMix64& r, const std::array<std::string_view, N>& a) {
   return a[r.Below(static_cast<uint32_t>(N))];
 }
 
-constexpr std::array<std::string_view, 12> kNames = {"Ada", "Bruno", "Chen", "Dalia", "Emeka", "Farah",
-                                                     "Goran", "Hana", "Ivo", "Jun", "Kira", "Luis"};
-constexpr std::array<std::string_view, 10> kItems = {"apples", "books", "bolts", "tickets", "stamps",
-                                                     "cables", "lemons", "pencils", "boxes", "coins"};
-constexpr std::array<std::string_view, 10> kCities = {"Lisbon", "Nairobi", "Osaka", "Quito", "Tallinn",
-                                                      "Perth", "Montreal", "Accra", "Hanoi", "Bergen"};
+constexpr std::array<std::string_view, 12> kNames = {"Ada",   "Bruno", "Chen", "Dalia", "Emeka", "Farah",
+                                                     "Goran", "Hana",  "Ivo",  "Jun",   "Kira",  "Luis"};
+constexpr std::array<std::string_view, 10> kItems = {"apples", "books",  "bolts",   "tickets", "stamps",
+                                                     "cables", "lemons", "pencils", "boxes",   "coins"};
+constexpr std::array<std::string_view, 10> kCities = {"Lisbon", "Nairobi",  "Osaka", "Quito", "Tallinn",
+                                                      "Perth",  "Montreal", "Accra", "Hanoi", "Bergen"};
 constexpr std::array<std::string_view, 8> kFiles = {"src/main.cc", "README.md", "config.json", "app.py",
-                                                    "lib/util.rs", "server.go", "index.ts", "Makefile"};
-constexpr std::array<std::string_view, 8> kVerbs = {"parse", "load", "merge", "filter",
+                                                    "lib/util.rs", "server.go", "index.ts",    "Makefile"};
+constexpr std::array<std::string_view, 8> kVerbs = {"parse", "load", "merge",  "filter",
                                                     "count", "sort", "render", "check"};
 constexpr std::array<std::string_view, 8> kNouns = {"records", "tokens", "requests", "pages",
-                                                    "rows", "events", "blocks", "users"};
-
+                                                    "rows",    "events", "blocks",   "users"};
 
 // A general English lexicon for the template sentences below, so that the
 // vocabulary learns thousands of distinct words and word forms (the
 // templates above alone repeat a few hundred words).
 constexpr std::string_view kLexNouns[] = {
-    "system", "server", "client", "request", "response", "model", "layer", "weight", "matrix", "vector",
-    "token", "batch", "cache", "page", "block", "table", "thread", "worker", "queue", "scheduler",
-    "kernel", "buffer", "memory", "disk", "network", "socket", "message", "error", "warning", "result",
-    "value", "number", "string", "array", "object", "field", "record", "file", "folder", "path",
-    "library", "module", "function", "method", "class", "interface", "pointer", "reference", "loop", "branch",
-    "test", "benchmark", "report", "figure", "chart", "plot", "metric", "latency", "throughput", "budget",
-    "agent", "tool", "task", "plan", "step", "goal", "answer", "question", "problem", "solution",
-    "teacher", "student", "school", "garden", "river", "mountain", "forest", "village", "city", "country",
-    "market", "price", "coin", "ticket", "train", "station", "airport", "window", "door", "kitchen",
-    "morning", "evening", "winter", "summer", "weather", "storm", "cloud", "rain", "island", "harbor",
-    "engineer", "doctor", "farmer", "writer", "painter", "musician", "driver", "pilot", "baker", "sailor",
-    "letter", "story", "chapter", "sentence", "word", "language", "grammar", "dictionary", "library", "museum",
-    "animal", "bird", "horse", "dog", "cat", "fish", "tree", "flower", "seed", "stone",
-    "computer", "keyboard", "screen", "printer", "camera", "phone", "battery", "engine", "wheel", "bridge",
-    "company", "customer", "contract", "invoice", "payment", "account", "balance", "receipt", "order", "delivery",
-    "history", "science", "physics", "chemistry", "biology", "geometry", "algebra", "theory", "experiment", "measurement",
-    "journey", "holiday", "festival", "concert", "meeting", "lesson", "exam", "grade", "prize", "winner",
-    "signal", "channel", "protocol", "header", "payload", "checksum", "version", "release", "feature", "option",
-    "shadow", "mirror", "candle", "blanket", "pillow", "basket", "bottle", "bucket", "ladder", "hammer",
+    "system",  "server",    "client",     "request",   "response", "model",      "layer",      "weight",
+    "matrix",  "vector",    "token",      "batch",     "cache",    "page",       "block",      "table",
+    "thread",  "worker",    "queue",      "scheduler", "kernel",   "buffer",     "memory",     "disk",
+    "network", "socket",    "message",    "error",     "warning",  "result",     "value",      "number",
+    "string",  "array",     "object",     "field",     "record",   "file",       "folder",     "path",
+    "library", "module",    "function",   "method",    "class",    "interface",  "pointer",    "reference",
+    "loop",    "branch",    "test",       "benchmark", "report",   "figure",     "chart",      "plot",
+    "metric",  "latency",   "throughput", "budget",    "agent",    "tool",       "task",       "plan",
+    "step",    "goal",      "answer",     "question",  "problem",  "solution",   "teacher",    "student",
+    "school",  "garden",    "river",      "mountain",  "forest",   "village",    "city",       "country",
+    "market",  "price",     "coin",       "ticket",    "train",    "station",    "airport",    "window",
+    "door",    "kitchen",   "morning",    "evening",   "winter",   "summer",     "weather",    "storm",
+    "cloud",   "rain",      "island",     "harbor",    "engineer", "doctor",     "farmer",     "writer",
+    "painter", "musician",  "driver",     "pilot",     "baker",    "sailor",     "letter",     "story",
+    "chapter", "sentence",  "word",       "language",  "grammar",  "dictionary", "library",    "museum",
+    "animal",  "bird",      "horse",      "dog",       "cat",      "fish",       "tree",       "flower",
+    "seed",    "stone",     "computer",   "keyboard",  "screen",   "printer",    "camera",     "phone",
+    "battery", "engine",    "wheel",      "bridge",    "company",  "customer",   "contract",   "invoice",
+    "payment", "account",   "balance",    "receipt",   "order",    "delivery",   "history",    "science",
+    "physics", "chemistry", "biology",    "geometry",  "algebra",  "theory",     "experiment", "measurement",
+    "journey", "holiday",   "festival",   "concert",   "meeting",  "lesson",     "exam",       "grade",
+    "prize",   "winner",    "signal",     "channel",   "protocol", "header",     "payload",    "checksum",
+    "version", "release",   "feature",    "option",    "shadow",   "mirror",     "candle",     "blanket",
+    "pillow",  "basket",    "bottle",     "bucket",    "ladder",   "hammer",
 };
 constexpr std::string_view kLexVerbs[] = {
-    "build", "run", "test", "measure", "load", "store", "read", "write", "parse", "render",
-    "compute", "schedule", "allocate", "release", "merge", "split", "sort", "filter", "count", "check",
-    "open", "close", "start", "stop", "wait", "send", "receive", "accept", "reject", "retry",
-    "learn", "teach", "explain", "describe", "answer", "ask", "plan", "solve", "finish", "begin",
-    "walk", "climb", "travel", "visit", "carry", "paint", "cook", "clean", "repair", "design",
-    "compare", "collect", "connect", "convert", "copy", "create", "delete", "deliver", "detect", "divide",
-    "encode", "decode", "enable", "expect", "export", "import", "follow", "forward", "generate", "handle",
-    "improve", "include", "inspect", "install", "invoke", "launch", "limit", "listen", "lock", "match",
-    "move", "notice", "observe", "order", "pack", "prepare", "print", "protect", "publish", "query",
-    "record", "reduce", "refresh", "remove", "replace", "request", "reserve", "resolve", "restore", "return",
-    "sample", "search", "select", "share", "show", "sign", "simplify", "skip", "track", "train",
-    "transfer", "update", "upload", "use", "validate", "verify", "watch", "wrap", "yield", "zoom",
+    "build",    "run",      "test",     "measure",  "load",     "store",   "read",     "write",   "parse",    "render",
+    "compute",  "schedule", "allocate", "release",  "merge",    "split",   "sort",     "filter",  "count",    "check",
+    "open",     "close",    "start",    "stop",     "wait",     "send",    "receive",  "accept",  "reject",   "retry",
+    "learn",    "teach",    "explain",  "describe", "answer",   "ask",     "plan",     "solve",   "finish",   "begin",
+    "walk",     "climb",    "travel",   "visit",    "carry",    "paint",   "cook",     "clean",   "repair",   "design",
+    "compare",  "collect",  "connect",  "convert",  "copy",     "create",  "delete",   "deliver", "detect",   "divide",
+    "encode",   "decode",   "enable",   "expect",   "export",   "import",  "follow",   "forward", "generate", "handle",
+    "improve",  "include",  "inspect",  "install",  "invoke",   "launch",  "limit",    "listen",  "lock",     "match",
+    "move",     "notice",   "observe",  "order",    "pack",     "prepare", "print",    "protect", "publish",  "query",
+    "record",   "reduce",   "refresh",  "remove",   "replace",  "request", "reserve",  "resolve", "restore",  "return",
+    "sample",   "search",   "select",   "share",    "show",     "sign",    "simplify", "skip",    "track",    "train",
+    "transfer", "update",   "upload",   "use",      "validate", "verify",  "watch",    "wrap",    "yield",    "zoom",
 };
 constexpr std::string_view kLexAdjs[] = {
-    "fast", "slow", "small", "large", "quick", "careful", "simple", "complex", "clear", "hidden",
-    "bright", "dark", "warm", "cold", "quiet", "loud", "early", "late", "new", "old",
-    "strong", "weak", "safe", "broken", "empty", "full", "short", "long", "narrow", "wide",
-    "happy", "patient", "curious", "honest", "gentle", "brave", "clever", "polite", "busy", "tired",
-    "correct", "exact", "stable", "random", "private", "public", "local", "remote", "global", "shared",
-    "modern", "ancient", "rapid", "steady", "smooth", "rough", "sharp", "soft", "heavy", "light",
-    "green", "yellow", "purple", "orange", "silver", "golden", "wooden", "frozen", "rural", "urban",
+    "fast",    "slow",    "small",   "large",  "quick",   "careful", "simple", "complex", "clear",  "hidden",
+    "bright",  "dark",    "warm",    "cold",   "quiet",   "loud",    "early",  "late",    "new",    "old",
+    "strong",  "weak",    "safe",    "broken", "empty",   "full",    "short",  "long",    "narrow", "wide",
+    "happy",   "patient", "curious", "honest", "gentle",  "brave",   "clever", "polite",  "busy",   "tired",
+    "correct", "exact",   "stable",  "random", "private", "public",  "local",  "remote",  "global", "shared",
+    "modern",  "ancient", "rapid",   "steady", "smooth",  "rough",   "sharp",  "soft",    "heavy",  "light",
+    "green",   "yellow",  "purple",  "orange", "silver",  "golden",  "wooden", "frozen",  "rural",  "urban",
 };
 constexpr std::string_view kLexAdverbs[] = {
-    "quickly", "slowly", "carefully", "quietly", "clearly", "rarely", "often", "always", "never", "usually",
-    "gently", "easily", "almost", "nearly", "finally", "suddenly", "together", "again", "already", "soon",
+    "quickly", "slowly", "carefully", "quietly", "clearly", "rarely",   "often",    "always", "never",   "usually",
+    "gently",  "easily", "almost",    "nearly",  "finally", "suddenly", "together", "again",  "already", "soon",
 };
-constexpr std::string_view kLexPreps[] = {"in", "on", "under", "behind", "near", "before", "after",
-                                          "with", "without", "across", "through", "beside"};
+constexpr std::string_view kLexPreps[] = {"in",    "on",   "under",   "behind", "near",    "before",
+                                          "after", "with", "without", "across", "through", "beside"};
 
 bool IsVowel(char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; }
 
@@ -130,7 +134,8 @@ std::string VerbForm(std::string_view v, int form) {
   std::string s(v);
   const char last = s.back();
   switch (form) {
-    case 1: return Plural(v);
+    case 1:
+      return Plural(v);
     case 2:
       if (last == 'e') return s + "d";
       if (last == 'y' && !IsVowel(s[s.size() - 2])) return s.substr(0, s.size() - 1) + "ied";
@@ -138,7 +143,8 @@ std::string VerbForm(std::string_view v, int form) {
     case 3:
       if (last == 'e' && s.size() > 2) return s.substr(0, s.size() - 1) + "ing";
       return s + "ing";
-    default: return s;
+    default:
+      return s;
   }
 }
 std::string Capitalized(std::string s) {
@@ -159,8 +165,8 @@ void LexiconSentence(SplitMix64& r, std::string* out) {
       *out += fmt::format("The {} {} {} the {} {} {}. ", a1, n1, VerbForm(v, 2), a2, Plural(n2), adv);
       break;
     case 1:
-      *out += fmt::format("{} {} are {} {} the {} {}. ", Capitalized(std::string(a1)), Plural(n1),
-                          VerbForm(v, 3), prep, a2, n2);
+      *out += fmt::format("{} {} are {} {} the {} {}. ", Capitalized(std::string(a1)), Plural(n1), VerbForm(v, 3), prep,
+                          a2, n2);
       break;
     case 2:
       *out += fmt::format("Why does the {} {} every {}? Because it is {} and {}. ", n1, VerbForm(v, 1), n2, a1, a2);
@@ -171,8 +177,8 @@ void LexiconSentence(SplitMix64& r, std::string* out) {
       break;
     case 4:
       // Identifiers as programs name them.
-      *out += fmt::format("{}{} {}_{}_{} {}{}{} ", Capitalized(std::string(v)), Capitalized(std::string(n1)), v,
-                          n1, n2, v, Capitalized(std::string(a1)), Capitalized(Plural(n2)));
+      *out += fmt::format("{}{} {}_{}_{} {}{}{} ", Capitalized(std::string(v)), Capitalized(std::string(n1)), v, n1, n2,
+                          v, Capitalized(std::string(a1)), Capitalized(Plural(n2)));
       break;
     default:
       *out += fmt::format("{} {}, the {} had {} {} {}. ", Capitalized(std::string(prep)), Plural(n1), n2,
@@ -182,13 +188,12 @@ void LexiconSentence(SplitMix64& r, std::string* out) {
   if (r.Below(6) == 0) *out += "\n";
 }
 
-
 // Invented proper names (people, places, ships) built from syllables, as
 // stories and logs are full of them; each is reused several times so the
 // vocabulary learns its pieces.
 std::vector<std::string> MakeNames(SplitMix64& r, int n) {
-  static constexpr std::string_view kOnsets[] = {"b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t",
-                                                 "v", "z", "br", "dr", "kr", "st", "tr", "sh", "ch", "th"};
+  static constexpr std::string_view kOnsets[] = {"b", "d", "f", "g",  "k",  "l",  "m",  "n",  "p",  "r",  "s",
+                                                 "t", "v", "z", "br", "dr", "kr", "st", "tr", "sh", "ch", "th"};
   static constexpr std::string_view kVowels[] = {"a", "e", "i", "o", "u", "ai", "ei", "ou", "ia", "ea"};
   static constexpr std::string_view kCodas[] = {"", "", "", "n", "r", "l", "s", "m", "th", "nd", "rk", "x"};
   std::vector<std::string> names;
@@ -326,8 +331,8 @@ void CodeSnippet(SplitMix64& r, std::string* out) {
       break;
     case 3:
       *out += fmt::format(
-          "// Rust\nfn {}_{}(v: &[u32]) -> u32 {{\n    v.iter().copied().filter(|x| *x % {} == 0).sum()\n}}\n\n",
-          verb, noun, n + 1);
+          "// Rust\nfn {}_{}(v: &[u32]) -> u32 {{\n    v.iter().copied().filter(|x| *x % {} == 0).sum()\n}}\n\n", verb,
+          noun, n + 1);
       break;
     case 4:
       *out += fmt::format(
@@ -336,8 +341,7 @@ void CodeSnippet(SplitMix64& r, std::string* out) {
           verb, noun, n);
       break;
     default:
-      *out += fmt::format("-- SQL\nSELECT id, name FROM {} WHERE size > {} ORDER BY id LIMIT {};\n\n", noun, n,
-                          n * 10);
+      *out += fmt::format("-- SQL\nSELECT id, name FROM {} WHERE size > {} ORDER BY id LIMIT {};\n\n", noun, n, n * 10);
       break;
   }
 }
@@ -347,8 +351,8 @@ void JsonObject(SplitMix64& r, std::string* out) {
   *out += fmt::format(
       "{{\"id\": {}, \"user\": \"{}\", \"city\": \"{}\", \"active\": {}, \"score\": {}.{}, "
       "\"tags\": [\"{}\", \"{}\"], \"count\": {}}}\n",
-      id, Pick(r, kNames), Pick(r, kCities), r.Below(2) ? "true" : "false", r.Below(100), r.Below(10),
-      Pick(r, kNouns), Pick(r, kVerbs), r.Below(1000));
+      id, Pick(r, kNames), Pick(r, kCities), r.Below(2) ? "true" : "false", r.Below(100), r.Below(10), Pick(r, kNouns),
+      Pick(r, kVerbs), r.Below(1000));
 }
 
 std::string BuildCorpus() {
@@ -359,13 +363,34 @@ std::string BuildCorpus() {
   const std::vector<std::string> names = MakeNames(r, 5000);
   while (out.size() < (600u << 10)) {
     switch (r.Below(14)) {
-      case 8: case 9: case 10: case 11: case 12: case 13: NameSentence(r, names, &out); break;
-      case 5: case 6: case 7: LexiconSentence(r, &out); break;
-      case 0: WordProblem(r, &out); break;
-      case 1: ToolDialogue(r, &out); break;
-      case 2: CodeSnippet(r, &out); break;
-      case 3: JsonObject(r, &out); break;
-      default: out += kProse[r.Below(std::size(kProse))], out += "\n"; break;
+      case 8:
+      case 9:
+      case 10:
+      case 11:
+      case 12:
+      case 13:
+        NameSentence(r, names, &out);
+        break;
+      case 5:
+      case 6:
+      case 7:
+        LexiconSentence(r, &out);
+        break;
+      case 0:
+        WordProblem(r, &out);
+        break;
+      case 1:
+        ToolDialogue(r, &out);
+        break;
+      case 2:
+        CodeSnippet(r, &out);
+        break;
+      case 3:
+        JsonObject(r, &out);
+        break;
+      default:
+        out += kProse[r.Below(std::size(kProse))], out += "\n";
+        break;
     }
   }
   return out;

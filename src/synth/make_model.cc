@@ -79,16 +79,14 @@ Status MakeModel(const MakeModelOptions& opt) {
                                      std::vector<float> row(static_cast<size_t>(ne0));
                                      for (int64_t r = 0; r < n_rows; ++r) {
                                        GenerateWeights(key, (r0 + r) * ne0, ne0, t.mean, t.std, row.data());
-                                       PG_RETURN_IF_ERROR(
-                                           QuantizeRow(t.type, row.data(), dst + r * row_bytes, ne0));
+                                       PG_RETURN_IF_ERROR(QuantizeRow(t.type, row.data(), dst + r * row_bytes, ne0));
                                      }
                                      return Status::Ok();
                                    }));
   }
   ThreadPool pool(opt.n_threads);
-  PG_LOG_INFO("make-model: writing {} ({} {} {}, {:.1f}M parameters, vocab {}, {:.1f} MB)", opt.out_path,
-              opt.shape, opt.arch, TypeName(opt.type), plan.n_params() / 1e6, plan.vocab_size,
-              w.FileSize() / 1e6);
+  PG_LOG_INFO("make-model: writing {} ({} {} {}, {:.1f}M parameters, vocab {}, {:.1f} MB)", opt.out_path, opt.shape,
+              opt.arch, TypeName(opt.type), plan.n_params() / 1e6, plan.vocab_size, w.FileSize() / 1e6);
   return w.Write(opt.out_path, &pool);
 }
 

@@ -26,7 +26,7 @@ struct MakeModelOptions {
   std::string arch = "qwen2";          // llama | qwen2 | qwen3 (dense); qwen3moe | glm4moe (MoE shapes)
   uint64_t seed = 0;
   std::string out_path;
-  int n_threads = 0;                   // 0 = all cores
+  int n_threads = 0;  // 0 = all cores
   // A file whose text replaces the vocabulary's tokenizer.chat_template
   // ("" = keep the vocabulary's), e.g. to give a test model another
   // template's tool-call format.

@@ -1,12 +1,10 @@
 #include "synth/make_model_cli.h"
 
 #include <CLI/CLI.hpp>
-
-#include "base/cli_util.h"
-
 #include <cstdio>
 #include <string>
 
+#include "base/cli_util.h"
 #include "synth/make_model.h"
 
 namespace pg {
@@ -15,7 +13,8 @@ int MakeModelMain(int argc, char** argv) {
   CLI::App app{"Write a GGUF model with seeded random weights in a real model's shape.", "prosgrow make-model"};
   MakeModelOptions opt;
   std::string type = "f16";
-  app.add_option("--shape", opt.shape, "tiny | 60m | 0.5b (Qwen2.5-0.5B layers) | 1.5b (Qwen2.5-1.5B layers) | "
+  app.add_option("--shape", opt.shape,
+                 "tiny | 60m | 0.5b (Qwen2.5-0.5B layers) | 1.5b (Qwen2.5-1.5B layers) | "
                  "tiny-moe | 30b-a3b-mini (Qwen3-30B-A3B's proportions, scaled down; MoE shapes take "
                  "--arch qwen3moe or glm4moe)")
       ->required();

@@ -21,9 +21,8 @@ namespace {
 class MakeModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("pg_make_model_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("pg_make_model_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -220,8 +219,8 @@ int RunCli(std::vector<std::string> args) {
 
 TEST_F(MakeModelTest, Cli) {
   EXPECT_EQ(RunCli({"--help"}), 0);
-  EXPECT_EQ(RunCli({}), 2);                                          // --shape/--out missing
-  EXPECT_EQ(RunCli({"--shape", "tiny"}), 2);                         // --out missing
+  EXPECT_EQ(RunCli({}), 2);                   // --shape/--out missing
+  EXPECT_EQ(RunCli({"--shape", "tiny"}), 2);  // --out missing
   EXPECT_EQ(RunCli({"--shape", "huge", "--out", Path("c.gguf")}), 2);
   EXPECT_EQ(RunCli({"--shape", "tiny", "--out", Path("c.gguf"), "--type", "q3_k"}), 2);
   EXPECT_EQ(RunCli({"--shape", "tiny", "--out", Path("c.gguf"), "--seed", "abc"}), 2);
@@ -250,7 +249,8 @@ TEST_F(MakeModelTest, EnsureDefaultModelCreatesOnceAndReuses) {
   EXPECT_EQ(std::filesystem::last_write_time(*p), mtime);
   // No temp files left behind.
   size_t n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir_)) n += e.path().string().find(".tmp.") == std::string::npos;
+  for (const auto& e : std::filesystem::directory_iterator(dir_))
+    n += e.path().string().find(".tmp.") == std::string::npos;
   EXPECT_EQ(n, 1u);
 }
 

@@ -89,11 +89,16 @@ GgmlType MatrixType(GgmlType requested, const std::string& role, int64_t layer, 
 
 uint32_t FileTypeOf(GgmlType t) {
   switch (t) {
-    case GgmlType::F16: return 1;    // LLAMA_FTYPE_MOSTLY_F16
-    case GgmlType::Q8_0: return 7;   // LLAMA_FTYPE_MOSTLY_Q8_0
-    case GgmlType::Q4_K: return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
-    case GgmlType::BF16: return 32;  // LLAMA_FTYPE_MOSTLY_BF16
-    default: return 0;
+    case GgmlType::F16:
+      return 1;  // LLAMA_FTYPE_MOSTLY_F16
+    case GgmlType::Q8_0:
+      return 7;  // LLAMA_FTYPE_MOSTLY_Q8_0
+    case GgmlType::Q4_K:
+      return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+    case GgmlType::BF16:
+      return 32;  // LLAMA_FTYPE_MOSTLY_BF16
+    default:
+      return 0;
   }
 }
 
@@ -186,14 +191,13 @@ void AddMoeTensors(const std::string& b, int64_t layer, int64_t d, const std::st
 
 }  // namespace
 
-Result<ModelPlan> PlanModel(const std::string& shape_name, const std::string& arch, GgmlType type,
-                            int64_t vocab_size) {
+Result<ModelPlan> PlanModel(const std::string& shape_name, const std::string& arch, GgmlType type, int64_t vocab_size) {
   PG_ASSIGN_OR_RETURN(ModelShape shape, FindModelShape(shape_name));
   if (!IsSupportedSynthArch(arch))
     return InvalidArgument("unknown architecture '" + arch + "' (expected llama, qwen2, qwen3, qwen3moe or glm4moe)");
   if (shape.is_moe() != IsMoeSynthArch(arch))
-    return InvalidArgument("shape '" + shape_name + "' is " + (shape.is_moe() ? "MoE" : "dense") +
-                           ": use --arch " + (shape.is_moe() ? "qwen3moe or glm4moe" : "llama, qwen2 or qwen3"));
+    return InvalidArgument("shape '" + shape_name + "' is " + (shape.is_moe() ? "MoE" : "dense") + ": use --arch " +
+                           (shape.is_moe() ? "qwen3moe or glm4moe" : "llama, qwen2 or qwen3"));
   if (FileTypeOf(type) == 0)
     return InvalidArgument(std::string("unsupported weight type ") + TypeName(type) +
                            " (expected F16, BF16, Q8_0 or Q4_K)");
@@ -217,8 +221,7 @@ Result<ModelPlan> PlanModel(const std::string& shape_name, const std::string& ar
   const float logit_std = 4.0f * std::pow(static_cast<float>(d) / 64.0f, 0.25f);
   const float out_std = logit_std / std::sqrt(static_cast<float>(d));
   auto inv_sqrt = [](int64_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); };
-  auto mat = [&](const std::string& name, const std::string& role, int64_t layer, int64_t ne0, int64_t ne1,
-                 float std) {
+  auto mat = [&](const std::string& name, const std::string& role, int64_t layer, int64_t ne0, int64_t ne1, float std) {
     p.tensors.push_back({name, MatrixType(type, role, layer, L, ne0), {ne0, ne1}, 0.0f, std});
   };
   auto vec = [&](const std::string& name, int64_t n, float mean, float std) {

@@ -19,13 +19,13 @@ class GgufWriter;
 
 struct ModelShape {
   std::string name;
-  int64_t n_embd = 0;          // hidden size
+  int64_t n_embd = 0;  // hidden size
   int64_t n_layer = 0;
   int64_t n_head = 0;
-  int64_t n_head_kv = 0;       // GQA: n_head % n_head_kv == 0
-  int64_t head_dim = 0;        // per head (q, k and v)
-  int64_t n_ff = 0;            // SwiGLU inner size
-  int64_t context_length = 0;  // tokens
+  int64_t n_head_kv = 0;         // GQA: n_head % n_head_kv == 0
+  int64_t head_dim = 0;          // per head (q, k and v)
+  int64_t n_ff = 0;              // SwiGLU inner size
+  int64_t context_length = 0;    // tokens
   bool tied_embeddings = false;  // output.weight omitted, token_embd reused
   float rope_theta = 10000.0f;
   float rms_eps = 1e-6f;
@@ -33,8 +33,8 @@ struct ModelShape {
   // qwen3moe (every layer MoE) or glm4moe (layer 0 dense with n_ff, then MoE,
   // plus one shared expert of n_ff_exp, rope on half of each head).
   int64_t n_expert = 0;
-  int64_t n_expert_used = 0;   // top-k
-  int64_t n_ff_exp = 0;        // one expert's SwiGLU width
+  int64_t n_expert_used = 0;  // top-k
+  int64_t n_ff_exp = 0;       // one expert's SwiGLU width
 
   bool is_moe() const { return n_expert > 0; }
 };
@@ -78,8 +78,7 @@ Result<GgmlType> ParseSynthType(const std::string& name);
 
 // The full plan. InvalidArgument for an unknown shape/arch/type or a vocab
 // size < 1.
-Result<ModelPlan> PlanModel(const std::string& shape, const std::string& arch, GgmlType type,
-                            int64_t vocab_size);
+Result<ModelPlan> PlanModel(const std::string& shape, const std::string& arch, GgmlType type, int64_t vocab_size);
 
 // Writes general.* and {arch}.* keys (not tokenizer.*) of the plan.
 void AddModelMetadata(const ModelPlan& plan, const std::string& model_name, GgufWriter* w);

@@ -2,17 +2,17 @@
 // qwen3moe / glm4moe tensor sets, and the same metadata keys and tensor
 // names (per layer) as the MoE fixtures, which llama.cpp loads.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
 #include <set>
-#include <unistd.h>
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
-#include "synth/synth_test_util.h"
 #include "synth/make_model.h"
 #include "synth/model_plan.h"
+#include "synth/synth_test_util.h"
 
 namespace pg {
 namespace {
@@ -55,7 +55,7 @@ TEST(MoePlan, Glm4MoeHasDenseLeadSharedExpertBiasesAndPostAttentionNorm) {
   auto p = PlanModel("tiny-moe", "glm4moe", GgmlType::F16, 1000);
   ASSERT_TRUE(p.ok());
   auto m = testing::TensorsByName(*p);
-  EXPECT_EQ(m.count("blk.0.ffn_gate.weight"), 1u);        // leading dense layer
+  EXPECT_EQ(m.count("blk.0.ffn_gate.weight"), 1u);  // leading dense layer
   EXPECT_EQ(m.count("blk.0.ffn_gate_exps.weight"), 0u);
   EXPECT_EQ(m.count("blk.1.ffn_gate_exps.weight"), 1u);
   EXPECT_EQ(m["blk.1.exp_probs_b.bias"]->dims, (std::vector<int64_t>{8}));
@@ -95,7 +95,8 @@ TEST(MoePlan, TinyMoeWritesTheFixturesKeysAndTensors) {
     o.arch = arch;
     o.type = GgmlType::F16;
     o.vocab_path = path;  // the fixture's tokenizer, so the vocabulary dims match too
-    o.out_path = (std::filesystem::temp_directory_path() / ("pg_moe_plan_" + std::to_string(::getpid()) + ".gguf")).string();
+    o.out_path =
+        (std::filesystem::temp_directory_path() / ("pg_moe_plan_" + std::to_string(::getpid()) + ".gguf")).string();
     ASSERT_TRUE(MakeModel(o).ok());
     auto made = GgufFile::Open(o.out_path);
     ASSERT_TRUE(made.ok());
@@ -135,7 +136,8 @@ TEST(MoePlan, TinyMoeQ4KFilesHaveKQuantExpertStacks) {
   o.shape = "tiny-moe";
   o.arch = "qwen3moe";
   o.type = GgmlType::Q4_K;
-  o.out_path = (std::filesystem::temp_directory_path() / ("pg_moe_q4k_" + std::to_string(::getpid()) + ".gguf")).string();
+  o.out_path =
+      (std::filesystem::temp_directory_path() / ("pg_moe_q4k_" + std::to_string(::getpid()) + ".gguf")).string();
   ASSERT_TRUE(MakeModel(o).ok());
   auto f = GgufFile::Open(o.out_path);
   ASSERT_TRUE(f.ok());

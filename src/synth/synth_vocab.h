@@ -26,7 +26,7 @@ namespace pg {
 constexpr int kBuiltinVocabSize = 8192;
 
 struct SynthVocab {
-  int64_t n_tokens = 0;  // length of tokenizer.ggml.tokens
+  int64_t n_tokens = 0;                                 // length of tokenizer.ggml.tokens
   std::vector<std::pair<std::string, GgufValue>> keys;  // tokenizer.* only
 };
 

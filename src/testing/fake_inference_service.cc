@@ -1,7 +1,5 @@
 #include "testing/fake_inference_service.h"
 
-#include "metrics/metric_set.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/stop_and_join.h"
+#include "metrics/metric_set.h"
 
 namespace pg {
 
@@ -25,7 +24,7 @@ Result<std::unique_ptr<Tokenizer>> FakeInferenceService::MakeTestTokenizer() {
   std::vector<std::string> specials = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
   PG_ASSIGN_OR_RETURN(BpeTrainResult trained, TrainByteLevelBpe(kTrainingCorpus, 512, specials));
   VocabData vocab = ToVocabData(trained);  // gpt2 / qwen2, no BOS added
-  vocab.bos_id.reset();                     // no BOS token at all, and no add_eos flag
+  vocab.bos_id.reset();                    // no BOS token at all, and no add_eos flag
   vocab.add_eos.reset();
   int32_t n = static_cast<int32_t>(vocab.tokens.size());
   vocab.eos_id = n - 1;  // <|im_end|>

@@ -32,12 +32,12 @@ namespace pg {
 struct FakeServiceOptions {
   std::string model_name = "fake-model";
   int64_t n_ctx = 2048;
-  std::string chat_template;                  // "" = none (the server falls back)
+  std::string chat_template;  // "" = none (the server falls back)
   std::string reply = "Hello from the fake engine!";
   std::function<std::string(const GenerationRequest&)> reply_fn;  // overrides reply when set
-  double token_delay_s = 0;                   // sleep per engine step
-  int max_running = 256;                      // served concurrently
-  int max_queue = 1024;                       // waiting beyond max_running; more -> ResourceExhausted
+  double token_delay_s = 0;                                       // sleep per engine step
+  int max_running = 256;                                          // served concurrently
+  int max_queue = 1024;                                     // waiting beyond max_running; more -> ResourceExhausted
   int device_weight = 1, host_weight = 0, disk_weight = 0;  // how cached tokens split over tiers
   bool ready = true;
 };

@@ -30,8 +30,7 @@ std::function<Result<std::unique_ptr<BlockArena>>(int64_t, size_t)> GuardedBlock
   };
 }
 
-GuardedBlockArena::GuardedBlockArena(int64_t n_blocks, size_t block_bytes, uint8_t* base, size_t stride,
-                                     size_t mapped)
+GuardedBlockArena::GuardedBlockArena(int64_t n_blocks, size_t block_bytes, uint8_t* base, size_t stride, size_t mapped)
     : BlockArena(n_blocks, block_bytes),
       base_(base),
       stride_(stride),

@@ -42,7 +42,7 @@ class GuardedBlockArena final : public BlockArena {
   void CloseForKernels(int64_t slot) override;
 
   int64_t copies() const { return copies_.load(); }  // CopyIn + CopyOut calls so far
-  int64_t open_slots() const;                         // slots open for kernels now
+  int64_t open_slots() const;                        // slots open for kernels now
 
  private:
   GuardedBlockArena(int64_t n_blocks, size_t block_bytes, uint8_t* base, size_t stride, size_t mapped);

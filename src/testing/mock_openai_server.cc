@@ -1,7 +1,5 @@
 #include "testing/mock_openai_server.h"
 
-#include "metrics/metric_set.h"
-
 #include <fmt/format.h>
 #include <httplib.h>
 
@@ -10,6 +8,7 @@
 #include <sstream>
 
 #include "bench/prefix_reuse.h"
+#include "metrics/metric_set.h"
 
 namespace pg::bench {
 namespace {
@@ -33,7 +32,8 @@ void SleepS(double s) {
 }  // namespace
 
 MockOpenAiServer::MockOpenAiServer(MockOptions opt)
-    : opt_(opt), server_(std::make_unique<httplib::Server>()),
+    : opt_(opt),
+      server_(std::make_unique<httplib::Server>()),
       cache_(std::make_unique<PrefixReuseTracker>(opt.block_tokens)) {}
 
 MockOpenAiServer::~MockOpenAiServer() { Stop(); }
@@ -99,8 +99,10 @@ const char* ChunkObject(bool chat) { return chat ? "chat.completion.chunk" : "te
 Status MockOpenAiServer::Start() {
   server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
   server_->set_tcp_nodelay(true);  // each SSE event leaves at once (no Nagle batching)
-  server_->Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r) { HandleCompletion(q, r, false); });
-  server_->Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r) { HandleCompletion(q, r, true); });
+  server_->Post("/v1/completions",
+                [this](const httplib::Request& q, httplib::Response& r) { HandleCompletion(q, r, false); });
+  server_->Post("/v1/chat/completions",
+                [this](const httplib::Request& q, httplib::Response& r) { HandleCompletion(q, r, true); });
   server_->Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
     json m = {{"id", opt_.model_id}, {"object", "model"}};
     if (opt_.vocab_size > 0) m["vocab_size"] = opt_.vocab_size;
@@ -149,16 +151,20 @@ void MockOpenAiServer::HandleCompletion(const httplib::Request& req, httplib::Re
   const bool drop = opt_.drop_every > 0 && nth % opt_.drop_every == 0;
   const int64_t cached = cache_->Observe(prompt);
   const int64_t n_prompt = static_cast<int64_t>(prompt.size());
-  res.set_chunked_content_provider(
-      "text/event-stream", [this, chat, drop, cached, n_prompt, max_tokens](size_t, httplib::DataSink& sink) {
-        return Stream(sink, chat, drop, cached, n_prompt, max_tokens);
-      });
+  res.set_chunked_content_provider("text/event-stream",
+                                   [this, chat, drop, cached, n_prompt, max_tokens](size_t, httplib::DataSink& sink) {
+                                     return Stream(sink, chat, drop, cached, n_prompt, max_tokens);
+                                   });
 }
 
 bool MockOpenAiServer::Stream(httplib::DataSink& sink, bool chat, bool drop, int64_t cached, int64_t n_prompt,
                               int64_t max_tokens) {
   const char* object = ChunkObject(chat);
-  if (chat) SendEvent(sink, {{"object", object}, {"choices", {{{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}}}}});
+  if (chat)
+    SendEvent(sink,
+              {{"object", object},
+               {"choices",
+                {{{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}}}}});
   SleepS(opt_.ttft_s);
   for (int64_t i = 0; i < max_tokens; ++i) {
     if (i > 0) SleepS(opt_.token_gap_s);
@@ -190,8 +196,11 @@ void MockOpenAiServer::StreamEnd(httplib::DataSink& sink, bool chat, int64_t cac
     }
     SendEvent(sink, {{"object", object},
                      {"choices", json::array()},
-                     {"usage", {{"prompt_tokens", n_prompt}, {"completion_tokens", max_tokens},
-                                {"total_tokens", n_prompt + max_tokens}, {"prompt_tokens_details", details}}}});
+                     {"usage",
+                      {{"prompt_tokens", n_prompt},
+                       {"completion_tokens", max_tokens},
+                       {"total_tokens", n_prompt + max_tokens},
+                       {"prompt_tokens_details", details}}}});
   }
   {
     // Counted before [DONE] leaves: a client that has its stream
@@ -232,8 +241,10 @@ void MockOpenAiServer::Answer(const json& body, bool chat, int64_t n_prompt, int
   json reply = {{"id", "mock"},
                 {"object", chat ? "chat.completion" : "text_completion"},
                 {"choices", json::array({choice})},
-                {"usage", {{"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens},
-                           {"total_tokens", r.prompt_tokens + r.completion_tokens}}}};
+                {"usage",
+                 {{"prompt_tokens", r.prompt_tokens},
+                  {"completion_tokens", r.completion_tokens},
+                  {"total_tokens", r.prompt_tokens + r.completion_tokens}}}};
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++counters_.completed;

@@ -19,11 +19,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 
@@ -32,7 +31,7 @@ class DataSink;
 class Server;
 struct Request;
 struct Response;
-}
+}  // namespace httplib
 
 namespace pg::bench {
 
@@ -40,7 +39,7 @@ class PrefixReuseTracker;
 
 // A non-streaming answer (reply_fn).
 struct MockReply {
-  int status = 200;             // != 200: an error body with this status
+  int status = 200;  // != 200: an error body with this status
   std::string text;
   std::string finish_reason = "stop";
   int64_t prompt_tokens = 10;
@@ -64,13 +63,13 @@ struct MockOptions {
 };
 
 struct MockCounters {
-  int64_t requests = 0;        // completion requests received
-  int64_t completed = 0;       // streams finished with [DONE], and JSON answers
+  int64_t requests = 0;   // completion requests received
+  int64_t completed = 0;  // streams finished with [DONE], and JSON answers
   int64_t failed_500 = 0;
   int64_t dropped = 0;
-  int64_t prompt_tokens = 0;   // over completed streams
-  int64_t output_tokens = 0;   // over completed streams
-  int64_t cached_tokens = 0;   // over completed streams
+  int64_t prompt_tokens = 0;  // over completed streams
+  int64_t output_tokens = 0;  // over completed streams
+  int64_t cached_tokens = 0;  // over completed streams
 };
 
 class MockOpenAiServer {
@@ -83,16 +82,15 @@ class MockOpenAiServer {
   int port() const { return port_; }
   std::string url() const;
   MockCounters counters() const;
-  std::vector<nlohmann::json> requests() const;      // completion request bodies, in arrival order
-  std::vector<std::string> auth_headers() const;     // their Authorization headers
+  std::vector<nlohmann::json> requests() const;   // completion request bodies, in arrival order
+  std::vector<std::string> auth_headers() const;  // their Authorization headers
 
  private:
   // POST /v1/completions (chat false) and /v1/chat/completions (chat true).
   void HandleCompletion(const httplib::Request& req, httplib::Response& res, bool chat);
   // The SSE body of a streaming request: placeholder chunks, then StreamEnd.
   // False when the stream was cut (client gone, or drop).
-  bool Stream(httplib::DataSink& sink, bool chat, bool drop, int64_t cached, int64_t n_prompt,
-              int64_t max_tokens);
+  bool Stream(httplib::DataSink& sink, bool chat, bool drop, int64_t cached, int64_t n_prompt, int64_t max_tokens);
   // The finish chunk, the usage chunk, the counters and [DONE].
   void StreamEnd(httplib::DataSink& sink, bool chat, int64_t cached, int64_t n_prompt, int64_t max_tokens);
   // A "stream": false request: one JSON body.
@@ -104,7 +102,7 @@ class MockOpenAiServer {
   std::thread thread_;
   int port_ = -1;
   mutable std::mutex mu_;
-  MockCounters counters_;  // guarded by mu_
+  MockCounters counters_;                 // guarded by mu_
   std::vector<nlohmann::json> requests_;  // guarded by mu_
   std::vector<std::string> auth_;         // guarded by mu_
 };

@@ -34,8 +34,8 @@ class ServeProcess {
   // stdout and stderr in log_path, and waits (up to timeout_s) until the log
   // names the bound port and GET /health answers 200.
   static Result<std::unique_ptr<ServeProcess>> Start(const std::string& prosgrow_bin, const std::string& model,
-                                                     const std::vector<std::string>& args,
-                                                     const std::string& log_path, double timeout_s = 180);
+                                                     const std::vector<std::string>& args, const std::string& log_path,
+                                                     double timeout_s = 180);
   // Starts `prosgrow route --host 127.0.0.1 --port 0 --replica URL... <args>`
   // the same way, and waits until its /health answers 200 (a replica is up).
   static Result<std::unique_ptr<ServeProcess>> StartRoute(const std::string& prosgrow_bin,
@@ -64,8 +64,8 @@ class ServeProcess {
   ServeProcess() = default;
   // Spawns argv (which binds 127.0.0.1 port 0 and logs "listening on
   // http://127.0.0.1:PORT") and waits for its /health.
-  static Result<std::unique_ptr<ServeProcess>> Launch(const std::vector<std::string>& argv,
-                                                      const std::string& log_path, double timeout_s);
+  static Result<std::unique_ptr<ServeProcess>> Launch(const std::vector<std::string>& argv, const std::string& log_path,
+                                                      double timeout_s);
   pid_t pid_ = -1;
   int port_ = -1;
   int exit_code_ = -1;

@@ -7,10 +7,9 @@
 #include <httplib.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "server/http_server.h"
 #include "testing/fake_inference_service.h"

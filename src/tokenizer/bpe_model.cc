@@ -14,10 +14,9 @@ int32_t BpeModel::SymbolId(const std::string& text) {
   return it->second;
 }
 
-Result<std::unique_ptr<BpeModel>> BpeModel::Build(const std::vector<std::string>& tokens,
-                                                  const TokenIndex& index,
-                                                  const std::vector<std::string>& merges,
-                                                  PreTokenizerKind pre, bool ignore_merges) {
+Result<std::unique_ptr<BpeModel>> BpeModel::Build(const std::vector<std::string>& tokens, const TokenIndex& index,
+                                                  const std::vector<std::string>& merges, PreTokenizerKind pre,
+                                                  bool ignore_merges) {
   std::unique_ptr<BpeModel> m(new BpeModel(index));
   m->n_vocab_ = static_cast<int32_t>(tokens.size());
   m->pre_ = pre;
@@ -29,8 +28,7 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Build(const std::vector<std::string>
     // As llama.cpp: split at the first space after the first byte.
     const size_t sp = merge.find(' ', 1);
     if (sp == std::string::npos || sp + 1 >= merge.size()) {
-      return InvalidArgument("tokenizer.ggml.merges[" + std::to_string(rank) +
-                             "] is not of the form 'left right'");
+      return InvalidArgument("tokenizer.ggml.merges[" + std::to_string(rank) + "] is not of the form 'left right'");
     }
     const std::string left = merge.substr(0, sp);
     const std::string right = merge.substr(sp + 1);
@@ -88,14 +86,13 @@ void BpeModel::EncodeWord(const uint8_t* bytes, size_t n, std::vector<int32_t>* 
   };
   std::vector<Symbol> sym(n);
   for (size_t i = 0; i < n; ++i) {
-    sym[i] = {byte_symbol_[bytes[i]], static_cast<int32_t>(i) - 1,
-              i + 1 < n ? static_cast<int32_t>(i + 1) : -1, true};
+    sym[i] = {byte_symbol_[bytes[i]], static_cast<int32_t>(i) - 1, i + 1 < n ? static_cast<int32_t>(i + 1) : -1, true};
   }
   std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)> heap(worse);
   auto try_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
-    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(sym[left].id)) << 32) |
-                         static_cast<uint32_t>(sym[right].id);
+    const uint64_t key =
+        (static_cast<uint64_t>(static_cast<uint32_t>(sym[left].id)) << 32) | static_cast<uint32_t>(sym[right].id);
     auto it = merges_.find(key);
     if (it == merges_.end()) return;
     heap.push({it->second.rank, left, right, sym[left].id, sym[right].id, it->second.result});

@@ -26,10 +26,9 @@ class BpeModel {
  public:
   // tokens/index: the vocab. merges: "left right" strings, rank = index.
   // ignore_merges: a word that is itself a token is emitted whole (Llama 3).
-  static Result<std::unique_ptr<BpeModel>> Build(const std::vector<std::string>& tokens,
-                                                 const TokenIndex& index,
-                                                 const std::vector<std::string>& merges,
-                                                 PreTokenizerKind pre, bool ignore_merges);
+  static Result<std::unique_ptr<BpeModel>> Build(const std::vector<std::string>& tokens, const TokenIndex& index,
+                                                 const std::vector<std::string>& merges, PreTokenizerKind pre,
+                                                 bool ignore_merges);
 
   // Appends the ids of text (raw UTF-8, may be invalid) to out.
   void Encode(std::string_view text, std::vector<int32_t>* out) const;
@@ -49,8 +48,8 @@ class BpeModel {
   int32_t n_vocab_ = 0;
   PreTokenizerKind pre_ = PreTokenizerKind::kDefault;
   bool ignore_merges_ = false;
-  int32_t byte_symbol_[256] = {};            // symbol id of each byte's printable form
-  std::vector<std::string> extra_text_;      // text of symbol ids >= n_vocab_
+  int32_t byte_symbol_[256] = {};        // symbol id of each byte's printable form
+  std::vector<std::string> extra_text_;  // text of symbol ids >= n_vocab_
   std::unordered_map<std::string, int32_t> extra_ids_;
   std::unordered_map<uint64_t, Merge> merges_;  // key: (left id << 32) | right id
 };

@@ -157,8 +157,7 @@ class PairTable {
 
 // Records the merge of (a, b) and returns the id of the merged text: a new
 // token, or the existing one when another pair already reached that text.
-int32_t AddMerge(int32_t a, int32_t b, BpeTrainResult& res,
-                 std::unordered_map<std::string, int32_t>& token_ids) {
+int32_t AddMerge(int32_t a, int32_t b, BpeTrainResult& res, std::unordered_map<std::string, int32_t>& token_ids) {
   const std::string merged = res.tokens[a] + res.tokens[b];
   res.merges.push_back(res.tokens[a] + " " + res.tokens[b]);
   auto found = token_ids.find(merged);

@@ -12,7 +12,7 @@ namespace {
 
 // A made-up word of 1-4 syllables, so the corpus has a long tail of words.
 std::string Pseudoword(std::mt19937& rng) {
-  static const char* kOnsets[] = {"b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r",
+  static const char* kOnsets[] = {"b", "c", "d", "f", "g",  "h",  "k",  "l",  "m",  "n",  "p", "r",
                                   "s", "t", "v", "w", "st", "tr", "pl", "gr", "sh", "ch", "th"};
   static const char* kNuclei[] = {"a", "e", "i", "o", "u", "ai", "ou", "ee", "io"};
   static const char* kCodas[] = {"", "", "n", "r", "s", "t", "ng", "ck", "l"};
@@ -28,11 +28,12 @@ std::string Pseudoword(std::mt19937& rng) {
 
 // English-like text, deterministic for a seed.
 std::string Corpus(size_t bytes, uint32_t seed) {
-  static const char* kWords[] = {
-      "the", "cache", "token", "model", "server", "request", "batch", "prefix", "memory",
-      "engine", "schedule", "decode", "prefill", "attention", "layer", "weight", "quantized",
-      "throughput", "latency", "session", "agent", "tool", "stream", "block", "page", "host",
-      "device", "kernel", "thread", "vector", "matrix", "of", "and", "to", "in", "is", "a"};
+  static const char* kWords[] = {"the",    "cache",  "token",     "model",      "server",  "request", "batch",
+                                 "prefix", "memory", "engine",    "schedule",   "decode",  "prefill", "attention",
+                                 "layer",  "weight", "quantized", "throughput", "latency", "session", "agent",
+                                 "tool",   "stream", "block",     "page",       "host",    "device",  "kernel",
+                                 "thread", "vector", "matrix",    "of",         "and",     "to",      "in",
+                                 "is",     "a"};
   std::mt19937 rng(seed);
   std::string out;
   while (out.size() < bytes) {

@@ -1,6 +1,5 @@
-#include "tokenizer/tokenizer.h"
-
 #include "base/held_text.h"
+#include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
 namespace pg {
@@ -14,7 +13,7 @@ size_t IncompleteTail(const std::string& s) {
   // A sequence is at most 4 bytes, so its lead byte is among the last 3.
   for (size_t back = 1; back <= 3 && back <= n; ++back) {
     const uint8_t b = static_cast<uint8_t>(s[n - back]);
-    if ((b & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
+    if ((b & 0xC0) == 0x80) continue;    // continuation byte: keep looking for the lead
     if (b < 0xC0 || b > 0xF7) return 0;  // ASCII or invalid lead: nothing to wait for
     return Utf8SeqLen(b) > back ? back : 0;
   }

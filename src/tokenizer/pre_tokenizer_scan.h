@@ -39,9 +39,29 @@ struct Cp {
   static bool P(uint32_t c) {
     if (c < 0x80) {
       switch (c) {
-        case '!': case '"': case '#': case '%': case '&': case '\'': case '(': case ')':
-        case '*': case ',': case '-': case '.': case '/': case ':': case ';': case '?':
-        case '@': case '[': case '\\': case ']': case '_': case '{': case '}':
+        case '!':
+        case '"':
+        case '#':
+        case '%':
+        case '&':
+        case '\'':
+        case '(':
+        case ')':
+        case '*':
+        case ',':
+        case '-':
+        case '.':
+        case '/':
+        case ':':
+        case ';':
+        case '?':
+        case '@':
+        case '[':
+        case '\\':
+        case ']':
+        case '_':
+        case '{':
+        case '}':
           return true;
         default:
           return false;
@@ -53,7 +73,14 @@ struct Cp {
   static bool S(uint32_t c) {
     if (c < 0x80) {
       switch (c) {
-        case '$': case '+': case '<': case '=': case '>': case '^': case '`': case '|':
+        case '$':
+        case '+':
+        case '<':
+        case '=':
+        case '>':
+        case '^':
+        case '`':
+        case '|':
           return true;
         default:
           return false;
@@ -118,19 +145,17 @@ size_t ContractionAt(const uint32_t* c, size_t n, size_t i, bool any_case);
 // The common whitespace tail \s+(?!\S)|\s+ for a run of ws >= 1 whitespace
 // code points at pos: the last space is left for the next word unless the
 // run ends the piece.
-inline size_t WhitespaceRun(size_t pos, size_t ws, size_t n) {
-  return ws > 1 && pos + ws < n ? ws - 1 : ws;
-}
+inline size_t WhitespaceRun(size_t pos, size_t ws, size_t n) { return ws > 1 && pos + ws < n ? ws - 1 : ws; }
 
 // Llama 3 shaped word splitter, parameterised for its relatives:
 //   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?LETTER+|\p{N}{1,max_digits}
 //   | ?[^\s LETTER \p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 struct WordRules {
-  bool contractions = true;       // ufakzeka drops the contraction group
+  bool contractions = true;        // ufakzeka drops the contraction group
   bool marks_are_letters = false;  // qwen35: LETTER = [\p{L}\p{M}]
-  size_t max_digits = 3;          // 1 for qwen2 and kin, SIZE_MAX for \p{N}+
-  bool crlf_tail = true;          // [\r\n]* after a punctuation run (seed-coder: none)
-  bool halving_spaces = false;    // jais-2: \s{512}(?!\S)|\s{256}(?!\S)|...|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1}
+  size_t max_digits = 3;           // 1 for qwen2 and kin, SIZE_MAX for \p{N}+
+  bool crlf_tail = true;           // [\r\n]* after a punctuation run (seed-coder: none)
+  bool halving_spaces = false;     // jais-2: \s{512}(?!\S)|\s{256}(?!\S)|...|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1}
 };
 size_t MatchWord(const WordRules& r, const uint32_t* c, size_t n, size_t i);
 // Splits a piece with MatchWord (which matches at every position). With
@@ -144,9 +169,9 @@ void SplitWords(const WordRules& r, const uint32_t* c, size_t n, Pieces* out);
 // As llama.cpp spells the cased classes, UPPER = letter but not a-z and
 // LOWER = letter but not A-Z, so a non-ASCII letter is both.
 struct CasedRules {
-  bool contractions = true;   // C = optional ('s|'t|...), any case
-  bool marks = false;         // granite-embed-multi: the letter test is [\p{L}\p{M}]
-  bool case_blind = false;    // youtu, tiny_aya: llama.cpp reads \p{Lu}.. as \p{L}: UPPER = LOWER = [\p{L}\p{M}]
+  bool contractions = true;  // C = optional ('s|'t|...), any case
+  bool marks = false;        // granite-embed-multi: the letter test is [\p{L}\p{M}]
+  bool case_blind = false;   // youtu, tiny_aya: llama.cpp reads \p{Lu}.. as \p{L}: UPPER = LOWER = [\p{L}\p{M}]
   size_t max_digits = 3;
 };
 size_t MatchCased(const CasedRules& r, const uint32_t* c, size_t n, size_t i);

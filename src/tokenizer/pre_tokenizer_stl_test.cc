@@ -14,10 +14,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/unicode.h"
@@ -65,18 +64,17 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& Lists() {
       {"seed-coder", {kC + R"(|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+)" + kTail}},
       {"ufakzeka", {R"([^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*)" + kTail}},
       {"laguna", {R"([^\n]+|[\n]+)", kQwen2}},
-      {"minicpm5",
-       {R"(\p{N}{1,3})", kC + R"(|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*)" + kTail}},
+      {"minicpm5", {R"(\p{N}{1,3})", kC + R"(|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*)" + kTail}},
       {"deepseek-coder", {"[\r\n]", R"(\s?\p{L}+)", R"(\s?\p{P}+)", "[一-龥ࠀ-一가-퟿]+", R"(\p{N})"}},
       {"deepseek-v3", {R"(\p{N}{1,3})", kCjk, kDsv3Head + R"(| ?[\p{P}\p{S}]+[\r\n]*)" + kTail}},
-      {"spark2_5",
-       {R"(\p{N}{1,3})", kCjk, kDsv3Head + R"(| ?[\p{P}\p{S}]+|[\r\n]|\s+(?!\S)|\s+)", R"(\p{N})"}},
+      {"spark2_5", {R"(\p{N}{1,3})", kCjk, kDsv3Head + R"(| ?[\p{P}\p{S}]+|[\r\n]|\s+(?!\S)|\s+)", R"(\p{N})"}},
       {"falcon", {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2, "[0-9][0-9][0-9]"}},
       {"gpt-4o", {Cased(kUp, kLo, kC + "?", "{1,3}")}},
       {"granite-embed-multi-97m", {Cased(kUpM, kLoM, kC + "?", "{1,3}")}},
       {"tekken", {Cased(kUp, kLo, "", "")}},
       {"youtu",
-       {"[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+", Cased(kBlindUp, kBlindLo, kC + "?", "")}},
+       {"[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+",
+        Cased(kBlindUp, kBlindLo, kC + "?", "")}},
       {"tiny_aya", {R"(\d{1,3}(?=(?:\d{3})*\b))", Cased(kBlindUp, kBlindLo, kC + "?", "{1,3}")}},
       {"exaone-moe",
        {kC + R"(|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]?)"
@@ -93,11 +91,34 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& Lists() {
 
 // llama.cpp's collapsed regex: \p{X} -> stand-in byte + ASCII members.
 std::string CollapseRegex(const std::string& rx) {
-  static const std::pair<const char*, const char*> kClasses[] = {
-      {"\\p{N}", "\xD1" "0-9"}, {"\\p{L}", "\xD2" "A-Za-z"}, {"\\p{Lu}", "\xD2" "A-Za-z"},
-      {"\\p{Ll}", "\xD2" "A-Za-z"}, {"\\p{Lt}", "\xD2" "A-Za-z"}, {"\\p{Lm}", "\xD2" "A-Za-z"},
-      {"\\p{Lo}", "\xD2" "A-Za-z"}, {"\\p{P}", "\xD3" "!-#%-*,-/:-;?-@\\[-\\]_\\{\\}"}, {"\\p{M}", "\xD4"},
-      {"\\p{S}", "\xD5" "\\$\\+<->\\^`\\|"}};
+  static const std::pair<const char*, const char*> kClasses[] = {{"\\p{N}",
+                                                                  "\xD1"
+                                                                  "0-9"},
+                                                                 {"\\p{L}",
+                                                                  "\xD2"
+                                                                  "A-Za-z"},
+                                                                 {"\\p{Lu}",
+                                                                  "\xD2"
+                                                                  "A-Za-z"},
+                                                                 {"\\p{Ll}",
+                                                                  "\xD2"
+                                                                  "A-Za-z"},
+                                                                 {"\\p{Lt}",
+                                                                  "\xD2"
+                                                                  "A-Za-z"},
+                                                                 {"\\p{Lm}",
+                                                                  "\xD2"
+                                                                  "A-Za-z"},
+                                                                 {"\\p{Lo}",
+                                                                  "\xD2"
+                                                                  "A-Za-z"},
+                                                                 {"\\p{P}",
+                                                                  "\xD3"
+                                                                  "!-#%-*,-/:-;?-@\\[-\\]_\\{\\}"},
+                                                                 {"\\p{M}", "\xD4"},
+                                                                 {"\\p{S}",
+                                                                  "\xD5"
+                                                                  "\\$\\+<->\\^`\\|"}};
   std::string out;
   bool inside = false;
   for (size_t i = 0; i < rx.size(); ++i) {

@@ -118,8 +118,7 @@ TEST(PreTokenizerSplit, Afmoe) {
   // 5 digits: a leading group of 2, then 3.
   EXPECT_EQ(Split(K::kAfmoe, "abc12345 x"), Bars("abc|12|345| x"));
   // Hangul is cut out before the word regex, so the space is not a lead.
-  EXPECT_EQ(Split(K::kAfmoe, "\xEC\x95\x88\xEB\x85\x95 \xEC\x84\xB8"),
-            Bars("\xEC\x95\x88\xEB\x85\x95| |\xEC\x84\xB8"));
+  EXPECT_EQ(Split(K::kAfmoe, "\xEC\x95\x88\xEB\x85\x95 \xEC\x84\xB8"), Bars("\xEC\x95\x88\xEB\x85\x95| |\xEC\x84\xB8"));
   EXPECT_EQ(Split(K::kDeepseekV3, "\xEC\x95\x88\xEB\x85\x95 \xEC\x84\xB8"),
             Bars("\xEC\x95\x88\xEB\x85\x95| \xEC\x84\xB8"));
   // llama.cpp's scanner leaves the text before a digit run in the run's
@@ -136,8 +135,12 @@ TEST(PreTokenizerSplit, Gpt4oSplitsAtCaseChanges) {
             Bars("Hello|World| HTTPServer| i|Phone's| DON'T| |123|45"));
   // A non-ASCII letter is both UPPER and LOWER: in "ÉCOLE" UPPER* gives back
   // everything and LOWER+ takes only É; "école" is one word.
-  EXPECT_EQ(Split(K::kGpt4o, "\xC3\x89" "COLE \xC3\xA9" "cole"),
-            Bars("\xC3\x89|COLE| \xC3\xA9" "cole"));
+  EXPECT_EQ(Split(K::kGpt4o,
+                  "\xC3\x89"
+                  "COLE \xC3\xA9"
+                  "cole"),
+            Bars("\xC3\x89|COLE| \xC3\xA9"
+                 "cole"));
   EXPECT_EQ(Split(K::kGpt4o, "x //\n\ny"), Bars("x| //\n\n|y"));
 }
 
@@ -153,18 +156,16 @@ TEST(PreTokenizerSplit, GraniteEmbMultiJoinsMarks) {
   EXPECT_EQ(Split(K::kGpt4o, word), (std::vector<std::string>{"e", "\xCC\x81te"}));
 }
 
-// youtu: [가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+ ; then the GPT-4o
-// shape with \p{N}, where llama.cpp reads \p{Lu}.. as \p{L} (no case split).
+// youtu: [가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+ ; then
+// the GPT-4o shape with \p{N}, where llama.cpp reads \p{Lu}.. as \p{L} (no case split).
 TEST(PreTokenizerSplit, Youtu) {
-  EXPECT_EQ(Split(K::kYoutu,
-                  "\xEC\x95\x88\xEB\x85\x95\xEF\xBC\x81\xE4\xBD\xA0\xE5\xA5\xBD HelloWorld it's 42"),
+  EXPECT_EQ(Split(K::kYoutu, "\xEC\x95\x88\xEB\x85\x95\xEF\xBC\x81\xE4\xBD\xA0\xE5\xA5\xBD HelloWorld it's 42"),
             Bars("\xEC\x95\x88\xEB\x85\x95|\xEF\xBC\x81|\xE4\xBD\xA0\xE5\xA5\xBD| HelloWorld| it's| |4|2"));
 }
 
 // tiny_aya: \d{1,3}(?=(?:\d{3})*\b) ; then as youtu with \p{N}{1,3}.
 TEST(PreTokenizerSplit, TinyAyaGroupsDigitsFromTheRight) {
-  EXPECT_EQ(Split(K::kTinyAya, "1234567 abc12345 x_123 9"),
-            Bars("1|234|567| abc|12|345| x|_|123| |9"));
+  EXPECT_EQ(Split(K::kTinyAya, "1234567 abc12345 x_123 9"), Bars("1|234|567| abc|12|345| x|_|123| |9"));
   // No word boundary after the run: the first regex does not match, and the
   // second groups from the left.
   EXPECT_EQ(Split(K::kTinyAya, "12345abc"), Bars("123|45|abc"));
@@ -173,31 +174,32 @@ TEST(PreTokenizerSplit, TinyAyaGroupsDigitsFromTheRight) {
 // kimi-k2: \p{Han}+|[^\r\n\p{L}\p{N}]?[letters but Han]+C?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*...
 TEST(PreTokenizerSplit, KimiK2KeepsHanApart) {
   EXPECT_EQ(Split(K::kKimiK2,
-                  "Hello\xE4\xB8\x96\xE7\x95\x8C it's \xE4\xB8\xAD\xE6\x96\x87" "abc 12345"),
+                  "Hello\xE4\xB8\x96\xE7\x95\x8C it's \xE4\xB8\xAD\xE6\x96\x87"
+                  "abc 12345"),
             Bars("Hello|\xE4\xB8\x96\xE7\x95\x8C| it's| |\xE4\xB8\xAD\xE6\x96\x87|abc| |123|45"));
 }
 
 // exaone-moe: (?i:'s|...)|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}
 // | ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+
 TEST(PreTokenizerSplit, ExaoneMoeGluesWordsAcrossSingleSpaces) {
-  EXPECT_EQ(Split(K::kExaoneMoe, "Hello big world, it's 42/x"),
-            Bars("Hello big world|,| it|'s| |4|2|/x"));
+  EXPECT_EQ(Split(K::kExaoneMoe, "Hello big world, it's 42/x"), Bars("Hello big world|,| it|'s| |4|2|/x"));
   EXPECT_EQ(Split(K::kExaoneMoe, "a.\n\nb  c"), Bars("a|.\n|\n|b| | c"));
 }
 
 // poro-chat, bloom, gpt3-finnish:  ?[^(\s|.,!?…。，、।۔،)]+ ; viking adds \p{N}.
 TEST(PreTokenizerSplit, PoroSplitsAtSpacesAndSentencePunctuation) {
-  EXPECT_EQ(Split(K::kPoro, "Hello, world! (test) a|b  c\xE2\x80\xA6" "d"),
-            (std::vector<std::string>{"Hello", ",", " world", "! (", "test", ")", " a", "|", "b", " ",
-                                      " c", "\xE2\x80\xA6", "d"}));
+  EXPECT_EQ(Split(K::kPoro,
+                  "Hello, world! (test) a|b  c\xE2\x80\xA6"
+                  "d"),
+            (std::vector<std::string>{"Hello", ",", " world", "! (", "test", ")", " a", "|", "b", " ", " c",
+                                      "\xE2\x80\xA6", "d"}));
   EXPECT_EQ(Split(K::kPoro, "abc123"), Bars("abc123"));
   EXPECT_EQ(Split(K::kViking, "abc123"), Bars("abc|1|2|3"));
 }
 
 // superbpe: \p{N}+ ; (?=(\d{3})+(?!\d)) (empty matches cut digit runs).
 TEST(PreTokenizerSplit, SuperBpeCutsOnlyDigits) {
-  EXPECT_EQ(Split(K::kSuperBpe, "I have 1234567 apples, it's 12"),
-            Bars("I have |1|234|567| apples, it's |12"));
+  EXPECT_EQ(Split(K::kSuperBpe, "I have 1234567 apples, it's 12"), Bars("I have |1|234|567| apples, it's |12"));
   EXPECT_EQ(Split(K::kSuperBpe, "123456"), Bars("123|456"));
 }
 

@@ -7,9 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/unicode.h"
@@ -51,8 +50,7 @@ TEST(PreTokenizerVectors, MatchTheRegexModelOfLlamaCpp) {
       const auto want = splits[t].get<std::vector<size_t>>();
       const auto got = PreTokenize(spec->kind, cpts);
       if (got != want && ++mismatches <= 3) {
-        ADD_FAILURE() << name << " on text " << t << "\n  got  " << Show(cpts, got) << "\n  want "
-                      << Show(cpts, want);
+        ADD_FAILURE() << name << " on text " << t << "\n  got  " << Show(cpts, got) << "\n  want " << Show(cpts, want);
       }
     }
     EXPECT_EQ(mismatches, 0) << name;

@@ -64,15 +64,12 @@ size_t ContractionAt(const uint32_t* c, size_t n, size_t i, bool any_case) {
 }
 
 bool IsHan(uint32_t c) {
-  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
-         (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2EBEF) ||
-         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+         (c >= 0x2A700 && c <= 0x2EBEF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
 size_t MatchWord(const WordRules& r, const uint32_t* c, size_t n, size_t i) {
-  auto letter = [&](size_t p) {
-    return InPiece(p, n) && (Cp::L(c[p]) || (r.marks_are_letters && Cp::M(c[p])));
-  };
+  auto letter = [&](size_t p) { return InPiece(p, n) && (Cp::L(c[p]) || (r.marks_are_letters && Cp::M(c[p]))); };
   auto other = [&](size_t p) { return InPiece(p, n) && !Cp::Ws(c[p]) && !letter(p) && !Cp::N(c[p]); };
   if (r.contractions) {
     if (size_t k = ContractionAt(c, n, i, true)) return k;
@@ -175,8 +172,7 @@ size_t MatchCased(const CasedRules& r, const uint32_t* c, size_t n, size_t i) {
 
 size_t MatchDeepseekV3Word(bool lone_newline, const uint32_t* c, size_t n, size_t i) {
   auto ascii_punct = [](uint32_t x) {
-    return (x >= 0x21 && x <= 0x2F) || (x >= 0x3A && x <= 0x40) || (x >= 0x5B && x <= 0x60) ||
-           (x >= 0x7B && x <= 0x7E);
+    return (x >= 0x21 && x <= 0x2F) || (x >= 0x3A && x <= 0x40) || (x >= 0x5B && x <= 0x60) || (x >= 0x7B && x <= 0x7E);
   };
   auto lm = [&](size_t p) { return InPiece(p, n) && (Cp::L(c[p]) || Cp::M(c[p])); };
   auto ps = [&](size_t p) { return InPiece(p, n) && (Cp::P(c[p]) || Cp::S(c[p])); };
@@ -261,8 +257,20 @@ size_t MatchExaoneMoe(const uint32_t* c, size_t n, size_t i) {
 size_t MatchPoroWord(const uint32_t* c, size_t n, size_t i) {
   auto stop = [](uint32_t x) {
     switch (x) {
-      case '(': case '|': case ')': case '.': case ',': case '!': case '?':
-      case 0x2026: case 0x3002: case 0xFF0C: case 0x3001: case 0x0964: case 0x06D4: case 0x060C:
+      case '(':
+      case '|':
+      case ')':
+      case '.':
+      case ',':
+      case '!':
+      case '?':
+      case 0x2026:
+      case 0x3002:
+      case 0xFF0C:
+      case 0x3001:
+      case 0x0964:
+      case 0x06D4:
+      case 0x060C:
         return true;
       default:
         return Cp::Ws(x);

@@ -44,8 +44,8 @@ void SpmModel::Encode(std::string_view text, std::vector<int32_t>* out) const {
   for (size_t off = 0; off < text.size();) {
     const size_t len = std::min(Utf8SeqLen(static_cast<uint8_t>(text[off])), text.size() - off);
     const int32_t idx = static_cast<int32_t>(sym.size());
-    sym.push_back({idx - 1, off + len == text.size() ? -1 : idx + 1, static_cast<uint32_t>(off),
-                   static_cast<uint32_t>(len)});
+    sym.push_back(
+        {idx - 1, off + len == text.size() ? -1 : idx + 1, static_cast<uint32_t>(off), static_cast<uint32_t>(len)});
     off += len;
   }
   std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)> heap(worse);

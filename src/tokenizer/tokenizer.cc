@@ -124,9 +124,7 @@ const std::string& Tokenizer::TokenText(int32_t id) const {
   return tokens_[id];
 }
 
-TokenType Tokenizer::token_type(int32_t id) const {
-  return IsValid(id) ? types_[id] : TokenType::kUndefined;
-}
+TokenType Tokenizer::token_type(int32_t id) const { return IsValid(id) ? types_[id] : TokenType::kUndefined; }
 
 bool Tokenizer::IsEog(int32_t id) const { return IsValid(id) && eog_[id] != 0; }
 

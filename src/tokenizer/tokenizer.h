@@ -52,8 +52,8 @@ enum class TokenType : int32_t {
 // The tokenizer metadata of a GGUF, in memory. Arrays are indexed by token id;
 // scores and token_types may be empty (defaults: score 0, type normal).
 struct VocabData {
-  std::string model = "gpt2";     // "gpt2" | "llama"
-  std::string pre = "default";    // tokenizer.ggml.pre
+  std::string model = "gpt2";   // "gpt2" | "llama"
+  std::string pre = "default";  // tokenizer.ggml.pre
   std::vector<std::string> tokens;
   std::vector<float> scores;
   std::vector<int32_t> token_types;

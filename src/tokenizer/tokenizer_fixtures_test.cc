@@ -5,9 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
@@ -59,10 +58,14 @@ std::vector<std::vector<int32_t>> ParseOutputs(const std::string& all) {
 std::string Escape(const std::string& s) {
   std::string o;
   for (unsigned char c : s) {
-    if (c == '\n') o += "\\n";
-    else if (c == '\t') o += "\\t";
-    else if (c == '\r') o += "\\r";
-    else o += static_cast<char>(c);
+    if (c == '\n')
+      o += "\\n";
+    else if (c == '\t')
+      o += "\\t";
+    else if (c == '\r')
+      o += "\\r";
+    else
+      o += static_cast<char>(c);
   }
   return o;
 }
@@ -196,7 +199,8 @@ TEST(TokenizerFixtures, ModelGeneratedText) {
 TEST(TokenizerFixtures, ModelPromptTokens) {
   const fs::path prompts_path = kFixtures / "expected" / "prompts.json";
   const fs::path models = kFixtures / "models";
-  if (!fs::exists(prompts_path) || !fs::is_directory(models)) GTEST_SKIP() << "needs ../shared/fixtures/models (absent)";
+  if (!fs::exists(prompts_path) || !fs::is_directory(models))
+    GTEST_SKIP() << "needs ../shared/fixtures/models (absent)";
   const auto prompts = nlohmann::json::parse(ReadAll(prompts_path));
   int cases = 0;
   ForEachFixtureModel(models, [&](const Tokenizer& tok, const nlohmann::json& expected) {

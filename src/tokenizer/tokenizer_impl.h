@@ -21,8 +21,8 @@ inline constexpr uint8_t kStripLeft = 1;   // drop whitespace before the token's
 inline constexpr uint8_t kStripRight = 2;  // drop whitespace after it
 
 struct Tokenizer::Impl {
-  TokenIndex index;            // token text -> id
-  std::vector<float> scores;   // by id (SPM merge priority)
+  TokenIndex index;                  // token text -> id
+  std::vector<float> scores;         // by id (SPM merge priority)
   std::vector<int32_t> special_ids;  // control/user-defined/unknown, longest text first
   std::unique_ptr<BpeModel> bpe;
   std::unique_ptr<SpmModel> spm;
@@ -30,8 +30,7 @@ struct Tokenizer::Impl {
   // The steps of FromVocab, in order. Impl is nested in Tokenizer, so these
   // reach its private fields.
   static Status LoadTokens(const VocabData& v, Tokenizer& t);
-  static Status ResolveSpecials(const VocabData& v, bool spm, const PreTokenizerRecipe& pre_spec,
-                                Tokenizer& t);
+  static Status ResolveSpecials(const VocabData& v, bool spm, const PreTokenizerRecipe& pre_spec, Tokenizer& t);
   static void DeriveEogAndControl(Tokenizer& t);
   static void CollectSpecialIds(Tokenizer& t);
   static void SetStripAttributes(const std::string& model_name, Tokenizer& t);

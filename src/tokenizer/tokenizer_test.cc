@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -40,8 +40,8 @@ const Tokenizer* LoadVocab(const std::string& name) {
   return (cache[name] = std::move(tok).value()).get();
 }
 
-#define LOAD_OR_SKIP(var, name)                                     \
-  auto var = LoadVocab(name);                                       \
+#define LOAD_OR_SKIP(var, name) \
+  auto var = LoadVocab(name);   \
   if (!var) GTEST_SKIP() << "needs ../shared/fixtures/vocab: " << name << " absent"
 
 // Texts split into words by the pre-tokenizer, as strings.
@@ -61,23 +61,19 @@ const char* kRoundTripTexts[] = {
 };
 
 TEST(PreTokenizer, Llama3SplitsLikeTheRegex) {
-  EXPECT_EQ(Words(PreTokenizerKind::kLlama3, "Hello world, 12345 it's  ok\n\n  x"),
-            (std::vector<std::string>{"Hello", " world", ",", " ", "123", "45", " it", "'s", " ", " ok",
-                                      "\n\n", " ", " x"}));
-  EXPECT_EQ(Words(PreTokenizerKind::kLlama3, "I'VE 'Ll"),
-            (std::vector<std::string>{"I", "'VE", " '", "Ll"}));
-  EXPECT_EQ(Words(PreTokenizerKind::kLlama3, "a...\n\nb"),
-            (std::vector<std::string>{"a", "...\n\n", "b"}));
+  EXPECT_EQ(
+      Words(PreTokenizerKind::kLlama3, "Hello world, 12345 it's  ok\n\n  x"),
+      (std::vector<std::string>{"Hello", " world", ",", " ", "123", "45", " it", "'s", " ", " ok", "\n\n", " ", " x"}));
+  EXPECT_EQ(Words(PreTokenizerKind::kLlama3, "I'VE 'Ll"), (std::vector<std::string>{"I", "'VE", " '", "Ll"}));
+  EXPECT_EQ(Words(PreTokenizerKind::kLlama3, "a...\n\nb"), (std::vector<std::string>{"a", "...\n\n", "b"}));
 }
 
 TEST(PreTokenizer, Qwen2SplitsDigitsOneByOne) {
-  EXPECT_EQ(Words(PreTokenizerKind::kQwen2, "x 2024!"),
-            (std::vector<std::string>{"x", " ", "2", "0", "2", "4", "!"}));
+  EXPECT_EQ(Words(PreTokenizerKind::kQwen2, "x 2024!"), (std::vector<std::string>{"x", " ", "2", "0", "2", "4", "!"}));
 }
 
 TEST(PreTokenizer, Gpt2Contractions) {
-  EXPECT_EQ(Words(PreTokenizerKind::kGpt2, "we'll   go"),
-            (std::vector<std::string>{"we", "'ll", "  ", " go"}));
+  EXPECT_EQ(Words(PreTokenizerKind::kGpt2, "we'll   go"), (std::vector<std::string>{"we", "'ll", "  ", " go"}));
 }
 
 TEST(PreTokenizer, UnknownNameIsAnError) {
@@ -141,8 +137,7 @@ TEST(Tokenizer, SpecialTokensParsedOnlyWhenAsked) {
   EXPECT_TRUE(tok->IsEog(*eot));
   EXPECT_TRUE(tok->IsControl(*eot));  // forced to control as llama.cpp does
   const auto parsed = tok->Encode("a<|endoftext|>b", false, true);
-  EXPECT_EQ(parsed, (std::vector<int32_t>{tok->Encode("a", false, false)[0], *eot,
-                                          tok->Encode("b", false, false)[0]}));
+  EXPECT_EQ(parsed, (std::vector<int32_t>{tok->Encode("a", false, false)[0], *eot, tok->Encode("b", false, false)[0]}));
   const auto plain = tok->Encode("a<|endoftext|>b", false, false);
   EXPECT_GT(plain.size(), 3u);
   for (int32_t id : plain) EXPECT_NE(id, *eot);
@@ -222,9 +217,9 @@ TEST(IncrementalDecoder, FlushReturnsTruncatedBytes) {
 // llama.cpp encodes them; SPM: byte fallback keeps every byte).
 TEST(Tokenizer, RandomTextRoundTrips) {
   std::mt19937 rng(7);
-  const uint32_t kRanges[][2] = {{0x20, 0x7E}, {0x09, 0x0D}, {0xA0, 0x24F}, {0x370, 0x52F},
-                                 {0x3040, 0x30FF}, {0x4E00, 0x4FFF}, {0xAC00, 0xACFF},
-                                 {0x2000, 0x206F}, {0x1F300, 0x1F6FF}, {0xFF01, 0xFF5E}};
+  const uint32_t kRanges[][2] = {{0x20, 0x7E},       {0x09, 0x0D},     {0xA0, 0x24F},    {0x370, 0x52F},
+                                 {0x3040, 0x30FF},   {0x4E00, 0x4FFF}, {0xAC00, 0xACFF}, {0x2000, 0x206F},
+                                 {0x1F300, 0x1F6FF}, {0xFF01, 0xFF5E}};
   auto random_utf8 = [&](size_t n) {
     std::string s;
     for (size_t i = 0; i < n; ++i) {
@@ -421,7 +416,9 @@ TEST(Tokenizer, GgufWithBadTokenizerMetadata) {
   auto build = [](auto mutate) {
     GgufWriter w;
     w.SetString("tokenizer.ggml.model", "llama");
-    w.SetStringArray("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "\xE2\x96\x81" "a"});
+    w.SetStringArray("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>",
+                                               "\xE2\x96\x81"
+                                               "a"});
     w.SetF32Array("tokenizer.ggml.scores", {0, 0, 0, -1});
     w.SetI32Array("tokenizer.ggml.token_type", {2, 3, 3, 1});
     mutate(w);

@@ -21,21 +21,27 @@ bool OneOf(const std::string& s, std::initializer_list<const char*> list) {
 
 // Texts llama.cpp recognises as end-of-turn / fill-in-the-middle / end of
 // generation tokens when the metadata does not name them.
-const std::initializer_list<const char*> kEotTexts = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-    "<EOT>", "_<EOT>", "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
-    "<end_of_utterance>"};
+const std::initializer_list<const char*> kEotTexts = {"<|eot_id|>",
+                                                      "<|im_end|>",
+                                                      "<|end|>",
+                                                      "<end_of_turn>",
+                                                      "<|endoftext|>",
+                                                      "<|end_of_text|>",
+                                                      "<EOT>",
+                                                      "_<EOT>",
+                                                      "<\xEF\xBD\x9C"
+                                                      "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
+                                                      "<end_of_utterance>"};
 const std::initializer_list<const char*> kFimEogTexts = {  // fim pad / repo / file separator
-    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "<|fim_repo|>", "<|repo_name|>",
-    "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>"};
+    "<|fim_pad|>",   "<fim-pad>",  "<fim_pad>", "<PAD>",      "<|fim_repo|>",
+    "<|repo_name|>", "<fim-repo>", "<REPO>",    "<reponame>", "<|file_sep|>"};
 const std::initializer_list<const char*> kFimOtherTexts = {
     "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<PRE>", "\xE2\x96\x81<PRE>",
     "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<SUF>", "\xE2\x96\x81<SUF>",
     "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<MID>", "\xE2\x96\x81<MID>"};
 const std::initializer_list<const char*> kEogTexts = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>",
-    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>",
-    "<end_of_utterance>", "<eos>"};
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>",        "<end_of_turn>",      "<|endoftext|>",
+    "</s>",       "<|eom_id|>", "<EOT>",   "_<EOT>",     "<|end_of_text|>", "<end_of_utterance>", "<eos>"};
 
 // st, its message after the file's path.
 Status InFile(const GgufFile& file, const Status& st) { return Status(st.code(), file.path() + ": " + st.message()); }
@@ -89,9 +95,8 @@ Result<VocabData> Tokenizer::ReadVocab(const GgufFile& file) {
     PG_ASSIGN_OR_RETURN(std::optional<int64_t> id, IfPresent(file, k.key, &GgufFile::GetInt));
     if (!id) continue;
     if (*id < 0 || *id >= static_cast<int64_t>(v.tokens.size())) {
-      return OutOfRange(file.path() + ": " + k.key + " = " + std::to_string(*id) +
-                        " is outside the vocabulary of " + std::to_string(v.tokens.size()) +
-                        " tokens");
+      return OutOfRange(file.path() + ": " + k.key + " = " + std::to_string(*id) + " is outside the vocabulary of " +
+                        std::to_string(v.tokens.size()) + " tokens");
     }
     *k.dst = static_cast<int32_t>(*id);
   }
@@ -140,12 +145,11 @@ Status ValidateVocab(const VocabData& v, bool spm) {
 
 // An explicit special id must be in [0, n); an absent one takes def when def
 // is in range, else -1.
-Status ResolveSpecialId(const std::optional<int32_t>& given, int32_t def, const char* what, size_t n,
-                        int32_t* out) {
+Status ResolveSpecialId(const std::optional<int32_t>& given, int32_t def, const char* what, size_t n, int32_t* out) {
   if (given.has_value()) {
     if (*given < 0 || *given >= static_cast<int32_t>(n)) {
-      return OutOfRange(std::string(what) + " = " + std::to_string(*given) +
-                        " is outside the vocabulary of " + std::to_string(n) + " tokens");
+      return OutOfRange(std::string(what) + " = " + std::to_string(*given) + " is outside the vocabulary of " +
+                        std::to_string(n) + " tokens");
     }
     *out = *given;
   } else {
@@ -168,8 +172,8 @@ Status Tokenizer::Impl::LoadTokens(const VocabData& v, Tokenizer& t) {
   for (size_t i = 0; i < n; ++i) {
     if (t.tokens_[i].empty()) t.tokens_[i] = "[EMPTY_" + std::to_string(i) + "]";  // as llama.cpp
     if (!impl.index.emplace(t.tokens_[i], static_cast<int32_t>(i)).second) {
-      return InvalidArgument("duplicate token in vocabulary: id " + std::to_string(i) +
-                             " repeats id " + std::to_string(impl.index[t.tokens_[i]]));
+      return InvalidArgument("duplicate token in vocabulary: id " + std::to_string(i) + " repeats id " +
+                             std::to_string(impl.index[t.tokens_[i]]));
     }
     if (!v.token_types.empty()) {
       const int32_t ty = v.token_types[i];
@@ -183,8 +187,8 @@ Status Tokenizer::Impl::LoadTokens(const VocabData& v, Tokenizer& t) {
 
 // Special ids: explicit ones must be valid; absent ones take llama.cpp's
 // per-model default when that default is in range. Then the add_bos/eos flags.
-Status Tokenizer::Impl::ResolveSpecials(const VocabData& v, bool spm,
-                                        const PreTokenizerRecipe& pre_spec, Tokenizer& t) {
+Status Tokenizer::Impl::ResolveSpecials(const VocabData& v, bool spm, const PreTokenizerRecipe& pre_spec,
+                                        Tokenizer& t) {
   const size_t n = v.tokens.size();
   const int32_t default_bos = spm ? 1 : (pre_spec.no_default_bos ? -1 : 11);
   PG_RETURN_IF_ERROR(ResolveSpecialId(v.bos_id, default_bos, "bos_token_id", n, &t.bos_id_));
@@ -237,9 +241,8 @@ void Tokenizer::Impl::CollectSpecialIds(Tokenizer& t) {
       impl.special_ids.push_back(static_cast<int32_t>(i));
     }
   }
-  std::stable_sort(impl.special_ids.begin(), impl.special_ids.end(), [&](int32_t a, int32_t b) {
-    return t.tokens_[a].size() > t.tokens_[b].size();
-  });
+  std::stable_sort(impl.special_ids.begin(), impl.special_ids.end(),
+                   [&](int32_t a, int32_t b) { return t.tokens_[a].size() > t.tokens_[b].size(); });
 }
 
 // llama.cpp's per-model token attributes (GGUF does not carry them).
@@ -278,8 +281,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(const VocabData& v) {
   if (spm) {
     impl.spm = std::make_unique<SpmModel>(impl.scores, impl.index, t->unk_id_);
   } else {
-    PG_ASSIGN_OR_RETURN(impl.bpe, BpeModel::Build(t->tokens_, impl.index, v.merges, pre_spec.kind,
-                                                  pre_spec.ignore_merges));
+    PG_ASSIGN_OR_RETURN(impl.bpe,
+                        BpeModel::Build(t->tokens_, impl.index, v.merges, pre_spec.kind, pre_spec.ignore_merges));
   }
   return t;
 }
@@ -291,12 +294,11 @@ void WriteVocab(const VocabData& v, GgufWriter* w) {
   if (!v.scores.empty()) w->SetF32Array("tokenizer.ggml.scores", v.scores);
   if (!v.token_types.empty()) w->SetI32Array("tokenizer.ggml.token_type", v.token_types);
   if (!v.merges.empty()) w->SetStringArray("tokenizer.ggml.merges", v.merges);
-  const std::pair<const char*, const std::optional<int32_t>*> ids[] = {
-      {"tokenizer.ggml.bos_token_id", &v.bos_id},
-      {"tokenizer.ggml.eos_token_id", &v.eos_id},
-      {"tokenizer.ggml.unknown_token_id", &v.unk_id},
-      {"tokenizer.ggml.padding_token_id", &v.pad_id},
-      {"tokenizer.ggml.eot_token_id", &v.eot_id}};
+  const std::pair<const char*, const std::optional<int32_t>*> ids[] = {{"tokenizer.ggml.bos_token_id", &v.bos_id},
+                                                                       {"tokenizer.ggml.eos_token_id", &v.eos_id},
+                                                                       {"tokenizer.ggml.unknown_token_id", &v.unk_id},
+                                                                       {"tokenizer.ggml.padding_token_id", &v.pad_id},
+                                                                       {"tokenizer.ggml.eot_token_id", &v.eot_id}};
   for (const auto& [key, id] : ids) {
     if (id->has_value()) w->SetU32(key, static_cast<uint32_t>(**id));
   }

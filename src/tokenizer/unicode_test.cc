@@ -36,8 +36,7 @@ TEST(Unicode, Whitespace) {
 }
 
 TEST(Unicode, DecodeUtf8ReplacesEachBadByte) {
-  EXPECT_EQ(DecodeUtf8("a\xC3\xA9\xE6\x9D\xB1\xF0\x9F\x9A\x80"),
-            (std::vector<uint32_t>{'a', 0xE9, 0x6771, 0x1F680}));
+  EXPECT_EQ(DecodeUtf8("a\xC3\xA9\xE6\x9D\xB1\xF0\x9F\x9A\x80"), (std::vector<uint32_t>{'a', 0xE9, 0x6771, 0x1F680}));
   // Stray continuation, truncated sequence, invalid lead byte.
   EXPECT_EQ(DecodeUtf8("\x80"), (std::vector<uint32_t>{0xFFFD}));
   EXPECT_EQ(DecodeUtf8("\xE6\x9D"), (std::vector<uint32_t>{0xFFFD, 0xFFFD}));
@@ -64,7 +63,7 @@ TEST(Unicode, ByteMapIsABijection) {
     seen[cps[0]] = true;
     EXPECT_EQ(UnicodeToByte(cps[0]), b);
   }
-  EXPECT_EQ(ByteToUnicode(' '), "\xC4\xA0");  // Ġ
+  EXPECT_EQ(ByteToUnicode(' '), "\xC4\xA0");   // Ġ
   EXPECT_EQ(ByteToUnicode('\n'), "\xC4\x8A");  // Ċ
   EXPECT_EQ(ByteToUnicode('a'), "a");
   EXPECT_EQ(UnicodeToByte(0x2581), -1);

@@ -20,9 +20,30 @@ struct WeightMatrix;
 // The weight types MatMul handles, as a dense index for the gemm[] table.
 // The last seven are repacked layouts (WeightLayout::kQ8_0x8, kHalf4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8, kQ5_Kx8).
 enum class WeightKind {
-  kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K,
-  kQ4_1, kQ5_0, kQ5_1, kIQ4_NL, kMXFP4, kQ2_K, kQ3_K, kIQ4_XS,
-  kQ8_0x8, kF16Half4, kBF16Half4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8, kQ5_Kx8, kCount
+  kF32,
+  kF16,
+  kBF16,
+  kQ8_0,
+  kQ4_0,
+  kQ4_K,
+  kQ5_K,
+  kQ6_K,
+  kQ4_1,
+  kQ5_0,
+  kQ5_1,
+  kIQ4_NL,
+  kMXFP4,
+  kQ2_K,
+  kQ3_K,
+  kIQ4_XS,
+  kQ8_0x8,
+  kF16Half4,
+  kBF16Half4,
+  kQ4_Kx8,
+  kQ6_Kx8,
+  kQ5_0x8,
+  kQ5_Kx8,
+  kCount
 };
 
 // Index for `type` in the row-major layout, or kCount if unsupported.
@@ -48,8 +69,8 @@ size_t ActRowBytes(ActFormat f, int64_t cols);
 
 // Computes y[t * ldy + r] for r in [r0, r1), t in [t0, t1). Token t's
 // prepared activations start at (const uint8_t*)xa + t * xa_stride.
-using GemmTile = void(const WeightMatrix& w, const void* xa, size_t xa_stride, int64_t t0, int64_t t1,
-                      int64_t r0, int64_t r1, float* y, int64_t ldy);
+using GemmTile = void(const WeightMatrix& w, const void* xa, size_t xa_stride, int64_t t0, int64_t t1, int64_t r0,
+                      int64_t r1, float* y, int64_t ldy);
 using GemmTileFn = GemmTile*;
 
 struct CpuKernels {
@@ -71,10 +92,8 @@ struct CpuKernels {
   void (*axpy_bf16)(float a, const uint16_t* x, float* y, int64_t n);
   void (*add)(float* y, const float* x, int64_t n);
   void (*scale)(float* x, float s, int64_t n);
-  void (*rope_norm)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
-                    const float* sin);
-  void (*rope_neox)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
-                    const float* sin);
+  void (*rope_norm)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin);
+  void (*rope_neox)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin);
 
   void (*quantize_q8_0)(const float* src, BlockQ8_0* dst, int64_t n);
   void (*quantize_q8_k)(const float* src, BlockQ8_K* dst, int64_t n);

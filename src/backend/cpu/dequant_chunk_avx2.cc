@@ -34,8 +34,7 @@ void Q4_K(const BlockQ4_K* x, float* y, int64_t nb) {
       const __m256 dl = _mm256_set1_ps(s.dl), ml = _mm256_set1_ps(s.ml);
       const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 32 * (j / 2)));
       alignas(32) uint8_t q[32];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(q),
-                         _mm256_and_si256(_mm256_srli_epi16(bytes, (j & 1) * 4), low4));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(q), _mm256_and_si256(_mm256_srli_epi16(bytes, (j & 1) * 4), low4));
       float* out = y + b * kQKK + 32 * j;
       for (int k = 0; k < 32; k += 8) {
         const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + k)));
@@ -61,8 +60,7 @@ void Q6_K(const BlockQ6_K* x, float* y, int64_t nb) {
                             _mm256_or_si256(_mm256_and_si256(l1, m4), high(2)),
                             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), high(4)),
                             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), high(6))};
-      for (int k = 0; k < 4; ++k)
-        _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]), _mm256_sub_epi8(v[k], k32));
+      for (int k = 0; k < 4; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]), _mm256_sub_epi8(v[k], k32));
       const int8_t* sc = blk.scales + 8 * half;
       float* yo = y + b * kQKK + 128 * half;
       for (int k = 0; k < 4; ++k)
@@ -75,10 +73,17 @@ void Q6_K(const BlockQ6_K* x, float* y, int64_t nb) {
 
 bool DequantizeChunk(GgmlType type, const void* src, float* dst, int64_t n) {
   switch (type) {
-    case GgmlType::Q8_0: Q8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK); return true;
-    case GgmlType::Q4_K: Q4_K(static_cast<const BlockQ4_K*>(src), dst, n / kQKK); return true;
-    case GgmlType::Q6_K: Q6_K(static_cast<const BlockQ6_K*>(src), dst, n / kQKK); return true;
-    default: return false;
+    case GgmlType::Q8_0:
+      Q8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK);
+      return true;
+    case GgmlType::Q4_K:
+      Q4_K(static_cast<const BlockQ4_K*>(src), dst, n / kQKK);
+      return true;
+    case GgmlType::Q6_K:
+      Q6_K(static_cast<const BlockQ6_K*>(src), dst, n / kQKK);
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -43,7 +43,7 @@ inline uint16_t F32ToF16(float f) {
     if (a < 0x33000000u) return sign;  // below half the smallest subnormal
     const uint32_t e = a >> 23;        // 102..112
     const uint32_t m = (a & 0x7fffffu) | 0x800000u;
-    const uint32_t shift = 126u - e;   // 14..24
+    const uint32_t shift = 126u - e;  // 14..24
     uint32_t r = m >> shift;
     const uint32_t rem = m & ((1u << shift) - 1u);
     const uint32_t half = 1u << (shift - 1u);

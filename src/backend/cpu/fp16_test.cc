@@ -28,7 +28,7 @@ TEST(Fp16, KnownValues) {
   EXPECT_EQ(F32ToF16(65504.0f), 0x7bff);
   EXPECT_EQ(F32ToF16(65520.0f), 0x7c00);  // ties to even -> inf
   EXPECT_EQ(F32ToF16(1e10f), 0x7c00);
-  EXPECT_EQ(F32ToF16(5.9604644775390625e-08f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(F32ToF16(5.9604644775390625e-08f), 0x0001);   // smallest subnormal
   EXPECT_EQ(F32ToF16(2.98023223876953125e-08f), 0x0000);  // half of it: tie to even -> 0
   EXPECT_EQ(F32ToF16(2.9802326e-08f), 0x0001);            // just above the tie
   EXPECT_EQ(F16ToF32(0x3555), 0.333251953125f);
@@ -73,10 +73,18 @@ std::vector<float> AwkwardFloats(size_t n, uint32_t seed) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) {
     switch (rng() % 4) {
-      case 0: v[i] = BitsToF32(rng()); break;
-      case 1: v[i] = BitsToF32(rng() & 0x807fffffu); break;  // f32 subnormal / zero
-      case 2: v[i] = static_cast<float>(std::ldexp(static_cast<double>(rng() % 2048) - 1024, -(int)(rng() % 30))); break;
-      default: v[i] = std::uniform_real_distribution<float>(-70000, 70000)(rng); break;
+      case 0:
+        v[i] = BitsToF32(rng());
+        break;
+      case 1:
+        v[i] = BitsToF32(rng() & 0x807fffffu);
+        break;  // f32 subnormal / zero
+      case 2:
+        v[i] = static_cast<float>(std::ldexp(static_cast<double>(rng() % 2048) - 1024, -(int)(rng() % 30)));
+        break;
+      default:
+        v[i] = std::uniform_real_distribution<float>(-70000, 70000)(rng);
+        break;
     }
   }
   return v;

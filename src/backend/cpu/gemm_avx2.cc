@@ -67,7 +67,8 @@ void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n) {
     float mx = 0;
     const __m256 am = _mm256_set1_ps(amax);
     for (int i = 0; i < kVecs; ++i) {
-      const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * i)), am, _CMP_EQ_OQ));
+      const int hit =
+          _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * i)), am, _CMP_EQ_OQ));
       if (hit != 0) {
         mx = x[8 * i + __builtin_ctz(static_cast<unsigned>(hit))];
         break;
@@ -113,8 +114,8 @@ template <typename WT>
 constexpr size_t kElemSize = std::is_same_v<WT, float> ? 4 : 2;
 
 template <typename WT, int RM, int RN>
-void TileFloat(const uint8_t* wbase, size_t wstride, size_t cstride, const float* x, int64_t ldx,
-               int64_t cols, float* y, int64_t ldy) {
+void TileFloat(const uint8_t* wbase, size_t wstride, size_t cstride, const float* x, int64_t ldx, int64_t cols,
+               float* y, int64_t ldy) {
   __m256 acc[RM][RN];
   for (int i = 0; i < RM; ++i)
     for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_setzero_ps();
@@ -163,8 +164,8 @@ void GemmFloatTiledRows(const RowBase& row_base, size_t wstride, size_t cstride,
 }
 
 template <typename WT>
-void GemmFloatTiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                    int64_t r0, int64_t r1, float* y, int64_t ldy) {
+void GemmFloatTiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                    float* y, int64_t ldy) {
   constexpr int RM = 4, RN = 3;
   constexpr size_t kElem = kElemSize<WT>;
   const bool half4 = w.layout == WeightLayout::kHalf4;
@@ -212,8 +213,7 @@ void UnpackQ4K(const BlockQ4_K& b, UnpackedK& u) {
   for (int c = 0; c < 4; ++c) {
     const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
     _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c), _mm256_and_si256(raw, m4));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c + 32),
-                       _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c + 32), _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
   }
   UnpackScalesMinsK4(b, u);
 }
@@ -228,8 +228,7 @@ void UnpackQ5K(const BlockQ5_K& b, UnpackedK& u) {
     const __m256i bit_hi = _mm256_set1_epi8(static_cast<char>(1 << (2 * c + 1)));
     const __m256i h_lo = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit_lo), bit_lo), sixteen);
     const __m256i h_hi = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit_hi), bit_hi), sixteen);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c),
-                       _mm256_or_si256(_mm256_and_si256(raw, m4), h_lo));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c), _mm256_or_si256(_mm256_and_si256(raw, m4), h_lo));
     _mm256_store_si256(reinterpret_cast<__m256i*>(u.q + 64 * c + 32),
                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), h_hi));
   }
@@ -242,14 +241,15 @@ void UnpackQ6K(const BlockQ6_K& b, UnpackedK& u) {
     const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * half));
     const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * half + 32));
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * half));
-    const __m256i q1 = _mm256_or_si256(_mm256_and_si256(ql0, m4),
-                                       _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4));
-    const __m256i q2 = _mm256_or_si256(_mm256_and_si256(ql1, m4),
-                                       _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0C)), 2));
-    const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                                       _mm256_and_si256(qh, _mm256_set1_epi8(0x30)));
-    const __m256i q4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                                       _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(static_cast<char>(0xC0))), 2));
+    const __m256i q1 =
+        _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4));
+    const __m256i q2 =
+        _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0C)), 2));
+    const __m256i q3 =
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(qh, _mm256_set1_epi8(0x30)));
+    const __m256i q4 =
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                        _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(static_cast<char>(0xC0))), 2));
     uint8_t* o = u.q + 128 * half;
     _mm256_store_si256(reinterpret_cast<__m256i*>(o), q1);
     _mm256_store_si256(reinterpret_cast<__m256i*>(o + 32), q2);
@@ -258,8 +258,7 @@ void UnpackQ6K(const BlockQ6_K& b, UnpackedK& u) {
   }
   for (int c = 0; c < 8; ++c) {
     const int16_t s0 = b.scales[2 * c], s1 = b.scales[2 * c + 1];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(u.scv[c]),
-                       _mm256_set_m128i(_mm_set1_epi16(s1), _mm_set1_epi16(s0)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(u.scv[c]), _mm256_set_m128i(_mm_set1_epi16(s1), _mm_set1_epi16(s0)));
   }
   for (int j = 0; j < 16; ++j) u.mo[j] = static_cast<int16_t>(32 * b.scales[j]);
   u.d = H2F(b.d);

@@ -41,9 +41,7 @@ inline float ReduceMax(__m512 v) {
   return _mm_cvtss_f32(s);
 }
 
-inline __m256i LoadWeights(const BlockQ8_0* b) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs));
-}
+inline __m256i LoadWeights(const BlockQ8_0* b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs)); }
 inline __m256i LoadWeights(const BlockQ4_0* b) {
   const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
   const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
@@ -51,8 +49,7 @@ inline __m256i LoadWeights(const BlockQ4_0* b) {
 }
 
 template <typename WBlock, int RM, int RN>
-void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb,
-            float* y, int64_t ldy) {
+void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb, float* y, int64_t ldy) {
   __m256 acc[RM][RN];
   for (int i = 0; i < RM; ++i)
     for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_setzero_ps();
@@ -77,8 +74,8 @@ void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t x
 }
 
 template <typename WBlock>
-void GemmQ8Tiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                 int64_t r0, int64_t r1, float* y, int64_t ldy) {
+void GemmQ8Tiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                 float* y, int64_t ldy) {
   const int64_t nb = w.cols / kQK;
   const auto* wbase = static_cast<const uint8_t*>(w.data);
   const auto* xbase = static_cast<const uint8_t*>(xa);
@@ -92,8 +89,7 @@ inline __m512 LoadF16x16(const uint16_t* p) {
 }
 
 template <int RM, int RN>
-void TileF16(const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx, int64_t cols,
-             float* y, int64_t ldy) {
+void TileF16(const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx, int64_t cols, float* y, int64_t ldy) {
   __m512 acc[RM][RN];
   for (int i = 0; i < RM; ++i)
     for (int j = 0; j < RN; ++j) acc[i][j] = _mm512_setzero_ps();
@@ -210,8 +206,7 @@ float DotF32(const float* a, const float* b, int64_t n) {
     acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, a + i), _mm512_maskz_loadu_ps(m0, b + i), acc0);
     if (n - i > 16) {
       const __mmask16 m1 = static_cast<__mmask16>((1u << (n - i - 16)) - 1);
-      acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, a + i + 16),
-                             _mm512_maskz_loadu_ps(m1, b + i + 16), acc1);
+      acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, a + i + 16), _mm512_maskz_loadu_ps(m1, b + i + 16), acc1);
     }
   }
   return ReduceAdd(_mm512_add_ps(acc0, acc1));
@@ -238,8 +233,8 @@ void AxpyF16(float a, const uint16_t* x, float* y, int64_t n) {
 PG_GEMM_AS(GemmQ8_0, GemmQ8Tiled<BlockQ8_0>)
 PG_GEMM_AS(GemmQ4_0, GemmQ8Tiled<BlockQ4_0>)
 
-void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-             int64_t r1, float* y, int64_t ldy) {
+void GemmF16(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1, float* y,
+             int64_t ldy) {
   const auto* wbase = static_cast<const uint8_t*>(w.data);
   const int64_t ldx = static_cast<int64_t>(xs / sizeof(float));
   const float* x = static_cast<const float*>(xa);

@@ -45,10 +45,16 @@ struct Ymm {
   I Load(const void* p) const { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
   F Halves(const uint16_t* p) const { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   // 8 bytes (one per row) -> int32 lanes.
-  I U8ToI32(const uint8_t* p) const { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
-  I S8ToI32(const int8_t* p) const { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+  I U8ToI32(const uint8_t* p) const {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  I S8ToI32(const int8_t* p) const {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
   // 16 bytes (two per row) -> int16 pairs.
-  I U8ToI16(const uint8_t* p) const { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  I U8ToI16(const uint8_t* p) const {
+    return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
   // 8 bytes of a and 8 of b (one per row) -> lane r: (a[r], b[r]) as int16.
   I S8PairsToI16(const int8_t* a, const int8_t* b) const {
     return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)),
@@ -91,18 +97,26 @@ struct Ymm {
 // group pointer g: tile(v, std::integral_constant<int, RN>{}, g, nb, x, xs,
 // out) leaves token t + j's results in out[j]; rows [lo, hi) of them go to y.
 template <typename V, typename Block, typename Tile>
-inline void RowTile(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_t xs, int64_t t0, int64_t t1,
-                    float* y, int64_t ldy, int lo, int hi, Tile& tile) {
+inline void RowTile(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_t xs, int64_t t0, int64_t t1, float* y,
+                    int64_t ldy, int lo, int hi, Tile& tile) {
   constexpr int RN = 4;
   for (int64_t t = t0; t < t1; t += RN) {
     const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
     typename V::F out[RN];
     const uint8_t* xt = xbase + t * xs;
     switch (rn) {
-      case 4: tile(v, std::integral_constant<int, 4>{}, g, nb, xt, xs, out); break;
-      case 3: tile(v, std::integral_constant<int, 3>{}, g, nb, xt, xs, out); break;
-      case 2: tile(v, std::integral_constant<int, 2>{}, g, nb, xt, xs, out); break;
-      default: tile(v, std::integral_constant<int, 1>{}, g, nb, xt, xs, out); break;
+      case 4:
+        tile(v, std::integral_constant<int, 4>{}, g, nb, xt, xs, out);
+        break;
+      case 3:
+        tile(v, std::integral_constant<int, 3>{}, g, nb, xt, xs, out);
+        break;
+      case 2:
+        tile(v, std::integral_constant<int, 2>{}, g, nb, xt, xs, out);
+        break;
+      default:
+        tile(v, std::integral_constant<int, 1>{}, g, nb, xt, xs, out);
+        break;
     }
     for (int j = 0; j < rn; ++j) V::Store(y + (t + j) * ldy, out[j], lo, hi);
   }
@@ -123,8 +137,8 @@ constexpr int64_t kGroupsAhead = 2;
 // one Block holds per row. A row's result does not depend on which tile
 // computed it: every lane does the same operations.
 template <typename Block, typename V8, typename V16, typename Tile>
-inline void GemmGroupsOf8(const WeightMatrix& w, int64_t block_cols, const void* xa, size_t xs, int64_t t0,
-                          int64_t t1, int64_t r0, int64_t r1, float* y, int64_t ldy, Tile tile) {
+inline void GemmGroupsOf8(const WeightMatrix& w, int64_t block_cols, const void* xa, size_t xs, int64_t t0, int64_t t1,
+                          int64_t r0, int64_t r1, float* y, int64_t ldy, Tile tile) {
   constexpr int kRows = 8;
   const int64_t nb = w.cols / block_cols;
   const auto next = static_cast<ptrdiff_t>(nb * sizeof(Block));  // group g's block b to group g + 1's
@@ -155,7 +169,8 @@ inline void GemmGroupsOf8(const WeightMatrix& w, int64_t block_cols, const void*
     }
     const int hi = static_cast<int>(std::min(g0 + kRows, r1) - g0);
     if constexpr (std::is_void_v<V16>) {
-      if (one_tile && g0 + (kGroupsAhead + 1) * kRows <= r1) PrefetchLines(g + kGroupsAhead * nb, static_cast<size_t>(next));
+      if (one_tile && g0 + (kGroupsAhead + 1) * kRows <= r1)
+        PrefetchLines(g + kGroupsAhead * nb, static_cast<size_t>(next));
     }
     RowTile(V8(next), g, nb, xbase, xs, t0, t1, y + g0, ldy, lo, hi, tile);
     g0 += kRows;
@@ -259,10 +274,10 @@ struct Q6_KFinish {
 // Defines the GemmTileFn NAME: GemmGroupsOf8<BLOCK, V8, V16> over BLOCKs of
 // COLS columns per row, each token tile run by TILE<RN>(v, group, nb, x, xs,
 // out, EXTRA...).
-#define PG_GEMM_GROUPS_OF8(NAME, BLOCK, COLS, V8, V16, TILE, ...)                                            \
+#define PG_GEMM_GROUPS_OF8(NAME, BLOCK, COLS, V8, V16, TILE, ...)                                             \
   void NAME(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1, \
             float* y, int64_t ldy) {                                                                          \
-    GemmGroupsOf8<BLOCK, V8, V16>(                                                                            \
-        w, COLS, xa, xs, t0, t1, r0, r1, y, ldy,                                                              \
-        [](auto v, auto rn, auto... a) { TILE<decltype(rn)::value>(v, a... __VA_OPT__(, ) __VA_ARGS__); });   \
+    GemmGroupsOf8<BLOCK, V8, V16>(w, COLS, xa, xs, t0, t1, r0, r1, y, ldy, [](auto v, auto rn, auto... a) {   \
+      TILE<decltype(rn)::value>(v, a... __VA_OPT__(, ) __VA_ARGS__);                                          \
+    });                                                                                                       \
   }

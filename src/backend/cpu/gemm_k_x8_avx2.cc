@@ -74,7 +74,7 @@ struct K4Sums {
       for (int k0 = 0; k0 < 8; k0 += kRun) {
         __m256i plo[JN], phi[JN];
         for (int j = 0; j < JN; ++j) plo[j] = phi[j] = _mm256_setzero_si256();
-        // Unrolled further, GCC hoists the broadcasts and spills.
+          // Unrolled further, GCC hoists the broadcasts and spills.
 #pragma GCC unroll 2
         for (int k = k0; k < k0 + kRun; ++k) {
           __m256i lo, hi;
@@ -92,8 +92,8 @@ struct K4Sums {
         }
         const __m256i s_lo = RowScales16(blk.sc[2 * p]), s_hi = RowScales16(blk.sc[2 * p + 1]);
         for (int j = 0; j < JN; ++j)
-          isum[j] = _mm256_add_epi32(isum[j], _mm256_add_epi32(_mm256_madd_epi16(plo[j], s_lo),
-                                                               _mm256_madd_epi16(phi[j], s_hi)));
+          isum[j] = _mm256_add_epi32(
+              isum[j], _mm256_add_epi32(_mm256_madd_epi16(plo[j], s_lo), _mm256_madd_epi16(phi[j], s_hi)));
       }
     }
   }
@@ -132,7 +132,8 @@ struct Q6_KSums {
           const int ea = 128 * h + 32 * c + 4 * k0, eb = ea + 64;
           const __m256i sa = RowScales16Signed(blk.sc[ea / 16]), sb = RowScales16Signed(blk.sc[eb / 16]);
           for (int j = 0; j < RN; ++j)
-            isum[j] = _mm256_add_epi32(isum[j], _mm256_add_epi32(_mm256_madd_epi16(pa[j], sa), _mm256_madd_epi16(pb[j], sb)));
+            isum[j] =
+                _mm256_add_epi32(isum[j], _mm256_add_epi32(_mm256_madd_epi16(pa[j], sa), _mm256_madd_epi16(pb[j], sb)));
         }
       }
     }

@@ -13,8 +13,8 @@ namespace {
 
 // 0x10 in byte i where bit i of the little-endian uint32 qh is set.
 inline __m256i FifthBits(const uint8_t* qh) {
-  const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3,
-                                        3, 3, 3, 3, 3, 3);
+  const __m256i shuf =
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
   int32_t bits;
   std::memcpy(&bits, qh, sizeof(bits));
   const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(bits), shuf);
@@ -167,10 +167,10 @@ void RowIQ4_XS(const BlockIQ4_XS* wr, int64_t nb, const uint8_t* xbase, size_t x
 
 }  // namespace
 
-#define PG_GEMM_Q8_TILED(T)                                                                          \
-  void Gemm##T(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, \
-               int64_t r1, float* y, int64_t ldy) {                                                   \
-    GemmQ8Tiled<T##Weights>(w, xa, xs, t0, t1, r0, r1, y, ldy);                                      \
+#define PG_GEMM_Q8_TILED(T)                                                                                      \
+  void Gemm##T(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1, \
+               float* y, int64_t ldy) {                                                                          \
+    GemmQ8Tiled<T##Weights>(w, xa, xs, t0, t1, r0, r1, y, ldy);                                                  \
   }
 PG_GEMM_Q8_TILED(Q4_1)
 PG_GEMM_Q8_TILED(Q5_0)
@@ -181,8 +181,8 @@ PG_GEMM_Q8_TILED(MXFP4)
 
 PG_GEMM_AS(GemmQ2_K, (GemmKQuant<BlockQ2_K, UnpackQ2K>))
 PG_GEMM_AS(GemmQ3_K, (GemmKQuant<BlockQ3_K, UnpackQ3K>))
-void GemmIQ4_XS(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                int64_t r1, float* y, int64_t ldy) {
+void GemmIQ4_XS(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                float* y, int64_t ldy) {
   constexpr int RN = 4;
   const int64_t nb = w.cols / kQKK;
   const auto* xbase = static_cast<const uint8_t*>(xa);
@@ -193,10 +193,18 @@ void GemmIQ4_XS(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
       const uint8_t* xt = xbase + t * xs;
       const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
       switch (rn) {
-        case 4: RowIQ4_XS<4>(wr, nb, xt, xs, out); break;
-        case 3: RowIQ4_XS<3>(wr, nb, xt, xs, out); break;
-        case 2: RowIQ4_XS<2>(wr, nb, xt, xs, out); break;
-        default: RowIQ4_XS<1>(wr, nb, xt, xs, out); break;
+        case 4:
+          RowIQ4_XS<4>(wr, nb, xt, xs, out);
+          break;
+        case 3:
+          RowIQ4_XS<3>(wr, nb, xt, xs, out);
+          break;
+        case 2:
+          RowIQ4_XS<2>(wr, nb, xt, xs, out);
+          break;
+        default:
+          RowIQ4_XS<1>(wr, nb, xt, xs, out);
+          break;
       }
       for (int j = 0; j < rn; ++j) y[(t + j) * ldy + r] = out[j];
     }

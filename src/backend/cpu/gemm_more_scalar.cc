@@ -105,10 +105,10 @@ float DotIQ4_XS(const BlockIQ4_XS* w, const BlockQ8_K* x, int64_t nb) {
   return sum;
 }
 
-#define PG_GEMM_BY_DOT(T, XB, BE)                                                                       \
-  void Gemm##T(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, \
-               int64_t r1, float* y, int64_t ldy) {                                                   \
-    GemmByDot<Block##T, XB, Dot##T>(w, xa, xs, t0, t1, r0, r1, y, ldy, BE);                           \
+#define PG_GEMM_BY_DOT(T, XB, BE)                                                                                \
+  void Gemm##T(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1, \
+               float* y, int64_t ldy) {                                                                          \
+    GemmByDot<Block##T, XB, Dot##T>(w, xa, xs, t0, t1, r0, r1, y, ldy, BE);                                      \
   }
 PG_GEMM_BY_DOT(Q4_1, BlockQ8_0, kQK)
 PG_GEMM_BY_DOT(Q5_0, BlockQ8_0, kQK)

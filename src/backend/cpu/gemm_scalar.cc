@@ -95,8 +95,7 @@ float DotQ45K(const Block* w, const BlockQ8_K* x, int64_t nb) {
       sumi += sc * s;
       summ += m * (xb.bsums[2 * j] + xb.bsums[2 * j + 1]);
     }
-    sum += xb.d * (F16ToF32(wb.d) * static_cast<float>(sumi) -
-                   F16ToF32(wb.dmin) * static_cast<float>(summ));
+    sum += xb.d * (F16ToF32(wb.d) * static_cast<float>(sumi) - F16ToF32(wb.dmin) * static_cast<float>(summ));
   }
   return sum;
 }
@@ -121,8 +120,8 @@ float DotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb) {
         const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
         const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
         const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-        sumi += sc[is + 0] * q1 * xq[l] + sc[is + 2] * q2 * xq[l + 32] +
-                sc[is + 4] * q3 * xq[l + 64] + sc[is + 6] * q4 * xq[l + 96];
+        sumi += sc[is + 0] * q1 * xq[l] + sc[is + 2] * q2 * xq[l + 32] + sc[is + 4] * q3 * xq[l + 64] +
+                sc[is + 6] * q4 * xq[l + 96];
       }
     }
     sum += xb.d * F16ToF32(wb.d) * static_cast<float>(sumi);
@@ -168,8 +167,8 @@ void GemmX8Reference(const WeightMatrix& w, int64_t block_cols, const void* xa, 
 // Q8_0x8 (repack.h): per row and token, each block's products summed exactly
 // in int32, then acc = fma(d_w * d_x, sum, acc), blocks in order. The SIMD
 // kernels do the same operations, so their results are bit-identical.
-void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                int64_t r1, float* y, int64_t ldy) {
+void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                float* y, int64_t ldy) {
   auto step = [](const BlockQ8_0x8& g, int lane, const BlockQ8_0& x, float acc) {
     int32_t isum = 0;
     for (int k = 0; k < kQK / 4; ++k)
@@ -182,8 +181,8 @@ void GemmQ8_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
 // Q5_0x8 (repack.h): per row and token, each block's levels q - 16 summed
 // exactly in int32, then one FMA, blocks in order: the arithmetic of Q5_0
 // repacked as Q8_0x8, so the same bits.
-void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                int64_t r1, float* y, int64_t ldy) {
+void GemmQ5_0x8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                float* y, int64_t ldy) {
   auto step = [](const BlockQ5_0x8& g, int lane, const BlockQ8_0& x, float acc) {
     int32_t isum = 0;
     for (int k = 0; k < kQK / 8; ++k)
@@ -222,20 +221,20 @@ float StepK4x8(const Block& g, int lane, const BlockQ8_K& x, float acc) {
   return std::fma(-(F16ToF32(g.dmin[lane]) * xd), static_cast<float>(msum), acc);
 }
 
-void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                int64_t r1, float* y, int64_t ldy) {
+void GemmQ4_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                float* y, int64_t ldy) {
   GemmX8Reference<BlockQ4_Kx8, BlockQ8_K>(w, kQKK, xa, xs, t0, t1, r0, r1, y, ldy, StepK4x8<BlockQ4_Kx8>);
 }
 
-void GemmQ5_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                int64_t r1, float* y, int64_t ldy) {
+void GemmQ5_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                float* y, int64_t ldy) {
   GemmX8Reference<BlockQ5_Kx8, BlockQ8_K>(w, kQKK, xa, xs, t0, t1, r0, r1, y, ldy, StepK4x8<BlockQ5_Kx8>);
 }
 
 // Q6_Kx8 (repack.h): per row and token, isum = sum_j sc_j (q . x)_j -
 // 32 sum_j sc_j bsum_j exactly in int32, then one FMA per super-block.
-void GemmQ6_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0,
-                int64_t r1, float* y, int64_t ldy) {
+void GemmQ6_Kx8(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                float* y, int64_t ldy) {
   auto step = [](const BlockQ6_Kx8& g, int lane, const BlockQ8_K& x, float acc) {
     int32_t sj[16] = {};
     // Element e = 128h + 64hi + 32c + 4k + i.

@@ -13,8 +13,8 @@
 namespace pg {
 
 template <typename WBlock, typename XBlock, float (*Dot)(const WBlock*, const XBlock*, int64_t)>
-void GemmByDot(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-               int64_t r0, int64_t r1, float* y, int64_t ldy, int64_t block_elems) {
+void GemmByDot(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+               float* y, int64_t ldy, int64_t block_elems) {
   const int64_t nb = w.cols / block_elems;
   const auto* wbase = static_cast<const uint8_t*>(w.data);
   const auto* xbase = static_cast<const uint8_t*>(xa);

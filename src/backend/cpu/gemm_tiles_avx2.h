@@ -56,8 +56,7 @@ struct Q4_0Weights {
 };
 
 template <typename W, int RM, int RN>
-void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb,
-            float* y, int64_t ldy) {
+void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb, float* y, int64_t ldy) {
   using WBlock = typename W::Block;
   __m256 acc[RM][RN];
   for (int i = 0; i < RM; ++i)
@@ -108,8 +107,8 @@ void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t x
 // Register tile of 4 rows x 3 tokens: 12 accumulators of the 16 ymm registers
 // (4x2, 3x3 and 2x4 measured no faster).
 template <typename W>
-void GemmQ8Tiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                 int64_t r0, int64_t r1, float* y, int64_t ldy) {
+void GemmQ8Tiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                 float* y, int64_t ldy) {
   const int64_t nb = w.cols / kQK;
   const auto* wbase = static_cast<const uint8_t*>(w.data);
   const auto* xbase = static_cast<const uint8_t*>(xa);
@@ -120,11 +119,11 @@ void GemmQ8Tiled(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, i
 
 // One unpacked super-block (see the file comment).
 struct alignas(32) UnpackedK {
-  uint8_t q[kQKK];        // levels, q[i] for element i
-  int16_t scv[8][16];     // per 32-element chunk: 8 x scale(first 16), 8 x scale(second 16)
-  int16_t mo[16];         // per-16 offset multipliers (pairs with bsums)
-  float d;                // scale of sc
-  float dmo;              // scale of the offset term
+  uint8_t q[kQKK];     // levels, q[i] for element i
+  int16_t scv[8][16];  // per 32-element chunk: 8 x scale(first 16), 8 x scale(second 16)
+  int16_t mo[16];      // per-16 offset multipliers (pairs with bsums)
+  float d;             // scale of sc
+  float dmo;           // scale of the offset term
 };
 
 // acc[j] += dot(unpacked super-block, token j's Q8_K block), RN tokens.
@@ -151,8 +150,8 @@ inline void DotUnpacked(const UnpackedK& u, const BlockQ8_K* const* xb, __m256* 
 }
 
 template <typename Block, void (*Unpack)(const Block&, UnpackedK&)>
-void GemmKQuant(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1,
-                int64_t r0, int64_t r1, float* y, int64_t ldy) {
+void GemmKQuant(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                float* y, int64_t ldy) {
   constexpr int kChunk = 16;  // super-blocks unpacked at a time (~9 KiB)
   constexpr int RN = 4;
   UnpackedK u[kChunk];
@@ -175,10 +174,18 @@ void GemmKQuant(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
             xb[j] = reinterpret_cast<const BlockQ8_K*>(xbase + (t + j) * xs) + c0 + c;
           }
           switch (rn) {
-            case 4: DotUnpacked<4>(u[c], xb, acc); break;
-            case 3: DotUnpacked<3>(u[c], xb, acc); break;
-            case 2: DotUnpacked<2>(u[c], xb, acc); break;
-            case 1: DotUnpacked<1>(u[c], xb, acc); break;
+            case 4:
+              DotUnpacked<4>(u[c], xb, acc);
+              break;
+            case 3:
+              DotUnpacked<3>(u[c], xb, acc);
+              break;
+            case 2:
+              DotUnpacked<2>(u[c], xb, acc);
+              break;
+            case 1:
+              DotUnpacked<1>(u[c], xb, acc);
+              break;
           }
         }
       }

@@ -154,7 +154,8 @@ struct Q6_KSums {
           for (int j = 0; j < RN; ++j) pa[j] = pb[j] = V::Zero();
           for (int k = 4 * half; k < 4 * half + 4; ++k) {
             I qa, qb;
-            LevelsQ6_Kx8<V>(v.Load(blk.ql + 512 * h + 256 * c + 32 * k), v.Load(blk.qh + 256 * h + 32 * k), c, &qa, &qb);
+            LevelsQ6_Kx8<V>(v.Load(blk.ql + 512 * h + 256 * c + 32 * k), v.Load(blk.qh + 256 * h + 32 * k), c, &qa,
+                            &qb);
             const int ea = 128 * h + 32 * c + 4 * k;
             for (int j = 0; j < RN; ++j) {
               pa[j] = V::Dpbusd(pa[j], qa, V::Broadcast4(xb[j]->qs + ea));

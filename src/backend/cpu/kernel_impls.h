@@ -14,30 +14,28 @@
 namespace pg {
 
 // The kernels every full table has (GemmTile: the GEMM entries' type).
-#define PG_DECLARE_KERNELS                                                                    \
-  void F16ToF32Row(const uint16_t* src, float* dst, int64_t n);                               \
-  void F32ToF16Row(const float* src, uint16_t* dst, int64_t n);                               \
-  void BF16ToF32Row(const uint16_t* src, float* dst, int64_t n);                              \
-  void F32ToBF16Row(const float* src, uint16_t* dst, int64_t n);                              \
-  void RmsNorm(const float* x, const float* w, float* y, int64_t n, float eps);               \
-  void SiluMul(const float* gate, const float* up, float* out, int64_t n);                    \
-  void Softmax(float* x, int64_t n);                                                          \
-  float DotF32(const float* a, const float* b, int64_t n);                                    \
-  float DotF16(const uint16_t* a, const float* b, int64_t n);                                 \
-  float DotBF16(const uint16_t* a, const float* b, int64_t n);                                \
-  void AxpyF32(float a, const float* x, float* y, int64_t n);                                 \
-  void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);                              \
-  void AxpyBF16(float a, const uint16_t* x, float* y, int64_t n);                             \
-  void Add(float* y, const float* x, int64_t n);                                              \
-  void Scale(float* x, float s, int64_t n);                                                   \
-  void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, \
-                const float* sin);                                                            \
-  void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, \
-                const float* sin);                                                            \
-  void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n);                             \
-  void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n);                             \
-  GemmTile GemmF32, GemmF16, GemmBF16, GemmQ8_0, GemmQ4_0, GemmQ4_K, GemmQ5_K, GemmQ6_K;     \
-  GemmTile GemmQ4_1, GemmQ5_0, GemmQ5_1, GemmIQ4_NL, GemmMXFP4, GemmQ2_K, GemmQ3_K;          \
+#define PG_DECLARE_KERNELS                                                                                       \
+  void F16ToF32Row(const uint16_t* src, float* dst, int64_t n);                                                  \
+  void F32ToF16Row(const float* src, uint16_t* dst, int64_t n);                                                  \
+  void BF16ToF32Row(const uint16_t* src, float* dst, int64_t n);                                                 \
+  void F32ToBF16Row(const float* src, uint16_t* dst, int64_t n);                                                 \
+  void RmsNorm(const float* x, const float* w, float* y, int64_t n, float eps);                                  \
+  void SiluMul(const float* gate, const float* up, float* out, int64_t n);                                       \
+  void Softmax(float* x, int64_t n);                                                                             \
+  float DotF32(const float* a, const float* b, int64_t n);                                                       \
+  float DotF16(const uint16_t* a, const float* b, int64_t n);                                                    \
+  float DotBF16(const uint16_t* a, const float* b, int64_t n);                                                   \
+  void AxpyF32(float a, const float* x, float* y, int64_t n);                                                    \
+  void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);                                                 \
+  void AxpyBF16(float a, const uint16_t* x, float* y, int64_t n);                                                \
+  void Add(float* y, const float* x, int64_t n);                                                                 \
+  void Scale(float* x, float s, int64_t n);                                                                      \
+  void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin); \
+  void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin); \
+  void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n);                                                \
+  void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n);                                                \
+  GemmTile GemmF32, GemmF16, GemmBF16, GemmQ8_0, GemmQ4_0, GemmQ4_K, GemmQ5_K, GemmQ6_K;                         \
+  GemmTile GemmQ4_1, GemmQ5_0, GemmQ5_1, GemmIQ4_NL, GemmMXFP4, GemmQ2_K, GemmQ3_K;                              \
   GemmTile GemmIQ4_XS, GemmQ8_0x8, GemmF16Half4, GemmBF16Half4, GemmQ4_Kx8, GemmQ6_Kx8;
 
 namespace scalar {
@@ -88,7 +86,7 @@ GemmTile GemmQ8_0x8, GemmQ4_Kx8, GemmQ5_Kx8, GemmQ6_Kx8, GemmQ5_0x8;
 // Defines the GemmTileFn NAME (a kernel-table entry, declared above) as a
 // call of IMPL with GemmTileFn's arguments and then EXTRA...; parenthesize an
 // IMPL whose template arguments hold commas.
-#define PG_GEMM_AS(NAME, IMPL, ...)                                                                          \
+#define PG_GEMM_AS(NAME, IMPL, ...)                                                                           \
   void NAME(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1, \
             float* y, int64_t ldy) {                                                                          \
     IMPL(w, xa, xs, t0, t1, r0, r1, y, ldy __VA_OPT__(, ) __VA_ARGS__);                                       \

@@ -59,7 +59,8 @@ const void* PrepareActivations(const CpuKernels& k, ActFormat fmt, const float* 
         }
         break;
       }
-      case ActFormat::kF32: break;
+      case ActFormat::kF32:
+        break;
     }
   };
   // A parallel region costs more than quantizing a few short rows.
@@ -104,9 +105,9 @@ void MatMulScratch::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 void MatMulScratch::Reserve(int64_t cols, int64_t n_tokens) {
   // f32 copies (rounded to f16/bf16) are the largest prepared format.
-  const size_t per_row = std::max({ActRowBytes(ActFormat::kF32AsF16, cols),
-                                   ActRowBytes(ActFormat::kQ8_0, RoundUp(cols, kQK)),
-                                   ActRowBytes(ActFormat::kQ8_K, RoundUp(cols, kQKK))});
+  const size_t per_row =
+      std::max({ActRowBytes(ActFormat::kF32AsF16, cols), ActRowBytes(ActFormat::kQ8_0, RoundUp(cols, kQK)),
+                ActRowBytes(ActFormat::kQ8_K, RoundUp(cols, kQKK))});
   Get(per_row * static_cast<size_t>(n_tokens));
 }
 
@@ -126,26 +127,25 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, T
   MatMulWith(ActiveKernels(), w, x, w.cols, n_tokens, y, w.rows, pool, scratch);
 }
 
-void MatMulStrided(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y,
-                   int64_t ldy, ThreadPool& pool, MatMulScratch& scratch) {
+void MatMulStrided(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y, int64_t ldy,
+                   ThreadPool& pool, MatMulScratch& scratch) {
   MatMulWith(ActiveKernels(), w, x, ldx, n_tokens, y, ldy, pool, scratch);
 }
 
-void MatMulWith(const CpuKernels& k, const WeightMatrix& w, const float* x, int64_t ldx,
-                int64_t n_tokens, float* y, int64_t ldy, ThreadPool& pool,
-                MatMulScratch& scratch) {
+void MatMulWith(const CpuKernels& k, const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y,
+                int64_t ldy, ThreadPool& pool, MatMulScratch& scratch) {
   const MatMulOut out{&w, y, ldy};
   MatMulManyWith(k, &out, 1, x, ldx, n_tokens, pool, scratch);
 }
 
-void MatMulMany(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tokens,
-                ThreadPool& pool, MatMulScratch& scratch) {
+void MatMulMany(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tokens, ThreadPool& pool,
+                MatMulScratch& scratch) {
   PG_CHECK(n_outs > 0);
   MatMulManyWith(ActiveKernels(), outs, n_outs, x, outs[0].w->cols, n_tokens, pool, scratch);
 }
 
-void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, const float* x,
-                    int64_t ldx, int64_t n_tokens, ThreadPool& pool, MatMulScratch& scratch) {
+void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, const float* x, int64_t ldx,
+                    int64_t n_tokens, ThreadPool& pool, MatMulScratch& scratch) {
   if (n_tokens <= 0 || n_outs <= 0) return;
   constexpr int kMaxOuts = 8;
   PG_CHECK(n_outs <= kMaxOuts);
@@ -286,8 +286,7 @@ void MatMulGroupedWith(const CpuKernels& k, const MatMulGroup* groups, int64_t n
   PG_CHECK(ldx >= w0.cols);
   // All rows' activations, prepared once.
   size_t xs = 0;
-  const void* xa =
-      PrepareActivations(k, ActFormatOf(WeightKindOf(w0)), x, ldx, w0.cols, n_rows, pool, scratch, &xs);
+  const void* xa = PrepareActivations(k, ActFormatOf(WeightKindOf(w0)), x, ldx, w0.cols, n_rows, pool, scratch, &xs);
   RunGroups(k, groups, n_groups, xa, xs, pool, scratch);
 }
 
@@ -311,8 +310,8 @@ void MatMulGroupedPrepared(const MatMulGroup* groups, int64_t n_groups, Prepared
   CheckGroups(groups, n_groups, n_rows);
   const WeightMatrix& w0 = *groups[0].w;
   const ActFormat fmt = ActFormatOf(WeightKindOf(w0));
-  PG_CHECK(x.data != nullptr &&
-           x.stride >= (fmt == ActFormat::kF32 ? sizeof(float) * static_cast<size_t>(w0.cols) : ActRowBytes(fmt, w0.cols)));
+  PG_CHECK(x.data != nullptr && x.stride >= (fmt == ActFormat::kF32 ? sizeof(float) * static_cast<size_t>(w0.cols)
+                                                                    : ActRowBytes(fmt, w0.cols)));
   RunGroups(ActiveKernels(), groups, n_groups, x.data, x.stride, pool, scratch);
 }
 

@@ -100,8 +100,8 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, T
 
 // Same with explicit strides (in floats) between tokens of x and of y, e.g.
 // to write a slice of a wider output. ldx >= cols, ldy >= rows.
-void MatMulStrided(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y,
-                   int64_t ldy, ThreadPool& pool, MatMulScratch& scratch);
+void MatMulStrided(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y, int64_t ldy,
+                   ThreadPool& pool, MatMulScratch& scratch);
 
 // One output of MatMulMany: y[t * ldy + r] = (W x_t)[r].
 struct MatMulOut {
@@ -115,8 +115,8 @@ struct MatMulOut {
 // region (one barrier instead of n). All matrices must have the same cols;
 // at most 8 outputs. Matrices whose activation formats differ (e.g. Q8_0 with
 // Q4_K) are still handled, one after another.
-void MatMulMany(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tokens,
-                ThreadPool& pool, MatMulScratch& scratch);
+void MatMulMany(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tokens, ThreadPool& pool,
+                MatMulScratch& scratch);
 
 // One group of MatMulGrouped: y[t * ldy + r] = (W x_t)[r] for the rows t in
 // [t0, t1) of x (a Mixture-of-Experts layer: one expert's matrix and the
@@ -160,11 +160,11 @@ void MatMulGroupedPrepared(const MatMulGroup* groups, int64_t n_groups, Prepared
                            ThreadPool& pool, MatMulScratch& scratch);
 
 // As MatMulStrided / MatMulMany, with an explicit kernel table (tests and benchmarks).
-void MatMulWith(const CpuKernels& k, const WeightMatrix& w, const float* x, int64_t ldx,
-                int64_t n_tokens, float* y, int64_t ldy, ThreadPool& pool, MatMulScratch& scratch);
-void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, const float* x,
-                    int64_t ldx, int64_t n_tokens, ThreadPool& pool, MatMulScratch& scratch);
-void MatMulGroupedWith(const CpuKernels& k, const MatMulGroup* groups, int64_t n_groups, const float* x,
-                       int64_t ldx, int64_t n_rows, ThreadPool& pool, MatMulScratch& scratch);
+void MatMulWith(const CpuKernels& k, const WeightMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y,
+                int64_t ldy, ThreadPool& pool, MatMulScratch& scratch);
+void MatMulManyWith(const CpuKernels& k, const MatMulOut* outs, int n_outs, const float* x, int64_t ldx,
+                    int64_t n_tokens, ThreadPool& pool, MatMulScratch& scratch);
+void MatMulGroupedWith(const CpuKernels& k, const MatMulGroup* groups, int64_t n_groups, const float* x, int64_t ldx,
+                       int64_t n_rows, ThreadPool& pool, MatMulScratch& scratch);
 
 }  // namespace pg

@@ -21,8 +21,8 @@ namespace {
 using testing::HostKernelTables;
 using testing::RandomWeights;
 
-const GgmlType kMoreTypes[] = {GgmlType::Q4_1,   GgmlType::Q5_0,  GgmlType::Q5_1, GgmlType::IQ4_NL,
-                               GgmlType::MXFP4,  GgmlType::Q2_K,  GgmlType::Q3_K, GgmlType::IQ4_XS};
+const GgmlType kMoreTypes[] = {GgmlType::Q4_1,  GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
+                               GgmlType::MXFP4, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS};
 
 // Byte offsets of a block's f16 scale fields: {d, second f16 or -1}.
 struct ScaleFields {
@@ -31,10 +31,14 @@ struct ScaleFields {
 ScaleFields FieldsOf(GgmlType t) {
   switch (t) {
     case GgmlType::Q4_1:
-    case GgmlType::Q5_1: return {0, 2};
-    case GgmlType::Q2_K: return {80, 82};
-    case GgmlType::Q3_K: return {108, -1};
-    default: return {0, -1};  // Q5_0, IQ4_NL, IQ4_XS; MXFP4 has a byte exponent at 0
+    case GgmlType::Q5_1:
+      return {0, 2};
+    case GgmlType::Q2_K:
+      return {80, 82};
+    case GgmlType::Q3_K:
+      return {108, -1};
+    default:
+      return {0, -1};  // Q5_0, IQ4_NL, IQ4_XS; MXFP4 has a byte exponent at 0
   }
 }
 
@@ -125,7 +129,8 @@ TEST(MatMulMoreTypes, MixedGroupMatchesSeparateCalls) {
       const auto wf = RandomWeights(16 * cols, 40 + i);
       data.emplace_back(RowBytes(types[i], cols) * 16);
       for (int r = 0; r < 16; ++r) {
-        ASSERT_TRUE(QuantizeRow(types[i], wf.data() + r * cols, data.back().data() + r * RowBytes(types[i], cols), cols).ok());
+        ASSERT_TRUE(
+            QuantizeRow(types[i], wf.data() + r * cols, data.back().data() + r * RowBytes(types[i], cols), cols).ok());
       }
     } else {
       data.push_back(RandomBlocks(types[i], 16, cols, 50 + i));

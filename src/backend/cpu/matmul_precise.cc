@@ -60,8 +60,7 @@ void MatMulPrecise(const WeightMatrix& w, const float* x, int64_t ldx, int64_t n
   pool.ParallelFor(n_row_blocks * n_tok_blocks, [&](int64_t task) {
     const int64_t rb = task % n_row_blocks, tb = task / n_row_blocks;
     const int64_t r0 = rb * row_block, t0 = tb * kTokTile;
-    MatMulPreciseTile(w, x, ldx, t0, std::min(n_tokens, t0 + kTokTile), r0, std::min(w.rows, r0 + row_block), y,
-                      ldy);
+    MatMulPreciseTile(w, x, ldx, t0, std::min(n_tokens, t0 + kTokTile), r0, std::min(w.rows, r0 + row_block), y, ldy);
   });
 }
 

@@ -26,8 +26,7 @@ const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlT
 // The activations each weight type's kernels actually see: x itself for float
 // weights, else x quantized to Q8_0 / Q8_K and dequantized. With those, the
 // reference below differs from MatMul only by float summation order.
-std::vector<float> EffectiveActivations(GgmlType type, const std::vector<float>& x, int64_t n_tokens,
-                                        int64_t cols) {
+std::vector<float> EffectiveActivations(GgmlType type, const std::vector<float>& x, int64_t n_tokens, int64_t cols) {
   const ActFormat f = ActFormatOf(WeightKindOf(type));
   if (f == ActFormat::kF32) return x;
   std::vector<float> out(x.size());
@@ -118,8 +117,8 @@ TEST(MatMul, QuantizedResultIsCloseToFloatMatMul) {
   const auto x = RandomWeights(n * cols, 2, 1.0f);
   std::vector<uint8_t> wq(RowBytes(GgmlType::Q8_0, cols) * rows);
   for (int64_t r = 0; r < rows; ++r) {
-    ASSERT_TRUE(QuantizeRow(GgmlType::Q8_0, wf.data() + r * cols,
-                            wq.data() + r * RowBytes(GgmlType::Q8_0, cols), cols).ok());
+    ASSERT_TRUE(
+        QuantizeRow(GgmlType::Q8_0, wf.data() + r * cols, wq.data() + r * RowBytes(GgmlType::Q8_0, cols), cols).ok());
   }
   ThreadPool pool(2);
   MatMulScratch scratch;
@@ -207,8 +206,8 @@ TEST(MatMul, GroupedMatchesMatMulPerGroupBitForBit) {
   for (int64_t n : sizes) n_rows += n;
   const auto x = RandomWeights(n_rows * cols, 8, 1.0f);
   for (const CpuKernels* k : HostKernelTables()) {
-    for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
-                          GgmlType::F16}) {
+    for (GgmlType type :
+         {GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16}) {
       const size_t rb = RowBytes(type, cols);
       std::vector<uint8_t> data(rb * rows * kGroups);
       const auto wf = RandomWeights(rows * kGroups * cols, 30);
@@ -242,11 +241,10 @@ TEST(MatMul, GroupedMatchesMatMulPerGroupBitForBit) {
 TEST(MatMul, GroupedOnGatheredPreparedRowsMatchesGroupedOnGatheredFloats) {
   const int64_t cols = 512, rows = 16, n_tok = 3;
   const int32_t row_token[] = {2, 0, 0, 1, 2, 1, 0};  // grouped row -> token
-  const int64_t n_rows = 7, split = 3;               // group 0: rows [0, 3), group 1: [3, 7)
+  const int64_t n_rows = 7, split = 3;                // group 0: rows [0, 3), group 1: [3, 7)
   const auto x = RandomWeights(n_tok * cols, 9, 1.0f);
   std::vector<float> xg(n_rows * cols);
-  for (int64_t r = 0; r < n_rows; ++r)
-    std::copy_n(x.data() + row_token[r] * cols, cols, xg.data() + r * cols);
+  for (int64_t r = 0; r < n_rows; ++r) std::copy_n(x.data() + row_token[r] * cols, cols, xg.data() + r * cols);
   for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
     const size_t rb = RowBytes(type, cols);
     std::vector<uint8_t> data(rb * rows * 2);
@@ -254,8 +252,9 @@ TEST(MatMul, GroupedOnGatheredPreparedRowsMatchesGroupedOnGatheredFloats) {
     for (int64_t r = 0; r < rows * 2; ++r)
       ASSERT_TRUE(QuantizeRow(type, wf.data() + r * cols, data.data() + r * rb, cols).ok());
     RepackedWeights store;
-    const WeightMatrix ws[2] = {store.Add(MakeWeightMatrix(type, data.data(), rows, cols), ActiveKernels()),
-                                store.Add(MakeWeightMatrix(type, data.data() + rows * rb, rows, cols), ActiveKernels())};
+    const WeightMatrix ws[2] = {
+        store.Add(MakeWeightMatrix(type, data.data(), rows, cols), ActiveKernels()),
+        store.Add(MakeWeightMatrix(type, data.data() + rows * rb, rows, cols), ActiveKernels())};
     std::vector<float> want(n_rows * rows, NAN), got(n_rows * rows, NAN);
     const MatMulGroup gw[2] = {{&ws[0], 0, split, want.data(), rows}, {&ws[1], split, n_rows, want.data(), rows}};
     const MatMulGroup gg[2] = {{&ws[0], 0, split, got.data(), rows}, {&ws[1], split, n_rows, got.data(), rows}};

@@ -103,8 +103,7 @@ float FitSymmetric(const float* x, int n, int nmax) {
 
 // Shared by Q4_K (nmax 15) and Q5_K (nmax 31): fills d, dmin, scales and the
 // 256 levels L.
-void QuantizeSuperK(const float* x, int nmax, uint16_t* d_out, uint16_t* dmin_out,
-                    uint8_t* scales_out, uint8_t* L) {
+void QuantizeSuperK(const float* x, int nmax, uint16_t* d_out, uint16_t* dmin_out, uint8_t* scales_out, uint8_t* L) {
   float scales[8], mins[8], weights[32];
   for (int j = 0; j < 8; ++j) {
     const float* xs = x + 32 * j;
@@ -179,8 +178,7 @@ void QuantizeQ5_KRow(const float* src, BlockQ5_K* dst, int64_t n) {
     }
     for (int c = 0; c < 4; ++c) {
       for (int l = 0; l < 32; ++l) {
-        o.qs[32 * c + l] =
-            static_cast<uint8_t>((L[64 * c + l] & 15) | ((L[64 * c + 32 + l] & 15) << 4));
+        o.qs[32 * c + l] = static_cast<uint8_t>((L[64 * c + l] & 15) | ((L[64 * c + 32 + l] & 15) << 4));
       }
     }
   }
@@ -296,12 +294,11 @@ Status CheckRow(GgmlType type, int64_t n, bool allow_q8k) {
   const GgmlTypeInfo* info = GgmlTypeInfoFor(static_cast<uint32_t>(type));
   const bool ok_type = IsSupportedWeightType(type) || (allow_q8k && type == GgmlType::Q8_K);
   if (info == nullptr || !ok_type) {
-    return Unimplemented(std::string("quantization type ") + (info ? info->name : "?") +
-                         " is not supported");
+    return Unimplemented(std::string("quantization type ") + (info ? info->name : "?") + " is not supported");
   }
   if (n < 0 || n % info->block_elems != 0) {
-    return InvalidArgument("row of " + std::to_string(n) + " elements is not a multiple of the " +
-                           info->name + " block size " + std::to_string(info->block_elems));
+    return InvalidArgument("row of " + std::to_string(n) + " elements is not a multiple of the " + info->name +
+                           " block size " + std::to_string(info->block_elems));
   }
   return Status::Ok();
 }
@@ -324,27 +321,45 @@ void PackScaleMinK4(const uint8_t* sc, const uint8_t* m, uint8_t* out) {
 
 bool IsSupportedWeightType(GgmlType type) { return WeightKindOf(type) != WeightKind::kCount; }
 
-void QuantizeRowQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
-  ActiveKernels().quantize_q8_0(src, dst, n);
-}
-void QuantizeRowQ8_K(const float* src, BlockQ8_K* dst, int64_t n) {
-  ActiveKernels().quantize_q8_k(src, dst, n);
-}
+void QuantizeRowQ8_0(const float* src, BlockQ8_0* dst, int64_t n) { ActiveKernels().quantize_q8_0(src, dst, n); }
+void QuantizeRowQ8_K(const float* src, BlockQ8_K* dst, int64_t n) { ActiveKernels().quantize_q8_k(src, dst, n); }
 
 Status QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n) {
   PG_RETURN_IF_ERROR(CheckRow(type, n, false));
   switch (type) {
-    case GgmlType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * 4); break;
-    case GgmlType::F16: F32ToF16Row(src, static_cast<uint16_t*>(dst), n); break;
-    case GgmlType::BF16: F32ToBF16Row(src, static_cast<uint16_t*>(dst), n); break;
-    case GgmlType::Q8_0: scalar::QuantizeQ8_0(src, static_cast<BlockQ8_0*>(dst), n); break;
-    case GgmlType::Q4_0: QuantizeQ4_0Row(src, static_cast<BlockQ4_0*>(dst), n); break;
-    case GgmlType::Q4_1: QuantizeQ4_1Row(src, static_cast<BlockQ4_1*>(dst), n); break;
-    case GgmlType::Q5_0: QuantizeQ5_0Row(src, static_cast<BlockQ5_0*>(dst), n); break;
-    case GgmlType::Q5_1: QuantizeQ5_1Row(src, static_cast<BlockQ5_1*>(dst), n); break;
-    case GgmlType::Q4_K: QuantizeQ4_KRow(src, static_cast<BlockQ4_K*>(dst), n); break;
-    case GgmlType::Q5_K: QuantizeQ5_KRow(src, static_cast<BlockQ5_K*>(dst), n); break;
-    case GgmlType::Q6_K: QuantizeQ6_KRow(src, static_cast<BlockQ6_K*>(dst), n); break;
+    case GgmlType::F32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+      break;
+    case GgmlType::F16:
+      F32ToF16Row(src, static_cast<uint16_t*>(dst), n);
+      break;
+    case GgmlType::BF16:
+      F32ToBF16Row(src, static_cast<uint16_t*>(dst), n);
+      break;
+    case GgmlType::Q8_0:
+      scalar::QuantizeQ8_0(src, static_cast<BlockQ8_0*>(dst), n);
+      break;
+    case GgmlType::Q4_0:
+      QuantizeQ4_0Row(src, static_cast<BlockQ4_0*>(dst), n);
+      break;
+    case GgmlType::Q4_1:
+      QuantizeQ4_1Row(src, static_cast<BlockQ4_1*>(dst), n);
+      break;
+    case GgmlType::Q5_0:
+      QuantizeQ5_0Row(src, static_cast<BlockQ5_0*>(dst), n);
+      break;
+    case GgmlType::Q5_1:
+      QuantizeQ5_1Row(src, static_cast<BlockQ5_1*>(dst), n);
+      break;
+    case GgmlType::Q4_K:
+      QuantizeQ4_KRow(src, static_cast<BlockQ4_K*>(dst), n);
+      break;
+    case GgmlType::Q5_K:
+      QuantizeQ5_KRow(src, static_cast<BlockQ5_K*>(dst), n);
+      break;
+    case GgmlType::Q6_K:
+      QuantizeQ6_KRow(src, static_cast<BlockQ6_K*>(dst), n);
+      break;
     default:
       return Unimplemented(std::string("quantizing to ") + TypeName(type) + " is not supported");
   }
@@ -354,28 +369,59 @@ Status QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n) {
 Status DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
   PG_RETURN_IF_ERROR(CheckRow(type, n, true));
   switch (type) {
-    case GgmlType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * 4); break;
-    case GgmlType::F16: F16ToF32Row(static_cast<const uint16_t*>(src), dst, n); break;
-    case GgmlType::BF16: BF16ToF32Row(static_cast<const uint16_t*>(src), dst, n); break;
-    case GgmlType::Q8_0: DequantQ8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK); break;
-    case GgmlType::Q4_0: DequantQ4_0(static_cast<const BlockQ4_0*>(src), dst, n / kQK); break;
-    case GgmlType::Q4_1: DequantQ4_1(static_cast<const BlockQ4_1*>(src), dst, n / kQK); break;
-    case GgmlType::Q5_0: DequantQ5_0(static_cast<const BlockQ5_0*>(src), dst, n / kQK); break;
-    case GgmlType::Q5_1: DequantQ5_1(static_cast<const BlockQ5_1*>(src), dst, n / kQK); break;
-    case GgmlType::IQ4_NL: DequantIQ4_NL(static_cast<const BlockIQ4_NL*>(src), dst, n / kQK); break;
-    case GgmlType::MXFP4: DequantMXFP4(static_cast<const BlockMXFP4*>(src), dst, n / kQK); break;
-    case GgmlType::Q2_K: DequantQ2_K(static_cast<const BlockQ2_K*>(src), dst, n / kQKK); break;
-    case GgmlType::Q3_K: DequantQ3_K(static_cast<const BlockQ3_K*>(src), dst, n / kQKK); break;
-    case GgmlType::IQ4_XS: DequantIQ4_XS(static_cast<const BlockIQ4_XS*>(src), dst, n / kQKK); break;
+    case GgmlType::F32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+      break;
+    case GgmlType::F16:
+      F16ToF32Row(static_cast<const uint16_t*>(src), dst, n);
+      break;
+    case GgmlType::BF16:
+      BF16ToF32Row(static_cast<const uint16_t*>(src), dst, n);
+      break;
+    case GgmlType::Q8_0:
+      DequantQ8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK);
+      break;
+    case GgmlType::Q4_0:
+      DequantQ4_0(static_cast<const BlockQ4_0*>(src), dst, n / kQK);
+      break;
+    case GgmlType::Q4_1:
+      DequantQ4_1(static_cast<const BlockQ4_1*>(src), dst, n / kQK);
+      break;
+    case GgmlType::Q5_0:
+      DequantQ5_0(static_cast<const BlockQ5_0*>(src), dst, n / kQK);
+      break;
+    case GgmlType::Q5_1:
+      DequantQ5_1(static_cast<const BlockQ5_1*>(src), dst, n / kQK);
+      break;
+    case GgmlType::IQ4_NL:
+      DequantIQ4_NL(static_cast<const BlockIQ4_NL*>(src), dst, n / kQK);
+      break;
+    case GgmlType::MXFP4:
+      DequantMXFP4(static_cast<const BlockMXFP4*>(src), dst, n / kQK);
+      break;
+    case GgmlType::Q2_K:
+      DequantQ2_K(static_cast<const BlockQ2_K*>(src), dst, n / kQKK);
+      break;
+    case GgmlType::Q3_K:
+      DequantQ3_K(static_cast<const BlockQ3_K*>(src), dst, n / kQKK);
+      break;
+    case GgmlType::IQ4_XS:
+      DequantIQ4_XS(static_cast<const BlockIQ4_XS*>(src), dst, n / kQKK);
+      break;
     case GgmlType::Q4_K:
       DequantQ45K<false>(static_cast<const BlockQ4_K*>(src), dst, n / kQKK);
       break;
     case GgmlType::Q5_K:
       DequantQ45K<true>(static_cast<const BlockQ5_K*>(src), dst, n / kQKK);
       break;
-    case GgmlType::Q6_K: DequantQ6_K(static_cast<const BlockQ6_K*>(src), dst, n / kQKK); break;
-    case GgmlType::Q8_K: DequantQ8_K(static_cast<const BlockQ8_K*>(src), dst, n / kQKK); break;
-    default: return Internal("unreachable quantization type");
+    case GgmlType::Q6_K:
+      DequantQ6_K(static_cast<const BlockQ6_K*>(src), dst, n / kQKK);
+      break;
+    case GgmlType::Q8_K:
+      DequantQ8_K(static_cast<const BlockQ8_K*>(src), dst, n / kQKK);
+      break;
+    default:
+      return Internal("unreachable quantization type");
   }
   return Status::Ok();
 }

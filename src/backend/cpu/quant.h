@@ -114,8 +114,8 @@ struct BlockQ3_K {
 static_assert(sizeof(BlockQ3_K) == 110);
 
 struct BlockIQ4_XS {
-  uint16_t d;         // f16 super-block scale
-  uint16_t scales_h;  // high 2 bits of the 8 sub-block scales
+  uint16_t d;                   // f16 super-block scale
+  uint16_t scales_h;            // high 2 bits of the 8 sub-block scales
   uint8_t scales_l[kQKK / 64];  // low 4 bits, two per byte
   uint8_t qs[kQKK / 2];
 };
@@ -174,8 +174,7 @@ void QuantizeRowQ8_0(const float* src, BlockQ8_0* dst, int64_t n);
 void QuantizeRowQ8_K(const float* src, BlockQ8_K* dst, int64_t n);
 
 // The 16 levels of IQ4_NL / IQ4_XS and of MXFP4 (E2M1 values times 2), as in ggml.
-inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                            1,    13,   25,  38,  53,  69,  89,  113};
+inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 inline constexpr int8_t kFp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 // MXFP4 block scale: 2^(e - 128), i.e. half the E8M0 value 2^(e - 127), as an

@@ -120,8 +120,8 @@ void DequantQ2_K(const BlockQ2_K* x, float* y, int64_t nb) {
     const float d = F16ToF32(x[b].d), dmin = F16ToF32(x[b].dmin);
     for (int e = 0; e < kQKK; ++e) {
       const uint8_t s = x[b].scales[e / 16];
-      y[b * kQKK + e] = d * static_cast<float>(s & 15) * static_cast<float>(Q2KLevelAt(x[b], e)) -
-                        dmin * static_cast<float>(s >> 4);
+      y[b * kQKK + e] =
+          d * static_cast<float>(s & 15) * static_cast<float>(Q2KLevelAt(x[b], e)) - dmin * static_cast<float>(s >> 4);
     }
   }
 }

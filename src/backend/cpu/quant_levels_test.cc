@@ -43,8 +43,8 @@ TEST(QuantLevels, TypeTableMatchesGgml) {
   EXPECT_EQ(InfoOf(GgmlType::MXFP4).block_bytes, 17u);
   EXPECT_EQ(InfoOf(GgmlType::MXFP4).block_elems, 32u);
   EXPECT_STREQ(TypeName(GgmlType::MXFP4), "MXFP4");
-  for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::MXFP4,
-                     GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS}) {
+  for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q2_K,
+                     GgmlType::Q3_K, GgmlType::IQ4_XS}) {
     EXPECT_TRUE(IsSupportedWeightType(t)) << TypeName(t);
   }
 }
@@ -130,9 +130,9 @@ TEST(QuantLevels, Q2_K) {
   b.qs[5] = 0x08;   // element 32 + 5: bits 2-3 of qs[5] = 2 (sub-block 2)
   b.qs[52] = 0x40;  // element 128 + 96 + 20: bits 6-7 of qs[32 + 20] = 1 (sub-block 15)
   const auto y = Dequant(GgmlType::Q2_K, b);
-  EXPECT_EQ(y[0], -7.5f);   // 1 * 0 * 3 - 0.5 * 15
-  EXPECT_EQ(y[16], -7.0f);  // sub-block 1: 0 - 0.5 * 14
-  EXPECT_EQ(y[37], -2.5f);  // 1 * 2 * 2 - 0.5 * 13
+  EXPECT_EQ(y[0], -7.5f);    // 1 * 0 * 3 - 0.5 * 15
+  EXPECT_EQ(y[16], -7.0f);   // sub-block 1: 0 - 0.5 * 14
+  EXPECT_EQ(y[37], -2.5f);   // 1 * 2 * 2 - 0.5 * 13
   EXPECT_EQ(y[244], 15.0f);  // 1 * 15 * 1 - 0.5 * 0
 }
 

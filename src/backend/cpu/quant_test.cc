@@ -23,10 +23,9 @@ struct Bound {
 // Bounds on N(0, sigma) data with outliers. Expected RMS errors: Q8_0 ~0.5%,
 // Q6_K ~1.5%, Q5_K ~3%, Q4_K ~6%, Q4_0 ~10% (outliers stretch the grid).
 const Bound kBounds[] = {
-    {GgmlType::F32, 0.0},       {GgmlType::F16, 1e-3},      {GgmlType::BF16, 5e-3},
-    {GgmlType::Q8_0, 0.01},     {GgmlType::Q6_K, 0.03},     {GgmlType::Q5_K, 0.05},
-    {GgmlType::Q4_K, 0.10},     {GgmlType::Q4_0, 0.15},     {GgmlType::Q4_1, 0.15},
-    {GgmlType::Q5_0, 0.08},     {GgmlType::Q5_1, 0.08},
+    {GgmlType::F32, 0.0},   {GgmlType::F16, 1e-3},  {GgmlType::BF16, 5e-3}, {GgmlType::Q8_0, 0.01},
+    {GgmlType::Q6_K, 0.03}, {GgmlType::Q5_K, 0.05}, {GgmlType::Q4_K, 0.10}, {GgmlType::Q4_0, 0.15},
+    {GgmlType::Q4_1, 0.15}, {GgmlType::Q5_0, 0.08}, {GgmlType::Q5_1, 0.08},
 };
 
 TEST(Quant, RoundTripErrorIsBounded) {
@@ -134,12 +133,12 @@ TEST(Quant, ActivationQuantizersMatchScalar) {
 TEST(Quant, Q8_KQuantizersMatchScalarOnEdgeCases) {
   const int64_t n = 8 * kQKK;
   std::vector<float> x = RandomWeights(n, 29, 1.0f);
-  for (int i = 0; i < kQKK; ++i) x[i] = 0;                       // block 0: zeros
-  x[kQKK + 7] = -3.0f, x[kQKK + 100] = 3.0f;                     // block 1: tie, negative first
-  x[2 * kQKK + 5] = 2.5f, x[2 * kQKK + 9] = -2.5f;               // block 2: tie, positive first
-  x[3 * kQKK + 1] = std::nanf(""), x[3 * kQKK + 200] = -4.0f;    // block 3: a NaN
-  x[4 * kQKK + 3] = INFINITY;                                    // block 4: an infinity
-  for (int i = 0; i < kQKK; ++i) x[5 * kQKK + i] = (i % 2 ? 1.0f : -1.0f) * (i % 5 + 1);  // block 5: +128s
+  for (int i = 0; i < kQKK; ++i) x[i] = 0;                     // block 0: zeros
+  x[kQKK + 7] = -3.0f, x[kQKK + 100] = 3.0f;                   // block 1: tie, negative first
+  x[2 * kQKK + 5] = 2.5f, x[2 * kQKK + 9] = -2.5f;             // block 2: tie, positive first
+  x[3 * kQKK + 1] = std::nanf(""), x[3 * kQKK + 200] = -4.0f;  // block 3: a NaN
+  x[4 * kQKK + 3] = INFINITY;                                  // block 4: an infinity
+  for (int i = 0; i < kQKK; ++i) x[5 * kQKK + i] = (i % 2 ? 1.0f : -1.0f) * (i % 5 + 1);       // block 5: +128s
   for (int i = 0; i < kQKK; ++i) x[6 * kQKK + i] = (static_cast<float>(i) - 127.5f) / 128.0f;  // block 6: halves
   x[6 * kQKK] = -1.0f;
   for (int i = 0; i < kQKK; ++i) x[7 * kQKK + i] = (i == 17) ? std::nanf("") : 0.0f;  // NaN and zeros

@@ -103,8 +103,8 @@ namespace pg {
 constexpr int kQ8_0x8Rows = 8;
 
 struct BlockQ8_0x8 {
-  uint16_t d[kQ8_0x8Rows];        // f16 scale of each row's block
-  int8_t qs[kQ8_0x8Rows * kQK];   // see above
+  uint16_t d[kQ8_0x8Rows];       // f16 scale of each row's block
+  int8_t qs[kQ8_0x8Rows * kQK];  // see above
 };
 static_assert(sizeof(BlockQ8_0x8) == 272);
 
@@ -129,8 +129,8 @@ WeightMatrix RepackQ5_0AsQ8_0x8(const WeightMatrix& w, void* dst);
 constexpr int kQ5_0x8Rows = 8;
 
 struct BlockQ5_0x8 {
-  uint16_t d[kQ5_0x8Rows];        // f16 scale of each row's block
-  uint32_t low16[kQK / 8][2];     // [load k][half h], see above
+  uint16_t d[kQ5_0x8Rows];     // f16 scale of each row's block
+  uint32_t low16[kQK / 8][2];  // [load k][half h], see above
   uint8_t qs[kQ5_0x8Rows * kQK / 2];
 };
 static_assert(sizeof(BlockQ5_0x8) == 8 * 22);
@@ -143,10 +143,10 @@ WeightMatrix RepackQ5_0x8(const WeightMatrix& w, void* dst);
 constexpr int kQ4_Kx8Rows = 8;
 
 struct BlockQ4_Kx8 {
-  uint16_t d[kQ4_Kx8Rows];     // f16 scale of each row's sub-block scales
-  uint16_t dmin[kQ4_Kx8Rows];  // f16 scale of each row's sub-block mins
-  uint8_t sc[8][kQ4_Kx8Rows];  // [sub-block][row], 6 bits
-  uint8_t m[4][kQ4_Kx8Rows][2];  // [sub-block pair][row][which of the pair], 6 bits
+  uint16_t d[kQ4_Kx8Rows];             // f16 scale of each row's sub-block scales
+  uint16_t dmin[kQ4_Kx8Rows];          // f16 scale of each row's sub-block mins
+  uint8_t sc[8][kQ4_Kx8Rows];          // [sub-block][row], 6 bits
+  uint8_t m[4][kQ4_Kx8Rows][2];        // [sub-block pair][row][which of the pair], 6 bits
   uint8_t qs[kQ4_Kx8Rows * kQKK / 2];  // see above
 };
 static_assert(sizeof(BlockQ4_Kx8) == 8 * 148);
@@ -158,8 +158,8 @@ WeightMatrix RepackQ4_Kx8(const WeightMatrix& w, void* dst);
 
 struct BlockQ6_Kx8 {
   uint16_t d[kQ4_Kx8Rows];
-  int8_t sc[16][kQ4_Kx8Rows];            // [sub-block of 16][row]
-  uint8_t ql[kQ4_Kx8Rows * kQKK / 2];    // see above
+  int8_t sc[16][kQ4_Kx8Rows];          // [sub-block of 16][row]
+  uint8_t ql[kQ4_Kx8Rows * kQKK / 2];  // see above
   uint8_t qh[kQ4_Kx8Rows * kQKK / 4];
 };
 static_assert(sizeof(BlockQ6_Kx8) == 8 * 210);
@@ -172,10 +172,10 @@ WeightMatrix RepackQ6_Kx8(const WeightMatrix& w, void* dst);
 struct BlockQ5_Kx8 {
   uint16_t d[kQ4_Kx8Rows];
   uint16_t dmin[kQ4_Kx8Rows];
-  uint8_t sc[8][kQ4_Kx8Rows];            // as BlockQ4_Kx8
+  uint8_t sc[8][kQ4_Kx8Rows];  // as BlockQ4_Kx8
   uint8_t m[4][kQ4_Kx8Rows][2];
   uint8_t qs[kQ4_Kx8Rows * kQKK / 2];
-  uint8_t qh[kQ4_Kx8Rows * kQKK / 8];    // see above
+  uint8_t qh[kQ4_Kx8Rows * kQKK / 8];  // see above
 };
 static_assert(sizeof(BlockQ5_Kx8) == 8 * 180);
 

@@ -50,18 +50,18 @@ KMatrix MakeQ4K(int64_t rows, int64_t cols, uint32_t seed) { return MakeK(GgmlTy
 // and the low nibbles: lane `lane` of blk holds src's (zeros for padding).
 template <typename BlockX8, typename Block>
 void ExpectK4LaneMatches(const BlockX8& blk, int lane, const Block* src) {
-    EXPECT_EQ(blk.d[lane], src ? src->d : 0);
-    EXPECT_EQ(blk.dmin[lane], src ? src->dmin : 0);
-    for (int j = 0; j < 8; ++j) {
-      uint8_t sc = 0, mn = 0;
-      if (src) GetScaleMinK4(j, src->scales, &sc, &mn);
-      EXPECT_EQ(blk.sc[j][lane], sc);
-      EXPECT_EQ(blk.m[j / 2][lane][j % 2], mn);
-    }
-    for (int i = 0; i < kQKK / 2; ++i) {
-      const int p = i / 32, l = i % 32;
-      EXPECT_EQ(blk.qs[256 * p + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qs[i] : 0) << i;
-    }
+  EXPECT_EQ(blk.d[lane], src ? src->d : 0);
+  EXPECT_EQ(blk.dmin[lane], src ? src->dmin : 0);
+  for (int j = 0; j < 8; ++j) {
+    uint8_t sc = 0, mn = 0;
+    if (src) GetScaleMinK4(j, src->scales, &sc, &mn);
+    EXPECT_EQ(blk.sc[j][lane], sc);
+    EXPECT_EQ(blk.m[j / 2][lane][j % 2], mn);
+  }
+  for (int i = 0; i < kQKK / 2; ++i) {
+    const int p = i / 32, l = i % 32;
+    EXPECT_EQ(blk.qs[256 * p + 32 * (l / 4) + 4 * lane + l % 4], src ? src->qs[i] : 0) << i;
+  }
 }
 
 TEST(RepackQ4_Kx8, EveryQuantScaleAndMinLandsInItsLane) {
@@ -171,7 +171,8 @@ void CheckKernels(GgmlType type, WeightKind kx8, WeightKind row_kind) {
       // row 0's top levels, the largest sums a kernel's int16 partials see.
       std::fill(x.begin(), x.begin() + kQKK, -1.0f);
       std::vector<BlockQ8_K> xq(static_cast<size_t>(n_tok * cols / kQKK));
-      for (int64_t t = 0; t < n_tok; ++t) ScalarKernels().quantize_q8_k(x.data() + t * cols, &xq[t * cols / kQKK], cols);
+      for (int64_t t = 0; t < n_tok; ++t)
+        ScalarKernels().quantize_q8_k(x.data() + t * cols, &xq[t * cols / kQKK], cols);
       const size_t xs = sizeof(BlockQ8_K) * cols / kQKK;
       std::vector<float> want(static_cast<size_t>(n_tok * rows), -1.0f);
       ScalarKernels().gemm[kind](v, xq.data(), xs, 0, n_tok, 0, rows, want.data(), rows);

@@ -100,7 +100,7 @@ TEST(GemmQ5_0x8, EveryLevelMatchesScalarAndQ8_0x8BitForBit) {
       std::vector<float> want(static_cast<size_t>(n_tok * rows), -1.0f), as_q8(want.size(), -1.0f);
       ScalarKernels().gemm[kind](v, xq.data(), xs, 0, n_tok, 0, rows, want.data(), rows);
       ScalarKernels().gemm[static_cast<int>(WeightKind::kQ8_0x8)](v8, xq.data(), xs, 0, n_tok, 0, rows, as_q8.data(),
-                                                                   rows);
+                                                                  rows);
       EXPECT_EQ(0, std::memcmp(want.data(), as_q8.data(), want.size() * sizeof(float)));
       for (const CpuKernels* k : HostKernelTables()) {
         SCOPED_TRACE(std::string(IsaName(k->level)) + " rows " + std::to_string(rows) + " tokens " +

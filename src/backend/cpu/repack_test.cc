@@ -101,12 +101,15 @@ TEST(GemmQ8_0x8, EveryLevelMatchesScalarBitForBit) {
       for (int64_t t = 0; t < n_tok; ++t) ScalarKernels().quantize_q8_0(x.data() + t * cols, &xq[t * cols / kQK], cols);
       const size_t xs = sizeof(BlockQ8_0) * cols / kQK;
       std::vector<float> want(static_cast<size_t>(n_tok * rows), -1.0f);
-      ScalarKernels().gemm[static_cast<int>(WeightKind::kQ8_0x8)](v, xq.data(), xs, 0, n_tok, 0, rows, want.data(), rows);
+      ScalarKernels().gemm[static_cast<int>(WeightKind::kQ8_0x8)](v, xq.data(), xs, 0, n_tok, 0, rows, want.data(),
+                                                                  rows);
       std::vector<float> rowmajor(want.size());
-      ScalarKernels().gemm[static_cast<int>(WeightKind::kQ8_0)](m.w, xq.data(), xs, 0, n_tok, 0, rows, rowmajor.data(), rows);
+      ScalarKernels().gemm[static_cast<int>(WeightKind::kQ8_0)](m.w, xq.data(), xs, 0, n_tok, 0, rows, rowmajor.data(),
+                                                                rows);
       for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(want[i], rowmajor[i], 1e-5f * (1 + std::fabs(want[i])));
       for (const CpuKernels* k : HostKernelTables()) {
-        SCOPED_TRACE(std::string(IsaName(k->level)) + " rows " + std::to_string(rows) + " tokens " + std::to_string(n_tok));
+        SCOPED_TRACE(std::string(IsaName(k->level)) + " rows " + std::to_string(rows) + " tokens " +
+                     std::to_string(n_tok));
         // Ranges starting and ending inside a group or a pair of groups write exactly their rows.
         ExpectGemmBitsInRanges(k->gemm[static_cast<int>(WeightKind::kQ8_0x8)], v, xq.data(), xs, n_tok, rows, want);
       }
@@ -121,7 +124,8 @@ TEST(RepackQ5_0AsQ8_0x8, SameValuesAndQ8_0x8Kernels) {
   const std::vector<float> wf = RandomWeights(static_cast<size_t>(rows * cols), 21);
   const size_t rb = RowBytes(GgmlType::Q5_0, cols);
   std::vector<uint8_t> q5(rb * rows);
-  for (int64_t r = 0; r < rows; ++r) ASSERT_TRUE(QuantizeRow(GgmlType::Q5_0, wf.data() + r * cols, q5.data() + r * rb, cols).ok());
+  for (int64_t r = 0; r < rows; ++r)
+    ASSERT_TRUE(QuantizeRow(GgmlType::Q5_0, wf.data() + r * cols, q5.data() + r * rb, cols).ok());
   const WeightMatrix w = MakeWeightMatrix(GgmlType::Q5_0, q5.data(), rows, cols);
   ASSERT_TRUE(CanRepackQ5_0AsQ8_0x8(w));
   EXPECT_FALSE(CanRepackQ8_0x8(w));

@@ -6,8 +6,7 @@
 
 namespace pg {
 
-void RopeInvFreq(int64_t n_rot, float freq_base, const RopeScaling& s, const float* freq_factors,
-                 float* inv_freq) {
+void RopeInvFreq(int64_t n_rot, float freq_base, const RopeScaling& s, const float* freq_factors, float* inv_freq) {
   const double kTwoPi = 6.283185307179586;
   for (int64_t i = 0; i < n_rot / 2; ++i) {
     double f = std::pow(static_cast<double>(freq_base), -2.0 * static_cast<double>(i) / n_rot);
@@ -20,8 +19,8 @@ void RopeInvFreq(int64_t n_rot, float freq_base, const RopeScaling& s, const flo
       if (wavelen > low_wavelen) {
         f /= s.factor;
       } else if (wavelen >= high_wavelen) {
-        const double smooth = (s.original_context / wavelen - s.low_freq_factor) /
-                              (s.high_freq_factor - s.low_freq_factor);
+        const double smooth =
+            (s.original_context / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
         f *= (1.0 - smooth) / s.factor + smooth;
       }
     }
@@ -38,12 +37,10 @@ void RopeCosSin(const float* inv_freq, int64_t n_rot, int64_t pos, float* cos_ou
   }
 }
 
-void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
-              const float* sin) {
+void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin) {
   ActiveKernels().rope_norm(x, n_heads, head_dim, n_rot, cos, sin);
 }
-void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
-              const float* sin) {
+void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin) {
   ActiveKernels().rope_neox(x, n_heads, head_dim, n_rot, cos, sin);
 }
 

@@ -43,8 +43,8 @@ struct RopeScaling {
 
 // Fills inv_freq[n_rot / 2]. freq_factors (n_rot/2 entries, may be null) is
 // the rope_freqs.weight tensor; when given it replaces the llama3 formula.
-void RopeInvFreq(int64_t n_rot, float freq_base, const RopeScaling& scaling,
-                 const float* freq_factors, float* inv_freq);
+void RopeInvFreq(int64_t n_rot, float freq_base, const RopeScaling& scaling, const float* freq_factors,
+                 float* inv_freq);
 
 // cos_out[i] = cos(pos * inv_freq[i]), sin_out[i] likewise, i < n_rot/2.
 // Angles are computed in double so large positions stay accurate.
@@ -52,9 +52,7 @@ void RopeCosSin(const float* inv_freq, int64_t n_rot, int64_t pos, float* cos_ou
 
 // Rotate n_heads consecutive head vectors (x + h * head_dim) in place.
 // cos/sin have n_rot/2 entries (one position). n_rot <= head_dim, even.
-void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
-              const float* sin);
-void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
-              const float* sin);
+void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin);
+void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin);
 
 }  // namespace pg

@@ -43,13 +43,11 @@ void F32ToBF16Row(const float* src, uint16_t* dst, int64_t n) {
   for (; i + 8 <= n; i += 8) {
     const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    __m256i r = _mm256_srli_epi32(
-        _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
     const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
     const __m256i qnan = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
     r = _mm256_blendv_epi8(r, qnan, is_nan);
-    const __m128i packed =
-        _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), packed);
   }
   for (; i < n; ++i) dst[i] = pg::F32ToBF16(src[i]);
@@ -126,12 +124,8 @@ float DotWith(const T* a, const float* b, int64_t n, Load load, float (*conv)(T)
 }
 
 float DotF32(const float* a, const float* b, int64_t n) { return DotWith(a, b, n, LoadF32, AsF32); }
-float DotF16(const uint16_t* a, const float* b, int64_t n) {
-  return DotWith(a, b, n, LoadF16, pg::F16ToF32);
-}
-float DotBF16(const uint16_t* a, const float* b, int64_t n) {
-  return DotWith(a, b, n, LoadBF16, pg::BF16ToF32);
-}
+float DotF16(const uint16_t* a, const float* b, int64_t n) { return DotWith(a, b, n, LoadF16, pg::F16ToF32); }
+float DotBF16(const uint16_t* a, const float* b, int64_t n) { return DotWith(a, b, n, LoadBF16, pg::BF16ToF32); }
 
 // y[i] += a * conv(x[i]), 8 elements at a time through `load`.
 template <typename T, typename Load>
@@ -160,8 +154,7 @@ void Scale(float* x, float s, int64_t n) {
   for (; i < n; ++i) x[i] *= s;
 }
 
-void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
-              const float* sin) {
+void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin) {
   const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
   const __m256 sign = _mm256_setr_ps(-1, 1, -1, 1, -1, 1, -1, 1);
   for (int64_t h = 0; h < n_heads; ++h) {
@@ -169,8 +162,8 @@ void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const 
     int64_t i = 0;  // pair index
     for (; i + 4 <= n_rot / 2; i += 4) {
       const __m256 c = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(cos + i)), dup);
-      const __m256 s = _mm256_mul_ps(
-          _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(sin + i)), dup), sign);
+      const __m256 s =
+          _mm256_mul_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(sin + i)), dup), sign);
       const __m256 a = _mm256_loadu_ps(v + 2 * i);
       const __m256 sw = _mm256_permute_ps(a, 0xB1);  // swap adjacent pairs
       _mm256_storeu_ps(v + 2 * i, _mm256_fmadd_ps(a, c, _mm256_mul_ps(sw, s)));
@@ -179,8 +172,7 @@ void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const 
   }
 }
 
-void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
-              const float* sin) {
+void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin) {
   const int64_t half = n_rot / 2;
   for (int64_t h = 0; h < n_heads; ++h) {
     float* v = x + h * head_dim;

@@ -79,13 +79,11 @@ void Scale(float* x, float s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= s;
 }
 
-void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
-              const float* sin) {
+void RopeNorm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin) {
   for (int64_t h = 0; h < n_heads; ++h) RopeNormPairs(x + h * head_dim, 0, n_rot / 2, cos, sin);
 }
 
-void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos,
-              const float* sin) {
+void RopeNeox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin) {
   const int64_t half = n_rot / 2;
   for (int64_t h = 0; h < n_heads; ++h) RopeNeoxPairs(x + h * head_dim, half, 0, half, cos, sin);
 }

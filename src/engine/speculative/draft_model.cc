@@ -45,9 +45,10 @@ Result<std::unique_ptr<DraftModel>> DraftModel::Load(const std::string& path, co
   if (diff.empty() && d->model_->config().n_vocab != target.config().n_vocab)
     diff = fmt::format("n_vocab {} vs {}", target.config().n_vocab, d->model_->config().n_vocab);
   if (!diff.empty())
-    return InvalidArgument(fmt::format("--spec-draft-model: the draft model {} does not share the vocabulary of the "
-                                       "target model {} ({}, target vs draft)",
-                                       path, target_path, diff));
+    return InvalidArgument(
+        fmt::format("--spec-draft-model: the draft model {} does not share the vocabulary of the "
+                    "target model {} ({}, target vs draft)",
+                    path, target_path, diff));
   return d;
 }
 
@@ -72,9 +73,8 @@ Status DraftModel::CreateKv(uint64_t device_bytes, int page_tokens, KvDtype dtyp
   if (!kv.ok()) return InvalidArgument(fmt::format("draft model KV: {}", kv.status().message()));
   kv_ = std::move(*kv);
   pages_.base = kv_->DeviceBlockPtr(0);
-  pages_.block_bytes = kv_->device_blocks() > 1
-                           ? static_cast<size_t>(kv_->DeviceBlockPtr(1) - kv_->DeviceBlockPtr(0))
-                           : layout.block_bytes();
+  pages_.block_bytes = kv_->device_blocks() > 1 ? static_cast<size_t>(kv_->DeviceBlockPtr(1) - kv_->DeviceBlockPtr(0))
+                                                : layout.block_bytes();
   pages_.layout = kv_->layout();
   return Status::Ok();
 }
@@ -202,8 +202,8 @@ void DraftModel::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int
       continue;
     }
     budget -= chunk;
-    batch_.push_back(BatchSeq{r.context.data() + m, chunk, m, s.table.data(), static_cast<int64_t>(s.table.size()),
-                              drafts});
+    batch_.push_back(
+        BatchSeq{r.context.data() + m, chunk, m, s.table.data(), static_cast<int64_t>(s.table.size()), drafts});
     rows_.push_back(drafts ? i : kNoRow);
     s.kv_tokens.insert(s.kv_tokens.end(), r.context.begin() + m, r.context.begin() + m + chunk);
   }

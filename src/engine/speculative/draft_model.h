@@ -50,11 +50,11 @@ namespace pg {
 // One sequence's drafting request for this step.
 struct DraftRequest {
   SeqId id = 0;
-  std::span<const int32_t> context;       // prompt + output so far (n >= 1 tokens)
-  int want = 0;                           // draft tokens wanted (k >= 1)
+  std::span<const int32_t> context;          // prompt + output so far (n >= 1 tokens)
+  int want = 0;                              // draft tokens wanted (k >= 1)
   const SamplingParams* sampling = nullptr;  // the request's; greedy when temperature < kGreedyBelow
-  uint64_t seed = 0;                      // the sequence's draft RNG seed (first request only)
-  std::vector<int32_t>* out = nullptr;    // filled with <= want tokens; empty = no draft this step
+  uint64_t seed = 0;                         // the sequence's draft RNG seed (first request only)
+  std::vector<int32_t>* out = nullptr;       // filled with <= want tokens; empty = no draft this step
 };
 
 class DraftModel {
@@ -93,11 +93,11 @@ class DraftModel {
 
  private:
   struct Seq {
-    std::vector<BlockId> table;         // draft device blocks
-    std::vector<int32_t> kv_tokens;     // inputs whose K/V are in the blocks: positions [0, size)
-    std::vector<float> q;               // (k, n_vocab) distributions of the last sampled draft
+    std::vector<BlockId> table;      // draft device blocks
+    std::vector<int32_t> kv_tokens;  // inputs whose K/V are in the blocks: positions [0, size)
+    std::vector<float> q;            // (k, n_vocab) distributions of the last sampled draft
     int q_rows = 0;
-    std::unique_ptr<Sampler> sampler;   // q's processing (sampled requests)
+    std::unique_ptr<Sampler> sampler;  // q's processing (sampled requests)
     std::mt19937_64 rng;
     bool allocated = false;
   };
@@ -115,8 +115,8 @@ class DraftModel {
   int64_t no_room_ = 0;
   // Step buffers (reused).
   std::vector<BatchSeq> batch_;
-  std::vector<size_t> rows_;            // request index of each batch entry (~0: catch-up only, no logits)
-  std::vector<size_t> order_;           // request indices, least behind first
+  std::vector<size_t> rows_;   // request index of each batch entry (~0: catch-up only, no logits)
+  std::vector<size_t> order_;  // request indices, least behind first
   std::vector<BatchSeq> next_batch_;
   std::vector<size_t> next_rows_;
   std::vector<float> logits_;

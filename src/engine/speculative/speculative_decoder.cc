@@ -43,8 +43,8 @@ int64_t SpeculativeDecoder::Room(const Sequence& s, const StepCostModel& cost) c
   return limit;
 }
 
-void SpeculativeDecoder::Propose(std::span<const std::unique_ptr<Sequence>> running, size_t n_waiting,
-                                 ThreadPool& pool, const StepCostModel& cost) {
+void SpeculativeDecoder::Propose(std::span<const std::unique_ptr<Sequence>> running, size_t n_waiting, ThreadPool& pool,
+                                 const StepCostModel& cost) {
   bool speculate = true;  // --spec-max-batch: only in small, decode-only steps
   if (const int max = config().max_batch; max > 0) {
     for (const auto& up : running) speculate = speculate && up->remaining_to_compute() <= 1;

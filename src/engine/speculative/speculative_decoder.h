@@ -60,9 +60,9 @@ namespace pg {
 // What bounds a draft: the step emits at most k + 1 tokens, all within the
 // context, and k + 1 positions must fit one sequence's device KV.
 struct SpecLimits {
-  int64_t ctx_size = 0;          // positions per sequence (EngineConfig::ctx_size)
-  int64_t max_seq_tokens = 0;    // device KV positions one sequence may hold
-  int64_t catchup_budget = 0;    // tokens the draft model's first step may compute in all
+  int64_t ctx_size = 0;        // positions per sequence (EngineConfig::ctx_size)
+  int64_t max_seq_tokens = 0;  // device KV positions one sequence may hold
+  int64_t catchup_budget = 0;  // tokens the draft model's first step may compute in all
 };
 
 // The decoder's counters (monotonic), for /metrics.
@@ -143,12 +143,12 @@ class SpeculativeDecoder {
   double ratio_ = 0;                   // the last Plan's progress per second (0 = none yet)
   int64_t dropped_ = 0;                // draft tokens Plan cut
   // Step buffers (reused).
-  std::vector<DraftRequest> draft_requests_;     // this step's draft-model requests
-  std::vector<Sequence*> draft_seqs_;            // their sequences
-  std::vector<std::vector<int32_t>> draft_out_;  // their tokens
-  std::vector<SeqId> live_;                      // running sequence ids (draft KV kept)
+  std::vector<DraftRequest> draft_requests_;         // this step's draft-model requests
+  std::vector<Sequence*> draft_seqs_;                // their sequences
+  std::vector<std::vector<int32_t>> draft_out_;      // their tokens
+  std::vector<SeqId> live_;                          // running sequence ids (draft KV kept)
   std::vector<std::pair<int32_t, float>> p_sparse_;  // the Sampler's p at one verify row
-  std::vector<float> p_dense_;                   // (n_vocab) the same, dense
+  std::vector<float> p_dense_;                       // (n_vocab) the same, dense
 };
 
 }  // namespace pg

@@ -65,7 +65,8 @@ Result<Agreement> CompareWithCpu(const Model& model, const DeviceOptions& option
   ThreadPool pool(2);
   CpuExecutor cpu(model, pool);
   PG_RETURN_IF_ERROR(cpu.Prepare(KvPages{host.data(), layout.block_bytes(), layout}));
-  PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBlockArena> arena, DeviceBlockArena::Create(n_blocks, layout.block_bytes(), options.device));
+  PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBlockArena> arena,
+                      DeviceBlockArena::Create(n_blocks, layout.block_bytes(), options.device));
   PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceExecutor> dev, DeviceExecutor::Create(model, options));
   const auto stride = static_cast<size_t>(arena->BlockPtr(1) - arena->BlockPtr(0));
   PG_RETURN_IF_ERROR(dev->Prepare(KvPages{arena->BlockPtr(0), stride, layout}));

@@ -23,9 +23,9 @@
 namespace pg::gpu {
 
 struct StepAgreement {
-  double nmse = 0;            // sum (device - cpu)^2 / sum cpu^2 over the step's logits
-  int64_t rows = 0;           // logit rows
-  int64_t greedy_equal = 0;   // rows whose argmax is the same on both
+  double nmse = 0;           // sum (device - cpu)^2 / sum cpu^2 over the step's logits
+  int64_t rows = 0;          // logit rows
+  int64_t greedy_equal = 0;  // rows whose argmax is the same on both
   int64_t first_differing_row = -1;
 };
 

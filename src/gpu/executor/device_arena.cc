@@ -85,7 +85,8 @@ CopyDone DeviceBlockArena::CopyInAsync(int64_t slot, const uint8_t* src) {
 
 CopyDone DeviceBlockArena::CopyOutAsync(int64_t slot, uint8_t* dst) {
   (void)gpuSetDevice(device_);
-  return Fence(gpuMemcpyAsync(dst, BlockPtr(slot), block_bytes(), gpuMemcpyDeviceToHost, copies_), "copy out of a block");
+  return Fence(gpuMemcpyAsync(dst, BlockPtr(slot), block_bytes(), gpuMemcpyDeviceToHost, copies_),
+               "copy out of a block");
 }
 
 CopyDone DeviceBlockArena::Fence(gpuError_t queued, const char* what) {
@@ -94,7 +95,8 @@ CopyDone DeviceBlockArena::Fence(gpuError_t queued, const char* what) {
   if (e != gpuSuccess) {
     (void)gpuGetLastError();
     if (ev) GiveEvent(ev);
-    return CopyDone([e, what] { return Internal(fmt::format("device KV tier: {} failed ({})", what, gpuGetErrorString(e))); });
+    return CopyDone(
+        [e, what] { return Internal(fmt::format("device KV tier: {} failed ({})", what, gpuGetErrorString(e))); });
   }
   return CopyDone([this, ev, what]() -> Status {
     const gpuError_t done = gpuEventSynchronize(ev);

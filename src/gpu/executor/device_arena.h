@@ -34,7 +34,7 @@ class DeviceBlockArena final : public BlockArena {
   static Result<std::unique_ptr<DeviceBlockArena>> Create(int64_t n_blocks, size_t block_bytes, int device = 0);
   ~DeviceBlockArena() override;
 
-  uint8_t* BlockPtr(int64_t slot) override;  // a device address: never read on the host
+  uint8_t* BlockPtr(int64_t slot) override;                // a device address: never read on the host
   void CopyIn(int64_t slot, const uint8_t* src) override;  // CopyInAsync, waited for
   void CopyOut(int64_t slot, uint8_t* dst) override;
   CopyDone CopyInAsync(int64_t slot, const uint8_t* src) override;

@@ -9,10 +9,10 @@
 #include "base/status.h"
 #include "gpu/runtime/gpu_vendor.h"
 
-#define PG_GPU_TRY(expr)                                                                               \
-  do {                                                                                                 \
-    if (const gpuError_t pg_gpu_e_ = (expr); pg_gpu_e_ != gpuSuccess) {                                \
-      (void)gpuGetLastError();                                                                         \
+#define PG_GPU_TRY(expr)                                                                                  \
+  do {                                                                                                    \
+    if (const gpuError_t pg_gpu_e_ = (expr); pg_gpu_e_ != gpuSuccess) {                                   \
+      (void)gpuGetLastError();                                                                            \
       return ::pg::Internal(fmt::format("device executor: {}: {}", #expr, gpuGetErrorString(pg_gpu_e_))); \
-    }                                                                                                  \
+    }                                                                                                     \
   } while (0)

@@ -17,8 +17,8 @@ namespace {
 template <typename F>
 void ForEachDenseMatrix(const DeviceWeights& w, F&& f) {
   for (const DeviceLayer& L : w.layers)
-    for (const DeviceMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp,
-                                  &L.up_shexp, &L.down_shexp})
+    for (const DeviceMatrix* m :
+         {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp, &L.down_shexp})
       if (m->rows > 0) f(*m);
 }
 
@@ -46,10 +46,10 @@ Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& mode
     });
     PG_GPU_TRY(gpuMalloc(&e->gemm_w_, static_cast<size_t>(std::max<int64_t>(elems, 1)) * 2));
   }
-  PG_LOG_INFO("device executor: {} device {}: weights {:.1f} MiB on the device ({} matrices converted to BF16); "
-              "arithmetic {}",
-              PG_GPU_VENDOR, device, static_cast<double>(e->w_->bytes()) / (1 << 20), e->w_->converted(),
-              e->arithmetic());
+  PG_LOG_INFO(
+      "device executor: {} device {}: weights {:.1f} MiB on the device ({} matrices converted to BF16); "
+      "arithmetic {}",
+      PG_GPU_VENDOR, device, static_cast<double>(e->w_->bytes()) / (1 << 20), e->w_->converted(), e->arithmetic());
   return e;
 }
 
@@ -78,8 +78,9 @@ Status DeviceExecutor::Prepare(const KvPages& pages) {
   if (pages.kv_dim() != c.kv_dim() || pages.layout.n_layers != c.n_layer)
     return InvalidArgument("device executor: KV pages of another model's shape");
   if (!DeviceBlockArena::Contains(pages.base, bytes))
-    return InvalidArgument("device executor: the KV cache's device tier is not in device memory (give the cache "
-                           "a DeviceBlockArena)");
+    return InvalidArgument(
+        "device executor: the KV cache's device tier is not in device memory (give the cache "
+        "a DeviceBlockArena)");
   kv_.base = pages.base;
   kv_.block_bytes = static_cast<int64_t>(pages.block_bytes);
   kv_.n_kv_heads = pages.layout.n_kv_heads;
@@ -100,7 +101,8 @@ Status DeviceExecutor::Validate(std::span<const BatchSeq> batch, int64_t* n_tok,
       return InvalidArgument(fmt::format("forward: block table of {} pages cannot hold {} positions", b.n_blocks, end));
     for (int64_t i = 0; i < b.n_tokens; ++i)
       if (b.tokens[i] < 0 || b.tokens[i] >= c.n_vocab)
-        return InvalidArgument(fmt::format("forward: token id {} outside the vocabulary of {}", b.tokens[i], c.n_vocab));
+        return InvalidArgument(
+            fmt::format("forward: token id {} outside the vocabulary of {}", b.tokens[i], c.n_vocab));
     *n_tok += b.n_tokens;
     *n_logits += b.logit_rows();
     *n_table += b.n_blocks;
@@ -206,8 +208,8 @@ Result<LogitsRows> DeviceExecutor::Forward(std::span<const BatchSeq> batch) {
   PG_GPU_TRY(gpuSetDevice(device_));
   PG_RETURN_IF_ERROR(Reserve(T, L, NB));
   Stage(batch);
-  PG_GPU_TRY(gpuMemcpyAsync(step_.ints, staging_, static_cast<size_t>(5 * T + L + NB) * 4, gpuMemcpyHostToDevice,
-                            stream_));
+  PG_GPU_TRY(
+      gpuMemcpyAsync(step_.ints, staging_, static_cast<size_t>(5 * T + L + NB) * 4, gpuMemcpyHostToDevice, stream_));
   PG_GPU_TRY(GetRows(w_->token_embd.type, w_->token_embd.data, w_->token_embd.row_bytes, c.n_embd, step_.ids, T,
                      step_.x, stream_));
   PG_GPU_TRY(RmsNormResidual(step_.x, nullptr, w_->layers[0].attn_norm, step_.h, T, c.n_embd, c.rms_eps, stream_));

@@ -95,7 +95,7 @@ class DeviceExecutor final : public Executor {
   gpuStream_t stream_{};
   DeviceKvPages kv_;
   Step step_;
-  void* scratch_ = nullptr;  // device
+  void* scratch_ = nullptr;     // device
   uint16_t* gemm_w_ = nullptr;  // device: the largest dense matrix in bf16 (gemm_min_tokens > 0)
   int64_t gemm_cols_ = 0;       // the widest dense matrix's cols (x16 holds cap_T_ rows of it)
   size_t scratch_bytes_ = 0;

@@ -59,8 +59,10 @@ constexpr double kDense = 5e-7, kMoe = 1e-5, kBf16Weights = 1e-4;
 
 TEST(DeviceExecutor, LogitsMatchTheCpuOnEveryArchitecture) {
   PG_GPU_SKIP_WITHOUT_DEVICE();
-  const Case cases[] = {{"llama", "tiny", GgmlType::F16, kDense},     {"qwen2", "tiny", GgmlType::F16, kDense},
-                        {"qwen3", "tiny", GgmlType::F16, kDense},     {"qwen3moe", "tiny-moe", GgmlType::F16, kMoe},
+  const Case cases[] = {{"llama", "tiny", GgmlType::F16, kDense},
+                        {"qwen2", "tiny", GgmlType::F16, kDense},
+                        {"qwen3", "tiny", GgmlType::F16, kDense},
+                        {"qwen3moe", "tiny-moe", GgmlType::F16, kMoe},
                         {"glm4moe", "tiny-moe", GgmlType::F16, kMoe}};
   for (const Case& c : cases) {
     ExpectAgreement(c, KvDtype::kBF16);

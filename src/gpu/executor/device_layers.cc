@@ -123,8 +123,8 @@ Status DeviceExecutor::Logits() {
   const int64_t L = step_.L;
   PG_GPU_TRY(GatherRows(step_.h, step_.logit_rows, L, c.n_embd, step_.last, stream_));
   PG_GPU_TRY(MatMul(w_->output, step_.last, c.n_embd, L, step_.logits, c.n_vocab, stream_));
-  PG_GPU_TRY(gpuMemcpyAsync(host_logits_, step_.logits, static_cast<size_t>(L * c.n_vocab) * 4,
-                            gpuMemcpyDeviceToHost, stream_));
+  PG_GPU_TRY(gpuMemcpyAsync(host_logits_, step_.logits, static_cast<size_t>(L * c.n_vocab) * 4, gpuMemcpyDeviceToHost,
+                            stream_));
   return Status::Ok();
 }
 

@@ -15,8 +15,7 @@ namespace pg::gpu {
 namespace {
 
 bool KeptInGgufForm(GgmlType t) {
-  return t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_K ||
-         t == GgmlType::Q6_K;
+  return t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_K || t == GgmlType::Q6_K;
 }
 
 }  // namespace
@@ -92,14 +91,23 @@ Status DeviceWeights::UploadLayer(const LayerWeights& L, DeviceLayer* d) {
   // Vector lengths: the loader checked them against the config (ModelWeights::Load).
   const int64_t D = L.wq.cols, QD = L.wq.rows, KVD = L.wk.rows;
   // Each role's host data, length (vectors) and device slot, in upload order.
-  const std::tuple<const float*, int64_t, const float**> vectors[] = {
-      {L.attn_norm, D, &d->attn_norm}, {L.ffn_norm, D, &d->ffn_norm},
-      {L.bq, QD, &d->bq}, {L.bk, KVD, &d->bk}, {L.bv, KVD, &d->bv},
-      {L.router_bias, L.router.rows, &d->router_bias}};
-  const std::pair<const WeightMatrix*, DeviceMatrix*> matrices[] = {
-      {&L.wq, &d->wq}, {&L.wk, &d->wk}, {&L.wv, &d->wv}, {&L.wo, &d->wo},
-      {&L.gate, &d->gate}, {&L.up, &d->up}, {&L.down, &d->down}, {&L.router, &d->router},
-      {&L.gate_shexp, &d->gate_shexp}, {&L.up_shexp, &d->up_shexp}, {&L.down_shexp, &d->down_shexp}};
+  const std::tuple<const float*, int64_t, const float**> vectors[] = {{L.attn_norm, D, &d->attn_norm},
+                                                                      {L.ffn_norm, D, &d->ffn_norm},
+                                                                      {L.bq, QD, &d->bq},
+                                                                      {L.bk, KVD, &d->bk},
+                                                                      {L.bv, KVD, &d->bv},
+                                                                      {L.router_bias, L.router.rows, &d->router_bias}};
+  const std::pair<const WeightMatrix*, DeviceMatrix*> matrices[] = {{&L.wq, &d->wq},
+                                                                    {&L.wk, &d->wk},
+                                                                    {&L.wv, &d->wv},
+                                                                    {&L.wo, &d->wo},
+                                                                    {&L.gate, &d->gate},
+                                                                    {&L.up, &d->up},
+                                                                    {&L.down, &d->down},
+                                                                    {&L.router, &d->router},
+                                                                    {&L.gate_shexp, &d->gate_shexp},
+                                                                    {&L.up_shexp, &d->up_shexp},
+                                                                    {&L.down_shexp, &d->down_shexp}};
   const std::pair<const ExpertStack*, DeviceMatrix*> stacks[] = {
       {&L.gate_exps, &d->gate_exps}, {&L.up_exps, &d->up_exps}, {&L.down_exps, &d->down_exps}};
   for (const auto& [host, n, dev] : vectors) {
@@ -130,9 +138,10 @@ Result<std::unique_ptr<DeviceWeights>> DeviceWeights::Upload(const GgufFile& fil
     PG_ASSIGN_OR_RETURN(d->layers[l].k_norm, d->Vector(w->layers[l].k_norm, c.head_dim));
   }
   for (const auto& [type, n] : d->converted_by_type_)
-    PG_LOG_INFO("device executor: {} matrices of type {} dequantized to BF16 at load (the kernels decode F16, BF16, "
-                "Q8_0, Q4_K and Q6_K only)",
-                n, TypeName(static_cast<GgmlType>(type)));
+    PG_LOG_INFO(
+        "device executor: {} matrices of type {} dequantized to BF16 at load (the kernels decode F16, BF16, "
+        "Q8_0, Q4_K and Q6_K only)",
+        n, TypeName(static_cast<GgmlType>(type)));
   return d;
 }
 

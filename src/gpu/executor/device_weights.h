@@ -53,7 +53,7 @@ class DeviceWeights {
   const float* inv_freq = nullptr;  // (n_rot / 2)
   std::vector<DeviceLayer> layers;
 
-  size_t bytes() const { return bytes_; }  // device memory held
+  size_t bytes() const { return bytes_; }           // device memory held
   int64_t converted() const { return converted_; }  // matrices dequantized to BF16
 
  private:
@@ -67,7 +67,7 @@ class DeviceWeights {
 
   std::vector<void*> allocs_;
   std::unordered_map<const void*, DeviceMatrix> uploaded_;  // host data -> its upload
-  std::unordered_map<int, int64_t> converted_by_type_;     // GgmlType -> matrices
+  std::unordered_map<int, int64_t> converted_by_type_;      // GgmlType -> matrices
   size_t bytes_ = 0;
   int64_t converted_ = 0;
 };

@@ -7,7 +7,6 @@
 // thread g < G runs group head g's online-softmax step, then every thread
 // updates its (g, d) accumulators with the tile's V rows.
 #include "gpu/kernels/attention.h"
-
 #include "gpu/kernels/dequant.cuh"
 
 namespace pg::gpu {

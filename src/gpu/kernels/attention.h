@@ -28,7 +28,7 @@ struct AttentionBatch {
   const float* q = nullptr;  // (n_rows, n_heads, head_dim)
   float* out = nullptr;      // (n_rows, n_heads, head_dim)
   int64_t n_rows = 0;
-  int64_t n_heads = 0;  // a multiple of kv.n_kv_heads
+  int64_t n_heads = 0;                    // a multiple of kv.n_kv_heads
   const int32_t* block_tables = nullptr;  // all rows' tables, concatenated
   const int32_t* table_offset = nullptr;  // (n_rows) first entry of row i's table
   const int32_t* n_keys = nullptr;        // (n_rows)

@@ -1,7 +1,6 @@
 // Row-wise kernels (elementwise.h). One block per row; threads stride over
 // the row's 32-element chunks or elements.
 #include "gpu/kernels/elementwise.h"
-
 #include "gpu/kernels/reduce.cuh"
 
 namespace pg::gpu {
@@ -82,11 +81,21 @@ gpuError_t GetRows(WType type, const void* table, int64_t row_bytes, int64_t col
   const uint8_t* t = static_cast<const uint8_t*>(table);
   const dim3 grid(static_cast<unsigned>(n));
   switch (type) {
-    case WType::kF16: PG_LAUNCH(GetRowsKernel<WType::kF16>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out); break;
-    case WType::kBF16: PG_LAUNCH(GetRowsKernel<WType::kBF16>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out); break;
-    case WType::kQ8_0: PG_LAUNCH(GetRowsKernel<WType::kQ8_0>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out); break;
-    case WType::kQ4_K: PG_LAUNCH(GetRowsKernel<WType::kQ4_K>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out); break;
-    case WType::kQ6_K: PG_LAUNCH(GetRowsKernel<WType::kQ6_K>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out); break;
+    case WType::kF16:
+      PG_LAUNCH(GetRowsKernel<WType::kF16>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
+      break;
+    case WType::kBF16:
+      PG_LAUNCH(GetRowsKernel<WType::kBF16>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
+      break;
+    case WType::kQ8_0:
+      PG_LAUNCH(GetRowsKernel<WType::kQ8_0>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
+      break;
+    case WType::kQ4_K:
+      PG_LAUNCH(GetRowsKernel<WType::kQ4_K>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
+      break;
+    case WType::kQ6_K:
+      PG_LAUNCH(GetRowsKernel<WType::kQ6_K>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
+      break;
   }
   return gpuGetLastError();
 }

@@ -27,8 +27,8 @@ struct DeviceKvPages {
   PG_HOST_DEVICE int64_t row_bytes() const { return kv_dim() * 2; }
   // Row of `kv` (0 = K, 1 = V) for token slot `slot` of `layer` in `block`.
   PG_HOST_DEVICE uint16_t* Row(int32_t block, int64_t layer, int kv, int64_t slot) const {
-    const int64_t off = int64_t(block) * block_bytes + (layer * 2 + kv) * int64_t(page_tokens) * row_bytes() +
-                        slot * row_bytes();
+    const int64_t off =
+        int64_t(block) * block_bytes + (layer * 2 + kv) * int64_t(page_tokens) * row_bytes() + slot * row_bytes();
     return reinterpret_cast<uint16_t*>(base + off);
   }
 };

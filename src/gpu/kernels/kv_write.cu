@@ -1,7 +1,6 @@
 // K/V rows into pages (kv_write.h).
-#include "gpu/kernels/kv_write.h"
-
 #include "gpu/kernels/dequant.cuh"
+#include "gpu/kernels/kv_write.h"
 
 namespace pg::gpu {
 namespace {

@@ -1,8 +1,6 @@
 // Device matrix products (matmul.h).
 #include "gpu/kernels/matmul.h"
-
 #include "gpu/kernels/reduce.cuh"
-
 
 namespace pg::gpu {
 namespace {
@@ -94,13 +92,23 @@ bool ShapeOk(const DeviceMatrix& w) {
 
 }  // namespace
 
-#define PG_DISPATCH_WTYPE(type, KERNEL, grid, block, ...)                                              \
-  switch (type) {                                                                                     \
-    case WType::kF16: PG_LAUNCH(KERNEL<WType::kF16>, grid, block, 0, s, __VA_ARGS__); break;          \
-    case WType::kBF16: PG_LAUNCH(KERNEL<WType::kBF16>, grid, block, 0, s, __VA_ARGS__); break;        \
-    case WType::kQ8_0: PG_LAUNCH(KERNEL<WType::kQ8_0>, grid, block, 0, s, __VA_ARGS__); break;        \
-    case WType::kQ4_K: PG_LAUNCH(KERNEL<WType::kQ4_K>, grid, block, 0, s, __VA_ARGS__); break;        \
-    case WType::kQ6_K: PG_LAUNCH(KERNEL<WType::kQ6_K>, grid, block, 0, s, __VA_ARGS__); break;        \
+#define PG_DISPATCH_WTYPE(type, KERNEL, grid, block, ...)              \
+  switch (type) {                                                      \
+    case WType::kF16:                                                  \
+      PG_LAUNCH(KERNEL<WType::kF16>, grid, block, 0, s, __VA_ARGS__);  \
+      break;                                                           \
+    case WType::kBF16:                                                 \
+      PG_LAUNCH(KERNEL<WType::kBF16>, grid, block, 0, s, __VA_ARGS__); \
+      break;                                                           \
+    case WType::kQ8_0:                                                 \
+      PG_LAUNCH(KERNEL<WType::kQ8_0>, grid, block, 0, s, __VA_ARGS__); \
+      break;                                                           \
+    case WType::kQ4_K:                                                 \
+      PG_LAUNCH(KERNEL<WType::kQ4_K>, grid, block, 0, s, __VA_ARGS__); \
+      break;                                                           \
+    case WType::kQ6_K:                                                 \
+      PG_LAUNCH(KERNEL<WType::kQ6_K>, grid, block, 0, s, __VA_ARGS__); \
+      break;                                                           \
   }
 
 gpuError_t MatMul(const DeviceMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y, int64_t ldy,
@@ -140,10 +148,10 @@ gpuError_t GemmBf16(const uint16_t* w, const uint16_t* x, float* y, int64_t m, i
   if (gpublasSetStream(handle, s) != GPUBLAS_STATUS_SUCCESS) return gpuErrorInvalidValue;
   const float alpha = 1.0f, beta = 0.0f;
   // Column-major view: y^T (m, n) = (w^T)^T (m, k) * x^T (k, n).
-  const auto st = gpublasGemmEx(handle, GPUBLAS_OP_T, GPUBLAS_OP_N, static_cast<int>(m), static_cast<int>(n),
-                                static_cast<int>(k), &alpha, w, GPU_R_16BF, static_cast<int>(k), x, GPU_R_16BF,
-                                static_cast<int>(k), &beta, y, GPU_R_32F, static_cast<int>(m), GPUBLAS_COMPUTE_32F,
-                                GPUBLAS_GEMM_DEFAULT);
+  const auto st =
+      gpublasGemmEx(handle, GPUBLAS_OP_T, GPUBLAS_OP_N, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                    &alpha, w, GPU_R_16BF, static_cast<int>(k), x, GPU_R_16BF, static_cast<int>(k), &beta, y, GPU_R_32F,
+                    static_cast<int>(m), GPUBLAS_COMPUTE_32F, GPUBLAS_GEMM_DEFAULT);
   return st == GPUBLAS_STATUS_SUCCESS ? gpuSuccess : gpuErrorLaunchFailure;
 #else
   const dim3 grid(static_cast<unsigned>((m + kTile - 1) / kTile), static_cast<unsigned>((n + kTile - 1) / kTile));

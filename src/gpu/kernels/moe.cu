@@ -1,6 +1,5 @@
 // Mixture-of-Experts kernels (moe.h).
 #include "gpu/kernels/moe.h"
-
 #include "gpu/kernels/reduce.cuh"
 
 namespace pg::gpu {
@@ -63,8 +62,8 @@ PG_GLOBAL void RouteKernel(RouterSpec r, const float* logits, const float* bias,
 
 // One block: counts by atomics, then thread 0 scans and places in (token, slot)
 // order, so each expert's rows keep the CPU's order.
-PG_GLOBAL void SortKernel(const int32_t* experts, int64_t pairs, int32_t n_expert, int32_t* offsets,
-                          int32_t* row_token, int32_t* slot_row, int32_t k) {
+PG_GLOBAL void SortKernel(const int32_t* experts, int64_t pairs, int32_t n_expert, int32_t* offsets, int32_t* row_token,
+                          int32_t* slot_row, int32_t k) {
   __shared__ int32_t count[kMaxExperts + 1];
   const int tid = static_cast<int>(threadIdx.x);
   for (int e = tid; e <= n_expert; e += blockDim.x) count[e] = 0;
@@ -172,14 +171,24 @@ gpuError_t GroupedMatMul(const DeviceMatrix& w, int32_t n_expert, const int32_t*
   const int64_t per_block = kThreads / PgHostWarpSize();
   const dim3 grid(static_cast<unsigned>((w.rows + per_block - 1) / per_block), static_cast<unsigned>(n_expert));
   const uint8_t* wd = static_cast<const uint8_t*>(w.data);
-#define PG_GROUPED(T)                                                                                          \
+#define PG_GROUPED(T) \
   PG_LAUNCH(GroupedKernel<T>, grid, kThreads, 0, s, wd, w.row_bytes, w.mat_bytes, w.rows, w.cols, offsets, xg, yg)
   switch (w.type) {
-    case WType::kF16: PG_GROUPED(WType::kF16); break;
-    case WType::kBF16: PG_GROUPED(WType::kBF16); break;
-    case WType::kQ8_0: PG_GROUPED(WType::kQ8_0); break;
-    case WType::kQ4_K: PG_GROUPED(WType::kQ4_K); break;
-    case WType::kQ6_K: PG_GROUPED(WType::kQ6_K); break;
+    case WType::kF16:
+      PG_GROUPED(WType::kF16);
+      break;
+    case WType::kBF16:
+      PG_GROUPED(WType::kBF16);
+      break;
+    case WType::kQ8_0:
+      PG_GROUPED(WType::kQ8_0);
+      break;
+    case WType::kQ4_K:
+      PG_GROUPED(WType::kQ4_K);
+      break;
+    case WType::kQ6_K:
+      PG_GROUPED(WType::kQ6_K);
+      break;
   }
 #undef PG_GROUPED
   return gpuGetLastError();

@@ -194,9 +194,10 @@ void RunBlock(Scheduler& s) {
     Resume(s, id);
   }
   if (s.live != 0) {
-    std::fprintf(stderr, "gpu emulator: kernel %s deadlocked in block (%u,%u,%u): %d threads wait at a barrier "
-                 "that the others never reach\n", s.name, s.block.block_idx.x, s.block.block_idx.y,
-                 s.block.block_idx.z, s.live);
+    std::fprintf(stderr,
+                 "gpu emulator: kernel %s deadlocked in block (%u,%u,%u): %d threads wait at a barrier "
+                 "that the others never reach\n",
+                 s.name, s.block.block_idx.x, s.block.block_idx.y, s.block.block_idx.z, s.live);
     std::abort();
   }
 }

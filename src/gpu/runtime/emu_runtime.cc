@@ -53,7 +53,9 @@ gpuError_t Fail(gpuError_t e, const char* what) {
 constexpr size_t kDeviceAlign = 256, kHostAlign = 64;  // gpuMalloc's, gpuMallocHost's
 
 // What a gpuMalloc of `bytes` counts against DeviceCapacity().
-size_t DeviceRounded(size_t bytes) { return (std::max<size_t>(bytes, 1) + kDeviceAlign - 1) / kDeviceAlign * kDeviceAlign; }
+size_t DeviceRounded(size_t bytes) {
+  return (std::max<size_t>(bytes, 1) + kDeviceAlign - 1) / kDeviceAlign * kDeviceAlign;
+}
 
 // gpuFree (device) or gpuFreeHost: p must be a live allocation of that kind.
 gpuError_t Release(void* p, bool device) {
@@ -68,7 +70,7 @@ gpuError_t Release(void* p, bool device) {
   }
   if (device) a.device_bytes -= DeviceRounded(it->second);
   table.erase(it);
-  ::operator delete(p, std::align_val_t{device ? kDeviceAlign : kHostAlign});
+  ::operator delete (p, std::align_val_t{device ? kDeviceAlign : kHostAlign});
   return gpuSuccess;
 }
 
@@ -90,12 +92,18 @@ using namespace pg::gpu::emu;
 
 const char* gpuGetErrorString(gpuError_t e) {
   switch (e) {
-    case gpuSuccess: return "no error";
-    case gpuErrorInvalidValue: return "invalid argument (emulator: wrong memory kind, bad pointer or bad launch)";
-    case gpuErrorMemoryAllocation: return "out of memory";
-    case gpuErrorInvalidDevice: return "invalid device ordinal";
-    case gpuErrorNotReady: return "device not ready";
-    case gpuErrorLaunchFailure: return "unspecified launch failure";
+    case gpuSuccess:
+      return "no error";
+    case gpuErrorInvalidValue:
+      return "invalid argument (emulator: wrong memory kind, bad pointer or bad launch)";
+    case gpuErrorMemoryAllocation:
+      return "out of memory";
+    case gpuErrorInvalidDevice:
+      return "invalid device ordinal";
+    case gpuErrorNotReady:
+      return "device not ready";
+    case gpuErrorLaunchFailure:
+      return "unspecified launch failure";
   }
   return "unknown error";
 }
@@ -145,7 +153,7 @@ gpuError_t gpuMalloc(void** p, size_t bytes) {
   std::lock_guard<std::mutex> lock(a.mu);
   const size_t rounded = DeviceRounded(bytes);
   if (a.device_bytes + rounded > DeviceCapacity()) return Fail(gpuErrorMemoryAllocation, "malloc");
-  void* m = ::operator new(rounded, std::align_val_t{kDeviceAlign}, std::nothrow);
+  void* m = ::operator new (rounded, std::align_val_t{kDeviceAlign}, std::nothrow);
   if (!m) return Fail(gpuErrorMemoryAllocation, "malloc");
   a.device[reinterpret_cast<uintptr_t>(m)] = bytes;  // the range checks use what was asked for
   a.device_bytes += rounded;
@@ -157,7 +165,7 @@ gpuError_t gpuFree(void* p) { return Release(p, /*device=*/true); }
 
 gpuError_t gpuMallocHost(void** p, size_t bytes) {
   Allocations& a = Allocs();
-  void* m = ::operator new(std::max<size_t>(bytes, 1), std::align_val_t{kHostAlign}, std::nothrow);
+  void* m = ::operator new (std::max<size_t>(bytes, 1), std::align_val_t{kHostAlign}, std::nothrow);
   if (!m) return Fail(gpuErrorMemoryAllocation, "malloc host");
   std::lock_guard<std::mutex> lock(a.mu);
   a.pinned[reinterpret_cast<uintptr_t>(m)] = bytes;
@@ -171,18 +179,29 @@ bool pg::gpu::emu::CopyKindMatches(void* dst, const void* src, size_t bytes, gpu
   const bool dst_dev = IsDeviceRange(dst, bytes), src_dev = IsDeviceRange(src, bytes);
   bool ok = false;
   switch (kind) {
-    case gpuMemcpyHostToHost: ok = !dst_dev && !src_dev; break;
-    case gpuMemcpyHostToDevice: ok = dst_dev && !src_dev; break;
-    case gpuMemcpyDeviceToHost: ok = !dst_dev && src_dev; break;
-    case gpuMemcpyDeviceToDevice: ok = dst_dev && src_dev; break;
-    case gpuMemcpyDefault: ok = true; break;
+    case gpuMemcpyHostToHost:
+      ok = !dst_dev && !src_dev;
+      break;
+    case gpuMemcpyHostToDevice:
+      ok = dst_dev && !src_dev;
+      break;
+    case gpuMemcpyDeviceToHost:
+      ok = !dst_dev && src_dev;
+      break;
+    case gpuMemcpyDeviceToDevice:
+      ok = dst_dev && src_dev;
+      break;
+    case gpuMemcpyDefault:
+      ok = true;
+      break;
   }
   return ok && dst && src;
 }
 
 gpuError_t gpuMemcpy(void* dst, const void* src, size_t bytes, gpuMemcpyKind kind) {
   if (bytes == 0) return gpuSuccess;
-  if (!CopyKindMatches(dst, src, bytes, kind)) return Fail(gpuErrorInvalidValue, "memcpy: pointers do not match the copy kind");
+  if (!CopyKindMatches(dst, src, bytes, kind))
+    return Fail(gpuErrorInvalidValue, "memcpy: pointers do not match the copy kind");
   std::memmove(dst, src, bytes);
   return gpuSuccess;
 }
@@ -193,4 +212,3 @@ gpuError_t gpuMemset(void* p, int value, size_t bytes) {
   std::memset(p, value, bytes);
   return gpuSuccess;
 }
-

@@ -265,8 +265,7 @@ inline bool DeviceArgOk(const P& p) {
 }
 
 template <typename... P, typename... A>
-void LaunchKernel(void (*k)(P...), const char* name, dim3 grid, dim3 block, size_t smem, gpuStream_t s,
-                  A&&... a) {
+void LaunchKernel(void (*k)(P...), const char* name, dim3 grid, dim3 block, size_t smem, gpuStream_t s, A&&... a) {
   using Params = std::tuple<std::decay_t<P>...>;
   struct Call {
     void (*k)(P...);
@@ -278,10 +277,13 @@ void LaunchKernel(void (*k)(P...), const char* name, dim3 grid, dim3 block, size
     return;
   }
   RunQueued(s);
-  RunGrid(grid, block, smem, s, [](void* c) {
-    Call* call = static_cast<Call*>(c);
-    std::apply(call->k, call->params);
-  }, &call, name);
+  RunGrid(
+      grid, block, smem, s,
+      [](void* c) {
+        Call* call = static_cast<Call*>(c);
+        std::apply(call->k, call->params);
+      },
+      &call, name);
 }
 
 }  // namespace pg::gpu::emu

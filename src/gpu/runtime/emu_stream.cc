@@ -115,7 +115,8 @@ using namespace pg::gpu::emu;
 
 gpuError_t gpuMemcpyAsync(void* dst, const void* src, size_t bytes, gpuMemcpyKind kind, gpuStream_t s) {
   if (bytes == 0) return gpuSuccess;
-  if (!CopyKindMatches(dst, src, bytes, kind)) return Fail(gpuErrorInvalidValue, "memcpy async: pointers do not match the copy kind");
+  if (!CopyKindMatches(dst, src, bytes, kind))
+    return Fail(gpuErrorInvalidValue, "memcpy async: pointers do not match the copy kind");
   Issue(s, [dst, src, bytes] { std::memmove(dst, src, bytes); });
   return gpuSuccess;
 }

@@ -176,11 +176,17 @@ PG_DEVICE int PgLaneId() { return static_cast<int>(threadIdx.x) % PgWarpSize(); 
 #define PG_WARP_OP(op, ...) op##_sync(0xffffffffu, __VA_ARGS__)
 #endif
 template <typename T>
-PG_DEVICE T PgShflXor(T v, int lane_mask) { return PG_WARP_OP(__shfl_xor, v, lane_mask); }
+PG_DEVICE T PgShflXor(T v, int lane_mask) {
+  return PG_WARP_OP(__shfl_xor, v, lane_mask);
+}
 template <typename T>
-PG_DEVICE T PgShflDown(T v, int delta) { return PG_WARP_OP(__shfl_down, v, delta); }
+PG_DEVICE T PgShflDown(T v, int delta) {
+  return PG_WARP_OP(__shfl_down, v, delta);
+}
 template <typename T>
-PG_DEVICE T PgShfl(T v, int src_lane) { return PG_WARP_OP(__shfl, v, src_lane); }
+PG_DEVICE T PgShfl(T v, int src_lane) {
+  return PG_WARP_OP(__shfl, v, src_lane);
+}
 PG_DEVICE uint64_t PgBallot(bool pred) { return PG_WARP_OP(__ballot, pred); }
 PG_DEVICE bool PgAny(bool pred) { return PgBallot(pred) != 0; }
 PG_DEVICE bool PgAll(bool pred) {
@@ -212,8 +218,7 @@ PG_DEVICE uint32_t PgFloatToBits(float f) { return __float_as_uint(f); }
 #endif
 
 // Launch: kernel<<<grid, block, smem, stream>>>(args) in both vendors' syntax.
-#define PG_LAUNCH(kernel, grid, block, smem, stream, ...) \
-  (kernel)<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
+#define PG_LAUNCH(kernel, grid, block, smem, stream, ...) (kernel)<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
 #elif !defined(PROSGROW_GPU_EMULATED)
 // A host compiler reading a kernel header in the CUDA / HIP build: the
 // host-device helpers (dequant.cuh, kv_pages.cuh) become plain inline code.

@@ -16,13 +16,13 @@
 
 namespace {
 
-#define PG_TRY(expr)                                                                            \
-  do {                                                                                          \
-    const gpuError_t e_ = (expr);                                                               \
-    if (e_ != gpuSuccess) {                                                                     \
-      std::fprintf(stderr, "gpu_copy_bench: %s failed: %s\n", #expr, gpuGetErrorString(e_));    \
-      std::exit(1);                                                                             \
-    }                                                                                           \
+#define PG_TRY(expr)                                                                         \
+  do {                                                                                       \
+    const gpuError_t e_ = (expr);                                                            \
+    if (e_ != gpuSuccess) {                                                                  \
+      std::fprintf(stderr, "gpu_copy_bench: %s failed: %s\n", #expr, gpuGetErrorString(e_)); \
+      std::exit(1);                                                                          \
+    }                                                                                        \
   } while (0)
 
 struct Setup {
@@ -113,10 +113,11 @@ int main(int argc, char** argv) {
     down(b);
   });
   auto gbs = [&](double bytes, float ms) { return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0.0; };
-  std::printf("{\"backend\": \"%s\", \"block_bytes\": %zu, \"blocks\": %d, \"reps\": %d, \"h2d_gbs\": %.2f, "
-              "\"d2h_gbs\": %.2f, \"both_gbs\": %.2f, \"both_ms\": %.3f}\n",
-              PG_GPU_VENDOR, s.block, s.blocks, s.reps, gbs(double(total), ms_h2d), gbs(double(total), ms_d2h),
-              gbs(2.0 * double(total), ms_both), ms_both);
+  std::printf(
+      "{\"backend\": \"%s\", \"block_bytes\": %zu, \"blocks\": %d, \"reps\": %d, \"h2d_gbs\": %.2f, "
+      "\"d2h_gbs\": %.2f, \"both_gbs\": %.2f, \"both_ms\": %.3f}\n",
+      PG_GPU_VENDOR, s.block, s.blocks, s.reps, gbs(double(total), ms_h2d), gbs(double(total), ms_d2h),
+      gbs(2.0 * double(total), ms_both), ms_both);
   gpuStreamDestroy(a);
   gpuStreamDestroy(b);
   gpuFree(d_up);

@@ -5,8 +5,8 @@
 // are cumulative since the manager was created, except the occupancy fields.
 #pragma once
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <string>
 
 #include "kv/accounting/miss_counts.h"
@@ -23,17 +23,17 @@ struct TierCounters {
   int64_t hit_blocks = 0;
   int64_t hit_tokens = 0;
   int64_t miss_blocks = 0;
-  int64_t bytes_in = 0;     // block bytes written into this tier (commits, demotions, promotions)
-  int64_t bytes_out = 0;    // block bytes read out of this tier towards another tier
-  int64_t evictions = 0;    // blocks dropped from this tier to make room
-  int64_t promotions = 0;   // blocks copied from this tier up to the device tier
-  int64_t demotions = 0;    // blocks copied from this tier down to the next one
-  int64_t errors = 0;       // disk: corrupt / truncated / missing files found (each then deleted)
+  int64_t bytes_in = 0;    // block bytes written into this tier (commits, demotions, promotions)
+  int64_t bytes_out = 0;   // block bytes read out of this tier towards another tier
+  int64_t evictions = 0;   // blocks dropped from this tier to make room
+  int64_t promotions = 0;  // blocks copied from this tier up to the device tier
+  int64_t demotions = 0;   // blocks copied from this tier down to the next one
+  int64_t errors = 0;      // disk: corrupt / truncated / missing files found (each then deleted)
   // Occupancy now.
   int64_t capacity_blocks = 0;
-  int64_t used_blocks = 0;     // slots holding data (in use by a sequence, cached, or in flight)
-  int64_t cached_blocks = 0;   // blocks published in the prefix index in this tier
-  int64_t pinned_blocks = 0;   // device: referenced by a live sequence
+  int64_t used_blocks = 0;    // slots holding data (in use by a sequence, cached, or in flight)
+  int64_t cached_blocks = 0;  // blocks published in the prefix index in this tier
+  int64_t pinned_blocks = 0;  // device: referenced by a live sequence
   int64_t used_bytes = 0;
   int64_t capacity_bytes = 0;
 };
@@ -42,14 +42,14 @@ struct CacheCounters {
   TierCounters device, host, disk;
   // t: 0 device, 1 host, 2 disk (kDeviceTier, kHostTier, kDiskTier).
   TierCounters& of_tier(int t) { return t == 0 ? device : t == 1 ? host : disk; }
-  int64_t lookups = 0;             // Match() calls with the prefix cache in use
-  int64_t lookup_tokens = 0;       // prompt tokens offered to Match()
-  int64_t reused_tokens = 0;       // tokens finally not recomputed (after failed loads are dropped)
-  int64_t skipped_short_hits = 0;  // host/disk hits below min_promote_tokens, recomputed instead
-  int64_t failed_loads = 0;        // promotions that failed verification (counted as misses)
-  int64_t index_entries = 0;       // blocks in the prefix index (any tier)
-  int64_t sessions = 0;            // session names tracked now (SessionRetention, bounded)
-  int64_t forgotten_sessions = 0;  // names forgotten (LRU or idle) since start
+  int64_t lookups = 0;                // Match() calls with the prefix cache in use
+  int64_t lookup_tokens = 0;          // prompt tokens offered to Match()
+  int64_t reused_tokens = 0;          // tokens finally not recomputed (after failed loads are dropped)
+  int64_t skipped_short_hits = 0;     // host/disk hits below min_promote_tokens, recomputed instead
+  int64_t failed_loads = 0;           // promotions that failed verification (counted as misses)
+  int64_t index_entries = 0;          // blocks in the prefix index (any tier)
+  int64_t sessions = 0;               // session names tracked now (SessionRetention, bounded)
+  int64_t forgotten_sessions = 0;     // names forgotten (LRU or idle) since start
   bool disk_writes_disabled = false;  // after a full disk / read-only dir
   RemoteCounters remote;              // the remote tier (remote_counters.h); enabled = false without one
 
@@ -67,13 +67,13 @@ struct CacheCounters {
   // "What if tier T had extra_gib more" (tier "" = not filled in yet): the tokens that would have been
   // served (cached now + would-be hits). Ratio = hit_tokens / miss.prompt_tokens.
   struct WhatIfPoint {
-    const char* tier = "";     // "host" | "disk"
+    const char* tier = "";  // "host" | "disk"
     double extra_gib = 0;
     int64_t extra_blocks = 0;  // extra_gib in blocks of that tier
     int64_t hit_tokens = 0;
   };
   std::array<WhatIfPoint, kWhatIfPoints> whatif{};  // fixed size: snapshots allocate nothing
-  int64_t ghost_blocks[3] = {0, 0, 0};  // evicted blocks remembered per tier
+  int64_t ghost_blocks[3] = {0, 0, 0};              // evicted blocks remembered per tier
 
   double hit_ratio() const { return miss.prompt_tokens ? double(miss.cached_tokens) / double(miss.prompt_tokens) : 0; }
   double whatif_ratio(const WhatIfPoint& p) const {

@@ -77,8 +77,10 @@ bool GhostIndex::Find(int tier, uint64_t fp, Record* out) const {
   // Remembered ordinals are in (next - cap, next); count those after o.
   const int64_t last = int64_t((r.next - 1) % uint64_t(cap_));
   int64_t after;
-  if (pos <= last) after = Range(r, pos + 1, last);
-  else after = Range(r, pos + 1, cap_ - 1) + Range(r, 0, last);
+  if (pos <= last)
+    after = Range(r, pos + 1, last);
+  else
+    after = Range(r, pos + 1, cap_ - 1) + Range(r, 0, last);
   out->rank = after;
   out->evicted_at_s = r.at_s[size_t(pos)];
   out->stamp = r.stamp[size_t(pos)];

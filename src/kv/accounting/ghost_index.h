@@ -33,9 +33,9 @@ class GhostIndex {
   static constexpr int kTiers = 3;  // kDeviceTier, kHostTier, kDiskTier
 
   struct Record {
-    int64_t rank = 0;          // remembered blocks of the tier evicted after this one
-    double evicted_at_s = 0;   // clock time of the eviction
-    uint64_t stamp = 0;        // order of the eviction across all tiers (larger = later)
+    int64_t rank = 0;         // remembered blocks of the tier evicted after this one
+    double evicted_at_s = 0;  // clock time of the eviction
+    uint64_t stamp = 0;       // order of the eviction across all tiers (larger = later)
   };
 
   explicit GhostIndex(int64_t capacity_per_tier = 1 << 16);
@@ -56,7 +56,7 @@ class GhostIndex {
     std::vector<uint64_t> stamp;  // [ordinal % cap]: GhostIndex-wide eviction order
     std::vector<int32_t> tree;    // Fenwick tree over positions: 1 per remembered block
     std::unordered_map<uint64_t, uint64_t> ordinal_of;
-    uint64_t next = 0;            // ordinals issued so far
+    uint64_t next = 0;  // ordinals issued so far
   };
   void Add(Ring& r, int64_t pos, int32_t delta) const;
   int64_t Prefix(const Ring& r, int64_t pos) const;  // sum over positions [0, pos]

@@ -97,7 +97,7 @@ TEST(BlockHistoryTest, RemembersWhatWasPublishedAndForgetsWhenFull) {
   EXPECT_FALSE(h.Seen(7));
   EXPECT_TRUE(h.HadChild(7));
   EXPECT_FALSE(h.HadChild(11));
-  FingerprintSet s(8);  // two buckets of four
+  FingerprintSet s(8);                                    // two buckets of four
   for (uint64_t fp = 2; fp <= 40; fp += 2) s.Insert(fp);  // all in bucket 0: it overflows
   int kept = 0;
   for (uint64_t fp = 2; fp <= 40; fp += 2) kept += s.Contains(fp);

@@ -17,7 +17,8 @@ void MissAccounting::Configure(const Config& c) {
       extra_blocks_[t * kWhatIfSizes + k] = int64_t(bytes / double(kWhatIfTiers[t] == kDiskTier ? fb : bb));
     }
   int64_t cap = c.ghost_blocks;
-  if (cap < 0) cap = std::clamp<int64_t>(*std::max_element(extra_blocks_, extra_blocks_ + kWhatIfPoints), 1024, 1 << 18);
+  if (cap < 0)
+    cap = std::clamp<int64_t>(*std::max_element(extra_blocks_, extra_blocks_ + kWhatIfPoints), 1024, 1 << 18);
   ghost_ = GhostIndex(cap);
 }
 
@@ -105,14 +106,22 @@ MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHas
       why = Why::kPolicy;
     if (i == f) first = why;
     switch (why) {
-      case Why::kNever: m.never_seen += page; break;
+      case Why::kNever:
+        m.never_seen += page;
+        break;
       case Why::kEvicted:
         m.evicted[tier] += page;
         if (m.evicted_age_s < 0 && at >= 0) m.evicted_age_s = std::max(0.0, now - at);
         break;
-      case Why::kDiverged: m.diverged += page; break;
-      case Why::kLoading: m.loading += page; break;
-      case Why::kPolicy: m.policy += page; break;
+      case Why::kDiverged:
+        m.diverged += page;
+        break;
+      case Why::kLoading:
+        m.loading += page;
+        break;
+      case Why::kPolicy:
+        m.policy += page;
+        break;
     }
     if (i < max_blocks) ExtendWhatIf(st, h, i == f, run, &x);
     parent = h;
@@ -125,10 +134,14 @@ MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHas
 MissAccounting::Why MissAccounting::ReasonOf(Status st, const Why* first, const PrefixIndex& index,
                                              const BlockHash& parent, int64_t f) const {
   switch (st) {
-    case Status::kPresent: return first == nullptr ? Why::kPolicy : *first;
-    case Status::kNotReady: return Why::kLoading;
-    case Status::kEvicted: return Why::kEvicted;
-    default: break;
+    case Status::kPresent:
+      return first == nullptr ? Why::kPolicy : *first;
+    case Status::kNotReady:
+      return Why::kLoading;
+    case Status::kEvicted:
+      return Why::kEvicted;
+    default:
+      break;
   }
   if (first != nullptr) return *first == Why::kDiverged ? Why::kDiverged : Why::kNever;
   const bool other_child = index.children_any(parent) > 0 || history_.HadChild(Fingerprint(parent));
@@ -138,17 +151,18 @@ MissAccounting::Why MissAccounting::ReasonOf(Status st, const Why* first, const 
 // Block after block from the first miss: each what-if point's run of would-be
 // hits goes on while the block is present (past the first) or remembered by
 // that point's ghost within its extra blocks.
-void MissAccounting::ExtendWhatIf(Status st, const BlockHash& h, bool first_miss, bool* run,
-                                  MissExplanation* x) const {
+void MissAccounting::ExtendWhatIf(Status st, const BlockHash& h, bool first_miss, bool* run, MissExplanation* x) const {
   for (int p = 0; p < kWhatIfPoints; ++p) {
     if (!run[p]) continue;
     GhostIndex::Record r;
-    const bool hit = (!first_miss && st == Status::kPresent) ||
-                     (st == Status::kEvicted &&
-                      ghost_.Find(GhostTierFor(kWhatIfTiers[p / kWhatIfSizes]), Fingerprint(h), &r) &&
-                      r.rank < extra_blocks_[p]);
-    if (hit) x->would_hit[p] += cfg_.page_tokens;
-    else run[p] = false;
+    const bool hit =
+        (!first_miss && st == Status::kPresent) ||
+        (st == Status::kEvicted && ghost_.Find(GhostTierFor(kWhatIfTiers[p / kWhatIfSizes]), Fingerprint(h), &r) &&
+         r.rank < extra_blocks_[p]);
+    if (hit)
+      x->would_hit[p] += cfg_.page_tokens;
+    else
+      run[p] = false;
   }
 }
 

@@ -23,7 +23,7 @@ struct Outcome {
 // AllocateSequence), waits for its loads, "computes" and commits the rest,
 // checks the reasons add up, and frees it.
 Outcome Admit(KvCacheManager& kv, SeqId id, const std::vector<int32_t>& tokens, const CacheRequest& req = {},
-            int64_t limit_tokens = -1) {
+              int64_t limit_tokens = -1) {
   PrefixMatch m = kv.Match(tokens, req);
   if (limit_tokens >= 0) kv.LimitMatch(&m, limit_tokens);
   kv.ExplainMisses(&m, tokens);
@@ -115,7 +115,7 @@ TEST(MissReasonsTest, DroppedFromHostIsEvictedFromHost) {
   auto kv = Make(c);
   Admit(*kv, 1, Message(8, 0, 9));
   now = 10;
-  Admit(*kv, 2, Message(9, 0, 16));   // the 2 blocks go to host
+  Admit(*kv, 2, Message(9, 0, 16));  // the 2 blocks go to host
   now = 40;
   Admit(*kv, 3, Message(10, 0, 16));  // 4 more go to host: the first 2 leave it
   now = 100;
@@ -146,7 +146,8 @@ TEST(MissReasonsTest, DroppedPastAFullHostIsEvictedFromDeviceAndCountsForMoreHos
   EXPECT_EQ(o.miss.evicted_total() + o.miss.policy, 16);
   EXPECT_GT(o.miss.evicted[kDeviceTier], 0);  // some of it never reached the full host
   const CacheCounters after = kv->counters();
-  EXPECT_EQ(after.whatif[0].hit_tokens - after.miss.cached_tokens, before.whatif[0].hit_tokens - before.miss.cached_tokens + 12);
+  EXPECT_EQ(after.whatif[0].hit_tokens - after.miss.cached_tokens,
+            before.whatif[0].hit_tokens - before.miss.cached_tokens + 12);
 }
 
 TEST(MissReasonsTest, BlockStillLoadingForAnotherRequestIsLoading) {

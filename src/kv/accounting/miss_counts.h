@@ -34,7 +34,7 @@ enum class MatchStop : uint8_t {
 // What-if points: extra capacity of a tier, in GiB.
 inline constexpr double kWhatIfGiB[] = {1, 2, 4};
 inline constexpr int kWhatIfSizes = 3;
-inline constexpr int kWhatIfTiers[] = {1, 2};  // kHostTier, kDiskTier
+inline constexpr int kWhatIfTiers[] = {1, 2};           // kHostTier, kDiskTier
 inline constexpr int kWhatIfPoints = 2 * kWhatIfSizes;  // index: tier slot * kWhatIfSizes + size slot
 
 // The classification of one match, computed by KvCacheManager::ExplainMisses

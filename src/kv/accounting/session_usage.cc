@@ -46,7 +46,8 @@ int32_t SessionUsage::Heaviest(int tier) const {
   int64_t best_n = fair;
   for (const auto& [s, n] : per_) {
     // Ties go to the lower index (the older session), independent of the map's order.
-    if (n[size_t(tier)] > best_n || (n[size_t(tier)] == best_n && best >= 0 && s < best)) best = s, best_n = n[size_t(tier)];
+    if (n[size_t(tier)] > best_n || (n[size_t(tier)] == best_n && best >= 0 && s < best))
+      best = s, best_n = n[size_t(tier)];
   }
   return best;
 }

@@ -53,7 +53,7 @@ class SessionUsage {
   void Add(int32_t session, int tier, int delta);
 
   int64_t capacity_[2] = {0, 0};
-  std::vector<Counted> counted_;               // by entry id
+  std::vector<Counted> counted_;                             // by entry id
   std::unordered_map<int32_t, std::array<int64_t, 2>> per_;  // by session index: blocks per slot tier (> 0)
   int64_t active_[2] = {0, 0};
 };

@@ -1,8 +1,8 @@
 #include "kv/index/block_hash.h"
 
 #include <openssl/evp.h>
-#include <bit>
 
+#include <bit>
 #include <vector>
 
 #include "base/check.h"

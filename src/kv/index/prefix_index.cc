@@ -136,7 +136,8 @@ Status PrefixIndex::CheckIntegrity() const {
     if (e.depth > 0 && e.parent == e.hash) return Internal(fmt::format("prefix index: entry {} is its own parent", id));
     const uint32_t pid = Find(e.parent);
     if (pid != kNone && entries_[pid].depth + 1 != e.depth) {
-      return Internal(fmt::format("prefix index: entry {} depth {} but parent depth {}", id, e.depth, entries_[pid].depth));
+      return Internal(
+          fmt::format("prefix index: entry {} depth {} but parent depth {}", id, e.depth, entries_[pid].depth));
     }
     if (e.locks < 0) return Internal(fmt::format("prefix index: entry {} negative locks", id));
     ChildCounts& c = want[e.parent];
@@ -157,7 +158,8 @@ Status PrefixIndex::CheckIntegrity() const {
   }
   if (n_live != map_.size()) return Internal("prefix index: map size differs from live entries");
   for (int t = 0; t < kLocalTiers; ++t) {
-    if (n_keys[t] != evict_[t].size()) return Internal(fmt::format("prefix index: stray keys in {} eviction set", TierName(t)));
+    if (n_keys[t] != evict_[t].size())
+      return Internal(fmt::format("prefix index: stray keys in {} eviction set", TierName(t)));
   }
   if (want.size() != children_.size()) return Internal("prefix index: child-count map has stray parents");
   for (const auto& [h, c] : want) {

@@ -23,7 +23,6 @@
 
 namespace pg {
 
-
 // A copy of a block in a slot tier (device or host).
 struct SlotCopy {
   int32_t slot = -1;   // slot in that tier's arena, -1 = none
@@ -48,15 +47,15 @@ struct IndexEntry {
   int32_t depth = 0;            // block index in its sequence; first token position = depth * page_tokens
   std::vector<int32_t> tokens;  // page_tokens tokens, compared on every hit
 
-  SlotCopy device;              // the copy the kernels read
+  SlotCopy device;  // the copy the kernels read
   SlotCopy host;
   FileCopy disk;
-  int32_t locks = 0;            // PrefixMatch handles / sequences waiting on loads
+  int32_t locks = 0;  // PrefixMatch handles / sequences waiting on loads
 
-  uint64_t last_tick = 0;       // logical time of the last use (eviction order)
-  double last_use_s = 0;        // clock time of the last use
-  uint32_t uses = 0;            // hits + commits
-  int32_t session = -1;         // retention session, -1 = none
+  uint64_t last_tick = 0;  // logical time of the last use (eviction order)
+  double last_use_s = 0;   // clock time of the last use
+  uint32_t uses = 0;       // hits + commits
+  int32_t session = -1;    // retention session, -1 = none
 
   // The slot copy of a slot tier (kDeviceTier or kHostTier).
   SlotCopy& copy(int t) { return t == kDeviceTier ? device : host; }

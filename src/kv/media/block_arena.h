@@ -102,8 +102,8 @@ class HostBlockArena final : public BlockArena {
  private:
   HostBlockArena(int64_t n_blocks, size_t block_bytes, uint8_t* base, size_t stride, std::function<void(void*)> free)
       : BlockArena(n_blocks, block_bytes), base_(base), stride_(stride), free_(std::move(free)) {}
-  uint8_t* base_;  // n_blocks * stride_ bytes
-  size_t stride_;  // block_bytes rounded up to 64
+  uint8_t* base_;                    // n_blocks * stride_ bytes
+  size_t stride_;                    // block_bytes rounded up to 64
   std::function<void(void*)> free_;  // empty = std::free
 };
 

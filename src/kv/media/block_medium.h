@@ -24,8 +24,8 @@
 namespace pg {
 
 struct BlockRef {
-  int32_t slot = -1;            // slot media: the slot; -1 otherwise
-  BlockHash hash;               // disk / remote media: the block's identity
+  int32_t slot = -1;  // slot media: the slot; -1 otherwise
+  BlockHash hash;     // disk / remote media: the block's identity
   BlockHash parent;
   int32_t depth = 0;
   std::vector<int32_t> tokens;  // page_tokens

@@ -45,7 +45,8 @@ Status BlockPool::CheckIntegrity() const {
     if (seen[size_t(s)]) return Internal(fmt::format("block pool: slot {} twice on the free list", s));
     seen[size_t(s)] = 1;
     if (!is_free_[size_t(s)]) return Internal(fmt::format("block pool: listed slot {} not marked free", s));
-    if (refs_[size_t(s)] != 0) return Internal(fmt::format("block pool: free slot {} has refcount {}", s, refs_[size_t(s)]));
+    if (refs_[size_t(s)] != 0)
+      return Internal(fmt::format("block pool: free slot {} has refcount {}", s, refs_[size_t(s)]));
   }
   for (size_t s = 0; s < refs_.size(); ++s) {
     if (is_free_[s] && !seen[s]) return Internal(fmt::format("block pool: slot {} marked free but not listed", s));

@@ -95,8 +95,7 @@ class BlockRecord {
   static int32_t DepthOf(const uint8_t* header);
 
   // XXH3-64 of tokens then payload, the checksum stored at offset 144.
-  static uint64_t BodyChecksum(const void* tokens, size_t token_bytes, const uint8_t* payload,
-                               size_t payload_bytes);
+  static uint64_t BodyChecksum(const void* tokens, size_t token_bytes, const uint8_t* payload, size_t payload_bytes);
 
  private:
   void EncodeHeaderWithChecksum(const BlockRecordInfo& info, uint64_t body_checksum, uint8_t* out) const;

@@ -54,11 +54,11 @@ std::string GoldenHex(const char* magic, const char* header_checksum) {
          "908997c744dbfd96dc87b8761953f9b9da212022390eb3d39bb18ac3f848ff70"  // parent hash
          "03000000"                                                          // depth 3
          "02000000"                                                          // token count 2
-         "01000000010000000200000001000000"  // n_layers 1, n_kv_heads 1, head_dim 2, dtype f16
-         "1000000000000000"                  // payload bytes 16
-         "b1e6d4a4c41e5591"                  // body checksum
-         + header_checksum +  // header checksum
-         "0b000000feffffff"                  // tokens {11, -2}
+         "01000000010000000200000001000000"   // n_layers 1, n_kv_heads 1, head_dim 2, dtype f16
+         "1000000000000000"                   // payload bytes 16
+         "b1e6d4a4c41e5591"                   // body checksum
+         + header_checksum +                  // header checksum
+         "0b000000feffffff"                   // tokens {11, -2}
          "052a4f7499bee3082d52779cc1e60b30";  // payload
 }
 const std::string kDiskGolden = GoldenHex("50474b56424c4b00", "758f9868db981352");

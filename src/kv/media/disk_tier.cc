@@ -2,10 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <atomic>
 #include <cerrno>
@@ -66,7 +65,8 @@ Result<std::unique_ptr<DiskTier>> DiskTier::Open(const std::string& dir, const K
   if (dir.empty()) return InvalidArgument("kv disk dir: empty path");
   std::error_code ec;
   if (std::filesystem::exists(dir, ec)) {
-    if (!std::filesystem::is_directory(dir, ec)) return InvalidArgument(fmt::format("kv disk dir {}: not a directory", dir));
+    if (!std::filesystem::is_directory(dir, ec))
+      return InvalidArgument(fmt::format("kv disk dir {}: not a directory", dir));
   } else if (!std::filesystem::create_directories(dir, ec) && ec) {
     return IoError(fmt::format("kv disk dir {}: cannot create: {}", dir, ec.message()));
   }
@@ -134,7 +134,8 @@ Status DiskTier::Read(const BlockHash& hash, std::span<const int32_t> expect_tok
   std::vector<uint8_t> tokens(token_bytes);
   if (PreadFull(f.fd, head, kHeaderBytes, 0) != ssize_t(kHeaderBytes) ||
       PreadFull(f.fd, tokens.data(), token_bytes, kHeaderBytes) != ssize_t(token_bytes) ||
-      PreadFull(f.fd, dst, layout_.block_bytes(), off_t(kHeaderBytes + token_bytes)) != ssize_t(layout_.block_bytes())) {
+      PreadFull(f.fd, dst, layout_.block_bytes(), off_t(kHeaderBytes + token_bytes)) !=
+          ssize_t(layout_.block_bytes())) {
     return Corrupt(fmt::format("{}: short read", path));
   }
   // The caller knows the block by hash and tokens only: parent and depth

@@ -82,9 +82,9 @@ TEST(DiskTierTest, ScanRebuildsAndCleans) {
     blocks.push_back(f.Block(100 * i, i));
     ASSERT_TRUE(f.disk->Write(blocks.back(), f.Data(blocks.back()).data()).ok());
   }
-  std::filesystem::resize_file(f.disk->PathFor(blocks[4].hash), 10);       // truncated header
-  std::ofstream(f.dir.path() + "/tmp/crashed.part") << "half a block";     // crash leftover
-  std::ofstream(f.dir.path() + "/notes.txt") << "not a block";             // ignored
+  std::filesystem::resize_file(f.disk->PathFor(blocks[4].hash), 10);    // truncated header
+  std::ofstream(f.dir.path() + "/tmp/crashed.part") << "half a block";  // crash leftover
+  std::ofstream(f.dir.path() + "/notes.txt") << "not a block";          // ignored
   // A block of another model: left alone, not indexed.
   auto other = DiskTier::Open(f.dir.path(), f.layout, "model-y");
   ASSERT_TRUE(other.ok());
@@ -100,7 +100,8 @@ TEST(DiskTierTest, ScanRebuildsAndCleans) {
   EXPECT_FALSE(std::filesystem::exists(f.disk->PathFor(blocks[4].hash)));
   for (const auto& b : scan->blocks) {
     bool found = false;
-    for (int i = 0; i < 4; ++i) found |= b.hash == blocks[size_t(i)].hash && b.tokens == blocks[size_t(i)].tokens && b.depth == i;
+    for (int i = 0; i < 4; ++i)
+      found |= b.hash == blocks[size_t(i)].hash && b.tokens == blocks[size_t(i)].tokens && b.depth == i;
     EXPECT_TRUE(found);
   }
 }

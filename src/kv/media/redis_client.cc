@@ -1,9 +1,8 @@
 #include "kv/media/redis_client.h"
 
+#include <fmt/format.h>
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -136,8 +135,10 @@ Result<RedisClient::Node*> RedisClient::Connect(const std::string& host, int por
   redisSetTimeout(node->ctx, Remaining(deadline_s));
   std::vector<Command> setup;
   if (!seed_.password.empty()) {
-    if (seed_.user.empty()) setup.push_back({"AUTH", seed_.password});
-    else setup.push_back({"AUTH", seed_.user, seed_.password});
+    if (seed_.user.empty())
+      setup.push_back({"AUTH", seed_.password});
+    else
+      setup.push_back({"AUTH", seed_.user, seed_.password});
   }
   if (seed_.db != 0) setup.push_back({"SELECT", std::to_string(seed_.db)});
   for (const Command& c : setup) {

@@ -122,7 +122,7 @@ TEST(RedisClientTest, FollowsClusterAskRedirects) {
   EXPECT_TRUE(r->ok()) << r->str;
   EXPECT_EQ(client.redirects(), 1);
   EXPECT_EQ(c.a.Command({"EXISTS", key}).rfind("(error) ASK ", 0), 0u);  // a does not hold it
-  EXPECT_EQ(c.b.Command({"CLUSTER", "COUNTKEYSINSLOT", slot}), "1");  // stored on the importing node
+  EXPECT_EQ(c.b.Command({"CLUSTER", "COUNTKEYSINSLOT", slot}), "1");     // stored on the importing node
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "kv/media/remote_codec.h"
 
 #include <fmt/format.h>
-
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>

@@ -68,8 +68,8 @@ TEST_F(RemoteCodecTest, EveryDisagreementIsCorrupt) {
   RemoteCodec codec(layout, "model-x");
   const std::string v = codec.Encode(b.info(), data.data());
   // Any single flipped byte: magic, header fields, header checksum, tokens, payload, body checksum.
-  for (size_t off : {size_t(0), size_t(20), size_t(50), size_t(85), size_t(113), size_t(121), size_t(140),
-                     size_t(146), size_t(155), size_t(161), size_t(200), v.size() - 1}) {
+  for (size_t off : {size_t(0), size_t(20), size_t(50), size_t(85), size_t(113), size_t(121), size_t(140), size_t(146),
+                     size_t(155), size_t(161), size_t(200), v.size() - 1}) {
     std::string bad = v;
     bad[off] = char(bad[off] ^ 0x40);
     EXPECT_EQ(codec.Decode(bad, b.info(), out.data()).code(), StatusCode::kCorrupt) << "offset " << off;

@@ -12,7 +12,7 @@
 namespace pg {
 
 namespace {
-constexpr size_t kBatchBlocks = 16;             // commands per pipelined batch
+constexpr size_t kBatchBlocks = 16;               // commands per pipelined batch
 constexpr size_t kMaxStoredRemembered = 1 << 20;  // hashes remembered as stored
 }  // namespace
 
@@ -22,9 +22,10 @@ Result<std::unique_ptr<RemoteTier>> RemoteTier::Create(const RemoteTierConfig& c
   PG_ASSIGN_OR_RETURN(RedisUrl ep, ParseRedisUrl(config.url));
   if (!config.password.empty()) ep.password = config.password;
   if (config.secret.empty()) {
-    PG_LOG_WARN("kv remote tier: no --kv-remote-secret-file: blocks read from {} are not authenticated, so anyone "
-                "who can write to that Redis can plant KV this server serves",
-                RedactRedisUrl(config.url));
+    PG_LOG_WARN(
+        "kv remote tier: no --kv-remote-secret-file: blocks read from {} are not authenticated, so anyone "
+        "who can write to that Redis can plant KV this server serves",
+        RedactRedisUrl(config.url));
   }
   if (config.ttl_s < 0) return InvalidArgument("--kv-remote-ttl must be >= 0 seconds (0 = no expiry)");
   if (config.timeout_s <= 0) return InvalidArgument("--kv-remote-timeout-ms must be > 0");
@@ -34,7 +35,11 @@ Result<std::unique_ptr<RemoteTier>> RemoteTier::Create(const RemoteTierConfig& c
 
 RemoteTier::RemoteTier(const RemoteTierConfig& config, const KvLayout& layout, const std::string& model_identity,
                        RedisUrl endpoint)
-    : cfg_(config), layout_(layout), codec_(layout, model_identity, config.secret), write_client_(endpoint), read_client_(endpoint) {
+    : cfg_(config),
+      layout_(layout),
+      codec_(layout, model_identity, config.secret),
+      write_client_(endpoint),
+      read_client_(endpoint) {
   writer_ = std::thread([this] { WriterLoop(); });
   reader_ = std::thread([this] { ReaderLoop(); });
 }
@@ -210,7 +215,8 @@ void RemoteTier::WriteBatch(std::vector<PendingWrite>& batch) {
     std::string value = codec_.Encode(info, w.data.data());
     if (cfg_.ttl_s > 0)
       cmds.push_back({"SET", std::move(key), std::move(value), "PX", std::to_string(int64_t(cfg_.ttl_s * 1000))});
-    else cmds.push_back({"SET", std::move(key), std::move(value)});
+    else
+      cmds.push_back({"SET", std::move(key), std::move(value)});
     sent.push_back(&w);
   }
   if (cmds.empty()) return;
@@ -226,11 +232,12 @@ void RemoteTier::WriteBatch(std::vector<PendingWrite>& batch) {
     dropped_++;
     forget(*sent[i]);
   }
-  if (!replies.ok()) Failed(replies.status());
+  if (!replies.ok())
+    Failed(replies.status());
   else if (std::any_of(replies->begin(), replies->end(), [](const RedisReply& r) { return !r.ok(); }))
-    Failed(Unavailable(fmt::format("SET refused: {}", std::find_if(replies->begin(), replies->end(), [](const RedisReply& r) {
-                                                         return !r.ok();
-                                                       })->str)));
+    Failed(Unavailable(
+        fmt::format("SET refused: {}",
+                    std::find_if(replies->begin(), replies->end(), [](const RedisReply& r) { return !r.ok(); })->str)));
 }
 
 void RemoteTier::Stage(const BlockHash& hash, std::vector<uint8_t> data) {
@@ -259,8 +266,7 @@ Status RemoteTier::Write(const BlockRef& b, const uint8_t* src) {
 
 bool RemoteTier::DrainWrites(double timeout_s) {
   std::unique_lock<std::mutex> lk(mu_);
-  return idle_cv_.wait_for(lk, std::chrono::duration<double>(timeout_s),
-                           [&] { return writes_.empty() && !writing_; });
+  return idle_cv_.wait_for(lk, std::chrono::duration<double>(timeout_s), [&] { return writes_.empty() && !writing_; });
 }
 
 RemoteCounters RemoteTier::counters() const {
@@ -287,8 +293,10 @@ RemoteCounters RemoteTier::counters() const {
 void CollectRemoteMetrics(const RemoteCounters& c, MetricSet* out) {
   if (!c.enabled) return;
   auto metric = [&](const char* name, const char* help, bool counter, int64_t v) {
-    if (counter) out->Counter(name, help, v);
-    else out->Gauge(name, help, v);
+    if (counter)
+      out->Counter(name, help, v);
+    else
+      out->Gauge(name, help, v);
   };
   metric("prosgrow_kv_remote_lookups_total", "Remote-tier lookups (prompts with blocks past the local cache).", true,
          c.lookups);
@@ -301,8 +309,7 @@ void CollectRemoteMetrics(const RemoteCounters& c, MetricSet* out) {
          true, c.errors);
   metric("prosgrow_kv_remote_skipped_total", "Remote lookups and writes skipped while backing off after an error.",
          true, c.skipped);
-  metric("prosgrow_kv_remote_corrupt_total", "Remote values that failed verification (then deleted).", true,
-         c.corrupt);
+  metric("prosgrow_kv_remote_corrupt_total", "Remote values that failed verification (then deleted).", true, c.corrupt);
   out->Counter("prosgrow_kv_remote_rejected_total", "Remote values refused before use, by reason (hmac: no valid tag).")
       .Add({{"reason", "hmac"}}, c.rejected_hmac);
   metric("prosgrow_kv_remote_abandoned_total", "Remote lookups the scheduler stopped waiting for.", true, c.abandoned);

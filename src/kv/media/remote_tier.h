@@ -138,14 +138,14 @@ class RemoteTier final : public BlockMedium {
   bool writing_ = false;  // the writer holds a batch
   std::deque<PendingLookup> lookups_;
   std::vector<RemoteFound> found_;
-  std::unordered_set<BlockHash, BlockHashHasher> stored_;  // queued or stored by this process
+  std::unordered_set<BlockHash, BlockHashHasher> stored_;                        // queued or stored by this process
   std::unordered_map<BlockHash, std::vector<uint8_t>, BlockHashHasher> staged_;  // found, awaiting Read
   bool stop_ = false;
 
   std::atomic<double> skip_until_s_{0};
   std::atomic<int64_t> lookups_n_{0}, lookup_blocks_{0}, hit_blocks_{0}, miss_blocks_{0}, errors_{0}, skipped_{0},
-      corrupt_{0}, rejected_hmac_{0}, writes_n_{0}, write_bytes_{0}, dropped_{0}, budget_refused_{0}, read_redirects_{0},
-      write_redirects_{0};
+      corrupt_{0}, rejected_hmac_{0}, writes_n_{0}, write_bytes_{0}, dropped_{0}, budget_refused_{0},
+      read_redirects_{0}, write_redirects_{0};
   std::thread writer_, reader_;
 };
 

@@ -143,8 +143,7 @@ TEST(RemoteTierTest, CorruptValueIsAMissAndIsDeleted) {
   std::string v = f.server.Command({"GET", key});
   ASSERT_EQ(v.size(), f.tier->codec().value_bytes());
   v[off] = char(v[off] ^ 1);
-  ASSERT_EQ(f.server.Command({"SETRANGE", key, std::to_string(off), std::string(1, v[off])}),
-            std::to_string(v.size()));
+  ASSERT_EQ(f.server.Command({"SETRANGE", key, std::to_string(off), std::string(1, v[off])}), std::to_string(v.size()));
   RemoteFound found = f.Lookup(chain);
   EXPECT_EQ(found.blocks.size(), 1u);  // block 0 still good; block 1 rejected
   EXPECT_EQ(f.tier->counters().corrupt, 1);

@@ -32,7 +32,7 @@ TEST(SlotTierTest, PrivateSlotsFreeOnLastUnrefOwnedSlotsStayCached) {
   tier.Ref(b);
   EXPECT_EQ(tier.Unref(b), SlotTier::kNoOwner);  // still held
   EXPECT_EQ(tier.Unref(b), 7);                   // now cached: the owner is named
-  EXPECT_EQ(tier.n_free(), 2);                    // cached, not free
+  EXPECT_EQ(tier.n_free(), 2);                   // cached, not free
   tier.Disown(b);
   EXPECT_EQ(tier.n_free(), 3);
   EXPECT_EQ(tier.owner(b), SlotTier::kNoOwner);

@@ -19,7 +19,8 @@ Status TierStore::Validate(const KvCacheConfig& cfg) {
   if (n_dev >= (uint64_t(1) << 31)) return InvalidArgument("--kv-device-mem: too many blocks");
   const uint64_t n_host = cfg.host_bytes / bb;
   if (cfg.host_bytes > 0 && n_host < 1) {
-    return InvalidArgument(fmt::format("--kv-host-mem {} holds no block of {}", FormatBytes(cfg.host_bytes), FormatBytes(bb)));
+    return InvalidArgument(
+        fmt::format("--kv-host-mem {} holds no block of {}", FormatBytes(cfg.host_bytes), FormatBytes(bb)));
   }
   if (n_host >= (uint64_t(1) << 31)) return InvalidArgument("--kv-host-mem: too many blocks");
   if (cfg.io_threads < 1 || cfg.io_threads > 64) return InvalidArgument("kv io threads must be in [1, 64]");
@@ -81,10 +82,16 @@ Status TierStore::OpenDisk(const KvCacheConfig& cfg) {
 
 BlockMedium& TierStore::medium(int tier) {
   switch (tier) {
-    case kDeviceTier: return device_;
-    case kHostTier: return host_;
-    case kDiskTier: PG_CHECK(disk_ != nullptr); return *disk_;
-    default: PG_CHECK(remote_ != nullptr); return *remote_;
+    case kDeviceTier:
+      return device_;
+    case kHostTier:
+      return host_;
+    case kDiskTier:
+      PG_CHECK(disk_ != nullptr);
+      return *disk_;
+    default:
+      PG_CHECK(remote_ != nullptr);
+      return *remote_;
   }
 }
 
@@ -170,8 +177,10 @@ Status TierStore::CheckIntegrity(std::span<const int32_t> device_holders, std::s
     if (!e.in_tier(kDeviceTier) && !e.in_tier(kHostTier) && !e.in_tier(kDiskTier) && e.locks == 0) {
       return Internal(fmt::format("entry {}: no copy anywhere but still indexed", id));
     }
-    if (!(ChainHash(e.parent, e.tokens) == e.hash)) return Internal(fmt::format("entry {}: hash does not chain from its parent", id));
-    if (int64_t(e.tokens.size()) != layout_.page_tokens) return Internal(fmt::format("entry {}: {} tokens", id, e.tokens.size()));
+    if (!(ChainHash(e.parent, e.tokens) == e.hash))
+      return Internal(fmt::format("entry {}: hash does not chain from its parent", id));
+    if (int64_t(e.tokens.size()) != layout_.page_tokens)
+      return Internal(fmt::format("entry {}: {} tokens", id, e.tokens.size()));
   }
   if (files != disk_used_) return Internal(fmt::format("disk tier: {} blocks counted, {} indexed", disk_used_, files));
   if (disk_enabled() && disk_over_cap()) return Internal("disk tier: over capacity");

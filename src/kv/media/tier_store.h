@@ -53,7 +53,7 @@ class TierStore {
   StagingPool& staging() { return *staging_; }
   SlotTier& host() { return host_; }
   const SlotTier& host() const { return host_; }
-  DiskTier* disk() { return disk_.get(); }  // null without a disk tier
+  DiskTier* disk() { return disk_.get(); }        // null without a disk tier
   RemoteTier* remote() { return remote_.get(); }  // null without a remote tier
   const RemoteTier* remote() const { return remote_.get(); }
   // The medium of `tier` (which must be enabled).
@@ -111,8 +111,8 @@ class TierStore {
   std::unique_ptr<StagingPool> staging_;  // cfg.mover_threads() buffers from cfg.host_memory
   std::unique_ptr<DiskTier> disk_;
   std::unique_ptr<RemoteTier> remote_;  // null without --kv-remote
-  int64_t disk_capacity_ = 0;  // block files
-  int64_t disk_used_ = 0;      // entries with a file or a file write in flight
+  int64_t disk_capacity_ = 0;           // block files
+  int64_t disk_used_ = 0;               // entries with a file or a file write in flight
   bool disk_writes_ok_ = true;
   CacheCounters c_;
   SessionUsage usage_;

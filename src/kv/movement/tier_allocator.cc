@@ -55,7 +55,8 @@ bool TierAllocator::EvictOne(int tier, bool may_wait) {
   store_.counters().of_tier(tier).evictions++;
   // Dropped past a full host tier: a bigger host would have taken it now
   // (noted first, so the device stays the tier it left last).
-  if (tier == kDeviceTier && store_.host_enabled() && e.host.slot < 0) store_.accounting().NoteEvicted(kHostTier, e.hash);
+  if (tier == kDeviceTier && store_.host_enabled() && e.host.slot < 0)
+    store_.accounting().NoteEvicted(kHostTier, e.hash);
   store_.accounting().NoteEvicted(tier, e.hash);
   store_.DropCopy(v, tier);
   return true;
@@ -145,7 +146,8 @@ void TierAllocator::CleanInBackground() {
   const SlotTier& host = store_.host();
   if (store_.host_enabled() && dev.n_free() < std::max<int64_t>(1, dev.capacity() / 8)) {
     std::vector<uint32_t> todo;
-    for (auto it = index.evictable(kDeviceTier).begin(); it != index.evictable(kDeviceTier).end() && todo.size() < 8; ++it) {
+    for (auto it = index.evictable(kDeviceTier).begin(); it != index.evictable(kDeviceTier).end() && todo.size() < 8;
+         ++it) {
       if (index.at(it->id).host.slot < 0) todo.push_back(it->id);
     }
     for (uint32_t id : todo) {
@@ -156,7 +158,8 @@ void TierAllocator::CleanInBackground() {
   }
   if (store_.host_enabled() && store_.disk_writable() && host.n_free() < std::max<int64_t>(1, host.capacity() / 8)) {
     std::vector<uint32_t> todo;
-    for (auto it = index.evictable(kHostTier).begin(); it != index.evictable(kHostTier).end() && todo.size() < 8; ++it) {
+    for (auto it = index.evictable(kHostTier).begin(); it != index.evictable(kHostTier).end() && todo.size() < 8;
+         ++it) {
       if (!index.at(it->id).in_tier(kDiskTier)) todo.push_back(it->id);
     }
     for (uint32_t id : todo)
@@ -194,9 +197,12 @@ Status TierAllocator::Flush() {
     const IndexEntry& e = index.at(id);
     if (!e.live || e.in_tier(kDiskTier)) continue;
     uint64_t tag = 0;
-    if (e.host.usable()) tag = StartWriteToDisk(id, true);
-    else if (e.device.usable()) tag = StartWriteToDisk(id, false);
-    else continue;
+    if (e.host.usable())
+      tag = StartWriteToDisk(id, true);
+    else if (e.device.usable())
+      tag = StartWriteToDisk(id, false);
+    else
+      continue;
     if (tag == 0) break;
   }
   WaitAll();

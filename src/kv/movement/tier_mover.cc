@@ -130,7 +130,8 @@ void TierMover::Finish(const Move& m, const Status& st) {
       c.of_tier(m.from).bytes_out += bytes;
       (m.to == kDeviceTier ? c.of_tier(m.from).promotions : c.of_tier(m.from).demotions)++;
     }
-    if (m.to < kLocalTiers) c.of_tier(m.to).bytes_in += m.to == kDiskTier ? int64_t(store_.disk()->file_bytes()) : bytes;
+    if (m.to < kLocalTiers)
+      c.of_tier(m.to).bytes_in += m.to == kDiskTier ? int64_t(store_.disk()->file_bytes()) : bytes;
   }
   store_.RefreshEntry(m.entry);
   store_.MaybeErase(m.entry);

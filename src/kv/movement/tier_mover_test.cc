@@ -23,8 +23,8 @@ struct MoverFixture {
   BlockHash hash;
 
   explicit MoverFixture(bool with_disk) {
-    KvCacheConfig cfg = with_disk ? kvtest::Tiered(3, 2, dir.path(), 4)
-                                  : KvCacheConfig::Baseline(SmallLayout(), kModel, 3 * kBlock);
+    KvCacheConfig cfg =
+        with_disk ? kvtest::Tiered(3, 2, dir.path(), 4) : KvCacheConfig::Baseline(SmallLayout(), kModel, 3 * kBlock);
     if (!with_disk) cfg.host_bytes = 2 * kBlock;
     EXPECT_TRUE(store.Open(cfg).ok());
     const std::vector<int32_t> tokens = {5, 6, 7, 8};

@@ -70,7 +70,9 @@ EvictionPolicy::Rank CostAwareEviction::RankOf(const IndexEntry& e, int tier, in
   double after = ReloadAfterEviction(e, tier, ctx);
   const bool lost = after < 0;
   if (lost) after = RecomputeCost(e.depth, ctx.page_tokens);
-  const double before = tier == kDeviceTier ? 0 : tier == kHostTier ? kHostReloadPerToken * page : kDiskReloadPerToken * page;
+  const double before = tier == kDeviceTier ? 0
+                        : tier == kHostTier ? kHostReloadPerToken * page
+                                            : kDiskReloadPerToken * page;
   const double loss = std::max(after - before, 0.0) + 1e-3 * page;
   const double age = std::max(0.0, now - e.last_use_s);
   const double weight = (1.0 + std::log2(1.0 + e.uses)) / (1.0 + age / kRecencyScaleS);

@@ -42,8 +42,8 @@ struct EvictionContext {
   const PrefixIndex& index;
   const SessionRetention& retention;
   int page_tokens;
-  bool host_enabled;   // a device block can be copied down to host
-  bool disk_writable;  // a block can be written down to disk
+  bool host_enabled;                    // a device block can be copied down to host
+  bool disk_writable;                   // a block can be written down to disk
   const SessionUsage* usage = nullptr;  // per-session blocks (fair share); null = not tracked
 };
 

@@ -55,7 +55,7 @@ TEST(EvictionPolicyTest, RetainedSessionsGoLast) {
   EXPECT_EQ(lru.PickVictim(kDeviceTier, false, c.ctx(false, false)), c.ids[2]);  // next oldest: deepest first
   for (uint32_t id : c.ids) c.idx.at(id).session = s;
   EXPECT_EQ(lru.PickVictim(kDeviceTier, false, c.ctx(false, false)), c.ids[0]);  // nothing else left
-  c.now += 11;  // the hint expired
+  c.now += 11;                                                                   // the hint expired
   c.idx.at(c.ids[2]).session = -1;
   EXPECT_EQ(lru.PickVictim(kDeviceTier, false, c.ctx(false, false)), c.ids[0]);
 }
@@ -97,18 +97,20 @@ TEST(EvictionPolicyTest, RetainedAndPinnedBlocksNeverLeaveTheHost) {
   ASSERT_TRUE(c.retention.HoldBlock(c.idx.at(c.ids[2]).hash, BlockHold::kPinned, 10));
   LruEviction lru;
   CostAwareEviction cost;
-  for (const EvictionPolicy* p : {static_cast<const EvictionPolicy*>(&lru), static_cast<const EvictionPolicy*>(&cost)}) {
+  for (const EvictionPolicy* p :
+       {static_cast<const EvictionPolicy*>(&lru), static_cast<const EvictionPolicy*>(&cost)}) {
     EXPECT_EQ(p->PickVictim(kHostTier, false, c.ctx(true, false)), c.ids[1]) << p->name();
   }
   // The device may demote held blocks, the unheld first, then retained, then pinned.
   EXPECT_EQ(lru.PickVictim(kDeviceTier, false, c.ctx(true, false)), c.ids[1]);
   c.idx.at(c.ids[1]).session = c.retention.Index("s");
   c.retention.Hint("s", 10);
-  EXPECT_EQ(lru.PickVictim(kDeviceTier, false, c.ctx(true, false)), c.ids[1]);  // a session hold ranks below block holds
+  EXPECT_EQ(lru.PickVictim(kDeviceTier, false, c.ctx(true, false)),
+            c.ids[1]);  // a session hold ranks below block holds
   ASSERT_TRUE(c.retention.HoldBlock(c.idx.at(c.ids[1]).hash, BlockHold::kPinned, 10));
   EXPECT_EQ(lru.PickVictim(kHostTier, false, c.ctx(true, false)), PrefixIndex::kNone);  // all held
-  EXPECT_EQ(lru.PickVictim(kDeviceTier, false, c.ctx(true, false)), c.ids[0]);  // retained before pinned
-  c.now += 10;  // every hold expired
+  EXPECT_EQ(lru.PickVictim(kDeviceTier, false, c.ctx(true, false)), c.ids[0]);          // retained before pinned
+  c.now += 10;                                                                          // every hold expired
   EXPECT_EQ(lru.PickVictim(kHostTier, false, c.ctx(true, false)), c.ids[0]);
 }
 

@@ -76,7 +76,7 @@ bool SessionRetention::HoldBlock(const BlockHash& h, BlockHold kind, double ttl_
   auto slot_of = [&](Holds& x) { return k == 1 ? &x.pin_until : &x.retain_until; };
   auto it = holds_.find(h);
   if (it == holds_.end() || *slot_of(it->second) <= now) {  // a new hold: within the budget
-    if (count_[k] >= budget_[k]) Expire();  // may erase entries: find h again below
+    if (count_[k] >= budget_[k]) Expire();                  // may erase entries: find h again below
     if (count_[k] >= budget_[k]) return false;
     it = holds_.try_emplace(h).first;
     if (*slot_of(it->second) == 0) ++count_[k];  // an expired hold not yet dropped is still counted
@@ -125,8 +125,10 @@ void SessionRetention::Expire() {
     if (h.pin_until != 0 && h.pin_until <= now) h.pin_until = 0, --count_[1];
     for (double d : {h.retain_until, h.pin_until})
       if (d != 0) next_expiry_ = next_expiry_ == 0 ? d : std::min(next_expiry_, d);
-    if (h.retain_until == 0 && h.pin_until == 0) it = holds_.erase(it);
-    else ++it;
+    if (h.retain_until == 0 && h.pin_until == 0)
+      it = holds_.erase(it);
+    else
+      ++it;
   }
 }
 

@@ -96,7 +96,7 @@ class SessionRetention {
 
   struct Named {
     int32_t idx = -1;
-    double last_use = 0;                  // clock seconds
+    double last_use = 0;                   // clock seconds
     std::list<std::string>::iterator lru;  // its place in lru_
   };
   // Forgets names: the least recently used while more than `keep`, and the
@@ -108,7 +108,7 @@ class SessionRetention {
   size_t max_sessions_ = 65536;
   double idle_s_ = 3600;
   std::unordered_map<std::string, Named> ids_;
-  std::list<std::string> lru_;                  // names, most recently used first
+  std::list<std::string> lru_;                    // names, most recently used first
   std::unordered_map<int32_t, double> deadline_;  // clock seconds, per retained session index
   int32_t next_idx_ = 0;
   int64_t forgotten_ = 0;

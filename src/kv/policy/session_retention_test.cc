@@ -48,10 +48,10 @@ TEST(SessionRetentionTest, BlockHoldsHaveDeadlinesAndBudgets) {
   r.SetBudget(BlockHold::kPinned, 2);
   EXPECT_EQ(r.HoldOf(-1, a), BlockHold::kNone);
   EXPECT_TRUE(r.HoldBlock(a, BlockHold::kPinned, 10));
-  EXPECT_TRUE(r.HoldBlock(b, BlockHold::kPinned, -1));  // the default ttl: 30 s
-  EXPECT_FALSE(r.HoldBlock(c, BlockHold::kPinned, 10)); // the budget of 2 is full
-  EXPECT_TRUE(r.HoldBlock(a, BlockHold::kPinned, 5));   // already held: kept (never shortened)
-  EXPECT_TRUE(r.HoldBlock(c, BlockHold::kRetained, 10)); // retain has its own (unbounded) budget
+  EXPECT_TRUE(r.HoldBlock(b, BlockHold::kPinned, -1));    // the default ttl: 30 s
+  EXPECT_FALSE(r.HoldBlock(c, BlockHold::kPinned, 10));   // the budget of 2 is full
+  EXPECT_TRUE(r.HoldBlock(a, BlockHold::kPinned, 5));     // already held: kept (never shortened)
+  EXPECT_TRUE(r.HoldBlock(c, BlockHold::kRetained, 10));  // retain has its own (unbounded) budget
   EXPECT_EQ(r.held(BlockHold::kPinned), 2);
   EXPECT_EQ(r.HoldOf(-1, a), BlockHold::kPinned);
   EXPECT_EQ(r.HoldOf(-1, c), BlockHold::kRetained);
@@ -96,7 +96,7 @@ TEST(SessionRetentionTest, NameTableIsBoundedAndForgetsIdleNames) {
   r.Hint("a", 50);  // retained: survives the pressure below
   const int32_t b = r.Index("b");
   r.Index("c");
-  r.Index("b");  // b is now more recent than c
+  r.Index("b");                    // b is now more recent than c
   const int32_t d = r.Index("d");  // full: c (the least recent unretained) goes
   EXPECT_EQ(r.sessions(), 3u);
   EXPECT_EQ(r.forgotten_sessions(), 1);

@@ -4,6 +4,7 @@
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build git pkg-config clang ccache
+  clang-format  # scripts/check_format.sh (the house style, .clang-format)
   universal-ctags  # scripts/code_shape.py (function lengths)
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libfmt-dev

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Builds prosgrow and runs the whole test suite:
+#   0. the formatting check (scripts/check_format.sh, .clang-format);
 #   1. release build, every test (unit, integration, end-to-end) via CTest;
 #   2. the GPU backend (docs/gpu.md): -DPROSGROW_GPU=cuda compiled and linked
 #      (sm_90, warnings as errors; its op tests report Skipped without a GPU),
@@ -12,6 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The tree matches .clang-format (fails fast, before any build).
+bash scripts/check_format.sh
 JOBS=$(nproc)
 # ccache (from setup.sh) with the checkout as base directory: compile commands
 # are then the same in any clone, so a machine that built prosgrow before

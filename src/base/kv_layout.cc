@@ -6,10 +6,8 @@ namespace pg {
 
 const char* KvDtypeName(KvDtype dtype) {
   switch (dtype) {
-    case KvDtype::kF16:
-      return "f16";
-    case KvDtype::kBF16:
-      return "bf16";
+    case KvDtype::kF16: return "f16";
+    case KvDtype::kBF16: return "bf16";
   }
   return "?";
 }

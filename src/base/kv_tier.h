@@ -23,14 +23,10 @@ inline constexpr int kLocalTiers = 3;  // device, host, disk: the tiers the pref
 // "device" | "host" | "disk" | "remote" ("?" for anything else).
 inline const char* TierName(int tier) {
   switch (tier) {
-    case kDeviceTier:
-      return "device";
-    case kHostTier:
-      return "host";
-    case kDiskTier:
-      return "disk";
-    case kRemoteTier:
-      return "remote";
+    case kDeviceTier: return "device";
+    case kHostTier: return "host";
+    case kDiskTier: return "disk";
+    case kRemoteTier: return "remote";
   }
   return "?";
 }

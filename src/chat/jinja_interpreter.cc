@@ -58,19 +58,15 @@ bool Contains(const Value& container, const Value& item) {
         if (Equals(v, item)) return true;
       }
       return false;
-    case Value::Kind::kDict:
-      return item.is_string() && container.dict().Find(item.as_string()) != nullptr;
-    case Value::Kind::kUndefined:
-      return false;
-    default:
-      Fail(std::string("argument of type '") + container.TypeName() + "' is not iterable");
+    case Value::Kind::kDict: return item.is_string() && container.dict().Find(item.as_string()) != nullptr;
+    case Value::Kind::kUndefined: return false;
+    default: Fail(std::string("argument of type '") + container.TypeName() + "' is not iterable");
   }
 }
 
 ValueList Iterate(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kList:
-      return v.list();
+    case Value::Kind::kList: return v.list();
     case Value::Kind::kDict: {
       if (v.is_namespace()) Fail("'Namespace' object is not iterable");
       ValueList keys;
@@ -86,10 +82,8 @@ ValueList Iterate(const Value& v) {
       }
       return chars;
     }
-    case Value::Kind::kUndefined:
-      return {};
-    default:
-      Fail(std::string("'") + v.TypeName() + "' object is not iterable");
+    case Value::Kind::kUndefined: return {};
+    default: Fail(std::string("'") + v.TypeName() + "' object is not iterable");
   }
 }
 
@@ -148,31 +142,19 @@ Interpreter::Flow Interpreter::Exec(const Body& body, std::string& out) {
 Interpreter::Flow Interpreter::ExecNode(const Node& n, std::string& out) {
   Step();
   switch (n.kind) {
-    case Node::Kind::kText:
-      Append(out, n.text);
-      break;
-    case Node::Kind::kOutput:
-      Append(out, Str(Eval(*n.expr)));
-      break;
+    case Node::Kind::kText: Append(out, n.text); break;
+    case Node::Kind::kOutput: Append(out, Str(Eval(*n.expr))); break;
     case Node::Kind::kIf:
       for (size_t i = 0; i < n.conditions.size(); ++i) {
         if (Eval(*n.conditions[i]).Truthy()) return Exec(n.bodies[i], out);
       }
       if (n.bodies.size() > n.conditions.size()) return Exec(n.bodies.back(), out);
       break;
-    case Node::Kind::kFor:
-      ExecFor(n, out);
-      break;
-    case Node::Kind::kSet:
-      ExecSet(n, out);
-      break;
-    case Node::Kind::kMacro:
-      DefineMacro(n);
-      break;
-    case Node::Kind::kBreak:
-      return Flow::kBreak;
-    case Node::Kind::kContinue:
-      return Flow::kContinue;
+    case Node::Kind::kFor: ExecFor(n, out); break;
+    case Node::Kind::kSet: ExecSet(n, out); break;
+    case Node::Kind::kMacro: DefineMacro(n); break;
+    case Node::Kind::kBreak: return Flow::kBreak;
+    case Node::Kind::kContinue: return Flow::kContinue;
     case Node::Kind::kFilterBlock: {
       // The filter chain with the captured text as innermost input.
       const Value text = ApplyFilterChain(n.filter.get(), Value::String(Capture(n.bodies[0])));
@@ -457,10 +439,8 @@ Value Interpreter::EvalSlice(const Expr& e) {
 Value Interpreter::Eval(const Expr& e) {
   Step();
   switch (e.kind) {
-    case Expr::Kind::kLiteral:
-      return e.literal;
-    case Expr::Kind::kName:
-      return Lookup(e.name);
+    case Expr::Kind::kLiteral: return e.literal;
+    case Expr::Kind::kName: return Lookup(e.name);
     case Expr::Kind::kList:
     case Expr::Kind::kTuple: {
       ValueList items;
@@ -476,14 +456,12 @@ Value Interpreter::Eval(const Expr& e) {
       }
       return d;
     }
-    case Expr::Kind::kGetAttr:
-      return GetAttr(Eval(*e.args[0]), e.name);
+    case Expr::Kind::kGetAttr: return GetAttr(Eval(*e.args[0]), e.name);
     case Expr::Kind::kGetItem: {
       Value obj = Eval(*e.args[0]);
       return GetItem(obj, Eval(*e.args[1]));
     }
-    case Expr::Kind::kSlice:
-      return EvalSlice(e);
+    case Expr::Kind::kSlice: return EvalSlice(e);
     case Expr::Kind::kCall: {
       Value fn = Eval(*e.args[0]);
       CallArgs args;
@@ -502,12 +480,9 @@ Value Interpreter::Eval(const Expr& e) {
       EvalArgs(e, 1, args);
       return Value::Bool(ApplyTest(*this, e.name, v, args) != e.negated);
     }
-    case Expr::Kind::kUnary:
-      return EvalUnary(e);
-    case Expr::Kind::kBinary:
-      return EvalBinary(e);
-    case Expr::Kind::kCompare:
-      return EvalCompare(e);
+    case Expr::Kind::kUnary: return EvalUnary(e);
+    case Expr::Kind::kBinary: return EvalBinary(e);
+    case Expr::Kind::kCompare: return EvalCompare(e);
     case Expr::Kind::kCondExpr:
       if (Eval(*e.args[0]).Truthy()) return Eval(*e.args[1]);
       return e.args[2] ? Eval(*e.args[2]) : Value::Undefined("conditional expression has no else branch");

@@ -15,29 +15,14 @@ void JsonString(std::string& out, const std::string& s, bool ensure_ascii) {
   for (char32_t c : DecodeUtf8(s)) {
     char buf[16];
     switch (c) {
-      case '"':
-        out += "\\\"";
-        continue;
-      case '\\':
-        out += "\\\\";
-        continue;
-      case '\n':
-        out += "\\n";
-        continue;
-      case '\r':
-        out += "\\r";
-        continue;
-      case '\t':
-        out += "\\t";
-        continue;
-      case '\b':
-        out += "\\b";
-        continue;
-      case '\f':
-        out += "\\f";
-        continue;
-      default:
-        break;
+      case '"': out += "\\\""; continue;
+      case '\\': out += "\\\\"; continue;
+      case '\n': out += "\\n"; continue;
+      case '\r': out += "\\r"; continue;
+      case '\t': out += "\\t"; continue;
+      case '\b': out += "\\b"; continue;
+      case '\f': out += "\\f"; continue;
+      default: break;
     }
     if (c < 0x20 || (ensure_ascii && c > 0x7E && c != 0x7F) || (c >= 0xDC80 && c <= 0xDCFF)) {
       if (c >= 0x10000) {
@@ -63,15 +48,9 @@ void JsonValue(std::string& out, const Value& v, const JsonOptions& opt, int dep
     for (int i = 0; i < level; ++i) out += opt.indent;
   };
   switch (v.kind()) {
-    case Value::Kind::kNone:
-      out += "null";
-      return;
-    case Value::Kind::kBool:
-      out += v.as_bool() ? "true" : "false";
-      return;
-    case Value::Kind::kInt:
-      out += std::to_string(v.as_int());
-      return;
+    case Value::Kind::kNone: out += "null"; return;
+    case Value::Kind::kBool: out += v.as_bool() ? "true" : "false"; return;
+    case Value::Kind::kInt: out += std::to_string(v.as_int()); return;
     case Value::Kind::kFloat: {
       double d = v.as_double();
       if (std::isnan(d)) {
@@ -83,9 +62,7 @@ void JsonValue(std::string& out, const Value& v, const JsonOptions& opt, int dep
       }
       return;
     }
-    case Value::Kind::kString:
-      JsonString(out, v.as_string(), opt.ensure_ascii);
-      return;
+    case Value::Kind::kString: JsonString(out, v.as_string(), opt.ensure_ascii); return;
     case Value::Kind::kList: {
       const ValueList& l = v.list();
       if (l.empty()) {
@@ -126,8 +103,7 @@ void JsonValue(std::string& out, const Value& v, const JsonOptions& opt, int dep
       return;
     }
     case Value::Kind::kUndefined:
-    case Value::Kind::kCallable:
-      Fail(std::string("Object of type ") + v.TypeName() + " is not JSON serializable");
+    case Value::Kind::kCallable: Fail(std::string("Object of type ") + v.TypeName() + " is not JSON serializable");
   }
 }
 
@@ -141,21 +117,16 @@ std::string ToJson(const Value& v, const JsonOptions& opt) {
 
 Value FromJson(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::json::value_t::null:
-      return Value::None();
-    case nlohmann::json::value_t::boolean:
-      return Value::Bool(j.get<bool>());
-    case nlohmann::json::value_t::number_integer:
-      return Value::Int(j.get<int64_t>());
+    case nlohmann::json::value_t::null: return Value::None();
+    case nlohmann::json::value_t::boolean: return Value::Bool(j.get<bool>());
+    case nlohmann::json::value_t::number_integer: return Value::Int(j.get<int64_t>());
     case nlohmann::json::value_t::number_unsigned: {
       uint64_t u = j.get<uint64_t>();
       if (u > static_cast<uint64_t>(INT64_MAX)) return Value::Float(static_cast<double>(u));
       return Value::Int(static_cast<int64_t>(u));
     }
-    case nlohmann::json::value_t::number_float:
-      return Value::Float(j.get<double>());
-    case nlohmann::json::value_t::string:
-      return Value::String(j.get<std::string>());
+    case nlohmann::json::value_t::number_float: return Value::Float(j.get<double>());
+    case nlohmann::json::value_t::string: return Value::String(j.get<std::string>());
     case nlohmann::json::value_t::array: {
       ValueList items;
       items.reserve(j.size());
@@ -167,8 +138,7 @@ Value FromJson(const nlohmann::ordered_json& j) {
       for (auto it = j.begin(); it != j.end(); ++it) d.dict().items.emplace_back(it.key(), FromJson(it.value()));
       return d;
     }
-    default:
-      return Value::None();  // binary / discarded: not produced by JSON parsing
+    default: return Value::None();  // binary / discarded: not produced by JSON parsing
   }
 }
 

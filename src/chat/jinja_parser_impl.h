@@ -51,22 +51,14 @@ class Parser {
 
   static std::string Describe(const Token& t) {
     switch (t.type) {
-      case TokenType::kText:
-        return "text";
-      case TokenType::kVarBegin:
-        return "'{{'";
-      case TokenType::kVarEnd:
-        return "'}}'";
-      case TokenType::kBlockBegin:
-        return "'{%'";
-      case TokenType::kBlockEnd:
-        return "'%}'";
-      case TokenType::kEof:
-        return "end of template";
-      case TokenType::kString:
-        return "string literal";
-      default:
-        return "'" + t.text + "'";
+      case TokenType::kText: return "text";
+      case TokenType::kVarBegin: return "'{{'";
+      case TokenType::kVarEnd: return "'}}'";
+      case TokenType::kBlockBegin: return "'{%'";
+      case TokenType::kBlockEnd: return "'%}'";
+      case TokenType::kEof: return "end of template";
+      case TokenType::kString: return "string literal";
+      default: return "'" + t.text + "'";
     }
   }
 

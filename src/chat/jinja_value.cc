@@ -78,37 +78,24 @@ Value Value::Function(std::string name, NativeFn fn) {
 
 double Value::as_double() const {
   switch (kind_) {
-    case Kind::kFloat:
-      return f_;
-    case Kind::kInt:
-      return static_cast<double>(i_);
-    case Kind::kBool:
-      return b_ ? 1.0 : 0.0;
-    default:
-      return 0.0;
+    case Kind::kFloat: return f_;
+    case Kind::kInt: return static_cast<double>(i_);
+    case Kind::kBool: return b_ ? 1.0 : 0.0;
+    default: return 0.0;
   }
 }
 
 const char* Value::TypeName() const {
   switch (kind_) {
-    case Kind::kUndefined:
-      return "Undefined";
-    case Kind::kNone:
-      return "NoneType";
-    case Kind::kBool:
-      return "bool";
-    case Kind::kInt:
-      return "int";
-    case Kind::kFloat:
-      return "float";
-    case Kind::kString:
-      return "str";
-    case Kind::kList:
-      return tuple_ ? "tuple" : "list";
-    case Kind::kDict:
-      return namespace_ ? "Namespace" : "dict";
-    case Kind::kCallable:
-      return "function";
+    case Kind::kUndefined: return "Undefined";
+    case Kind::kNone: return "NoneType";
+    case Kind::kBool: return "bool";
+    case Kind::kInt: return "int";
+    case Kind::kFloat: return "float";
+    case Kind::kString: return "str";
+    case Kind::kList: return tuple_ ? "tuple" : "list";
+    case Kind::kDict: return namespace_ ? "Namespace" : "dict";
+    case Kind::kCallable: return "function";
   }
   return "?";
 }
@@ -116,22 +103,14 @@ const char* Value::TypeName() const {
 bool Value::Truthy() const {
   switch (kind_) {
     case Kind::kUndefined:
-    case Kind::kNone:
-      return false;
-    case Kind::kBool:
-      return b_;
-    case Kind::kInt:
-      return i_ != 0;
-    case Kind::kFloat:
-      return f_ != 0.0;
-    case Kind::kString:
-      return !s_.empty();
-    case Kind::kList:
-      return !list_->empty();
-    case Kind::kDict:
-      return namespace_ || !dict_->items.empty();
-    case Kind::kCallable:
-      return true;
+    case Kind::kNone: return false;
+    case Kind::kBool: return b_;
+    case Kind::kInt: return i_ != 0;
+    case Kind::kFloat: return f_ != 0.0;
+    case Kind::kString: return !s_.empty();
+    case Kind::kList: return !list_->empty();
+    case Kind::kDict: return namespace_ || !dict_->items.empty();
+    case Kind::kCallable: return true;
   }
   return false;
 }
@@ -250,18 +229,10 @@ void Print(std::string& out, const Value& v, bool repr, int depth) {
     case Value::Kind::kUndefined:
       if (repr) out += "Undefined";
       return;
-    case Value::Kind::kNone:
-      out += "None";
-      return;
-    case Value::Kind::kBool:
-      out += v.as_bool() ? "True" : "False";
-      return;
-    case Value::Kind::kInt:
-      out += std::to_string(v.as_int());
-      return;
-    case Value::Kind::kFloat:
-      out += PyFloatRepr(v.as_double());
-      return;
+    case Value::Kind::kNone: out += "None"; return;
+    case Value::Kind::kBool: out += v.as_bool() ? "True" : "False"; return;
+    case Value::Kind::kInt: out += std::to_string(v.as_int()); return;
+    case Value::Kind::kFloat: out += PyFloatRepr(v.as_double()); return;
     case Value::Kind::kString:
       if (repr) {
         ReprString(out, v.as_string());
@@ -295,9 +266,7 @@ void Print(std::string& out, const Value& v, bool repr, int depth) {
       if (v.is_namespace()) out.push_back('>');
       return;
     }
-    case Value::Kind::kCallable:
-      out += "<function " + v.fn_name() + ">";
-      return;
+    case Value::Kind::kCallable: out += "<function " + v.fn_name() + ">"; return;
   }
 }
 
@@ -329,10 +298,8 @@ bool EqualsAt(const Value& a, const Value& b, int depth) {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case Value::Kind::kUndefined:
-    case Value::Kind::kNone:
-      return true;
-    case Value::Kind::kString:
-      return a.as_string() == b.as_string();
+    case Value::Kind::kNone: return true;
+    case Value::Kind::kString: return a.as_string() == b.as_string();
     case Value::Kind::kList: {
       if (a.is_tuple() != b.is_tuple()) return false;
       const ValueList& x = a.list();
@@ -354,10 +321,8 @@ bool EqualsAt(const Value& a, const Value& b, int depth) {
       }
       return true;
     }
-    case Value::Kind::kCallable:
-      return &a.fn() == &b.fn();
-    default:
-      return false;
+    case Value::Kind::kCallable: return &a.fn() == &b.fn();
+    default: return false;
   }
 }
 

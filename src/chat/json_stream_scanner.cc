@@ -19,19 +19,15 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 JsonStreamScanner::Step JsonStreamScanner::Push(char c, std::string* out) {
   switch (state_) {
-    case State::kString:
-      return String(c, out);
-    case State::kNumber:
-      return Number(c, out);
+    case State::kString: return String(c, out);
+    case State::kNumber: return Number(c, out);
     case State::kLiteral:
       if (c != literal_rest_[0]) return Step::kBroken;
       literal_rest_.erase(0, 1);
       if (literal_rest_.empty()) EndValue();
       return Take(c, out);
-    case State::kDone:
-      return Step::kBroken;
-    default:
-      break;
+    case State::kDone: return Step::kBroken;
+    default: break;
   }
   if (IsSpace(c)) return Step::kSkip;
   switch (state_) {
@@ -57,8 +53,7 @@ JsonStreamScanner::Step JsonStreamScanner::Push(char c, std::string* out) {
       }
       if ((c == '}' && open_.back() == '{') || (c == ']' && open_.back() == '[')) return Close(c, out);
       return Step::kBroken;
-    default:
-      return Step::kBroken;
+    default: return Step::kBroken;
   }
 }
 
@@ -277,8 +272,7 @@ JsonStreamScanner::Step JsonStreamScanner::Close(char c, std::string* out) {
 std::string JsonStreamScanner::Completion() const {
   std::string s;
   switch (state_) {
-    case State::kDone:
-      return s;
+    case State::kDone: return s;
     case State::kString:  // a held escape is dropped
       if (utf8_need_ > 0) s += kReplacement;
       if (!high_.empty()) s += "\\ufffd";
@@ -288,22 +282,13 @@ std::string JsonStreamScanner::Completion() const {
     case State::kNumber:
       if (!NumberCanEnd()) s += '0';
       break;
-    case State::kLiteral:
-      s += literal_rest_;
-      break;
-    case State::kColon:
-      s += ":null";
-      break;
-    case State::kValue:
-      s += "null";
-      break;
-    case State::kKey:
-      s += "\"\":null";
-      break;  // after a comma: an object needs one more member
+    case State::kLiteral: s += literal_rest_; break;
+    case State::kColon: s += ":null"; break;
+    case State::kValue: s += "null"; break;
+    case State::kKey: s += "\"\":null"; break;  // after a comma: an object needs one more member
     case State::kValueOrEnd:
     case State::kKeyOrEnd:
-    case State::kCommaOrEnd:
-      break;
+    case State::kCommaOrEnd: break;
   }
   for (auto it = open_.rbegin(); it != open_.rend(); ++it) s += *it == '{' ? '}' : ']';
   return s;

@@ -27,15 +27,11 @@ const char* ToolCallFormatName(ToolCallFormat f) { return EnumName(f, kFormatNam
 
 std::vector<std::string_view> ToolCallMarkers(ToolCallFormat f) {
   switch (f) {
-    case ToolCallFormat::kHermes:
-      return {kCallOpen, kCallClose, kPythonTag};
-    case ToolCallFormat::kLlama3Json:
-      return {kPythonTag};
-    case ToolCallFormat::kGlm45:
-      return {kCallOpen, kCallClose, kArgKey, kArgKeyEnd, kArgValue, kArgValueEnd};
+    case ToolCallFormat::kHermes: return {kCallOpen, kCallClose, kPythonTag};
+    case ToolCallFormat::kLlama3Json: return {kPythonTag};
+    case ToolCallFormat::kGlm45: return {kCallOpen, kCallClose, kArgKey, kArgKeyEnd, kArgValue, kArgValueEnd};
     case ToolCallFormat::kDeepSeekV3:
-    case ToolCallFormat::kDeepSeekV31:
-      return {kDsCallsBegin, kDsCallsEnd, kDsCallBegin, kDsCallEnd, kDsSep};
+    case ToolCallFormat::kDeepSeekV31: return {kDsCallsBegin, kDsCallsEnd, kDsCallBegin, kDsCallEnd, kDsSep};
   }
   return {};
 }

@@ -5,15 +5,9 @@ namespace pg {
 void AppendToolCallEvents(const std::vector<ToolCallEvent>& events, ParsedAssistant* out) {
   for (const ToolCallEvent& ev : events) {
     switch (ev.kind) {
-      case ToolCallEvent::Kind::kContent:
-        out->content += ev.text;
-        break;
-      case ToolCallEvent::Kind::kCallStart:
-        out->tool_calls.push_back(ParsedToolCall{ev.text, "", ""});
-        break;
-      case ToolCallEvent::Kind::kArguments:
-        out->tool_calls.back().arguments_json += ev.text;
-        break;
+      case ToolCallEvent::Kind::kContent: out->content += ev.text; break;
+      case ToolCallEvent::Kind::kCallStart: out->tool_calls.push_back(ParsedToolCall{ev.text, "", ""}); break;
+      case ToolCallEvent::Kind::kArguments: out->tool_calls.back().arguments_json += ev.text; break;
       case ToolCallEvent::Kind::kCallEnd:
         out->tool_calls.back().arguments_json += ev.text;
         out->tool_calls.back().closing = ev.text;

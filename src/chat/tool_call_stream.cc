@@ -67,25 +67,18 @@ void ToolCallStream::Finish(std::vector<ToolCallEvent>* events) {
 
 bool ToolCallStream::Step(bool final) {
   switch (mode_) {
-    case Mode::kText:
-      return StepText(final);
-    case Mode::kSection:
-      return StepSection(final);
-    case Mode::kHeader:
-      return StepHeader(final);
+    case Mode::kText: return StepText(final);
+    case Mode::kSection: return StepSection(final);
+    case Mode::kHeader: return StepHeader(final);
     case Mode::kArgs:
       if (StepArgs()) return true;
       if (!final) return false;
       EndCall(in_section_, /*cut=*/true);  // the text ended inside the arguments (max_tokens)
       return true;
-    case Mode::kTrailer:
-      return StepTrailer(final);
-    case Mode::kWhole:
-      return StepWhole(final);
-    case Mode::kGlmArgs:
-      return StepGlmArgs(final);
-    case Mode::kGlmString:
-      return StepGlmString(final);
+    case Mode::kTrailer: return StepTrailer(final);
+    case Mode::kWhole: return StepWhole(final);
+    case Mode::kGlmArgs: return StepGlmArgs(final);
+    case Mode::kGlmString: return StepGlmString(final);
   }
   return false;
 }

@@ -33,8 +33,7 @@ constexpr int kF4 = 23;     // after F4: 80..8F, then two more
 int StringNext(uint32_t upos, uint8_t b) {
   const int pos = static_cast<int>(upos);
   switch (pos) {
-    case kOpen:
-      return b == '"' ? kBody : -1;
+    case kOpen: return b == '"' ? kBody : -1;
     case kBody:
       if (b == '"') return -2;
       if (b == '\\') return kEscape;
@@ -52,28 +51,18 @@ int StringNext(uint32_t upos, uint8_t b) {
       if (b == 'u') return kHex0;
       return (b == '"' || b == '\\' || b == '/' || b == 'b' || b == 'f' || b == 'n' || b == 'r' || b == 't') ? kBody
                                                                                                              : -1;
-    case kHex0:
-      return (b == 'd' || b == 'D') ? kHexD : IsHex(b) ? kHex0 + 1 : -1;
-    case kHexD:
-      return (b >= '0' && b <= '7') ? kHex0 + 2 : -1;
+    case kHex0: return (b == 'd' || b == 'D') ? kHexD : IsHex(b) ? kHex0 + 1 : -1;
+    case kHexD: return (b >= '0' && b <= '7') ? kHex0 + 2 : -1;
     case kHex0 + 1:
-    case kHex0 + 2:
-      return IsHex(b) ? pos + 1 : -1;
-    case kHex0 + 3:
-      return IsHex(b) ? kBody : -1;
-    case kCont1:
-      return (b >= 0x80 && b <= 0xBF) ? kBody : -1;
+    case kHex0 + 2: return IsHex(b) ? pos + 1 : -1;
+    case kHex0 + 3: return IsHex(b) ? kBody : -1;
+    case kCont1: return (b >= 0x80 && b <= 0xBF) ? kBody : -1;
     case kCont1 + 1:
-    case kCont1 + 2:
-      return (b >= 0x80 && b <= 0xBF) ? pos - 1 : -1;
-    case kE0:
-      return (b >= 0xA0 && b <= 0xBF) ? kCont1 : -1;
-    case kED:
-      return (b >= 0x80 && b <= 0x9F) ? kCont1 : -1;
-    case kF0:
-      return (b >= 0x90 && b <= 0xBF) ? kCont1 + 1 : -1;
-    case kF4:
-      return (b >= 0x80 && b <= 0x8F) ? kCont1 + 1 : -1;
+    case kCont1 + 2: return (b >= 0x80 && b <= 0xBF) ? pos - 1 : -1;
+    case kE0: return (b >= 0xA0 && b <= 0xBF) ? kCont1 : -1;
+    case kED: return (b >= 0x80 && b <= 0x9F) ? kCont1 : -1;
+    case kF0: return (b >= 0x90 && b <= 0xBF) ? kCont1 + 1 : -1;
+    case kF4: return (b >= 0x80 && b <= 0x8F) ? kCont1 + 1 : -1;
   }
   return -1;
 }
@@ -87,24 +76,15 @@ int NumberNext(uint32_t pos, uint8_t b, bool integer) {
   const bool frac = !integer && b == '.';
   const bool exp = !integer && (b == 'e' || b == 'E');
   switch (pos) {
-    case 0:
-      return b == '-' ? 1 : b == '0' ? 2 : digit ? 3 : -1;
-    case 1:
-      return b == '0' ? 2 : digit ? 3 : -1;
-    case 2:
-      return frac ? 4 : exp ? 6 : -1;
-    case 3:
-      return digit ? 3 : frac ? 4 : exp ? 6 : -1;
-    case 4:
-      return digit ? 5 : -1;
-    case 5:
-      return digit ? 5 : exp ? 6 : -1;
-    case 6:
-      return (b == '+' || b == '-') ? 7 : digit ? 8 : -1;
-    case 7:
-      return digit ? 8 : -1;
-    case 8:
-      return digit ? 9 : -1;
+    case 0: return b == '-' ? 1 : b == '0' ? 2 : digit ? 3 : -1;
+    case 1: return b == '0' ? 2 : digit ? 3 : -1;
+    case 2: return frac ? 4 : exp ? 6 : -1;
+    case 3: return digit ? 3 : frac ? 4 : exp ? 6 : -1;
+    case 4: return digit ? 5 : -1;
+    case 5: return digit ? 5 : exp ? 6 : -1;
+    case 6: return (b == '+' || b == '-') ? 7 : digit ? 8 : -1;
+    case 7: return digit ? 8 : -1;
+    case 8: return digit ? 9 : -1;
   }
   return -1;
 }
@@ -164,17 +144,13 @@ class Feeder {
       if (s.size() > GrammarMatcher::kMaxDepth) return false;
       const GrammarNode& n = g_.node(s.back().node);
       switch (n.kind) {
-        case Kind::kSeq:
-          SeqMove(n, &s);
-          break;
+        case Kind::kSeq: SeqMove(n, &s); break;
         case Kind::kChoice:
           if (n.children.empty()) return false;
           if (ChoiceMove(n, &s)) return true;
           break;
-        case Kind::kLiteral:
-          return LiteralConsume(n, std::move(s));
-        case Kind::kString:
-          return StringConsume(n, std::move(s));
+        case Kind::kLiteral: return LiteralConsume(n, std::move(s));
+        case Kind::kString: return StringConsume(n, std::move(s));
         case Kind::kWs:
         case Kind::kNumber:
         case Kind::kFreeUntil:

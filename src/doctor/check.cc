@@ -39,14 +39,10 @@ CheckResult CheckResult::Skip(std::string name, std::string detail) {
 
 const char* VerdictName(CheckResult::Verdict v) {
   switch (v) {
-    case CheckResult::Verdict::kOk:
-      return "ok";
-    case CheckResult::Verdict::kWarn:
-      return "warn";
-    case CheckResult::Verdict::kFail:
-      return "FAIL";
-    case CheckResult::Verdict::kSkip:
-      return "skip";
+    case CheckResult::Verdict::kOk: return "ok";
+    case CheckResult::Verdict::kWarn: return "warn";
+    case CheckResult::Verdict::kFail: return "FAIL";
+    case CheckResult::Verdict::kSkip: return "skip";
   }
   return "?";
 }

@@ -11,14 +11,10 @@ namespace {
 
 PrefixAction ActionOf(KvHint::Action a) {
   switch (a) {
-    case KvHint::Action::kRetain:
-      return PrefixAction::kRetain;
-    case KvHint::Action::kPin:
-      return PrefixAction::kPin;
-    case KvHint::Action::kDemote:
-      return PrefixAction::kDemote;
-    case KvHint::Action::kPrefetch:
-      return PrefixAction::kPrefetch;
+    case KvHint::Action::kRetain: return PrefixAction::kRetain;
+    case KvHint::Action::kPin: return PrefixAction::kPin;
+    case KvHint::Action::kDemote: return PrefixAction::kDemote;
+    case KvHint::Action::kPrefetch: return PrefixAction::kPrefetch;
   }
   return PrefixAction::kRetain;
 }

@@ -15,12 +15,9 @@ double NowEpochSeconds() {
 
 const char* MediumOfTier(int tier) {
   switch (tier) {
-    case kDeviceTier:
-      return kMediumDevice;
-    case kHostTier:
-      return kMediumHost;
-    case kDiskTier:
-      return kMediumDisk;
+    case kDeviceTier: return kMediumDevice;
+    case kHostTier: return kMediumHost;
+    case kDiskTier: return kMediumDisk;
   }
   return "?";
 }

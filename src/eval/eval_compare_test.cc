@@ -26,15 +26,9 @@ EvalReport MakeReport(const std::string& verdicts, const std::vector<std::string
       r.reference = ExtractedNumber{"1", 1};
       r.output = outputs[i];
       switch (verdicts[i]) {
-        case 'C':
-          r.verdict = Verdict::kCorrect;
-          break;
-        case 'W':
-          r.verdict = Verdict::kWrong;
-          break;
-        case 'N':
-          r.verdict = Verdict::kNoAnswer;
-          break;
+        case 'C': r.verdict = Verdict::kCorrect; break;
+        case 'W': r.verdict = Verdict::kWrong; break;
+        case 'N': r.verdict = Verdict::kNoAnswer; break;
         default:
           r.verdict = Verdict::kFailed;
           r.error = "HTTP 500";

@@ -49,18 +49,13 @@ std::unique_ptr<bench::MockOpenAiServer> StartMock(bool fail_seven = false) {
     }
     int right = testing_util::SyntheticAnswer(i);
     switch (i % 4) {
-      case 0:
-        r.text = fmt::format(" He has {} + {} = {} apples.\nThe answer is {}.", i, i + 2, right, right);
-        break;
-      case 1:
-        r.text = fmt::format(" The answer is {}.", right + 1);
-        break;
+      case 0: r.text = fmt::format(" He has {} + {} = {} apples.\nThe answer is {}.", i, i + 2, right, right); break;
+      case 1: r.text = fmt::format(" The answer is {}.", right + 1); break;
       case 2:
         r.text = fmt::format(" I get {} apples", right);
         r.finish_reason = "length";
         break;
-      default:
-        r.text = " I cannot tell.";
+      default: r.text = " I cannot tell.";
     }
     return r;
   };

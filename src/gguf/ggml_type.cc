@@ -27,54 +27,30 @@ const GgmlTypeInfo* GgmlTypeInfoFor(uint32_t type) {
   static const GgmlTypeInfo kF64{"F64", 1, 8, false};
   static const GgmlTypeInfo kBF16{"BF16", 1, 2, true};
   switch (type) {
-    case 0:
-      return &kF32;
-    case 1:
-      return &kF16;
-    case 2:
-      return &kQ4_0;
-    case 3:
-      return &kQ4_1;
-    case 6:
-      return &kQ5_0;
-    case 7:
-      return &kQ5_1;
-    case 8:
-      return &kQ8_0;
-    case 9:
-      return &kQ8_1;
-    case 10:
-      return &kQ2_K;
-    case 11:
-      return &kQ3_K;
-    case 12:
-      return &kQ4_K;
-    case 13:
-      return &kQ5_K;
-    case 14:
-      return &kQ6_K;
-    case 15:
-      return &kQ8_K;
-    case 20:
-      return &kIQ4_NL;
-    case 23:
-      return &kIQ4_XS;
-    case 24:
-      return &kI8;
-    case 25:
-      return &kI16;
-    case 26:
-      return &kI32;
-    case 27:
-      return &kI64;
-    case 28:
-      return &kF64;
-    case 30:
-      return &kBF16;
-    case 39:
-      return &kMXFP4;
-    default:
-      return nullptr;
+    case 0: return &kF32;
+    case 1: return &kF16;
+    case 2: return &kQ4_0;
+    case 3: return &kQ4_1;
+    case 6: return &kQ5_0;
+    case 7: return &kQ5_1;
+    case 8: return &kQ8_0;
+    case 9: return &kQ8_1;
+    case 10: return &kQ2_K;
+    case 11: return &kQ3_K;
+    case 12: return &kQ4_K;
+    case 13: return &kQ5_K;
+    case 14: return &kQ6_K;
+    case 15: return &kQ8_K;
+    case 20: return &kIQ4_NL;
+    case 23: return &kIQ4_XS;
+    case 24: return &kI8;
+    case 25: return &kI16;
+    case 26: return &kI32;
+    case 27: return &kI64;
+    case 28: return &kF64;
+    case 30: return &kBF16;
+    case 39: return &kMXFP4;
+    default: return nullptr;
   }
 }
 

@@ -57,23 +57,17 @@ uint64_t MinEncodedSize(GgufValueType t) {
   switch (t) {
     case GgufValueType::UINT8:
     case GgufValueType::INT8:
-    case GgufValueType::BOOL:
-      return 1;
+    case GgufValueType::BOOL: return 1;
     case GgufValueType::UINT16:
-    case GgufValueType::INT16:
-      return 2;
+    case GgufValueType::INT16: return 2;
     case GgufValueType::UINT32:
     case GgufValueType::INT32:
-    case GgufValueType::FLOAT32:
-      return 4;
+    case GgufValueType::FLOAT32: return 4;
     case GgufValueType::UINT64:
     case GgufValueType::INT64:
-    case GgufValueType::FLOAT64:
-      return 8;
-    case GgufValueType::STRING:
-      return 8;
-    case GgufValueType::ARRAY:
-      return 12;
+    case GgufValueType::FLOAT64: return 8;
+    case GgufValueType::STRING: return 8;
+    case GgufValueType::ARRAY: return 12;
   }
   return 1;
 }
@@ -99,85 +93,52 @@ std::string Quoted(const std::string& s) {
   return out + "'";
 }
 
+// Reads one T from the file and stores it widened to Out (the value's variant type).
+template <typename T, typename Out>
+bool ReadAs(Cursor& c, GgufValue* out) {
+  T v;
+  if (!c.Read(&v)) return false;
+  out->v = Out(v);
+  return true;
+}
+
 // Reads one scalar of type t as int64/uint64/double/bool/string.
 bool ReadScalar(Cursor& c, GgufValueType t, GgufValue* out) {
   switch (t) {
-    case GgufValueType::UINT8: {
-      uint8_t v;
-      if (!c.Read(&v)) return false;
-      out->v = uint64_t{v};
-      return true;
-    }
-    case GgufValueType::INT8: {
-      int8_t v;
-      if (!c.Read(&v)) return false;
-      out->v = int64_t{v};
-      return true;
-    }
-    case GgufValueType::UINT16: {
-      uint16_t v;
-      if (!c.Read(&v)) return false;
-      out->v = uint64_t{v};
-      return true;
-    }
-    case GgufValueType::INT16: {
-      int16_t v;
-      if (!c.Read(&v)) return false;
-      out->v = int64_t{v};
-      return true;
-    }
-    case GgufValueType::UINT32: {
-      uint32_t v;
-      if (!c.Read(&v)) return false;
-      out->v = uint64_t{v};
-      return true;
-    }
-    case GgufValueType::INT32: {
-      int32_t v;
-      if (!c.Read(&v)) return false;
-      out->v = int64_t{v};
-      return true;
-    }
-    case GgufValueType::UINT64: {
-      uint64_t v;
-      if (!c.Read(&v)) return false;
-      out->v = v;
-      return true;
-    }
-    case GgufValueType::INT64: {
-      int64_t v;
-      if (!c.Read(&v)) return false;
-      out->v = v;
-      return true;
-    }
-    case GgufValueType::FLOAT32: {
-      float v;
-      if (!c.Read(&v)) return false;
-      out->v = double{v};
-      return true;
-    }
-    case GgufValueType::FLOAT64: {
-      double v;
-      if (!c.Read(&v)) return false;
-      out->v = v;
-      return true;
-    }
-    case GgufValueType::BOOL: {
-      uint8_t v;
-      if (!c.Read(&v)) return false;
-      out->v = v != 0;
-      return true;
-    }
+    case GgufValueType::UINT8: return ReadAs<uint8_t, uint64_t>(c, out);
+    case GgufValueType::INT8: return ReadAs<int8_t, int64_t>(c, out);
+    case GgufValueType::UINT16: return ReadAs<uint16_t, uint64_t>(c, out);
+    case GgufValueType::INT16: return ReadAs<int16_t, int64_t>(c, out);
+    case GgufValueType::UINT32: return ReadAs<uint32_t, uint64_t>(c, out);
+    case GgufValueType::INT32: return ReadAs<int32_t, int64_t>(c, out);
+    case GgufValueType::UINT64: return ReadAs<uint64_t, uint64_t>(c, out);
+    case GgufValueType::INT64: return ReadAs<int64_t, int64_t>(c, out);
+    case GgufValueType::FLOAT32: return ReadAs<float, double>(c, out);
+    case GgufValueType::FLOAT64: return ReadAs<double, double>(c, out);
+    case GgufValueType::BOOL: return ReadAs<uint8_t, bool>(c, out);
     case GgufValueType::STRING: {
       std::string s;
       if (!c.ReadString(&s)) return false;
       out->v = std::move(s);
       return true;
     }
-    case GgufValueType::ARRAY:
-      return false;
+    case GgufValueType::ARRAY: return false;
   }
   return false;
+}
+
+// Reads n scalars of type t into the array value's vector<Elem>.
+template <typename Elem>
+bool ReadElements(Cursor& c, GgufValueType t, uint64_t n, GgufValue* out) {
+  std::vector<Elem> v;
+  v.reserve(n);
+  GgufValue tmp;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!ReadScalar(c, t, &tmp)) return false;
+    v.push_back(std::get<Elem>(std::move(tmp.v)));
+  }
+  out->v = std::move(v);
+  return true;
 }
 
 bool ReadArray(Cursor& c, GgufValue* out, std::string* err) {
@@ -201,65 +162,20 @@ bool ReadArray(Cursor& c, GgufValue* out, std::string* err) {
     return false;
   }
   out->array_type = t;
-  GgufValue tmp;
+  bool ok;
   if (IsSignedType(t)) {
-    std::vector<int64_t> v;
-    v.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      if (!ReadScalar(c, t, &tmp)) {
-        *err = "truncated array";
-        return false;
-      }
-      v.push_back(std::get<int64_t>(tmp.v));
-    }
-    out->v = std::move(v);
+    ok = ReadElements<int64_t>(c, t, n, out);
   } else if (IsUnsignedType(t)) {
-    std::vector<uint64_t> v;
-    v.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      if (!ReadScalar(c, t, &tmp)) {
-        *err = "truncated array";
-        return false;
-      }
-      v.push_back(std::get<uint64_t>(tmp.v));
-    }
-    out->v = std::move(v);
+    ok = ReadElements<uint64_t>(c, t, n, out);
   } else if (IsFloatType(t)) {
-    std::vector<double> v;
-    v.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      if (!ReadScalar(c, t, &tmp)) {
-        *err = "truncated array";
-        return false;
-      }
-      v.push_back(std::get<double>(tmp.v));
-    }
-    out->v = std::move(v);
+    ok = ReadElements<double>(c, t, n, out);
   } else if (t == GgufValueType::BOOL) {
-    std::vector<bool> v;
-    v.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      if (!ReadScalar(c, t, &tmp)) {
-        *err = "truncated array";
-        return false;
-      }
-      v.push_back(std::get<bool>(tmp.v));
-    }
-    out->v = std::move(v);
+    ok = ReadElements<bool>(c, t, n, out);
   } else {
-    std::vector<std::string> v;
-    v.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      std::string s;
-      if (!c.ReadString(&s)) {
-        *err = "truncated or oversized string in array";
-        return false;
-      }
-      v.push_back(std::move(s));
-    }
-    out->v = std::move(v);
+    ok = ReadElements<std::string>(c, t, n, out);
   }
-  return true;
+  if (!ok) *err = t == GgufValueType::STRING ? "truncated or oversized string in array" : "truncated array";
+  return ok;
 }
 
 }  // namespace

@@ -41,20 +41,12 @@ class Encoder {
 void PutInt(Encoder& e, GgufValueType t, uint64_t bits) {
   switch (t) {
     case GgufValueType::UINT8:
-    case GgufValueType::INT8:
-      e.Put<uint8_t>(static_cast<uint8_t>(bits));
-      break;
+    case GgufValueType::INT8: e.Put<uint8_t>(static_cast<uint8_t>(bits)); break;
     case GgufValueType::UINT16:
-    case GgufValueType::INT16:
-      e.Put<uint16_t>(static_cast<uint16_t>(bits));
-      break;
+    case GgufValueType::INT16: e.Put<uint16_t>(static_cast<uint16_t>(bits)); break;
     case GgufValueType::UINT32:
-    case GgufValueType::INT32:
-      e.Put<uint32_t>(static_cast<uint32_t>(bits));
-      break;
-    default:
-      e.Put<uint64_t>(bits);
-      break;
+    case GgufValueType::INT32: e.Put<uint32_t>(static_cast<uint32_t>(bits)); break;
+    default: e.Put<uint64_t>(bits); break;
   }
 }
 void PutFloat(Encoder& e, GgufValueType t, double v) {

@@ -15,19 +15,13 @@ PrefixHintResult KvCacheManager::Impl::ApplyPrefixHint(std::span<const int32_t> 
                             &chain);
   PrefixHints& h = *hints_;
   switch (action) {
-    case PrefixAction::kRetain:
-      r.blocks = h.Hold(chain, BlockHold::kRetained, ttl_s, &r.refused);
-      break;
-    case PrefixAction::kPin:
-      r.blocks = h.Hold(chain, BlockHold::kPinned, ttl_s, &r.refused);
-      break;
+    case PrefixAction::kRetain: r.blocks = h.Hold(chain, BlockHold::kRetained, ttl_s, &r.refused); break;
+    case PrefixAction::kPin: r.blocks = h.Hold(chain, BlockHold::kPinned, ttl_s, &r.refused); break;
     case PrefixAction::kDemote:
       r.blocks = h.Demote(chain);
       h.Enforce(retention_.Index(request.session));
       break;
-    case PrefixAction::kPrefetch:
-      r.blocks = h.Prefetch(chain);
-      break;
+    case PrefixAction::kPrefetch: r.blocks = h.Prefetch(chain); break;
   }
   return r;
 }

@@ -142,12 +142,8 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps, HintsActed* acted
         const auto& f = files[size_t(pick(int(files.size())))];
         std::error_code ec;
         switch (pick(3)) {
-          case 0:
-            std::filesystem::remove(f, ec);
-            break;
-          case 1:
-            std::filesystem::resize_file(f, 50, ec);
-            break;
+          case 0: std::filesystem::remove(f, ec); break;
+          case 1: std::filesystem::resize_file(f, 50, ec); break;
           default: {
             std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
             io.seekp(300);

@@ -147,14 +147,10 @@ void RunBlock(const Group& g, const float* kt, const float* vt, const int64_t* i
 void RunRowsBlock(const Group& g, const uint16_t* const* k_rows, const uint16_t* const* v_rows, const RowsAhead& ahead,
                   const int64_t* idx, const int64_t* nt, int n) {
   switch (n) {
-    case 1:
-      return RowsBlock<1>(g, k_rows, v_rows, ahead, idx, nt);
-    case 2:
-      return RowsBlock<2>(g, k_rows, v_rows, ahead, idx, nt);
-    case 3:
-      return RowsBlock<3>(g, k_rows, v_rows, ahead, idx, nt);
-    default:
-      return RowsBlock<4>(g, k_rows, v_rows, ahead, idx, nt);
+    case 1: return RowsBlock<1>(g, k_rows, v_rows, ahead, idx, nt);
+    case 2: return RowsBlock<2>(g, k_rows, v_rows, ahead, idx, nt);
+    case 3: return RowsBlock<3>(g, k_rows, v_rows, ahead, idx, nt);
+    default: return RowsBlock<4>(g, k_rows, v_rows, ahead, idx, nt);
   }
 }
 

@@ -245,14 +245,10 @@ void TileBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64
 template <typename Tile>
 void RunBlock(const Group& g, const Tile& tile, const int64_t* idx, const int64_t* nt, int n) {
   switch (n) {
-    case 1:
-      return TileBlock<1>(g, tile, idx, nt);
-    case 2:
-      return TileBlock<2>(g, tile, idx, nt);
-    case 3:
-      return TileBlock<3>(g, tile, idx, nt);
-    default:
-      return TileBlock<4>(g, tile, idx, nt);
+    case 1: return TileBlock<1>(g, tile, idx, nt);
+    case 2: return TileBlock<2>(g, tile, idx, nt);
+    case 3: return TileBlock<3>(g, tile, idx, nt);
+    default: return TileBlock<4>(g, tile, idx, nt);
   }
 }
 

@@ -8,21 +8,14 @@ using json = nlohmann::json;
 
 const char* AnthropicErrorType(int http_status) {
   switch (http_status) {
-    case 401:
-      return "authentication_error";
-    case 403:
-      return "permission_error";
-    case 404:
-      return "not_found_error";
-    case 413:
-      return "request_too_large";
-    case 429:
-      return "rate_limit_error";
+    case 401: return "authentication_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 413: return "request_too_large";
+    case 429: return "rate_limit_error";
     case 503:
-    case 529:
-      return "overloaded_error";
-    default:
-      return http_status >= 500 ? "api_error" : "invalid_request_error";
+    case 529: return "overloaded_error";
+    default: return http_status >= 500 ? "api_error" : "invalid_request_error";
   }
 }
 

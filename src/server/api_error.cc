@@ -14,26 +14,16 @@ std::string ApiError::ToJson() const {
 
 const char* ApiError::kind() const {
   switch (http_status) {
-    case 400:
-      return "invalid_request";
-    case 401:
-      return "auth";
-    case 404:
-      return "not_found";
-    case 405:
-      return "method_not_allowed";
-    case 413:
-      return "payload_too_large";
-    case 414:
-      return "uri_too_long";
-    case 431:
-      return "header_too_large";
-    case 429:
-      return "queue_full";
-    case 503:
-      return "unavailable";
-    default:
-      return "server_error";
+    case 400: return "invalid_request";
+    case 401: return "auth";
+    case 404: return "not_found";
+    case 405: return "method_not_allowed";
+    case 413: return "payload_too_large";
+    case 414: return "uri_too_long";
+    case 431: return "header_too_large";
+    case 429: return "queue_full";
+    case 503: return "unavailable";
+    default: return "server_error";
   }
 }
 
@@ -71,15 +61,11 @@ ApiError ServerError(std::string message) { return Make(500, "server_error", std
 
 ApiError FromStatus(const Status& status) {
   switch (status.code()) {
-    case StatusCode::kResourceExhausted:
-      return TooManyRequests(status.message());
+    case StatusCode::kResourceExhausted: return TooManyRequests(status.message());
     case StatusCode::kInvalidArgument:
-    case StatusCode::kOutOfRange:
-      return BadRequest(status.message());
-    case StatusCode::kUnavailable:
-      return ServiceUnavailable(status.message());
-    default:
-      return ServerError(status.message());
+    case StatusCode::kOutOfRange: return BadRequest(status.message());
+    case StatusCode::kUnavailable: return ServiceUnavailable(status.message());
+    default: return ServerError(status.message());
   }
 }
 

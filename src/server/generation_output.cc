@@ -31,18 +31,10 @@ std::vector<ToolCallEvent> GenerationOutput::Fold(std::vector<ToolCallEvent> eve
   for (ToolCallEvent& ev : events) {
     if (ev.kind != ToolCallEvent::Kind::kContent && ev.index > 0 && !parallel_) continue;
     switch (ev.kind) {
-      case ToolCallEvent::Kind::kContent:
-        text_ += ev.text;
-        break;
-      case ToolCallEvent::Kind::kCallStart:
-        calls_.push_back(ToolCall{NewResponseId("call_"), ev.text, "", ""});
-        break;
-      case ToolCallEvent::Kind::kArguments:
-        calls_.back().arguments_json += ev.text;
-        break;
-      case ToolCallEvent::Kind::kCallEnd:
-        calls_.back().closing = ev.text;
-        break;
+      case ToolCallEvent::Kind::kContent: text_ += ev.text; break;
+      case ToolCallEvent::Kind::kCallStart: calls_.push_back(ToolCall{NewResponseId("call_"), ev.text, "", ""}); break;
+      case ToolCallEvent::Kind::kArguments: calls_.back().arguments_json += ev.text; break;
+      case ToolCallEvent::Kind::kCallEnd: calls_.back().closing = ev.text; break;
     }
     out.push_back(std::move(ev));
   }

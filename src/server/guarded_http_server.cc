@@ -131,17 +131,13 @@ void GuardedHttpServer::InstallErrorAnswers(ErrorWriter write_error,
     }
     ApiError e;
     switch (res.status) {
-      case 404:
-        e = NotFoundError("no route for " + req.method + " " + req.path, "unknown_route");
-        break;
+      case 404: e = NotFoundError("no route for " + req.method + " " + req.path, "unknown_route"); break;
       case 413:
         e = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0
                 ? FormBodyTooLargeError()
                 : BodyTooLargeError(options_);
         break;
-      case 414:
-        e = StreamLimitError(GuardedStream::Limit::kUrl, options_);
-        break;
+      case 414: e = StreamLimitError(GuardedStream::Limit::kUrl, options_); break;
       case 400:
         e = BadRequest("malformed HTTP request");
         res.set_header("Connection", "close");

@@ -13,20 +13,13 @@ ApiError Make(int status, std::string message, std::string code) {
 
 const char* ReasonPhrase(int status) {
   switch (status) {
-    case 400:
-      return "Bad Request";
-    case 408:
-      return "Request Timeout";
-    case 413:
-      return "Payload Too Large";
-    case 414:
-      return "URI Too Long";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return status >= 500 ? "Internal Server Error" : "Bad Request";
+    case 400: return "Bad Request";
+    case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 431: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
+    default: return status >= 500 ? "Internal Server Error" : "Bad Request";
   }
 }
 
@@ -50,11 +43,9 @@ ApiError StreamLimitError(GuardedStream::Limit limit, const ServerOptions& o) {
                   fmt::format("the request line (method, URL, version) is longer than {} bytes (--max-url-bytes)",
                               o.max_url_bytes),
                   "uri_too_long");
-    case Limit::kBody:
-      return BodyTooLargeError(o);
+    case Limit::kBody: return BodyTooLargeError(o);
     case Limit::kTimeout:
-    case Limit::kNone:
-      break;
+    case Limit::kNone: break;
   }
   return Make(400,
               fmt::format("the request did not arrive in time (headers within {} s, body within {} s, "

@@ -20,16 +20,11 @@ using ConstraintResult = ApiResult<std::shared_ptr<const CompiledConstraint>>;
 ToolCallGrammarFormat ToolCallGrammarFormatFor(const std::string& chat_template) {
   // The format the response's parser reads (src/chat/tool_call_format.h).
   switch (DetectToolCallFormat(chat_template)) {
-    case ToolCallFormat::kHermes:
-      return ToolCallGrammarFormat::Hermes();
-    case ToolCallFormat::kLlama3Json:
-      return ToolCallGrammarFormat::Llama3Json();
-    case ToolCallFormat::kGlm45:
-      return ToolCallGrammarFormat::Glm45();
-    case ToolCallFormat::kDeepSeekV3:
-      return ToolCallGrammarFormat::DeepSeekV3();
-    case ToolCallFormat::kDeepSeekV31:
-      return ToolCallGrammarFormat::DeepSeekV31();
+    case ToolCallFormat::kHermes: return ToolCallGrammarFormat::Hermes();
+    case ToolCallFormat::kLlama3Json: return ToolCallGrammarFormat::Llama3Json();
+    case ToolCallFormat::kGlm45: return ToolCallGrammarFormat::Glm45();
+    case ToolCallFormat::kDeepSeekV3: return ToolCallGrammarFormat::DeepSeekV3();
+    case ToolCallFormat::kDeepSeekV31: return ToolCallGrammarFormat::DeepSeekV31();
   }
   return ToolCallGrammarFormat::Hermes();
 }

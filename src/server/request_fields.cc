@@ -108,23 +108,15 @@ void ReadEndControls(FieldReader& r, int64_t n_vocab, int64_t n_ctx, ApiRequest*
 
 const char* JsonTypeName(const json& v) {
   switch (v.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "boolean";
-    case json::value_t::string:
-      return "string";
-    case json::value_t::array:
-      return "array";
-    case json::value_t::object:
-      return "object";
-    case json::value_t::number_float:
-      return "number";
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "boolean";
+    case json::value_t::string: return "string";
+    case json::value_t::array: return "array";
+    case json::value_t::object: return "object";
+    case json::value_t::number_float: return "number";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "integer";
-    default:
-      return "unknown";
+    case json::value_t::number_unsigned: return "integer";
+    default: return "unknown";
   }
 }
 

@@ -33,9 +33,7 @@ std::vector<json> ToolCallDeltas(const std::vector<ToolCallEvent>& events, const
         out.push_back(
             {{"tool_calls", ToolCallStartDeltaJson(ev.index, calls[static_cast<size_t>(ev.index)].id, ev.text)}});
         break;
-      case ToolCallEvent::Kind::kArguments:
-        add_args(ev.index, ev.text);
-        break;
+      case ToolCallEvent::Kind::kArguments: add_args(ev.index, ev.text); break;
       case ToolCallEvent::Kind::kCallEnd:
         if (close_cut && !ev.text.empty()) add_args(ev.index, ev.text);
         break;

@@ -57,9 +57,7 @@ void Speculator::RunChain(SpecSequence& s, std::span<const int32_t> context, int
         s.ngram.Extend(context);
         s.ngram.Propose(context, want, draft);
         break;
-      case DrafterKind::kSuffix:
-        suffix_.Propose(context, want, draft);
-        break;
+      case DrafterKind::kSuffix: suffix_.Propose(context, want, draft); break;
       case DrafterKind::kDraft:
         s.model_want = want;  // the engine runs the draft model, then ProposeWithModel
         return;

@@ -134,8 +134,7 @@ std::string VerbForm(std::string_view v, int form) {
   std::string s(v);
   const char last = s.back();
   switch (form) {
-    case 1:
-      return Plural(v);
+    case 1: return Plural(v);
     case 2:
       if (last == 'e') return s + "d";
       if (last == 'y' && !IsVowel(s[s.size() - 2])) return s.substr(0, s.size() - 1) + "ied";
@@ -143,8 +142,7 @@ std::string VerbForm(std::string_view v, int form) {
     case 3:
       if (last == 'e' && s.size() > 2) return s.substr(0, s.size() - 1) + "ing";
       return s + "ing";
-    default:
-      return s;
+    default: return s;
   }
 }
 std::string Capitalized(std::string s) {
@@ -161,9 +159,7 @@ void LexiconSentence(SplitMix64& r, std::string* out) {
   const auto a1 = PickOf(r, kLexAdjs), a2 = PickOf(r, kLexAdjs), adv = PickOf(r, kLexAdverbs);
   const auto prep = PickOf(r, kLexPreps);
   switch (r.Below(6)) {
-    case 0:
-      *out += fmt::format("The {} {} {} the {} {} {}. ", a1, n1, VerbForm(v, 2), a2, Plural(n2), adv);
-      break;
+    case 0: *out += fmt::format("The {} {} {} the {} {} {}. ", a1, n1, VerbForm(v, 2), a2, Plural(n2), adv); break;
     case 1:
       *out += fmt::format("{} {} are {} {} the {} {}. ", Capitalized(std::string(a1)), Plural(n1), VerbForm(v, 3), prep,
                           a2, n2);
@@ -221,9 +217,7 @@ void NameSentence(SplitMix64& r, const std::vector<std::string>& names, std::str
       *out += fmt::format("In {}, {} met {} at the {} {}. ", pick(), pick(), pick(), PickOf(r, kLexAdjs),
                           PickOf(r, kLexNouns));
       break;
-    case 2:
-      *out += fmt::format("The {} of {} is older than {}. ", PickOf(r, kLexNouns), pick(), pick());
-      break;
+    case 2: *out += fmt::format("The {} of {} is older than {}. ", PickOf(r, kLexNouns), pick(), pick()); break;
     default:
       *out += fmt::format("{} {} the {} near {}. ", pick(), VerbForm(PickOf(r, kLexVerbs), 2), PickOf(r, kLexNouns),
                           pick());
@@ -368,29 +362,15 @@ std::string BuildCorpus() {
       case 10:
       case 11:
       case 12:
-      case 13:
-        NameSentence(r, names, &out);
-        break;
+      case 13: NameSentence(r, names, &out); break;
       case 5:
       case 6:
-      case 7:
-        LexiconSentence(r, &out);
-        break;
-      case 0:
-        WordProblem(r, &out);
-        break;
-      case 1:
-        ToolDialogue(r, &out);
-        break;
-      case 2:
-        CodeSnippet(r, &out);
-        break;
-      case 3:
-        JsonObject(r, &out);
-        break;
-      default:
-        out += kProse[r.Below(std::size(kProse))], out += "\n";
-        break;
+      case 7: LexiconSentence(r, &out); break;
+      case 0: WordProblem(r, &out); break;
+      case 1: ToolDialogue(r, &out); break;
+      case 2: CodeSnippet(r, &out); break;
+      case 3: JsonObject(r, &out); break;
+      default: out += kProse[r.Below(std::size(kProse))], out += "\n"; break;
     }
   }
   return out;

@@ -89,16 +89,11 @@ GgmlType MatrixType(GgmlType requested, const std::string& role, int64_t layer, 
 
 uint32_t FileTypeOf(GgmlType t) {
   switch (t) {
-    case GgmlType::F16:
-      return 1;  // LLAMA_FTYPE_MOSTLY_F16
-    case GgmlType::Q8_0:
-      return 7;  // LLAMA_FTYPE_MOSTLY_Q8_0
-    case GgmlType::Q4_K:
-      return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
-    case GgmlType::BF16:
-      return 32;  // LLAMA_FTYPE_MOSTLY_BF16
-    default:
-      return 0;
+    case GgmlType::F16: return 1;    // LLAMA_FTYPE_MOSTLY_F16
+    case GgmlType::Q8_0: return 7;   // LLAMA_FTYPE_MOSTLY_Q8_0
+    case GgmlType::Q4_K: return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+    case GgmlType::BF16: return 32;  // LLAMA_FTYPE_MOSTLY_BF16
+    default: return 0;
   }
 }
 

@@ -322,12 +322,9 @@ void SplitDefaultOrFalcon(bool falcon, Pass& pass) {
       case '>':
       case '^':
       case '~':
-      case '|':
-        return true;
-      case '`':
-        return falcon;
-      default:
-        return Cp::P(x);
+      case '|': return true;
+      case '`': return falcon;
+      default: return Cp::P(x);
     }
   })));
   pass(SplitGpt2);
@@ -385,9 +382,7 @@ std::vector<size_t> PreTokenize(PreTokenizerKind kind, const std::vector<uint32_
   const auto digit = By(RunOf(Cp::N, 1));    // \p{N}
   const auto digits3 = By(RunOf(Cp::N, 3));  // \p{N}{1,3}
   switch (kind) {
-    case K::kGpt2:
-      pass(SplitGpt2);
-      break;
+    case K::kGpt2: pass(SplitGpt2); break;
     case K::kStarcoder:
       pass(digit);
       pass(SplitGpt2);
@@ -405,9 +400,7 @@ std::vector<size_t> PreTokenize(PreTokenizerKind kind, const std::vector<uint32_
       pass(Words(WordRulesFor(kind)));
       break;
     case K::kDeepseekLlm:
-    case K::kDeepseekCoder:
-      SplitDeepseek(kind == K::kDeepseekLlm, pass);
-      break;
+    case K::kDeepseekCoder: SplitDeepseek(kind == K::kDeepseekLlm, pass); break;
     case K::kDeepseekV3:
     case K::kSpark25:
       pass(digits3);
@@ -429,12 +422,8 @@ std::vector<size_t> PreTokenize(PreTokenizerKind kind, const std::vector<uint32_
       if (kind == K::kTinyAya) pass(SplitTinyAyaDigits);
       pass(Cased(CasedRulesFor(kind)));
       break;
-    case K::kKimiK2:
-      pass(By(pretok::MatchKimiK2));
-      break;
-    case K::kExaoneMoe:
-      pass(By(pretok::MatchExaoneMoe));
-      break;
+    case K::kKimiK2: pass(By(pretok::MatchKimiK2)); break;
+    case K::kExaoneMoe: pass(By(pretok::MatchExaoneMoe)); break;
     case K::kPoro:
     case K::kViking:
       pass(By(pretok::MatchPoroWord));
@@ -444,13 +433,9 @@ std::vector<size_t> PreTokenize(PreTokenizerKind kind, const std::vector<uint32_
       pass(By(RunOf(Cp::N)));
       pass(SplitSuperBpeDigits);
       break;
-    case K::kChameleon:
-      SplitChameleon(pass);
-      break;
+    case K::kChameleon: SplitChameleon(pass); break;
     case K::kFalcon:
-    case K::kDefault:
-      SplitDefaultOrFalcon(kind == K::kFalcon, pass);
-      break;
+    case K::kDefault: SplitDefaultOrFalcon(kind == K::kFalcon, pass); break;
   }
   return pieces;
 }

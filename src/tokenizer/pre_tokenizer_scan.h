@@ -61,10 +61,8 @@ struct Cp {
         case ']':
         case '_':
         case '{':
-        case '}':
-          return true;
-        default:
-          return false;
+        case '}': return true;
+        default: return false;
       }
     }
     return !IsWhitespace(c) && IsPunctuation(c);
@@ -80,10 +78,8 @@ struct Cp {
         case '>':
         case '^':
         case '`':
-        case '|':
-          return true;
-        default:
-          return false;
+        case '|': return true;
+        default: return false;
       }
     }
     return !IsWhitespace(c) && CategoryOf(c) == UnicodeCategory::kSymbol;

@@ -270,10 +270,8 @@ size_t MatchPoroWord(const uint32_t* c, size_t n, size_t i) {
       case 0x3001:
       case 0x0964:
       case 0x06D4:
-      case 0x060C:
-        return true;
-      default:
-        return Cp::Ws(x);
+      case 0x060C: return true;
+      default: return Cp::Ws(x);
     }
   };
   const size_t q = c[i] == ' ' ? i + 1 : i;

@@ -139,20 +139,16 @@ std::string Tokenizer::TokenToPiece(int32_t id, bool render_special) const {
   const std::string& text = tokens_[id];
   switch (types_[id]) {
     case TokenType::kControl:
-    case TokenType::kUnknown:
-      return render_special ? text : "";
-    case TokenType::kUserDefined:
-      return text;
+    case TokenType::kUnknown: return render_special ? text : "";
+    case TokenType::kUserDefined: return text;
     case TokenType::kByte: {
       const int b = ParseByteToken(text);
       if (b >= 0) return std::string(1, static_cast<char>(b));
       break;  // a byte token without the <0xNN> form: treat as normal
     }
-    case TokenType::kNormal:
-      break;
+    case TokenType::kNormal: break;
     case TokenType::kUnused:
-    case TokenType::kUndefined:
-      return "";
+    case TokenType::kUndefined: return "";
   }
   std::string out;
   if (impl_->spm) {

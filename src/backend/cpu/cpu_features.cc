@@ -74,10 +74,8 @@ const CpuFeatures& HostCpuFeatures() {
 bool HostSupports(IsaLevel level) {
   const CpuFeatures& f = HostCpuFeatures();
   switch (level) {
-    case IsaLevel::kScalar:
-      return true;
-    case IsaLevel::kAvx2:
-      return f.avx2 && f.fma && f.f16c;
+    case IsaLevel::kScalar: return true;
+    case IsaLevel::kAvx2: return f.avx2 && f.fma && f.f16c;
     case IsaLevel::kAvx512:
       return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni;
   }

@@ -7,57 +7,34 @@ namespace pg {
 
 WeightKind WeightKindOf(GgmlType type) {
   switch (type) {
-    case GgmlType::F32:
-      return WeightKind::kF32;
-    case GgmlType::F16:
-      return WeightKind::kF16;
-    case GgmlType::BF16:
-      return WeightKind::kBF16;
-    case GgmlType::Q8_0:
-      return WeightKind::kQ8_0;
-    case GgmlType::Q4_0:
-      return WeightKind::kQ4_0;
-    case GgmlType::Q4_K:
-      return WeightKind::kQ4_K;
-    case GgmlType::Q5_K:
-      return WeightKind::kQ5_K;
-    case GgmlType::Q6_K:
-      return WeightKind::kQ6_K;
-    case GgmlType::Q4_1:
-      return WeightKind::kQ4_1;
-    case GgmlType::Q5_0:
-      return WeightKind::kQ5_0;
-    case GgmlType::Q5_1:
-      return WeightKind::kQ5_1;
-    case GgmlType::IQ4_NL:
-      return WeightKind::kIQ4_NL;
-    case GgmlType::MXFP4:
-      return WeightKind::kMXFP4;
-    case GgmlType::Q2_K:
-      return WeightKind::kQ2_K;
-    case GgmlType::Q3_K:
-      return WeightKind::kQ3_K;
-    case GgmlType::IQ4_XS:
-      return WeightKind::kIQ4_XS;
-    default:
-      return WeightKind::kCount;
+    case GgmlType::F32: return WeightKind::kF32;
+    case GgmlType::F16: return WeightKind::kF16;
+    case GgmlType::BF16: return WeightKind::kBF16;
+    case GgmlType::Q8_0: return WeightKind::kQ8_0;
+    case GgmlType::Q4_0: return WeightKind::kQ4_0;
+    case GgmlType::Q4_K: return WeightKind::kQ4_K;
+    case GgmlType::Q5_K: return WeightKind::kQ5_K;
+    case GgmlType::Q6_K: return WeightKind::kQ6_K;
+    case GgmlType::Q4_1: return WeightKind::kQ4_1;
+    case GgmlType::Q5_0: return WeightKind::kQ5_0;
+    case GgmlType::Q5_1: return WeightKind::kQ5_1;
+    case GgmlType::IQ4_NL: return WeightKind::kIQ4_NL;
+    case GgmlType::MXFP4: return WeightKind::kMXFP4;
+    case GgmlType::Q2_K: return WeightKind::kQ2_K;
+    case GgmlType::Q3_K: return WeightKind::kQ3_K;
+    case GgmlType::IQ4_XS: return WeightKind::kIQ4_XS;
+    default: return WeightKind::kCount;
   }
 }
 
 WeightKind WeightKindOf(const WeightMatrix& w) {
   switch (w.layout) {
-    case WeightLayout::kRowMajor:
-      return WeightKindOf(w.type);
-    case WeightLayout::kQ8_0x8:
-      return w.type == GgmlType::Q8_0 ? WeightKind::kQ8_0x8 : WeightKind::kCount;
-    case WeightLayout::kQ4_Kx8:
-      return w.type == GgmlType::Q4_K ? WeightKind::kQ4_Kx8 : WeightKind::kCount;
-    case WeightLayout::kQ6_Kx8:
-      return w.type == GgmlType::Q6_K ? WeightKind::kQ6_Kx8 : WeightKind::kCount;
-    case WeightLayout::kQ5_0x8:
-      return w.type == GgmlType::Q5_0 ? WeightKind::kQ5_0x8 : WeightKind::kCount;
-    case WeightLayout::kQ5_Kx8:
-      return w.type == GgmlType::Q5_K ? WeightKind::kQ5_Kx8 : WeightKind::kCount;
+    case WeightLayout::kRowMajor: return WeightKindOf(w.type);
+    case WeightLayout::kQ8_0x8: return w.type == GgmlType::Q8_0 ? WeightKind::kQ8_0x8 : WeightKind::kCount;
+    case WeightLayout::kQ4_Kx8: return w.type == GgmlType::Q4_K ? WeightKind::kQ4_Kx8 : WeightKind::kCount;
+    case WeightLayout::kQ6_Kx8: return w.type == GgmlType::Q6_K ? WeightKind::kQ6_Kx8 : WeightKind::kCount;
+    case WeightLayout::kQ5_0x8: return w.type == GgmlType::Q5_0 ? WeightKind::kQ5_0x8 : WeightKind::kCount;
+    case WeightLayout::kQ5_Kx8: return w.type == GgmlType::Q5_K ? WeightKind::kQ5_Kx8 : WeightKind::kCount;
     case WeightLayout::kHalf4:
       if (w.type == GgmlType::F16) return WeightKind::kF16Half4;
       return w.type == GgmlType::BF16 ? WeightKind::kBF16Half4 : WeightKind::kCount;
@@ -75,8 +52,7 @@ ActFormat ActFormatOf(WeightKind kind) {
     case WeightKind::kQ5_0:
     case WeightKind::kQ5_1:
     case WeightKind::kIQ4_NL:
-    case WeightKind::kMXFP4:
-      return ActFormat::kQ8_0;
+    case WeightKind::kMXFP4: return ActFormat::kQ8_0;
     case WeightKind::kQ4_K:
     case WeightKind::kQ5_K:
     case WeightKind::kQ6_K:
@@ -85,16 +61,12 @@ ActFormat ActFormatOf(WeightKind kind) {
     case WeightKind::kQ5_Kx8:
     case WeightKind::kQ2_K:
     case WeightKind::kQ3_K:
-    case WeightKind::kIQ4_XS:
-      return ActFormat::kQ8_K;
+    case WeightKind::kIQ4_XS: return ActFormat::kQ8_K;
     case WeightKind::kF16:
-    case WeightKind::kF16Half4:
-      return ActFormat::kF32AsF16;
+    case WeightKind::kF16Half4: return ActFormat::kF32AsF16;
     case WeightKind::kBF16:
-    case WeightKind::kBF16Half4:
-      return ActFormat::kF32AsBF16;
-    default:
-      return ActFormat::kF32;
+    case WeightKind::kBF16Half4: return ActFormat::kF32AsBF16;
+    default: return ActFormat::kF32;
   }
 }
 
@@ -102,12 +74,9 @@ size_t ActRowBytes(ActFormat f, int64_t cols) {
   switch (f) {
     case ActFormat::kF32:
     case ActFormat::kF32AsF16:
-    case ActFormat::kF32AsBF16:
-      return static_cast<size_t>(cols) * sizeof(float);
-    case ActFormat::kQ8_0:
-      return static_cast<size_t>(cols / kQK) * sizeof(BlockQ8_0);
-    case ActFormat::kQ8_K:
-      return static_cast<size_t>(cols / kQKK) * sizeof(BlockQ8_K);
+    case ActFormat::kF32AsBF16: return static_cast<size_t>(cols) * sizeof(float);
+    case ActFormat::kQ8_0: return static_cast<size_t>(cols / kQK) * sizeof(BlockQ8_0);
+    case ActFormat::kQ8_K: return static_cast<size_t>(cols / kQKK) * sizeof(BlockQ8_K);
   }
   return 0;
 }
@@ -172,12 +141,9 @@ const CpuKernels& Avx512Kernels() {
 const CpuKernels* KernelsFor(IsaLevel level) {
   if (!HostSupports(level)) return nullptr;
   switch (level) {
-    case IsaLevel::kScalar:
-      return &ScalarKernels();
-    case IsaLevel::kAvx2:
-      return &Avx2Kernels();
-    case IsaLevel::kAvx512:
-      return &Avx512Kernels();
+    case IsaLevel::kScalar: return &ScalarKernels();
+    case IsaLevel::kAvx2: return &Avx2Kernels();
+    case IsaLevel::kAvx512: return &Avx512Kernels();
   }
   return nullptr;
 }

@@ -73,17 +73,10 @@ void Q6_K(const BlockQ6_K* x, float* y, int64_t nb) {
 
 bool DequantizeChunk(GgmlType type, const void* src, float* dst, int64_t n) {
   switch (type) {
-    case GgmlType::Q8_0:
-      Q8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK);
-      return true;
-    case GgmlType::Q4_K:
-      Q4_K(static_cast<const BlockQ4_K*>(src), dst, n / kQKK);
-      return true;
-    case GgmlType::Q6_K:
-      Q6_K(static_cast<const BlockQ6_K*>(src), dst, n / kQKK);
-      return true;
-    default:
-      return false;
+    case GgmlType::Q8_0: Q8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK); return true;
+    case GgmlType::Q4_K: Q4_K(static_cast<const BlockQ4_K*>(src), dst, n / kQKK); return true;
+    case GgmlType::Q6_K: Q6_K(static_cast<const BlockQ6_K*>(src), dst, n / kQKK); return true;
+    default: return false;
   }
 }
 

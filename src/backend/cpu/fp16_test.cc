@@ -73,18 +73,12 @@ std::vector<float> AwkwardFloats(size_t n, uint32_t seed) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) {
     switch (rng() % 4) {
-      case 0:
-        v[i] = BitsToF32(rng());
-        break;
-      case 1:
-        v[i] = BitsToF32(rng() & 0x807fffffu);
-        break;  // f32 subnormal / zero
+      case 0: v[i] = BitsToF32(rng()); break;
+      case 1: v[i] = BitsToF32(rng() & 0x807fffffu); break;  // f32 subnormal / zero
       case 2:
         v[i] = static_cast<float>(std::ldexp(static_cast<double>(rng() % 2048) - 1024, -(int)(rng() % 30)));
         break;
-      default:
-        v[i] = std::uniform_real_distribution<float>(-70000, 70000)(rng);
-        break;
+      default: v[i] = std::uniform_real_distribution<float>(-70000, 70000)(rng); break;
     }
   }
   return v;

@@ -105,18 +105,10 @@ inline void RowTile(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_
     typename V::F out[RN];
     const uint8_t* xt = xbase + t * xs;
     switch (rn) {
-      case 4:
-        tile(v, std::integral_constant<int, 4>{}, g, nb, xt, xs, out);
-        break;
-      case 3:
-        tile(v, std::integral_constant<int, 3>{}, g, nb, xt, xs, out);
-        break;
-      case 2:
-        tile(v, std::integral_constant<int, 2>{}, g, nb, xt, xs, out);
-        break;
-      default:
-        tile(v, std::integral_constant<int, 1>{}, g, nb, xt, xs, out);
-        break;
+      case 4: tile(v, std::integral_constant<int, 4>{}, g, nb, xt, xs, out); break;
+      case 3: tile(v, std::integral_constant<int, 3>{}, g, nb, xt, xs, out); break;
+      case 2: tile(v, std::integral_constant<int, 2>{}, g, nb, xt, xs, out); break;
+      default: tile(v, std::integral_constant<int, 1>{}, g, nb, xt, xs, out); break;
     }
     for (int j = 0; j < rn; ++j) V::Store(y + (t + j) * ldy, out[j], lo, hi);
   }

@@ -193,18 +193,10 @@ void GemmIQ4_XS(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
       const uint8_t* xt = xbase + t * xs;
       const int rn = static_cast<int>(std::min<int64_t>(RN, t1 - t));
       switch (rn) {
-        case 4:
-          RowIQ4_XS<4>(wr, nb, xt, xs, out);
-          break;
-        case 3:
-          RowIQ4_XS<3>(wr, nb, xt, xs, out);
-          break;
-        case 2:
-          RowIQ4_XS<2>(wr, nb, xt, xs, out);
-          break;
-        default:
-          RowIQ4_XS<1>(wr, nb, xt, xs, out);
-          break;
+        case 4: RowIQ4_XS<4>(wr, nb, xt, xs, out); break;
+        case 3: RowIQ4_XS<3>(wr, nb, xt, xs, out); break;
+        case 2: RowIQ4_XS<2>(wr, nb, xt, xs, out); break;
+        default: RowIQ4_XS<1>(wr, nb, xt, xs, out); break;
       }
       for (int j = 0; j < rn; ++j) y[(t + j) * ldy + r] = out[j];
     }

@@ -174,18 +174,10 @@ void GemmKQuant(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, in
             xb[j] = reinterpret_cast<const BlockQ8_K*>(xbase + (t + j) * xs) + c0 + c;
           }
           switch (rn) {
-            case 4:
-              DotUnpacked<4>(u[c], xb, acc);
-              break;
-            case 3:
-              DotUnpacked<3>(u[c], xb, acc);
-              break;
-            case 2:
-              DotUnpacked<2>(u[c], xb, acc);
-              break;
-            case 1:
-              DotUnpacked<1>(u[c], xb, acc);
-              break;
+            case 4: DotUnpacked<4>(u[c], xb, acc); break;
+            case 3: DotUnpacked<3>(u[c], xb, acc); break;
+            case 2: DotUnpacked<2>(u[c], xb, acc); break;
+            case 1: DotUnpacked<1>(u[c], xb, acc); break;
           }
         }
       }

@@ -37,12 +37,8 @@ const void* PrepareActivations(const CpuKernels& k, ActFormat fmt, const float* 
     const float* xt = x + t * ldx;
     uint8_t* out = buf + t * xs;
     switch (fmt) {
-      case ActFormat::kQ8_0:
-        k.quantize_q8_0(xt, reinterpret_cast<BlockQ8_0*>(out), cols);
-        break;
-      case ActFormat::kQ8_K:
-        k.quantize_q8_k(xt, reinterpret_cast<BlockQ8_K*>(out), cols);
-        break;
+      case ActFormat::kQ8_0: k.quantize_q8_0(xt, reinterpret_cast<BlockQ8_0*>(out), cols); break;
+      case ActFormat::kQ8_K: k.quantize_q8_k(xt, reinterpret_cast<BlockQ8_K*>(out), cols); break;
       case ActFormat::kF32AsF16:
       case ActFormat::kF32AsBF16: {
         uint16_t half[256];
@@ -59,8 +55,7 @@ const void* PrepareActivations(const CpuKernels& k, ActFormat fmt, const float* 
         }
         break;
       }
-      case ActFormat::kF32:
-        break;
+      case ActFormat::kF32: break;
     }
   };
   // A parallel region costs more than quantizing a few short rows.

@@ -31,14 +31,10 @@ struct ScaleFields {
 ScaleFields FieldsOf(GgmlType t) {
   switch (t) {
     case GgmlType::Q4_1:
-    case GgmlType::Q5_1:
-      return {0, 2};
-    case GgmlType::Q2_K:
-      return {80, 82};
-    case GgmlType::Q3_K:
-      return {108, -1};
-    default:
-      return {0, -1};  // Q5_0, IQ4_NL, IQ4_XS; MXFP4 has a byte exponent at 0
+    case GgmlType::Q5_1: return {0, 2};
+    case GgmlType::Q2_K: return {80, 82};
+    case GgmlType::Q3_K: return {108, -1};
+    default: return {0, -1};  // Q5_0, IQ4_NL, IQ4_XS; MXFP4 has a byte exponent at 0
   }
 }
 

@@ -327,41 +327,18 @@ void QuantizeRowQ8_K(const float* src, BlockQ8_K* dst, int64_t n) { ActiveKernel
 Status QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n) {
   PG_RETURN_IF_ERROR(CheckRow(type, n, false));
   switch (type) {
-    case GgmlType::F32:
-      std::memcpy(dst, src, static_cast<size_t>(n) * 4);
-      break;
-    case GgmlType::F16:
-      F32ToF16Row(src, static_cast<uint16_t*>(dst), n);
-      break;
-    case GgmlType::BF16:
-      F32ToBF16Row(src, static_cast<uint16_t*>(dst), n);
-      break;
-    case GgmlType::Q8_0:
-      scalar::QuantizeQ8_0(src, static_cast<BlockQ8_0*>(dst), n);
-      break;
-    case GgmlType::Q4_0:
-      QuantizeQ4_0Row(src, static_cast<BlockQ4_0*>(dst), n);
-      break;
-    case GgmlType::Q4_1:
-      QuantizeQ4_1Row(src, static_cast<BlockQ4_1*>(dst), n);
-      break;
-    case GgmlType::Q5_0:
-      QuantizeQ5_0Row(src, static_cast<BlockQ5_0*>(dst), n);
-      break;
-    case GgmlType::Q5_1:
-      QuantizeQ5_1Row(src, static_cast<BlockQ5_1*>(dst), n);
-      break;
-    case GgmlType::Q4_K:
-      QuantizeQ4_KRow(src, static_cast<BlockQ4_K*>(dst), n);
-      break;
-    case GgmlType::Q5_K:
-      QuantizeQ5_KRow(src, static_cast<BlockQ5_K*>(dst), n);
-      break;
-    case GgmlType::Q6_K:
-      QuantizeQ6_KRow(src, static_cast<BlockQ6_K*>(dst), n);
-      break;
-    default:
-      return Unimplemented(std::string("quantizing to ") + TypeName(type) + " is not supported");
+    case GgmlType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * 4); break;
+    case GgmlType::F16: F32ToF16Row(src, static_cast<uint16_t*>(dst), n); break;
+    case GgmlType::BF16: F32ToBF16Row(src, static_cast<uint16_t*>(dst), n); break;
+    case GgmlType::Q8_0: scalar::QuantizeQ8_0(src, static_cast<BlockQ8_0*>(dst), n); break;
+    case GgmlType::Q4_0: QuantizeQ4_0Row(src, static_cast<BlockQ4_0*>(dst), n); break;
+    case GgmlType::Q4_1: QuantizeQ4_1Row(src, static_cast<BlockQ4_1*>(dst), n); break;
+    case GgmlType::Q5_0: QuantizeQ5_0Row(src, static_cast<BlockQ5_0*>(dst), n); break;
+    case GgmlType::Q5_1: QuantizeQ5_1Row(src, static_cast<BlockQ5_1*>(dst), n); break;
+    case GgmlType::Q4_K: QuantizeQ4_KRow(src, static_cast<BlockQ4_K*>(dst), n); break;
+    case GgmlType::Q5_K: QuantizeQ5_KRow(src, static_cast<BlockQ5_K*>(dst), n); break;
+    case GgmlType::Q6_K: QuantizeQ6_KRow(src, static_cast<BlockQ6_K*>(dst), n); break;
+    default: return Unimplemented(std::string("quantizing to ") + TypeName(type) + " is not supported");
   }
   return Status::Ok();
 }
@@ -369,59 +346,24 @@ Status QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n) {
 Status DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
   PG_RETURN_IF_ERROR(CheckRow(type, n, true));
   switch (type) {
-    case GgmlType::F32:
-      std::memcpy(dst, src, static_cast<size_t>(n) * 4);
-      break;
-    case GgmlType::F16:
-      F16ToF32Row(static_cast<const uint16_t*>(src), dst, n);
-      break;
-    case GgmlType::BF16:
-      BF16ToF32Row(static_cast<const uint16_t*>(src), dst, n);
-      break;
-    case GgmlType::Q8_0:
-      DequantQ8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK);
-      break;
-    case GgmlType::Q4_0:
-      DequantQ4_0(static_cast<const BlockQ4_0*>(src), dst, n / kQK);
-      break;
-    case GgmlType::Q4_1:
-      DequantQ4_1(static_cast<const BlockQ4_1*>(src), dst, n / kQK);
-      break;
-    case GgmlType::Q5_0:
-      DequantQ5_0(static_cast<const BlockQ5_0*>(src), dst, n / kQK);
-      break;
-    case GgmlType::Q5_1:
-      DequantQ5_1(static_cast<const BlockQ5_1*>(src), dst, n / kQK);
-      break;
-    case GgmlType::IQ4_NL:
-      DequantIQ4_NL(static_cast<const BlockIQ4_NL*>(src), dst, n / kQK);
-      break;
-    case GgmlType::MXFP4:
-      DequantMXFP4(static_cast<const BlockMXFP4*>(src), dst, n / kQK);
-      break;
-    case GgmlType::Q2_K:
-      DequantQ2_K(static_cast<const BlockQ2_K*>(src), dst, n / kQKK);
-      break;
-    case GgmlType::Q3_K:
-      DequantQ3_K(static_cast<const BlockQ3_K*>(src), dst, n / kQKK);
-      break;
-    case GgmlType::IQ4_XS:
-      DequantIQ4_XS(static_cast<const BlockIQ4_XS*>(src), dst, n / kQKK);
-      break;
-    case GgmlType::Q4_K:
-      DequantQ45K<false>(static_cast<const BlockQ4_K*>(src), dst, n / kQKK);
-      break;
-    case GgmlType::Q5_K:
-      DequantQ45K<true>(static_cast<const BlockQ5_K*>(src), dst, n / kQKK);
-      break;
-    case GgmlType::Q6_K:
-      DequantQ6_K(static_cast<const BlockQ6_K*>(src), dst, n / kQKK);
-      break;
-    case GgmlType::Q8_K:
-      DequantQ8_K(static_cast<const BlockQ8_K*>(src), dst, n / kQKK);
-      break;
-    default:
-      return Internal("unreachable quantization type");
+    case GgmlType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * 4); break;
+    case GgmlType::F16: F16ToF32Row(static_cast<const uint16_t*>(src), dst, n); break;
+    case GgmlType::BF16: BF16ToF32Row(static_cast<const uint16_t*>(src), dst, n); break;
+    case GgmlType::Q8_0: DequantQ8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK); break;
+    case GgmlType::Q4_0: DequantQ4_0(static_cast<const BlockQ4_0*>(src), dst, n / kQK); break;
+    case GgmlType::Q4_1: DequantQ4_1(static_cast<const BlockQ4_1*>(src), dst, n / kQK); break;
+    case GgmlType::Q5_0: DequantQ5_0(static_cast<const BlockQ5_0*>(src), dst, n / kQK); break;
+    case GgmlType::Q5_1: DequantQ5_1(static_cast<const BlockQ5_1*>(src), dst, n / kQK); break;
+    case GgmlType::IQ4_NL: DequantIQ4_NL(static_cast<const BlockIQ4_NL*>(src), dst, n / kQK); break;
+    case GgmlType::MXFP4: DequantMXFP4(static_cast<const BlockMXFP4*>(src), dst, n / kQK); break;
+    case GgmlType::Q2_K: DequantQ2_K(static_cast<const BlockQ2_K*>(src), dst, n / kQKK); break;
+    case GgmlType::Q3_K: DequantQ3_K(static_cast<const BlockQ3_K*>(src), dst, n / kQKK); break;
+    case GgmlType::IQ4_XS: DequantIQ4_XS(static_cast<const BlockIQ4_XS*>(src), dst, n / kQKK); break;
+    case GgmlType::Q4_K: DequantQ45K<false>(static_cast<const BlockQ4_K*>(src), dst, n / kQKK); break;
+    case GgmlType::Q5_K: DequantQ45K<true>(static_cast<const BlockQ5_K*>(src), dst, n / kQKK); break;
+    case GgmlType::Q6_K: DequantQ6_K(static_cast<const BlockQ6_K*>(src), dst, n / kQKK); break;
+    case GgmlType::Q8_K: DequantQ8_K(static_cast<const BlockQ8_K*>(src), dst, n / kQKK); break;
+    default: return Internal("unreachable quantization type");
   }
   return Status::Ok();
 }

@@ -237,26 +237,13 @@ size_t GroupOffset(const WeightMatrix& v, int64_t row) {
   WeightMatrix head = v;
   head.rows = row;
   switch (v.layout) {
-    case WeightLayout::kRowMajor:
-      return static_cast<size_t>(row) * v.row_bytes;
-    case WeightLayout::kQ8_0x8:
-      PG_CHECK(row % kQ8_0x8Rows == 0);
-      return RepackedBytesQ8_0x8(head);
-    case WeightLayout::kQ5_0x8:
-      PG_CHECK(row % kQ5_0x8Rows == 0);
-      return RepackedBytesQ5_0x8(head);
-    case WeightLayout::kQ4_Kx8:
-      PG_CHECK(row % kQ4_Kx8Rows == 0);
-      return RepackedBytesQ4_Kx8(head);
-    case WeightLayout::kQ6_Kx8:
-      PG_CHECK(row % kQ4_Kx8Rows == 0);
-      return RepackedBytesQ6_Kx8(head);
-    case WeightLayout::kQ5_Kx8:
-      PG_CHECK(row % kQ4_Kx8Rows == 0);
-      return RepackedBytesQ5_Kx8(head);
-    case WeightLayout::kHalf4:
-      PG_CHECK(row % kHalf4Rows == 0);
-      return RepackedBytesHalf4(head);
+    case WeightLayout::kRowMajor: return static_cast<size_t>(row) * v.row_bytes;
+    case WeightLayout::kQ8_0x8: PG_CHECK(row % kQ8_0x8Rows == 0); return RepackedBytesQ8_0x8(head);
+    case WeightLayout::kQ5_0x8: PG_CHECK(row % kQ5_0x8Rows == 0); return RepackedBytesQ5_0x8(head);
+    case WeightLayout::kQ4_Kx8: PG_CHECK(row % kQ4_Kx8Rows == 0); return RepackedBytesQ4_Kx8(head);
+    case WeightLayout::kQ6_Kx8: PG_CHECK(row % kQ4_Kx8Rows == 0); return RepackedBytesQ6_Kx8(head);
+    case WeightLayout::kQ5_Kx8: PG_CHECK(row % kQ4_Kx8Rows == 0); return RepackedBytesQ5_Kx8(head);
+    case WeightLayout::kHalf4: PG_CHECK(row % kHalf4Rows == 0); return RepackedBytesHalf4(head);
   }
   return 0;
 }
@@ -279,37 +266,24 @@ RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
 size_t BytesFor(RepackKind kind, const WeightMatrix& w) {
   switch (kind) {
     case RepackKind::kQ8_0x8:
-    case RepackKind::kQ5_0AsQ8_0x8:
-      return RepackedBytesQ8_0x8(w);
-    case RepackKind::kQ5_0x8:
-      return RepackedBytesQ5_0x8(w);
-    case RepackKind::kQ4_Kx8:
-      return RepackedBytesQ4_Kx8(w);
-    case RepackKind::kQ5_Kx8:
-      return RepackedBytesQ5_Kx8(w);
-    case RepackKind::kQ6_Kx8:
-      return RepackedBytesQ6_Kx8(w);
-    default:
-      return RepackedBytesHalf4(w);
+    case RepackKind::kQ5_0AsQ8_0x8: return RepackedBytesQ8_0x8(w);
+    case RepackKind::kQ5_0x8: return RepackedBytesQ5_0x8(w);
+    case RepackKind::kQ4_Kx8: return RepackedBytesQ4_Kx8(w);
+    case RepackKind::kQ5_Kx8: return RepackedBytesQ5_Kx8(w);
+    case RepackKind::kQ6_Kx8: return RepackedBytesQ6_Kx8(w);
+    default: return RepackedBytesHalf4(w);
   }
 }
 
 WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
   switch (kind) {
-    case RepackKind::kQ8_0x8:
-      return RepackQ8_0x8(w, dst);
-    case RepackKind::kQ5_0AsQ8_0x8:
-      return RepackQ5_0AsQ8_0x8(w, dst);
-    case RepackKind::kQ5_0x8:
-      return RepackQ5_0x8(w, dst);
-    case RepackKind::kQ4_Kx8:
-      return RepackQ4_Kx8(w, dst);
-    case RepackKind::kQ5_Kx8:
-      return RepackQ5_Kx8(w, dst);
-    case RepackKind::kQ6_Kx8:
-      return RepackQ6_Kx8(w, dst);
-    default:
-      return RepackHalf4(w, dst);
+    case RepackKind::kQ8_0x8: return RepackQ8_0x8(w, dst);
+    case RepackKind::kQ5_0AsQ8_0x8: return RepackQ5_0AsQ8_0x8(w, dst);
+    case RepackKind::kQ5_0x8: return RepackQ5_0x8(w, dst);
+    case RepackKind::kQ4_Kx8: return RepackQ4_Kx8(w, dst);
+    case RepackKind::kQ5_Kx8: return RepackQ5_Kx8(w, dst);
+    case RepackKind::kQ6_Kx8: return RepackQ6_Kx8(w, dst);
+    default: return RepackHalf4(w, dst);
   }
 }
 

@@ -19,14 +19,10 @@ enum class WType : uint32_t { kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16
 PG_HOST_DEVICE int64_t WTypeRowBytes(WType t, int64_t cols) {
   switch (t) {
     case WType::kF16:
-    case WType::kBF16:
-      return cols * 2;
-    case WType::kQ8_0:
-      return cols / 32 * 34;
-    case WType::kQ4_K:
-      return cols / 256 * 144;
-    case WType::kQ6_K:
-      return cols / 256 * 210;
+    case WType::kBF16: return cols * 2;
+    case WType::kQ8_0: return cols / 32 * 34;
+    case WType::kQ4_K: return cols / 256 * 144;
+    case WType::kQ6_K: return cols / 256 * 210;
   }
   return 0;
 }

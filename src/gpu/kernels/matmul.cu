@@ -92,23 +92,13 @@ bool ShapeOk(const DeviceMatrix& w) {
 
 }  // namespace
 
-#define PG_DISPATCH_WTYPE(type, KERNEL, grid, block, ...)              \
-  switch (type) {                                                      \
-    case WType::kF16:                                                  \
-      PG_LAUNCH(KERNEL<WType::kF16>, grid, block, 0, s, __VA_ARGS__);  \
-      break;                                                           \
-    case WType::kBF16:                                                 \
-      PG_LAUNCH(KERNEL<WType::kBF16>, grid, block, 0, s, __VA_ARGS__); \
-      break;                                                           \
-    case WType::kQ8_0:                                                 \
-      PG_LAUNCH(KERNEL<WType::kQ8_0>, grid, block, 0, s, __VA_ARGS__); \
-      break;                                                           \
-    case WType::kQ4_K:                                                 \
-      PG_LAUNCH(KERNEL<WType::kQ4_K>, grid, block, 0, s, __VA_ARGS__); \
-      break;                                                           \
-    case WType::kQ6_K:                                                 \
-      PG_LAUNCH(KERNEL<WType::kQ6_K>, grid, block, 0, s, __VA_ARGS__); \
-      break;                                                           \
+#define PG_DISPATCH_WTYPE(type, KERNEL, grid, block, ...)                                      \
+  switch (type) {                                                                              \
+    case WType::kF16: PG_LAUNCH(KERNEL<WType::kF16>, grid, block, 0, s, __VA_ARGS__); break;   \
+    case WType::kBF16: PG_LAUNCH(KERNEL<WType::kBF16>, grid, block, 0, s, __VA_ARGS__); break; \
+    case WType::kQ8_0: PG_LAUNCH(KERNEL<WType::kQ8_0>, grid, block, 0, s, __VA_ARGS__); break; \
+    case WType::kQ4_K: PG_LAUNCH(KERNEL<WType::kQ4_K>, grid, block, 0, s, __VA_ARGS__); break; \
+    case WType::kQ6_K: PG_LAUNCH(KERNEL<WType::kQ6_K>, grid, block, 0, s, __VA_ARGS__); break; \
   }
 
 gpuError_t MatMul(const DeviceMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y, int64_t ldy,

@@ -174,21 +174,11 @@ gpuError_t GroupedMatMul(const DeviceMatrix& w, int32_t n_expert, const int32_t*
 #define PG_GROUPED(T) \
   PG_LAUNCH(GroupedKernel<T>, grid, kThreads, 0, s, wd, w.row_bytes, w.mat_bytes, w.rows, w.cols, offsets, xg, yg)
   switch (w.type) {
-    case WType::kF16:
-      PG_GROUPED(WType::kF16);
-      break;
-    case WType::kBF16:
-      PG_GROUPED(WType::kBF16);
-      break;
-    case WType::kQ8_0:
-      PG_GROUPED(WType::kQ8_0);
-      break;
-    case WType::kQ4_K:
-      PG_GROUPED(WType::kQ4_K);
-      break;
-    case WType::kQ6_K:
-      PG_GROUPED(WType::kQ6_K);
-      break;
+    case WType::kF16: PG_GROUPED(WType::kF16); break;
+    case WType::kBF16: PG_GROUPED(WType::kBF16); break;
+    case WType::kQ8_0: PG_GROUPED(WType::kQ8_0); break;
+    case WType::kQ4_K: PG_GROUPED(WType::kQ4_K); break;
+    case WType::kQ6_K: PG_GROUPED(WType::kQ6_K); break;
   }
 #undef PG_GROUPED
   return gpuGetLastError();

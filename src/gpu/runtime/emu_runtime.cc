@@ -92,18 +92,12 @@ using namespace pg::gpu::emu;
 
 const char* gpuGetErrorString(gpuError_t e) {
   switch (e) {
-    case gpuSuccess:
-      return "no error";
-    case gpuErrorInvalidValue:
-      return "invalid argument (emulator: wrong memory kind, bad pointer or bad launch)";
-    case gpuErrorMemoryAllocation:
-      return "out of memory";
-    case gpuErrorInvalidDevice:
-      return "invalid device ordinal";
-    case gpuErrorNotReady:
-      return "device not ready";
-    case gpuErrorLaunchFailure:
-      return "unspecified launch failure";
+    case gpuSuccess: return "no error";
+    case gpuErrorInvalidValue: return "invalid argument (emulator: wrong memory kind, bad pointer or bad launch)";
+    case gpuErrorMemoryAllocation: return "out of memory";
+    case gpuErrorInvalidDevice: return "invalid device ordinal";
+    case gpuErrorNotReady: return "device not ready";
+    case gpuErrorLaunchFailure: return "unspecified launch failure";
   }
   return "unknown error";
 }
@@ -179,21 +173,11 @@ bool pg::gpu::emu::CopyKindMatches(void* dst, const void* src, size_t bytes, gpu
   const bool dst_dev = IsDeviceRange(dst, bytes), src_dev = IsDeviceRange(src, bytes);
   bool ok = false;
   switch (kind) {
-    case gpuMemcpyHostToHost:
-      ok = !dst_dev && !src_dev;
-      break;
-    case gpuMemcpyHostToDevice:
-      ok = dst_dev && !src_dev;
-      break;
-    case gpuMemcpyDeviceToHost:
-      ok = !dst_dev && src_dev;
-      break;
-    case gpuMemcpyDeviceToDevice:
-      ok = dst_dev && src_dev;
-      break;
-    case gpuMemcpyDefault:
-      ok = true;
-      break;
+    case gpuMemcpyHostToHost: ok = !dst_dev && !src_dev; break;
+    case gpuMemcpyHostToDevice: ok = dst_dev && !src_dev; break;
+    case gpuMemcpyDeviceToHost: ok = !dst_dev && src_dev; break;
+    case gpuMemcpyDeviceToDevice: ok = dst_dev && src_dev; break;
+    case gpuMemcpyDefault: ok = true; break;
   }
   return ok && dst && src;
 }

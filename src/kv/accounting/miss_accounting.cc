@@ -106,22 +106,14 @@ MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHas
       why = Why::kPolicy;
     if (i == f) first = why;
     switch (why) {
-      case Why::kNever:
-        m.never_seen += page;
-        break;
+      case Why::kNever: m.never_seen += page; break;
       case Why::kEvicted:
         m.evicted[tier] += page;
         if (m.evicted_age_s < 0 && at >= 0) m.evicted_age_s = std::max(0.0, now - at);
         break;
-      case Why::kDiverged:
-        m.diverged += page;
-        break;
-      case Why::kLoading:
-        m.loading += page;
-        break;
-      case Why::kPolicy:
-        m.policy += page;
-        break;
+      case Why::kDiverged: m.diverged += page; break;
+      case Why::kLoading: m.loading += page; break;
+      case Why::kPolicy: m.policy += page; break;
     }
     if (i < max_blocks) ExtendWhatIf(st, h, i == f, run, &x);
     parent = h;
@@ -134,14 +126,10 @@ MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHas
 MissAccounting::Why MissAccounting::ReasonOf(Status st, const Why* first, const PrefixIndex& index,
                                              const BlockHash& parent, int64_t f) const {
   switch (st) {
-    case Status::kPresent:
-      return first == nullptr ? Why::kPolicy : *first;
-    case Status::kNotReady:
-      return Why::kLoading;
-    case Status::kEvicted:
-      return Why::kEvicted;
-    default:
-      break;
+    case Status::kPresent: return first == nullptr ? Why::kPolicy : *first;
+    case Status::kNotReady: return Why::kLoading;
+    case Status::kEvicted: return Why::kEvicted;
+    default: break;
   }
   if (first != nullptr) return *first == Why::kDiverged ? Why::kDiverged : Why::kNever;
   const bool other_child = index.children_any(parent) > 0 || history_.HadChild(Fingerprint(parent));

@@ -195,19 +195,14 @@ Result<DiskTier::ScanResult> DiskTier::Scan() {
     if (!it->is_regular_file() || it->path().extension() != ".kvb") continue;
     BlockInfo info;
     switch (ScanFile(record_, file_bytes(), it->path(), &info)) {
-      case ScanVerdict::kGood:
-        out.blocks.push_back(std::move(info));
-        break;
+      case ScanVerdict::kGood: out.blocks.push_back(std::move(info)); break;
       case ScanVerdict::kBad: {
         std::error_code rm_ec;
         if (fs::remove(it->path(), rm_ec)) ++out.removed_bad;
         break;
       }
-      case ScanVerdict::kForeign:
-        ++out.foreign;
-        break;
-      case ScanVerdict::kUnreadable:
-        break;
+      case ScanVerdict::kForeign: ++out.foreign; break;
+      case ScanVerdict::kUnreadable: break;
     }
   }
   if (ec) return IoError(fmt::format("kv disk dir {}: scan: {}", dir_, ec.message()));

@@ -69,8 +69,7 @@ RedisReply Convert(const redisReply* r) {
       out.type = RedisReply::Type::kArray;
       out.integer = static_cast<int64_t>(r->elements);
       break;
-    default:
-      out.type = RedisReply::Type::kNil;
+    default: out.type = RedisReply::Type::kNil;
   }
   return out;
 }

@@ -82,16 +82,10 @@ Status TierStore::OpenDisk(const KvCacheConfig& cfg) {
 
 BlockMedium& TierStore::medium(int tier) {
   switch (tier) {
-    case kDeviceTier:
-      return device_;
-    case kHostTier:
-      return host_;
-    case kDiskTier:
-      PG_CHECK(disk_ != nullptr);
-      return *disk_;
-    default:
-      PG_CHECK(remote_ != nullptr);
-      return *remote_;
+    case kDeviceTier: return device_;
+    case kHostTier: return host_;
+    case kDiskTier: PG_CHECK(disk_ != nullptr); return *disk_;
+    default: PG_CHECK(remote_ != nullptr); return *remote_;
   }
 }
 

@@ -8,6 +8,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/kernel_impls.h"
+#include "backend/cpu/quant_fp.h"
 #include "backend/cpu/quant_levels.h"
 
 namespace pg {
@@ -360,6 +361,12 @@ Status QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n) {
     case GgmlType::Q6_K:
       QuantizeQ6_KRow(src, static_cast<BlockQ6_K*>(dst), n);
       break;
+    case GgmlType::NVFP4:
+      QuantizeNVFP4Row(src, static_cast<BlockNVFP4*>(dst), n);
+      break;
+    case GgmlType::FP8_E4M3:
+      QuantizeFP8Row(src, static_cast<BlockFP8_E4M3*>(dst), n);
+      break;
     default:
       return Unimplemented(std::string("quantizing to ") + TypeName(type) + " is not supported");
   }
@@ -398,6 +405,12 @@ Status DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
       break;
     case GgmlType::MXFP4:
       DequantMXFP4(static_cast<const BlockMXFP4*>(src), dst, n / kQK);
+      break;
+    case GgmlType::NVFP4:
+      DequantNVFP4(static_cast<const BlockNVFP4*>(src), dst, n / kQKNV);
+      break;
+    case GgmlType::FP8_E4M3:
+      DequantFP8(static_cast<const BlockFP8_E4M3*>(src), dst, n / kQKNV);
       break;
     case GgmlType::Q2_K:
       DequantQ2_K(static_cast<const BlockQ2_K*>(src), dst, n / kQKK);

@@ -2,7 +2,7 @@
 //
 //   kernels_bench [--threads N] [--types q8_0,q8_0x8,f16,f16x8,q4_k] [--tokens 1,4,16,512] [--seconds S]
 //
-// Types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k. q8_0x8, q4_kx8,
+// Types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k nvfp4 fp8_e4m3. q8_0x8, q4_kx8,
 // q5_kx8, q6_kx8, f16x8 and bf16x8 are those types repacked (Q8_0x8, Q4_Kx8,
 // Q5_Kx8, Q6_Kx8 and Half4 layouts, backend/cpu/repack.h), as models load them
 // by default.
@@ -44,10 +44,11 @@ bool ParseType(std::string s, pg::GgmlType* t, bool* repack) {
   *repack = s.size() > 2 && s.compare(s.size() - 2, 2, "x8") == 0;
   if (*repack) s.resize(s.size() - 2);
   static const std::pair<const char*, pg::GgmlType> kNames[] = {
-      {"f32", pg::GgmlType::F32},   {"f16", pg::GgmlType::F16},   {"bf16", pg::GgmlType::BF16},
-      {"q8_0", pg::GgmlType::Q8_0}, {"q4_0", pg::GgmlType::Q4_0}, {"q4_k", pg::GgmlType::Q4_K},
-      {"q5_k", pg::GgmlType::Q5_K}, {"q6_k", pg::GgmlType::Q6_K}, {"q4_1", pg::GgmlType::Q4_1},
-      {"q5_0", pg::GgmlType::Q5_0}, {"q5_1", pg::GgmlType::Q5_1}};
+      {"f32", pg::GgmlType::F32},          {"f16", pg::GgmlType::F16},   {"bf16", pg::GgmlType::BF16},
+      {"q8_0", pg::GgmlType::Q8_0},        {"q4_0", pg::GgmlType::Q4_0}, {"q4_k", pg::GgmlType::Q4_K},
+      {"q5_k", pg::GgmlType::Q5_K},        {"q6_k", pg::GgmlType::Q6_K}, {"q4_1", pg::GgmlType::Q4_1},
+      {"q5_0", pg::GgmlType::Q5_0},        {"q5_1", pg::GgmlType::Q5_1}, {"nvfp4", pg::GgmlType::NVFP4},
+      {"fp8_e4m3", pg::GgmlType::FP8_E4M3}};
   for (const auto& [name, type] : kNames) {
     if (s == name) {
       *t = type;

@@ -20,6 +20,8 @@ const GgmlTypeInfo* GgmlTypeInfoFor(uint32_t type) {
   static const GgmlTypeInfo kIQ4_NL{"IQ4_NL", 32, 18, true};
   static const GgmlTypeInfo kIQ4_XS{"IQ4_XS", 256, 136, true};
   static const GgmlTypeInfo kMXFP4{"MXFP4", 32, 17, true};
+  static const GgmlTypeInfo kNVFP4{"NVFP4", 64, 36, true};
+  static const GgmlTypeInfo kFP8_E4M3{"FP8_E4M3", 64, 68, true};
   static const GgmlTypeInfo kI8{"I8", 1, 1, false};
   static const GgmlTypeInfo kI16{"I16", 1, 2, false};
   static const GgmlTypeInfo kI32{"I32", 1, 4, false};
@@ -50,6 +52,8 @@ const GgmlTypeInfo* GgmlTypeInfoFor(uint32_t type) {
     case 28: return &kF64;
     case 30: return &kBF16;
     case 39: return &kMXFP4;
+    case 40: return &kNVFP4;
+    case 1000: return &kFP8_E4M3;
     default: return nullptr;
   }
 }

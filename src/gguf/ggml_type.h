@@ -13,6 +13,16 @@
 //   IQ4_NL: { f16 d; uint8 qs[16]; }  x = d * kvalues_iq4nl[nibble]  32 elems, 18 B
 //   MXFP4: { uint8 e; uint8 qs[16]; }  x = 2^(e-128) * kvalues_fp4[nibble] 32, 17 B
 //          (E8M0 scale; the table holds doubled E2M1 values, hence e - 128)
+//   NVFP4: { uint8 d[4]; uint8 qs[32]; }  64 elems, 36 B (4.5 bits per weight):
+//          4 sub-blocks of 16, each with a UE4M3 scale d[s] (unsigned E4M3,
+//          bias 7; 0x00 and 0x7F read as 0), x = ue4m3(d[s]) / 2 * kvalues_fp4[nibble];
+//          qs[8s + j] holds element 16s + j (low nibble) and 16s + 8 + j (high)
+//   FP8_E4M3 (prosgrow's own, id 1000; llama.cpp has no such type and refuses
+//          files that hold it): { f32 d; uint8 q[64]; }  64 elems, 68 B
+//          x = d * e4m3(q), q an OCP E4M3FN byte (sign, 4 exponent bits with
+//          bias 7, 3 mantissa bits; 0x7F / 0xFF are NaN). Holds FP8 checkpoint
+//          weights at one byte each, their scales (128x128 blocks,
+//          per channel or per tensor) folded into d (backend/cpu/fp8_weights.h).
 //   Q2_K : { uint8 scales[16]; uint8 qs[64]; f16 d; f16 dmin; }  256 elems, 84 B
 //   Q3_K : { uint8 hmask[32]; uint8 qs[64]; uint8 scales[12]; f16 d; }  256, 110 B
 //   IQ4_XS: { f16 d; uint16 scales_h; uint8 scales_l[4]; uint8 qs[128]; } 256, 136 B
@@ -53,6 +63,9 @@ enum class GgmlType : uint32_t {
   F64 = 28,
   BF16 = 30,
   MXFP4 = 39,
+  NVFP4 = 40,
+  // Types private to prosgrow start at 1000, far from ggml's numbers.
+  FP8_E4M3 = 1000,
 };
 
 struct GgmlTypeInfo {

@@ -22,7 +22,7 @@ namespace pg {
 struct MakeModelOptions {
   std::string shape = "tiny";          // tiny | 60m | 0.5b | 1.5b | tiny-moe | 30b-a3b-mini
   std::string vocab_path = "builtin";  // a GGUF to copy tokenizer.* from, or "builtin"
-  GgmlType type = GgmlType::F16;       // F16, BF16, Q8_0, Q4_K (Q4_K_M-like mix)
+  GgmlType type = GgmlType::F16;       // F16, BF16, Q8_0, Q4_K (Q4_K_M-like mix), NVFP4, FP8_E4M3
   std::string arch = "qwen2";          // llama | qwen2 | qwen3 (dense); qwen3moe | glm4moe (MoE shapes)
   uint64_t seed = 0;
   std::string out_path;

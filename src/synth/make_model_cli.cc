@@ -22,7 +22,8 @@ int MakeModelMain(int argc, char** argv) {
   app.add_option("--vocab", opt.vocab_path,
                  "GGUF (vocab-only or full model) whose tokenizer.* keys are copied, or 'builtin'")
       ->capture_default_str();
-  app.add_option("--type", type, "f16 | bf16 | q8_0 | q4_k (a Q4_K_M-like mix)")->capture_default_str();
+  app.add_option("--type", type, "f16 | bf16 | q8_0 | q4_k (a Q4_K_M-like mix) | nvfp4 | fp8_e4m3 (prosgrow only)")
+      ->capture_default_str();
   app.add_option("--arch", opt.arch, "llama | qwen2 | qwen3 | qwen3moe | glm4moe")->capture_default_str();
   app.add_option("--seed", opt.seed, "random seed")->capture_default_str();
   app.add_option("--chat-template", opt.chat_template_path,

@@ -69,7 +69,8 @@ bool UseMoreBits(int64_t layer, int64_t n_layer) {
 
 // The stored type of a 2-D weight matrix.
 //
-// F16 / BF16 / Q8_0: that type everywhere.
+// F16 / BF16 / Q8_0 / NVFP4 / FP8_E4M3: that type everywhere (every shape's
+// rows are a multiple of NVFP4's and FP8_E4M3's 64-element blocks).
 // Q4_K (a Q4_K_M-like mix, after llama.cpp's llama_tensor_get_type):
 //   token_embd, output                         -> Q6_K
 //   attn_v, ffn_down of UseMoreBits() layers   -> Q6_K
@@ -89,10 +90,11 @@ GgmlType MatrixType(GgmlType requested, const std::string& role, int64_t layer, 
 
 uint32_t FileTypeOf(GgmlType t) {
   switch (t) {
-    case GgmlType::F16: return 1;    // LLAMA_FTYPE_MOSTLY_F16
-    case GgmlType::Q8_0: return 7;   // LLAMA_FTYPE_MOSTLY_Q8_0
-    case GgmlType::Q4_K: return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
-    case GgmlType::BF16: return 32;  // LLAMA_FTYPE_MOSTLY_BF16
+    case GgmlType::F16: return 1;     // LLAMA_FTYPE_MOSTLY_F16
+    case GgmlType::Q8_0: return 7;    // LLAMA_FTYPE_MOSTLY_Q8_0
+    case GgmlType::Q4_K: return 15;   // LLAMA_FTYPE_MOSTLY_Q4_K_M
+    case GgmlType::BF16: return 32;   // LLAMA_FTYPE_MOSTLY_BF16
+    case GgmlType::NVFP4: return 39;  // LLAMA_FTYPE_MOSTLY_NVFP4
     default: return 0;
   }
 }
@@ -146,7 +148,9 @@ Result<GgmlType> ParseSynthType(const std::string& name) {
   if (s == "bf16") return GgmlType::BF16;
   if (s == "q8_0") return GgmlType::Q8_0;
   if (s == "q4_k" || s == "q4_k_m") return GgmlType::Q4_K;
-  return InvalidArgument("unknown weight type '" + name + "' (expected f16, bf16, q8_0 or q4_k)");
+  if (s == "nvfp4") return GgmlType::NVFP4;
+  if (s == "fp8_e4m3" || s == "fp8") return GgmlType::FP8_E4M3;
+  return InvalidArgument("unknown weight type '" + name + "' (expected f16, bf16, q8_0, q4_k, nvfp4 or fp8_e4m3)");
 }
 
 namespace {

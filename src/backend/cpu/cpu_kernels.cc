@@ -23,6 +23,8 @@ WeightKind WeightKindOf(GgmlType type) {
     case GgmlType::Q2_K: return WeightKind::kQ2_K;
     case GgmlType::Q3_K: return WeightKind::kQ3_K;
     case GgmlType::IQ4_XS: return WeightKind::kIQ4_XS;
+    case GgmlType::NVFP4: return WeightKind::kNVFP4;
+    case GgmlType::FP8_E4M3: return WeightKind::kFP8_E4M3;
     default: return WeightKind::kCount;
   }
 }
@@ -52,7 +54,8 @@ ActFormat ActFormatOf(WeightKind kind) {
     case WeightKind::kQ5_0:
     case WeightKind::kQ5_1:
     case WeightKind::kIQ4_NL:
-    case WeightKind::kMXFP4: return ActFormat::kQ8_0;
+    case WeightKind::kMXFP4:
+    case WeightKind::kNVFP4: return ActFormat::kQ8_0;
     case WeightKind::kQ4_K:
     case WeightKind::kQ5_K:
     case WeightKind::kQ6_K:
@@ -89,7 +92,7 @@ size_t ActRowBytes(ActFormat f, int64_t cols) {
       ns::GemmF32, ns::GemmF16, ns::GemmBF16, ns::GemmQ8_0, ns::GemmQ4_0, ns::GemmQ4_K, ns::GemmQ5_K, ns::GemmQ6_K,    \
           ns::GemmQ4_1, ns::GemmQ5_0, ns::GemmQ5_1, ns::GemmIQ4_NL, ns::GemmMXFP4, ns::GemmQ2_K, ns::GemmQ3_K,         \
           ns::GemmIQ4_XS, ns::GemmQ8_0x8, ns::GemmF16Half4, ns::GemmBF16Half4, ns::GemmQ4_Kx8, ns::GemmQ6_Kx8,         \
-          scalar::GemmQ5_0x8, ns::GemmQ5_Kx8                                                                           \
+          scalar::GemmQ5_0x8, ns::GemmQ5_Kx8, ns::GemmNVFP4, ns::GemmFP8_E4M3                                          \
     }                                                                                                                  \
   }
 
@@ -131,6 +134,8 @@ const CpuKernels& Avx512Kernels() {
     t.gemm[static_cast<int>(WeightKind::kQ6_Kx8)] = avx512::GemmQ6_Kx8;
     t.gemm[static_cast<int>(WeightKind::kQ5_0x8)] = avx512::GemmQ5_0x8;
     t.gemm[static_cast<int>(WeightKind::kQ5_Kx8)] = avx512::GemmQ5_Kx8;
+    t.gemm[static_cast<int>(WeightKind::kNVFP4)] = avx512::GemmNVFP4;
+    t.gemm[static_cast<int>(WeightKind::kFP8_E4M3)] = avx512::GemmFP8_E4M3;
     t.q5_0x8 = true;
     t.half4_f16 = false;  // BF16 still runs the AVX2 kernels
     return t;

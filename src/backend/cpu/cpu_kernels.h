@@ -18,7 +18,8 @@ namespace pg {
 struct WeightMatrix;
 
 // The weight types MatMul handles, as a dense index for the gemm[] table.
-// The last seven are repacked layouts (WeightLayout::kQ8_0x8, kHalf4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8, kQ5_Kx8).
+// kQ8_0x8 .. kQ5_Kx8 are repacked layouts (WeightLayout::kQ8_0x8, kHalf4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8,
+// kQ5_Kx8); kNVFP4 and kFP8_E4M3 are row-major again.
 enum class WeightKind {
   kF32,
   kF16,
@@ -43,6 +44,8 @@ enum class WeightKind {
   kQ6_Kx8,
   kQ5_0x8,
   kQ5_Kx8,
+  kNVFP4,
+  kFP8_E4M3,
   kCount
 };
 

@@ -36,7 +36,8 @@ namespace pg {
   void QuantizeQ8_K(const float* src, BlockQ8_K* dst, int64_t n);                                                \
   GemmTile GemmF32, GemmF16, GemmBF16, GemmQ8_0, GemmQ4_0, GemmQ4_K, GemmQ5_K, GemmQ6_K;                         \
   GemmTile GemmQ4_1, GemmQ5_0, GemmQ5_1, GemmIQ4_NL, GemmMXFP4, GemmQ2_K, GemmQ3_K;                              \
-  GemmTile GemmIQ4_XS, GemmQ8_0x8, GemmF16Half4, GemmBF16Half4, GemmQ4_Kx8, GemmQ6_Kx8;
+  GemmTile GemmIQ4_XS, GemmQ8_0x8, GemmF16Half4, GemmBF16Half4, GemmQ4_Kx8, GemmQ6_Kx8;                          \
+  GemmTile GemmNVFP4, GemmFP8_E4M3;
 
 namespace scalar {
 PG_DECLARE_KERNELS
@@ -54,6 +55,10 @@ float DotMXFP4(const BlockMXFP4* w, const BlockQ8_0* x, int64_t nb);
 float DotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb);
 float DotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb);
 float DotIQ4_XS(const BlockIQ4_XS* w, const BlockQ8_K* x, int64_t nb);
+// NVFP4 against Q8_0 activations (two Q8_0 blocks per NVFP4 block);
+// FP8_E4M3 against f32 activations (gemm_fp_scalar.cc).
+float DotNVFP4(const BlockNVFP4* w, const BlockQ8_0* x, int64_t nb);
+float DotFP8_E4M3(const BlockFP8_E4M3* w, const float* x, int64_t nb);
 // Q5_0x8 (repack.h): the reference.
 GemmTile GemmQ5_0x8;
 // Q5_Kx8 (repack.h): the reference, beside GemmQ4_Kx8 (gemm_scalar.cc).
@@ -77,6 +82,7 @@ void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);
 void SiluMul(const float* gate, const float* up, float* out, int64_t n);  // vec_ops_avx512.cc
 // VNNI kernels over the 8-row repacked layouts (gemm_x8_avx512.cc).
 GemmTile GemmQ8_0x8, GemmQ4_Kx8, GemmQ5_Kx8, GemmQ6_Kx8, GemmQ5_0x8;
+GemmTile GemmNVFP4, GemmFP8_E4M3;  // gemm_fp_avx512.cc
 }  // namespace avx512
 
 #undef PG_DECLARE_KERNELS

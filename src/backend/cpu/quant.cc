@@ -8,6 +8,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/kernel_impls.h"
+#include "backend/cpu/quant_fp.h"
 #include "backend/cpu/quant_levels.h"
 
 namespace pg {
@@ -338,6 +339,8 @@ Status QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n) {
     case GgmlType::Q4_K: QuantizeQ4_KRow(src, static_cast<BlockQ4_K*>(dst), n); break;
     case GgmlType::Q5_K: QuantizeQ5_KRow(src, static_cast<BlockQ5_K*>(dst), n); break;
     case GgmlType::Q6_K: QuantizeQ6_KRow(src, static_cast<BlockQ6_K*>(dst), n); break;
+    case GgmlType::NVFP4: QuantizeNVFP4Row(src, static_cast<BlockNVFP4*>(dst), n); break;
+    case GgmlType::FP8_E4M3: QuantizeFP8Row(src, static_cast<BlockFP8_E4M3*>(dst), n); break;
     default: return Unimplemented(std::string("quantizing to ") + TypeName(type) + " is not supported");
   }
   return Status::Ok();
@@ -356,6 +359,8 @@ Status DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
     case GgmlType::Q5_1: DequantQ5_1(static_cast<const BlockQ5_1*>(src), dst, n / kQK); break;
     case GgmlType::IQ4_NL: DequantIQ4_NL(static_cast<const BlockIQ4_NL*>(src), dst, n / kQK); break;
     case GgmlType::MXFP4: DequantMXFP4(static_cast<const BlockMXFP4*>(src), dst, n / kQK); break;
+    case GgmlType::NVFP4: DequantNVFP4(static_cast<const BlockNVFP4*>(src), dst, n / kQKNV); break;
+    case GgmlType::FP8_E4M3: DequantFP8(static_cast<const BlockFP8_E4M3*>(src), dst, n / kQKNV); break;
     case GgmlType::Q2_K: DequantQ2_K(static_cast<const BlockQ2_K*>(src), dst, n / kQKK); break;
     case GgmlType::Q3_K: DequantQ3_K(static_cast<const BlockQ3_K*>(src), dst, n / kQKK); break;
     case GgmlType::IQ4_XS: DequantIQ4_XS(static_cast<const BlockIQ4_XS*>(src), dst, n / kQKK); break;

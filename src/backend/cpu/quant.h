@@ -14,6 +14,11 @@
 //   IQ4_NL (32 elems, 18 B) x[i] = d * kIq4nlValues[nibble], nibbles as Q4_0
 //   MXFP4 (32 elems, 17 B)  x[i] = 2^(e - 128) * kFp4Values[nibble], nibbles as
 //                           Q4_0; e is an E8M0 exponent, the table doubled E2M1
+//   NVFP4 (64 elems, 36 B)  4 sub-blocks of 16: x[16s + j] = Ue4m3Scale(d[s]) *
+//                           kFp4Values[low nibble of qs[8s + j]], x[16s + 8 + j]
+//                           the same with the high nibble (j < 8)
+//   FP8_E4M3 (64 elems, 68 B) x[i] = d * E4m3ToF32(q[i]), d an f32
+//                           (quant_fp.h; prosgrow's own type, see ggml_type.h)
 //   Q2_K (256 elems, 84 B)  16 sub-blocks of 16; scales[j] = sc | m << 4 (4 bits
 //                           each); x = d*sc*q - dmin*m, q in [0, 3]. Element
 //                           128h + 32k + i (i < 32) is bits 2k..2k+1 of qs[32h + i].
@@ -97,6 +102,21 @@ struct BlockMXFP4 {
 };
 static_assert(sizeof(BlockMXFP4) == 17);
 
+constexpr int kQKNV = 64;     // elements per NVFP4 / FP8_E4M3 block
+constexpr int kQKNVSub = 16;  // elements per NVFP4 sub-block (one UE4M3 scale each)
+
+struct BlockNVFP4 {
+  uint8_t d[kQKNV / kQKNVSub];  // UE4M3 sub-block scales
+  uint8_t qs[kQKNV / 2];        // E2M1 nibbles
+};
+static_assert(sizeof(BlockNVFP4) == 36);
+
+struct BlockFP8_E4M3 {
+  float d;           // f32 block scale
+  uint8_t q[kQKNV];  // E4M3FN bytes
+};
+static_assert(sizeof(BlockFP8_E4M3) == 68);
+
 struct BlockQ2_K {
   uint8_t scales[kQKK / 16];  // sc | m << 4 per 16-element sub-block
   uint8_t qs[kQKK / 4];       // 2-bit levels
@@ -154,9 +174,10 @@ struct BlockQ8_K {
 static_assert(sizeof(BlockQ8_K) == 292);
 
 // Quantizes n floats into dst (RowBytes(type, n) bytes). Types: F32, F16,
-// BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K. n must be a multiple
-// of the block size. K-quants search per-sub-block scales/mins to minimize
-// squared error; the 32-blocks use the block's min/max. Q2_K, Q3_K, IQ4_NL,
+// BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, NVFP4, FP8_E4M3. n
+// must be a multiple of the block size. K-quants search per-sub-block
+// scales/mins to minimize squared error; the 32-blocks use the block's
+// min/max; NVFP4 and FP8_E4M3 as quant_fp.h says. Q2_K, Q3_K, IQ4_NL,
 // IQ4_XS and MXFP4 are read (DequantizeRow, MatMul) but not written.
 Status QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n);
 

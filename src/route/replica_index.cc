@@ -25,7 +25,7 @@ uint64_t ReplicaIndex::ChildKey(bool has_parent, EventBlockHash parent, std::spa
 }
 
 void ReplicaIndex::Stored(const BlockStoredEvent& e) {
-  if (e.block_size <= 0) return;
+  if (e.block_size <= 0 || e.block_size > kMaxBlockSize) return;
   // Token ids are all there or absent (hashes only); anything else is malformed.
   const bool with_tokens = !e.token_ids.empty();
   if (with_tokens && e.token_ids.size() != e.block_hashes.size() * size_t(e.block_size)) return;
@@ -36,7 +36,15 @@ void ReplicaIndex::Stored(const BlockStoredEvent& e) {
   for (size_t i = 0; i < e.block_hashes.size(); ++i) {
     std::span<const int32_t> tokens;
     if (with_tokens) tokens = {e.token_ids.data() + i * e.block_size, size_t(e.block_size)};
-    Block& b = blocks_[e.block_hashes[i]];
+    auto it = blocks_.find(e.block_hashes[i]);
+    if (it == blocks_.end()) {
+      if (blocks_.size() >= max_blocks_) {  // full: the rest of this chain is not recorded either
+        dropped_ += e.block_hashes.size() - i;
+        return;
+      }
+      it = blocks_.emplace(e.block_hashes[i], Block{}).first;
+    }
+    Block& b = it->second;
     if (b.media == 0) {
       b.has_parent = has_parent;
       b.parent = parent;
@@ -137,6 +145,16 @@ std::unordered_map<std::string, int64_t> ReplicaIndex::BlocksPerMedium() const {
     for (int i = 0; i < 5; ++i)
       if (b.media & (1u << i)) out[i < 4 ? kMedia[i] : "other"]++;
   return out;
+}
+
+size_t ReplicaIndex::BlockBytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kBlockOverheadBytes + 4 * size_t(block_size_ > 0 ? block_size_ : 16);
+}
+
+uint64_t ReplicaIndex::dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dropped_;
 }
 
 int ReplicaIndex::block_size() const {

@@ -11,6 +11,11 @@
 // the caller's own tenant and cache_salt (PromptBlocks::block_hashes): the
 // chain of hashes must be held from the first block on.
 //
+// Bounded: at most max_blocks blocks (a block stored past that is not
+// recorded, and counted in dropped()), of at most kMaxBlockSize tokens each
+// (events with larger blocks are ignored); one block costs at most
+// BlockBytes() = kBlockOverheadBytes + 4 bytes per token.
+//
 // Thread-safety: all methods lock; the subscriber thread applies events while
 // HTTP threads match.
 #pragma once
@@ -35,6 +40,13 @@ struct PromptBlocks {
 
 class ReplicaIndex {
  public:
+  static constexpr size_t kDefaultMaxBlocks = size_t{1} << 20;
+  static constexpr int kMaxBlockSize = 1024;
+  // Two hash-map nodes and buckets, the block record and the allocator's headers.
+  static constexpr size_t kBlockOverheadBytes = 128;
+
+  explicit ReplicaIndex(size_t max_blocks = kDefaultMaxBlocks) : max_blocks_(max_blocks) {}
+
   void Apply(const KvEventBatch& batch);
   void Clear();
 
@@ -52,6 +64,12 @@ class ReplicaIndex {
   // Blocks held per medium ("GPU", "CPU", "DISK", ...).
   std::unordered_map<std::string, int64_t> BlocksPerMedium() const;
   int block_size() const;
+  size_t max_blocks() const { return max_blocks_; }
+  // Bytes one block costs at most (at the replica's block size; 16 before its first event).
+  size_t BlockBytes() const;
+  size_t bytes() const { return blocks() * BlockBytes(); }
+  size_t bound_bytes() const { return max_blocks_ * BlockBytes(); }
+  uint64_t dropped() const;  // blocks not recorded because the index was full
 
  private:
   struct Block {
@@ -64,8 +82,10 @@ class ReplicaIndex {
   void Stored(const BlockStoredEvent& e);
   void Removed(const BlockRemovedEvent& e);
 
+  const size_t max_blocks_;
   mutable std::mutex mu_;
   int block_size_ = 0;
+  uint64_t dropped_ = 0;
   std::unordered_map<EventBlockHash, Block> blocks_;
   std::unordered_map<uint64_t, EventBlockHash> child_;  // ChildKey -> block hash
 };

@@ -105,6 +105,32 @@ TEST(ReplicaIndex, HashesOnlyMatchOnTheChainOfHashes) {
   EXPECT_EQ(idx.LongestByHashes(std::vector<EventBlockHash>{8}).tokens, 0);
 }
 
+// Bounded: a full index records no more blocks, and says how many it dropped.
+TEST(ReplicaIndex, HoldsAtMostItsBoundOfBlocks) {
+  ReplicaIndex idx(3);
+  KvEventBatch b;
+  b.events = {Stored({1, 2}, std::nullopt, {10, 11, 12, 13}, kMediumDevice),
+              Stored({3, 4}, 2, {14, 15, 16, 17}, kMediumDevice)};
+  idx.Apply(b);
+  EXPECT_EQ(idx.blocks(), 3u);
+  EXPECT_EQ(idx.dropped(), 1u);
+  EXPECT_EQ(idx.BlockBytes(), ReplicaIndex::kBlockOverheadBytes + 4 * 2);
+  EXPECT_EQ(idx.bound_bytes(), 3 * idx.BlockBytes());
+  EXPECT_EQ(idx.Longest(std::vector<int32_t>{10, 11, 12, 13, 14, 15, 16, 17}).tokens, 6);
+  // A block already held takes no room: its other medium is recorded.
+  KvEventBatch again;
+  again.events = {Stored({1}, std::nullopt, {10, 11}, kMediumHost)};
+  idx.Apply(again);
+  EXPECT_EQ(idx.BlocksPerMedium()["CPU"], 1);
+  // Blocks larger than kMaxBlockSize tokens are not recorded at all.
+  ReplicaIndex big;
+  KvEventBatch huge;
+  huge.events = {Stored({1}, std::nullopt, {}, kMediumDevice)};
+  std::get<BlockStoredEvent>(huge.events[0]).block_size = ReplicaIndex::kMaxBlockSize + 1;
+  big.Apply(huge);
+  EXPECT_EQ(big.blocks(), 0u);
+}
+
 TEST(RoutePolicy, PrefersCacheThenLoadThenAffinity) {
   RoutePolicyOptions o;
   o.block_size = 16;

@@ -18,6 +18,18 @@
 // streams, Anthropic streams), or ended with an error event in the client's
 // API's format when it cannot be.
 //
+// Bounds (docs/server.md, "Router limits"): the router keeps no client
+// string. A session (or a Responses answer's id) is a 128-bit digest of the
+// client's credentials and its name (AffinityTable), recorded only after a
+// replica answered it 2xx; each table has a fixed number of fixed-size
+// entries, and /metrics shows each table's entries, bytes and bound. Every
+// upstream call has a time-to-first-byte and an idle deadline; a replica
+// that misses one is taken out for --upstream-quarantine and the request
+// moves on as on failover. A non-streamed answer is relayed only when it is
+// at most --upstream-max-body-bytes of JSON with a valid status; otherwise
+// the client gets a 502 in its API's shape. A previous_response_id goes to
+// the replica that answered it.
+//
 // Thread-safety: Run() blocks on the HTTP server; Stop() from any thread.
 #pragma once
 
@@ -40,7 +52,13 @@ struct RouterOptions {
   // The replicas' Z85 CURVE public key (serve --kv-events-curve-secret-file);
   // "" = the key each replica's /kv-events reports (or plain ZMQ).
   std::string kv_events_curve_server_key;
-  size_t max_sessions = 65536;  // session affinities kept (LRU)
+  size_t max_sessions = 65536;                // session affinities kept (LRU), AffinityTable::kEntryBytes each
+  size_t max_responses = 65536;               // Responses answer ids kept (LRU), for previous_response_id
+  size_t max_index_blocks = size_t{1} << 20;  // KV blocks indexed per replica (ReplicaIndex)
+  double upstream_ttfb_timeout_s = 300;       // a replica's status line must come within this
+  double upstream_idle_timeout_s = 120;       // ... and then no silence longer than this
+  double upstream_quarantine_s = 30;          // a replica that missed a deadline stays out this long
+  int64_t upstream_max_body_bytes = int64_t{64} << 20;  // largest non-streamed answer relayed (else 502)
   // The front door's workers, timeouts and request limits (serve's flags,
   // AddServerLimitFlags); host and port above override its own.
   ServerOptions front = [] {
@@ -48,6 +66,9 @@ struct RouterOptions {
     o.threads = 64;
     return o;
   }();
+
+  // Checks the router's own ranges (the message names the flag).
+  Status Validate() const;
 };
 
 // Whether a replica's response header reaches the client: request ids

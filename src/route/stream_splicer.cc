@@ -111,6 +111,8 @@ void StreamSplicer::Feed(std::string_view bytes, std::string* out) {
 
 bool StreamSplicer::BeginReplacement() {
   pending_.clear();  // half an event from the dead upstream is never relayed
+  if (dialect_ == Dialect::kResponses && refused_.empty())
+    refused_ = "a Responses stream is not continued on another replica";
   if (!refused_.empty() || finished_ || done_) return false;
   replacing_ = true;
   run_ = 0, matched_ = 0, entered_ = false;
@@ -121,6 +123,10 @@ bool StreamSplicer::BeginReplacement() {
 std::string StreamSplicer::ErrorEvent(const std::string& message) const {
   if (dialect_ == Dialect::kAnthropic) {
     json e = {{"type", "error"}, {"error", {{"type", "api_error"}, {"message", message}}}};
+    return "event: error\ndata: " + Dump(e) + "\n\n";
+  }
+  if (dialect_ == Dialect::kResponses) {
+    json e = {{"type", "error"}, {"code", "replica_lost"}, {"message", message}, {"param", nullptr}};
     return "event: error\ndata: " + Dump(e) + "\n\n";
   }
   json e = {{"error", {{"message", message}, {"type", "server_error"}, {"code", "replica_lost"}}}};

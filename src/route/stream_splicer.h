@@ -37,7 +37,10 @@ namespace pg {
 
 class StreamSplicer {
  public:
-  enum class Dialect { kOpenAi, kAnthropic };  // the client's API (its stream and error format)
+  // The client's API (its stream and error format). A Responses stream
+  // (/v1/responses) is relayed but never continued elsewhere: when its
+  // replica is lost, it ends with a Responses error event.
+  enum class Dialect { kOpenAi, kAnthropic, kResponses };
   explicit StreamSplicer(Dialect dialect = Dialect::kOpenAi) : dialect_(dialect) {}
 
   // Bytes of the current upstream stream; appends the complete events to
@@ -60,7 +63,8 @@ class StreamSplicer {
 
   // An error event, in the client's format, that ends a stream that could
   // not be continued (OpenAI: a data event with an "error" object, code
-  // "replica_lost"; Anthropic: `event: error` with an api_error).
+  // "replica_lost"; Anthropic: `event: error` with an api_error; Responses:
+  // `event: error` with type "error", code "replica_lost").
   std::string ErrorEvent(const std::string& message) const;
   // The end event of a stream whose answer was finished() but whose last
   // event was lost with its replica ("data: [DONE]" / message_stop).

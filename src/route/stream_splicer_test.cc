@@ -258,3 +258,27 @@ TEST(StreamSplicer, ErrorEventsAndSeveralChoicesAreNotSpliced) {
 
 }  // namespace
 }  // namespace pg
+
+namespace pg {
+namespace {
+
+// A Responses stream is relayed as it comes and never continued elsewhere:
+// when its replica is lost it ends with a Responses error event.
+TEST(StreamSplicer, ResponsesStreamsEndWithAResponsesError) {
+  StreamSplicer s(StreamSplicer::Dialect::kResponses);
+  std::string out;
+  const std::string created =
+      "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\"}}\n\n";
+  s.Feed(created, &out);
+  EXPECT_EQ(out, created);
+  EXPECT_FALSE(s.BeginReplacement());
+  const std::string end = s.ErrorEvent("lost");
+  ASSERT_EQ(end.rfind("event: error\ndata: ", 0), 0u) << end;
+  json j = json::parse(end.substr(19));
+  EXPECT_EQ(j["type"], "error");
+  EXPECT_EQ(j["code"], "replica_lost");
+  EXPECT_EQ(j["message"], "lost");
+}
+
+}  // namespace
+}  // namespace pg

@@ -44,10 +44,12 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
                  "exact arithmetic, matmuls slower; docs/quality.md)")
       ->check(CLI::IsMember({"llama", "fast", "precise"}));
   AddDeviceFlags(app, &f->device);
-  app.add_option("--kv-device-mem", f->kv_device_mem, "device-tier KV memory, e.g. 512MiB");
-  app.add_option("--kv-host-mem", f->kv_host_mem, "host-tier KV memory (optimized; default 4x device)");
-  app.add_option("--kv-disk-dir", f->kv_disk_dir, "disk-tier directory (optimized)");
-  app.add_option("--kv-disk-size", f->kv_disk_size, "disk-tier cap, e.g. 4GiB");
+  app.add_option("--kv-device-mem", f->kv_device_mem,
+                 "device-tier KV memory, e.g. 512MiB (0 is refused: the device tier holds the running sequences)");
+  app.add_option("--kv-host-mem", f->kv_host_mem,
+                 "host-tier KV memory (optimized; default 4x device; 0 = no host tier)");
+  app.add_option("--kv-disk-dir", f->kv_disk_dir, "disk-tier directory (optimized); made 0700, its block files 0600");
+  app.add_option("--kv-disk-size", f->kv_disk_size, "disk-tier cap, e.g. 4GiB (default 4GiB; 0 = no disk tier)");
   app.add_option("--kv-eviction", f->kv_eviction, "eviction: lru | cost (default per policy)")
       ->check(CLI::IsMember({"lru", "cost"}));
   app.add_option("--kv-write-policy", f->kv_write_policy, "write-through | write-back")
@@ -71,8 +73,8 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("--kv-remote-ttl", f->kv_remote_ttl, "seconds a block stays in the remote tier (0 = no expiry)")
       ->check(CLI::Range(0.0, 31536000.0));
   app.add_option("--kv-remote-size", f->kv_remote_size,
-                 "bytes this process may store in the remote tier, e.g. 8GiB (default: no budget of its own; "
-                 "Redis' maxmemory policy evicts)");
+                 "bytes this process may store in the remote tier, e.g. 8GiB (default and 0: no budget of its "
+                 "own; Redis' maxmemory policy evicts)");
   app.add_option("--kv-remote-timeout-ms", f->kv_remote_timeout_ms,
                  "how long a request waits for its remote-tier lookup before recomputing")
       ->check(CLI::Range(1.0, 10000.0));
@@ -162,12 +164,14 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
                 : f.attn == "precise" ? AttentionMode::kPrecise
                                       : AttentionMode::kTiledF32;
   PG_ASSIGN_OR_RETURN(c.kv_device_bytes, ParseByteSize(f.kv_device_mem));
+  if (c.kv_device_bytes == 0) return InvalidArgument("--kv-device-mem 0: the device tier needs room for a sequence");
   if (!f.kv_host_mem.empty()) {
     PG_ASSIGN_OR_RETURN(c.kv_host_bytes, ParseByteSize(f.kv_host_mem));
   }
   c.kv_disk_dir = f.kv_disk_dir;
   if (!f.kv_disk_size.empty()) {
     PG_ASSIGN_OR_RETURN(c.kv_disk_bytes, ParseByteSize(f.kv_disk_size));
+    if (c.kv_disk_bytes == 0) c.kv_disk_dir.clear();  // 0 = no disk tier
   }
   if (c.policy == ServePolicy::kBaseline && (!f.kv_host_mem.empty() || !f.kv_disk_dir.empty()))
     return InvalidArgument("--policy baseline has no host or disk tier; drop --kv-host-mem/--kv-disk-dir");

@@ -10,11 +10,11 @@ void AddKvHintFlags(CLI::App& app, KvHintFlags* f) {
   app.add_option("--kv-pin-budget", f->pin_budget,
                  "most KV memory kv_hints may pin, e.g. 64MiB (default 1/4 of the host tier; 0 = no pins)");
   app.add_option("--kv-retain-budget", f->retain_budget,
-                 "most KV memory kv_hints / cache_control may retain (default 1/2 of host + disk)");
+                 "most KV memory kv_hints / cache_control may retain (default 1/2 of host + disk; 0 = no retention)");
   app.add_option("--kv-session-quota-device", f->session_quota_device,
-                 "cached device KV one session may keep, e.g. 32MiB (default: no quota)");
+                 "cached device KV one session may keep, e.g. 32MiB (default and 0: no quota)");
   app.add_option("--kv-session-quota-host", f->session_quota_host,
-                 "cached host KV one session may keep (default: no quota)");
+                 "cached host KV one session may keep (default and 0: no quota)");
   app.add_flag("--kv-fair-share", f->fair_share,
                "evict from the session furthest above its fair share of a tier first");
   app.add_option("--kv-max-sessions", f->max_sessions,

@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,9 +84,37 @@ TEST(HostChecks, MemoryVerdictsFollowTotalAndAvailable) {
   EXPECT_LE(avail, total);
 }
 
+// Block files hold prompt token ids: a tier directory, or a file in it, that
+// group or others may read is a warning; one doctor creates is 0700.
+TEST(HostChecks, DiskTierReadableByOthersWarns) {
+  fs::path dir = TempDir("disk-open");
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec);
+  CheckResult open = CheckDiskTier(dir.string(), 1 << 20);
+  EXPECT_EQ(open.verdict, V::kWarn) << open.detail;
+  EXPECT_NE(open.detail.find("readable by others (mode 0755)"), std::string::npos) << open.detail;
+  EXPECT_NE(open.fix.find("chmod"), std::string::npos);
+  fs::permissions(dir, fs::perms::owner_all);
+  std::ofstream(dir / "block-1") << "x";
+  fs::permissions(dir / "block-1", fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_read);
+  CheckResult file = CheckDiskTier(dir.string(), 1 << 20);
+  EXPECT_EQ(file.verdict, V::kWarn) << file.detail;
+  EXPECT_NE(file.detail.find("1 files or directories"), std::string::npos) << file.detail;
+  fs::permissions(dir / "block-1", fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(CheckDiskTier(dir.string(), 1 << 20).verdict, V::kOk);
+  const mode_t old_umask = ::umask(0);
+  const fs::path made = dir / "new" / "tier";
+  CheckResult created = CheckDiskTier(made.string(), 1 << 20);
+  ::umask(old_umask);
+  EXPECT_EQ(created.verdict, V::kOk) << created.detail;
+  EXPECT_EQ(fs::status(made).permissions(), fs::perms::owner_all);
+}
+
 TEST(HostChecks, DiskTierWritableFullAndBroken) {
   fs::path dir = TempDir("disk");
   std::ofstream(dir / "block-1") << std::string(1000, 'x');
+  fs::permissions(dir, fs::perms::owner_all);
+  fs::permissions(dir / "block-1", fs::perms::owner_read | fs::perms::owner_write);
   CheckResult ok = CheckDiskTier(dir.string(), 1 << 20);
   EXPECT_EQ(ok.verdict, V::kOk) << ok.detail;
   EXPECT_NE(ok.detail.find("holds 1 files"), std::string::npos) << ok.detail;

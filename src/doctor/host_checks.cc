@@ -84,12 +84,15 @@ CheckResult CheckMemory(const MemoryPlan& p, uint64_t mem_total, uint64_t mem_av
 
 namespace {
 
-// Files and bytes directly or indirectly under `dir` (errors skipped).
-void DirUsage(const fs::path& dir, uint64_t* files, uint64_t* bytes) {
+// Files and bytes directly or indirectly under `dir` (errors skipped), and
+// how many of those files and directories others (group or world) may read.
+void DirUsage(const fs::path& dir, uint64_t* files, uint64_t* bytes, uint64_t* open_to_others) {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code fec;
+    const fs::perms p = it->symlink_status(fec).permissions();
+    if (!fec && (p & (fs::perms::group_read | fs::perms::others_read)) != fs::perms::none) ++*open_to_others;
     if (it->is_regular_file(fec)) {
       ++*files;
       *bytes += it->file_size(fec);
@@ -116,7 +119,8 @@ CheckResult CheckDiskTier(const std::string& dir, uint64_t cap_bytes) {
   const char* name = "disk tier";
   if (dir.empty()) return CheckResult::Skip(name, "no --kv-disk-dir");
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  // Created as serve creates it: owner-only (its files hold prompt tokens).
+  if (!fs::exists(dir, ec) && fs::create_directories(dir, ec)) fs::permissions(dir, fs::perms::owner_all, ec);
   if (ec || !fs::is_directory(dir)) {
     return CheckResult::Fail(name, fmt::format("{} cannot be created: {}", dir, ec ? ec.message() : "not a directory"),
                              "point --kv-disk-dir at a writable directory");
@@ -131,10 +135,23 @@ CheckResult CheckDiskTier(const std::string& dir, uint64_t cap_bytes) {
                              "choose another --kv-disk-dir");
   }
   uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
-  uint64_t files = 0, used = 0;
-  DirUsage(dir, &files, &used);
+  uint64_t files = 0, used = 0, open_to_others = 0;
+  DirUsage(dir, &files, &used, &open_to_others);
   std::string detail = fmt::format("{} writable; cap {}, free {}; holds {} files ({})", dir, FormatBytes(cap_bytes),
                                    FormatBytes(free_bytes), files, FormatBytes(used));
+  const fs::perms mode = fs::status(dir, ec).permissions();
+  if (!ec && (mode & (fs::perms::group_read | fs::perms::others_read)) != fs::perms::none) {
+    return CheckResult::Warn(
+        name, fmt::format("{} is readable by others (mode {:04o}); {}", dir, static_cast<int>(mode), detail),
+        fmt::format("chmod -R go-rwx {}: its block files hold prompt token ids (prosgrow "
+                    "creates the tier's directories 0700 and files 0600)",
+                    dir));
+  }
+  if (open_to_others > 0) {
+    return CheckResult::Warn(
+        name, fmt::format("{} files or directories under {} are readable by others; {}", open_to_others, dir, detail),
+        fmt::format("chmod -R go-rwx {}: block files hold prompt token ids", dir));
+  }
   // Blocks already in the directory are the tier's own (they count against
   // the cap, not against the free space it still needs).
   if (free_bytes + used < cap_bytes) {

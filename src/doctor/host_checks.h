@@ -30,7 +30,9 @@ bool ReadMeminfo(uint64_t* mem_total, uint64_t* mem_available);
 
 // The disk tier's directory: created if absent (as serve would), writable
 // (a probe file is written, synced and removed), free space against
-// `cap_bytes`, and what is already in it. Skip when `dir` is empty.
+// `cap_bytes`, and what is already in it. Warns when the directory, or
+// anything in it, is readable by group or others (block files hold prompt
+// token ids). Skip when `dir` is empty.
 CheckResult CheckDiskTier(const std::string& dir, uint64_t cap_bytes);
 
 }  // namespace pg

@@ -70,7 +70,8 @@ Status Engine::CreateSpeculation(const KvLayout& layout) {
     // its size (4x the whole device budget by default).
     const double t = static_cast<double>(layout.block_bytes()), d = static_cast<double>(dl.block_bytes());
     const auto draft_bytes = static_cast<uint64_t>(static_cast<double>(c.kv_device_bytes) * d / (t + d));
-    if (c.policy == ServePolicy::kOptimized && c.kv_host_bytes == 0) c.kv_host_bytes = HostTierBytes(c);
+    if (c.policy == ServePolicy::kOptimized && c.kv_host_bytes == kDefaultHostTierBytes)
+      c.kv_host_bytes = HostTierBytes(c);
     PG_RETURN_IF_ERROR(spec_->CreateDraftKv(draft_bytes, layout.page_tokens, layout.dtype));
     c.kv_device_bytes -= draft_bytes;
     PG_LOG_INFO("engine: draft model {} ({}); device KV split {:.1f} MiB target / {:.1f} MiB draft ({} blocks, {})",

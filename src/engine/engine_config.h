@@ -26,6 +26,9 @@ enum class ServePolicy {
                //   asynchronous promotion and cache-aware ordering
 };
 
+// EngineConfig::kv_host_bytes when --kv-host-mem is not given: 4x the device tier.
+inline constexpr uint64_t kDefaultHostTierBytes = ~uint64_t{0};
+
 struct EngineConfig {
   std::string model_path;
   // model_path already opened (serve: once, for its preflight and the
@@ -47,7 +50,8 @@ struct EngineConfig {
   bool kv_bf16 = false;                                // KV in bf16 instead of f16
   AttentionMode attention = AttentionMode::kTiledF32;  // f16-KV attention arithmetic (--attn)
   uint64_t kv_device_bytes = 256ull << 20;
-  uint64_t kv_host_bytes = 0;       // optimized: 0 = 4x device
+  // optimized: 0 = no host tier (--kv-host-mem 0); the default is 4x device
+  uint64_t kv_host_bytes = kDefaultHostTierBytes;
   std::string kv_disk_dir;          // optimized: "" = no disk tier
   uint64_t kv_disk_bytes = 0;       // 0 with a dir = 4 GiB
   bool prefix_cache = true;         // --no-prefix-cache turns reuse off entirely
@@ -94,7 +98,7 @@ struct EngineConfig {
 // tier): what Engine::Create builds and what `prosgrow doctor` checks.
 inline uint64_t HostTierBytes(const EngineConfig& c) {
   if (c.policy == ServePolicy::kBaseline) return 0;
-  return c.kv_host_bytes ? c.kv_host_bytes : 4 * c.kv_device_bytes;
+  return c.kv_host_bytes == kDefaultHostTierBytes ? 4 * c.kv_device_bytes : c.kv_host_bytes;
 }
 inline uint64_t DiskTierBytes(const EngineConfig& c) {
   if (c.policy == ServePolicy::kBaseline || c.kv_disk_dir.empty()) return 0;

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "server/http_limit_error.h"
 
@@ -39,6 +41,27 @@ class BoundedTaskQueue final : public httplib::TaskQueue {
   std::atomic<size_t> pending_{0};
 };
 
+// The request's headers are read: their framing is checked (GuardedStream::
+// HeadersDone). cpp-httplib reads a body only for POST, PUT, PATCH and
+// DELETE; another method's body would be read as the next request, so such
+// a request with a body is refused. A refused request reaches no handler
+// (its method matches no route, so httplib goes straight to the error
+// answer) and gets no "100 Continue"; a request without Content-Length or
+// chunked has no body (cpp-httplib would read one until the connection closes).
+void FrameRequest(GuardedStream& stream, httplib::Request& req) {
+  stream.HeadersDone();
+  const bool reads_body =
+      req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE";
+  if (!stream.limit_hit() && !reads_body && stream.has_body())
+    stream.RefuseFraming({400, "a " + req.method + " request may not carry a body", "bad_framing"});
+  if (stream.limit_hit()) {
+    req.method = "REFUSED";
+    req.headers.erase("Expect");
+  } else if (!stream.body_framed()) {
+    req.set_header("Content-Length", "0");
+  }
+}
+
 StreamLimits LimitsOf(const ServerOptions& o) {
   return StreamLimits{o.max_header_bytes, o.max_url_bytes,  o.max_headers,    o.max_body_bytes,
                       o.header_timeout_s, o.body_timeout_s, o.read_timeout_s, o.write_timeout_s};
@@ -67,7 +90,7 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
       bool connection_closed = false;
       try {
         ret = process_request(stream, left == 1, connection_closed,
-                              [&stream](httplib::Request&) { stream.HeadersDone(); });
+                              [&stream](httplib::Request& req) { FrameRequest(stream, req); });
       } catch (const std::exception& e) {
         // httplib runs a response's content provider (every stream) outside
         // its handler try/catch: a throw there would end the process. It
@@ -78,24 +101,31 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
       PG_LOG_DEBUG("connection fd {}: request done ok={} closed={} limit_hit={} peer_closed={}", sock, ret,
                    connection_closed, stream.limit_hit(), stream.PeerClosed());
       if (stream.limit_hit() && stream.bytes_written() == 0 && limit_answer_) {
-        const std::string answer = limit_answer_(stream.limit());
+        const std::string answer = limit_answer_(stream);
         (void)!stream.write(answer.data(), answer.size());
       }
       if (!ret || connection_closed || stream.limit_hit() || stream.unparsable()) break;
     }
     GuardedStream::SetCurrent(nullptr);
-    if (stream.limit_hit()) DrainBeforeClose(sock);
+    if (stream.limit_hit() || stream.unparsable()) DrainBeforeClose(sock);
   }
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);
   return ret;
 }
 
-void GuardedHttpServer::DrainBeforeClose(int sock) {
+void GuardedHttpServer::DrainBeforeClose(int sock) const {
+  // The answer is sent; FIN tells the client nothing more comes. Closing with
+  // unread input would send a reset, and a client still sending its body
+  // (most send it whole before reading) would lose the answer to it.
   ::shutdown(sock, SHUT_WR);
   char buf[16384];
-  for (int i = 0; i < 64 && WaitReadable(sock, 0.05); ++i) {
-    if (::recv(sock, buf, sizeof(buf), MSG_DONTWAIT) <= 0) break;
+  int64_t left = kMaxDrainBytes;
+  const double until = NowSeconds() + options_.body_timeout_s;
+  while (left > 0 && NowSeconds() < until && WaitReadable(sock, kDrainIdleSeconds)) {
+    const ssize_t n = ::recv(sock, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;  // the client closed or reset
+    if (n > 0) left -= n;
   }
 }
 
@@ -112,8 +142,8 @@ void GuardedHttpServer::InstallErrorAnswers(ErrorWriter write_error,
                                             std::function<void(const ApiError&)> on_raw_error) {
   write_error_ = write_error;
   // A request a stream limit stopped gets the error that names the limit.
-  limit_answer_ = [this, on_raw_error](GuardedStream::Limit limit) {
-    ApiError e = StreamLimitError(limit, options_);
+  limit_answer_ = [this, on_raw_error](const GuardedStream& stream) {
+    ApiError e = StreamError(stream, options_);
     if (on_raw_error) on_raw_error(e);
     return RawErrorResponse(e);
   };
@@ -123,11 +153,7 @@ void GuardedHttpServer::InstallErrorAnswers(ErrorWriter write_error,
     if (!res.body.empty()) return;
     if (GuardedStream* conn = GuardedStream::Current(); conn && conn->limit_hit()) {
       res.set_header("Connection", "close");  // the connection ends after this answer
-      // A Content-Length over --max-body-bytes stays a 413 when the client
-      // then stalls while httplib skips the body it announced.
-      if (res.status != 413 || conn->limit() != GuardedStream::Limit::kTimeout) {
-        return write_error_(req, res, StreamLimitError(conn->limit(), options_));
-      }
+      return write_error_(req, res, StreamError(*conn, options_));
     }
     ApiError e;
     switch (res.status) {

@@ -56,12 +56,43 @@ void GuardedStream::BeginRequest() {
   line_bytes_ = 0;
   bytes_written_ = 0;
   deadline_s_ = NowSeconds() + limits_.header_timeout_s;
+  line_.clear();
+  framing_ = RequestFraming();
+  chunked_ = ChunkedBodyCheck();
+  check_chunked_ = false;
 }
 
 void GuardedStream::HeadersDone() {
   phase_ = Phase::kBody;
   body_bytes_ = 0;
   deadline_s_ = NowSeconds() + limits_.body_timeout_s;
+  if (limit_hit()) return;
+  if (std::optional<FramingError> e = framing_.Check()) {
+    RefuseFraming(std::move(*e));
+  } else if (framing_.content_length().value_or(0) > static_cast<uint64_t>(limits_.max_body_bytes)) {
+    limit_ = Limit::kBody;  // answered now; the body is not read
+  } else {
+    check_chunked_ = framing_.chunked();
+  }
+}
+
+void GuardedStream::RefuseFraming(FramingError error) {
+  framing_error_ = std::move(error);
+  limit_ = Limit::kFraming;
+}
+
+bool GuardedStream::CheckHeaderByte(char c) {
+  line_ += c;
+  if (c != '\n') return true;
+  std::optional<FramingError> e;
+  if (header_lines_ == 1) {
+    e = framing_.AddRequestLine(line_);
+  } else {
+    e = framing_.AddHeaderLine(line_);
+  }
+  line_.clear();
+  if (e) RefuseFraming(std::move(*e));
+  return !e;
 }
 
 double GuardedStream::ReadWaitSeconds() const {
@@ -112,6 +143,7 @@ GuardedStream::Limit GuardedStream::CountHeaderByte(char c) {
 }
 
 ssize_t GuardedStream::read(char* ptr, size_t size) {
+  if (limit_hit() && phase_ != Phase::kHandling) return -1;  // the request is refused: nothing more of it is read
   if (phase_ == Phase::kHeaders) {
     // The parser reads the request line and headers a byte at a time; take
     // one byte per call so every header limit holds exactly.
@@ -150,12 +182,21 @@ ssize_t GuardedStream::read(char* ptr, size_t size) {
   size_t n = std::min(size, len_ - off_);
   std::memcpy(ptr, buf_.data() + off_, n);
   off_ += n;
-  if (phase_ == Phase::kBody) body_bytes_ += static_cast<int64_t>(n);
+  if (phase_ == Phase::kBody) {
+    body_bytes_ += static_cast<int64_t>(n);
+    if (check_chunked_) {
+      if (std::optional<FramingError> e = chunked_.Feed(ptr, n)) {
+        RefuseFraming(std::move(*e));
+        return -1;
+      }
+    }
+  }
   if (phase_ == Phase::kHeaders && n > 0) {
     if (Limit l = CountHeaderByte(ptr[0]); l != Limit::kNone) {
       limit_ = l;
       return -1;
     }
+    if (!CheckHeaderByte(ptr[0])) return -1;
   }
   return static_cast<ssize_t>(n);
 }

@@ -7,6 +7,10 @@
 // one byte at a time, so the limits are exact; which one stopped a request
 // is kept (limit()) so the server can answer with the right 4xx. It also tells whether the peer has closed the
 // connection, so a handler can cancel work for a client that is gone.
+// It also holds the request to RFC 9112's framing (http_framing.h): every
+// header line and every byte of a chunked body is checked as it is read, and
+// a request whose framing is wrong or whose Content-Length is over the body
+// limit is refused before its body is read (limit() kFraming or kBody).
 //
 // Thread-safety: owned and used by the one worker thread serving the
 // socket. CurrentConnectionClosed() reads the stream of the calling thread.
@@ -17,6 +21,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "server/http_framing.h"
 
 namespace pg {
 
@@ -46,14 +52,25 @@ class GuardedStream final : public httplib::Stream {
  public:
   enum class Phase { kHeaders, kBody, kHandling };
   // Why reading stopped early in this request (kNone: it did not).
-  enum class Limit { kNone, kHeaderBytes, kHeaderCount, kHeaderLine, kUrl, kBody, kTimeout };
+  enum class Limit { kNone, kHeaderBytes, kHeaderCount, kHeaderLine, kUrl, kBody, kTimeout, kFraming };
 
   GuardedStream(int fd, const StreamLimits& limits);
 
   // A new request starts arriving now: header deadline and byte budget reset.
   void BeginRequest();
-  // Headers parsed; the body (if any) follows under the body deadline.
+  // Headers parsed; the body (if any) follows under the body deadline. The
+  // headers' framing is checked now: a problem, or a Content-Length over the
+  // body limit, refuses the request (limit_hit(); reads fail from here on).
   void HeadersDone();
+  // The request says how long its body is (Content-Length or chunked); a
+  // request that says neither has no body (RFC 9112 6.3).
+  bool body_framed() const { return framing_.chunked() || framing_.content_length().has_value(); }
+  // The request announces body bytes (chunked, or a Content-Length over 0).
+  bool has_body() const { return framing_.chunked() || framing_.content_length().value_or(0) > 0; }
+  // Why the framing was refused (limit() == kFraming).
+  const FramingError& framing_error() const { return framing_error_; }
+  // Refuses the request for its framing: reads fail from here on.
+  void RefuseFraming(FramingError error);
   // The handler runs; reads are no longer expected.
   void BeginHandling() { phase_ = Phase::kHandling; }
 
@@ -92,6 +109,8 @@ class GuardedStream final : public httplib::Stream {
   Limit HeaderLimitBeforeRead() const;
   // Header phase: accounts byte c; the limit it broke, or kNone.
   Limit CountHeaderByte(char c);
+  // Header phase: adds byte c to the current line and checks a finished one.
+  bool CheckHeaderByte(char c);
 
   int fd_;
   StreamLimits limits_;
@@ -107,6 +126,11 @@ class GuardedStream final : public httplib::Stream {
   mutable bool write_failed_ = false;
   Limit limit_ = Limit::kNone;
   bool unparsable_ = false;
+  std::string line_;            // header phase: the current line so far
+  RequestFraming framing_;      // this request's header lines
+  ChunkedBodyCheck chunked_;    // this request's chunked body, as read
+  bool check_chunked_ = false;  // the body is chunked and being checked
+  FramingError framing_error_;
 };
 
 // Waits up to timeout_s for fd to become readable. Returns true if readable

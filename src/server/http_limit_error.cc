@@ -18,6 +18,7 @@ const char* ReasonPhrase(int status) {
     case 413: return "Payload Too Large";
     case 414: return "URI Too Long";
     case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
     default: return status >= 500 ? "Internal Server Error" : "Bad Request";
   }
@@ -44,6 +45,7 @@ ApiError StreamLimitError(GuardedStream::Limit limit, const ServerOptions& o) {
                               o.max_url_bytes),
                   "uri_too_long");
     case Limit::kBody: return BodyTooLargeError(o);
+    case Limit::kFraming: return Make(400, "the request's HTTP framing is malformed", "bad_framing");
     case Limit::kTimeout:
     case Limit::kNone: break;
   }
@@ -52,6 +54,12 @@ ApiError StreamLimitError(GuardedStream::Limit limit, const ServerOptions& o) {
                           "{} s at most between reads)",
                           o.header_timeout_s, o.body_timeout_s, o.read_timeout_s),
               "request_timeout");
+}
+
+ApiError StreamError(const GuardedStream& stream, const ServerOptions& options) {
+  if (stream.limit() != GuardedStream::Limit::kFraming) return StreamLimitError(stream.limit(), options);
+  const FramingError& f = stream.framing_error();
+  return Make(f.status, f.message, f.code);
 }
 
 ApiError BodyTooLargeError(const ServerOptions& o) {

@@ -17,6 +17,10 @@ namespace pg {
 // 413 for the body, 400 for a timeout.
 ApiError StreamLimitError(GuardedStream::Limit limit, const ServerOptions& options);
 
+// The error for what stopped `stream`'s request: StreamLimitError, or for
+// bad framing the stream's own 400 / 501 (http_framing.h).
+ApiError StreamError(const GuardedStream& stream, const ServerOptions& options);
+
 // 413 for a body past --max-body-bytes.
 ApiError BodyTooLargeError(const ServerOptions& options);
 // cpp-httplib parses an application/x-www-form-urlencoded body into form

@@ -77,9 +77,7 @@ struct HttpServer::Impl {
   // nullopt for a missing or wrong key.
   std::optional<Tenant> Authorized(const httplib::Request& req) const {
     if (!keys || !keys->Enabled()) return Tenant{};
-    std::string auth = req.get_header_value("Authorization");
-    static const std::string kBearer = "Bearer ";
-    std::string given = auth.rfind(kBearer, 0) == 0 ? auth.substr(kBearer.size()) : std::string();
+    std::string given = BearerToken(req.get_header_value("Authorization"));
     if (given.empty()) given = req.get_header_value("x-api-key");  // Anthropic clients
     return keys->Find(given);
   }

@@ -104,11 +104,12 @@ void AddServerLimitFlags(CLI::App& app, ServerOptions* options) {
   app.add_option("--http-timeout", options->write_timeout_s, "seconds a response write may block")
       ->capture_default_str();
   // Request limits (docs/server.md); ranges are checked by Validate().
-  AddByteSizeFlag(app, "--max-body-bytes", &options->max_body_bytes, "largest request body, e.g. 8MiB (413)");
+  AddByteSizeFlag(app, "--max-body-bytes", &options->max_body_bytes,
+                  "largest request body, e.g. 8MiB; 1KiB to 1TiB (413)");
   AddByteSizeFlag(app, "--max-header-bytes", &options->max_header_bytes,
-                  "largest request line + headers, e.g. 64KiB (431)");
+                  "largest request line + headers, e.g. 64KiB; 1KiB to 16MiB (431)");
   app.add_option("--max-headers", options->max_headers, "most header lines per request (431)")->capture_default_str();
-  app.add_option("--max-url-bytes", options->max_url_bytes, "longest request line, at most 8192 (414)")
+  app.add_option("--max-url-bytes", options->max_url_bytes, "longest request line, 256 to 8192 (414)")
       ->capture_default_str();
   RequestLimits& l = options->limits;
   app.add_option("--max-json-depth", l.max_json_depth, "deepest JSON nesting in a body (400)")->capture_default_str();

@@ -5,6 +5,7 @@
 #include <openssl/sha.h>
 
 #include <array>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <set>
@@ -128,6 +129,16 @@ bool TenantKeys::Enabled() const { return size() > 0; }
 size_t TenantKeys::size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return table_->digests.size();
+}
+
+std::string BearerToken(std::string_view authorization) {
+  constexpr std::string_view kScheme = "bearer";
+  if (authorization.size() <= kScheme.size() || authorization[kScheme.size()] != ' ') return "";
+  for (size_t i = 0; i < kScheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return "";
+  std::string_view token = authorization.substr(kScheme.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  return std::string(token);
 }
 
 std::optional<Tenant> TenantKeys::Find(const std::string& given) const {

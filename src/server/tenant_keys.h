@@ -23,12 +23,17 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "server/tenant.h"
 
 namespace pg {
+
+// The token of an Authorization header value "Bearer TOKEN": the scheme in
+// any case (RFC 9110 11.1), then one or more spaces. "" for another scheme.
+std::string BearerToken(std::string_view authorization);
 
 struct TenantKeysConfig {
   std::string single_key;                // --api-key (tenant "default"); "" = none

@@ -17,6 +17,18 @@ std::string WriteFile(const std::string& name, const std::string& text) {
   return path;
 }
 
+// RFC 9110 11.1: the auth scheme is case-insensitive.
+TEST(TenantKeys, BearerSchemeInAnyCase) {
+  EXPECT_EQ(BearerToken("Bearer sk-1"), "sk-1");
+  EXPECT_EQ(BearerToken("bearer sk-1"), "sk-1");
+  EXPECT_EQ(BearerToken("BEARER sk-1"), "sk-1");
+  EXPECT_EQ(BearerToken("bEaReR   sk-1"), "sk-1");
+  EXPECT_EQ(BearerToken("Basic c2stMQ=="), "");
+  EXPECT_EQ(BearerToken("Bearersk-1"), "");
+  EXPECT_EQ(BearerToken("Bearer"), "");
+  EXPECT_EQ(BearerToken(""), "");
+}
+
 TEST(TenantKeys, ParsesPairsCommentsAndBlankLines) {
   auto e = TenantKeys::Parse("# tenants\n\nalpha  key-alpha-1   # the first\n  beta\tkey-beta-22\n", "f");
   ASSERT_TRUE(e.ok()) << e.status().message();

@@ -47,6 +47,29 @@ Status WriteFull(int fd, const uint8_t* buf, size_t n, const std::string& path) 
   return Status::Ok();
 }
 
+// The tier's files hold prompt tokens: its directories are 0700 and its
+// files 0600, set with chmod after creation so no umask changes them.
+constexpr mode_t kDirMode = 0700;
+constexpr mode_t kFileMode = 0600;
+
+// Creates `path` as a private directory; 0 when made or already there, else errno.
+int MakePrivateDir(const std::string& path) {
+  if (::mkdir(path.c_str(), kDirMode) != 0) return errno == EEXIST ? 0 : errno;
+  return ::chmod(path.c_str(), kDirMode) == 0 ? 0 : errno;
+}
+
+// Each missing directory of `dir`, outermost first, as MakePrivateDir.
+int MakePrivateDirs(const std::filesystem::path& dir) {
+  std::filesystem::path prefix;
+  for (const std::filesystem::path& part : dir) {
+    prefix /= part;
+    std::error_code ec;
+    if (std::filesystem::exists(prefix, ec)) continue;
+    if (int err = MakePrivateDir(prefix.string())) return err;
+  }
+  return 0;
+}
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -67,14 +90,14 @@ Result<std::unique_ptr<DiskTier>> DiskTier::Open(const std::string& dir, const K
   if (std::filesystem::exists(dir, ec)) {
     if (!std::filesystem::is_directory(dir, ec))
       return InvalidArgument(fmt::format("kv disk dir {}: not a directory", dir));
-  } else if (!std::filesystem::create_directories(dir, ec) && ec) {
-    return IoError(fmt::format("kv disk dir {}: cannot create: {}", dir, ec.message()));
+  } else if (int err = MakePrivateDirs(dir)) {
+    return IoError(fmt::format("kv disk dir {}: cannot create: {}", dir, std::strerror(err)));
   }
   if (::access(dir.c_str(), R_OK | X_OK) != 0) {
     return IoError(fmt::format("kv disk dir {}: cannot read: {}", dir, std::strerror(errno)));
   }
   // tmp/ may fail to appear on a read-only directory; writes then fail later.
-  std::filesystem::create_directory(std::filesystem::path(dir) / "tmp", ec);
+  MakePrivateDir((std::filesystem::path(dir) / "tmp").string());
   return std::unique_ptr<DiskTier>(new DiskTier(dir, layout, ModelIdentityHash(model_identity)));
 }
 
@@ -90,14 +113,13 @@ Status DiskTier::Write(const BlockInfo& info, const uint8_t* data) {
   const std::string final_path = PathFor(info.hash);
   const std::string tmp_path = fmt::format("{}/tmp/{}.{}.part", dir_, info.hash.Hex(), g_tmp_counter.fetch_add(1));
   const std::string sub = final_path.substr(0, final_path.rfind('/'));
-  if (::mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) {
-    const int err = errno;
+  if (const int err = MakePrivateDir(sub); err != 0) {
     if (err == ENOSPC || err == EDQUOT) return ResourceExhausted(fmt::format("{}: {}", sub, std::strerror(err)));
     return IoError(fmt::format("{}: {}", sub, std::strerror(err)));
   }
   Fd f;
-  f.fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (f.fd < 0) {
+  f.fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kFileMode);
+  if (f.fd < 0 || ::fchmod(f.fd, kFileMode) != 0) {
     const int err = errno;
     if (err == ENOSPC || err == EDQUOT) return ResourceExhausted(fmt::format("{}: {}", tmp_path, std::strerror(err)));
     return IoError(fmt::format("{}: {}", tmp_path, std::strerror(err)));

@@ -1,6 +1,7 @@
 #include "kv/media/disk_tier.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -52,6 +53,30 @@ TEST(DiskTierTest, WriteReadRoundTrip) {
   EXPECT_EQ(f.disk->Read(f.Block(99).hash, f.Block(99).tokens, got.data()).code(), StatusCode::kNotFound);
   // No temporaries left behind.
   EXPECT_TRUE(std::filesystem::is_empty(f.dir.path() + "/tmp"));
+}
+
+// Block files hold prompt tokens: with umask 000 the tier still makes its
+// directories 0700 and its files 0600 (nested missing directories too).
+TEST(DiskTierTest, DirectoriesAndFilesAreOwnerOnlyWhateverTheUmask) {
+  TempDir root;
+  const mode_t old_umask = ::umask(0);
+  const std::string dir = root.path() + "/a/b/kv";
+  auto disk = DiskTier::Open(dir, SmallLayout(), "model-x");
+  ASSERT_TRUE(disk.ok()) << disk.status().ToString();
+  Fixture f;
+  auto b = f.Block(7);
+  ASSERT_TRUE((*disk)->Write(b, f.Data(b).data()).ok());
+  ::umask(old_umask);
+  auto mode = [](const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 07777;
+  };
+  for (const std::string& d : {root.path() + "/a", root.path() + "/a/b", dir, dir + "/tmp"})
+    EXPECT_EQ(mode(d), 0700u) << d;
+  const std::string file = (*disk)->PathFor(b.hash);
+  EXPECT_EQ(mode(file.substr(0, file.rfind('/'))), 0700u);
+  EXPECT_EQ(mode(file), 0600u);
 }
 
 TEST(DiskTierTest, DetectsCorruptionAndTruncation) {

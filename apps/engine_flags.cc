@@ -90,6 +90,10 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("--kv-events-curve-secret-file", f->kv_events_curve_secret_file,
                  "ZMQ CURVE: this server's secret key (40 Z85 characters; docs/kv-events.md makes one); "
                  "subscribers then need its public key (logged, and in GET /kv-events)");
+  app.add_option("--kv-hash-secret-file", f->kv_hash_secret_file,
+                 "the fleet secret (16+ bytes; else $PROSGROW_KV_HASH_SECRET): keys every KV block hash (HMAC-SHA256), "
+                 "so the hashes on KV events, in Redis key names and in disk file names cannot be checked against "
+                 "guessed prompts without it; replicas share blocks only under the same secret");
   AddSpecFlags(app, &f->spec);
 }
 
@@ -105,6 +109,16 @@ Result<std::string> ReadSecretFile(const std::string& path, const char* flag, si
   if (line.size() < min_bytes)
     return InvalidArgument(fmt::format("{} {}: needs at least {} bytes", flag, path, min_bytes));
   return line;
+}
+
+// The fleet secret keying block hashes: --kv-hash-secret-file, else
+// $PROSGROW_KV_HASH_SECRET, else "" (unkeyed).
+Result<std::string> FleetHashSecret(const EngineFlags& f) {
+  if (!f.kv_hash_secret_file.empty()) return ReadSecretFile(f.kv_hash_secret_file, "--kv-hash-secret-file", 16);
+  const char* env = std::getenv("PROSGROW_KV_HASH_SECRET");
+  if (env == nullptr || *env == '\0') return std::string();
+  if (std::string_view(env).size() < 16) return InvalidArgument("PROSGROW_KV_HASH_SECRET: needs at least 16 bytes");
+  return std::string(env);
 }
 
 }  // namespace
@@ -214,6 +228,7 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
     PG_ASSIGN_OR_RETURN(c.kv_events_curve_secret,
                         ReadSecretFile(f.kv_events_curve_secret_file, "--kv-events-curve-secret-file", 40));
   }
+  PG_ASSIGN_OR_RETURN(c.kv_hash_secret, FleetHashSecret(f));
   PG_ASSIGN_OR_RETURN(c.spec, ToSpecConfig(f.spec));
   return c;
 }

@@ -59,6 +59,7 @@ struct EngineFlags {
   std::string kv_remote_secret_file;        // HMAC key of the remote tier's values
   std::string kv_events_tokens = "auto";    // on | off | auto (serve: off when API keys are set)
   std::string kv_events_curve_secret_file;  // ZMQ CURVE server secret key (Z85), enables CURVE
+  std::string kv_hash_secret_file;          // fleet secret keying block hashes; else $PROSGROW_KV_HASH_SECRET
 };
 
 void AddEngineFlags(CLI::App& app, EngineFlags* f);

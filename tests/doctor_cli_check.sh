@@ -16,7 +16,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 2>&1); rc=$?
 [[ $rc -eq 0 ]] || fail "doctor on a good setup exited $rc: $out"
-for name in cpu model memory "disk tier" redis "kv events" "http port" gpu; do
+for name in cpu model memory "disk tier" redis "kv events" "block hashes" "http port" gpu; do
   grep -qE "^\[ *(ok|warn|skip) *\] $name: " <<<"$out" || fail "no '$name' line in: $out"
 done
 grep -q "ready to serve" <<<"$out" || fail "no verdict line: $out"
@@ -52,4 +52,18 @@ err=$(timeout 300 "$bin" serve -m "$work/tiny.gguf" --port 0 --kv-events "tcp://
 serve_lib_stop "$holder"
 [[ $rc -ne 0 && $rc -ne 124 ]] || fail "serve started (or hung) with a held event endpoint: rc $rc"
 grep -qF "$line" <<<"$err" || fail "serve's refusal differs from doctor's line. doctor: $line serve: $err"
+# Block hashes: unkeyed hashes that reach disk file names are a warning that
+# names the fix; with the fleet secret (file or environment) the line is ok.
+out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 --kv-disk-dir "$work/kv" --kv-disk-size 64MiB 2>&1)
+grep -qE "^\[warn\] block hashes: not keyed: the disk tier's file names .*guessed prompt.*--kv-hash-secret-file" \
+  <<<"$out" || fail "no warning for unkeyed block hashes on disk: $out"
+printf 'a-fleet-secret-of-32-bytes-long!\n' >"$work/fleet.secret"
+out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 --kv-disk-dir "$work/kv" --kv-disk-size 64MiB \
+  --kv-hash-secret-file "$work/fleet.secret" 2>&1)
+grep -qE '^\[ ok \] block hashes: keyed with the fleet secret' <<<"$out" || fail "keyed hashes not ok: $out"
+out=$(PROSGROW_KV_HASH_SECRET=a-fleet-secret-of-32-bytes-long! "$bin" doctor -m "$work/tiny.gguf" --port 0 2>&1)
+grep -qE '^\[ ok \] block hashes: keyed' <<<"$out" || fail "PROSGROW_KV_HASH_SECRET not read: $out"
+out=$(PROSGROW_KV_HASH_SECRET=short "$bin" doctor -m "$work/tiny.gguf" --port 0 2>&1); rc=$?
+[[ $rc -ne 0 ]] && grep -q "PROSGROW_KV_HASH_SECRET: needs at least 16 bytes" <<<"$out" ||
+  fail "a short PROSGROW_KV_HASH_SECRET was accepted (rc $rc): $out"
 echo "doctor_cli_check: ok"

@@ -32,6 +32,10 @@ TEST_F(ServeReal, ResponsesNodeSdk) {
   const std::string log = (*s)->Log();
   EXPECT_NE(log.find("request POST /v1/responses status=200 error=- prompt_tokens="), std::string::npos) << log;
   EXPECT_NE(log.find("request POST /v1/responses status=400 error=unsupported_tool"), std::string::npos) << log;
+  // Codex's shape: the hosted tools it declared are named on the request's line and counted.
+  EXPECT_NE(log.find(" skipped_tools=web_search,image_generation"), std::string::npos) << log;
+  EXPECT_EQ(Metric(**s, "prosgrow_hosted_tools_skipped_total{type=\"web_search\"}"), 1) << metrics;
+  EXPECT_EQ(Metric(**s, "prosgrow_hosted_tools_skipped_total{type=\"image_generation\"}"), 1) << metrics;
   EXPECT_EQ((*s)->Stop(), 0) << (*s)->Log();
 }
 

@@ -10,7 +10,7 @@ namespace pg {
 
 struct CheckResult {
   enum class Verdict { kOk, kWarn, kFail, kSkip };
-  std::string name;  // "cpu", "memory", "disk tier", "redis", "kv events", "http port", "model"
+  std::string name;  // "cpu", "memory", "disk tier", "redis", "kv events", "block hashes", ...
   Verdict verdict = Verdict::kOk;
   std::string detail;  // what was found, one line
   std::string fix;     // what to do about it ("" when ok)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "doctor/block_hash_check.h"
 #include "doctor/host_checks.h"
 #include "doctor/model_check.h"
 #include "doctor/network_checks.h"
@@ -36,6 +37,7 @@ PreflightPlan PlanFromConfig(const EngineConfig& c) {
   p.kv_events = c.kv_events;
   p.kv_remote = c.kv_remote;
   p.kv_remote_password = c.kv_remote_password;
+  p.kv_hash_keyed = !c.kv_hash_secret.empty();
   return p;
 }
 
@@ -53,6 +55,10 @@ std::vector<CheckResult> RunPreflight(const PreflightPlan& plan) {
   out.push_back(CheckDiskTier(plan.kv_disk_dir, plan.kv_disk_bytes));
   out.push_back(CheckRedis(plan.kv_remote, 1.0, plan.kv_remote_password));
   out.push_back(CheckEvents(plan.kv_events));
+  out.push_back(CheckBlockHashes({.keyed = plan.kv_hash_keyed,
+                                  .kv_events = !plan.kv_events.empty(),
+                                  .kv_remote = !plan.kv_remote.empty(),
+                                  .disk = !plan.kv_disk_dir.empty()}));
   if (plan.http_host.empty()) {
     out.push_back(CheckResult::Skip("http port", "not serving"));
   } else {

@@ -177,9 +177,11 @@ std::vector<uint64_t> Engine::PromptBlockHashes(const std::vector<int32_t>& prom
   const size_t page = static_cast<size_t>(kv_->page_tokens());
   std::vector<uint64_t> out;
   // The same root the KV cache (and so its events) use: the executor-qualified identity.
-  BlockHash h = RootHash(KvModelIdentity(model_->identity(), *executor_), salt);
+  // Under the same fleet secret, too: these are the names the events use.
+  const BlockHashKey key(config_.kv_hash_secret);
+  BlockHash h = RootHash(KvModelIdentity(model_->identity(), *executor_), salt, key);
   for (size_t at = 0; at + page <= prompt.size(); at += page) {
-    h = ChainHash(h, std::span<const int32_t>(prompt.data() + at, page));
+    h = ChainHash(h, std::span<const int32_t>(prompt.data() + at, page), key);
     out.push_back(EventHashOf(h.bytes.data()));
   }
   return out;

@@ -83,6 +83,9 @@ struct EngineConfig {
   std::string kv_remote_secret;        // --kv-remote-secret-file: HMAC key of remote values; "" = none
   bool kv_events_tokens = true;        // --kv-events-tokens: BlockStored carries token ids (off: hashes only)
   std::string kv_events_curve_secret;  // Z85 CURVE secret key of the KV-event sockets; "" = plain ZMQ
+  // --kv-hash-secret-file / PROSGROW_KV_HASH_SECRET: the fleet secret keying
+  // every block hash (kv/index/block_hash.h); "" = unkeyed hashes.
+  std::string kv_hash_secret;
   // Tests only: the device tier's arena (KvCacheConfig::device_arena); empty = RAM.
   std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_blocks, size_t block_bytes)> kv_device_arena;
   // The host tier's and the movers' staging memory (KvCacheConfig::host_memory);

@@ -33,6 +33,7 @@ Result<KvCacheConfig> KvCacheConfigOf(const EngineConfig& c, const KvLayout& lay
   kc.remote.timeout_s = c.kv_remote_timeout_s;
   kc.remote.password = c.kv_remote_password;
   kc.remote.secret = c.kv_remote_secret;
+  kc.hash_key = BlockHashKey(c.kv_hash_secret);
   kc.device_arena = c.kv_device_arena;
   kc.host_memory = c.kv_host_memory;
   if (!c.eviction.empty()) {

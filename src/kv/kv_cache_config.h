@@ -12,6 +12,7 @@
 
 #include "base/status.h"
 #include "kv/host_memory.h"
+#include "kv/index/block_hash.h"
 #include "kv/kv_layout.h"
 #include "kv/remote_config.h"
 
@@ -40,6 +41,10 @@ struct KvCacheConfig {
   // Names the model (and weights) whose KV this is, e.g. "qwen3-0.6b:<gguf sha>".
   // Blocks of another identity never match, also on disk.
   std::string model_identity;
+  // The fleet secret's key (--kv-hash-secret-file / PROSGROW_KV_HASH_SECRET):
+  // keys every block hash (block_hash.h); unkeyed (the default) without one.
+  // Replicas share blocks only when they share the secret.
+  BlockHashKey hash_key;
   uint64_t device_bytes = 0;  // --kv-device-mem; must hold at least one block
   uint64_t host_bytes = 0;    // --kv-host-mem; 0 = no host tier
   std::string disk_dir;       // --kv-disk-dir; "" = no disk tier (created if missing)

@@ -11,8 +11,8 @@ PrefixHintResult KvCacheManager::Impl::ApplyPrefixHint(std::span<const int32_t> 
   PrefixHintResult r;
   if (!cfg_.prefix_cache || !request.use_prefix_cache) return r;
   std::vector<uint32_t> chain;
-  store_.index().MatchChain(RootHash(cfg_.model_identity, request.salt), prefix, page_, int64_t(prefix.size()) / page_,
-                            &chain);
+  store_.index().MatchChain(RootHash(cfg_.model_identity, request.salt, cfg_.hash_key), prefix, page_,
+                            int64_t(prefix.size()) / page_, cfg_.hash_key, &chain);
   PrefixHints& h = *hints_;
   switch (action) {
     case PrefixAction::kRetain: r.blocks = h.Hold(chain, BlockHold::kRetained, ttl_s, &r.refused); break;

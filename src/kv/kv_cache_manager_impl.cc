@@ -158,11 +158,11 @@ PrefixMatch KvCacheManager::Impl::Match(std::span<const int32_t> tokens, const C
     return m;
   }
   m.eligible_ = true;
-  m.root_ = RootHash(cfg_.model_identity, request.salt);
+  m.root_ = RootHash(cfg_.model_identity, request.salt, cfg_.hash_key);
   const int64_t max_blocks = tokens.empty() ? 0 : int64_t(tokens.size() - 1) / page_;
   PrefixIndex& index = store_.index();
   std::vector<uint32_t> chain;
-  index.MatchChain(m.root_, tokens, page_, max_blocks, &chain);
+  index.MatchChain(m.root_, tokens, page_, max_blocks, cfg_.hash_key, &chain);
 
   const std::vector<Tier> tiers = UsableTiers(chain, &m.stop_);
   CacheCounters& c = store_.counters();
@@ -370,7 +370,7 @@ void KvCacheManager::Impl::CommitFullBlock(SeqId id, int block_index, std::span<
   if (size_t(block_index) < s.hashes.size()) return;  // matched or committed already
   PG_CHECK_MSG(size_t(block_index) == s.hashes.size(), "CommitFullBlock: blocks must be committed in order");
   const BlockHash parent = block_index == 0 ? s.root : s.hashes.back();
-  const BlockHash h = ChainHash(parent, tokens);
+  const BlockHash h = ChainHash(parent, tokens, cfg_.hash_key);
   s.hashes.push_back(h);
   const int32_t slot = s.table[size_t(block_index)];
   PG_CHECK(store_.device().owner(slot) < 0);

@@ -18,9 +18,9 @@ constexpr double kForgetAfterS = 10;        // waits of sequences never admitted
 void KvCacheManager::Impl::StartRemoteLookup(SeqId id, std::span<const int32_t> tokens, const CacheRequest& request) {
   if (store_.remote() == nullptr || !request.use_prefix_cache || remote_waits_.count(id)) return;
   const int64_t max_blocks = tokens.empty() ? 0 : int64_t(tokens.size() - 1) / page_;
-  const BlockHash root = RootHash(cfg_.model_identity, request.salt);
+  const BlockHash root = RootHash(cfg_.model_identity, request.salt, cfg_.hash_key);
   std::vector<uint32_t> chain;
-  store_.index().MatchChain(root, tokens, page_, max_blocks, &chain);
+  store_.index().MatchChain(root, tokens, page_, max_blocks, cfg_.hash_key, &chain);
   const int64_t local = int64_t(chain.size());
   if (local >= max_blocks) return;  // the local tiers hold every full block
   std::vector<RemoteWant> want;
@@ -30,7 +30,7 @@ void KvCacheManager::Impl::StartRemoteLookup(SeqId id, std::span<const int32_t> 
     w.parent = parent;
     w.depth = int32_t(b);
     w.tokens.assign(tokens.begin() + b * page_, tokens.begin() + (b + 1) * page_);
-    w.hash = ChainHash(parent, w.tokens);
+    w.hash = ChainHash(parent, w.tokens, cfg_.hash_key);
     parent = w.hash;
     want.push_back(std::move(w));
   }

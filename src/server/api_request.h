@@ -86,6 +86,10 @@ struct ApiRequest {
   // Fields accepted without effect on this server (named in the
   // x-prosgrow-ignored-fields response header and the log, never dropped silently).
   std::vector<std::string> ignored_fields;
+  // Hosted tool declarations (server/hosted_tools.h) accepted and not offered
+  // to the model, by type, one entry per declaration; counted on /metrics and
+  // named in the request's log line.
+  std::vector<std::string> skipped_tools;
 };
 
 // `n_vocab` bounds token ids in a token-array prompt; `n_ctx` bounds max_tokens.

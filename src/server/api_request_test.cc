@@ -458,3 +458,27 @@ TEST(ApiRequest, ToolMessagesNeedTheirCallIdAndToolsAnObjectSchema) {
 
 }  // namespace
 }  // namespace pg
+
+namespace pg {
+namespace {
+
+// Hosted tool declarations in chat tools are skipped, not offered; forcing one is a 400.
+TEST(ApiRequest, ChatHostedToolsAreSkipped) {
+  auto r = testing::ParseChatBody(R"({"messages": [{"role": "user", "content": "x"}], "tools": [
+      {"type": "web_search"}, {"type": "function", "function": {"name": "f"}}, {"type": "custom", "custom": {"name": "g"}}]})");
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  EXPECT_EQ(r.value.skipped_tools, (std::vector<std::string>{"web_search", "custom"}));
+  ASSERT_EQ(r.value.tools.size(), 1u);
+  EXPECT_EQ(r.value.tools[0]["function"]["name"], "f");
+  auto only =
+      testing::ParseChatBody(R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "web_search"}]})");
+  ASSERT_TRUE(only.ok()) << only.error.message;
+  EXPECT_TRUE(only.value.tools.is_null());
+  auto forced = testing::ParseChatBody(R"({"messages": [{"role": "user", "content": "x"}],
+      "tools": [{"type": "web_search"}], "tool_choice": {"type": "web_search"}})");
+  ASSERT_FALSE(forced.ok());
+  EXPECT_EQ(forced.error.param, "tool_choice");
+}
+
+}  // namespace
+}  // namespace pg

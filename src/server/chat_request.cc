@@ -7,6 +7,7 @@
 
 #include "base/bounded_json.h"
 #include "server/api_request.h"
+#include "server/hosted_tools.h"
 #include "server/json_string_at.h"
 #include "server/openai_fields.h"
 #include "server/request_fields.h"
@@ -252,16 +253,24 @@ bool CheckTool(const json& t, size_t i, std::set<std::string>* names, FieldReade
              "strict", [](const json& v) { return v.is_boolean(); }, "a boolean");
 }
 
-// tools: function declarations, kept unless tool_choice is "none".
+// tools: function declarations, kept unless tool_choice is "none". Hosted
+// tool declarations (hosted_tools.h) are not offered: named in skipped_tools.
 void ReadTools(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
   const json* tools =
       r.GetSized({"tools", false, "an array", "entries", limits.max_tools, "--max-tools", "too_many_tools"});
   if (!tools) return;
   std::set<std::string> names;
+  json offered = json::array();
   for (size_t i = 0; i < tools->size(); ++i) {
-    if (!CheckTool((*tools)[i], i, &names, r)) return;
+    const json& t = (*tools)[i];
+    if (const std::string type = StringAt(t, "type"); IsHostedToolType(type)) {
+      req->skipped_tools.push_back(type);
+      continue;
+    }
+    if (!CheckTool(t, i, &names, r)) return;
+    offered.push_back(t);
   }
-  if (!tools->empty() && req->tool_choice != ApiRequest::ToolChoice::kNone) req->tools = *tools;
+  if (!offered.empty() && req->tool_choice != ApiRequest::ToolChoice::kNone) req->tools = std::move(offered);
 }
 
 }  // namespace

@@ -160,6 +160,7 @@ void HandleGeneration(const HandlerContext& ctx, const httplib::Request& req, ht
   ApiRequest api;
   std::optional<std::vector<int32_t>> prompt = PrepareRequest(ctx, req, res, dialect, &api);
   if (!prompt) return;
+  if (!api.skipped_tools.empty() && ctx.metrics) ctx.metrics->CountSkippedTools(api.skipped_tools);
 
   const Tokenizer& tok = ctx.service->tokenizer();
   ResponsePlan plan;

@@ -14,6 +14,7 @@
 #include "server/anthropic_handler.h"
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
+#include "server/codex_model_info.h"
 #include "server/completion_handler.h"
 #include "server/error_response.h"
 #include "server/guarded_http_server.h"
@@ -177,11 +178,13 @@ void HttpServer::Impl::AddInfoRoutes() {
     json m{{"id", info.model_name},  {"object", "model"},          {"created", started_unix},
            {"owned_by", "prosgrow"}, {"vocab_size", info.n_vocab}, {"context_length", info.n_ctx}};
     m.update(SpeculativeModelJson(info));  // speculative drafters; synthetic acceptance said out loud
+    m.update(CodexModelInfoJson(info));    // what Codex CLI's model catalogue reads
     return m;
   };
   server.Get(
       "/v1/models", Api([model_json](const httplib::Request&, httplib::Response& res) {
-        res.set_content(DumpJson({{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
+        const json models = json::array({model_json()});  // "models": where Codex reads its catalogue
+        res.set_content(DumpJson({{"object", "list"}, {"data", models}, {"models", models}}), "application/json");
       }));
   server.Get(R"(/v1/models/(.+))", Api([this, model_json](const httplib::Request& req, httplib::Response& res) {
                if (req.matches[1] != service->info().model_name) {

@@ -21,6 +21,11 @@ void NoteRequestTokens(const GenerationResult& result) {
   t_record.cached_tokens = result.cache.cached_tokens;
 }
 
+void NoteRequestSkippedTools(const std::vector<std::string>& types) {
+  t_record.skipped_tools.clear();
+  for (const std::string& t : types) t_record.skipped_tools += (t_record.skipped_tools.empty() ? "" : ",") + t;
+}
+
 std::string ErrorCodeOf(const std::string& body) {
   if (body.empty() || body.size() > (1 << 16) || body[0] != '{') return "";
   nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
@@ -44,11 +49,13 @@ void NoteRequestResponse(int status, const std::string& body) {
 
 std::string RequestLogLine(const std::string& method, const std::string& path, int status, double now_s) {
   const std::string& code = t_record.error;
-  return fmt::format(
+  std::string line = fmt::format(
       "request {} {} status={} error={} prompt_tokens={} completion_tokens={} cached_tokens={} "
       "duration_ms={:.1f}",
       method, path, status, code.empty() ? "-" : code, Count(t_record.prompt_tokens), Count(t_record.completion_tokens),
       Count(t_record.cached_tokens), t_record.start_s > 0 ? (now_s - t_record.start_s) * 1000 : 0.0);
+  if (!t_record.skipped_tools.empty()) line += " skipped_tools=" + t_record.skipped_tools;
+  return line;
 }
 
 }  // namespace pg

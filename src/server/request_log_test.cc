@@ -31,5 +31,15 @@ TEST(RequestLog, LineCarriesStatusCodeTokensAndDuration) {
   EXPECT_EQ(ErrorCodeOf("not json"), "");
 }
 
+TEST(RequestLog, LineNamesSkippedHostedTools) {
+  BeginRequestLog(1.0);
+  NoteRequestSkippedTools({"web_search", "image_generation"});
+  EXPECT_EQ(RequestLogLine("POST", "/v1/responses", 200, 1.0),
+            "request POST /v1/responses status=200 error=- prompt_tokens=- completion_tokens=- cached_tokens=- "
+            "duration_ms=0.0 skipped_tools=web_search,image_generation");
+  BeginRequestLog(1.0);  // a new request starts without
+  EXPECT_EQ(RequestLogLine("POST", "/v1/responses", 200, 1.0).find("skipped_tools"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pg

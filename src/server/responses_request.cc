@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/bounded_json.h"
+#include "server/hosted_tools.h"
 #include "server/json_string_at.h"
 #include "server/known_keys.h"
 #include "server/request_fields.h"
@@ -43,21 +44,6 @@ constexpr const char* kFields[] = {"model",
                                    "max_tool_calls",
                                    "prompt_cache_retention",
                                    "client_metadata"};
-
-// Hosted tools OpenAI runs itself; this server runs none of them.
-constexpr const char* kHostedTools[] = {"web_search",
-                                        "web_search_preview",
-                                        "web_search_preview_2025_03_11",
-                                        "file_search",
-                                        "computer_use_preview",
-                                        "code_interpreter",
-                                        "image_generation",
-                                        "mcp",
-                                        "local_shell",
-                                        "custom",
-                                        "computer",
-                                        "shell",
-                                        "apply_patch"};
 
 ApiError Bad(const std::string& param, const std::string& message, const char* code = "") {
   return BadRequest(param + ": " + message, param, code);
@@ -232,23 +218,25 @@ std::optional<ApiError> FunctionTool(const json& t, const std::string& where, st
 }
 
 // tools: function tools, and namespaces of function tools (Codex groups
-// some so), which are declared by their own names; hosted tools are a 400.
+// some so), which are declared by their own names. Hosted tools
+// (hosted_tools.h) are not offered to the model: they are named in
+// api.skipped_tools and left out of the response's `tools`.
 void ReadTools(FieldReader& r, const RequestLimits& limits, ResponsesRequest* out) {
   const json* tools =
       r.GetSized({"tools", false, "an array", "entries", limits.max_tools, "--max-tools", "too_many_tools"});
   if (!tools) return;
   json chat = json::array();
+  json offered = json::array();
   std::set<std::string> names;
   for (size_t i = 0; i < tools->size(); ++i) {
     const json& t = (*tools)[i];
     const std::string where = fmt::format("tools[{}]", i);
     std::string type = StringAt(t, "type");
-    if (std::find(std::begin(kHostedTools), std::end(kHostedTools), type) != std::end(kHostedTools)) {
-      return r.Fail(
-          Bad(where + ".type",
-              fmt::format("'{}' is a hosted tool, which this server does not run; declare function tools", type),
-              "unsupported_tool"));
+    if (IsHostedToolType(type)) {
+      out->api.skipped_tools.push_back(type);
+      continue;
     }
+    offered.push_back(t);
     if (type == "namespace") {
       if (auto e = UnknownKey(t, {"type", "name", "description", "tools"}, where)) return r.Fail(*e);
       if (!t.contains("name") || !t["name"].is_string() || !t.contains("tools") || !t["tools"].is_array()) {
@@ -268,7 +256,7 @@ void ReadTools(FieldReader& r, const RequestLimits& limits, ResponsesRequest* ou
     if (type != "function") return r.Fail(Bad(where + ".type", "must be \"function\"", "unsupported_tool"));
     if (auto e = FunctionTool(t, where, &names, &chat)) return r.Fail(*e);
   }
-  out->echo["tools"] = *tools;
+  out->echo["tools"] = std::move(offered);
   if (!chat.empty()) out->api.tools = std::move(chat);
 }
 
@@ -290,9 +278,11 @@ void ReadToolChoice(FieldReader& r, ApiRequest* api) {
   }
   const std::string type = (*tc)["type"].get<std::string>();
   if (type != "function") {
+    const std::string why = IsHostedToolType(type) ? "forces a hosted tool, which this server does not run (hosted "
+                                                     "tools are not offered to the model)"
+                                                   : "is not a tool type this server runs; use \"function\"";
     return r.Fail(
-        BadRequest(fmt::format("tool_choice.type: '{}' names a hosted tool, which this server does not run", type),
-                   "tool_choice.type", "unsupported_tool"));
+        BadRequest(fmt::format("tool_choice.type: '{}' {}", type, why), "tool_choice.type", "unsupported_tool"));
   }
   if (!tc->contains("name") || !(*tc)["name"].is_string()) {
     return r.Fail(BadRequest("tool_choice.name: a string is required", "tool_choice.name"));

@@ -16,7 +16,11 @@
 //     {type: "reasoning", summary, content}  -> reasoning_content of the next assistant message
 //                                               (templates that replay reasoning read it)
 //   tools [{type: "function", name, description, parameters, strict}]
-//                                            -> chat function tools; hosted tools are a 400 naming them
+//                                            -> chat function tools
+//   tools [{type: "web_search" | "image_generation" | ... (hosted_tools.h)}]
+//                                            -> not offered to the model: named in api.skipped_tools
+//                                               and left out of the response's tools; a tool_choice
+//                                               forcing one is a 400
 //   tools [{type: "namespace", name, tools: [function tools]}]
 //                                            -> its function tools by their own names; a call to one
 //                                               carries "namespace" in its output item

@@ -70,11 +70,41 @@ TEST(ResponsesRequest, FunctionToolsAndToolChoice) {
   EXPECT_EQ(r.value.echo["tool_choice"], json::parse(R"({"type": "function", "name": "get_weather"})"));
 }
 
-TEST(ResponsesRequest, HostedToolsAreRefusedByName) {
-  ApiError e = ParseError(R"({"model": "m", "input": "x", "tools": [{"type": "web_search"}]})");
+// Codex CLI declares its hosted web_search among its function tools: the
+// hosted declarations are skipped (named, not offered, not echoed).
+TEST(ResponsesRequest, HostedToolsAreSkippedNotOffered) {
+  auto r = Parse(R"({"model": "m", "input": "x", "tools": [
+      {"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
+      {"type": "web_search", "external_web_access": false}, {"type": "image_generation"},
+      {"type": "web_search_preview_2025_03_11"}, {"type": "code_interpreter", "container": {"type": "auto"}},
+      {"type": "mcp", "server_label": "x", "server_url": "https://example.com"}, {"type": "file_search"},
+      {"type": "computer_use_preview", "display_width": 1, "display_height": 1, "environment": "linux"}]})");
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  EXPECT_EQ(r.value.api.skipped_tools,
+            (std::vector<std::string>{"web_search", "image_generation", "web_search_preview_2025_03_11",
+                                      "code_interpreter", "mcp", "file_search", "computer_use_preview"}));
+  ASSERT_EQ(r.value.api.tools.size(), 1u);
+  EXPECT_EQ(r.value.api.tools[0]["function"]["name"], "exec_command");
+  ASSERT_EQ(r.value.echo["tools"].size(), 1u);  // the response reports what was offered
+  EXPECT_EQ(r.value.echo["tools"][0]["name"], "exec_command");
+  // Only hosted tools: nothing is offered.
+  auto only = Parse(R"({"model": "m", "input": "x", "tools": [{"type": "web_search"}]})");
+  ASSERT_TRUE(only.ok()) << only.error.message;
+  EXPECT_TRUE(only.value.api.tools.is_null());
+  EXPECT_EQ(only.value.echo["tools"], json::array());
+  // An unknown type is still a 400.
+  ApiError e = ParseError(R"({"model": "m", "input": "x", "tools": [{"type": "teleport"}]})");
   EXPECT_EQ(e.param, "tools[0].type");
   EXPECT_EQ(e.code, "unsupported_tool");
-  EXPECT_NE(e.message.find("'web_search'"), std::string::npos) << e.message;
+}
+
+// A tool_choice that forces a hosted tool cannot be honoured: 400.
+TEST(ResponsesRequest, ForcingAHostedToolIsRefused) {
+  ApiError e = ParseError(R"({"model": "m", "input": "x", "tools": [{"type": "web_search"}],
+                              "tool_choice": {"type": "web_search"}})");
+  EXPECT_EQ(e.param, "tool_choice.type");
+  EXPECT_EQ(e.code, "unsupported_tool");
+  EXPECT_NE(e.message.find("'web_search' forces a hosted tool"), std::string::npos) << e.message;
   e = ParseError(R"({"model": "m", "input": "x", "tool_choice": {"type": "file_search"}})");
   EXPECT_EQ(e.param, "tool_choice.type");
 }

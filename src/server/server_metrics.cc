@@ -32,6 +32,10 @@ ServerMetrics::ServerMetrics(MetricsRegistry* r)
   evicted_age_s =
       r->AddHistogram("prosgrow_prompt_evicted_age_seconds",
                       "Per request that missed evicted KV: seconds since it was evicted.", EvictionAgeBuckets());
+  skipped_tools = r->AddCounter("prosgrow_hosted_tools_skipped_total",
+                                "Hosted tool declarations (web_search, image_generation, ...) accepted and not "
+                                "offered to the model, by tool type.",
+                                {"type"});
   for (const char* reason : {"never_seen", "evicted", "diverged", "loading", "policy"}) missed_tokens->Inc({reason}, 0);
   for (const char* tier : {"device", "host", "disk"}) evicted_tokens->Inc({tier}, 0);
   // Series that should exist from the start, so dashboards see zeros.
@@ -47,6 +51,11 @@ void ServerMetrics::CountTokens(const GenerationResult& result) {
   completion_tokens->Inc({}, static_cast<double>(result.completion_tokens));
   for (int t = 0; t < kNumTiers; ++t) cached_tokens->Inc({TierName(t)}, static_cast<double>(result.cache[t]));
   CountMisses(result.cache.miss);
+}
+
+void ServerMetrics::CountSkippedTools(const std::vector<std::string>& types) {
+  NoteRequestSkippedTools(types);  // for this request's log line
+  for (const std::string& t : types) skipped_tools->Inc({t});
 }
 
 std::vector<double> ServerMetrics::EvictionAgeBuckets() { return {1, 5, 15, 60, 300, 900, 3600, 14400, 86400}; }

@@ -19,6 +19,7 @@ struct ServerMetrics {
   CounterFamily* missed_tokens;       // {reason}: never_seen, evicted, diverged, loading, policy
   CounterFamily* evicted_tokens;      // {tier}: the evicted reason by the tier the blocks left last
   Histogram* evicted_age_s;           // per request with evicted tokens: seconds since the eviction
+  CounterFamily* skipped_tools;       // {type}: hosted tool declarations not offered (hosted_tools.h)
   Gauge* in_flight;                   // generation requests being served
   Histogram* ttft_s;
   Histogram* itl_s;
@@ -32,6 +33,9 @@ struct ServerMetrics {
   void CountTokens(const GenerationResult& result);
   // Adds one finished request's miss reasons.
   void CountMisses(const MissReasons& miss);
+  // Counts a request's skipped hosted tool declarations (ApiRequest::
+  // skipped_tools) by type, and names them in its log line.
+  void CountSkippedTools(const std::vector<std::string>& types);
 };
 
 }  // namespace pg

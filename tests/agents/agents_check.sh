@@ -7,7 +7,12 @@
 #       the second run must read its context from the KV cache (cached_tokens > 0
 #       in its request's log line).
 #   Codex CLI (@openai/codex)                 `codex exec` with a custom provider,
-#       wire_api = "responses", in a temporary CODEX_HOME.
+#       wire_api = "responses", in a temporary CODEX_HOME, with nothing but the
+#       provider's base URL and key: no web_search setting, so Codex declares its
+#       hosted web_search tool and the server must skip it (the request's log line
+#       says skipped_tools=web_search). Then again with the key from an auth
+#       command, which makes Codex read its model catalogue from /v1/models: it
+#       must find the model there (no "Model metadata ... not found" warning).
 #   opencode (opencode-ai)                    `opencode run` with an OpenAI-compatible provider.
 #
 # "Complete" means the client exits 0 after a whole request/response cycle
@@ -68,6 +73,7 @@ url=$SERVE_LIB_URL
 
 # Lines "request POST <path> status=..." of the server log (one per request).
 requests() { grep -F "request POST $1 " "$log" || true; }
+gets() { grep -F "request GET $1" "$log" || true; }
 count() { requests "$1" | grep -c "status=$2" || true; }
 
 mkdir -p "$work/home" "$work/project"
@@ -107,39 +113,53 @@ prompt=$(sed -n 's/.* prompt_tokens=\([0-9]*\).*/\1/p' <<<"$second")
 [[ ${cached:-0} -gt 0 ]] || fail "claude --continue read nothing from the cache: $second"
 echo "claude code: ok (run 1 $how1; run 2 $how2, its first request read $cached of $prompt prompt tokens from the cache)"
 
-# 2. Codex CLI, the Responses API through a custom provider.
-mkdir -p "$work/codex"
-cat >"$work/codex/config.toml" <<EOF
+# 2. Codex CLI, the Responses API through a custom provider: the base URL and
+# the key (AUTH is the provider's key setting), nothing else.
+codex_run() {  # HOME_DIR AUTH
+  mkdir -p "$1"
+  cat >"$1/config.toml" <<EOF
 model = "$name"
 model_provider = "prosgrow"
-web_search = "disabled"
 check_for_update_on_startup = false
 
 [model_providers.prosgrow]
 name = "prosgrow"
 base_url = "$url/v1"
-env_key = "PROSGROW_API_KEY"
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
+$2
 
 [analytics]
 enabled = false
 EOF
-# As Claude Code, Codex exits 1 when the reply stops at the cap (response.incomplete).
-rc=0
-CODEX_HOME=$work/codex PROSGROW_API_KEY=$key timeout 600 "$codex" exec --skip-git-repo-check "Say hello." \
-  >"$work/codex.out" 2>&1 || rc=$?
-if [[ $rc -eq 0 ]]; then
-  how=$(grep -q "^ERROR" "$work/codex.out" && echo "exit 0 with errors" || echo "exit 0")
-  [[ $how == "exit 0" ]] || fail "codex exec reported an error: $(grep '^ERROR' "$work/codex.out" | head -3)"
-elif [[ $(grep "^ERROR" "$work/codex.out" | sort -u) == "ERROR: Incomplete response returned, reason: max_output_tokens" ]]; then
-  how="exit $rc: the reply reached the output cap"
-else
-  fail "codex exec exited $rc ($(tail -c 600 "$work/codex.out"))"
-fi
+  # As Claude Code, Codex exits 1 when the reply stops at the cap (response.incomplete).
+  local rc=0 out=$1/codex.out
+  CODEX_HOME=$1 PROSGROW_API_KEY=$key timeout 600 "$codex" exec --skip-git-repo-check "Say hello." >"$out" 2>&1 || rc=$?
+  if [[ $rc -eq 0 ]]; then
+    grep -q "^ERROR" "$out" && fail "codex exec reported an error: $(grep '^ERROR' "$out" | head -3)"
+    echo "exit 0"
+  elif [[ $(grep "^ERROR" "$out" | sort -u) == "ERROR: Incomplete response returned, reason: max_output_tokens" ]]; then
+    echo "exit $rc: the reply reached the output cap"
+  else
+    fail "codex exec exited $rc ($(tail -c 600 "$out"))"
+  fi
+}
+how=$(codex_run "$work/codex" 'env_key = "PROSGROW_API_KEY"') || { echo "$how"; exit 1; }
 [[ $(count /v1/responses 200) -ge 1 ]] || fail "codex: no /v1/responses answered 200 ($(requests /v1/responses | tail -3))"
-echo "codex: ok ($how; $(count /v1/responses 200) responses)"
+requests /v1/responses | grep "status=200" | grep -q " skipped_tools=.*web_search" ||
+  fail "codex: no request skipped its hosted web_search tool ($(requests /v1/responses | tail -3))"
+echo "codex: ok ($how; $(count /v1/responses 200) responses, its hosted web_search skipped)"
+# The key from an auth command: Codex then reads its model catalogue from /v1/models.
+before=$(count /v1/responses 200)
+auth=$(printf '[model_providers.prosgrow.auth]\ncommand = "printf"\nargs = ["%s"]' "$key")
+how=$(codex_run "$work/codex-catalogue" "$auth") || { echo "$how"; exit 1; }
+[[ $(count /v1/responses 200) -gt $before ]] || fail "codex (auth command): no /v1/responses answered 200"
+gets /v1/models | grep -q "status=200" || fail "codex (auth command) never read /v1/models ($(gets /v1/models))"
+if grep -qiE "Model metadata for .* not found|failed to decode models response" "$work/codex-catalogue/codex.out"; then
+  fail "codex did not take its catalogue from /v1/models: $(grep -iE 'metadata|models response' "$work/codex-catalogue/codex.out")"
+fi
+echo "codex (key from an auth command): ok ($how; its model metadata read from /v1/models)"
 
 # 3. opencode, an OpenAI-compatible provider (its @ai-sdk package comes from npm).
 export OPENCODE_CONFIG_CONTENT

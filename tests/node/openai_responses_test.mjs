@@ -2,7 +2,10 @@
 // official OpenAI Node SDK: responses.create and responses.stream, plain
 // text, forced function calls (tool_choice names the tool, enforced by
 // constrained decoding, so a random-weight model calls it too), a tool
-// round trip continued with previous_response_id, and the errors.
+// round trip continued with previous_response_id, Codex CLI's request shape
+// (hosted tools such as web_search beside the function tools: accepted, not
+// offered, counted on /metrics), the model catalogue fields Codex reads from
+// /v1/models, and the errors.
 //
 //   PROSGROW_BASE_URL   e.g. http://127.0.0.1:8080/v1   (required)
 //   PROSGROW_API_KEY    API key, if the server wants one
@@ -105,10 +108,53 @@ assert.equal(streamedCall.name, 'get_weather');
 assert.equal(args, streamedCall.arguments);
 assert.equal(argsDone, streamedCall.arguments);
 
-// 6. Errors: a hosted tool is refused by name; an unknown previous response is a 400.
+// 6. Codex's shape: hosted tools (Codex CLI 0.171 sends web_search by default)
+// beside a function tool are accepted and not offered to the model; the
+// response lists only the function tool, and /metrics counts each skipped type.
+const root = baseURL.replace(/\/v1\/?$/, '');
+const headers = { Authorization: `Bearer ${process.env.PROSGROW_API_KEY || 'unused'}` };
+async function skipped(type) {
+  const text = await (await fetch(`${root}/metrics`, { headers })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`prosgrow_hosted_tools_skipped_total{type="${type}"} `));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+const before = { web: await skipped('web_search'), image: await skipped('image_generation') };
+const hosted = await client.responses.create({
+  model, input: 'Say hello.', max_output_tokens: 8, temperature: 0,
+  tools: [...tools, { type: 'web_search', external_web_access: false }, { type: 'image_generation' }],
+});
+assert.ok(['completed', 'incomplete'].includes(hosted.status), hosted.status);
+assert.deepEqual(hosted.tools.map((t) => t.type), ['function'], JSON.stringify(hosted.tools));
+assert.equal(await skipped('web_search'), before.web + 1);
+assert.equal(await skipped('image_generation'), before.image + 1);
+// A tool_choice that forces a hosted tool stays a 400.
 await assert.rejects(
-  client.responses.create({ model, input: 'x', tools: [{ type: 'web_search' }] }),
-  (e) => e.status === 400 && e.error?.param === 'tools[0].type' && /web_search/.test(e.message),
+  client.responses.create({ model, input: 'x', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }),
+  (e) => e.status === 400 && e.error?.param === 'tool_choice.type' && /web_search/.test(e.message),
+);
+
+// 7. The model catalogue Codex reads: GET /v1/models lists the model under
+// "models" too, with the fields Codex's ModelInfo requires.
+const listing = await (await fetch(`${baseURL}/models`, { headers })).json();
+assert.equal(listing.data[0].id, model);
+const info = listing.models[0];
+assert.equal(info.slug, model);
+assert.equal(info.display_name, model);
+assert.ok(info.context_window > 0, JSON.stringify(info));
+assert.deepEqual(info.input_modalities, ['text']);
+for (const [key, type] of [['supported_reasoning_levels', 'object'], ['shell_type', 'string'],
+  ['visibility', 'string'], ['supported_in_api', 'boolean'], ['priority', 'number'],
+  ['base_instructions', 'string'], ['supports_reasoning_summaries', 'boolean'], ['support_verbosity', 'boolean'],
+  ['truncation_policy', 'object'], ['supports_parallel_tool_calls', 'boolean'],
+  ['experimental_supported_tools', 'object']]) {
+  assert.equal(typeof info[key], type, `models[0].${key}: ${JSON.stringify(info[key])}`);
+}
+assert.equal((await client.models.retrieve(model)).context_window, info.context_window);
+
+// 8. Errors: an unknown tool type and an unknown previous response are 400s.
+await assert.rejects(
+  client.responses.create({ model, input: 'x', tools: [{ type: 'teleport' }] }),
+  (e) => e.status === 400 && e.error?.param === 'tools[0].type',
 );
 await assert.rejects(
   client.responses.create({ model, input: 'x', previous_response_id: 'resp_nope' }),

@@ -96,7 +96,7 @@ MissExplanation MissAccounting::Explain(const PrefixIndex& index, const BlockHas
   std::fill(run, run + kWhatIfPoints, true);
   for (int64_t i = f; i < full; ++i) {
     auto block = tokens.subspan(size_t(i * page), size_t(page));
-    const BlockHash h = ChainHash(parent, block);
+    const BlockHash h = ChainHash(parent, block, cfg_.hash_key);
     int tier = kDeviceTier;
     double at = -1;
     const Status st = StatusOf(index, h, block, &tier, &at);

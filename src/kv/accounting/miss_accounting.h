@@ -50,6 +50,7 @@ class MissAccounting {
     uint64_t disk_file_bytes = 0;  // bytes one block takes on disk (0 = block_bytes)
     int64_t ghost_blocks = -1;     // per tier; -1 = enough for the largest what-if point, in [1024, 2^18]
     std::function<double()> clock;
+    BlockHashKey hash_key;  // the chain's key (KvCacheConfig::hash_key)
   };
   MissAccounting() = default;
   void Configure(const Config& c);

@@ -36,20 +36,44 @@ EVP_MD_CTX* ThreadCtx() {
   return holder.ctx;
 }
 
-BlockHash Sha256Parts(const uint8_t* a, size_t na, const uint8_t* b, size_t nb) {
+// SHA-256(a | b | c); empty parts are skipped.
+BlockHash Sha256Parts(std::span<const uint8_t> a, std::span<const uint8_t> b, std::span<const uint8_t> c = {}) {
   BlockHash h;
   EVP_MD_CTX* ctx = ThreadCtx();
   unsigned len = 0;
   PG_CHECK(EVP_DigestInit_ex(ctx, Sha256Md(), nullptr) == 1);
-  PG_CHECK(EVP_DigestUpdate(ctx, a, na) == 1);
-  if (nb > 0) PG_CHECK(EVP_DigestUpdate(ctx, b, nb) == 1);
+  for (std::span<const uint8_t> part : {a, b, c}) {
+    if (!part.empty()) PG_CHECK(EVP_DigestUpdate(ctx, part.data(), part.size()) == 1);
+  }
   PG_CHECK(EVP_DigestFinal_ex(ctx, h.bytes.data(), &len) == 1 && len == 32);
   return h;
 }
 
-BlockHash Sha256(const uint8_t* data, size_t n) { return Sha256Parts(data, n, nullptr, 0); }
+BlockHash Sha256(const uint8_t* data, size_t n) { return Sha256Parts({data, n}, {}); }
 
 }  // namespace
+
+BlockHashKey::BlockHashKey(std::string_view secret) {
+  if (secret.empty()) return;
+  keyed_ = true;
+  std::array<uint8_t, 64> k{};
+  if (secret.size() > k.size()) {
+    const BlockHash d = Sha256(reinterpret_cast<const uint8_t*>(secret.data()), secret.size());
+    std::memcpy(k.data(), d.bytes.data(), d.bytes.size());
+  } else {
+    std::memcpy(k.data(), secret.data(), secret.size());
+  }
+  for (size_t i = 0; i < k.size(); ++i) {
+    inner_pad_[i] = uint8_t(k[i] ^ 0x36);
+    outer_pad_[i] = uint8_t(k[i] ^ 0x5c);
+  }
+}
+
+BlockHash BlockHashKey::Digest(std::span<const uint8_t> a, std::span<const uint8_t> b) const {
+  if (!keyed_) return Sha256Parts(a, b);
+  const BlockHash inner = Sha256Parts(inner_pad_, a, b);
+  return Sha256Parts(outer_pad_, inner.bytes);
+}
 
 bool BlockHash::IsZero() const {
   for (uint8_t b : bytes)
@@ -87,20 +111,20 @@ BlockHash ModelIdentityHash(std::string_view model_identity) {
   return Sha256(reinterpret_cast<const uint8_t*>(model_identity.data()), model_identity.size());
 }
 
-BlockHash RootHash(std::string_view model_identity, std::string_view cache_salt) {
+BlockHash RootHash(std::string_view model_identity, std::string_view cache_salt, const BlockHashKey& key) {
   static constexpr std::string_view kTag = "pgkv-root-1";
   std::vector<uint8_t> buf(kTag.begin(), kTag.end());
   AppendU64(&buf, model_identity.size());
   buf.insert(buf.end(), model_identity.begin(), model_identity.end());
   AppendU64(&buf, cache_salt.size());
   buf.insert(buf.end(), cache_salt.begin(), cache_salt.end());
-  return Sha256(buf.data(), buf.size());
+  return key.Digest(buf);
 }
 
-BlockHash ChainHash(const BlockHash& parent, std::span<const int32_t> tokens) {
+BlockHash ChainHash(const BlockHash& parent, std::span<const int32_t> tokens, const BlockHashKey& key) {
   // Little-endian hosts only (x86-64, aarch64): tokens are hashed as laid out.
   static_assert(std::endian::native == std::endian::little);
-  return Sha256Parts(parent.bytes.data(), 32, reinterpret_cast<const uint8_t*>(tokens.data()), 4 * tokens.size());
+  return key.Digest(parent.bytes, {reinterpret_cast<const uint8_t*>(tokens.data()), 4 * tokens.size()});
 }
 
 }  // namespace pg

@@ -6,6 +6,14 @@
 // with hash(b_{-1}) = root. So a block's hash names the whole token prefix up
 // to and including it, for one model and one salt. The index still compares
 // the stored tokens on every hit. Value type; thread-safe.
+//
+// Keyed (a BlockHashKey made from the fleet secret, --kv-hash-secret-file or
+// PROSGROW_KV_HASH_SECRET): every SHA-256 above, the root's and each block's,
+// is HMAC-SHA256 under the secret over the same bytes. Whoever lacks the
+// secret can then neither recompute a guessed prompt's hashes nor extend a
+// hash they saw (on KV events, in Redis key names, in disk file names) by a
+// guessed next block. Replicas that share the secret share blocks. Unkeyed
+// (no secret, the default), the hashes are the plain chain above.
 #pragma once
 
 #include <array>
@@ -38,11 +46,30 @@ struct BlockHashHasher {
   }
 };
 
+// The key of keyed block hashes: HMAC-SHA256's inner and outer pads of the
+// secret (a secret over 64 bytes is hashed first, as HMAC does). The
+// default-constructed key is unkeyed: Digest is plain SHA-256. Value type;
+// thread-safe (Digest uses a per-thread context).
+class BlockHashKey {
+ public:
+  BlockHashKey() = default;
+  // An empty secret is unkeyed.
+  explicit BlockHashKey(std::string_view secret);
+  bool keyed() const { return keyed_; }
+  // HMAC-SHA256(secret, a | b) when keyed, else SHA-256(a | b).
+  BlockHash Digest(std::span<const uint8_t> a, std::span<const uint8_t> b = {}) const;
+
+ private:
+  std::array<uint8_t, 64> inner_pad_{};
+  std::array<uint8_t, 64> outer_pad_{};
+  bool keyed_ = false;
+};
+
 // SHA-256 of the model identity alone (stored in disk block headers).
 BlockHash ModelIdentityHash(std::string_view model_identity);
-// Hash of the empty prefix for (model, salt).
-BlockHash RootHash(std::string_view model_identity, std::string_view cache_salt);
-// Hash of a block given its parent's hash and its tokens.
-BlockHash ChainHash(const BlockHash& parent, std::span<const int32_t> tokens);
+// Hash of the empty prefix for (model, salt), under `key` (unkeyed by default).
+BlockHash RootHash(std::string_view model_identity, std::string_view cache_salt, const BlockHashKey& key = {});
+// Hash of a block given its parent's hash and its tokens, under `key`.
+BlockHash ChainHash(const BlockHash& parent, std::span<const int32_t> tokens, const BlockHashKey& key = {});
 
 }  // namespace pg

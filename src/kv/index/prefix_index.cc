@@ -109,12 +109,12 @@ int32_t PrefixIndex::children_any(const BlockHash& hash) const {
 }
 
 void PrefixIndex::MatchChain(const BlockHash& root, std::span<const int32_t> tokens, int page_tokens,
-                             int64_t max_blocks, std::vector<uint32_t>* out) const {
+                             int64_t max_blocks, const BlockHashKey& key, std::vector<uint32_t>* out) const {
   BlockHash h = root;
   const int64_t n_blocks = std::min<int64_t>(max_blocks, int64_t(tokens.size()) / page_tokens);
   for (int64_t b = 0; b < n_blocks; ++b) {
     auto block = tokens.subspan(size_t(b * page_tokens), size_t(page_tokens));
-    h = ChainHash(h, block);
+    h = ChainHash(h, block, key);
     const uint32_t id = Find(h);
     if (id == kNone) return;
     const IndexEntry& e = entries_[id];

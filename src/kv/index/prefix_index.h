@@ -107,10 +107,10 @@ class PrefixIndex {
   const std::set<EvictKey>& evictable(int t) const { return evict_[t]; }
 
   // Longest chain from `root` whose blocks match `tokens` (page_tokens each,
-  // at most max_blocks); appends entry ids to *out. Stops at the first miss
-  // or token mismatch.
+  // at most max_blocks), hashed under `key` as root was; appends entry ids
+  // to *out. Stops at the first miss or token mismatch.
   void MatchChain(const BlockHash& root, std::span<const int32_t> tokens, int page_tokens, int64_t max_blocks,
-                  std::vector<uint32_t>* out) const;
+                  const BlockHashKey& key, std::vector<uint32_t>* out) const;
 
   // Told of every tier that starts or stops holding an entry (null = none).
   // The blocks already held are reported to it at once, parents first.

@@ -58,18 +58,18 @@ TEST(PrefixIndexTest, LongestPrefixMatchComparesTokens) {
   auto ids = InsertChain(idx, root, conv);
   ASSERT_EQ(ids.size(), 4u);
   std::vector<uint32_t> out;
-  idx.MatchChain(root, std::vector<int32_t>{1, 2, 3, 4, 9, 9, 7, 8}, 2, 100, &out);
+  idx.MatchChain(root, std::vector<int32_t>{1, 2, 3, 4, 9, 9, 7, 8}, 2, 100, {}, &out);
   EXPECT_EQ(out, (std::vector<uint32_t>{ids[0], ids[1]}));
   out.clear();
-  idx.MatchChain(root, conv, 2, 3, &out);  // capped
+  idx.MatchChain(root, conv, 2, 3, {}, &out);  // capped
   EXPECT_EQ(out.size(), 3u);
   out.clear();
-  idx.MatchChain(RootHash("m", "other salt"), conv, 2, 100, &out);
+  idx.MatchChain(RootHash("m", "other salt"), conv, 2, 100, {}, &out);
   EXPECT_TRUE(out.empty());
   // A stored block whose tokens differ from its key (simulated collision) is a miss.
   idx.at(ids[0]).tokens = {1, 99};
   out.clear();
-  idx.MatchChain(root, conv, 2, 100, &out);
+  idx.MatchChain(root, conv, 2, 100, {}, &out);
   EXPECT_TRUE(out.empty());
   idx.at(ids[0]).tokens = {1, 2};
   EXPECT_TRUE(idx.CheckIntegrity().ok());

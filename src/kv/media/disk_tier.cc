@@ -176,10 +176,10 @@ enum class ScanVerdict { kGood, kBad, kForeign, kUnreadable };
 
 // Reads the header and tokens of one block file into *info. kBad for a
 // damaged file (short, torn header, wrong size, tokens that do not chain to
-// the hash, a name that is not the hash); kForeign for another model's or
-// layout's intact block.
+// the hash under `key`, a name that is not the hash); kForeign for another
+// model's or layout's intact block.
 ScanVerdict ScanFile(const BlockRecord& record, uint64_t file_bytes, const std::filesystem::path& file,
-                     DiskTier::BlockInfo* info) {
+                     const BlockHashKey& key, DiskTier::BlockInfo* info) {
   const std::string path = file.string();
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -195,7 +195,7 @@ ScanVerdict ScanFile(const BlockRecord& record, uint64_t file_bytes, const std::
   if (::fstat(f.fd, &sb) != 0 || uint64_t(sb.st_size) != file_bytes ||
       PreadFull(f.fd, reinterpret_cast<uint8_t*>(info->tokens.data()), record.token_bytes(), sizeof(h)) !=
           ssize_t(record.token_bytes()) ||
-      !(ChainHash(info->parent, info->tokens) == info->hash) || file.stem().string() != info->hash.Hex() ||
+      !(ChainHash(info->parent, info->tokens, key) == info->hash) || file.stem().string() != info->hash.Hex() ||
       info->depth < 0) {
     return ScanVerdict::kBad;
   }
@@ -204,7 +204,7 @@ ScanVerdict ScanFile(const BlockRecord& record, uint64_t file_bytes, const std::
 
 }  // namespace
 
-Result<DiskTier::ScanResult> DiskTier::Scan() {
+Result<DiskTier::ScanResult> DiskTier::Scan(const BlockHashKey& key) {
   namespace fs = std::filesystem;
   ScanResult out;
   std::error_code ec;
@@ -216,7 +216,7 @@ Result<DiskTier::ScanResult> DiskTier::Scan() {
   for (fs::recursive_directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
     if (!it->is_regular_file() || it->path().extension() != ".kvb") continue;
     BlockInfo info;
-    switch (ScanFile(record_, file_bytes(), it->path(), &info)) {
+    switch (ScanFile(record_, file_bytes(), it->path(), key, &info)) {
       case ScanVerdict::kGood: out.blocks.push_back(std::move(info)); break;
       case ScanVerdict::kBad: {
         std::error_code rm_ec;

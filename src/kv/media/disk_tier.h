@@ -51,8 +51,10 @@ class DiskTier final : public BlockMedium {
     int64_t removed_tmp = 0;        // leftover temporary files deleted
     int64_t foreign = 0;            // files of another model or layout, left alone
   };
-  // Reads every block header (not payloads) and deletes damaged files.
-  Result<ScanResult> Scan();
+  // Reads every block header (not payloads) and deletes damaged files; a
+  // block's tokens must chain to its hash under `key` (KvCacheConfig::hash_key),
+  // so blocks written under another fleet secret count as damaged.
+  Result<ScanResult> Scan(const BlockHashKey& key = {});
 
   // Writes one block (tokens: page_tokens, data: block_bytes). Errors:
   // ResourceExhausted for a full disk / quota, IoError otherwise (EROFS, EACCES...).

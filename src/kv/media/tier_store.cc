@@ -35,6 +35,7 @@ Status TierStore::Validate(const KvCacheConfig& cfg) {
 Status TierStore::Open(const KvCacheConfig& cfg) {
   PG_RETURN_IF_ERROR(Validate(cfg));
   layout_ = cfg.layout;
+  hash_key_ = cfg.hash_key;
   const size_t bb = block_bytes();
   PG_ASSIGN_OR_RETURN(device_, SlotTier::Create(kDeviceTier, int64_t(cfg.device_bytes / bb), bb, cfg.device_arena));
   PG_ASSIGN_OR_RETURN(host_, SlotTier::Create(kHostTier, int64_t(cfg.host_bytes / bb), bb, {}, cfg.host_memory));
@@ -51,7 +52,8 @@ Status TierStore::Open(const KvCacheConfig& cfg) {
                          .disk_enabled = disk_enabled(),
                          .disk_file_bytes = disk_ ? uint64_t(disk_->file_bytes()) : 0,
                          .ghost_blocks = cfg.ghost_blocks,
-                         .clock = cfg.clock});
+                         .clock = cfg.clock,
+                         .hash_key = cfg.hash_key});
   return Status::Ok();
 }
 
@@ -62,7 +64,7 @@ Status TierStore::OpenDisk(const KvCacheConfig& cfg) {
     return InvalidArgument(fmt::format("--kv-disk-size {} holds no block file of {}", FormatBytes(cfg.disk_bytes),
                                        FormatBytes(disk_->file_bytes())));
   }
-  PG_ASSIGN_OR_RETURN(auto scan, disk_->Scan());
+  PG_ASSIGN_OR_RETURN(auto scan, disk_->Scan(cfg.hash_key));
   c_.disk.errors += scan.removed_bad;
   for (auto& b : scan.blocks) {
     if (index_.Find(b.hash) != PrefixIndex::kNone) continue;
@@ -171,7 +173,7 @@ Status TierStore::CheckIntegrity(std::span<const int32_t> device_holders, std::s
     if (!e.in_tier(kDeviceTier) && !e.in_tier(kHostTier) && !e.in_tier(kDiskTier) && e.locks == 0) {
       return Internal(fmt::format("entry {}: no copy anywhere but still indexed", id));
     }
-    if (!(ChainHash(e.parent, e.tokens) == e.hash))
+    if (!(ChainHash(e.parent, e.tokens, hash_key_) == e.hash))
       return Internal(fmt::format("entry {}: hash does not chain from its parent", id));
     if (int64_t(e.tokens.size()) != layout_.page_tokens)
       return Internal(fmt::format("entry {}: {} tokens", id, e.tokens.size()));

@@ -105,6 +105,7 @@ class TierStore {
   Status OpenDisk(const KvCacheConfig& cfg);
 
   KvLayout layout_;
+  BlockHashKey hash_key_;  // KvCacheConfig::hash_key: CheckIntegrity re-chains every entry
   PrefixIndex index_;
   SlotTier device_;
   SlotTier host_;

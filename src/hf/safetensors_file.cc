@@ -132,7 +132,9 @@ Status SafetensorsFile::Parse() {
   if (!h.is_object()) return bad("not a JSON object");
   const uint64_t data_start = 8 + n, data_size = size_ - data_start;
   tensors_.reserve(h.size());
-  for (const auto& [name, v] : h.items()) {
+  for (const auto& item : h.items()) {
+    const std::string& name = item.key();
+    const nlohmann::json& v = item.value();
     if (name == "__metadata__") {
       if (!v.is_object()) return bad("__metadata__ is not an object");
       for (const auto& [k, s] : v.items()) {

@@ -134,9 +134,11 @@ const TensorInfo* HfModelSource::FindTensor(const std::string& name) const {
 
 Result<std::unique_ptr<Tokenizer>> HfModelSource::LoadTokenizer() const {
   // The seam for tokenizer.json: the tokenizer module's reader of it
-  // (issue 49 item 2) is called here, with dir_->tokenizer_json_path(). Until
-  // it exists, an HF directory loads (weights, config, templates) but cannot
-  // tokenize, and says so.
+  // (issue 49 item 2) is called here, with dir_->tokenizer_json_path(), and
+  // generation_config.json's eos_token_ids (dir_->generation()) become
+  // end-of-generation tokens of what it returns. Until that reader exists, an
+  // HF directory loads (weights, config, templates) but cannot tokenize, and
+  // says so in one line.
   return Unimplemented(dir_->tokenizer_json_path() + ": reading tokenizer.json is not supported by this build");
 }
 

@@ -236,7 +236,7 @@ void MeasureSpec(Bench& b, SpeculativeDecoder& decoder, const std::string& spec_
 void PrintRows(const Model& m, const std::string& model_path, int threads, bool json, const std::vector<Row>& rows) {
   const ModelConfig& c = m.config();
   std::string types;
-  for (const auto& t : m.file().tensors())
+  for (const auto& t : m.source().tensors())
     if (t.name == "blk.0.attn_q.weight") types = TypeName(t.type);
   if (json) {
     nlohmann::json j;
@@ -295,7 +295,7 @@ int BenchModelMain(int argc, char** argv) {
   std::string model_path;
   int threads = 0, reps = 3, n_prompt = 512, n_gen = 128, depth = 0;
   bool json = false, no_repack = false, precise = false;
-  app.add_option("-m,--model", model_path, "GGUF model (default: the built-in model)");
+  app.add_option("-m,--model", model_path, "GGUF model or Hugging Face model directory (default: the built-in model)");
   app.add_option("-t,--threads", threads, "threads (default: cores)")->check(CLI::Range(0, 1024));
   app.add_option("-r,--repetitions", reps, "repetitions per test")->check(CLI::Range(1, 100));
   app.add_option("-p,--n-prompt", n_prompt, "prompt tokens for pp")->check(CLI::Range(1, 1 << 16));

@@ -29,7 +29,7 @@ Result<std::unique_ptr<SpeculativeDecoder>> CreateBenchDecoder(const Model& m, c
   limits.catchup_budget = int64_t{1} << 20;
   PG_ASSIGN_OR_RETURN(std::unique_ptr<SpeculativeDecoder> d, SpeculativeDecoder::Create(spec, limits));
   if (spec.draft_model.empty()) return d;
-  PG_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tok, Tokenizer::FromGguf(m.file()));
+  PG_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tok, m.source().LoadTokenizer());
   PG_RETURN_IF_ERROR(d->LoadDraftModel(spec.draft_model, options, model_path, m, *tok));
   const KvLayout dl = d->DraftLayout(static_cast<int>(kPage), KvDtype::kF16);
   const uint64_t bytes = dl.block_bytes() * static_cast<uint64_t>(positions / kPage + 2);

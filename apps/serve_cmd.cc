@@ -11,8 +11,8 @@
 #include "doctor/preflight.h"
 #include "engine/engine.h"
 #include "engine_flags.h"
-#include "gguf/gguf_file.h"
 #include "kv_hint_flags.h"
+#include "model/model_source.h"
 #include "server/http_server.h"
 #include "server/server_options.h"
 #include "subcommands.h"
@@ -64,7 +64,7 @@ int ServeMain(int argc, char** argv) {
   if (Status hs = ApplyKvHintFlags(hf, &*config); !hs.ok()) return Fail("serve", hs.message());
   // The model file is opened once: the preflight checks this mapping and the
   // engine loads from it. (If it does not open, the preflight says why.)
-  if (auto file = GgufFile::Open(config->model_path); file.ok()) config->model_file = std::move(*file);
+  if (auto source = OpenModelSource(config->model_path); source.ok()) config->model_file = std::move(*source);
   if (Status pre = Preflight(*config, so); !pre.ok()) return Fail("serve", pre.message());
   // SIGINT/SIGTERM (stop) and SIGHUP (re-read --api-keys-file) are taken by
   // a watcher thread (sigwait), never by a handler: neither is

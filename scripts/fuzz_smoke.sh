@@ -2,9 +2,11 @@
 # The short fuzzing pass of the test suite (scripts/test.sh runs it last):
 #   1. builds only the libFuzzer targets, with clang, ASan + UBSan, in their
 #      own build dir (build-fuzz-smoke);
-#   2. replays both seed corpora (fuzz/corpus/gguf, fuzz/corpus/request,
-#      regression-* inputs included): each input must pass;
-#   3. fuzzes the request path for FUZZ_SECONDS (default 60) from its seeds.
+#   2. replays the seed corpora (fuzz/corpus/gguf, request, safetensors,
+#      hf_config; regression-* inputs included): each input must pass;
+#   3. fuzzes the request path for FUZZ_SECONDS (default 60) from its seeds,
+#      then the safetensors and config.json readers for HF_FUZZ_SECONDS
+#      (default 10) each.
 # Any crash, sanitizer report, leak, timeout or OOM fails the script; the
 # failing input is left in $BUILD_DIR/fuzz-artifacts/.
 #
@@ -25,7 +27,7 @@ export CC="${CC:-clang}" CXX="${CXX:-clang++}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fsanitize=fuzzer-no-link" \
   -DPROSGROW_FUZZ=ON -DPROSGROW_SANITIZE=ON >/dev/null
-ninja -C "$build" -j"${JOBS:-$(nproc)}" gguf_reader_fuzz request_path_fuzz
+ninja -C "$build" -j"${JOBS:-$(nproc)}" gguf_reader_fuzz request_path_fuzz safetensors_fuzz hf_config_fuzz
 
 artifacts="$build/fuzz-artifacts"
 work="$(mktemp -d)"
@@ -44,6 +46,8 @@ replay() {  # replay TARGET CORPUS_DIR
 }
 replay gguf_reader_fuzz "$root/fuzz/corpus/gguf"
 replay request_path_fuzz "$root/fuzz/corpus/request"
+replay safetensors_fuzz "$root/fuzz/corpus/safetensors"
+replay hf_config_fuzz "$root/fuzz/corpus/hf_config"
 
 if [ "$seconds" -gt 0 ]; then
   echo "fuzz smoke: fuzzing request_path_fuzz for ${seconds}s from seed $seed"
@@ -52,5 +56,18 @@ if [ "$seconds" -gt 0 ]; then
     -timeout=10 -artifact_prefix="$artifacts/" -print_final_stats=1 >"$work/fuzz.log" 2>&1) ||
     { tail -n 80 "$work/fuzz.log"; echo "fuzz smoke: request_path_fuzz found a failure (input in $artifacts)" >&2; exit 1; }
   grep -E '^#[0-9]+[[:space:]]+DONE|stat::(number_of_executed_units|average_exec_per_sec)' "$work/fuzz.log" || true
+fi
+# The Hugging Face readers: a shorter run each from their seeds.
+hf_seconds="${HF_FUZZ_SECONDS:-10}"
+if [ "$seconds" -gt 0 ] && [ "$hf_seconds" -gt 0 ]; then
+  for t in safetensors_fuzz:safetensors hf_config_fuzz:hf_config; do
+    target="${t%%:*}" corpus="${t#*:}"
+    mkdir -p "$work/$corpus"
+    echo "fuzz smoke: fuzzing $target for ${hf_seconds}s from seed $seed"
+    (cd "$work" && "$build/fuzz/$target" "$work/$corpus" "$root/fuzz/corpus/$corpus" -max_len=4096 \
+      -max_total_time="$hf_seconds" -seed="$seed" -rss_limit_mb=2048 -timeout=10 -artifact_prefix="$artifacts/" \
+      >"$work/$target.log" 2>&1) ||
+      { tail -n 80 "$work/$target.log"; echo "fuzz smoke: $target found a failure (input in $artifacts)" >&2; exit 1; }
+  done
 fi
 echo "fuzz smoke: ok"

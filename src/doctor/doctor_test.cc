@@ -19,6 +19,7 @@
 #include "doctor/preflight.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "model/model_source.h"
 #include "testing/tiny_model.h"
 
 namespace pg {
@@ -235,11 +236,11 @@ TEST(ModelCheck, GoodModelNamesArchAndPreTokenizer) {
 // serve's one open: the check reads the mapping it is given, not the path
 // (here one that does not exist), and names the path in its line.
 TEST(ModelCheck, ReadsTheAlreadyOpenedFile) {
-  auto file = GgufFile::Open(TinyModel());
+  auto file = OpenModelSource(TinyModel());
   ASSERT_TRUE(file.ok());
   ModelCheck m = CheckModelFile("/nonexistent/served.gguf", file->get());
   EXPECT_EQ(m.result.verdict, V::kOk) << m.result.detail;
-  EXPECT_EQ(m.file_bytes, (*file)->file_size());
+  EXPECT_EQ(m.file_bytes, (*file)->size_bytes());
   EXPECT_NE(m.result.detail.find("/nonexistent/served.gguf"), std::string::npos) << m.result.detail;
 }
 

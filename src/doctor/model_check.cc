@@ -8,35 +8,36 @@
 #include "backend/cpu/quant.h"
 #include "base/units.h"
 #include "gguf/ggml_type.h"
-#include "gguf/gguf_file.h"
 #include "model/model_config.h"
+#include "model/model_source.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
 
-ModelCheck CheckModelFile(const std::string& path, const GgufFile* opened) {
+ModelCheck CheckModelFile(const std::string& path, const ModelSource* opened) {
   const char* name = "model";
   ModelCheck out;
-  std::unique_ptr<GgufFile> own;
+  std::shared_ptr<const ModelSource> own;
   if (opened == nullptr) {
-    auto file = GgufFile::Open(path);
-    if (!file.ok()) {
-      out.result = CheckResult::Fail(name, file.status().message(), "pass a readable GGUF file with -m");
+    auto source = OpenModelSource(path);
+    if (!source.ok()) {
+      out.result = CheckResult::Fail(name, source.status().message(),
+                                     "pass a readable GGUF file or Hugging Face model directory with -m");
       return out;
     }
-    own = std::move(*file);
+    own = std::move(*source);
     opened = own.get();
   }
-  const GgufFile& f = *opened;
-  out.file_bytes = f.file_size();
-  auto config = ModelConfig::FromGguf(f);
+  const ModelSource& f = *opened;
+  out.file_bytes = f.size_bytes();
+  auto config = f.Config();
   if (!config.ok()) {
-    out.result =
-        CheckResult::Fail(name, config.status().message(), "use a llama, qwen2, qwen3, qwen3moe or glm4moe GGUF");
+    out.result = CheckResult::Fail(name, config.status().message(),
+                                   "use a llama, qwen2, qwen3, qwen3moe or glm4moe GGUF or Hugging Face directory");
     return out;
   }
   std::map<std::string, int> types;  // type name -> tensor count
-  for (const GgufTensorInfo& t : f.tensors()) {
+  for (const TensorInfo& t : f.tensors()) {
     ++types[TypeName(t.type)];
     if (t.dims.size() >= 2 && !IsSupportedWeightType(t.type)) {
       out.result = CheckResult::Fail(
@@ -45,7 +46,7 @@ ModelCheck CheckModelFile(const std::string& path, const GgufFile* opened) {
       return out;
     }
   }
-  auto tokenizer = Tokenizer::FromGguf(f);
+  auto tokenizer = f.LoadTokenizer();
   if (!tokenizer.ok()) {
     out.result = CheckResult::Fail(name, tokenizer.status().message(),
                                    "use a GGUF whose tokenizer.ggml.pre prosgrow implements (docs/architecture.md)");

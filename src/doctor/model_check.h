@@ -1,4 +1,5 @@
-// The model-file check of `prosgrow doctor`: the GGUF opens and validates,
+// The model-file check of `prosgrow doctor`: the GGUF file or Hugging Face
+// directory (model_source.h) opens and validates,
 // its architecture is one prosgrow runs, every tensor type has a kernel, and
 // its tokenizer (pre-tokenizer included) loads. Reads metadata only; no
 // weights are touched beyond the header. Thread-safety: pure function.
@@ -11,7 +12,7 @@
 
 namespace pg {
 
-class GgufFile;
+class ModelSource;
 
 struct ModelCheck {
   CheckResult result;
@@ -19,6 +20,6 @@ struct ModelCheck {
 };
 
 // `opened`: `path` already opened (serve's one open), else null.
-ModelCheck CheckModelFile(const std::string& path, const GgufFile* opened = nullptr);
+ModelCheck CheckModelFile(const std::string& path, const ModelSource* opened = nullptr);
 
 }  // namespace pg

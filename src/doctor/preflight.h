@@ -15,8 +15,8 @@
 namespace pg {
 
 struct PreflightPlan {
-  std::string model_path;                // resolved (the default model already made)
-  const GgufFile* model_file = nullptr;  // model_path already opened, or null (opened here)
+  std::string model_path;                   // resolved (the default model already made)
+  const ModelSource* model_file = nullptr;  // model_path already opened, or null (opened here)
   uint64_t kv_device_bytes = 0;
   uint64_t kv_host_bytes = 0;  // the host tier's real size (0 = none)
   std::string kv_disk_dir;     // "" = no disk tier

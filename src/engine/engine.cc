@@ -30,7 +30,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   } else {
     PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_path, ModelOptionsFor(c.attention)));
   }
-  PG_ASSIGN_OR_RETURN(e->tokenizer_, Tokenizer::FromGguf(e->model_->file()));
+  PG_ASSIGN_OR_RETURN(e->tokenizer_, e->model_->source().LoadTokenizer());
   const ModelConfig& mc = e->model_->config();
   if (c.ctx_size <= 0) c.ctx_size = std::min<int64_t>(mc.n_ctx_train, 8192);
   if (c.ctx_size < 2) return InvalidArgument("--ctx-size must be >= 2");
@@ -132,7 +132,7 @@ void Engine::FillInfo() {
   // ones for it); holding prompt + max_tokens - 1 positions it never needs more.
   info_.max_seq_tokens = kv_->device_blocks() * kv_->page_tokens();
   if (spec_) spec_->set_max_seq_tokens(info_.max_seq_tokens);
-  info_.chat_template = model_->file().GetStringOr("tokenizer.chat_template", "");
+  info_.chat_template = model_->source().chat_template();
   const Tokenizer& t = *tokenizer_;
   if (t.bos_id() >= 0) info_.bos_token = t.TokenText(t.bos_id());
   if (t.eos_id() >= 0) info_.eos_token = t.TokenText(t.eos_id());

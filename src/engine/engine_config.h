@@ -14,9 +14,9 @@
 
 namespace pg {
 
-class GgufFile;
-class BlockArena;  // kv/media/block_arena.h
-class Executor;    // engine/executor.h
+class ModelSource;  // model/model_source.h
+class BlockArena;   // kv/media/block_arena.h
+class Executor;     // engine/executor.h
 class Model;
 class ThreadPool;
 
@@ -33,7 +33,7 @@ struct EngineConfig {
   std::string model_path;
   // model_path already opened (serve: once, for its preflight and the
   // engine); null: Engine::Create opens model_path.
-  std::shared_ptr<const GgufFile> model_file;
+  std::shared_ptr<const ModelSource> model_file;
   ServePolicy policy = ServePolicy::kOptimized;
   int threads = 0;                 // 0 = cores
   int64_t ctx_size = 0;            // per sequence; 0 = min(model's context, 8192)

@@ -70,20 +70,25 @@ void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_l
 }
 
 Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelOptions& options) {
-  PG_ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(path));
-  return Load(std::shared_ptr<const GgufFile>(std::move(file)), options);
+  PG_ASSIGN_OR_RETURN(std::shared_ptr<const ModelSource> source, OpenModelSource(path));
+  return Load(std::move(source), options);
 }
 
 Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const GgufFile> file, const ModelOptions& options) {
   PG_CHECK(file != nullptr);
+  return Load(std::make_shared<const GgufModelSource>(std::move(file)), options);
+}
+
+Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const ModelSource> source, const ModelOptions& options) {
+  PG_CHECK(source != nullptr);
   std::unique_ptr<Model> m(new Model());
   m->options_ = options;
   if (options.attention == AttentionMode::kPrecise) return InvalidArgument("model: use ModelOptionsFor(kPrecise)");
   if (options.precise_matmul && options.repack_weights)
     return InvalidArgument("model: precise products need row-major weights (repack_weights off)");
-  m->file_ = std::move(file);
-  PG_ASSIGN_OR_RETURN(m->config_, ModelConfig::FromGguf(*m->file_));
-  PG_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_, options.repack_weights));
+  m->source_ = std::move(source);
+  PG_ASSIGN_OR_RETURN(m->config_, m->source_->Config());
+  PG_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->source_, m->config_, options.repack_weights));
   const ModelConfig& c = m->config_;
   m->inv_freq_ = m->weights_->InvFreq(c);
 
@@ -95,14 +100,17 @@ Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const GgufFile> file,
   };
   std::string summary = c.Summary();
   mix(summary.data(), summary.size());
-  for (const auto& t : m->file_->tensors()) {
+  // The storage format (GGUF identities predate it and stay as they were).
+  const std::string format = m->source_->format();
+  if (format != "gguf") mix(format.data(), format.size());
+  for (const auto& t : m->source_->tensors()) {
     mix(t.name.data(), t.name.size());
     mix(&t.type, sizeof t.type);
     mix(&t.offset, sizeof t.offset);
     // A sample of the bytes, so two files with equal layout but different weights differ.
     mix(t.data, std::min<uint64_t>(t.n_bytes, 64));
   }
-  uint64_t size = m->file_->file_size();
+  uint64_t size = m->source_->size_bytes();
   mix(&size, sizeof size);
   m->identity_ = fmt::format("{}-{:016x}", c.arch, h);
   if (options.attention == AttentionMode::kTiledF32) m->identity_ += "-attn-f32tiled";

@@ -1,4 +1,4 @@
-// Model: a loaded GGUF model and its forward pass on the CPU backend.
+// Model: a loaded model (GGUF or Hugging Face, model_source.h) and its forward pass on the CPU backend.
 //
 // Forward() runs one step over a batch of sequences, each contributing a
 // chunk of new tokens (a prefill chunk, or one token when decoding). All the
@@ -24,6 +24,7 @@
 #include "model/attention.h"
 #include "model/kv_pages.h"
 #include "model/model_config.h"
+#include "model/model_source.h"
 #include "model/model_weights.h"
 #include "model/moe_ffn.h"
 
@@ -110,16 +111,21 @@ class ForwardScratch {
 
 class Model {
  public:
+  // `path`: a GGUF file, or a Hugging Face model directory (OpenModelSource).
   static Result<std::unique_ptr<Model>> Load(const std::string& path, const ModelOptions& options = {});
-  // The same from a file already opened (serve opens and checks it once,
+  // The same from a source already opened (serve opens and checks it once,
   // for its preflight and the engine); the model shares it.
+  static Result<std::unique_ptr<Model>> Load(std::shared_ptr<const ModelSource> source,
+                                             const ModelOptions& options = {});
   static Result<std::unique_ptr<Model>> Load(std::shared_ptr<const GgufFile> file, const ModelOptions& options = {});
 
   const ModelConfig& config() const { return config_; }
-  const GgufFile& file() const { return *file_; }
+  // Where the weights, tokenizer and chat template come from.
+  const ModelSource& source() const { return *source_; }
   const ModelWeights& weights() const { return *weights_; }
   // Stable identity of the weights (for KV cache keys): hash of the file's
-  // metadata and tensor layout plus its size, with suffixes for attention
+  // metadata, tensor layout and types, and for other formats than GGUF the
+  // format's name, plus its size, with suffixes for attention
   // modes other than kLlamaF16 and for repacked weights (the K/V of later
   // layers depend on both).
   const std::string& identity() const { return identity_; }
@@ -160,7 +166,7 @@ class Model {
   void Products(const MatMulOut* outs, int n_outs, const float* x, int64_t n_tok, ThreadPool& pool,
                 ForwardScratch& s) const;
 
-  std::shared_ptr<const GgufFile> file_;
+  std::shared_ptr<const ModelSource> source_;
   ModelConfig config_;
   ModelOptions options_;
   std::unique_ptr<ModelWeights> weights_;

@@ -71,7 +71,7 @@ Agreement Measure(const std::string& name, AttentionMode mode) {
   auto model = Model::Load(model_path.string(), ModelOptionsFor(mode));
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   if (!model.ok()) return ag;
-  auto tok = Tokenizer::FromGguf((*model)->file());
+  auto tok = (*model)->source().LoadTokenizer();
   EXPECT_TRUE(tok.ok());
   const ModelConfig& c = (*model)->config();
   nlohmann::json expected = nlohmann::json::parse(std::ifstream(expected_path));

@@ -10,7 +10,7 @@
 #include "backend/cpu/quant.h"
 #include "backend/cpu/rope.h"
 #include "base/thread_pool.h"
-#include "gguf/gguf_file.h"
+#include "model/model_source.h"
 
 namespace pg {
 namespace {
@@ -39,7 +39,7 @@ std::string Shape(const GgufTensorInfo& t) {
 // one-line errors, f32 copies of small vectors.
 class WeightLoader {
  public:
-  WeightLoader(const GgufFile& f, const ModelConfig& c, ModelWeights* w) : f_(f), c_(c), w_(w) {}
+  WeightLoader(const ModelSource& f, const ModelConfig& c, ModelWeights* w) : f_(f), c_(c), w_(w) {}
 
   Status Matrix(const std::string& name, int64_t rows, int64_t cols, WeightMatrix* out) const {
     const GgufTensorInfo* t = f_.FindTensor(name);
@@ -130,7 +130,7 @@ class WeightLoader {
     return Matrix(p + "ffn_down_shexp.weight", D, FS, &L->down_shexp);
   }
 
-  const GgufFile& f_;
+  const ModelSource& f_;
   const ModelConfig& c_;
   ModelWeights* w_;
 };
@@ -149,7 +149,7 @@ std::vector<float> ModelWeights::InvFreq(const ModelConfig& c) const {
   return f;
 }
 
-Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const GgufFile& f, const ModelConfig& c, bool repack) {
+Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const ModelSource& f, const ModelConfig& c, bool repack) {
   auto w = std::make_unique<ModelWeights>();
   const WeightLoader load(f, c, w.get());
   PG_RETURN_IF_ERROR(load.Matrix("token_embd.weight", c.n_vocab, c.n_embd, &w->token_embd));

@@ -1,4 +1,4 @@
-// ModelWeights: views of a GGUF file's tensors arranged per layer. Matrices
+// ModelWeights: views of a model source's tensors (model_source.h) arranged per layer. Matrices
 // stay in the file's mapping (any supported type), unless repacked at load
 // (then the repacked copies are owned here; token_embd, read by row for the
 // embedding lookup, always stays in the mapping); small vectors (norms,
@@ -19,7 +19,7 @@
 
 namespace pg {
 
-class GgufFile;
+class ModelSource;
 
 // One projection of all the experts of a layer: a 3-D GGUF tensor with
 // ne = [cols, rows, n_expert], in the file's mapping or repacked (then all
@@ -79,7 +79,7 @@ struct ModelWeights {
   // whose rows are a multiple of 8) that have a repacked layout are copied
   // into it (RepackedWeights::AddAll, for the active kernel table) and their
   // pages of the file mapping released.
-  static Result<std::unique_ptr<ModelWeights>> Load(const GgufFile& file, const ModelConfig& config,
+  static Result<std::unique_ptr<ModelWeights>> Load(const ModelSource& source, const ModelConfig& config,
                                                     bool repack = false);
 
   // The RoPE inverse frequencies (n_rot / 2) of `config` (its base, and

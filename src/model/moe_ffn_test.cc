@@ -67,7 +67,7 @@ std::unique_ptr<Model> LoadFixture(const std::string& name) {
 // Layer `layer`'s tensor `name` as the file stores it (row-major); for a 3-D
 // expert stack, expert e's slice.
 WeightMatrix FileMatrix(const Model& m, int64_t layer, const std::string& name, int64_t e = 0) {
-  const GgufTensorInfo* t = m.file().FindTensor("blk." + std::to_string(layer) + "." + name);
+  const GgufTensorInfo* t = m.source().FindTensor("blk." + std::to_string(layer) + "." + name);
   if (t == nullptr) return {};
   WeightMatrix w = MakeWeightMatrix(t->type, t->data, t->dims[1], t->dims[0]);
   w.data = t->data + static_cast<size_t>(e) * static_cast<size_t>(w.rows) * w.row_bytes;

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "base/cli_util.h"
+#include "gguf/gguf_file.h"
+#include "synth/hf_export.h"
 #include "synth/make_model.h"
 
 namespace pg {
@@ -28,6 +30,13 @@ int MakeModelMain(int argc, char** argv) {
   app.add_option("--seed", opt.seed, "random seed")->capture_default_str();
   app.add_option("--chat-template", opt.chat_template_path,
                  "file whose text becomes tokenizer.chat_template (default: the vocabulary's)");
+  std::string hf_dir;
+  HfExportOptions hf;
+  app.add_option("--hf-dir", hf_dir,
+                 "also write the same weights as a Hugging Face model directory (config.json + safetensors; "
+                 "f16 / bf16 only)");
+  app.add_option("--hf-shards", hf.shards, "safetensors shards of --hf-dir (> 1: with an index)")
+      ->capture_default_str();
   app.add_option("--threads", opt.n_threads, "generator threads (0 = all cores)")->capture_default_str();
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   auto t = ParseSynthType(type);
@@ -41,6 +50,10 @@ int MakeModelMain(int argc, char** argv) {
     return 2;
   }
   Status st = MakeModel(opt);
+  if (st.ok() && !hf_dir.empty()) {
+    auto file = GgufFile::Open(opt.out_path);
+    st = file.ok() ? ExportHfDir(**file, hf_dir, hf) : file.status();
+  }
   if (!st.ok()) {
     std::fprintf(stderr, "prosgrow make-model: %s\n", st.ToString().c_str());
     return 2;

@@ -39,7 +39,7 @@ Result<std::unique_ptr<DraftModel>> DraftModel::Load(const std::string& path, co
   auto model = Model::Load(path, options);
   if (!model.ok()) return InvalidArgument(fmt::format("--spec-draft-model {}: {}", path, model.status().message()));
   d->model_ = std::move(*model);
-  auto tok = Tokenizer::FromGguf(d->model_->file());
+  auto tok = d->model_->source().LoadTokenizer();
   if (!tok.ok()) return InvalidArgument(fmt::format("--spec-draft-model {}: {}", path, tok.status().message()));
   std::string diff = VocabularyDifference(target_tokenizer, **tok);
   if (diff.empty() && d->model_->config().n_vocab != target.config().n_vocab)

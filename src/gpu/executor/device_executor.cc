@@ -35,7 +35,7 @@ Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& mode
   if (device < 0 || device >= n)
     return InvalidArgument(fmt::format("--device cuda:{}: only {} GPU device(s) (0..{})", device, n, n - 1));
   PG_GPU_TRY(gpuSetDevice(device));
-  PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceWeights> w, DeviceWeights::Upload(model.file(), model.config()));
+  PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceWeights> w, DeviceWeights::Upload(model.source(), model.config()));
   std::unique_ptr<DeviceExecutor> e(new DeviceExecutor(model, std::move(w), options));
   PG_GPU_TRY(gpuStreamCreate(&e->stream_));
   if (options.gemm_min_tokens > 0) {

@@ -122,7 +122,7 @@ Status DeviceWeights::UploadLayer(const LayerWeights& L, DeviceLayer* d) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<DeviceWeights>> DeviceWeights::Upload(const GgufFile& file, const ModelConfig& c) {
+Result<std::unique_ptr<DeviceWeights>> DeviceWeights::Upload(const ModelSource& file, const ModelConfig& c) {
   PG_ASSIGN_OR_RETURN(std::unique_ptr<ModelWeights> w, ModelWeights::Load(file, c, /*repack=*/false));
   std::unique_ptr<DeviceWeights> d(new DeviceWeights());
   PG_ASSIGN_OR_RETURN(d->token_embd, d->Matrix(w->token_embd));

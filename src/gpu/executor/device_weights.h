@@ -42,7 +42,7 @@ class DeviceWeights {
  public:
   // Reads the file's tensors row-major (ModelWeights::Load without repacking)
   // and uploads them. Fails with a one-line error when device memory runs out.
-  static Result<std::unique_ptr<DeviceWeights>> Upload(const GgufFile& file, const ModelConfig& config);
+  static Result<std::unique_ptr<DeviceWeights>> Upload(const ModelSource& source, const ModelConfig& config);
   ~DeviceWeights();
   DeviceWeights(const DeviceWeights&) = delete;
   DeviceWeights& operator=(const DeviceWeights&) = delete;

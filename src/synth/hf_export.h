@@ -1,0 +1,32 @@
+// ExportHfDir: writes a GGUF model's weights as a Hugging Face model
+// directory (config.json, safetensors, generation_config.json,
+// tokenizer_config.json), the layout a checkpoint on the hub has and
+// HfModelSource reads. With the tensor map of model/hf_tensor_names.h run
+// backwards: expert stacks split into one tensor per expert, llama's q/k rows
+// put back in Hugging Face's rope order. Values are copied bit for bit, so a
+// BF16 GGUF and its export load to the same weights (the test compares their
+// logits). F32, F16 and BF16 tensors only (what safetensors checkpoints hold).
+//
+// `prosgrow make-model --hf-dir DIR` writes one beside the GGUF it makes.
+// tokenizer.json is written for a byte-level BPE vocabulary with Qwen2's
+// pre-tokenizer (the builtin one), from the GGUF's tokens and merges; other
+// vocabularies get none.
+//
+// Thread-safety: writes `dir` only.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+
+namespace pg {
+
+class GgufFile;
+
+struct HfExportOptions {
+  int shards = 1;  // > 1: model-0000i-of-0000N.safetensors + model.safetensors.index.json
+};
+
+Status ExportHfDir(const GgufFile& gguf, const std::string& dir, const HfExportOptions& options = {});
+
+}  // namespace pg

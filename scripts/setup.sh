@@ -9,6 +9,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libfmt-dev
   libxxhash-dev libzstd-dev liblz4-dev libssl-dev
+  libpcre2-dev libutf8proc-dev  # tokenizer.json: split regexes (PCRE2) and Unicode normalizers
   libclang-rt-14-dev curl python3 gnuplot-nox prometheus
   python3-numpy  # ../shared/tools/fidelity.py, the float64 reference (docs/performance.md)
   libhiredis-dev redis-server  # the Redis check of `prosgrow doctor` and its test

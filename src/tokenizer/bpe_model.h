@@ -29,9 +29,26 @@ class BpeModel {
   static Result<std::unique_ptr<BpeModel>> Build(const std::vector<std::string>& tokens, const TokenIndex& index,
                                                  const std::vector<std::string>& merges, PreTokenizerKind pre,
                                                  bool ignore_merges);
+  // The same from merges already split into (left, right) pairs (tokenizer.json's
+  // pair form, whose tokens may hold spaces). where names the merges in errors.
+  static Result<std::unique_ptr<BpeModel>> BuildFromPairs(
+      const std::vector<std::string>& tokens, const TokenIndex& index,
+      const std::vector<std::pair<std::string, std::string>>& merges, PreTokenizerKind pre, bool ignore_merges);
 
   // Appends the ids of text (raw UTF-8, may be invalid) to out.
   void Encode(std::string_view text, std::vector<int32_t>* out) const;
+
+  // One word that is already pre-tokenized (raw UTF-8 bytes), byte-level:
+  // ignore_merges lookup, then merges from the word's bytes.
+  void EncodeByteWord(std::string_view word, std::vector<int32_t>* out) const;
+
+  // One pre-tokenized word, character-level (Hugging Face BPE without
+  // byte-level encoding): each character is its token if it has one, else
+  // its <0xNN> byte tokens when byte_fallback and all 256 exist, else unk_id
+  // (consecutive unknowns fused into one when fuse_unk; dropped when unk_id
+  // < 0). Then the same merges by rank. ignore_merges looks the word up whole.
+  void EncodeCharWord(std::string_view word, bool byte_fallback, int32_t unk_id, bool fuse_unk,
+                      std::vector<int32_t>* out) const;
 
  private:
   struct Merge {
@@ -43,12 +60,17 @@ class BpeModel {
   // not in the vocab but appears in a merge or as a byte symbol.
   int32_t SymbolId(const std::string& text);
   void EncodeWord(const uint8_t* bytes, size_t n, std::vector<int32_t>* out) const;
+  // Merges the symbol ids of one word in place, lowest rank first, leftmost on ties.
+  void MergeSymbols(std::vector<int32_t>* ids) const;
+  void EmitSymbols(const std::vector<int32_t>& ids, std::vector<int32_t>* out) const;
 
   const TokenIndex& index_;  // owned by the Tokenizer
   int32_t n_vocab_ = 0;
   PreTokenizerKind pre_ = PreTokenizerKind::kDefault;
   bool ignore_merges_ = false;
-  int32_t byte_symbol_[256] = {};        // symbol id of each byte's printable form
+  int32_t byte_symbol_[256] = {};
+  int32_t byte_token_[256] =
+      {};  // <0xNN> token of each byte, -1 if none        // symbol id of each byte's printable form
   std::vector<std::string> extra_text_;  // text of symbol ids >= n_vocab_
   std::unordered_map<std::string, int32_t> extra_ids_;
   std::unordered_map<uint64_t, Merge> merges_;  // key: (left id << 32) | right id

@@ -49,6 +49,13 @@ Tokenizer::Tokenizer() : impl_(std::make_unique<Impl>()) {}
 Tokenizer::~Tokenizer() = default;
 
 std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special, bool parse_special) const {
+  if (impl_->hf) {
+    std::vector<int32_t> out;
+    if (add_special && add_bos_) out.push_back(bos_id_);
+    impl_->hf->Encode(text, parse_special, &out);
+    if (add_special && add_eos_) out.push_back(eos_id_);
+    return out;
+  }
   // Fragments: either a special token (token >= 0) or a span of raw text.
   struct Fragment {
     int32_t token;
@@ -137,6 +144,11 @@ std::optional<int32_t> Tokenizer::FindToken(std::string_view text) const {
 std::string Tokenizer::TokenToPiece(int32_t id, bool render_special) const {
   if (!IsValid(id)) return "";
   const std::string& text = tokens_[id];
+  if (impl_->hf) {
+    const TokenType ty = types_[id];
+    if (ty == TokenType::kUnused || (ty == TokenType::kControl && !render_special)) return "";
+    return impl_->hf->Decode({text}, /*streaming=*/true);
+  }
   switch (types_[id]) {
     case TokenType::kControl:
     case TokenType::kUnknown: return render_special ? text : "";
@@ -171,6 +183,16 @@ std::string Tokenizer::TokenToPiece(int32_t id, bool render_special) const {
 }
 
 std::string Tokenizer::Decode(const std::vector<int32_t>& ids, bool render_special) const {
+  if (impl_->hf) {  // Hugging Face's decode: the decoders over all the token texts at once
+    std::vector<std::string> texts;
+    for (int32_t id : ids) {
+      if (!IsValid(id)) continue;
+      const TokenType ty = types_[id];
+      if (ty == TokenType::kUnused || (ty == TokenType::kControl && !render_special)) continue;
+      texts.push_back(tokens_[id]);
+    }
+    return impl_->hf->Decode(std::move(texts), /*streaming=*/false);
+  }
   std::string out;
   for (size_t i = 0; i < ids.size(); ++i) {
     std::string piece = TokenToPiece(ids[i], render_special);

@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "tokenizer/bpe_model.h"
+#include "tokenizer/hf_pipeline.h"
+#include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/spm_model.h"
 #include "tokenizer/token_index.h"
@@ -26,6 +29,9 @@ struct Tokenizer::Impl {
   std::vector<int32_t> special_ids;  // control/user-defined/unknown, longest text first
   std::unique_ptr<BpeModel> bpe;
   std::unique_ptr<SpmModel> spm;
+  // Set for a tokenizer.json: Encode/Decode run Hugging Face's pipeline.
+  std::unique_ptr<HfPipeline> hf;
+  TokenIndex model_index;  // tokenizer.json: the BPE model's own vocab (no added tokens)
 
   // The steps of FromVocab, in order. Impl is nested in Tokenizer, so these
   // reach its private fields.
@@ -34,6 +40,8 @@ struct Tokenizer::Impl {
   static void DeriveEogAndControl(Tokenizer& t);
   static void CollectSpecialIds(Tokenizer& t);
   static void SetStripAttributes(const std::string& model_name, Tokenizer& t);
+  // hf_tokenizer_json.cc: a Tokenizer from a parsed tokenizer.json.
+  static Result<std::unique_ptr<Tokenizer>> FromHfJson(const nlohmann::json& j, const HfSpecialTokens& specials);
 };
 
 }  // namespace pg

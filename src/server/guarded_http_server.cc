@@ -122,7 +122,7 @@ void GuardedHttpServer::DrainBeforeClose(int sock) const {
   char buf[16384];
   int64_t left = kMaxDrainBytes;
   const double until = NowSeconds() + options_.body_timeout_s;
-  while (left > 0 && NowSeconds() < until && WaitReadable(sock, kDrainIdleSeconds)) {
+  while (left > 0 && NowSeconds() < until && WaitReadable(sock, options_.read_timeout_s)) {
     const ssize_t n = ::recv(sock, buf, sizeof(buf), MSG_DONTWAIT);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;  // the client closed or reset
     if (n > 0) left -= n;

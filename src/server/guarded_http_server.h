@@ -56,12 +56,11 @@ class GuardedHttpServer final : public httplib::Server {
  private:
   bool process_and_close_socket(socket_t sock) override;
   // After an error answer that ends the connection, reads and drops what the
-  // client still sends (at most kMaxDrainBytes, within --body-timeout, until
-  // kDrainIdleSeconds pass without input or the client closes), so closing
-  // does not reset the connection before the client has read the answer.
+  // client still sends (at most kMaxDrainBytes, within the body timeout,
+  // until the read timeout passes without input or the client closes), so
+  // closing does not reset the connection before the client has read the answer.
   void DrainBeforeClose(int sock) const;
   static constexpr int64_t kMaxDrainBytes = int64_t{64} << 20;
-  static constexpr double kDrainIdleSeconds = 1.0;
   // Idle wait between requests, in short slices so stop() is not held up.
   bool WaitForRequest(const GuardedStream& stream);
 

@@ -100,6 +100,8 @@ uint32_t FileTypeOf(GgmlType t) {
       return 32;  // LLAMA_FTYPE_MOSTLY_BF16
     case GgmlType::NVFP4:
       return 39;  // LLAMA_FTYPE_MOSTLY_NVFP4
+    case GgmlType::FP8_E4M3:
+      return 1024;  // LLAMA_FTYPE_GUESSED: llama.cpp has no name (nor type) for it
     default:
       return 0;
   }
@@ -205,7 +207,7 @@ Result<ModelPlan> PlanModel(const std::string& shape_name, const std::string& ar
                            (shape.is_moe() ? "qwen3moe or glm4moe" : "llama, qwen2 or qwen3"));
   if (FileTypeOf(type) == 0)
     return InvalidArgument(std::string("unsupported weight type ") + TypeName(type) +
-                           " (expected F16, BF16, Q8_0 or Q4_K)");
+                           " (expected F16, BF16, Q8_0, Q4_K, NVFP4 or FP8_E4M3)");
   if (vocab_size < 1 || vocab_size > (int64_t{1} << 24))
     return InvalidArgument("vocab size " + std::to_string(vocab_size) + " is out of range");
 

@@ -90,11 +90,12 @@ GgmlType MatrixType(GgmlType requested, const std::string& role, int64_t layer, 
 
 uint32_t FileTypeOf(GgmlType t) {
   switch (t) {
-    case GgmlType::F16: return 1;     // LLAMA_FTYPE_MOSTLY_F16
-    case GgmlType::Q8_0: return 7;    // LLAMA_FTYPE_MOSTLY_Q8_0
-    case GgmlType::Q4_K: return 15;   // LLAMA_FTYPE_MOSTLY_Q4_K_M
-    case GgmlType::BF16: return 32;   // LLAMA_FTYPE_MOSTLY_BF16
-    case GgmlType::NVFP4: return 39;  // LLAMA_FTYPE_MOSTLY_NVFP4
+    case GgmlType::F16: return 1;          // LLAMA_FTYPE_MOSTLY_F16
+    case GgmlType::Q8_0: return 7;         // LLAMA_FTYPE_MOSTLY_Q8_0
+    case GgmlType::Q4_K: return 15;        // LLAMA_FTYPE_MOSTLY_Q4_K_M
+    case GgmlType::BF16: return 32;        // LLAMA_FTYPE_MOSTLY_BF16
+    case GgmlType::NVFP4: return 39;       // LLAMA_FTYPE_MOSTLY_NVFP4
+    case GgmlType::FP8_E4M3: return 1024;  // LLAMA_FTYPE_GUESSED: llama.cpp has no name (nor type) for it
     default: return 0;
   }
 }
@@ -199,7 +200,7 @@ Result<ModelPlan> PlanModel(const std::string& shape_name, const std::string& ar
                            (shape.is_moe() ? "qwen3moe or glm4moe" : "llama, qwen2 or qwen3"));
   if (FileTypeOf(type) == 0)
     return InvalidArgument(std::string("unsupported weight type ") + TypeName(type) +
-                           " (expected F16, BF16, Q8_0 or Q4_K)");
+                           " (expected F16, BF16, Q8_0, Q4_K, NVFP4 or FP8_E4M3)");
   if (vocab_size < 1 || vocab_size > (int64_t{1} << 24))
     return InvalidArgument("vocab size " + std::to_string(vocab_size) + " is out of range");
 

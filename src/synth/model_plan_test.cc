@@ -119,6 +119,10 @@ TEST(ModelPlan, RejectsBadOptions) {
   EXPECT_FALSE(ParseSynthType("q5_k").ok());
   EXPECT_EQ(*ParseSynthType("Q4_K"), GgmlType::Q4_K);
   EXPECT_EQ(*ParseSynthType("bf16"), GgmlType::BF16);
+  EXPECT_EQ(*ParseSynthType("NVFP4"), GgmlType::NVFP4);
+  EXPECT_EQ(*ParseSynthType("fp8_e4m3"), GgmlType::FP8_E4M3);
+  EXPECT_TRUE(PlanModel("tiny-moe", "qwen3moe", GgmlType::NVFP4, 100).ok());
+  EXPECT_TRUE(PlanModel("0.5b", "qwen2", GgmlType::FP8_E4M3, 100).ok());
   for (const auto& s : ModelShapeNames()) EXPECT_TRUE(FindModelShape(s).ok()) << s;
 }
 

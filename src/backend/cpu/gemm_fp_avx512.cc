@@ -2,8 +2,8 @@
 // tiles' arithmetic (gemm_fp_avx2.cc has the derivations) with the 32 vector
 // registers' larger tiles:
 //   NVFP4    : 256-bit VPDPBUSD (|w| x sign(x, w), no int16 step), 4 x 4 tile;
-//   FP8_E4M3 : 16 weights per 512-bit vector (vcvtph2ps of the widened f16
-//              patterns), 4 x 4 tile.
+//   FP8_E4M3 : 32 weights widened per 512-bit vector, two vcvtph2ps to f32,
+//              4 x 4 tile.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
@@ -70,11 +70,12 @@ void TileNVFP4(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_
     for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum256(acc[i][j]);
 }
 
-// 16 E4M3 bytes as f32 values times 2^-8 (exact).
-inline __m512 Fp8x16(const uint8_t* q) {
-  const __m256i b = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
-  const __m256i h = _mm256_and_si256(_mm256_slli_epi16(b, 7), _mm256_set1_epi16(static_cast<int16_t>(0xBF80)));
-  return _mm512_cvtph_ps(h);
+// 32 E4M3 bytes as f32 values times 2^-8 (exact): elements 0-15 in lo, 16-31 in hi.
+inline void Fp8x32(const uint8_t* q, __m512& lo, __m512& hi) {
+  const __m512i b = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)));
+  const __m512i h = _mm512_and_si512(_mm512_slli_epi16(b, 7), _mm512_set1_epi16(static_cast<int16_t>(0xBF80)));
+  lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+  hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
 }
 
 template <int RM, int RN>
@@ -87,15 +88,20 @@ void TileFP8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t 
     for (int i = 0; i < RM; ++i) {
       d[i] = _mm512_set1_ps(reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride)[b].d * 256.0f);
     }
-    for (int k = 0; k < kQKNV; k += 16) {
-      __m512 x[RN];
+    for (int k = 0; k < kQKNV; k += 32) {
+      __m512 x0[RN], x1[RN];
       for (int j = 0; j < RN; ++j) {
-        x[j] = _mm512_loadu_ps(reinterpret_cast<const float*>(xbase + j * xs) + b * kQKNV + k);
+        const float* xj = reinterpret_cast<const float*>(xbase + j * xs) + b * kQKNV + k;
+        x0[j] = _mm512_loadu_ps(xj);
+        x1[j] = _mm512_loadu_ps(xj + 16);
       }
       for (int i = 0; i < RM; ++i) {
         const BlockFP8_E4M3& wb = reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride)[b];
-        const __m512 w = _mm512_mul_ps(Fp8x16(wb.q + k), d[i]);
-        for (int j = 0; j < RN; ++j) acc[i][j] = _mm512_fmadd_ps(w, x[j], acc[i][j]);
+        __m512 w0, w1;
+        Fp8x32(wb.q + k, w0, w1);
+        w0 = _mm512_mul_ps(w0, d[i]);
+        w1 = _mm512_mul_ps(w1, d[i]);
+        for (int j = 0; j < RN; ++j) acc[i][j] = _mm512_fmadd_ps(w1, x1[j], _mm512_fmadd_ps(w0, x0[j], acc[i][j]));
       }
     }
   }

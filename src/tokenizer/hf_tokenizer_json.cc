@@ -13,6 +13,10 @@ namespace {
 
 using json = nlohmann::json;
 
+// Token ids beyond this are refused rather than allocated (the largest real
+// vocabularies are a few hundred thousand).
+constexpr int64_t kMaxTokenId = int64_t{1} << 24;
+
 struct HfModel {
   std::vector<std::string> tokens;  // by id; "" where the vocab has no entry
   std::vector<uint8_t> defined;     // by id
@@ -58,9 +62,8 @@ Status ParseModel(const json& m, HfModel* out) {
   }
   if (!m.contains("vocab") || !m["vocab"].is_object()) return InvalidArgument("model.vocab is not an object");
   for (const auto& [text, id_json] : m["vocab"].items()) {
-    if (!id_json.is_number_integer() || id_json.get<int64_t>() < 0 ||
-        id_json.get<int64_t>() >= std::numeric_limits<int32_t>::max()) {
-      return InvalidArgument("model.vocab['" + text + "'] is not a valid id");
+    if (!id_json.is_number_integer() || id_json.get<int64_t>() < 0 || id_json.get<int64_t>() >= kMaxTokenId) {
+      return InvalidArgument("model.vocab['" + text + "'] is not an id in [0, 2^24)");
     }
     const auto id = static_cast<size_t>(id_json.get<int64_t>());
     if (id >= out->tokens.size()) {
@@ -86,9 +89,10 @@ Status ParseAddedTokens(const json& a, std::vector<HfAddedToken>* out) {
   for (size_t i = 0; i < a.size(); ++i) {
     const json& t = a[i];
     if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer() || t["id"].get<int64_t>() < 0 ||
-        t["id"].get<int64_t>() >= std::numeric_limits<int32_t>::max() || !t.contains("content") ||
-        !t["content"].is_string() || t["content"].get<std::string>().empty()) {
-      return InvalidArgument("added_tokens[" + std::to_string(i) + "] needs a non-negative id and a non-empty content");
+        t["id"].get<int64_t>() >= kMaxTokenId || !t.contains("content") || !t["content"].is_string() ||
+        t["content"].get<std::string>().empty()) {
+      return InvalidArgument("added_tokens[" + std::to_string(i) +
+                             "] needs an id in [0, 2^24) and a non-empty content");
     }
     HfAddedToken tok;
     tok.id = t["id"].get<int32_t>();
@@ -193,7 +197,15 @@ Result<std::unique_ptr<Tokenizer>> TokenizerFromJsonText(const std::string& text
                                                          const std::string& name) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgument(name + ": not valid JSON");
-  auto t = Tokenizer::Impl::FromHfJson(j, specials);
+  // The readers check the fields they branch on; a value of the wrong JSON
+  // type elsewhere (a string where a number belongs, ...) surfaces as
+  // nlohmann's type_error, which becomes the error here.
+  Result<std::unique_ptr<Tokenizer>> t = InvalidArgument("");
+  try {
+    t = Tokenizer::Impl::FromHfJson(j, specials);
+  } catch (const json::exception& e) {
+    return InvalidArgument(name + ": a field has the wrong JSON type (" + e.what() + ")");
+  }
   if (!t.ok()) return Status(t.status().code(), name + ": " + t.status().message());
   return t;
 }

@@ -30,6 +30,7 @@ bool NonEmptyString(const json& m, const char* key) {
 }
 
 Status ParseMerges(const json& merges, HfModel* out) {
+  if (merges.is_null()) return Status::Ok();
   if (!merges.is_array()) return InvalidArgument("model.merges is not an array");
   out->merges.reserve(merges.size());
   for (size_t i = 0; i < merges.size(); ++i) {
@@ -75,7 +76,7 @@ Status ParseModel(const json& m, HfModel* out) {
     out->defined[id] = 1;
   }
   if (out->tokens.empty()) return InvalidArgument("model.vocab is empty");
-  PG_RETURN_IF_ERROR(ParseMerges(m.value("merges", json::array()), out));
+  PG_RETURN_IF_ERROR(ParseMerges(Field(m, "merges"), out));
   out->ignore_merges = m.value("ignore_merges", false);
   out->byte_fallback = m.value("byte_fallback", false);
   out->fuse_unk = m.value("fuse_unk", false);
@@ -121,14 +122,14 @@ Status NamedId(const std::optional<std::string>& text, const char* what, const T
 Result<std::unique_ptr<Tokenizer>> Tokenizer::Impl::FromHfJson(const json& j, const HfSpecialTokens& sp) {
   if (!j.is_object()) return InvalidArgument("not a JSON object");
   HfModel model;
-  PG_RETURN_IF_ERROR(ParseModel(j.value("model", json()), &model));
+  PG_RETURN_IF_ERROR(ParseModel(Field(j, "model"), &model));
   auto hf = std::make_unique<HfPipeline>();
-  PG_RETURN_IF_ERROR(ParseAddedTokens(j.value("added_tokens", json()), &hf->added));
-  PG_RETURN_IF_ERROR(ParseNormalizer(j.value("normalizer", json()), &hf->normalizers));
-  PG_RETURN_IF_ERROR(ParsePreTokenizer(j.value("pre_tokenizer", json()), &hf->pre_tokenizers));
-  PG_RETURN_IF_ERROR(ParseDecoder(j.value("decoder", json()), &hf->decoders));
+  PG_RETURN_IF_ERROR(ParseAddedTokens(Field(j, "added_tokens"), &hf->added));
+  PG_RETURN_IF_ERROR(ParseNormalizer(Field(j, "normalizer"), &hf->normalizers));
+  PG_RETURN_IF_ERROR(ParsePreTokenizer(Field(j, "pre_tokenizer"), &hf->pre_tokenizers));
+  PG_RETURN_IF_ERROR(ParseDecoder(Field(j, "decoder"), &hf->decoders));
   HfPostProcess post;
-  PG_RETURN_IF_ERROR(ParsePostProcessor(j.value("post_processor", json()), &post));
+  PG_RETURN_IF_ERROR(ParsePostProcessor(Field(j, "post_processor"), &post));
   hf->byte_level = !hf->pre_tokenizers.empty() && hf->pre_tokenizers.back().kind == HfPreTokenizer::Kind::kByteLevel;
   hf->byte_fallback = model.byte_fallback;
   hf->fuse_unk = model.fuse_unk;

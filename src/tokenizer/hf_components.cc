@@ -81,7 +81,7 @@ Status ParseNormalizer(const json& j, std::vector<HfNormalizer>* out) {
     n.kind = type == "NFC" ? K::kNfc : type == "NFD" ? K::kNfd : type == "NFKC" ? K::kNfkc : K::kNfkd;
   } else if (type == "Replace") {
     n.kind = K::kReplace;
-    PG_RETURN_IF_ERROR(ParsePattern(j.value("pattern", json()), "normalizer Replace", &n.pattern, &n.regex));
+    PG_RETURN_IF_ERROR(ParsePattern(Field(j, "pattern"), "normalizer Replace", &n.pattern, &n.regex));
     n.content = StringOr(j, "content", "");
   } else if (type == "Prepend") {
     n.kind = K::kPrepend;
@@ -110,7 +110,7 @@ Status ParsePreTokenizer(const json& j, std::vector<HfPreTokenizer>* out) {
   HfPreTokenizer p{};
   if (type == "Split") {
     p.kind = K::kSplit;
-    PG_RETURN_IF_ERROR(ParsePattern(j.value("pattern", json()), "pre_tokenizer Split", &p.literal, &p.regex));
+    PG_RETURN_IF_ERROR(ParsePattern(Field(j, "pattern"), "pre_tokenizer Split", &p.literal, &p.regex));
     PG_ASSIGN_OR_RETURN(p.behavior, ParseBehavior(j));
     p.invert = BoolOr(j, "invert", false);
   } else if (type == "Digits") {
@@ -160,7 +160,7 @@ Status ParseDecoder(const json& j, std::vector<HfDecoder>* out) {
   } else if (type == "Replace") {
     d.kind = K::kReplace;
     std::shared_ptr<const HfRegex> regex;
-    PG_RETURN_IF_ERROR(ParsePattern(j.value("pattern", json()), "decoder Replace", &d.pattern, &regex));
+    PG_RETURN_IF_ERROR(ParsePattern(Field(j, "pattern"), "decoder Replace", &d.pattern, &regex));
     if (regex != nullptr) return Unimplemented("decoder Replace with a Regex pattern is not supported");
     d.content = StringOr(j, "content", "");
   } else if (type == "Strip") {
@@ -207,7 +207,7 @@ Status ParsePostProcessor(const json& j, HfPostProcess* out) {
           "post_processor TemplateProcessing: an item of 'single' is neither Sequence nor SpecialToken");
     }
     const std::string name = item["SpecialToken"]["id"].get<std::string>();
-    const json& specials = j.value("special_tokens", json::object());
+    const json& specials = Field(j, "special_tokens");
     if (!specials.contains(name) || !specials[name].contains("ids") || specials[name]["ids"].size() != 1) {
       return Unimplemented("post_processor TemplateProcessing: special token '" + name +
                            "' is not one id in special_tokens");

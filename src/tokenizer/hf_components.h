@@ -13,6 +13,15 @@
 
 namespace pg {
 
+// j[key] by reference (no copy of a large subtree); null when j is not an
+// object or has no such key.
+inline const nlohmann::json& Field(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
 Status ParseNormalizer(const nlohmann::json& j, std::vector<HfNormalizer>* out);
 Status ParsePreTokenizer(const nlohmann::json& j, std::vector<HfPreTokenizer>* out);
 Status ParseDecoder(const nlohmann::json& j, std::vector<HfDecoder>* out);

@@ -13,6 +13,10 @@ namespace {
 
 using json = nlohmann::json;
 
+// Token ids beyond this are refused rather than allocated (the largest real
+// vocabularies are a few hundred thousand).
+constexpr int64_t kMaxTokenId = int64_t{1} << 24;
+
 struct HfModel {
   std::vector<std::string> tokens;  // by id; "" where the vocab has no entry
   std::vector<uint8_t> defined;     // by id
@@ -26,6 +30,7 @@ bool NonEmptyString(const json& m, const char* key) {
 }
 
 Status ParseMerges(const json& merges, HfModel* out) {
+  if (merges.is_null()) return Status::Ok();
   if (!merges.is_array()) return InvalidArgument("model.merges is not an array");
   out->merges.reserve(merges.size());
   for (size_t i = 0; i < merges.size(); ++i) {
@@ -58,9 +63,8 @@ Status ParseModel(const json& m, HfModel* out) {
   }
   if (!m.contains("vocab") || !m["vocab"].is_object()) return InvalidArgument("model.vocab is not an object");
   for (const auto& [text, id_json] : m["vocab"].items()) {
-    if (!id_json.is_number_integer() || id_json.get<int64_t>() < 0 ||
-        id_json.get<int64_t>() >= std::numeric_limits<int32_t>::max()) {
-      return InvalidArgument("model.vocab['" + text + "'] is not a valid id");
+    if (!id_json.is_number_integer() || id_json.get<int64_t>() < 0 || id_json.get<int64_t>() >= kMaxTokenId) {
+      return InvalidArgument("model.vocab['" + text + "'] is not an id in [0, 2^24)");
     }
     const auto id = static_cast<size_t>(id_json.get<int64_t>());
     if (id >= out->tokens.size()) {
@@ -72,7 +76,7 @@ Status ParseModel(const json& m, HfModel* out) {
     out->defined[id] = 1;
   }
   if (out->tokens.empty()) return InvalidArgument("model.vocab is empty");
-  PG_RETURN_IF_ERROR(ParseMerges(m.value("merges", json::array()), out));
+  PG_RETURN_IF_ERROR(ParseMerges(Field(m, "merges"), out));
   out->ignore_merges = m.value("ignore_merges", false);
   out->byte_fallback = m.value("byte_fallback", false);
   out->fuse_unk = m.value("fuse_unk", false);
@@ -86,9 +90,10 @@ Status ParseAddedTokens(const json& a, std::vector<HfAddedToken>* out) {
   for (size_t i = 0; i < a.size(); ++i) {
     const json& t = a[i];
     if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer() || t["id"].get<int64_t>() < 0 ||
-        t["id"].get<int64_t>() >= std::numeric_limits<int32_t>::max() || !t.contains("content") ||
-        !t["content"].is_string() || t["content"].get<std::string>().empty()) {
-      return InvalidArgument("added_tokens[" + std::to_string(i) + "] needs a non-negative id and a non-empty content");
+        t["id"].get<int64_t>() >= kMaxTokenId || !t.contains("content") || !t["content"].is_string() ||
+        t["content"].get<std::string>().empty()) {
+      return InvalidArgument("added_tokens[" + std::to_string(i) +
+                             "] needs an id in [0, 2^24) and a non-empty content");
     }
     HfAddedToken tok;
     tok.id = t["id"].get<int32_t>();
@@ -117,14 +122,14 @@ Status NamedId(const std::optional<std::string>& text, const char* what, const T
 Result<std::unique_ptr<Tokenizer>> Tokenizer::Impl::FromHfJson(const json& j, const HfSpecialTokens& sp) {
   if (!j.is_object()) return InvalidArgument("not a JSON object");
   HfModel model;
-  PG_RETURN_IF_ERROR(ParseModel(j.value("model", json()), &model));
+  PG_RETURN_IF_ERROR(ParseModel(Field(j, "model"), &model));
   auto hf = std::make_unique<HfPipeline>();
-  PG_RETURN_IF_ERROR(ParseAddedTokens(j.value("added_tokens", json()), &hf->added));
-  PG_RETURN_IF_ERROR(ParseNormalizer(j.value("normalizer", json()), &hf->normalizers));
-  PG_RETURN_IF_ERROR(ParsePreTokenizer(j.value("pre_tokenizer", json()), &hf->pre_tokenizers));
-  PG_RETURN_IF_ERROR(ParseDecoder(j.value("decoder", json()), &hf->decoders));
+  PG_RETURN_IF_ERROR(ParseAddedTokens(Field(j, "added_tokens"), &hf->added));
+  PG_RETURN_IF_ERROR(ParseNormalizer(Field(j, "normalizer"), &hf->normalizers));
+  PG_RETURN_IF_ERROR(ParsePreTokenizer(Field(j, "pre_tokenizer"), &hf->pre_tokenizers));
+  PG_RETURN_IF_ERROR(ParseDecoder(Field(j, "decoder"), &hf->decoders));
   HfPostProcess post;
-  PG_RETURN_IF_ERROR(ParsePostProcessor(j.value("post_processor", json()), &post));
+  PG_RETURN_IF_ERROR(ParsePostProcessor(Field(j, "post_processor"), &post));
   hf->byte_level = !hf->pre_tokenizers.empty() && hf->pre_tokenizers.back().kind == HfPreTokenizer::Kind::kByteLevel;
   hf->byte_fallback = model.byte_fallback;
   hf->fuse_unk = model.fuse_unk;
@@ -193,7 +198,15 @@ Result<std::unique_ptr<Tokenizer>> TokenizerFromJsonText(const std::string& text
                                                          const std::string& name) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgument(name + ": not valid JSON");
-  auto t = Tokenizer::Impl::FromHfJson(j, specials);
+  // The readers check the fields they branch on; a value of the wrong JSON
+  // type elsewhere (a string where a number belongs, ...) surfaces as
+  // nlohmann's type_error, which becomes the error here.
+  Result<std::unique_ptr<Tokenizer>> t = InvalidArgument("");
+  try {
+    t = Tokenizer::Impl::FromHfJson(j, specials);
+  } catch (const json::exception& e) {
+    return InvalidArgument(name + ": a field has the wrong JSON type (" + e.what() + ")");
+  }
   if (!t.ok()) return Status(t.status().code(), name + ": " + t.status().message());
   return t;
 }

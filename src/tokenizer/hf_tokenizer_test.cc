@@ -98,6 +98,18 @@ TEST(HfTokenizerTest, RefusesModelOptionsItDoesNotImplement) {
   EXPECT_EQ(Load(j), "tokenizer.json: pre_tokenizer Split behavior 'Sideways' is not supported");
 }
 
+TEST(HfTokenizerTest, FieldsOfTheWrongTypeAreErrorsNotCrashes) {
+  oj j = ByteLevelJson();
+  j["decoder"] = {{"type", "Strip"}, {"content", " "}, {"start", "one"}};
+  EXPECT_EQ(Load(j).rfind("tokenizer.json: a field has the wrong JSON type (", 0), 0u) << Load(j);
+  j = ByteLevelJson();
+  j["model"]["ignore_merges"] = "yes";
+  EXPECT_EQ(Load(j).rfind("tokenizer.json: a field has the wrong JSON type (", 0), 0u) << Load(j);
+  j = ByteLevelJson();
+  j["added_tokens"][0]["special"] = 1;
+  EXPECT_EQ(Load(j).rfind("tokenizer.json: a field has the wrong JSON type (", 0), 0u) << Load(j);
+}
+
 TEST(HfTokenizerTest, FileErrorsNameTheFile) {
   auto missing = LoadTokenizerJson("/nonexistent/tokenizer.json");
   ASSERT_FALSE(missing.ok());

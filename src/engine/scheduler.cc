@@ -344,7 +344,7 @@ StepPlan Scheduler::Schedule(double now_s) {
   // wait for it to end), then gives the budget shortest prompt first: a turn
   // with a few hundred new tokens runs in the next step instead of after a
   // cold prefill of thousands, which is what the agentic workload's tail TTFT
-  // is made of (docs/benchmarks.md, "Session 12: 512-bit tiles and shortest-prefill-first").
+  // is made of (docs/benchmarks.md, "Scheduling knobs").
   const bool shortest_first = config_.policy == ServePolicy::kOptimized;
   if (shortest_first) {
     while (budget > 0 && Admit(now_s, nullptr, &plan)) {

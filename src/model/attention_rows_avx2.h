@@ -98,7 +98,7 @@ inline void DotBlockByKey(const float* const* q, const uint16_t* const* k_rows, 
   for (int64_t k0 = 0, a0 = 0; k0 < n8; k0 += KP, a0 += per) {
     PrefetchRows(ahead, a0, a0 + per);
     // The common head dims as constants: their chunk loops unroll (-3% in
-    // cache, -8% from DRAM at 64, docs/performance.md "Session 23").
+    // cache, -8% from DRAM at 64, docs/performance.md "Attention kernels").
     if (hd == 64)
       DotRowsF16<NQ, KP>(q, k_rows, k0, 8, vscale, sc);
     else if (hd == 128)

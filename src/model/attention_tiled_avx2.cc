@@ -109,7 +109,7 @@ template <int NQ, typename VSrc>
 // are [0, nt[j]) (each >= 1); kt by dimension, vt by key. Inlined into
 // its caller: out of line, GCC 12 spills one of PvBlock's V registers to the
 // stack every key (5.5 against 4.4 ns per (query, key) at 32 queries,
-// docs/performance.md "Session 24").
+// docs/performance.md "Attention kernels").
 template <int NQ>  // 3 or 4
 [[gnu::always_inline]] inline void TileBlock(const Group& g, const float* kt, const float* vt, const int64_t* idx,
                                              const int64_t* nt) {

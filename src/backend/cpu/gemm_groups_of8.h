@@ -118,7 +118,7 @@ inline void RowTile(V v, const Block* g, int64_t nb, const uint8_t* xbase, size_
 // whole group (one contiguous run of nb Blocks) in one burst as the tile
 // before it starts. An expert's matrix is a few dozen such runs, too short
 // for the hardware prefetcher to reach full speed on; the burst keeps more
-// lines in flight (docs/performance.md, "Session 22").
+// lines in flight (docs/performance.md, "Matrix kernels").
 constexpr int64_t kGroupsAhead = 2;
 
 // Runs the tiles of [r0, r1) x [t0, t1): two 8-row groups at a time in V16's

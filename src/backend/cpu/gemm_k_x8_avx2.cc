@@ -56,7 +56,7 @@ struct K4Sums {
   // Q4_Kx8 takes a tile of four tokens at once: their eight int16 partials
   // fill the registers beside the loads (GCC spills two of them), but each
   // load's nibbles are extracted once for four tokens, not twice (~3% in
-  // cache, docs/performance.md "Session 23"). Q5_Kx8's fifth bits need
+  // cache, docs/performance.md "Matrix kernels"). Q5_Kx8's fifth bits need
   // registers too: four at once lose there, so it goes two at a time.
   template <int RN>
   void operator()(Ymm, const Block& blk, const BlockQ8_K* const (&xb)[RN], __m256i (&isum)[RN]) const {

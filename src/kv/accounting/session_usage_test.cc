@@ -38,7 +38,7 @@ TEST(SessionUsageTest, CountsFollowCopiesAndSessions) {
   EXPECT_TRUE(b.usage.CheckIntegrity(b.idx).ok());
 
   IndexEntry& e = b.idx.at(b.ids[0]);
-  e.session = 1;  // used last by session 1 now
+  e.session = 1;  // used last by session id 1 now
   e.host = SlotCopy{0, false};
   b.usage.Update(b.ids[0], e);
   EXPECT_EQ(b.usage.blocks(0, kDeviceTier), 2);

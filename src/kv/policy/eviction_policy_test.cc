@@ -142,9 +142,9 @@ TEST(EvictionPolicyTest, HeldBlocksDoNotUseUpTheCandidateWindow) {
 }
 
 TEST(EvictionPolicyTest, FairShareTakesTheHeaviestSessionFirst) {
-  // Eight one-block chains in the device tier, oldest first: sessions 0, 1, 2
-  // own the three oldest; session 3 the five newest. Capacity 8, four
-  // sessions: fair share 2, and session 3 is 3 above it.
+  // Eight one-block chains in the device tier, oldest first: session ids 0, 1,
+  // 2 own the three oldest; id 3 the five newest. Capacity 8, four sessions:
+  // fair share 2, and id 3 is 3 above it.
   PrefixIndex idx;
   SessionUsage usage;
   usage.SetCapacity(kDeviceTier, 8);

@@ -35,10 +35,7 @@
 namespace pg {
 namespace {
 
-KvLayout BenchLayout(const ModelConfig& c, int64_t page) {
-  return KvLayout{static_cast<int>(c.n_layer), static_cast<int>(c.n_head_kv), static_cast<int>(c.head_dim),
-                  static_cast<int>(page), KvDtype::kF16};
-}
+KvLayout BenchLayout(const ModelConfig& c, int64_t page) { return c.KvLayoutFor(page, KvDtype::kF16); }
 
 struct Arena {
   // device: the device executor's pages, device_blocks blocks (null: RAM of our own).

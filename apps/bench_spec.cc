@@ -44,8 +44,7 @@ SpecDecodeResult RunSpecDecode(const Model& m, ThreadPool& pool, SpeculativeDeco
   const ModelConfig& c = m.config();
   const int64_t n_blocks = (Positions(n_gen, decoder.config()) + kPage - 1) / kPage;
   KvPages pages;
-  pages.layout = KvLayout{static_cast<int>(c.n_layer), static_cast<int>(c.n_head_kv), static_cast<int>(c.head_dim),
-                          static_cast<int>(kPage), KvDtype::kF16};
+  pages.layout = c.KvLayoutFor(kPage, KvDtype::kF16);
   pages.block_bytes = pages.layout.block_bytes();
   std::vector<uint8_t> mem(pages.block_bytes * static_cast<size_t>(n_blocks));
   pages.base = mem.data();

@@ -43,6 +43,11 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
                  "matrix products on unquantized f32 activations: quantized models' logits much closer to "
                  "exact arithmetic, matmuls slower; docs/quality.md)")
       ->check(CLI::IsMember({"llama", "fast", "precise"}));
+  app.add_option("--attn-sparse", f->attn_sparse,
+                 "models with DeepSeek sparse attention (glm-dsa): sparse (default; each query reads only its "
+                 "indexer's top-k latent rows) | dense-masked (scores every cached key and masks the unselected "
+                 "ones, as llama.cpp does; the same bits, for checking)")
+      ->check(CLI::IsMember({"sparse", "dense-masked"}));
   AddDeviceFlags(app, &f->device);
   app.add_option("--kv-device-mem", f->kv_device_mem,
                  "device-tier KV memory, e.g. 512MiB (0 is refused: the device tier holds the running sequences)");
@@ -177,6 +182,7 @@ Result<EngineConfig> ToEngineConfig(const EngineFlags& f) {
   c.attention = f.attn == "llama"     ? AttentionMode::kLlamaF16
                 : f.attn == "precise" ? AttentionMode::kPrecise
                                       : AttentionMode::kTiledF32;
+  c.sparse_attention = f.attn_sparse == "dense-masked" ? SparseAttention::kDenseMasked : SparseAttention::kSparse;
   PG_ASSIGN_OR_RETURN(c.kv_device_bytes, ParseByteSize(f.kv_device_mem));
   if (c.kv_device_bytes == 0) return InvalidArgument("--kv-device-mem 0: the device tier needs room for a sequence");
   if (!f.kv_host_mem.empty()) {

@@ -37,6 +37,7 @@ struct EngineFlags {
   int64_t page_tokens = 16;
   std::string kv_dtype = "f16";
   std::string attn = "fast";
+  std::string attn_sparse = "sparse";
   DeviceFlags device;  // --device, --device-prefill (device_flag.h)
   std::string kv_device_mem = "256MiB";
   std::string kv_host_mem;

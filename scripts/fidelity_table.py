@@ -22,8 +22,8 @@ Extra flags after `--` go to every `prosgrow generate` (e.g. `--attn llama`,
 import argparse, concurrent.futures, json, os, subprocess, sys
 
 MODELS = ['tiny-llama-gpt2', 'tiny-qwen3-spm', 'small-llama-spm-q8_0', 'small-llama-spm-q4_k_m',
-          'tiny-qwen3moe-gpt2', 'tiny-glm4moe-spm', 'small-qwen3moe-q4_k_m']
-MOE = {'tiny-qwen3moe-gpt2', 'tiny-glm4moe-spm', 'small-qwen3moe-q4_k_m'}
+          'tiny-qwen3moe-gpt2', 'tiny-glm4moe-spm', 'small-qwen3moe-q4_k_m', 'tiny-deepseek2-gpt2', 'tiny-glm-dsa-spm']
+MOE = {'tiny-qwen3moe-gpt2', 'tiny-glm4moe-spm', 'small-qwen3moe-q4_k_m', 'tiny-deepseek2-gpt2', 'tiny-glm-dsa-spm'}
 
 
 def run_case(args, extra, model, idx, case, tmp):

@@ -24,11 +24,13 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (c.prefill_slice_tokens < 0) return InvalidArgument("--prefill-slice must be >= 0");
   if (c.long_prefill_tokens < 1) return InvalidArgument("--long-prefill-threshold must be >= 1");
   if (c.page_tokens < 1 || c.page_tokens > 1024) return InvalidArgument("page size must be in [1, 1024] tokens");
+  ModelOptions options = ModelOptionsFor(c.attention);
+  options.sparse_attention = c.sparse_attention;
   if (c.model_file) {
-    PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_file, ModelOptionsFor(c.attention)));
+    PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_file, options));
     c.model_file.reset();  // the model holds it now
   } else {
-    PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_path, ModelOptionsFor(c.attention)));
+    PG_ASSIGN_OR_RETURN(e->model_, Model::Load(c.model_path, options));
   }
   PG_ASSIGN_OR_RETURN(e->tokenizer_, e->model_->source().LoadTokenizer());
   const ModelConfig& mc = e->model_->config();

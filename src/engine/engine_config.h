@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "kv/host_memory.h"
 #include "model/attention.h"
+#include "model/mla_layer.h"
 #include "spec/spec_config.h"
 
 namespace pg {
@@ -47,8 +48,9 @@ struct EngineConfig {
   int64_t long_prefill_tokens = 256;
   int64_t max_queue = 256;  // waiting requests before Submit refuses
   int64_t page_tokens = 16;
-  bool kv_bf16 = false;                                // KV in bf16 instead of f16
-  AttentionMode attention = AttentionMode::kTiledF32;  // f16-KV attention arithmetic (--attn)
+  bool kv_bf16 = false;                                         // KV in bf16 instead of f16
+  AttentionMode attention = AttentionMode::kTiledF32;           // f16-KV attention arithmetic (--attn)
+  SparseAttention sparse_attention = SparseAttention::kSparse;  // DSA models' key visits (--attn-sparse)
   uint64_t kv_device_bytes = 256ull << 20;
   // optimized: 0 = no host tier (--kv-host-mem 0); the default is 4x device
   uint64_t kv_host_bytes = kDefaultHostTierBytes;

@@ -6,13 +6,9 @@
 namespace pg {
 
 KvLayout KvLayoutOf(const ModelConfig& mc, const EngineConfig& c) {
-  KvLayout layout;
-  layout.n_layers = static_cast<int>(mc.n_layer);
-  layout.n_kv_heads = static_cast<int>(mc.n_head_kv);
-  layout.head_dim = static_cast<int>(mc.head_dim);
-  layout.page_tokens = static_cast<int>(c.page_tokens);
-  layout.dtype = c.kv_bf16 ? KvDtype::kBF16 : KvDtype::kF16;
-  return layout;
+  // MLA models under --attn precise cache their latent rows in f32 (Model::kv_dtype).
+  const bool f32 = mc.mla.enabled && c.attention == AttentionMode::kPrecise && !c.kv_bf16;
+  return mc.KvLayoutFor(c.page_tokens, c.kv_bf16 ? KvDtype::kBF16 : f32 ? KvDtype::kF32 : KvDtype::kF16);
 }
 
 Result<KvCacheConfig> KvCacheConfigOf(const EngineConfig& c, const KvLayout& layout, const std::string& identity) {

@@ -6,6 +6,36 @@
 #include "backend/cpu/vec_ops.h"
 
 namespace pg {
+namespace {
+
+// keep[g] = whether group g is among the n_group_used groups whose two
+// largest scores sum highest (ties to the lower group).
+void KeepGroups(const ExpertRouterParams& p, const float* probs, const float* bias, bool* keep) {
+  const int64_t G = p.n_group, size = p.n_expert / G;
+  float gscore[kMaxExpertGroups];
+  for (int64_t g = 0; g < G; ++g) {
+    float a = -INFINITY, b = -INFINITY;  // largest, second
+    for (int64_t e = g * size; e < (g + 1) * size; ++e) {
+      const float s = bias ? probs[e] + bias[e] : probs[e];
+      if (s > a) {
+        b = a;
+        a = s;
+      } else if (s > b) {
+        b = s;
+      }
+    }
+    gscore[g] = size >= 2 ? a + b : a;
+    keep[g] = false;
+  }
+  for (int64_t n = 0; n < p.n_group_used; ++n) {
+    int64_t best = -1;
+    for (int64_t g = 0; g < G; ++g)
+      if (!keep[g] && (best < 0 || gscore[g] > gscore[best])) best = g;
+    keep[best] = true;
+  }
+}
+
+}  // namespace
 
 void RouteToken(const ExpertRouterParams& p, const float* logits, const float* bias, float* probs, int32_t* experts,
                 float* weights) {
@@ -23,8 +53,13 @@ void RouteToken(const ExpertRouterParams& p, const float* logits, const float* b
   // scores strictly higher (or the chosen one's score is NaN and its is not).
   auto score = [&](int64_t e) { return bias ? probs[e] + bias[e] : probs[e]; };
   auto goes_before = [](float s, float chosen) { return s > chosen || (std::isnan(chosen) && !std::isnan(s)); };
+  bool keep[kMaxExpertGroups];
+  const bool grouped = p.n_group > 1;
+  if (grouped) KeepGroups(p, probs, bias, keep);
+  const int64_t group_size = grouped ? n / p.n_group : n;
   int64_t m = 0;
   for (int64_t e = 0; e < n; ++e) {
+    if (grouped && !keep[e / group_size]) continue;
     const float s = score(e);
     if (m == p.k && (m == 0 || !goes_before(s, weights[m - 1]))) continue;  // most: not in the top k
     int64_t i = m < p.k ? m++ : m - 1;                                      // the slot freed at the end of the list

@@ -5,6 +5,9 @@
 //   probs    = softmax(logits)  or  sigmoid(logits)        (n_expert)
 //   choice   = the k largest of probs + bias               (bias: glm4moe exp_probs_b,
 //                                                           null = none; ties: lower id)
+//              with expert groups (deepseek2), among the experts of the
+//              n_group_used groups whose two largest probs + bias sum highest
+//              (ties: lower group)
 //   weight_j = probs[choice_j]                             (the bias never enters a weight)
 //   if norm:   weight_j /= max(sum_j weight_j, 2^-14)
 //   if scale not 0 or 1: weight_j *= scale
@@ -22,15 +25,19 @@
 
 namespace pg {
 
+inline constexpr int64_t kMaxExpertGroups = 256;
+
 struct ExpertRouterParams {
   int64_t n_expert = 0;
   int64_t k = 0;  // experts per token, <= n_expert
   ExpertGating gating = ExpertGating::kSoftmax;
   bool norm_weights = false;
   float weights_scale = 0;  // 0 or 1: no scaling
+  int64_t n_group = 1;      // <= kMaxExpertGroups; 1: no grouping
+  int64_t n_group_used = 1;
 
   static ExpertRouterParams From(const MoeConfig& m) {
-    return {m.n_expert, m.n_expert_used, m.gating, m.norm_weights, m.weights_scale};
+    return {m.n_expert, m.n_expert_used, m.gating, m.norm_weights, m.weights_scale, m.n_group, m.n_group_used};
   }
 };
 

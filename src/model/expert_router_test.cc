@@ -152,5 +152,25 @@ TEST(ExpertRouter, OnePassTopKChoosesAsTheSelectionSort) {
   }
 }
 
+// Group-limited routing (DeepSeek-V3): 8 experts in 4 groups of 2; the 2
+// groups whose two scores (prob + bias) sum highest compete, so expert 0,
+// the single best, loses to weaker experts of stronger groups.
+TEST(ExpertRouter, ExpertGroupsKeepTheGroupsWithTheLargestTopTwoSums) {
+  ExpertRouterParams p{8, 2, ExpertGating::kSigmoid, false, 0, 4, 2};
+  //                    group 0      group 1      group 2      group 3
+  const std::vector<float> logits = {4.0f, -4.0f, 1.0f, 1.5f, 2.0f, 0.5f, -1.0f, -1.0f};
+  Routed r = Route(p, logits);
+  EXPECT_EQ(r.experts, (std::vector<int32_t>{4, 3}));  // groups 1 (sum 1.55) and 2 (1.50) beat group 0 (1.00)
+  EXPECT_FLOAT_EQ(r.weights[0], static_cast<float>(Sigmoid(2.0)));
+  // The bias enters the group scores too: lifting expert 1 makes group 0 a kept group.
+  const std::vector<float> bias = {0, 0.9f, 0, 0, 0, 0, 0, 0};
+  r = Route(p, logits, bias.data());
+  EXPECT_EQ(r.experts, (std::vector<int32_t>{0, 1}));  // groups 0 (1.90) and 1 kept; expert 1 scores 0.92
+  // One group kept of four: only its two experts can be chosen.
+  p.n_group_used = 1;
+  r = Route(p, logits);
+  EXPECT_EQ(r.experts, (std::vector<int32_t>{3, 2}));
+}
+
 }  // namespace
 }  // namespace pg

@@ -11,6 +11,10 @@
 //   +-------------------------------------------------------------+------------
 //   kv_dim = n_kv_heads * head_dim; row s of a page is token slot s.
 //
+// MLA models (layout.kind == kMla) have one latent row per token and layer
+// (Row(block, layer, 0, slot)) and the indexer keys of their indexer layers
+// (IndexRow), in the same block (base/kv_layout.h).
+//
 // Thread-safety: a view; the forward pass writes only slots of the tokens it
 // processes and reads slots of positions < its own.
 #pragma once
@@ -40,6 +44,12 @@ struct KvPages {
   uint16_t* Row(int32_t block, int64_t layer, int kv, int64_t slot) const {
     const size_t off = static_cast<size_t>(block) * block_bytes + layout.offset(layer, kv) +
                        static_cast<size_t>(slot) * layout.row_bytes();
+    return reinterpret_cast<uint16_t*>(base + off);
+  }
+  // Indexer key of token slot `slot` for indexer layer `index_slot` (kMla).
+  uint16_t* IndexRow(int32_t block, int64_t index_slot, int64_t slot) const {
+    const size_t off = static_cast<size_t>(block) * block_bytes + layout.index_offset(index_slot) +
+                       static_cast<size_t>(slot) * layout.index_row_bytes();
     return reinterpret_cast<uint16_t*>(base + off);
   }
 };

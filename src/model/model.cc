@@ -67,6 +67,7 @@ void ForwardScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_l
     scores_stride_ = AttendGroupScratchFloats(c.head_dim, kMaxGroupQueries, cap_ctx_);
     scores_.resize(scores_stride_ * static_cast<size_t>(cap_threads_));
   }
+  if (c.mla.enabled) mla_.Reserve(c, n_tokens, max_ctx, n_threads);
 }
 
 Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelOptions& options) {
@@ -119,6 +120,8 @@ Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const ModelSource> so
   // row-major kernels. (Half4 F16/BF16 gives row-major bits; one suffix for
   // any repack keeps the rule simple.)
   if (m->weights_->repacked_bytes() > 0) m->identity_ += "-repacked";
+  // What a token caches: MLA latent rows (and DSA indexer keys), not K/V.
+  if (c.mla.enabled) m->identity_ += c.mla.sparse() ? "-kind-mla-dsa" : "-kind-mla";
   // Repacked expert stacks (Q4_Kx8 ...) change the MoE layers' bits too;
   // builds before them kept experts row-major under the same suffix.
   for (const LayerWeights& L : m->weights_->layers)
@@ -135,11 +138,30 @@ Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, Thread
   PG_RETURN_IF_ERROR(CheckBatch(batch, kv, &n_tok, &n_logits, &max_ctx));
   if (n_tok == 0) return Status::Ok();
   if (kv.kv_dim() != config_.kv_dim()) return InvalidArgument("forward: KV pages have the wrong row size");
+  if (kv.layout.kind != config_.attention_kind() || kv.layout.n_index_layers != config_.mla.n_index_layers() ||
+      (kv.layout.n_index_layers > 0 && kv.layout.index_dim != config_.mla.index_dim))
+    return InvalidArgument("forward: KV pages have the wrong attention kind or indexer keys for this model");
+  if (kv.dtype() == KvDtype::kF32 && !config_.mla.enabled)
+    return InvalidArgument("forward: f32 KV pages are for MLA models only");
   s.Reserve(config_, n_tok, n_logits, max_ctx, pool.size());
 
   Embed(batch, n_tok, pool, s);
   for (int64_t l = 0; l < config_.n_layer; ++l) {
-    AttentionBlock(l, batch, kv, n_tok, pool, s);
+    if (config_.mla.enabled) {
+      const MlaStep step{batch,
+                         &kv,
+                         n_tok,
+                         s.tok_seq_.data(),
+                         s.tok_pos_.data(),
+                         s.cos_.data(),
+                         s.sin_.data(),
+                         options_.precise_matmul,
+                         options_.sparse_attention};
+      MlaAttentionLayer(config_, weights_->layers[static_cast<size_t>(l)], l, step, s.x_.data(), s.h_.data(), pool,
+                        s.mla_, s.mm_);
+    } else {
+      AttentionBlock(l, batch, kv, n_tok, pool, s);
+    }
     FfnBlock(l, n_tok, pool, s);
   }
   if (n_logits == 0) return Status::Ok();
@@ -182,7 +204,10 @@ void Model::Embed(std::span<const BatchSeq> batch, int64_t n_tok, ThreadPool& po
   ForEachRow(pool, n_tok, D, [&](int64_t t) {
     const auto* row = static_cast<const uint8_t*>(w.token_embd.data) + s.tok_id_[t] * w.token_embd.row_bytes;
     (void)DequantizeRow(w.token_embd.type, row, &s.x_[t * D], D);
-    RopeCosSin(inv_freq_.data(), c.n_rot, s.tok_pos_[t], &s.cos_[t * R2], &s.sin_[t * R2]);
+    if (c.mla.enabled)
+      MlaCosSin(c.mla, s.tok_pos_[t], &s.cos_[t * R2], &s.sin_[t * R2]);
+    else
+      RopeCosSin(inv_freq_.data(), c.n_rot, s.tok_pos_[t], &s.cos_[t * R2], &s.sin_[t * R2]);
   });
 }
 

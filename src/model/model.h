@@ -23,6 +23,7 @@
 #include "gguf/gguf_file.h"
 #include "model/attention.h"
 #include "model/kv_pages.h"
+#include "model/mla_layer.h"
 #include "model/model_config.h"
 #include "model/model_source.h"
 #include "model/model_weights.h"
@@ -58,6 +59,9 @@ struct ModelOptions {
   // ~40x closer to exact arithmetic on quantized models, slower
   // (docs/quality.md). Needs row-major weights (repack_weights off).
   bool precise_matmul = false;
+  // MLA models with the DSA indexer: attend to only the top-k keys, or score
+  // every key and mask the rest (`--attn-sparse dense-masked`; same bits).
+  SparseAttention sparse_attention = SparseAttention::kSparse;
 };
 
 // The options of each arithmetic: `fast` repacks, `llama` keeps llama.cpp's
@@ -107,6 +111,7 @@ class ForwardScratch {
   std::vector<int32_t> tok_id_;   // (T)
   MatMulScratch mm_;
   MoeScratch moe_;
+  MlaScratch mla_;  // MLA models only
 };
 
 class Model {
@@ -127,8 +132,12 @@ class Model {
   // metadata, tensor layout and types, and for other formats than GGUF the
   // format's name, plus its size, with suffixes for attention
   // modes other than kLlamaF16 and for repacked weights (the K/V of later
-  // layers depend on both).
+  // layers depend on both), and the attention kind (MLA caches latent rows
+  // and indexer keys, not K/V).
   const std::string& identity() const { return identity_; }
+  // The KV element type this model's arithmetic is meant for: f32 for MLA
+  // models with precise products (the latent rows unrounded), else f16.
+  KvDtype kv_dtype() const { return config_.mla.enabled && options_.precise_matmul ? KvDtype::kF32 : KvDtype::kF16; }
 
   // Runs the batch. logits receives each entry's logit_rows() rows of
   // n_vocab floats, in batch order. Errors: tokens outside the vocabulary,

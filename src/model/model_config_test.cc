@@ -84,7 +84,7 @@ TEST(ModelConfigMoe, Glm4MoeReadsGatingNormScaleDenseLeadAndPartialRope) {
 
 TEST(ModelConfigMoe, UnsupportedOrInconsistentExpertsAreOneLineErrors) {
   const std::pair<const char*, std::function<void(GgufWriter&)>> bad[] = {
-      {"expert groups", [](GgufWriter& w) { w.SetU32("glm4moe.expert_group_count", 4); }},
+      {"expert_group_count", [](GgufWriter& w) { w.SetU32("glm4moe.expert_group_count", 3); }},
       {"expert_used_count", [](GgufWriter& w) { w.SetU32("glm4moe.expert_used_count", 9); }},
       {"expert_gating_func", [](GgufWriter& w) { w.SetU32("glm4moe.expert_gating_func", 3); }},
       {"leading_dense_block_count", [](GgufWriter& w) { w.SetU32("glm4moe.leading_dense_block_count", 4); }},

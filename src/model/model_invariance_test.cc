@@ -92,6 +92,61 @@ TEST_P(ForwardInvariance, PrefillEqualsTokenByTokenDecode) {
   EXPECT_EQ(0, std::memcmp(batched.data(), decoded.data(), batched.size() * sizeof(float)));
 }
 
+// MLA (deepseek2, glm-dsa): the cache itself. The same token at the same
+// position writes the same bytes (latent rows and indexer keys) whichever
+// step computed it: one prefill, chunks, or one token at a time.
+std::vector<uint8_t> CacheAfter(const Model& m, const std::vector<int32_t>& prompt,
+                                const std::vector<int64_t>& chunks) {
+  TestKvArena arena(m.config(), 16, static_cast<int64_t>(prompt.size()), m.kv_dtype());
+  ThreadPool pool(2);
+  ForwardScratch scratch;
+  int64_t pos = 0;
+  for (int64_t n : chunks) {
+    BatchSeq b{prompt.data() + pos, n, pos, arena.table(), arena.n_blocks(), false};
+    EXPECT_TRUE(m.Forward({&b, 1}, arena.pages(), pool, scratch, nullptr).ok());
+    pos += n;
+  }
+  return arena.bytes();
+}
+
+class MlaCache : public ForwardInvariance {};
+
+TEST_P(MlaCache, SameTokenSamePositionWritesTheSameBytes) {
+  std::unique_ptr<Model> model = LoadParamModel();
+  if (!model) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 80; ++i) prompt.push_back(static_cast<int32_t>((i * 37 + 11) % model->config().n_vocab));
+  const std::vector<uint8_t> one = CacheAfter(*model, prompt, {80});
+  EXPECT_EQ(one, CacheAfter(*model, prompt, {17, 40, 1, 22})) << "chunked";
+  EXPECT_EQ(one, CacheAfter(*model, prompt, std::vector<int64_t>(80, 1))) << "token by token";
+}
+
+// glm-dsa: the indexer keys in the block are what the sparse attention
+// reads past top-k. A block whose indexer keys are lost (zeroed) decodes
+// differently, so a cache tier that dropped them could not go unnoticed.
+TEST_P(MlaCache, LosingTheIndexerKeysOfABlockChangesTheNextToken) {
+  std::unique_ptr<Model> model = LoadParamModel();
+  if (!model) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
+  const Model& m = *model;
+  if (!m.config().mla.sparse()) GTEST_SKIP() << "no indexer";
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 64; ++i) prompt.push_back(static_cast<int32_t>((i * 53 + 5) % m.config().n_vocab));
+  TestKvArena arena(m.config(), 16, 64, m.kv_dtype());
+  ThreadPool pool(2);
+  ForwardScratch scratch;
+  std::vector<float> intact(static_cast<size_t>(m.config().n_vocab)), lost(intact.size());
+  BatchSeq pre{prompt.data(), 63, 0, arena.table(), arena.n_blocks(), false};
+  ASSERT_TRUE(m.Forward({&pre, 1}, arena.pages(), pool, scratch, nullptr).ok());
+  BatchSeq last{&prompt[63], 1, 63, arena.table(), arena.n_blocks(), true};
+  ASSERT_TRUE(m.Forward({&last, 1}, arena.pages(), pool, scratch, intact.data()).ok());
+  const KvLayout& l = arena.pages().layout;
+  for (int64_t i = 0; i < l.n_index_layers; ++i)  // block 1: positions 16..31
+    std::memset(arena.bytes().data() + arena.pages().block_bytes + l.index_offset(i), 0,
+                l.page_tokens * l.index_row_bytes());
+  ASSERT_TRUE(m.Forward({&last, 1}, arena.pages(), pool, scratch, lost.data()).ok());
+  EXPECT_NE(0, std::memcmp(intact.data(), lost.data(), intact.size() * sizeof(float)));
+}
+
 std::string InvarianceName(const ::testing::TestParamInfo<std::tuple<const char*, AttentionMode>>& info) {
   std::string s = std::get<0>(info.param);
   std::erase(s, '-');
@@ -102,9 +157,15 @@ std::string InvarianceName(const ::testing::TestParamInfo<std::tuple<const char*
 
 INSTANTIATE_TEST_SUITE_P(
     Models, ForwardInvariance,
-    ::testing::Combine(::testing::Values("tiny-qwen3-spm", "tiny-qwen3moe-gpt2", "tiny-glm4moe-spm"),
+    ::testing::Combine(::testing::Values("tiny-qwen3-spm", "tiny-qwen3moe-gpt2", "tiny-glm4moe-spm",
+                                         "tiny-deepseek2-gpt2", "tiny-glm-dsa-spm"),
                        ::testing::Values(AttentionMode::kLlamaF16, AttentionMode::kTiledF32, AttentionMode::kPrecise)),
     InvarianceName);
+
+INSTANTIATE_TEST_SUITE_P(Mla, MlaCache,
+                         ::testing::Combine(::testing::Values("tiny-deepseek2-gpt2", "tiny-glm-dsa-spm"),
+                                            ::testing::Values(AttentionMode::kTiledF32, AttentionMode::kPrecise)),
+                         InvarianceName);
 
 // The precise products on K-quant weights (a Q4_K / Q6_K mix): their chunks
 // are whole super-blocks, and the bits must not depend on the batch either.

@@ -42,6 +42,10 @@ struct Fidelity {
   double max_err = 0;
   int wrong_argmax = 0;
   int uncovered_first = 0;  // first-step top-10 ids missing from the truth's top-20 (unmeasured)
+  // Steps where our argmax is not llama.cpp's greedy token although that
+  // token is the exact argmax (by more than the margin): a disagreement with
+  // llama.cpp that exact arithmetic does not excuse.
+  int unexcused_greedy = 0;
   int steps = 0;
 };
 
@@ -55,7 +59,8 @@ std::vector<double> LogSoftmax(const std::vector<float>& x) {
 }
 
 // One step: our log-probs against the truth's top-20 {id: logprob}.
-void Score(const std::vector<double>& lp, const nlohmann::json& top20, double gap, bool first, Fidelity* f) {
+void Score(const std::vector<double>& lp, const nlohmann::json& top20, double gap, bool first, int32_t llama_token,
+           Fidelity* f) {
   std::map<int64_t, double> truth;
   for (const auto& e : top20) truth[e["id"].get<int64_t>()] = e["logprob"].get<double>();
   const int64_t truth_best = top20[0]["id"].get<int64_t>();
@@ -74,6 +79,10 @@ void Score(const std::vector<double>& lp, const nlohmann::json& top20, double ga
   f->max_err = std::max(f->max_err, err);
   if (gap >= kRouteTie) f->max_err_no_tie = std::max(f->max_err_no_tie, err);
   if (first) f->first_step_err = std::max(f->first_step_err, err);
+  const bool llama_exact =
+      llama_token == truth_best &&
+      (top20.size() < 2 || top20[0]["logprob"].get<double>() - top20[1]["logprob"].get<double>() > kMargin);
+  if (ids[0] != llama_token && llama_exact) ++f->unexcused_greedy;
   if (ids[0] != truth_best) {
     auto it = truth.find(ids[0]);
     // Not in the top-20: further below the argmax than the 20th, so beyond the margin.
@@ -90,7 +99,7 @@ Fidelity Measure(const Model& m, const nlohmann::json& truth) {
   for (const auto& cs : truth["cases"]) {
     const auto prompt = cs["prompt_tokens"].get<std::vector<int32_t>>();
     const auto tokens = cs["tokens"].get<std::vector<int32_t>>();
-    TestKvArena arena(c, 16, static_cast<int64_t>(prompt.size() + tokens.size() + 1));
+    TestKvArena arena(c, 16, static_cast<int64_t>(prompt.size() + tokens.size() + 1), m.kv_dtype());
     std::vector<float> logits(static_cast<size_t>(c.n_vocab));
     BatchSeq b{prompt.data(), static_cast<int64_t>(prompt.size()), 0, arena.table(), arena.n_blocks(), true};
     EXPECT_TRUE(m.Forward({&b, 1}, arena.pages(), pool, scratch, logits.data()).ok());
@@ -98,7 +107,8 @@ Fidelity Measure(const Model& m, const nlohmann::json& truth) {
     for (size_t i = 0; i < tokens.size(); ++i) {
       // Routing gaps exist for MoE models only; a dense step is never a near-tie.
       const nlohmann::json gap = cs.contains("route_gap") ? cs["route_gap"][i] : nlohmann::json();
-      Score(LogSoftmax(logits), cs["truth_top20"][i], gap.is_null() ? INFINITY : gap.get<double>(), i == 0, &f);
+      Score(LogSoftmax(logits), cs["truth_top20"][i], gap.is_null() ? INFINITY : gap.get<double>(), i == 0, tokens[i],
+            &f);
       BatchSeq d{&tokens[i], 1, pos++, arena.table(), arena.n_blocks(), true};
       EXPECT_TRUE(m.Forward({&d, 1}, arena.pages(), pool, scratch, logits.data()).ok());
     }
@@ -122,6 +132,11 @@ struct TruthCase {
   // test), and `--attn precise` carries the bar. < 0: the bar itself.
   double max_bound = -1;  // dense: max_err; MoE: first_step_err
   int wrong_bound = -1;
+  // The bar's error divided by this: the MLA fixtures' `--attn precise` is
+  // held to 10x closer to exact arithmetic than llama.cpp (issue 48).
+  double closer = 1;
+  // Greedy tokens equal llama.cpp's wherever llama.cpp's is the exact argmax.
+  bool greedy_as_llama = false;
 };
 
 void PrintTo(const TruthCase& b, std::ostream* os) { *os << b.model; }
@@ -148,15 +163,19 @@ TEST_P(TruthTest, NoFurtherFromExactArithmeticThanLlamaCpp) {
   const int llama_wrong = llama["llama_wrong_argmax_margin_gt_0.01"].get<int>();
   std::printf(
       "%s [attn %s] vs float64: first_step_err %.6f (llama.cpp %.6f), wrong_argmax %d (llama.cpp %d), "
-      "max_err %.4f (llama.cpp %.4f), away from routing near-ties %.4f (llama.cpp %.4f), %d steps\n",
+      "max_err %.4f (llama.cpp %.4f), away from routing near-ties %.4f (llama.cpp %.4f), %d steps, %d greedy "
+      "differences from llama.cpp where its token is exact\n",
       name.c_str(), ModeName(bar.mode), f.first_step_err, llama_first, f.wrong_argmax, llama_wrong, f.max_err,
-      llama_max, f.max_err_no_tie, llama.value("llama_max_err_no_near_tie", llama_max), f.steps);
+      llama_max, f.max_err_no_tie, llama.value("llama_max_err_no_near_tie", llama_max), f.steps, f.unexcused_greedy);
   EXPECT_EQ(f.steps, llama["steps"].get<int>());
   EXPECT_EQ(f.uncovered_first, 0) << "first-step top-10 ids outside the truth's top-20";
   const double err = bar.moe ? f.first_step_err : f.max_err;
-  EXPECT_LE(err, bar.max_bound < 0 ? (bar.moe ? llama_first : llama_max) : bar.max_bound)
+  EXPECT_LE(err, bar.max_bound < 0 ? (bar.moe ? llama_first : llama_max) / bar.closer : bar.max_bound)
       << (bar.moe ? "first_step_err" : "max_err");
   EXPECT_LE(f.wrong_argmax, bar.wrong_bound < 0 ? llama_wrong : bar.wrong_bound);
+  if (bar.greedy_as_llama) {
+    EXPECT_EQ(f.unexcused_greedy, 0) << "steps whose token differs from llama.cpp's exact one";
+  }
 }
 
 constexpr auto kFast = AttentionMode::kTiledF32;
@@ -176,6 +195,13 @@ constexpr auto kPrecise = AttentionMode::kPrecise;
 //   small-qwen3moe-q4_k_m   first 1.156 (0.641), wrong 12 (13): its prompts
 //                           cross routing near-ties (gaps down to 7e-7)
 //                           before their last token
+//   tiny-deepseek2-gpt2     first 0.286 (0.299), wrong 6 (3): the f16 latent
+//                           rows alone move the "unicode" prompt by 0.081 in
+//                           float64 (a routing gap of 4e-5 in layer 1)
+//   tiny-glm-dsa-spm        first 0.7312 (0.7311), wrong 8 (8)
+// MLA under `--attn precise` caches its latent rows in f32 (Model::kv_dtype)
+// and is held to 10x closer than llama.cpp; measured first_step_err 2.2e-5
+// (deepseek2) and 1.4e-5 (glm-dsa), no wrong argmax.
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, TruthTest,
     ::testing::Values(
@@ -186,7 +212,10 @@ INSTANTIATE_TEST_SUITE_P(
         TruthCase{"small-llama-spm-q4_k_m", kPrecise, false}, TruthCase{"tiny-qwen3moe-gpt2", kFast, true, -1, 2},
         TruthCase{"tiny-qwen3moe-gpt2", kPrecise, true}, TruthCase{"tiny-glm4moe-spm", kFast, true},
         TruthCase{"tiny-glm4moe-spm", kPrecise, true}, TruthCase{"small-qwen3moe-q4_k_m", kFast, true, 1.5, 16},
-        TruthCase{"small-qwen3moe-q4_k_m", kPrecise, true}),
+        TruthCase{"small-qwen3moe-q4_k_m", kPrecise, true}, TruthCase{"tiny-deepseek2-gpt2", kFast, true, -1, 8},
+        TruthCase{"tiny-deepseek2-gpt2", kPrecise, true, -1, -1, 10, true},
+        TruthCase{"tiny-glm-dsa-spm", kFast, true, 0.8},
+        TruthCase{"tiny-glm-dsa-spm", kPrecise, true, -1, -1, 10, true}),
     [](const auto& info) {
       std::string s = std::string(info.param.model) + "_" + ModeName(info.param.mode);
       std::replace(s.begin(), s.end(), '-', '_');

@@ -52,9 +52,9 @@ class WeightLoader {
     return out->Validate();
   }
 
-  // A 3-D [cols, rows, n_expert] stack, left in the mapping.
-  Status Experts(const std::string& name, int64_t rows, int64_t cols, ExpertStack* out) const {
-    const int64_t n = c_.moe.n_expert;
+  // A 3-D [cols, rows, n] stack (n = n_expert, or heads), left in the mapping.
+  Status Experts(const std::string& name, int64_t rows, int64_t cols, ExpertStack* out, int64_t n = 0) const {
+    if (n == 0) n = c_.moe.n_expert;
     const GgufTensorInfo* t = f_.FindTensor(name);
     if (!t) return InvalidArgument(f_.path() + ": missing tensor " + name);
     if (t->dims.size() != 3 || t->dims[0] != cols || t->dims[1] != rows || t->dims[2] != n)
@@ -86,6 +86,10 @@ class WeightLoader {
     const ModelConfig& c = c_;
     const std::string p = "blk." + std::to_string(i) + ".";
     PG_RETURN_IF_ERROR(Vec(p + "attn_norm.weight", c.n_embd, &L->attn_norm, false));
+    if (c.mla.enabled) {
+      PG_RETURN_IF_ERROR(MlaAttention(i, p, L));
+      return Ffn(i, p, "ffn_norm.weight", L);
+    }
     PG_RETURN_IF_ERROR(Matrix(p + "attn_q.weight", c.q_dim(), c.n_embd, &L->wq));
     PG_RETURN_IF_ERROR(Matrix(p + "attn_k.weight", c.kv_dim(), c.n_embd, &L->wk));
     PG_RETURN_IF_ERROR(Matrix(p + "attn_v.weight", c.kv_dim(), c.n_embd, &L->wv));
@@ -103,12 +107,57 @@ class WeightLoader {
       return InvalidArgument(f_.path() + ": layer " + std::to_string(i) + " has some of the q/k/v biases, not all");
     if ((L->q_norm == nullptr) != (L->k_norm == nullptr))
       return InvalidArgument(f_.path() + ": layer " + std::to_string(i) + " has one of attn_q_norm / attn_k_norm");
-    PG_RETURN_IF_ERROR(
-        Vec(p + (glm ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd, &L->ffn_norm, false));
+    return Ffn(i, p, glm ? "post_attention_norm.weight" : "ffn_norm.weight", L);
+  }
+
+  // The pre-FFN norm and the dense or MoE FFN of layer i.
+  Status Ffn(int64_t i, const std::string& p, const char* norm, LayerWeights* L) const {
+    const ModelConfig& c = c_;
+    PG_RETURN_IF_ERROR(Vec(p + norm, c.n_embd, &L->ffn_norm, false));
     if (c.IsMoeLayer(i)) return MoeFfn(p, L);
     PG_RETURN_IF_ERROR(Matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd, &L->gate));
     PG_RETURN_IF_ERROR(Matrix(p + "ffn_up.weight", c.n_ff, c.n_embd, &L->up));
     return Matrix(p + "ffn_down.weight", c.n_embd, c.n_ff, &L->down);
+  }
+
+  // MLA attention tensors of layer i, and the indexer where it runs one
+  // (the NextN block's indexer, i >= n_layer, is loaded when present).
+  Status MlaAttention(int64_t i, const std::string& p, LayerWeights* L) const {
+    const ModelConfig& c = c_;
+    const MlaConfig& m = c.mla;
+    const int64_t D = c.n_embd, H = c.n_head;
+    if (m.q_lora > 0) {
+      PG_RETURN_IF_ERROR(Matrix(p + "attn_q_a.weight", m.q_lora, D, &L->wq_a));
+      PG_RETURN_IF_ERROR(Vec(p + "attn_q_a_norm.weight", m.q_lora, &L->q_a_norm, false));
+      PG_RETURN_IF_ERROR(Matrix(p + "attn_q_b.weight", H * m.k_head(), m.q_lora, &L->wq_b));
+    } else {
+      PG_RETURN_IF_ERROR(Matrix(p + "attn_q.weight", H * m.k_head(), D, &L->wq));
+    }
+    PG_RETURN_IF_ERROR(Matrix(p + "attn_kv_a_mqa.weight", m.row(), D, &L->wkv_a));
+    PG_RETURN_IF_ERROR(Vec(p + "attn_kv_a_norm.weight", m.kv_lora, &L->kv_a_norm, false));
+    PG_RETURN_IF_ERROR(Experts(p + "attn_k_b.weight", m.kv_lora, m.nope, &L->wk_b, H));
+    PG_RETURN_IF_ERROR(Experts(p + "attn_v_b.weight", m.v_head, m.kv_lora, &L->wv_b, H));
+    PG_RETURN_IF_ERROR(Matrix(p + "attn_output.weight", D, H * m.v_head, &L->wo));
+    const bool trunk = i < c.n_layer;
+    if (!m.sparse() || (trunk && !m.index_full[static_cast<size_t>(i)])) return Status::Ok();
+    if (!trunk && !f_.FindTensor(p + "indexer.attn_k.weight")) return Status::Ok();
+    if (m.q_lora == 0) return InvalidArgument(f_.path() + ": the DSA indexer needs a q LoRA");
+    PG_RETURN_IF_ERROR(Matrix(p + "indexer.attn_q_b.weight", m.index_heads * m.index_dim, m.q_lora, &L->ix_q_b));
+    PG_RETURN_IF_ERROR(Matrix(p + "indexer.attn_k.weight", m.index_dim, D, &L->ix_k));
+    PG_RETURN_IF_ERROR(Vec(p + "indexer.k_norm.weight", m.index_dim, &L->ix_k_norm, false));
+    PG_RETURN_IF_ERROR(Vec(p + "indexer.k_norm.bias", m.index_dim, &L->ix_k_norm_b, false));
+    return Matrix(p + "indexer.proj.weight", m.index_heads, D, &L->ix_proj);
+  }
+
+  // NextN block j (blk.{n_layer + j}).
+  Status Nextn(int64_t j, NextnWeights* n) const {
+    const int64_t i = c_.n_layer + j, D = c_.n_embd;
+    const std::string p = "blk." + std::to_string(i) + ".";
+    PG_RETURN_IF_ERROR(Layer(i, &n->block));
+    PG_RETURN_IF_ERROR(Matrix(p + "nextn.eh_proj.weight", D, 2 * D, &n->eh_proj));
+    PG_RETURN_IF_ERROR(Vec(p + "nextn.enorm.weight", D, &n->enorm, false));
+    PG_RETURN_IF_ERROR(Vec(p + "nextn.hnorm.weight", D, &n->hnorm, false));
+    return Vec(p + "nextn.shared_head_norm.weight", D, &n->shared_head_norm, true);
   }
 
  private:
@@ -161,13 +210,19 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const ModelSource& f, c
   PG_RETURN_IF_ERROR(load.Vec("rope_freqs.weight", c.n_rot / 2, &w->rope_freqs, true));
   w->layers.resize(static_cast<size_t>(c.n_layer));
   for (int64_t i = 0; i < c.n_layer; ++i) PG_RETURN_IF_ERROR(load.Layer(i, &w->layers[static_cast<size_t>(i)]));
+  // NextN blocks: glm4moe's are skipped as before; the MLA archs' are loaded
+  // (the multi-token-prediction drafter's weights).
+  if (c.mla.enabled) {
+    w->nextn.resize(static_cast<size_t>(c.n_nextn));
+    for (int64_t j = 0; j < c.n_nextn; ++j) PG_RETURN_IF_ERROR(load.Nextn(j, &w->nextn[static_cast<size_t>(j)]));
+  }
   if (repack) {
     // A tied output projection gets its own copy: token_embd stays row-major
     // (and mapped) for the embedding lookup.
     std::vector<WeightMatrix*> ms{&w->output};
     for (LayerWeights& L : w->layers) {
-      for (WeightMatrix* m :
-           {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp, &L.down_shexp})
+      for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp,
+                              &L.down_shexp, &L.wq_a, &L.wq_b, &L.wkv_a, &L.ix_q_b, &L.ix_k})
         if (m->rows > 0) ms.push_back(m);
     }
     // Each expert stack is repacked as one matrix of n_expert * rows rows:

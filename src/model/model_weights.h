@@ -65,6 +65,33 @@ struct LayerWeights {
   WeightMatrix gate_shexp;             // (n_shared * n_ff_exp, n_embd) glm4moe; rows == 0 if none
   WeightMatrix up_shexp;               // (n_shared * n_ff_exp, n_embd)
   WeightMatrix down_shexp;             // (n_embd, n_shared * n_ff_exp)
+  // MLA layers (deepseek2, glm-dsa; mla_config.h). wq then holds attn_q
+  // (n_head * k_head, n_embd) when there is no q LoRA, wo is attn_output
+  // (n_embd, n_head * v_head); wk, wv stay empty.
+  WeightMatrix wq_a;                 // (q_lora, n_embd)
+  const float* q_a_norm = nullptr;   // (q_lora)
+  WeightMatrix wq_b;                 // (n_head * k_head, q_lora), each head [nope | rope]
+  WeightMatrix wkv_a;                // (kv_lora + rope, n_embd) attn_kv_a_mqa, latent first
+  const float* kv_a_norm = nullptr;  // (kv_lora)
+  ExpertStack wk_b;                  // n_head x (kv_lora, nope) attn_k_b: q_abs = W_kb[h] q_nope
+  ExpertStack wv_b;                  // n_head x (v_head, kv_lora) attn_v_b: out_h = W_vb[h] o_h
+  // The DSA lightning indexer (glm-dsa full layers; rows == 0 elsewhere).
+  WeightMatrix ix_q_b;                 // (index_heads * index_dim, q_lora), each head [rope | nope]
+  WeightMatrix ix_k;                   // (index_dim, n_embd)
+  const float* ix_k_norm = nullptr;    // (index_dim) LayerNorm weight
+  const float* ix_k_norm_b = nullptr;  // (index_dim) LayerNorm bias
+  WeightMatrix ix_proj;                // (index_heads, n_embd) per-head weights
+};
+
+// A NextN (multi-token prediction) block, stored after the trunk: a full
+// layer plus the projection of [enorm(embedding) | hnorm(hidden)]. Loaded,
+// not run by the trunk's forward pass.
+struct NextnWeights {
+  LayerWeights block;
+  WeightMatrix eh_proj;                     // (n_embd, 2 * n_embd)
+  const float* enorm = nullptr;             // (n_embd)
+  const float* hnorm = nullptr;             // (n_embd)
+  const float* shared_head_norm = nullptr;  // (n_embd)
 };
 
 struct ModelWeights {
@@ -73,6 +100,7 @@ struct ModelWeights {
   const float* output_norm = nullptr;  // (n_embd)
   const float* rope_freqs = nullptr;   // (n_rot/2) optional llama3 factors
   std::vector<LayerWeights> layers;
+  std::vector<NextnWeights> nextn;  // (config.n_nextn)
 
   // Validates every tensor's presence, type and shape against the config.
   // With `repack`, the matrices MatMul reads (not token_embd; expert stacks

@@ -16,8 +16,7 @@ class TestKvArena {
  public:
   TestKvArena(const ModelConfig& c, int64_t page_tokens, int64_t max_tokens, KvDtype dtype = KvDtype::kF16) {
     n_blocks_ = (max_tokens + page_tokens - 1) / page_tokens;
-    pages_.layout = KvLayout{static_cast<int>(c.n_layer), static_cast<int>(c.n_head_kv), static_cast<int>(c.head_dim),
-                             static_cast<int>(page_tokens), dtype};
+    pages_.layout = c.KvLayoutFor(page_tokens, dtype);
     pages_.block_bytes = pages_.layout.block_bytes();
     mem_.resize(pages_.block_bytes * static_cast<size_t>(n_blocks_));
     pages_.base = mem_.data();
@@ -27,6 +26,8 @@ class TestKvArena {
   const KvPages& pages() const { return pages_; }
   const int32_t* table() const { return table_.data(); }
   int64_t n_blocks() const { return n_blocks_; }
+  // The whole arena (every block's bytes), for byte-level comparisons.
+  std::vector<uint8_t>& bytes() { return mem_; }
 
  private:
   KvPages pages_;

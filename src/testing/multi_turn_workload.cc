@@ -70,7 +70,7 @@ EngineConfig TieredConfig(const EngineConfig& reference, const ModelConfig& mc, 
   EngineConfig c = reference;
   c.prefix_cache = true;
   c.min_promote_tokens = 0;
-  const size_t block = KvPages::BlockBytes(mc.n_layer, mc.kv_dim(), c.page_tokens);
+  const size_t block = mc.KvLayoutFor(c.page_tokens, KvDtype::kF16).block_bytes();
   c.kv_device_bytes = block * static_cast<size_t>(device_blocks);
   c.kv_host_bytes = block * static_cast<size_t>(host_blocks);
   c.kv_disk_dir = disk_dir;

@@ -53,14 +53,7 @@ Result<std::unique_ptr<DraftModel>> DraftModel::Load(const std::string& path, co
 }
 
 KvLayout DraftModel::Layout(int page_tokens, KvDtype dtype) const {
-  const ModelConfig& mc = model_->config();
-  KvLayout l;
-  l.n_layers = static_cast<int>(mc.n_layer);
-  l.n_kv_heads = static_cast<int>(mc.n_head_kv);
-  l.head_dim = static_cast<int>(mc.head_dim);
-  l.page_tokens = page_tokens;
-  l.dtype = dtype;
-  return l;
+  return model_->config().KvLayoutFor(page_tokens, dtype);
 }
 
 Status DraftModel::CreateKv(uint64_t device_bytes, int page_tokens, KvDtype dtype) {

@@ -26,6 +26,10 @@ void ForEachDenseMatrix(const DeviceWeights& w, F&& f) {
 
 Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& model, const DeviceOptions& options) {
   const int device = options.device;
+  if (model.config().mla.enabled)
+    return Unimplemented(fmt::format(
+        "--device cuda: {} (multi-head latent attention) is not supported by the GPU executor yet; use --device cpu",
+        model.config().arch));
   if (options.gemm_min_tokens < 0) return InvalidArgument("device executor: gemm_min_tokens < 0");
   int n = 0;
   if (gpuGetDeviceCount(&n) != gpuSuccess || n <= 0) {

@@ -1,0 +1,41 @@
+#include "model/dsa_indexer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/fp16.h"
+
+namespace pg {
+
+float DotLanes8(const float* a, const float* b, int64_t n) {
+  float l[8] = {};
+  const int64_t n8 = n & ~int64_t{7};
+  for (int64_t i = 0; i < n8; i += 8)
+    for (int j = 0; j < 8; ++j) l[j] = std::fma(a[i + j], b[i + j], l[j]);
+  float s = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+  for (int64_t i = n8; i < n; ++i) s = std::fma(a[i], b[i], s);
+  return s;
+}
+
+void WidenRow(const uint16_t* src, KvDtype dtype, float* dst, int64_t n) {
+  if (dtype == KvDtype::kF32)
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+  else if (dtype == KvDtype::kF16)
+    F16ToF32Row(src, dst, n);
+  else
+    BF16ToF32Row(src, dst, n);
+}
+
+void IndexerScores(const IndexerArgs& a, const float* iq, const float* w, int64_t n_keys, float* scores, float* key) {
+  const KvPages& kv = *a.kv;
+  const int64_t P = kv.page_tokens();
+  for (int64_t s = 0; s < n_keys; ++s) {
+    WidenRow(kv.IndexRow(a.block_table[s / P], a.index_slot, s % P), kv.dtype(), key, a.dim);
+    float sum = 0;
+    for (int64_t h = 0; h < a.heads; ++h) sum += w[h] * std::max(DotLanes8(iq + h * a.dim, key, a.dim), 0.0f);
+    scores[s] = sum;
+  }
+}
+
+}  // namespace pg

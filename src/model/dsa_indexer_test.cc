@@ -1,0 +1,51 @@
+// The lightning indexer's scores against a float64 reference, read from an
+// MLA block's indexer key pages.
+#include "model/dsa_indexer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/fp16.h"
+
+namespace pg {
+namespace {
+
+TEST(IndexerScores, MatchAFloat64ReferenceOfTheWeightedReluDots) {
+  constexpr int64_t kHeads = 8, kDim = 36, kPage = 16, kKeys = 50;
+  KvPages kv;
+  kv.layout = KvLayout{2, 1, 24, kPage, KvDtype::kF16, AttentionKind::kMla, 2, kDim};
+  kv.block_bytes = kv.layout.block_bytes();
+  std::vector<uint8_t> mem(kv.block_bytes * 4);
+  kv.base = mem.data();
+  const std::vector<int32_t> table{2, 0, 3, 1};
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd;
+  for (int64_t s = 0; s < kKeys; ++s)
+    for (int64_t d = 0; d < kDim; ++d) kv.IndexRow(table[s / kPage], 1, s % kPage)[d] = F32ToF16(nd(rng));
+  std::vector<float> iq(kHeads * kDim), w(kHeads), scores(kKeys), key(kDim);
+  for (float& x : iq) x = nd(rng);
+  for (float& x : w) x = nd(rng);
+  IndexerScores({&kv, table.data(), 1, kHeads, kDim}, iq.data(), w.data(), kKeys, scores.data(), key.data());
+  for (int64_t s = 0; s < kKeys; ++s) {
+    double want = 0;
+    for (int64_t h = 0; h < kHeads; ++h) {
+      double dot = 0;
+      for (int64_t d = 0; d < kDim; ++d)
+        dot += static_cast<double>(iq[h * kDim + d]) * F16ToF32(kv.IndexRow(table[s / kPage], 1, s % kPage)[d]);
+      want += w[h] * std::max(dot, 0.0);
+    }
+    EXPECT_NEAR(scores[s], want, 1e-4 * (1 + std::fabs(want))) << "key " << s;
+  }
+}
+
+TEST(DotLanes8, SumsEveryElementIncludingTheTail) {
+  std::vector<float> a(19), b(19);
+  for (int i = 0; i < 19; ++i) a[i] = static_cast<float>(i), b[i] = 1.0f;
+  EXPECT_EQ(DotLanes8(a.data(), b.data(), 19), 171.0f);
+}
+
+}  // namespace
+}  // namespace pg

@@ -67,7 +67,9 @@ ask() {  # ask URL -> the completion's text
 serve_lib_serve "$work/gguf.log" "$bin" serve -m "$work/m.gguf" --port 0 --threads 2 || fail "serve -m GGUF"
 want=$(ask "$SERVE_LIB_URL") || fail "chat completion from the GGUF"
 serve_lib_stop "$SERVE_LIB_PID" || true
-serve_lib_serve "$work/hf.log" "$bin" serve -m "$work/hf" --port 0 --threads 2 || fail "serve -m DIR"
+serve_lib_serve "$work/hf.log" "$bin" serve -m "$work/hf/" --port 0 --threads 2 || fail "serve -m DIR"
+# Served under the directory's name (a trailing '/' ignored).
+curl -sS "$SERVE_LIB_URL/v1/models" | grep -q '"id": *"hf"' || fail "/v1/models does not list 'hf'"
 got=$(ask "$SERVE_LIB_URL") || fail "chat completion from the directory"
 [[ -n $want && $got == "$want" ]] || fail "serve -m DIR said '$got', serve -m GGUF '$want'"
 echo "PASS: serve -m DIR answers as the GGUF does"

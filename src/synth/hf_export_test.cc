@@ -74,7 +74,7 @@ std::vector<float> RunLogits(const Model& m) {
   return out;
 }
 
-class HfExportArch : public HfExportTest, public ::testing::WithParamInterface<std::tuple<const char*, int>> {};
+class HfExportArch : public HfExportTest, public ::testing::WithParamInterface<std::tuple<std::string, int>> {};
 
 TEST_P(HfExportArch, DirectoryGivesTheGgufsLogitsBitForBit) {
   const auto [arch, shards] = GetParam();
@@ -102,10 +102,12 @@ TEST_P(HfExportArch, DirectoryGivesTheGgufsLogitsBitForBit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, HfExportArch,
-                         ::testing::Values(std::tuple{"llama", 1}, std::tuple{"qwen2", 2}, std::tuple{"qwen3", 1},
-                                           std::tuple{"qwen3moe", 1}, std::tuple{"qwen3moe", 3},
-                                           std::tuple{"glm4moe", 1}, std::tuple{"glm4moe", 2}));
+INSTANTIATE_TEST_SUITE_P(
+    Archs, HfExportArch,
+    ::testing::Values(std::tuple<std::string, int>{"llama", 1}, std::tuple<std::string, int>{"qwen2", 2},
+                      std::tuple<std::string, int>{"qwen3", 1}, std::tuple<std::string, int>{"qwen3moe", 1},
+                      std::tuple<std::string, int>{"qwen3moe", 3}, std::tuple<std::string, int>{"glm4moe", 1},
+                      std::tuple<std::string, int>{"glm4moe", 2}));
 
 // llama's q/k rows are stored in Hugging Face's rope order: the export of a
 // llama GGUF differs from it in exactly those rows, and the load undoes it.

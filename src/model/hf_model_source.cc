@@ -7,6 +7,7 @@
 
 #include "model/hf_model_config.h"
 #include "model/hf_tensor_names.h"
+#include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -20,26 +21,19 @@ std::string ShapeText(const std::vector<int64_t>& s) {
 
 GgmlType GgmlOf(SafeDtype t) {
   switch (t) {
-    case SafeDtype::kBF16:
-      return GgmlType::BF16;
-    case SafeDtype::kF16:
-      return GgmlType::F16;
-    default:
-      return GgmlType::F32;
+    case SafeDtype::kBF16: return GgmlType::BF16;
+    case SafeDtype::kF16: return GgmlType::F16;
+    default: return GgmlType::F32;
   }
 }
 
 // config.json's dtype name of a safetensors dtype.
 const char* HfDtypeName(SafeDtype t) {
   switch (t) {
-    case SafeDtype::kBF16:
-      return "bfloat16";
-    case SafeDtype::kF16:
-      return "float16";
-    case SafeDtype::kF32:
-      return "float32";
-    default:
-      return "float8_e4m3fn";
+    case SafeDtype::kBF16: return "bfloat16";
+    case SafeDtype::kF16: return "float16";
+    case SafeDtype::kF32: return "float32";
+    default: return "float8_e4m3fn";
   }
 }
 
@@ -132,14 +126,14 @@ const TensorInfo* HfModelSource::FindTensor(const std::string& name) const {
   return it == index_.end() ? nullptr : &tensors_[it->second];
 }
 
+// tokenizer.json with tokenizer_config.json's bos / eos texts, and
+// generation_config.json's eos_token_id as further end-of-generation tokens.
 Result<std::unique_ptr<Tokenizer>> HfModelSource::LoadTokenizer() const {
-  // The seam for tokenizer.json: the tokenizer module's reader of it
-  // (issue 49 item 2) is called here, with dir_->tokenizer_json_path(), and
-  // generation_config.json's eos_token_ids (dir_->generation()) become
-  // end-of-generation tokens of what it returns. Until that reader exists, an
-  // HF directory loads (weights, config, templates) but cannot tokenize, and
-  // says so in one line.
-  return Unimplemented(dir_->tokenizer_json_path() + ": reading tokenizer.json is not supported by this build");
+  HfSpecialTokens specials;
+  if (!dir_->bos_token().empty()) specials.bos_token = dir_->bos_token();
+  if (!dir_->eos_token().empty()) specials.eos_token = dir_->eos_token();
+  specials.eog_ids = dir_->generation().eos_token_ids;
+  return LoadTokenizerJson(dir_->tokenizer_json_path(), specials);
 }
 
 }  // namespace pg

@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "tokenizer/tokenizer.h"
@@ -43,6 +44,9 @@ namespace pg {
 struct HfSpecialTokens {
   std::optional<std::string> bos_token, eos_token, unk_token, pad_token;
   std::optional<bool> add_bos, add_eos;
+  // Further end-of-generation ids (generation_config.json's eos_token_id);
+  // each must be a token id of the file.
+  std::vector<int64_t> eog_ids;
 };
 
 // Reads and builds path (a tokenizer.json). Errors are one line naming the

@@ -184,6 +184,11 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::Impl::FromHfJson(const json& j, co
   const std::vector<TokenType> types = t->types_;
   DeriveEogAndControl(*t);
   t->types_ = types;
+  for (int64_t id : sp.eog_ids) {
+    if (id < 0 || id >= static_cast<int64_t>(n))
+      return OutOfRange("eos_token_id " + std::to_string(id) + " is outside the vocabulary");
+    t->eog_[static_cast<size_t>(id)] = 1;
+  }
   t->strip_.assign(n, 0);
 
   PG_ASSIGN_OR_RETURN(impl.bpe, BpeModel::BuildFromPairs(t->tokens_, impl.model_index, model.merges,

@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "tokenizer/hf_regex.h"
-#include "tokenizer/hf_tokenizer_test_util.h"
 
 namespace pg {
 namespace {

@@ -49,8 +49,7 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
                  "ones, as llama.cpp does; the same bits, for checking)")
       ->check(CLI::IsMember({"sparse", "dense-masked"}));
   AddDeviceFlags(app, &f->device);
-  app.add_option("--kv-device-mem", f->kv_device_mem,
-                 "device-tier KV memory, e.g. 512MiB (0 is refused: the device tier holds the running sequences)");
+  app.add_option("--kv-device-mem", f->kv_device_mem, "device-tier KV memory, e.g. 512MiB (0 is refused)");
   app.add_option("--kv-host-mem", f->kv_host_mem,
                  "host-tier KV memory (optimized; default 4x device; 0 = no host tier)");
   app.add_option("--kv-disk-dir", f->kv_disk_dir, "disk-tier directory (optimized); made 0700, its block files 0600");

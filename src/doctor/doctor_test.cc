@@ -109,6 +109,7 @@ TEST(HostChecks, DiskTierReadableByOthersWarns) {
   ::umask(old_umask);
   EXPECT_EQ(created.verdict, V::kOk) << created.detail;
   EXPECT_EQ(fs::status(made).permissions(), fs::perms::owner_all);
+  EXPECT_EQ(fs::status(dir / "new").permissions(), fs::perms::owner_all);  // a missing parent too
 }
 
 TEST(HostChecks, DiskTierWritableFullAndBroken) {

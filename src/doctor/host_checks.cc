@@ -119,8 +119,13 @@ CheckResult CheckDiskTier(const std::string& dir, uint64_t cap_bytes) {
   const char* name = "disk tier";
   if (dir.empty()) return CheckResult::Skip(name, "no --kv-disk-dir");
   std::error_code ec;
-  // Created as serve creates it: owner-only (its files hold prompt tokens).
-  if (!fs::exists(dir, ec) && fs::create_directories(dir, ec)) fs::permissions(dir, fs::perms::owner_all, ec);
+  // Created as serve creates it: each missing directory owner-only (its files hold prompt tokens).
+  fs::path prefix;
+  for (const fs::path& part : fs::path(dir)) {
+    prefix /= part;
+    if (ec || fs::exists(prefix, ec)) continue;
+    if (fs::create_directory(prefix, ec)) fs::permissions(prefix, fs::perms::owner_all, ec);
+  }
   if (ec || !fs::is_directory(dir)) {
     return CheckResult::Fail(name, fmt::format("{} cannot be created: {}", dir, ec ? ec.message() : "not a directory"),
                              "point --kv-disk-dir at a writable directory");

@@ -181,8 +181,7 @@ std::optional<FramingError> ChunkedBodyCheck::Step(char c) {
       state_ = State::kDone;
       return std::nullopt;
     case State::kData:
-    case State::kDone:
-      break;
+    case State::kDone: break;
   }
   return std::nullopt;
 }

@@ -18,12 +18,9 @@ using nlohmann::ordered_json;
 
 Result<SafeDtype> DtypeOf(const GgufTensorInfo& t) {
   switch (t.type) {
-    case GgmlType::BF16:
-      return SafeDtype::kBF16;
-    case GgmlType::F16:
-      return SafeDtype::kF16;
-    case GgmlType::F32:
-      return SafeDtype::kF32;
+    case GgmlType::BF16: return SafeDtype::kBF16;
+    case GgmlType::F16: return SafeDtype::kF16;
+    case GgmlType::F32: return SafeDtype::kF32;
     default:
       return InvalidArgument("hf export: tensor " + t.name + " is " + TypeName(t.type) +
                              "; a safetensors checkpoint holds F32, F16 or BF16");

@@ -103,15 +103,11 @@ void StripTokens(std::vector<std::string>* tokens, const std::string& content, i
 std::string HfPipeline::Decode(std::vector<std::string> tokens, bool streaming) const {
   for (const HfDecoder& d : decoders) {
     switch (d.kind) {
-      case HfDecoder::Kind::kByteLevel:
-        tokens = DecodeByteLevel(tokens);
-        break;
+      case HfDecoder::Kind::kByteLevel: tokens = DecodeByteLevel(tokens); break;
       case HfDecoder::Kind::kReplace:
         for (std::string& t : tokens) ReplaceAll(&t, d.pattern, d.content);
         break;
-      case HfDecoder::Kind::kByteFallback:
-        tokens = DecodeByteFallback(tokens, streaming);
-        break;
+      case HfDecoder::Kind::kByteFallback: tokens = DecodeByteFallback(tokens, streaming); break;
       case HfDecoder::Kind::kFuse: {
         std::string all;
         for (const std::string& t : tokens) all += t;

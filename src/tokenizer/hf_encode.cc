@@ -191,18 +191,10 @@ void HfPipeline::Finish() {
 std::string HfPipeline::Normalize(std::string text) const {
   for (const HfNormalizer& n : normalizers) {
     switch (n.kind) {
-      case HfNormalizer::Kind::kNfc:
-        text = Utf8procMap(text, UTF8PROC_COMPOSE);
-        break;
-      case HfNormalizer::Kind::kNfd:
-        text = Utf8procMap(text, UTF8PROC_DECOMPOSE);
-        break;
-      case HfNormalizer::Kind::kNfkc:
-        text = Utf8procMap(text, UTF8PROC_COMPOSE | UTF8PROC_COMPAT);
-        break;
-      case HfNormalizer::Kind::kNfkd:
-        text = Utf8procMap(text, UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT);
-        break;
+      case HfNormalizer::Kind::kNfc: text = Utf8procMap(text, UTF8PROC_COMPOSE); break;
+      case HfNormalizer::Kind::kNfd: text = Utf8procMap(text, UTF8PROC_DECOMPOSE); break;
+      case HfNormalizer::Kind::kNfkc: text = Utf8procMap(text, UTF8PROC_COMPOSE | UTF8PROC_COMPAT); break;
+      case HfNormalizer::Kind::kNfkd: text = Utf8procMap(text, UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT); break;
       case HfNormalizer::Kind::kPrepend:
         if (!text.empty()) text = n.content + text;
         break;

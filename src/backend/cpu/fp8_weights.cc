@@ -15,12 +15,9 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 const char* KindName(Fp8ScaleKind k) {
   switch (k) {
-    case Fp8ScaleKind::kBlock128x128:
-      return "128x128-block";
-    case Fp8ScaleKind::kPerChannel:
-      return "per-channel";
-    case Fp8ScaleKind::kPerTensor:
-      return "per-tensor";
+    case Fp8ScaleKind::kBlock128x128: return "128x128-block";
+    case Fp8ScaleKind::kPerChannel: return "per-channel";
+    case Fp8ScaleKind::kPerTensor: return "per-tensor";
   }
   return "?";
 }
@@ -48,10 +45,8 @@ float ScaleAt(const Fp8Source& s, int64_t r, int64_t c) {
   switch (s.kind) {
     case Fp8ScaleKind::kBlock128x128:
       return s.scales[(r / kScaleBlock) * CeilDiv(s.cols, kScaleBlock) + c / kScaleBlock];
-    case Fp8ScaleKind::kPerChannel:
-      return s.scales[r];
-    case Fp8ScaleKind::kPerTensor:
-      return s.scales[0];
+    case Fp8ScaleKind::kPerChannel: return s.scales[r];
+    case Fp8ScaleKind::kPerTensor: return s.scales[0];
   }
   return 0;
 }
@@ -60,12 +55,9 @@ float ScaleAt(const Fp8Source& s, int64_t r, int64_t c) {
 
 int64_t Fp8ScaleCount(Fp8ScaleKind kind, int64_t rows, int64_t cols) {
   switch (kind) {
-    case Fp8ScaleKind::kBlock128x128:
-      return CeilDiv(rows, kScaleBlock) * CeilDiv(cols, kScaleBlock);
-    case Fp8ScaleKind::kPerChannel:
-      return rows;
-    case Fp8ScaleKind::kPerTensor:
-      return 1;
+    case Fp8ScaleKind::kBlock128x128: return CeilDiv(rows, kScaleBlock) * CeilDiv(cols, kScaleBlock);
+    case Fp8ScaleKind::kPerChannel: return rows;
+    case Fp8ScaleKind::kPerTensor: return 1;
   }
   return 0;
 }

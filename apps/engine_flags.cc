@@ -11,6 +11,67 @@
 
 namespace pg {
 
+namespace {
+
+// The KV tiers this process keeps: sizes, eviction, writes, promotion.
+void AddKvTierFlags(CLI::App& app, EngineFlags* f) {
+  app.add_option("--kv-device-mem", f->kv_device_mem, "device-tier KV memory, e.g. 512MiB (0 is refused)");
+  app.add_option("--kv-host-mem", f->kv_host_mem,
+                 "host-tier KV memory (optimized; default 4x device; 0 = no host tier)");
+  app.add_option("--kv-disk-dir", f->kv_disk_dir, "disk-tier directory (optimized); made 0700, its block files 0600");
+  app.add_option("--kv-disk-size", f->kv_disk_size, "disk-tier cap, e.g. 4GiB (default 4GiB; 0 = no disk tier)");
+  app.add_option("--kv-eviction", f->kv_eviction, "eviction: lru | cost (default per policy)")
+      ->check(CLI::IsMember({"lru", "cost"}));
+  app.add_option("--kv-write-policy", f->kv_write_policy, "write-through | write-back")
+      ->check(CLI::IsMember({"write-through", "write-back"}));
+  app.add_option("--kv-min-promote", f->kv_min_promote, "host/disk hits shorter than this are recomputed")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  app.add_flag("--no-prefix-cache", f->no_prefix_cache, "disable prefix reuse");
+  app.add_option("--kv-debug-load-delay", f->kv_debug_load_delay,
+                 "fault injection: every host/disk promotion waits this many seconds first (a slow tier)")
+      ->check(CLI::Range(0.0, 60.0));
+}
+
+// What the process shares with a fleet: KV events, the remote tier, and the secrets of both.
+void AddKvFleetFlags(CLI::App& app, EngineFlags* f) {
+  app.add_option("--kv-events", f->kv_events,
+                 "publish KV events in vLLM's format (ZMQ PUB, msgpack): bound when a wildcard (tcp://*:5557), "
+                 "else connected to (a subscriber that binds, as llm-d's endpoint picker does)");
+  app.add_option("--kv-events-topic", f->kv_events_topic,
+                 "topic frame of every KV event message (llm-d: kv@POD@MODEL)");
+  app.add_option("--kv-events-replay", f->kv_events_replay,
+                 "ZMQ ROUTER endpoint answering replay requests for missed KV event batches, e.g. tcp://*:5558");
+  app.add_option("--kv-remote", f->kv_remote,
+                 "remote KV tier shared by replicas: redis://[[user]:password@]HOST[:PORT][/DB] (Redis or Valkey; "
+                 "a Cluster node works too)");
+  app.add_option("--kv-remote-ttl", f->kv_remote_ttl, "seconds a block stays in the remote tier (0 = no expiry)")
+      ->check(CLI::Range(0.0, 31536000.0));
+  app.add_option("--kv-remote-size", f->kv_remote_size,
+                 "bytes this process may store in the remote tier, e.g. 8GiB (default and 0: no budget of its "
+                 "own; Redis' maxmemory policy evicts)");
+  app.add_option("--kv-remote-timeout-ms", f->kv_remote_timeout_ms,
+                 "how long a request waits for its remote-tier lookup before recomputing")
+      ->check(CLI::Range(1.0, 10000.0));
+  app.add_option("--kv-remote-password-file", f->kv_remote_password_file,
+                 "read the Redis AUTH password from this file (else $PROSGROW_REDIS_PASSWORD, else the URL's); "
+                 "never printed");
+  app.add_option("--kv-remote-secret-file", f->kv_remote_secret_file,
+                 "HMAC-SHA256 key (16+ bytes) authenticating every remote-tier value; without it the tier trusts "
+                 "everyone who can write to Redis");
+  app.add_option("--kv-events-tokens", f->kv_events_tokens,
+                 "publish token ids in BlockStored events: on | off | auto (off when an API key is set)")
+      ->check(CLI::IsMember({"on", "off", "auto"}));
+  app.add_option("--kv-events-curve-secret-file", f->kv_events_curve_secret_file,
+                 "ZMQ CURVE: this server's secret key (40 Z85 characters; docs/kv-events.md makes one); "
+                 "subscribers then need its public key (logged, and in GET /kv-events)");
+  app.add_option("--kv-hash-secret-file", f->kv_hash_secret_file,
+                 "the fleet secret (16+ bytes; else $PROSGROW_KV_HASH_SECRET): keys every KV block hash (HMAC-SHA256), "
+                 "so the hashes on KV events, in Redis key names and in disk file names cannot be checked against "
+                 "guessed prompts without it; replicas share blocks only under the same secret");
+}
+
+}  // namespace
+
 void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_option("-m,--model", f->model, "GGUF model file (default: the built-in synthetic model, made on first use)");
   app.add_option("--policy", f->policy, "KV/scheduling policy: baseline | optimized")
@@ -49,55 +110,8 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
                  "ones, as llama.cpp does; the same bits, for checking)")
       ->check(CLI::IsMember({"sparse", "dense-masked"}));
   AddDeviceFlags(app, &f->device);
-  app.add_option("--kv-device-mem", f->kv_device_mem, "device-tier KV memory, e.g. 512MiB (0 is refused)");
-  app.add_option("--kv-host-mem", f->kv_host_mem,
-                 "host-tier KV memory (optimized; default 4x device; 0 = no host tier)");
-  app.add_option("--kv-disk-dir", f->kv_disk_dir, "disk-tier directory (optimized); made 0700, its block files 0600");
-  app.add_option("--kv-disk-size", f->kv_disk_size, "disk-tier cap, e.g. 4GiB (default 4GiB; 0 = no disk tier)");
-  app.add_option("--kv-eviction", f->kv_eviction, "eviction: lru | cost (default per policy)")
-      ->check(CLI::IsMember({"lru", "cost"}));
-  app.add_option("--kv-write-policy", f->kv_write_policy, "write-through | write-back")
-      ->check(CLI::IsMember({"write-through", "write-back"}));
-  app.add_option("--kv-min-promote", f->kv_min_promote, "host/disk hits shorter than this are recomputed")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  app.add_flag("--no-prefix-cache", f->no_prefix_cache, "disable prefix reuse");
-  app.add_option("--kv-debug-load-delay", f->kv_debug_load_delay,
-                 "fault injection: every host/disk promotion waits this many seconds first (a slow tier)")
-      ->check(CLI::Range(0.0, 60.0));
-  app.add_option("--kv-events", f->kv_events,
-                 "publish KV events in vLLM's format (ZMQ PUB, msgpack): bound when a wildcard (tcp://*:5557), "
-                 "else connected to (a subscriber that binds, as llm-d's endpoint picker does)");
-  app.add_option("--kv-events-topic", f->kv_events_topic,
-                 "topic frame of every KV event message (llm-d: kv@POD@MODEL)");
-  app.add_option("--kv-events-replay", f->kv_events_replay,
-                 "ZMQ ROUTER endpoint answering replay requests for missed KV event batches, e.g. tcp://*:5558");
-  app.add_option("--kv-remote", f->kv_remote,
-                 "remote KV tier shared by replicas: redis://[[user]:password@]HOST[:PORT][/DB] (Redis or Valkey; "
-                 "a Cluster node works too)");
-  app.add_option("--kv-remote-ttl", f->kv_remote_ttl, "seconds a block stays in the remote tier (0 = no expiry)")
-      ->check(CLI::Range(0.0, 31536000.0));
-  app.add_option("--kv-remote-size", f->kv_remote_size,
-                 "bytes this process may store in the remote tier, e.g. 8GiB (default and 0: no budget of its "
-                 "own; Redis' maxmemory policy evicts)");
-  app.add_option("--kv-remote-timeout-ms", f->kv_remote_timeout_ms,
-                 "how long a request waits for its remote-tier lookup before recomputing")
-      ->check(CLI::Range(1.0, 10000.0));
-  app.add_option("--kv-remote-password-file", f->kv_remote_password_file,
-                 "read the Redis AUTH password from this file (else $PROSGROW_REDIS_PASSWORD, else the URL's); "
-                 "never printed");
-  app.add_option("--kv-remote-secret-file", f->kv_remote_secret_file,
-                 "HMAC-SHA256 key (16+ bytes) authenticating every remote-tier value; without it the tier trusts "
-                 "everyone who can write to Redis");
-  app.add_option("--kv-events-tokens", f->kv_events_tokens,
-                 "publish token ids in BlockStored events: on | off | auto (off when an API key is set)")
-      ->check(CLI::IsMember({"on", "off", "auto"}));
-  app.add_option("--kv-events-curve-secret-file", f->kv_events_curve_secret_file,
-                 "ZMQ CURVE: this server's secret key (40 Z85 characters; docs/kv-events.md makes one); "
-                 "subscribers then need its public key (logged, and in GET /kv-events)");
-  app.add_option("--kv-hash-secret-file", f->kv_hash_secret_file,
-                 "the fleet secret (16+ bytes; else $PROSGROW_KV_HASH_SECRET): keys every KV block hash (HMAC-SHA256), "
-                 "so the hashes on KV events, in Redis key names and in disk file names cannot be checked against "
-                 "guessed prompts without it; replicas share blocks only under the same secret");
+  AddKvTierFlags(app, f);
+  AddKvFleetFlags(app, f);
   AddSpecFlags(app, &f->spec);
 }
 

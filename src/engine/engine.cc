@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "base/check.h"
 #include "base/clock.h"
@@ -126,12 +125,7 @@ Status Engine::CreateKvCache(const KvLayout& layout) {
 void Engine::FillInfo() {
   const EngineConfig& c = config_;
   const ModelConfig& mc = model_->config();
-  // A GGUF file is served under its stem, a Hugging Face directory under its
-  // name ("Qwen3-0.6B", not "Qwen3-0"; a trailing '/' ignored).
-  const std::filesystem::path p = std::filesystem::path(c.model_path).lexically_normal();
-  const std::filesystem::path named = p.has_filename() ? p : p.parent_path();
-  const bool dir = IsHfModelDir(c.model_path);
-  info_.model_name = !c.model_name.empty() ? c.model_name : (dir ? named.filename() : named.stem()).string();
+  info_.model_name = c.model_name.empty() ? ServedModelName(c.model_path) : c.model_name;
   info_.n_vocab = mc.n_vocab;
   info_.n_ctx = c.ctx_size;
   info_.honours_cache_ttl = c.policy == ServePolicy::kOptimized;

@@ -14,6 +14,12 @@ bool IsHfModelDir(const std::string& path) {
   return std::filesystem::is_directory(path, ec);
 }
 
+std::string ServedModelName(const std::string& path) {
+  const std::filesystem::path p = std::filesystem::path(path).lexically_normal();
+  const std::filesystem::path named = p.has_filename() ? p : p.parent_path();
+  return (IsHfModelDir(path) ? named.filename() : named.stem()).string();
+}
+
 Result<std::shared_ptr<const ModelSource>> OpenModelSource(const std::string& path) {
   if (IsHfModelDir(path)) {
     PG_ASSIGN_OR_RETURN(std::unique_ptr<HfModelSource> hf, HfModelSource::Open(path));

@@ -77,6 +77,9 @@ class GgufModelSource final : public ModelSource {
 // A directory holding config.json: a Hugging Face model (HfModelSource);
 // anything else: a GGUF file.
 bool IsHfModelDir(const std::string& path);
+// The name a model is served under: a GGUF file's stem, a Hugging Face
+// directory's name ("Qwen3-0.6B", not "Qwen3-0"; a trailing '/' ignored).
+std::string ServedModelName(const std::string& path);
 Result<std::shared_ptr<const ModelSource>> OpenModelSource(const std::string& path);
 
 }  // namespace pg

@@ -6,7 +6,8 @@
 #   Claude Code (@anthropic-ai/claude-code)  `claude -p`, then `claude -p --continue`;
 #       the second run must read its context from the KV cache (cached_tokens > 0
 #       in its request's log line).
-#   Codex CLI (@openai/codex)                 `codex exec` with a custom provider,
+#   Codex CLI (@openai/codex)                 `codex exec` with a custom provider
+#                                             (directly, and through `prosgrow route`),
 #       wire_api = "responses", in a temporary CODEX_HOME, with nothing but the
 #       provider's base URL and key: no web_search setting, so Codex declares its
 #       hosted web_search tool and the server must skip it (the request's log line
@@ -160,6 +161,23 @@ if grep -qiE "Model metadata for .* not found|failed to decode models response" 
   fail "codex did not take its catalogue from /v1/models: $(grep -iE 'metadata|models response' "$work/codex-catalogue/codex.out")"
 fi
 echo "codex (key from an auth command): ok ($how; its model metadata read from /v1/models)"
+
+# Codex through `prosgrow route` in front of the same server: the router
+# forwards /v1/responses (and /v1/models) as serve answers them.
+serve_pid=$SERVE_LIB_PID
+rport=$(serve_lib_free_port)
+serve_lib_start "$work/route.log" "$bin" route --port "$rport" --replica "$url" || fail "route did not start"
+route_pid=$SERVE_LIB_PID
+serve_lib_wait_health "$route_pid" "$work/route.log" "http://127.0.0.1:$rport" || fail "the router never became healthy"
+before=$(count /v1/responses 200)
+serve_url=$url
+url=http://127.0.0.1:$rport
+how=$(codex_run "$work/codex-route" 'env_key = "PROSGROW_API_KEY"') || { echo "$how"; exit 1; }
+url=$serve_url
+[[ $(count /v1/responses 200) -gt $before ]] || fail "codex through the router: no /v1/responses reached the server"
+serve_lib_stop "$route_pid" || fail "the router died"
+SERVE_LIB_PID=$serve_pid
+echo "codex through prosgrow route: ok ($how)"
 
 # 3. opencode, an OpenAI-compatible provider (its @ai-sdk package comes from npm).
 export OPENCODE_CONFIG_CONTENT

@@ -54,17 +54,17 @@ for cmd in "serve --port 0" "generate -p hi -n 1" "bench-model -r 1 -p 8 -n 2" "
 done
 
 # serve -m DIR vs serve -m GGUF: the same greedy text through the OpenAI API.
-ask() {  # ask URL -> the completion's text
+ask() {  # ask URL MODEL -> the completion's text
   curl -sS --max-time 120 "$1/v1/chat/completions" -H 'Content-Type: application/json' \
-    -d '{"model": "m", "messages": [{"role": "user", "content": "Name three colours."}], "max_tokens": 24,
+    -d '{"model": "'"$2"'", "messages": [{"role": "user", "content": "Name three colours."}], "max_tokens": 24,
          "temperature": 0}' | python3 -c 'import json, sys; print(json.load(sys.stdin)["choices"][0]["message"]["content"])'
 }
 serve_lib_serve "$work/gguf.log" "$bin" serve -m "$work/m.gguf" --port 0 --threads 2 || fail "serve -m GGUF"
-want=$(ask "$SERVE_LIB_URL") || fail "chat completion from the GGUF"
+want=$(ask "$SERVE_LIB_URL" m) || fail "chat completion from the GGUF"
 serve_lib_stop "$SERVE_LIB_PID" || true
 serve_lib_serve "$work/hf.log" "$bin" serve -m "$work/hf/" --port 0 --threads 2 || fail "serve -m DIR"
 # Served under the directory's name (a trailing '/' ignored).
 curl -sS "$SERVE_LIB_URL/v1/models" | grep -q '"id": *"hf"' || fail "/v1/models does not list 'hf'"
-got=$(ask "$SERVE_LIB_URL") || fail "chat completion from the directory"
+got=$(ask "$SERVE_LIB_URL" hf) || fail "chat completion from the directory"
 [[ -n $want && $got == "$want" ]] || fail "serve -m DIR said '$got', serve -m GGUF '$want'"
 echo "PASS: serve -m DIR answers as the GGUF does"

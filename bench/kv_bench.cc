@@ -89,7 +89,7 @@ void BenchLookup(const Args& a) {
   size_t found = 0;
   for (int r = 0; r < reps; ++r) {
     out.clear();
-    idx.MatchChain(root, convs[size_t(r) % convs.size()], kPage, kConvBlocks, &out);
+    idx.MatchChain(root, convs[size_t(r) % convs.size()], kPage, kConvBlocks, BlockHashKey{}, &out);
     found += out.size();
   }
   double dt = (NowSeconds() - t) / reps;
@@ -101,7 +101,7 @@ void BenchLookup(const Args& a) {
   for (int r = 0; r < 100000; ++r) {
     out.clear();
     stranger[0] = r;
-    idx.MatchChain(root, stranger, kPage, kConvBlocks, &out);
+    idx.MatchChain(root, stranger, kPage, kConvBlocks, BlockHashKey{}, &out);
   }
   dt = (NowSeconds() - t) / 100000;
   std::printf("  lookup, miss at block 0: %.2f us per prompt\n", dt * 1e6);

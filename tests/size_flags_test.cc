@@ -44,7 +44,11 @@ class SizeFlags : public ::testing::Test {
     args.insert(args.end(), flags.begin(), flags.end());
     auto s = ServeProcess::Start(PROSGROW_BINARY, model_, args, (dir_ / log).string());
     EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? std::move(*s) : nullptr;
+    if (!s.ok()) return nullptr;
+    // The KV gauges are published after the first engine step: wait for the device tier's.
+    EXPECT_TRUE(
+        testing::WaitUntil([&] { return Metric(**s, "prosgrow_kv_capacity_blocks{tier=\"device\"}") > 0; }, 30));
+    return std::move(*s);
   }
 
   // A 64-token completion (4 blocks of 16) asking to pin its prefix.
@@ -71,7 +75,8 @@ TEST_F(SizeFlags, DefaultsMakeEveryTierAndHonourHints) {
   ASSERT_TRUE(s);
   EXPECT_EQ(Metric(*s, "prosgrow_kv_capacity_blocks{tier=\"host\"}"),
             4 * Metric(*s, "prosgrow_kv_capacity_blocks{tier=\"device\"}"));
-  EXPECT_GT(Metric(*s, "prosgrow_kv_capacity_blocks{tier=\"disk\"}"), 0);
+  // The disk tier comes up behind the server (its directory is scanned first).
+  EXPECT_TRUE(testing::WaitUntil([&] { return Metric(*s, "prosgrow_kv_capacity_blocks{tier=\"disk\"}") > 0; }));
   ASSERT_EQ(CompleteWithPin(*s), 200);
   EXPECT_GT(Metric(*s, "prosgrow_kv_hint_held_blocks{hold=\"pin\"}"), 0);
   // Files at rest, made under umask 000: directories 0700, block files 0600.

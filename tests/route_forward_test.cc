@@ -110,8 +110,11 @@ TEST(RouteForward, OpenAiSdkResponsesThroughTheRouter) {
   RouteFleet fleet("route_forward_sdk");
   ASSERT_EQ(fleet.Start(2, {"--api-key", "sk-node-test"}, {}, {"--api-key", "sk-node-test", "--policy", "round-robin"}),
             "");
+  // The hosted-tool counters are the replicas' own; the script sums them.
+  const std::string roots = fleet.replicas[0]->base_url() + "," + fleet.replicas[1]->base_url();
   const std::string cmd = "cd '" + node_dir + "' && PROSGROW_BASE_URL=" + fleet.router->base_url() +
-                          "/v1 PROSGROW_API_KEY=sk-node-test node openai_responses_test.mjs 2>&1";
+                          "/v1 PROSGROW_METRICS_ROOTS=" + roots +
+                          " PROSGROW_API_KEY=sk-node-test node openai_responses_test.mjs 2>&1";
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);

@@ -111,12 +111,19 @@ assert.equal(argsDone, streamedCall.arguments);
 // 6. Codex's shape: hosted tools (Codex CLI 0.171 sends web_search by default)
 // beside a function tool are accepted and not offered to the model; the
 // response lists only the function tool, and /metrics counts each skipped type.
+// Through a router the counters live on the replicas: PROSGROW_METRICS_ROOTS
+// names them (comma-separated) and the count is their sum.
 const root = baseURL.replace(/\/v1\/?$/, '');
 const headers = { Authorization: `Bearer ${process.env.PROSGROW_API_KEY || 'unused'}` };
+const metricsRoots = (process.env.PROSGROW_METRICS_ROOTS || root).split(',');
 async function skipped(type) {
-  const text = await (await fetch(`${root}/metrics`, { headers })).text();
-  const line = text.split('\n').find((l) => l.startsWith(`prosgrow_hosted_tools_skipped_total{type="${type}"} `));
-  return line ? Number(line.split(' ').pop()) : 0;
+  let total = 0;
+  for (const r of metricsRoots) {
+    const text = await (await fetch(`${r}/metrics`, { headers })).text();
+    const line = text.split('\n').find((l) => l.startsWith(`prosgrow_hosted_tools_skipped_total{type="${type}"} `));
+    total += line ? Number(line.split(' ').pop()) : 0;
+  }
+  return total;
 }
 const before = { web: await skipped('web_search'), image: await skipped('image_generation') };
 const hosted = await client.responses.create({

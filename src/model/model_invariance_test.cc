@@ -124,11 +124,13 @@ TEST_P(MlaCache, SameTokenSamePositionWritesTheSameBytes) {
 // glm-dsa: the indexer keys in the block are what the sparse attention
 // reads past top-k. A block whose indexer keys are lost (zeroed) decodes
 // differently, so a cache tier that dropped them could not go unnoticed.
-TEST_P(MlaCache, LosingTheIndexerKeysOfABlockChangesTheNextToken) {
+class DsaCache : public ForwardInvariance {};
+
+TEST_P(DsaCache, LosingTheIndexerKeysOfABlockChangesTheNextToken) {
   std::unique_ptr<Model> model = LoadParamModel();
   if (!model) GTEST_SKIP() << "needs ../shared/fixtures (absent)";
   const Model& m = *model;
-  if (!m.config().mla.sparse()) GTEST_SKIP() << "no indexer";
+  ASSERT_TRUE(m.config().mla.sparse()) << "a model with an indexer";
   std::vector<int32_t> prompt;
   for (int i = 0; i < 64; ++i) prompt.push_back(static_cast<int32_t>((i * 53 + 5) % m.config().n_vocab));
   TestKvArena arena(m.config(), 16, 64, m.kv_dtype());
@@ -164,6 +166,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(Mla, MlaCache,
                          ::testing::Combine(::testing::Values("tiny-deepseek2-gpt2", "tiny-glm-dsa-spm"),
+                                            ::testing::Values(AttentionMode::kTiledF32, AttentionMode::kPrecise)),
+                         InvarianceName);
+
+INSTANTIATE_TEST_SUITE_P(Dsa, DsaCache,
+                         ::testing::Combine(::testing::Values("tiny-glm-dsa-spm"),
                                             ::testing::Values(AttentionMode::kTiledF32, AttentionMode::kPrecise)),
                          InvarianceName);
 

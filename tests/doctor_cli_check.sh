@@ -16,7 +16,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 out=$("$bin" doctor -m "$work/tiny.gguf" --port 0 2>&1); rc=$?
 [[ $rc -eq 0 ]] || fail "doctor on a good setup exited $rc: $out"
-for name in cpu model memory "disk tier" redis "kv events" "block hashes" "http port" gpu; do
+for name in cpu model memory "kv cache" "disk tier" redis "kv events" "block hashes" "http port" gpu; do
   grep -qE "^\[ *(ok|warn|skip) *\] $name: " <<<"$out" || fail "no '$name' line in: $out"
 done
 grep -q "ready to serve" <<<"$out" || fail "no verdict line: $out"

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -142,6 +143,20 @@ TEST_P(KvMlaTiers, TwoReplicasShareBlocksThroughRedis) {
   EXPECT_GT(got.remote, 16) << "B read A's blocks from Redis, past the indexer's top-k";
   EXPECT_EQ(got.cached, got.remote);
   EXPECT_EQ(got.text, want.text);
+  // /metrics states what a token costs: latent rows, and on glm-dsa the
+  // indexer keys (the fixture: 3 layers x (40 + 32) x f16 = 432 bytes, 2
+  // indexer layers x 64 x f16 = 256), and the block those make.
+  const double latent = kv_remote_test::Metric(*b, R"(prosgrow_kv_token_bytes{part="latent"})");
+  const double indexer = kv_remote_test::Metric(*b, R"(prosgrow_kv_token_bytes{part="indexer"})");
+  EXPECT_EQ(kv_remote_test::Metric(*b, R"(prosgrow_kv_token_bytes{part="kv"})"), -1);
+  if (std::string(GetParam()) == "tiny-glm-dsa-spm") {
+    EXPECT_EQ(latent, 432);
+    EXPECT_EQ(indexer, 256);
+  } else {
+    EXPECT_GT(latent, 0);
+    EXPECT_EQ(indexer, -1);
+  }
+  EXPECT_EQ(kv_remote_test::Metric(*b, "prosgrow_kv_block_bytes"), 16 * (latent + std::max(indexer, 0.0)));
   EXPECT_EQ(a->Stop(), 0) << a->Log();
   EXPECT_EQ(b->Stop(), 0) << b->Log();
 }

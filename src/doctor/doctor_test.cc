@@ -267,8 +267,9 @@ TEST(Preflight, RunsEveryCheckInOrder) {
   plan.http_host = "127.0.0.1";
   plan.http_port = 0;
   std::vector<CheckResult> r = RunPreflight(plan);
-  ASSERT_EQ(r.size(), 8u);
-  const char* names[] = {"cpu", "model", "memory", "disk tier", "redis", "kv events", "block hashes", "http port"};
+  ASSERT_EQ(r.size(), 9u);
+  const char* names[] = {"cpu",   "model",     "memory",       "kv cache", "disk tier",
+                         "redis", "kv events", "block hashes", "http port"};
   for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(r[i].name, names[i]);
   EXPECT_FALSE(AnyFailed(r));
   HeldPort held;

@@ -58,6 +58,7 @@ ModelCheck CheckModelFile(const std::string& path, const ModelSource* opened) {
                                                  "tensors {}",
                                                  path, FormatBytes(out.file_bytes), config->arch, config->n_layer,
                                                  (*tokenizer)->n_vocab(), (*tokenizer)->pre(), mix));
+  out.config = std::move(*config);
   return out;
 }
 

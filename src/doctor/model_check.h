@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "doctor/check.h"
+#include "model/model_config.h"
 
 namespace pg {
 
@@ -16,7 +18,8 @@ class ModelSource;
 
 struct ModelCheck {
   CheckResult result;
-  uint64_t file_bytes = 0;  // 0 when the file could not be opened
+  uint64_t file_bytes = 0;            // 0 when the file could not be opened
+  std::optional<ModelConfig> config;  // when the check passed
 };
 
 // `opened`: `path` already opened (serve's one open), else null.

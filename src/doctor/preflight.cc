@@ -4,6 +4,7 @@
 
 #include "doctor/block_hash_check.h"
 #include "doctor/host_checks.h"
+#include "doctor/kv_check.h"
 #include "doctor/model_check.h"
 #include "doctor/network_checks.h"
 
@@ -38,6 +39,9 @@ PreflightPlan PlanFromConfig(const EngineConfig& c) {
   p.kv_remote = c.kv_remote;
   p.kv_remote_password = c.kv_remote_password;
   p.kv_hash_keyed = !c.kv_hash_secret.empty();
+  p.page_tokens = c.page_tokens;
+  p.kv_bf16 = c.kv_bf16;
+  p.attn_precise = c.attention == AttentionMode::kPrecise;
   return p;
 }
 
@@ -51,6 +55,11 @@ std::vector<CheckResult> RunPreflight(const PreflightPlan& plan) {
     out.push_back(CheckMemory({model.file_bytes, plan.kv_device_bytes, plan.kv_host_bytes}, total, available));
   } else {
     out.push_back(CheckResult::Skip("memory", "/proc/meminfo unreadable"));
+  }
+  if (model.config) {
+    const ModelConfig& mc = *model.config;
+    const KvLayout layout = mc.KvLayoutFor(plan.page_tokens, mc.KvDtypeFor(plan.kv_bf16, plan.attn_precise));
+    out.push_back(CheckKvBytes(layout, {plan.kv_device_bytes, plan.kv_host_bytes, plan.kv_disk_bytes}));
   }
   out.push_back(CheckDiskTier(plan.kv_disk_dir, plan.kv_disk_bytes));
   out.push_back(CheckRedis(plan.kv_remote, 1.0, plan.kv_remote_password));

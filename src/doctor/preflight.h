@@ -27,13 +27,16 @@ struct PreflightPlan {
   std::string kv_remote_password;  // from --kv-remote-password-file / env, in place of the URL's ("" = the URL's)
   std::string kv_events;           // tcp://HOST:PORT ("" = no KV events)
   bool kv_hash_keyed = false;      // a fleet secret keys the block hashes (--kv-hash-secret-file)
+  int64_t page_tokens = 16;        // the KV block's tokens (--page-tokens)
+  bool kv_bf16 = false;            // --kv-bf16
+  bool attn_precise = false;       // --attn precise (MLA latent rows in f32)
 };
 
 // The plan for an engine configuration (tier sizes after the defaults); the
 // HTTP and remote/event fields are left for the caller.
 PreflightPlan PlanFromConfig(const EngineConfig& config);
 
-// In order: cpu, model, memory, disk tier, redis, kv events, block hashes, http port.
+// In order: cpu, model, memory, kv cache (bytes per token), disk tier, redis, kv events, block hashes, http port.
 std::vector<CheckResult> RunPreflight(const PreflightPlan& plan);
 
 }  // namespace pg

@@ -484,6 +484,7 @@ std::string Engine::MetricsText() const {
   }
   MetricSet m;
   CollectEngineMetrics(s, &m);
+  CollectKvLayoutMetrics(kv_->layout(), &m);
   if (kv_events_) kv_events_->CollectMetrics(&m);
   CollectHintMetrics(s.hints, &m);
   if (spec_) SpeculativeDecoder::CollectMetrics(config_.spec, s.spec, &m);

@@ -43,4 +43,16 @@ void CollectEngineMetrics(const EngineSnapshot& s, MetricSet* out) {
              MetricValue::Fixed(usage, 6));
 }
 
+void CollectKvLayoutMetrics(const KvLayout& l, MetricSet* out) {
+  const uint64_t rows = uint64_t(l.n_layers) * l.rows_per_layer() * l.row_bytes();
+  MetricFamily& token = out->Gauge("prosgrow_kv_token_bytes",
+                                   "Bytes one token occupies in a KV block, by part: kv (K and V rows), latent (MLA "
+                                   "latent rows), indexer (DSA indexer keys).");
+  token.Add({{"part", l.kind == AttentionKind::kMla ? "latent" : "kv"}}, rows);
+  if (l.n_index_layers > 0) token.Add({{"part", "indexer"}}, uint64_t(l.n_index_layers) * l.index_row_bytes());
+  out->Gauge("prosgrow_kv_block_bytes",
+             "Bytes of one KV block (page_tokens tokens, all layers), as every tier stores it.",
+             uint64_t(l.block_bytes()));
+}
+
 }  // namespace pg

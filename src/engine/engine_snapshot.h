@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "base/kv_layout.h"
 #include "base/kv_tier.h"
 #include "engine/speculative/speculative_decoder.h"
 #include "engine/step_cost_model.h"
@@ -28,5 +29,10 @@ struct EngineSnapshot {
 // The engine's own families (queue, batch, token totals, the per-tier KV
 // families, the Model Server Protocol's signals), in /metrics order.
 void CollectEngineMetrics(const EngineSnapshot& s, MetricSet* out);
+
+// What one token costs in a KV block, by part (kv: K and V rows; latent: MLA
+// latent rows; indexer: DSA indexer keys), and one block's bytes: every tier
+// stores blocks of this size, and the what-if estimates count in them.
+void CollectKvLayoutMetrics(const KvLayout& layout, MetricSet* out);
 
 }  // namespace pg

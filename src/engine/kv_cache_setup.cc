@@ -6,9 +6,7 @@
 namespace pg {
 
 KvLayout KvLayoutOf(const ModelConfig& mc, const EngineConfig& c) {
-  // MLA models under --attn precise cache their latent rows in f32 (Model::kv_dtype).
-  const bool f32 = mc.mla.enabled && c.attention == AttentionMode::kPrecise && !c.kv_bf16;
-  return mc.KvLayoutFor(c.page_tokens, c.kv_bf16 ? KvDtype::kBF16 : f32 ? KvDtype::kF32 : KvDtype::kF16);
+  return mc.KvLayoutFor(c.page_tokens, mc.KvDtypeFor(c.kv_bf16, c.attention == AttentionMode::kPrecise));
 }
 
 Result<KvCacheConfig> KvCacheConfigOf(const EngineConfig& c, const KvLayout& layout, const std::string& identity) {

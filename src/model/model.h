@@ -137,7 +137,7 @@ class Model {
   const std::string& identity() const { return identity_; }
   // The KV element type this model's arithmetic is meant for: f32 for MLA
   // models with precise products (the latent rows unrounded), else f16.
-  KvDtype kv_dtype() const { return config_.mla.enabled && options_.precise_matmul ? KvDtype::kF32 : KvDtype::kF16; }
+  KvDtype kv_dtype() const { return config_.KvDtypeFor(false, options_.precise_matmul); }
 
   // Runs the batch. logits receives each entry's logit_rows() rows of
   // n_vocab floats, in batch order. Errors: tokens outside the vocabulary,

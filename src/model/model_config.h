@@ -88,6 +88,11 @@ struct ModelConfig {
   AttentionKind attention_kind() const { return mla.enabled ? AttentionKind::kMla : AttentionKind::kMha; }
   // The KV block layout of this model (base/kv_layout.h).
   KvLayout KvLayoutFor(int64_t page_tokens, KvDtype dtype) const;
+  // The KV element type: bf16 when asked (--kv-bf16), f32 for MLA latent
+  // rows under exact attention (--attn precise), f16 otherwise.
+  KvDtype KvDtypeFor(bool kv_bf16, bool precise) const {
+    return kv_bf16 ? KvDtype::kBF16 : mla.enabled && precise ? KvDtype::kF32 : KvDtype::kF16;
+  }
 
   // Validates the metadata and derives defaults; one-line errors.
   static Result<ModelConfig> FromGguf(const GgufFile& file);

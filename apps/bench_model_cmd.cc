@@ -25,6 +25,7 @@
 #include "base/large_alloc.h"
 #include "bench_spec.h"
 #include "device_flag.h"
+#include "engine/backend.h"
 #include "engine/executor.h"
 #include "engine_flags.h"
 #include "kv/media/block_arena.h"
@@ -272,8 +273,8 @@ Result<std::unique_ptr<DeviceRun>> OpenDevice(const EngineConfig& ec, const Mode
   const KvLayout layout = BenchLayout(m.config(), kPage);
   d->blocks =
       std::max<int64_t>((b->depth + b->n_prompt + kPage - 1) / kPage, 16 * ((b->depth + b->n_gen + kPage) / kPage));
-  PG_ASSIGN_OR_RETURN(d->arena, ec.kv_device_arena(d->blocks, layout.block_bytes()));
-  PG_ASSIGN_OR_RETURN(d->executor, ec.make_executor(m, pool));
+  PG_ASSIGN_OR_RETURN(d->arena, ec.backend->MakeDeviceArena(d->blocks, layout.block_bytes()));
+  PG_ASSIGN_OR_RETURN(d->executor, ec.backend->MakeExecutor(m, pool));
   d->pages.layout = layout;
   d->pages.base = d->arena->BlockPtr(0);
   d->pages.block_bytes =
@@ -312,9 +313,9 @@ int BenchModelMain(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"pp", "tg", "bd4", "bd16"}));
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
-  EngineConfig device_config;  // --device cuda: the device executor's factories (ApplyDeviceFlags)
+  EngineConfig device_config;  // --device cuda: the device backend (ApplyDeviceFlags)
   if (Status st = ApplyDeviceFlags(device, &device_config); !st.ok()) return Fail("bench-model", st.message());
-  const bool on_device = static_cast<bool>(device_config.make_executor);
+  const bool on_device = device_config.backend != nullptr;
   auto spec = ToSpecConfig(spec_flags);
   if (!spec.ok()) return Fail("bench-model", spec.status().message());
   if (on_device && spec->enabled()) return Fail("bench-model", "--spec runs on the CPU only; use --device cpu");

@@ -59,7 +59,7 @@ TEST(KvGuardedDevice, TieredMultiTurnGivesIdenticalOutputsWithNoFault) {
   // One conversation and a little on the device tier: the other must leave.
   EngineConfig tiered = test::TieredConfig(base, (*plain)->model().config(), 18, 10, disk.string());
   test::GuardedBlockArena* arena = nullptr;
-  tiered.kv_device_arena = test::GuardedBlockArena::Factory(&arena);
+  tiered.backend = test::GuardedBlockArena::CpuBackend(&arena);
   auto guarded = Engine::Create(tiered);
   ASSERT_TRUE(guarded.ok()) << guarded.status().ToString();
   ASSERT_NE(arena, nullptr);

@@ -7,7 +7,7 @@
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/log.h"
-#include "engine/cpu_executor.h"
+#include "engine/backend.h"
 #include "engine/kv_cache_setup.h"
 #include "engine/request_admission.h"
 #include "kv/index/block_hash.h"
@@ -36,11 +36,8 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (c.ctx_size <= 0) c.ctx_size = std::min<int64_t>(mc.n_ctx_train, 8192);
   if (c.ctx_size < 2) return InvalidArgument("--ctx-size must be >= 2");
   e->pool_ = std::make_unique<ThreadPool>(c.threads);
-  if (c.make_executor) {
-    PG_ASSIGN_OR_RETURN(e->executor_, c.make_executor(*e->model_, *e->pool_));
-  } else {
-    e->executor_ = std::make_unique<CpuExecutor>(*e->model_, *e->pool_);
-  }
+  if (!c.backend) c.backend = DefaultCpuBackend();
+  PG_ASSIGN_OR_RETURN(e->executor_, c.backend->MakeExecutor(*e->model_, *e->pool_));
 
   const KvLayout layout = KvLayoutOf(mc, c);
   PG_RETURN_IF_ERROR(layout.Validate());

@@ -127,7 +127,7 @@ class Engine final : public InferenceService {
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<Executor> executor_;  // runs every forward step (CpuExecutor today)
+  std::unique_ptr<Executor> executor_;  // runs every forward step (the backend's)
   std::unique_ptr<KvCacheManager> kv_;
   std::unique_ptr<Scheduler> scheduler_;
   SeqId next_seq_id_ = 1;

@@ -3,12 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "base/status.h"
-#include "kv/host_memory.h"
 #include "model/attention.h"
 #include "model/mla_layer.h"
 #include "spec/spec_config.h"
@@ -16,10 +14,7 @@
 namespace pg {
 
 class ModelSource;  // model/model_source.h
-class BlockArena;   // kv/media/block_arena.h
-class Executor;     // engine/executor.h
-class Model;
-class ThreadPool;
+class Backend;      // engine/backend.h
 
 enum class ServePolicy {
   kBaseline,   // device-tier prefix cache only, FCFS, LRU (a standard local server)
@@ -88,15 +83,10 @@ struct EngineConfig {
   // --kv-hash-secret-file / PROSGROW_KV_HASH_SECRET: the fleet secret keying
   // every block hash (kv/index/block_hash.h); "" = unkeyed hashes.
   std::string kv_hash_secret;
-  // Tests only: the device tier's arena (KvCacheConfig::device_arena); empty = RAM.
-  std::function<Result<std::unique_ptr<BlockArena>>(int64_t n_blocks, size_t block_bytes)> kv_device_arena;
-  // The host tier's and the movers' staging memory (KvCacheConfig::host_memory);
-  // --device cuda: pinned. Empty = ordinary RAM.
-  HostMemory kv_host_memory;
-  // The forward pass's executor (--device cuda: the device executor of
-  // src/gpu/executor, with kv_device_arena its device memory); empty = the
-  // CPU executor on the engine's pool.
-  std::function<Result<std::unique_ptr<Executor>>(const Model& model, ThreadPool& pool)> make_executor;
+  // Where the forward pass runs and what memory it owns (backend.h): its
+  // executor, the device tier's arena, the host tier's memory. Null = the CPU
+  // (DefaultCpuBackend); --device cuda: the device backend.
+  std::shared_ptr<const Backend> backend;
 };
 
 // The host and disk tiers' real sizes after the defaults above (0 = no such

@@ -1,6 +1,7 @@
 #include "engine/kv_cache_setup.h"
 
 #include "base/check.h"
+#include "engine/backend.h"
 #include "engine/kv_hint_config.h"
 
 namespace pg {
@@ -28,8 +29,12 @@ Result<KvCacheConfig> KvCacheConfigOf(const EngineConfig& c, const KvLayout& lay
   kc.remote.password = c.kv_remote_password;
   kc.remote.secret = c.kv_remote_secret;
   kc.hash_key = BlockHashKey(c.kv_hash_secret);
-  kc.device_arena = c.kv_device_arena;
-  kc.host_memory = c.kv_host_memory;
+  if (c.backend) {
+    kc.device_arena = [b = c.backend](int64_t n_blocks, size_t block_bytes) {
+      return b->MakeDeviceArena(n_blocks, block_bytes);
+    };
+    kc.host_memory = c.backend->host_memory();
+  }
   if (!c.eviction.empty()) {
     PG_ASSIGN_OR_RETURN(kc.eviction, ParseEvictionPolicy(c.eviction));
   }

@@ -30,6 +30,25 @@ std::function<Result<std::unique_ptr<BlockArena>>(int64_t, size_t)> GuardedBlock
   };
 }
 
+namespace {
+
+class GuardedCpuBackend final : public pg::CpuBackend {
+ public:
+  explicit GuardedCpuBackend(GuardedBlockArena** made) : made_(made) {}
+  Result<std::unique_ptr<BlockArena>> MakeDeviceArena(int64_t n_blocks, size_t block_bytes) const override {
+    return GuardedBlockArena::Factory(made_)(n_blocks, block_bytes);
+  }
+
+ private:
+  GuardedBlockArena** made_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> GuardedBlockArena::CpuBackend(GuardedBlockArena** made) {
+  return std::make_shared<GuardedCpuBackend>(made);
+}
+
 GuardedBlockArena::GuardedBlockArena(int64_t n_blocks, size_t block_bytes, uint8_t* base, size_t stride, size_t mapped)
     : BlockArena(n_blocks, block_bytes),
       base_(base),

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/backend.h"
 #include "kv/media/block_arena.h"
 
 namespace pg::test {
@@ -30,9 +31,11 @@ class GuardedBlockArena final : public BlockArena {
  public:
   // Slots of block_bytes rounded up to the page size, in one mapping.
   static Result<std::unique_ptr<GuardedBlockArena>> Create(int64_t n_blocks, size_t block_bytes);
-  // A KvCacheConfig::device_arena / EngineConfig::kv_device_arena that makes
-  // one; *made (if given) points at it while the cache lives.
+  // A KvCacheConfig::device_arena that makes one; *made (if given) points at
+  // it while the cache lives.
   static std::function<Result<std::unique_ptr<BlockArena>>(int64_t, size_t)> Factory(GuardedBlockArena** made);
+  // The CPU backend with its device tier in one (EngineConfig::backend).
+  static std::shared_ptr<const Backend> CpuBackend(GuardedBlockArena** made);
   ~GuardedBlockArena() override;
 
   uint8_t* BlockPtr(int64_t slot) override;  // the address; touching it needs an open slot

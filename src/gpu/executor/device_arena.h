@@ -40,7 +40,7 @@ class DeviceBlockArena final : public BlockArena {
   CopyDone CopyInAsync(int64_t slot, const uint8_t* src) override;
   CopyDone CopyOutAsync(int64_t slot, uint8_t* dst) override;
 
-  // A KvCacheConfig::device_arena / EngineConfig::kv_device_arena making one.
+  // A KvCacheConfig::device_arena making one (the device backend's).
   static std::function<Result<std::unique_ptr<BlockArena>>(int64_t, size_t)> Factory(int device = 0);
   // Whether [p, p + bytes) lies inside an arena made here and still alive
   // (DeviceExecutor::Prepare refuses KV pages anywhere else).

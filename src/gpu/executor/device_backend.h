@@ -1,20 +1,24 @@
-// The device executor as an engine choice: --device cuda[:N] in a build with
-// a GPU backend (-DPROSGROW_GPU=cuda|hip|emulated) sets the EngineConfig's
-// executor factory (DeviceExecutor), its device-tier arena (DeviceBlockArena,
-// device memory) and the host tier's memory (PinnedHostMemory), so the forward
-// pass and the KV cache's device tier both live on the device and the host
-// tier is pinned.
+// The device backend (engine/backend.h): --device cuda[:N] in a build with a
+// GPU backend (-DPROSGROW_GPU=cuda|hip|emulated). Its executor is the
+// DeviceExecutor, its device-tier arena a DeviceBlockArena in device memory
+// and its host memory pinned (PinnedHostMemory), so the forward pass and the
+// KV cache's device tier both live on the device and the host tier is pinned.
 #pragma once
 
+#include <memory>
+
 #include "base/status.h"
+#include "engine/backend.h"
 #include "engine/engine_config.h"
 #include "gpu/executor/device_options.h"
 
 namespace pg::gpu {
 
-// Fails in one line when the build's runtime sees no device or o.device is
-// not one of them; otherwise sets c->make_executor (a DeviceExecutor made
-// with o), c->kv_device_arena and c->kv_host_memory.
+// The backend of device o.device with options o. Fails in one line when the
+// build's runtime sees no device or o.device is not one of them.
+Result<std::shared_ptr<const Backend>> MakeDeviceBackend(const DeviceOptions& o);
+
+// c->backend = MakeDeviceBackend(o).
 Status UseDeviceExecutor(const DeviceOptions& o, EngineConfig* c);
 
 }  // namespace pg::gpu

@@ -1,5 +1,6 @@
 #include "bench_spec.h"
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -28,6 +29,12 @@ Result<std::unique_ptr<SpeculativeDecoder>> CreateBenchDecoder(const Model& m, c
   limits.max_seq_tokens = (positions + kPage - 1) / kPage * kPage;
   limits.catchup_budget = int64_t{1} << 20;
   PG_ASSIGN_OR_RETURN(std::unique_ptr<SpeculativeDecoder> d, SpeculativeDecoder::Create(spec, limits));
+  if (std::find(spec.drafters.begin(), spec.drafters.end(), DrafterKind::kMtp) != spec.drafters.end()) {
+    PG_RETURN_IF_ERROR(d->EnableMtp(m));
+    const KvLayout ml = d->MtpLayout(static_cast<int>(kPage), KvDtype::kF16);
+    PG_RETURN_IF_ERROR(d->CreateMtpKv(ml.block_bytes() * static_cast<uint64_t>(positions / kPage + 2),
+                                      static_cast<int>(kPage), KvDtype::kF16));
+  }
   if (spec.draft_model.empty()) return d;
   PG_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tok, m.source().LoadTokenizer());
   PG_RETURN_IF_ERROR(d->LoadDraftModel(spec.draft_model, options, model_path, m, *tok));
@@ -84,6 +91,8 @@ SpecDecodeResult RunSpecDecode(const Model& m, ThreadPool& pool, SpeculativeDeco
     const double start = NowSeconds();
     Result<LogitsRows> rows = executor.Forward({&b, 1});
     if (!rows.ok()) return r;
+    Sequence* seqs[] = {&s};
+    decoder.Observe(seqs, {&b, 1}, rows->hidden);
     cost.Observe(ShapeOf({&b, 1}), NowSeconds() - start);
     if (verify) {
       s.n_computed += decoder.Accept(&s, rows->data, rows->n_vocab, emit);

@@ -144,8 +144,8 @@ Result<std::string> FleetHashSecret(const EngineFlags& f) {
 void AddSpecFlags(CLI::App& app, SpecFlags* f) {
   app.add_option("--spec", f->spec,
                  "speculative decoding: none (default) | ngram (prompt lookup in the request's own context) | suffix "
-                 "(suffix decoding over recent requests) | draft (a draft model); several joined with commas are "
-                 "tried in order");
+                 "(suffix decoding over recent requests) | draft (a draft model) | mtp (the model's own NextN layer); "
+                 "several joined with commas are tried in order");
   app.add_option("--spec-draft-model", f->draft_model, "GGUF draft model for --spec draft (same vocabulary)");
   app.add_option("--spec-draft-max", f->draft_max, "most draft tokens verified per step (K)")->check(CLI::Range(1, 64));
   app.add_option("--spec-max-batch", f->max_batch,

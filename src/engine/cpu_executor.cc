@@ -17,6 +17,7 @@ Result<LogitsRows> CpuExecutor::Forward(std::span<const BatchSeq> batch) {
   if (logits_.size() < need) logits_.resize(need);
   PG_RETURN_IF_ERROR(model_.Forward(batch, pages_, pool_, scratch_, logits_.data()));
   out.data = logits_.data();
+  out.hidden = scratch_.residual();
   return out;
 }
 

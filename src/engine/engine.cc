@@ -77,6 +77,17 @@ Status Engine::CreateSpeculation(const KvLayout& layout) {
                 static_cast<double>(c.kv_device_bytes) / (1 << 20), static_cast<double>(draft_bytes) / (1 << 20),
                 spec_->draft_model()->kv().device_blocks(), dl.ToString());
   }
+  if (std::find(c.spec.drafters.begin(), c.spec.drafters.end(), DrafterKind::kMtp) != c.spec.drafters.end()) {
+    PG_RETURN_IF_ERROR(spec_->EnableMtp(*model_));
+    // The block's one-layer pool holds as many tokens as the trunk's (the split as for a draft model).
+    const KvLayout ml = spec_->MtpLayout(layout.page_tokens, layout.dtype);
+    const double t = static_cast<double>(layout.block_bytes()), d = static_cast<double>(ml.block_bytes());
+    const auto mtp_bytes = static_cast<uint64_t>(static_cast<double>(c.kv_device_bytes) * d / (t + d));
+    PG_RETURN_IF_ERROR(spec_->CreateMtpKv(mtp_bytes, layout.page_tokens, layout.dtype));
+    c.kv_device_bytes -= mtp_bytes;
+    PG_LOG_INFO("engine: MTP drafter (the model's NextN block); device KV {:.1f} MiB for its cache ({} blocks, {})",
+                static_cast<double>(mtp_bytes) / (1 << 20), spec_->mtp()->kv().device_blocks(), ml.ToString());
+  }
   for (DrafterKind k : c.spec.drafters)
     info_.speculative += (info_.speculative.empty() ? "" : ",") + std::string(DrafterName(k));
   info_.synthetic_acceptance_length = c.spec.synthetic_length;
@@ -239,6 +250,7 @@ Status Engine::RunForward(const StepPlan& plan) {
   const double start = NowSeconds();
   PG_ASSIGN_OR_RETURN(logits_, executor_->Forward(batch_));
   const double took = NowSeconds() - start;
+  if (spec_) spec_->Observe(plan.batch, batch_, logits_.hidden);  // --spec mtp reads the trunk's hidden rows
   step_cost_.Observe(ShapeOf(batch_), took);
   // PROSGROW_LOG=debug: one line a step (scripts/step_spans.py reads them).
   if (CurrentLogLevel() <= LogLevel::kDebug)

@@ -69,6 +69,7 @@ class Engine final : public InferenceService {
   const Model& model() const { return *model_; }
   // --spec draft; null = none.
   const DraftModel* draft_model() const { return spec_ ? spec_->draft_model() : nullptr; }
+  const MtpDrafter* mtp_drafter() const { return spec_ ? spec_->mtp() : nullptr; }
   const EngineConfig& config() const { return config_; }
   CacheCounters cache_counters() const;  // engine thread / caller-driven mode
 

@@ -39,6 +39,10 @@ struct LogitsRows {
   const float* data = nullptr;
   int64_t rows = 0;
   int64_t n_vocab = 0;
+  // The trunk's final hidden state (before the output norm) of every batch
+  // token, batch order, n_embd floats each (--spec mtp's input); null where
+  // an executor does not return it.
+  const float* hidden = nullptr;
   const float* row(int64_t i) const { return data + i * n_vocab; }
 };
 

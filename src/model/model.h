@@ -79,6 +79,9 @@ class ForwardScratch {
   ForwardScratch() = default;
   // MoE: (layer, expert) SwiGLUs run by the passes on this scratch so far.
   uint64_t experts_run() const { return moe_.experts_run(); }
+  // The last Forward's final residual stream (before output_norm): n_embd
+  // floats per new token, in batch order (the NextN drafter's input).
+  const float* residual() const { return x_.data(); }
 
  private:
   friend class Model;
@@ -125,6 +128,7 @@ class Model {
   static Result<std::unique_ptr<Model>> Load(std::shared_ptr<const GgufFile> file, const ModelOptions& options = {});
 
   const ModelConfig& config() const { return config_; }
+  const ModelOptions& options() const { return options_; }
   // Where the weights, tokenizer and chat template come from.
   const ModelSource& source() const { return *source_; }
   const ModelWeights& weights() const { return *weights_; }

@@ -220,7 +220,14 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const ModelSource& f, c
     // A tied output projection gets its own copy: token_embd stays row-major
     // (and mapped) for the embedding lookup.
     std::vector<WeightMatrix*> ms{&w->output};
-    for (LayerWeights& L : w->layers) {
+    std::vector<LayerWeights*> blocks;  // the trunk's layers, then the NextN blocks (the MTP drafter's)
+    for (LayerWeights& L : w->layers) blocks.push_back(&L);
+    for (NextnWeights& n : w->nextn) {
+      blocks.push_back(&n.block);
+      ms.push_back(&n.eh_proj);
+    }
+    for (LayerWeights* B : blocks) {
+      LayerWeights& L = *B;
       for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp,
                               &L.down_shexp, &L.wq_a, &L.wq_b, &L.wkv_a, &L.ix_q_b, &L.ix_k})
         if (m->rows > 0) ms.push_back(m);
@@ -229,8 +236,8 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const ModelSource& f, c
     // with rows a multiple of 8 no row group crosses an expert, so expert e
     // starts at e * GroupOffset(view, rows) of the copy.
     std::vector<ExpertStack*> stacks;
-    for (LayerWeights& L : w->layers)
-      for (ExpertStack* s : {&L.gate_exps, &L.up_exps, &L.down_exps})
+    for (LayerWeights* L : blocks)
+      for (ExpertStack* s : {&L->gate_exps, &L->up_exps, &L->down_exps})
         if (s->n_expert > 0 && s->first.rows % kQ8_0x8Rows == 0) stacks.push_back(s);
     std::vector<WeightMatrix> whole(stacks.size());  // sized once: ms points into it
     for (size_t i = 0; i < stacks.size(); ++i) {

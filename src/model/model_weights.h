@@ -84,8 +84,8 @@ struct LayerWeights {
 };
 
 // A NextN (multi-token prediction) block, stored after the trunk: a full
-// layer plus the projection of [enorm(embedding) | hnorm(hidden)]. Loaded,
-// not run by the trunk's forward pass.
+// layer plus the projection of [enorm(embedding) | hnorm(hidden)]. Loaded (and
+// repacked like the trunk), run by the MTP drafter (model/nextn_block.h) only.
 struct NextnWeights {
   LayerWeights block;
   WeightMatrix eh_proj;                     // (n_embd, 2 * n_embd)

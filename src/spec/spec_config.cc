@@ -11,7 +11,7 @@
 namespace pg {
 namespace {
 
-constexpr const char* kDrafterNames[] = {"ngram", "suffix", "draft"};  // by DrafterKind
+constexpr const char* kDrafterNames[] = {"ngram", "suffix", "draft", "mtp"};  // by DrafterKind
 
 }  // namespace
 
@@ -28,7 +28,7 @@ Result<std::vector<DrafterKind>> ParseDrafterList(const std::string& list) {
     const std::optional<DrafterKind> k = EnumFromName<DrafterKind>(name, kDrafterNames);
     if (!k)
       return InvalidArgument(
-          fmt::format("--spec: unknown drafter '{}' (none | ngram | suffix | draft, several joined "
+          fmt::format("--spec: unknown drafter '{}' (none | ngram | suffix | draft | mtp, several joined "
                       "with commas)",
                       name));
     if (std::find(out.begin(), out.end(), *k) != out.end())
@@ -53,9 +53,11 @@ Status ValidateSpecConfig(const SpecConfig& c) {
   if (wants_draft && c.draft_model.empty()) return InvalidArgument("--spec draft needs --spec-draft-model FILE");
   if (!wants_draft && !c.draft_model.empty())
     return InvalidArgument("--spec-draft-model is set but --spec does not list 'draft'");
+  if (wants_draft && std::find(c.drafters.begin(), c.drafters.end(), DrafterKind::kMtp) != c.drafters.end())
+    return InvalidArgument("--spec: 'draft' and 'mtp' cannot both be listed (one model drafter)");
   if (c.synthetic_length != 0) {
     if (!c.enabled())
-      return InvalidArgument("--spec-synthetic-acceptance-length needs a drafter (--spec ngram|suffix|draft)");
+      return InvalidArgument("--spec-synthetic-acceptance-length needs a drafter (--spec ngram|suffix|draft|mtp)");
     PG_RETURN_IF_ERROR(SolveConditionalAcceptance(c.synthetic_length, c.draft_max).status());
   }
   return Status::Ok();

@@ -14,6 +14,7 @@ enum class DrafterKind {
   kNgram,   // prompt lookup over the sequence's own context (NgramIndex)
   kSuffix,  // suffix decoding over recent requests (SuffixCache)
   kDraft,   // a small draft model (--spec-draft-model)
+  kMtp,     // the model's own NextN (multi-token prediction) layer
 };
 
 const char* DrafterName(DrafterKind k);
@@ -41,10 +42,11 @@ struct SpecConfig {
   bool synthetic() const { return synthetic_length > 0; }
 };
 
-// "none" | a comma list of ngram, suffix, draft (each at most once).
+// "none" | a comma list of ngram, suffix, draft, mtp (each at most once).
 Result<std::vector<DrafterKind>> ParseDrafterList(const std::string& list);
 // Checks the combination: draft_max in [1, 64], a draft model exactly when
-// kDraft is listed, the synthetic length in [1, K + 1] and only with a drafter.
+// kDraft is listed, not both kDraft and kMtp (one model drafter a step), the synthetic length in [1, K + 1] and only
+// with a drafter.
 Status ValidateSpecConfig(const SpecConfig& c);
 
 }  // namespace pg

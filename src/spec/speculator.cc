@@ -8,7 +8,8 @@ Result<std::unique_ptr<Speculator>> Speculator::Create(SpecConfig config) {
   PG_RETURN_IF_ERROR(ValidateSpecConfig(config));
   std::unique_ptr<Speculator> s(new Speculator(std::move(config)));
   for (size_t i = 0; i < s->config_.drafters.size(); ++i)
-    if (s->config_.drafters[i] == DrafterKind::kDraft) s->model_drafter_ = static_cast<int>(i);
+    if (s->config_.drafters[i] == DrafterKind::kDraft || s->config_.drafters[i] == DrafterKind::kMtp)
+      s->model_drafter_ = static_cast<int>(i);
   if (s->config_.synthetic()) {
     PG_ASSIGN_OR_RETURN(s->synthetic_p_, SolveConditionalAcceptance(s->config_.synthetic_length, s->config_.draft_max));
   }
@@ -59,7 +60,8 @@ void Speculator::RunChain(SpecSequence& s, std::span<const int32_t> context, int
         break;
       case DrafterKind::kSuffix: suffix_.Propose(context, want, draft); break;
       case DrafterKind::kDraft:
-        s.model_want = want;  // the engine runs the draft model, then ProposeWithModel
+      case DrafterKind::kMtp:
+        s.model_want = want;  // the engine runs the draft model (or MTP layer), then ProposeWithModel
         return;
     }
     if (!draft->empty()) s.drafter = static_cast<int>(i);

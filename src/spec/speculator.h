@@ -10,7 +10,7 @@
 // always exactly `limit` tokens (padded with the last context token when the
 // drafters propose fewer), so every step verifies K positions.
 //
-// The draft model (kDraft) needs logits, so it does not run here: Propose()
+// The draft model (kDraft) and the MTP layer (kMtp) need logits, so they do not run here: Propose()
 // stops at it (SpecSequence::model_want > 0), the SpeculativeDecoder runs the draft model
 // for every such sequence in one batch (engine/speculative/draft_model.h), and
 // ProposeWithModel() takes its tokens or, with none, goes on down the chain.
@@ -73,7 +73,7 @@ class Speculator {
   // (empty: it had none, e.g. no KV room) or the drafters after it.
   void ProposeWithModel(SpecSequence& s, std::span<const int32_t> context, std::span<const int32_t> model_draft,
                         std::vector<int32_t>* draft);
-  // Index of kDraft in config().drafters; -1 = not listed.
+  // Index of kDraft (or kMtp: both run a model) in config().drafters; -1 = neither listed.
   int model_drafter() const { return model_drafter_; }
   // Synthetic acceptance: the accepted count among `drafted` (target ignored).
   int SyntheticAccepted(SpecSequence& s, int drafted);

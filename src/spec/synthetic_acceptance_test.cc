@@ -152,6 +152,34 @@ TEST(SpeculatorTest, SyntheticDraftsAreAlwaysFullLength) {
 
 // The draft model runs in the engine: Propose stops at it, ProposeWithModel
 // takes its tokens, or goes on down the chain when it has none.
+// --spec mtp: a model drafter like draft (the chain stops at it), never with it.
+TEST(SpeculatorTest, MtpIsAModelDrafter) {
+  auto l = ParseDrafterList("ngram,mtp");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(*l, (std::vector<DrafterKind>{DrafterKind::kNgram, DrafterKind::kMtp}));
+  EXPECT_STREQ(DrafterName(DrafterKind::kMtp), "mtp");
+  SpecConfig c;
+  c.drafters = {DrafterKind::kDraft, DrafterKind::kMtp};
+  c.draft_model = "x.gguf";
+  EXPECT_FALSE(ValidateSpecConfig(c).ok());
+  c.drafters = {DrafterKind::kNgram, DrafterKind::kMtp};
+  c.draft_model.clear();
+  c.draft_max = 2;
+  auto sp = Speculator::Create(c);
+  ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+  EXPECT_EQ((*sp)->model_drafter(), 1);
+  auto seq = (*sp)->NewSequence(1);
+  const std::vector<int32_t> ctx = {1, 2, 3, 4};  // nothing for the n-gram lookup
+  std::vector<int32_t> draft;
+  (*sp)->Propose(*seq, ctx, 9, &draft);
+  EXPECT_TRUE(draft.empty());
+  EXPECT_EQ(seq->model_want, 2);
+  const std::vector<int32_t> model = {8, 9};
+  (*sp)->ProposeWithModel(*seq, ctx, model, &draft);
+  EXPECT_EQ(draft, model);
+  EXPECT_EQ(seq->drafter, 1);
+}
+
 TEST(SpeculatorTest, DraftModelInTheChain) {
   SpecConfig c;
   c.drafters = {DrafterKind::kDraft, DrafterKind::kNgram};

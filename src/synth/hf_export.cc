@@ -197,6 +197,7 @@ Status WriteSideFiles(const GgufFile& f, const std::string& dir) {
 Status ExportHfDir(const GgufFile& f, const std::string& dir, const HfExportOptions& options) {
   PG_ASSIGN_OR_RETURN(ModelConfig c, ModelConfig::FromGguf(f));
   if (options.shards < 1 || options.shards > 99) return InvalidArgument("hf export: shards must be in [1, 99]");
+  if (c.mla.enabled) return InvalidArgument("hf export: " + c.arch + " (MLA) files are not exported");
   std::vector<SafeTensorOut> all;
   for (const HfTensorName& n : HfTensorNames(c)) PG_RETURN_IF_ERROR(Split(f, n, &all));
   std::error_code ec;

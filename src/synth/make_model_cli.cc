@@ -8,6 +8,7 @@
 #include "gguf/gguf_file.h"
 #include "synth/hf_export.h"
 #include "synth/make_model.h"
+#include "synth/model_plan.h"
 
 namespace pg {
 
@@ -18,7 +19,8 @@ int MakeModelMain(int argc, char** argv) {
   app.add_option("--shape", opt.shape,
                  "tiny | 60m | 0.5b (Qwen2.5-0.5B layers) | 1.5b (Qwen2.5-1.5B layers) | "
                  "tiny-moe | 30b-a3b-mini (Qwen3-30B-A3B's proportions, scaled down; MoE shapes take "
-                 "--arch qwen3moe or glm4moe)")
+                 "--arch qwen3moe or glm4moe) | glm5-mini (GLM-5.2's, glm-dsa) | deepseek-v3-mini "
+                 "(DeepSeek-V3's, deepseek2); the MLA shapes pick their architecture")
       ->required();
   app.add_option("--out,-o", opt.out_path, "output GGUF path")->required();
   app.add_option("--vocab", opt.vocab_path,
@@ -26,7 +28,8 @@ int MakeModelMain(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--type", type, "f16 | bf16 | q8_0 | q4_k (a Q4_K_M-like mix) | nvfp4 | fp8_e4m3 (prosgrow only)")
       ->capture_default_str();
-  app.add_option("--arch", opt.arch, "llama | qwen2 | qwen3 | qwen3moe | glm4moe")->capture_default_str();
+  app.add_option("--arch", opt.arch, "llama | qwen2 | qwen3 | qwen3moe | glm4moe | glm-dsa | deepseek2")
+      ->capture_default_str();
   app.add_option("--seed", opt.seed, "random seed")->capture_default_str();
   app.add_option("--chat-template", opt.chat_template_path,
                  "file whose text becomes tokenizer.chat_template (default: the vocabulary's)");
@@ -45,6 +48,9 @@ int MakeModelMain(int argc, char** argv) {
     return 2;
   }
   opt.type = *t;
+  // The MLA shapes are written as one architecture each: --arch defaults to it.
+  if (auto shape = FindModelShape(opt.shape); shape.ok() && shape->is_mla() && app.count("--arch") == 0)
+    opt.arch = shape->mla.arch;
   if (opt.n_threads < 0) {
     std::fprintf(stderr, "prosgrow make-model: --threads must be >= 0\n");
     return 2;

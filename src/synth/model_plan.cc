@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "gguf/gguf_writer.h"
+#include "synth/mla_plan.h"
 
 namespace pg {
 namespace {
@@ -109,19 +110,27 @@ Result<ModelShape> FindModelShape(const std::string& name) {
   if (name == "1.5b") return Qwen15();
   if (name == "tiny-moe") return TinyMoe();
   if (name == "30b-a3b-mini") return Qwen3MoeMini();
+  if (name == "glm5-mini") return Glm5MiniShape();
+  if (name == "deepseek-v3-mini") return DeepseekV3MiniShape();
   return InvalidArgument("unknown model shape '" + name +
-                         "' (expected tiny, 60m, 0.5b, 1.5b, tiny-moe or 30b-a3b-mini)");
+                         "' (expected tiny, 60m, 0.5b, 1.5b, tiny-moe, 30b-a3b-mini, glm5-mini or deepseek-v3-mini)");
 }
 
 const std::vector<std::string>& ModelShapeNames() {
-  static const std::vector<std::string> kNames = {"tiny", "60m", "0.5b", "1.5b", "tiny-moe", "30b-a3b-mini"};
+  static const std::vector<std::string> kNames = {"tiny",     "60m",          "0.5b",      "1.5b",
+                                                  "tiny-moe", "30b-a3b-mini", "glm5-mini", "deepseek-v3-mini"};
   return kNames;
 }
 
 bool IsMoeSynthArch(const std::string& arch) { return arch == "qwen3moe" || arch == "glm4moe"; }
 
 bool IsSupportedSynthArch(const std::string& arch) {
-  return arch == "llama" || arch == "qwen2" || arch == "qwen3" || IsMoeSynthArch(arch);
+  return arch == "llama" || arch == "qwen2" || arch == "qwen3" || IsMoeSynthArch(arch) || arch == "glm-dsa" ||
+         arch == "deepseek2";
+}
+
+GgmlType PlannedMatrixType(GgmlType requested, const std::string& role, int64_t layer, int64_t n_layer, int64_t ne0) {
+  return MatrixType(requested, role, layer, n_layer, ne0);
 }
 
 int64_t PlannedTensor::n_elements() const {
@@ -194,8 +203,13 @@ void AddMoeTensors(const std::string& b, int64_t layer, int64_t d, const std::st
 Result<ModelPlan> PlanModel(const std::string& shape_name, const std::string& arch, GgmlType type, int64_t vocab_size) {
   PG_ASSIGN_OR_RETURN(ModelShape shape, FindModelShape(shape_name));
   if (!IsSupportedSynthArch(arch))
-    return InvalidArgument("unknown architecture '" + arch + "' (expected llama, qwen2, qwen3, qwen3moe or glm4moe)");
-  if (shape.is_moe() != IsMoeSynthArch(arch))
+    return InvalidArgument("unknown architecture '" + arch +
+                           "' (expected llama, qwen2, qwen3, qwen3moe, glm4moe, glm-dsa or deepseek2)");
+  if (shape.is_mla() != (arch == "glm-dsa" || arch == "deepseek2") || (shape.is_mla() && arch != shape.mla.arch))
+    return InvalidArgument("shape '" + shape_name + "' is written as " +
+                           (shape.is_mla() ? shape.mla.arch : "a non-MLA architecture") +
+                           (shape.is_mla() ? " only" : ": glm-dsa and deepseek2 take glm5-mini / deepseek-v3-mini"));
+  if (!shape.is_mla() && shape.is_moe() != IsMoeSynthArch(arch))
     return InvalidArgument("shape '" + shape_name + "' is " + (shape.is_moe() ? "MoE" : "dense") + ": use --arch " +
                            (shape.is_moe() ? "qwen3moe or glm4moe" : "llama, qwen2 or qwen3"));
   if (FileTypeOf(type) == 0)
@@ -210,6 +224,10 @@ Result<ModelPlan> PlanModel(const std::string& shape_name, const std::string& ar
   p.requested = type;
   p.vocab_size = vocab_size;
   p.file_type = FileTypeOf(type);
+  if (shape.is_mla()) {
+    AddMlaTensors(&p);
+    return p;
+  }
 
   const int64_t d = shape.n_embd, hd = shape.head_dim, nq = shape.n_head * hd, nkv = shape.n_head_kv * hd;
   const int64_t L = shape.n_layer;
@@ -269,6 +287,10 @@ void AddModelMetadata(const ModelPlan& p, const std::string& model_name, GgufWri
   w->SetString("general.name", model_name);
   w->SetU32("general.file_type", p.file_type);
   w->SetU32("general.quantization_version", 2);
+  if (s.is_mla()) {
+    AddMlaMetadata(p, w);
+    return;
+  }
   w->SetU32(a + "vocab_size", static_cast<uint32_t>(p.vocab_size));
   w->SetU32(a + "context_length", static_cast<uint32_t>(s.context_length));
   w->SetU32(a + "embedding_length", static_cast<uint32_t>(s.n_embd));

@@ -17,6 +17,20 @@ namespace pg {
 
 class GgufWriter;
 
+// Multi-head latent attention (deepseek2, glm-dsa; model/mla_config.h).
+// kv_lora == 0: not an MLA shape.
+struct MlaShape {
+  std::string arch;  // the one architecture the shape is written as
+  int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_head = 0;
+  int64_t index_heads = 0, index_dim = 0, index_top_k = 0;  // glm-dsa's lightning indexer (0: none)
+  std::vector<bool> index_full;                             // (n_layer) layers running their own indexer
+  int64_t n_dense_lead = 0, n_shared = 0, n_group = 1, group_used = 1, nextn = 0;
+  float routed_scale = 1.0f;
+  float yarn_factor = 0.0f;  // > 0: YaRN (deepseek2)
+  int64_t yarn_orig_ctx = 0;
+  float yarn_mscale_all_dim = 0.0f;
+};
+
 struct ModelShape {
   std::string name;
   int64_t n_embd = 0;  // hidden size
@@ -35,18 +49,26 @@ struct ModelShape {
   int64_t n_expert = 0;
   int64_t n_expert_used = 0;  // top-k
   int64_t n_ff_exp = 0;       // one expert's SwiGLU width
+  MlaShape mla;               // MLA shapes (glm5-mini, deepseek-v3-mini); head_dim, n_head_kv unused
 
   bool is_moe() const { return n_expert > 0; }
+  bool is_mla() const { return mla.kv_lora > 0; }
 };
 
 // Shapes: "tiny", "60m", "0.5b", "1.5b" (dense); "tiny-moe", "30b-a3b-mini"
-// (MoE). InvalidArgument for other names.
+// (MoE); "glm5-mini" (glm-dsa), "deepseek-v3-mini" (deepseek2): MLA MoE
+// shapes with a NextN block (mla_plan.h). InvalidArgument for other names.
 Result<ModelShape> FindModelShape(const std::string& name);
 const std::vector<std::string>& ModelShapeNames();
 
 // Architectures: "llama", "qwen2", "qwen3" (dense shapes); "qwen3moe",
-// "glm4moe" (MoE shapes).
+// "glm4moe" (MoE shapes); "glm-dsa", "deepseek2" (their MLA shapes).
 bool IsSupportedSynthArch(const std::string& arch);
+
+// The stored type of a 2-D (or expert-stack) weight of `role` ("attn_v",
+// "ffn_down_exps", "token_embd" ...) in layer `layer` of n_layer for a
+// requested type: Q4_K gives a Q4_K_M-like mix (model_plan.cc).
+GgmlType PlannedMatrixType(GgmlType requested, const std::string& role, int64_t layer, int64_t n_layer, int64_t ne0);
 bool IsMoeSynthArch(const std::string& arch);
 
 // One tensor. Values are mean + std * z with z ~ N(0, 1)-like (see

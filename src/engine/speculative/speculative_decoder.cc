@@ -7,6 +7,12 @@
 #include "spec/verify_planner.h"
 
 namespace pg {
+namespace {
+
+// Trunk rows a sequence not drafting may leave waiting for the MTP block.
+constexpr int64_t kMtpCatchUpRows = 256;
+
+}  // namespace
 
 Result<std::unique_ptr<SpeculativeDecoder>> SpeculativeDecoder::Create(const SpecConfig& config,
                                                                        const SpecLimits& limits) {
@@ -17,6 +23,7 @@ Result<std::unique_ptr<SpeculativeDecoder>> SpeculativeDecoder::Create(const Spe
 Status SpeculativeDecoder::Reset() {
   PG_ASSIGN_OR_RETURN(speculator_, Speculator::Create(speculator_->config()));
   if (draft_) draft_->Retain({});
+  if (mtp_) mtp_->Retain({});
   ratio_ = 0;
   dropped_ = 0;
   return Status::Ok();
@@ -27,6 +34,22 @@ Status SpeculativeDecoder::LoadDraftModel(const std::string& path, const ModelOp
                                           const Tokenizer& target_tokenizer) {
   PG_ASSIGN_OR_RETURN(draft_, DraftModel::Load(path, options, target_path, target, target_tokenizer));
   return Status::Ok();
+}
+
+Status SpeculativeDecoder::EnableMtp(const Model& target) {
+  PG_ASSIGN_OR_RETURN(mtp_, MtpDrafter::Create(target));
+  return Status::Ok();
+}
+
+void SpeculativeDecoder::Observe(std::span<Sequence* const> seqs, std::span<const BatchSeq> batch,
+                                 const float* hidden) {
+  if (!mtp_ || !hidden) return;
+  const int64_t D = mtp_->block().config().n_embd;
+  int64_t t = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    mtp_->Observe(seqs[i]->id, batch[i].start_pos, batch[i].n_tokens, hidden + t * D);
+    t += batch[i].n_tokens;
+  }
 }
 
 // Room for a draft: k + 1 emitted tokens within max_tokens and the context,
@@ -66,7 +89,7 @@ void SpeculativeDecoder::Propose(std::span<const std::unique_ptr<Sequence>> runn
     const int64_t limit = Room(*s, cost);
     speculator_->Propose(*s->spec, s->tokens, static_cast<int>(std::clamp<int64_t>(limit, 0, 1 << 20)), &s->draft);
   }
-  if (draft_) ProposeWithModel(running, pool);  // the sequences whose chain reached the draft model
+  if (draft_ || mtp_) ProposeWithModel(running, pool);  // the sequences whose chain reached the draft model
 }
 
 void SpeculativeDecoder::ProposeWithModel(std::span<const std::unique_ptr<Sequence>> running, ThreadPool& pool) {
@@ -76,7 +99,17 @@ void SpeculativeDecoder::ProposeWithModel(std::span<const std::unique_ptr<Sequen
     live_.push_back(up->id);
     if (up->spec && up->spec->model_want > 0) draft_seqs_.push_back(up.get());
   }
-  draft_->Retain(live_);  // finished, cancelled and preempted sequences free their draft KV
+  // Finished, cancelled and preempted sequences free their draft KV.
+  if (draft_) draft_->Retain(live_);
+  if (mtp_) mtp_->Retain(live_);
+  const size_t n_drafting = draft_seqs_.size();
+  // --spec mtp: a sequence not drafting now (prefilling, constrained) with
+  // many trunk rows waiting catches the block up (want 0), so a prompt's rows
+  // never pile up in memory.
+  if (mtp_)
+    for (const auto& up : running)
+      if (!(up->spec && up->spec->model_want > 0) && up->n_computed > 0 && mtp_->PendingRows(up->id) >= kMtpCatchUpRows)
+        draft_seqs_.push_back(up.get());
   if (draft_seqs_.empty()) return;
   if (draft_out_.size() < draft_seqs_.size()) draft_out_.resize(draft_seqs_.size());
   draft_requests_.clear();
@@ -84,8 +117,10 @@ void SpeculativeDecoder::ProposeWithModel(std::span<const std::unique_ptr<Sequen
     Sequence* s = draft_seqs_[i];
     DraftRequest r;
     r.id = s->id;
-    r.context = s->tokens;
-    r.want = s->spec->model_want;
+    // A catch-up: the tokens through the first not computed (the trunk's rows reach n_computed - 1).
+    r.context = i < n_drafting ? std::span<const int32_t>(s->tokens)
+                               : std::span<const int32_t>(s->tokens.data(), static_cast<size_t>(s->n_computed + 1));
+    r.want = i < n_drafting ? s->spec->model_want : 0;
     r.sampling = &s->request.sampling;
     // Seeded requests: the seed alone, so the same request drafts the same tokens again.
     r.seed = (s->request.sampling.has_seed ? s->request.sampling.seed
@@ -95,8 +130,11 @@ void SpeculativeDecoder::ProposeWithModel(std::span<const std::unique_ptr<Sequen
     draft_requests_.push_back(r);
   }
   // The catch-up (the prompt's draft prefill) shares the step's token budget.
-  draft_->Propose(draft_requests_, pool, limits_.catchup_budget);
-  for (size_t i = 0; i < draft_seqs_.size(); ++i) {
+  if (draft_)
+    draft_->Propose(draft_requests_, pool, limits_.catchup_budget);
+  else
+    mtp_->Propose(draft_requests_, pool, limits_.catchup_budget);
+  for (size_t i = 0; i < n_drafting; ++i) {
     Sequence* s = draft_seqs_[i];
     speculator_->ProposeWithModel(*s->spec, s->tokens, draft_out_[i], &s->draft);
   }
@@ -219,12 +257,13 @@ int32_t SpeculativeDecoder::VerifySampledDraft(Sequence* s, const float* row, in
 void SpeculativeDecoder::Finished(const Sequence& s) {
   speculator_->Finished(s.tokens, s.cache.cached_tokens);
   if (draft_) draft_->Free(s.id);
+  if (mtp_) mtp_->Free(s.id);
 }
 
 SpecCounters SpeculativeDecoder::counters() const {
   SpecCounters c;
   c.drafters = speculator_->stats();
-  c.draft_no_room = draft_ ? draft_->no_room() : 0;
+  c.draft_no_room = draft_ ? draft_->no_room() : (mtp_ ? mtp_->no_room() : 0);
   c.draft_dropped = dropped_;
   return c;
 }

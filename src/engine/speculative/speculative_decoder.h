@@ -4,7 +4,8 @@
 // and the acceptance test, behind four verbs its caller runs each step:
 //
 //   Propose  before Schedule: a draft for every running decoding sequence
-//            (the draft model batched over the sequences whose chain reached it)
+//            (the draft model or the MTP block batched over the sequences
+//            whose chain reached it)
 //   Plan     after Schedule, under --spec-policy goodput: each draft cut to
 //            the positions worth their cost this step (costs from StepCostModel)
 //   Verify   building the batch: a drafting sequence's entry becomes its
@@ -49,6 +50,7 @@
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
 #include "engine/speculative/draft_model.h"
+#include "engine/speculative/mtp_drafter.h"
 #include "engine/step_cost_model.h"
 #include "kv/kv_cache_manager.h"
 #include "metrics/metric_set.h"
@@ -94,8 +96,21 @@ class SpeculativeDecoder {
     return draft_->CreateKv(kv_bytes, page_tokens, dtype);
   }
 
+  // --spec mtp: drafts with the target's own NextN block (MtpDrafter::Create
+  // refuses a model without one), then its one-layer KV pool (CreateMtpKv).
+  Status EnableMtp(const Model& target);
+  KvLayout MtpLayout(int page_tokens, KvDtype dtype) const { return mtp_->Layout(page_tokens, dtype); }
+  Status CreateMtpKv(uint64_t kv_bytes, int page_tokens, KvDtype dtype) {
+    return mtp_->CreateKv(kv_bytes, page_tokens, dtype);
+  }
+  // After each forward step: the trunk's final hidden rows (every batch
+  // token, batch order, n_embd floats each; LogitsRows::hidden) for the MTP
+  // drafter. No-op without --spec mtp or without rows.
+  void Observe(std::span<Sequence* const> seqs, std::span<const BatchSeq> batch, const float* hidden);
+
   const SpecConfig& config() const { return speculator_->config(); }
   const DraftModel* draft_model() const { return draft_.get(); }  // null = none
+  const MtpDrafter* mtp() const { return mtp_.get(); }            // null = none
   double synthetic_p() const { return speculator_->synthetic_p(); }
   // A new sequence's drafting state. Any thread (reads only the config).
   std::unique_ptr<SpecSequence> NewSequence(uint64_t seed) const { return speculator_->NewSequence(seed); }
@@ -140,6 +155,7 @@ class SpeculativeDecoder {
   std::unique_ptr<Speculator> speculator_;
   SpecLimits limits_;
   std::unique_ptr<DraftModel> draft_;  // --spec draft; null = none
+  std::unique_ptr<MtpDrafter> mtp_;    // --spec mtp; null = none
   double ratio_ = 0;                   // the last Plan's progress per second (0 = none yet)
   int64_t dropped_ = 0;                // draft tokens Plan cut
   // Step buffers (reused).

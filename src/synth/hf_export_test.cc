@@ -263,6 +263,30 @@ TEST_F(HfExportTest, BadFp8DirectoriesAreNamed) {
       << s.status().message();
 }
 
+// The model identity (the key of K/V blocks in every tier) carries the weight
+// format: each tensor's type is hashed, so BF16 and FP8 loads of one model
+// (and the GGUFs beside them) never share blocks, while one directory loaded
+// twice keeps its identity (blocks survive a restart).
+TEST_F(HfExportTest, Fp8AndBf16LoadsOfOneModelDifferInIdentity) {
+  const std::string gguf = MakeGguf("qwen3moe");
+  auto file = GgufFile::Open(gguf);
+  ASSERT_TRUE(file.ok());
+  HfExportOptions fp8;
+  fp8.fp8 = true;
+  ASSERT_TRUE(ExportHfDir(**file, Path("bf16")).ok());
+  ASSERT_TRUE(ExportHfDir(**file, Path("fp8"), fp8).ok());
+  ASSERT_TRUE(WriteFp8DequantizedGguf(**file, Path("deq.gguf")).ok());
+  std::vector<std::string> ids;
+  for (const std::string& p : {gguf, Path("bf16"), Path("fp8"), Path("deq.gguf"), Path("fp8")}) {
+    auto m = Model::Load(p, ModelOptions{});
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    ids.push_back((*m)->identity());
+  }
+  EXPECT_EQ(ids[2], ids[4]);
+  for (size_t i = 0; i < 4; ++i)
+    for (size_t j = i + 1; j < 4; ++j) EXPECT_NE(ids[i], ids[j]) << i << " " << j;
+}
+
 // llama's q/k rows are stored in Hugging Face's rope order: the export of a
 // llama GGUF differs from it in exactly those rows, and the load undoes it.
 TEST_F(HfExportTest, LlamaQkRowsAreInHuggingFaceOrder) {

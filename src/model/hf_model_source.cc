@@ -130,8 +130,10 @@ Status HfModelSource::PackFp8(const std::vector<const SafeTensor*>& parts, Tenso
     return InvalidArgument(dir_->ShardOf(w.name) + ": tensor " + w.name + " is F8_E4M3 but not a matrix");
   const size_t one = Fp8PackedBytes(w.shape[0], w.shape[1]);
   std::vector<uint8_t>& buf = owned_.emplace_back(one * parts.size());
-  for (size_t e = 0; e < parts.size(); ++e)
+  for (size_t e = 0; e < parts.size(); ++e) {
     PG_RETURN_IF_ERROR(PackHfFp8Tensor(*dir_, *parts[e], *fp8_, buf.data() + e * one));
+    dir_->DropPages(parts[e]->name);  // the packed copy is what the model reads: ~1.06 bytes per weight resident
+  }
   info->type = GgmlType::FP8_E4M3;
   info->data = buf.data();
   info->n_bytes = buf.size();
@@ -141,6 +143,11 @@ Status HfModelSource::PackFp8(const std::vector<const SafeTensor*>& parts, Tenso
 const TensorInfo* HfModelSource::FindTensor(const std::string& name) const {
   auto it = index_.find(name);
   return it == index_.end() ? nullptr : &tensors_[it->second];
+}
+
+SamplingDefaults HfModelSource::sampling_defaults() const {
+  const HfGenerationConfig& g = dir_->generation();
+  return {g.temperature, g.top_p, g.top_k, g.min_p, g.repetition_penalty};
 }
 
 // tokenizer.json with tokenizer_config.json's bos / eos texts, and

@@ -40,6 +40,8 @@ class HfModelSource final : public ModelSource {
   // From tokenizer.json (the tokenizer module's reader).
   Result<std::unique_ptr<Tokenizer>> LoadTokenizer() const override;
   std::string chat_template() const override { return dir_->chat_template(); }
+  // generation_config.json's temperature, top_p, top_k, min_p, repetition_penalty.
+  SamplingDefaults sampling_defaults() const override;
 
   const HfDir& dir() const { return *dir_; }
 

@@ -15,6 +15,7 @@
 
 #include "backend/cpu/fp8_weights.h"
 #include "backend/cpu/quant.h"
+#include "backend/cpu/quant_fp.h"
 #include "gguf/gguf_file.h"
 #include "hf/safetensors_file.h"
 #include "hf/safetensors_writer.h"
@@ -261,6 +262,73 @@ TEST_F(HfExportTest, BadFp8DirectoriesAreNamed) {
                 "q_proj.weight_scale_inv has shape [1, 1], expected [] or [1] (per tensor) or [64] (per channel)"),
             std::string::npos)
       << s.status().message();
+}
+
+// Without weight_block_size, the scale's shape picks per tensor ([] or [1])
+// or per channel ([rows] or [rows, 1]), under either companion name
+// (weight_scale_inv, compressed-tensors' weight_scale, as F32 or BF16): each
+// loaded weight is exactly its E4M3 byte's value times its scale.
+TEST_F(HfExportTest, PerTensorAndPerChannelScalesLoad) {
+  auto file = GgufFile::Open(MakeGguf("qwen3"));
+  ASSERT_TRUE(file.ok());
+  const std::string hf = Path("hf"), st = hf + "/model.safetensors";
+  HfExportOptions eo;
+  eo.fp8 = true;
+  ASSERT_TRUE(ExportHfDir(**file, hf, eo).ok());
+  std::vector<SafeTensorOut> ts;
+  {
+    auto f = SafetensorsFile::Open(st);
+    ASSERT_TRUE(f.ok());
+    for (const SafeTensor& t : (*f)->tensors()) {
+      const std::string suffix = "_scale_inv";
+      if (!t.name.ends_with(suffix)) {
+        ts.push_back({t.name, t.dtype, t.shape, {t.data, t.data + t.n_bytes}});
+        continue;
+      }
+      const SafeTensor* w = (*f)->Find(t.name.substr(0, t.name.size() - suffix.size()));
+      const int64_t rows = w->shape[0];
+      const bool down = t.name.find("down_proj") != std::string::npos;
+      if (down) {  // per channel, BF16, named weight_scale, shape [rows, 1]: scale 2^-(r % 8 + 6)
+        std::vector<uint8_t> b;
+        for (int64_t r = 0; r < rows; ++r) {
+          const uint16_t h = static_cast<uint16_t>((127 - (r % 8 + 6)) << 7);  // bf16 of 2^-(r % 8 + 6)
+          b.push_back(static_cast<uint8_t>(h & 0xFF));
+          b.push_back(static_cast<uint8_t>(h >> 8));
+        }
+        ts.push_back({w->name + "_scale", SafeDtype::kBF16, {rows, 1}, b});
+      } else {  // per tensor, shape []: 0.0078125
+        const float v = 0.0078125f;
+        const auto* p = reinterpret_cast<const uint8_t*>(&v);
+        ts.push_back({t.name, SafeDtype::kF32, {}, {p, p + 4}});
+      }
+    }
+  }
+  ASSERT_TRUE(WriteSafetensors(st, ts).ok());
+  nlohmann::json config;
+  std::ifstream(hf + "/config.json") >> config;
+  config["quantization_config"].erase("weight_block_size");
+  std::ofstream(hf + "/config.json") << config.dump();
+  auto src = HfModelSource::Open(hf);
+  ASSERT_TRUE(src.ok()) << src.status().message();
+  auto f = SafetensorsFile::Open(st);
+  ASSERT_TRUE(f.ok());
+  for (const auto& [gguf, hfname] : {std::pair{"blk.0.ffn_down.weight", "model.layers.0.mlp.down_proj.weight"},
+                                     std::pair{"blk.1.attn_v.weight", "model.layers.1.self_attn.v_proj.weight"}}) {
+    const TensorInfo* t = (*src)->FindTensor(gguf);
+    const SafeTensor* raw = (*f)->Find(hfname);
+    ASSERT_TRUE(t && raw);
+    ASSERT_EQ(t->type, GgmlType::FP8_E4M3);
+    const int64_t rows = raw->shape[0], cols = raw->shape[1];
+    std::vector<float> w(static_cast<size_t>(rows * cols));
+    ASSERT_TRUE(DequantizeRow(GgmlType::FP8_E4M3, t->data, w.data(), rows * cols).ok());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        const float scale =
+            std::string(gguf).find("down") != std::string::npos ? std::ldexp(1.0f, -(r % 8 + 6)) : 0.0078125f;
+        const size_t i = static_cast<size_t>(r * cols + c);
+        ASSERT_EQ(w[i], E4m3ToF32(raw->data[i]) * scale) << gguf << " " << r << "," << c;
+      }
+  }
 }
 
 // The model identity (the key of K/V blocks in every tier) carries the weight

@@ -17,6 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (e.kind != pg::JsonParseError::Kind::kNone || !j.is_object()) return 0;
   (void)pg::HfQuantMethod(j, "config.json");
   (void)pg::HfModelDtype(j, "config.json");
+  if (auto q = pg::HfFp8ConfigOf(j, "config.json"); !q.ok() && q.status().message().find('\n') != std::string::npos)
+    __builtin_trap();
   auto c = pg::ModelConfigFromHf(j, "config.json", "fuzz");
   if (!c.ok()) {
     if (c.status().message().find('\n') != std::string::npos) __builtin_trap();  // errors are one line

@@ -3,10 +3,11 @@
 #   1. builds only the libFuzzer targets, with clang, ASan + UBSan, in their
 #      own build dir (build-fuzz-smoke);
 #   2. replays the seed corpora (fuzz/corpus/gguf, request, safetensors,
-#      hf_config; regression-* inputs included): each input must pass;
+#      hf_config, tokenizer_json; regression-* inputs included): each input
+#      must pass;
 #   3. fuzzes the request path for FUZZ_SECONDS (default 60) from its seeds,
-#      then the safetensors and config.json readers for HF_FUZZ_SECONDS
-#      (default 10) each.
+#      then the safetensors, config.json and tokenizer.json readers for
+#      HF_FUZZ_SECONDS (default 10) each.
 # Any crash, sanitizer report, leak, timeout or OOM fails the script; the
 # failing input is left in $BUILD_DIR/fuzz-artifacts/.
 #
@@ -27,7 +28,8 @@ export CC="${CC:-clang}" CXX="${CXX:-clang++}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fsanitize=fuzzer-no-link" \
   -DPROSGROW_FUZZ=ON -DPROSGROW_SANITIZE=ON >/dev/null
-ninja -C "$build" -j"${JOBS:-$(nproc)}" gguf_reader_fuzz request_path_fuzz safetensors_fuzz hf_config_fuzz
+ninja -C "$build" -j"${JOBS:-$(nproc)}" gguf_reader_fuzz request_path_fuzz safetensors_fuzz hf_config_fuzz \
+  tokenizer_json_fuzz
 
 artifacts="$build/fuzz-artifacts"
 work="$(mktemp -d)"
@@ -48,6 +50,7 @@ replay gguf_reader_fuzz "$root/fuzz/corpus/gguf"
 replay request_path_fuzz "$root/fuzz/corpus/request"
 replay safetensors_fuzz "$root/fuzz/corpus/safetensors"
 replay hf_config_fuzz "$root/fuzz/corpus/hf_config"
+replay tokenizer_json_fuzz "$root/fuzz/corpus/tokenizer_json"
 
 if [ "$seconds" -gt 0 ]; then
   echo "fuzz smoke: fuzzing request_path_fuzz for ${seconds}s from seed $seed"
@@ -60,7 +63,7 @@ fi
 # The Hugging Face readers: a shorter run each from their seeds.
 hf_seconds="${HF_FUZZ_SECONDS:-10}"
 if [ "$seconds" -gt 0 ] && [ "$hf_seconds" -gt 0 ]; then
-  for t in safetensors_fuzz:safetensors hf_config_fuzz:hf_config; do
+  for t in safetensors_fuzz:safetensors hf_config_fuzz:hf_config tokenizer_json_fuzz:tokenizer_json; do
     target="${t%%:*}" corpus="${t#*:}"
     mkdir -p "$work/$corpus"
     echo "fuzz smoke: fuzzing $target for ${hf_seconds}s from seed $seed"

@@ -7,7 +7,13 @@
 #     naming the file, before serving anything;
 #   - serve -m DIR answers a real client (curl) with the same greedy text as
 #     serve -m GGUF (the directory's tokenizer.json, which make-model wrote from
-#     the GGUF's vocabulary, read by LoadTokenizerJson).
+#     the GGUF's vocabulary, read by LoadTokenizerJson);
+#   - an FP8 directory (make-model --hf-dtype fp8) answers as the GGUF holding
+#     its dequantized values (--hf-dequant-gguf);
+#   - generation_config.json's sampling is the default of a request that does
+#     not set the field (top_k 1 makes a sampled request greedy), and a request
+#     that sets it wins, on the OpenAI and Anthropic APIs; an out-of-range value
+#     is refused in one line naming the file and the field.
 #
 # usage: hf_dir_check.sh PROSGROW_BIN
 set -uo pipefail
@@ -54,10 +60,11 @@ for cmd in "serve --port 0" "generate -p hi -n 1" "bench-model -r 1 -p 8 -n 2" "
 done
 
 # serve -m DIR vs serve -m GGUF: the same greedy text through the OpenAI API.
-ask() {  # ask URL MODEL -> the completion's text
+ask() {  # ask URL MODEL [SAMPLING] -> the completion's text (SAMPLING: JSON members, default greedy)
   curl -sS --max-time 120 "$1/v1/chat/completions" -H 'Content-Type: application/json' \
     -d '{"model": "'"$2"'", "messages": [{"role": "user", "content": "Name three colours."}], "max_tokens": 24,
-         "temperature": 0}' | python3 -c 'import json, sys; print(json.load(sys.stdin)["choices"][0]["message"]["content"])'
+         '"${3:-\"temperature\": 0}"'}' |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["choices"][0]["message"]["content"])'
 }
 serve_lib_serve "$work/gguf.log" "$bin" serve -m "$work/m.gguf" --port 0 --threads 2 || fail "serve -m GGUF"
 want=$(ask "$SERVE_LIB_URL" m) || fail "chat completion from the GGUF"
@@ -68,3 +75,41 @@ curl -sS "$SERVE_LIB_URL/v1/models" | grep -q '"id": *"hf"' || fail "/v1/models 
 got=$(ask "$SERVE_LIB_URL" hf) || fail "chat completion from the directory"
 [[ -n $want && $got == "$want" ]] || fail "serve -m DIR said '$got', serve -m GGUF '$want'"
 echo "PASS: serve -m DIR answers as the GGUF does"
+
+# FP8: the directory and the GGUF of its dequantized values answer alike.
+"$bin" make-model --shape tiny --type bf16 --arch qwen3 --seed 5 -o "$work/f.gguf" --hf-dir "$work/fp8" \
+  --hf-dtype fp8 --hf-dequant-gguf "$work/deq.gguf" >/dev/null 2>&1 || fail "make-model --hf-dtype fp8"
+grep -q '"quant_method": "fp8"' "$work/fp8/config.json" || fail "the FP8 config.json has no quant_method fp8"
+head -c 65536 "$work/fp8/model.safetensors" | grep -q 'q_proj.weight_scale_inv' || fail "no weight_scale_inv tensors"
+serve_lib_stop "$SERVE_LIB_PID" || true
+serve_lib_serve "$work/deq.log" "$bin" serve -m "$work/deq.gguf" --port 0 --threads 2 || fail "serve -m DEQ.gguf"
+want=$(ask "$SERVE_LIB_URL" deq) || fail "chat completion from the dequantized GGUF"
+serve_lib_stop "$SERVE_LIB_PID" || true
+# generation_config.json: top_k 1 (greedy whatever the temperature), temperature 1.
+python3 - "$work/fp8/generation_config.json" <<'PY' || fail "editing generation_config.json"
+import json, sys
+g = json.load(open(sys.argv[1])); g.update({"top_k": 1, "temperature": 1.0})
+json.dump(g, open(sys.argv[1], "w"))
+PY
+serve_lib_serve "$work/fp8.log" "$bin" serve -m "$work/fp8" --port 0 --threads 2 || fail "serve -m FP8 DIR"
+got=$(ask "$SERVE_LIB_URL" fp8) || fail "chat completion from the FP8 directory"
+[[ -n $want && $got == "$want" ]] || fail "serve -m FP8 DIR said '$got', serve -m DEQ.gguf '$want'"
+echo "PASS: serve -m FP8 DIR answers as the GGUF of its dequantized values"
+sampled=$(ask "$SERVE_LIB_URL" fp8 '"seed": 7') || fail "a request without sampling fields"
+[[ $sampled == "$got" ]] || fail "generation_config.json top_k 1 not applied: '$sampled', greedy '$got'"
+own=$(ask "$SERVE_LIB_URL" fp8 '"seed": 7, "top_k": 0') || fail "a request with top_k 0"
+[[ -n $own && $own != "$got" ]] || fail "the request's top_k 0 did not override generation_config.json: '$own'"
+messages() {  # messages URL SAMPLING -> the Anthropic reply's text
+  curl -sS --max-time 120 "$1/v1/messages" -H 'Content-Type: application/json' -H 'anthropic-version: 2023-06-01' \
+    -d '{"model": "fp8", "max_tokens": 24, "messages": [{"role": "user", "content": "Name three colours."}], '"$2"'}' |
+    python3 -c 'import json, sys; print("".join(b.get("text", "") for b in json.load(sys.stdin)["content"]))'
+}
+greedy=$(messages "$SERVE_LIB_URL" '"temperature": 0') || fail "/v1/messages greedy"
+dflt=$(messages "$SERVE_LIB_URL" '"temperature": 1') || fail "/v1/messages without top_k"
+[[ -n $greedy && $dflt == "$greedy" ]] || fail "/v1/messages: generation_config.json top_k 1 not applied: '$dflt' vs '$greedy'"
+serve_lib_stop "$SERVE_LIB_PID" || true
+echo "PASS: generation_config.json's sampling is each request's default; the request's own fields win"
+cp -r "$work/fp8" "$work/badgen"
+echo '{"top_p": 1.5}' >"$work/badgen/generation_config.json"
+check_refused "$work/badgen" "generation_config.json: top_p 1.5 is outside (0, 1]" serve --port 0
+echo "PASS: a bad generation_config.json is refused in one line"

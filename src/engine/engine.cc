@@ -136,6 +136,7 @@ void Engine::FillInfo() {
   info_.model_name = c.model_name.empty() ? ServedModelName(c.model_path) : c.model_name;
   info_.n_vocab = mc.n_vocab;
   info_.n_ctx = c.ctx_size;
+  info_.sampling_defaults = model_->source().sampling_defaults();
   info_.honours_cache_ttl = c.policy == ServePolicy::kOptimized;
   // A sequence alone may use every device block (the scheduler evicts cached
   // ones for it); holding prompt + max_tokens - 1 positions it never needs more.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/kv_tier.h"
+#include "base/sampling_defaults.h"
 #include "base/status.h"
 
 namespace pg {
@@ -145,7 +146,10 @@ struct ServiceInfo {
   // it runs alone (device blocks x tokens per block); 0 = no bound beyond
   // n_ctx. Submit refuses (InvalidArgument) a request past it.
   int64_t max_seq_tokens = 0;
-  std::string chat_template;         // tokenizer.chat_template ("" if none)
+  std::string chat_template;  // tokenizer.chat_template ("" if none)
+  // The model's default sampling (generation_config.json of a Hugging Face
+  // directory): the server applies it to each request's unset fields.
+  SamplingDefaults sampling_defaults;
   std::string bos_token, eos_token;  // text of the special tokens
   // KV events (--kv-events): the ZMQ endpoints routers subscribe to ("" =
   // not published) and tokens per block; reported by GET /kv-events.

@@ -104,6 +104,35 @@ Status HfDir::OpenShards() {
   return Status::Ok();
 }
 
+namespace {
+
+// generation_config.json's float sampling fields, in the ranges a request's
+// must be in (server/request_fields.cc).
+Status ReadSamplingFields(const nlohmann::json& j, const std::string& path, HfGenerationConfig* g) {
+  struct Field {
+    const char* name;
+    std::optional<double>* slot;
+    double lo, hi;
+    bool lo_open;
+    const char* range;
+  };
+  for (const Field& f :
+       {Field{"temperature", &g->temperature, 0, 100, false, "[0, 100]"},
+        Field{"top_p", &g->top_p, 0, 1, true, "(0, 1]"}, Field{"min_p", &g->min_p, 0, 1, false, "[0, 1]"},
+        Field{"repetition_penalty", &g->repetition_penalty, 0, 1e6, true, "(0, 1e6]"}}) {
+    auto e = j.find(f.name);
+    if (e == j.end() || e->is_null()) continue;
+    if (!e->is_number()) return Corrupt(path + ": " + f.name + " is not a number");
+    const double v = e->get<double>();
+    if (!(f.lo_open ? v > f.lo : v >= f.lo) || !(v <= f.hi))
+      return Corrupt(path + ": " + f.name + " " + e->dump() + " is outside " + f.range);
+    *f.slot = v;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status HfDir::ReadGenerationConfig() {
   const std::string path = dir_ + "/generation_config.json";
   if (!Exists(path)) return Status::Ok();
@@ -126,15 +155,11 @@ Status HfDir::ReadGenerationConfig() {
     if (!e->is_number_integer()) return bad("bos_token_id", "an integer");
     g.bos_token_id = e->get<int64_t>();
   }
-  for (auto [field, slot] : {std::pair{"temperature", &g.temperature}, std::pair{"top_p", &g.top_p}}) {
-    auto e = j.find(field);
-    if (e == j.end() || e->is_null()) continue;
-    if (!e->is_number()) return bad(field, "a number");
-    *slot = e->get<double>();
-  }
+  PG_RETURN_IF_ERROR(ReadSamplingFields(j, path, &g));
   if (auto e = j.find("top_k"); e != j.end() && !e->is_null()) {
     if (!e->is_number_integer()) return bad("top_k", "an integer");
     g.top_k = e->get<int64_t>();
+    if (*g.top_k < -1) return bad("top_k", "-1, 0 (off) or positive");
   }
   return Status::Ok();
 }
@@ -178,6 +203,11 @@ const SafeTensor* HfDir::Find(const std::string& name) const {
 std::string HfDir::ShardOf(const std::string& name) const {
   auto it = shard_of_.find(name);
   return it == shard_of_.end() ? "" : shards_[it->second]->path();
+}
+
+void HfDir::DropPages(const std::string& name) const {
+  auto it = shard_of_.find(name);
+  if (it != shard_of_.end()) shards_[it->second]->DropPages(*tensors_.at(name));
 }
 
 uint64_t HfDir::total_bytes() const {

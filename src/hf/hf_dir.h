@@ -30,12 +30,17 @@
 namespace pg {
 
 // generation_config.json: the fields prosgrow uses (absent: unset).
+// The sampling fields (temperature, top_p, top_k, min_p, repetition_penalty)
+// are range-checked as a request's are; do_sample and max_new_tokens are not
+// read.
 struct HfGenerationConfig {
   std::vector<int64_t> eos_token_ids;  // eos_token_id: an int or a list
   std::optional<int64_t> bos_token_id;
   std::optional<double> temperature;
   std::optional<double> top_p;
   std::optional<int64_t> top_k;
+  std::optional<double> min_p;
+  std::optional<double> repetition_penalty;
 };
 
 class HfDir {
@@ -51,6 +56,8 @@ class HfDir {
   // The shard file that holds `name` (for messages); "" if none.
   std::string ShardOf(const std::string& name) const;
   uint64_t total_bytes() const;  // of all shards
+  // SafetensorsFile::DropPages on the tensor `name`'s shard (no-op if none).
+  void DropPages(const std::string& name) const;
 
   const HfGenerationConfig& generation() const { return generation_; }
   const std::string& chat_template() const { return chat_template_; }  // "" if none

@@ -52,6 +52,13 @@ TEST_F(HfDirTest, OneFileWithSideFiles) {
   EXPECT_EQ((*d)->generation().temperature, 0.6);
   EXPECT_EQ((*d)->generation().top_k, 20);
   EXPECT_FALSE((*d)->generation().top_p.has_value());
+  EXPECT_FALSE((*d)->generation().min_p.has_value());
+  Write("generation_config.json", R"({"top_p": 0.95, "min_p": 0.05, "repetition_penalty": 1.1, "do_sample": true})");
+  d = HfDir::Open(dir_);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ((*d)->generation().top_p, 0.95);
+  EXPECT_EQ((*d)->generation().min_p, 0.05);
+  EXPECT_EQ((*d)->generation().repetition_penalty, 1.1);
   EXPECT_EQ((*d)->chat_template(), "{{ x }}");
   EXPECT_EQ((*d)->eos_token(), "<|end|>");
   // chat_template.jinja wins over tokenizer_config.json's.
@@ -91,6 +98,14 @@ TEST_F(HfDirTest, BadDirectoriesNameTheFileAndField) {
   Shard("model.safetensors", {"a"});
   Write("generation_config.json", R"({"eos_token_id": "x"})");
   EXPECT_NE(ErrorOf().find("generation_config.json: eos_token_id is not"), std::string::npos) << ErrorOf();
+  Write("generation_config.json", R"({"top_p": 1.5})");
+  EXPECT_EQ(ErrorOf(), dir_ + "/generation_config.json: top_p 1.5 is outside (0, 1]");
+  Write("generation_config.json", R"({"repetition_penalty": 0})");
+  EXPECT_EQ(ErrorOf(), dir_ + "/generation_config.json: repetition_penalty 0 is outside (0, 1e6]");
+  Write("generation_config.json", R"({"top_k": -2})");
+  EXPECT_EQ(ErrorOf(), dir_ + "/generation_config.json: top_k is not -1, 0 (off) or positive");
+  Write("generation_config.json", R"({"min_p": "0.1"})");
+  EXPECT_EQ(ErrorOf(), dir_ + "/generation_config.json: min_p is not a number");
   Write("generation_config.json", R"({})");
   Write("tokenizer_config.json", R"({"chat_template": 5})");
   EXPECT_NE(ErrorOf().find("tokenizer_config.json: chat_template is not"), std::string::npos) << ErrorOf();

@@ -102,6 +102,14 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string
   return f;
 }
 
+void SafetensorsFile::DropPages(const SafeTensor& t) const {
+  if (map_ == nullptr || t.n_bytes == 0) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(t.data), end = begin + t.n_bytes;
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;  // whole pages inside
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::FromBuffer(const uint8_t* data, size_t size,
                                                                      const std::string& label) {
   std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());

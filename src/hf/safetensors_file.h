@@ -65,6 +65,10 @@ class SafetensorsFile {
   const std::vector<SafeTensor>& tensors() const { return tensors_; }
   const SafeTensor* Find(const std::string& name) const;
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // Hands t's whole pages back to the kernel (madvise MADV_DONTNEED), for a
+  // caller that has copied the tensor (FP8 packing): they leave the resident
+  // set; reading t again faults them back in from the file. No-op for a buffer.
+  void DropPages(const SafeTensor& t) const;
 
  private:
   SafetensorsFile() = default;

@@ -73,6 +73,30 @@ TEST(SafetensorsFile, WrittenFileReadsBack) {
   std::filesystem::remove(path);
 }
 
+// DropPages gives a copied tensor's pages back; reading it again reads the
+// file's bytes (a tensor spanning several pages, and one inside a page).
+TEST(SafetensorsFile, DroppedPagesReadBackFromTheFile) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("pg_st_drop_" + std::to_string(::getpid()) + ".safetensors")).string();
+  std::vector<SafeTensorOut> ts = Sample();
+  std::vector<uint8_t> big(3 * 4096 + 100);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<uint8_t>(i * 31 + 7);
+  ts.push_back({"big", SafeDtype::kF8_E4M3, {static_cast<int64_t>(big.size())}, big});
+  ASSERT_TRUE(WriteSafetensors(path, ts).ok());
+  auto f = SafetensorsFile::Open(path);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  const SafeTensor* b = (*f)->Find("big");
+  const SafeTensor* w = (*f)->Find("w");
+  ASSERT_TRUE(b && w);
+  const std::vector<uint8_t> w_before(w->data, w->data + w->n_bytes);
+  EXPECT_EQ(std::vector<uint8_t>(b->data, b->data + b->n_bytes), big);
+  (*f)->DropPages(*b);
+  (*f)->DropPages(*w);
+  EXPECT_EQ(std::vector<uint8_t>(b->data, b->data + b->n_bytes), big);
+  EXPECT_EQ(std::vector<uint8_t>(w->data, w->data + w->n_bytes), w_before);
+  std::filesystem::remove(path);
+}
+
 TEST(SafetensorsFile, TruncatedFilesNameTheHeader) {
   std::vector<uint8_t> img = Image();
   EXPECT_NE(ErrorOf({img.begin(), img.begin() + 5}).find("x.safetensors: header: file of 5 bytes"), std::string::npos);

@@ -164,6 +164,26 @@ Result<std::string> HfQuantMethod(const json& j, const std::string& file) {
   return m;
 }
 
+Result<HfFp8Config> HfFp8ConfigOf(const json& j, const std::string& file) {
+  Fields top(j, file);
+  HfFp8Config out;
+  if (!top.Has("quantization_config") || !top.Get("quantization_config").is_object()) return out;
+  Fields f(top.Get("quantization_config"), file);
+  PG_ASSIGN_OR_RETURN(std::string fmt, f.Str("fmt"));
+  if (!fmt.empty() && fmt != "e4m3")
+    return top.Bad("quantization_config.fmt", QuotedText(fmt) + " is not supported (e4m3)");
+  PG_ASSIGN_OR_RETURN(std::string act, f.Str("activation_scheme"));
+  if (!act.empty() && act != "dynamic" && act != "static")
+    return top.Bad("quantization_config.activation_scheme", QuotedText(act) + " is not supported (dynamic, static)");
+  if (!f.Has("weight_block_size")) return out;
+  const json& b = f.Get("weight_block_size");
+  const bool ok = b.is_array() && b.size() == 2 && b[0].is_number_integer() && b[1].is_number_integer();
+  if (!ok || b[0].get<int64_t>() != 128 || b[1].get<int64_t>() != 128)
+    return top.Bad("quantization_config.weight_block_size", QuotedText(b.dump()) + " is not supported ([128, 128])");
+  out.block128 = true;
+  return out;
+}
+
 Result<std::string> HfModelDtype(const json& j, const std::string& file) {
   Fields f(j, file);
   for (const char* k : {"torch_dtype", "dtype"}) {

@@ -26,6 +26,20 @@ Result<ModelConfig> ModelConfigFromHf(const nlohmann::json& j, const std::string
 // Unknown methods are refused (InvalidArgument naming the method).
 Result<std::string> HfQuantMethod(const nlohmann::json& j, const std::string& file);
 
+// quantization_config of quant_method "fp8" (DeepSeek-V3, Qwen3-FP8 and GLM
+// FP8 checkpoints): E4M3 weights, each with a float scale companion.
+//   fmt               "e4m3" (or absent); anything else is refused
+//   weight_block_size [128, 128]: `X.weight_scale_inv` [ceil(rows / 128),
+//                     ceil(cols / 128)]; absent or null: the scale's shape
+//                     decides, per tensor ([] or [1]) or per channel ([rows]
+//                     or [rows, 1]), from `X.weight_scale_inv` or `X.weight_scale`
+//   activation_scheme "dynamic" or "static": activations stay f32 either way
+//                     (input_scale tensors are not read)
+struct HfFp8Config {
+  bool block128 = false;
+};
+Result<HfFp8Config> HfFp8ConfigOf(const nlohmann::json& j, const std::string& file);
+
 // The dtype config.json declares for the weights ("torch_dtype", or
 // "dtype"): "bfloat16" | "float16" | "float32", or "" if absent.
 Result<std::string> HfModelDtype(const nlohmann::json& j, const std::string& file);

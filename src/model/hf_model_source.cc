@@ -5,6 +5,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "backend/cpu/fp8_weights.h"
+#include "model/hf_fp8_tensor.h"
 #include "model/hf_model_config.h"
 #include "model/hf_tensor_names.h"
 #include "tokenizer/hf_tokenizer.h"
@@ -53,10 +55,9 @@ Status HfModelSource::ReadConfig() {
   const HfDir& d = *dir_;
   const std::string file = d.path() + "/config.json";
   PG_ASSIGN_OR_RETURN(std::string quant, HfQuantMethod(d.config(), file));
-  if (quant == "fp8")
-    return Unimplemented(file +
-                         ": quantization_config.quant_method fp8: FP8 (E4M3) weights are recognised but no kernel "
-                         "reads them yet; use a BF16 checkpoint");
+  if (quant == "fp8") {
+    PG_ASSIGN_OR_RETURN(fp8_, HfFp8ConfigOf(d.config(), file));
+  }
   const std::string name = std::filesystem::path(d.path()).filename().string();
   PG_ASSIGN_OR_RETURN(config_, ModelConfigFromHf(d.config(), file, name));
   config_.tied_embeddings = d.Find("lm_head.weight") == nullptr;
@@ -81,9 +82,9 @@ Status HfModelSource::AddTensor(const HfTensorName& t, const std::string& dtype)
     const std::string where = d.ShardOf(n) + ": tensor " + n;
     if (p->shape != t.shape)
       return InvalidArgument(where + " has shape " + ShapeText(p->shape) + ", config.json makes " + ShapeText(t.shape));
-    if (p->dtype == SafeDtype::kF8_E4M3)
-      return Unimplemented(where + " is F8_E4M3 and config.json has no fp8 quantization_config");
-    if (t.at_model_dtype && !dtype.empty() && dtype != HfDtypeName(p->dtype))
+    const bool fp8 = p->dtype == SafeDtype::kF8_E4M3;
+    if (fp8 && !fp8_) return Unimplemented(where + " is F8_E4M3 and config.json has no fp8 quantization_config");
+    if (t.at_model_dtype && !fp8 && !dtype.empty() && dtype != HfDtypeName(p->dtype))
       return InvalidArgument(where + " is " + SafeDtypeName(p->dtype) + ", config.json dtype is " + dtype);
     if (!parts.empty() && p->dtype != parts[0]->dtype)
       return InvalidArgument(where + " is " + SafeDtypeName(p->dtype) + ", expert 0 is " +
@@ -97,8 +98,10 @@ Status HfModelSource::AddTensor(const HfTensorName& t, const std::string& dtype)
   info.offset = parts[0]->offset;
   info.data = parts[0]->data;
   info.n_bytes = parts[0]->n_bytes * parts.size();
-  if (parts.size() > 1) {
-    info.dims.push_back(static_cast<int64_t>(parts.size()));
+  if (parts.size() > 1) info.dims.push_back(static_cast<int64_t>(parts.size()));
+  if (parts[0]->dtype == SafeDtype::kF8_E4M3) {
+    PG_RETURN_IF_ERROR(PackFp8(parts, &info));
+  } else if (parts.size() > 1) {
     bool adjacent = true;  // experts back to back in one mapping: read in place
     for (size_t e = 1; e < parts.size(); ++e)
       adjacent = adjacent && parts[e]->data == parts[0]->data + e * parts[0]->n_bytes;
@@ -121,9 +124,30 @@ Status HfModelSource::AddTensor(const HfTensorName& t, const std::string& dtype)
   return Status::Ok();
 }
 
+Status HfModelSource::PackFp8(const std::vector<const SafeTensor*>& parts, TensorInfo* info) {
+  const SafeTensor& w = *parts[0];
+  if (w.shape.size() != 2)
+    return InvalidArgument(dir_->ShardOf(w.name) + ": tensor " + w.name + " is F8_E4M3 but not a matrix");
+  const size_t one = Fp8PackedBytes(w.shape[0], w.shape[1]);
+  std::vector<uint8_t>& buf = owned_.emplace_back(one * parts.size());
+  for (size_t e = 0; e < parts.size(); ++e) {
+    PG_RETURN_IF_ERROR(PackHfFp8Tensor(*dir_, *parts[e], *fp8_, buf.data() + e * one));
+    dir_->DropPages(parts[e]->name);  // the packed copy is what the model reads: ~1.06 bytes per weight resident
+  }
+  info->type = GgmlType::FP8_E4M3;
+  info->data = buf.data();
+  info->n_bytes = buf.size();
+  return Status::Ok();
+}
+
 const TensorInfo* HfModelSource::FindTensor(const std::string& name) const {
   auto it = index_.find(name);
   return it == index_.end() ? nullptr : &tensors_[it->second];
+}
+
+SamplingDefaults HfModelSource::sampling_defaults() const {
+  const HfGenerationConfig& g = dir_->generation();
+  return {g.temperature, g.top_p, g.top_k, g.min_p, g.repetition_penalty};
 }
 
 // tokenizer.json with tokenizer_config.json's bos / eos texts, and

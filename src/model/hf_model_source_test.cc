@@ -145,10 +145,12 @@ TEST_F(HfSourceTest, UnknownArchitectureAndQuantMethodAreRefusedByName) {
   config_["quantization_config"] = {{"quant_method", "awq"}};
   EXPECT_NE(Load().find("config.json: quantization_config.quant_method 'awq' is not supported"), std::string::npos)
       << Load();
-  config_["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}};
-  EXPECT_NE(Load().find("quant_method fp8: FP8 (E4M3) weights are recognised but no kernel reads them yet"),
-            std::string::npos)
+  config_["quantization_config"] = {{"quant_method", "fp8"}, {"fmt", "e5m2"}};
+  EXPECT_NE(Load().find("config.json: quantization_config.fmt 'e5m2' is not supported (e4m3)"), std::string::npos)
       << Load();
+  // fp8 with every tensor BF16 (as a checkpoint's modules_to_not_convert are): loads.
+  config_["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}};
+  EXPECT_EQ(Load(), "");
   config_ = Qwen3Config();
   config_["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
   EXPECT_NE(Load().find("config.json: rope_scaling.rope_type 'yarn' is not supported"), std::string::npos) << Load();

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sampling_defaults.h"
 #include "base/status.h"
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
@@ -52,6 +53,9 @@ class ModelSource {
   virtual Result<std::unique_ptr<Tokenizer>> LoadTokenizer() const = 0;
   // The chat template ("" if the model has none).
   virtual std::string chat_template() const = 0;
+  // The model's default sampling (a Hugging Face directory's
+  // generation_config.json; none for a GGUF).
+  virtual SamplingDefaults sampling_defaults() const { return {}; }
   // The GGUF file behind the source, or null for other formats.
   virtual const GgufFile* gguf() const { return nullptr; }
 };

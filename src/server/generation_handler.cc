@@ -140,6 +140,7 @@ std::optional<std::vector<int32_t>> PrepareRequest(const HandlerContext& ctx, co
   ApiResult<ApiRequest> parsed = dialect.Parse(body.value, info, ctx.limits);
   if (!parsed.ok()) return fail(parsed.error);
   *api = std::move(parsed.value);
+  ApplySamplingDefaults(info.sampling_defaults, body.value, &api->sampling);
   if (std::optional<ApiError> e = CheckModelName(api->model, info)) return fail(*e);
   ApiResult<std::vector<int32_t>> prompt = dialect.Prompt(ctx, api);
   if (!prompt.ok()) return fail(prompt.error);

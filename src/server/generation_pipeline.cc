@@ -26,6 +26,16 @@ ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, cons
   return EncodeChatText(ctx.service->tokenizer(), *text);
 }
 
+void ApplySamplingDefaults(const SamplingDefaults& d, const nlohmann::ordered_json& body, SamplingParams* s) {
+  auto unset = [&](const char* k) { return !body.contains(k) || body[k].is_null(); };
+  if (d.temperature && unset("temperature")) s->temperature = static_cast<float>(*d.temperature);
+  if (d.top_p && unset("top_p")) s->top_p = static_cast<float>(*d.top_p);
+  if (d.top_k && unset("top_k")) s->top_k = *d.top_k <= 0 ? 0 : static_cast<int>(*d.top_k);
+  if (d.min_p && unset("min_p")) s->min_p = static_cast<float>(*d.min_p);
+  if (d.repetition_penalty && unset("repetition_penalty"))
+    s->repetition_penalty = static_cast<float>(*d.repetition_penalty);
+}
+
 void ApplyDefaultMaxTokens(const RequestLimits& limits, ApiRequest* api) {
   if (api->max_tokens_given || limits.default_max_tokens <= 0) return;
   api->sampling.max_tokens = std::min(api->sampling.max_tokens, limits.default_max_tokens);

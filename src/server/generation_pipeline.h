@@ -38,6 +38,11 @@ ApiResult<std::vector<int32_t>> ChatPromptTokens(const HandlerContext& ctx, cons
                                                  const std::string& param = "messages",
                                                  const nlohmann::ordered_json& template_kwargs = nullptr);
 
+// The model's default sampling (ServiceInfo::sampling_defaults, from
+// generation_config.json) for each field the request's body does not set
+// (absent or null): temperature, top_p, top_k, min_p, repetition_penalty.
+void ApplySamplingDefaults(const SamplingDefaults& d, const nlohmann::ordered_json& body, SamplingParams* s);
+
 // After FitToContext: a request that named no completion cap gets
 // --default-max-tokens when that is set and smaller than the room left.
 void ApplyDefaultMaxTokens(const RequestLimits& limits, ApiRequest* api);

@@ -10,6 +10,7 @@
 #include "hf/safetensors_writer.h"
 #include "model/hf_tensor_names.h"
 #include "model/model_config.h"
+#include "synth/hf_fp8_export.h"
 
 namespace pg {
 namespace {
@@ -86,14 +87,28 @@ ordered_json ConfigJson(const GgufFile& f, const ModelConfig& c) {
   return j;
 }
 
+// The FP8 checkpoint tensors of one model tensor: per part the E4M3 weight
+// and its weight_scale_inv.
+Status SplitFp8(const GgufTensorInfo& t, const HfTensorName& n, std::vector<SafeTensorOut>* out) {
+  for (size_t e = 0; e < n.hf.size(); ++e) {
+    PG_ASSIGN_OR_RETURN(Fp8Part p, QuantizeHfPart(t, n, e));
+    out->push_back({n.hf[e], SafeDtype::kF8_E4M3, n.shape, std::move(p.fp8)});
+    const std::vector<int64_t> sshape = {(n.shape[0] + 127) / 128, (n.shape[1] + 127) / 128};
+    const auto* sb = reinterpret_cast<const uint8_t*>(p.scales.data());
+    out->push_back({n.hf[e] + "_scale_inv", SafeDtype::kF32, sshape, {sb, sb + p.scales.size() * 4}});
+  }
+  return Status::Ok();
+}
+
 // The checkpoint tensors of one model tensor (one per expert for a stack).
-Status Split(const GgufFile& f, const HfTensorName& n, std::vector<SafeTensorOut>* out) {
+Status Split(const GgufFile& f, const HfTensorName& n, bool fp8, std::vector<SafeTensorOut>* out) {
   const GgufTensorInfo* t = f.FindTensor(n.gguf);
   if (t == nullptr) {
     if (n.optional) return Status::Ok();
     return InvalidArgument(f.path() + ": hf export: missing tensor " + n.gguf);
   }
   PG_ASSIGN_OR_RETURN(SafeDtype dtype, DtypeOf(*t));
+  if (fp8 && HfExportsAsFp8(n)) return SplitFp8(*t, n, out);
   const uint64_t part = t->n_bytes / n.hf.size();
   for (size_t e = 0; e < n.hf.size(); ++e) {
     SafeTensorOut o{n.hf[e], dtype, n.shape, {}};
@@ -199,11 +214,15 @@ Status ExportHfDir(const GgufFile& f, const std::string& dir, const HfExportOpti
   if (options.shards < 1 || options.shards > 99) return InvalidArgument("hf export: shards must be in [1, 99]");
   if (c.mla.enabled) return InvalidArgument("hf export: " + c.arch + " (MLA) files are not exported");
   std::vector<SafeTensorOut> all;
-  for (const HfTensorName& n : HfTensorNames(c)) PG_RETURN_IF_ERROR(Split(f, n, &all));
+  for (const HfTensorName& n : HfTensorNames(c)) PG_RETURN_IF_ERROR(Split(f, n, options.fp8, &all));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError(dir + ": cannot create: " + ec.message());
-  PG_RETURN_IF_ERROR(WriteJson(dir + "/config.json", ConfigJson(f, c)));
+  ordered_json config = ConfigJson(f, c);
+  if (options.fp8)
+    config["quantization_config"] = {
+        {"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"}, {"weight_block_size", {128, 128}}};
+  PG_RETURN_IF_ERROR(WriteJson(dir + "/config.json", config));
   PG_RETURN_IF_ERROR(WriteSideFiles(f, dir));
   if (options.shards == 1) return WriteSafetensors(dir + "/model.safetensors", all, {{"format", "pt"}});
   // Tensors dealt round-robin: a stack's experts land in different shards.

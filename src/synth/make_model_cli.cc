@@ -7,6 +7,7 @@
 #include "base/cli_util.h"
 #include "gguf/gguf_file.h"
 #include "synth/hf_export.h"
+#include "synth/hf_fp8_export.h"
 #include "synth/make_model.h"
 #include "synth/model_plan.h"
 
@@ -40,6 +41,15 @@ int MakeModelMain(int argc, char** argv) {
                  "f16 / bf16 only)");
   app.add_option("--hf-shards", hf.shards, "safetensors shards of --hf-dir (> 1: with an index)")
       ->capture_default_str();
+  std::string hf_dtype = "same", dequant_gguf;
+  app.add_option("--hf-dtype", hf_dtype,
+                 "same (the GGUF's precision) | fp8 (linear weights as E4M3 with 128x128-block "
+                 "weight_scale_inv, as DeepSeek-V3 / Qwen3-FP8 ship)")
+      ->check(CLI::IsMember({"same", "fp8"}))
+      ->capture_default_str();
+  app.add_option("--hf-dequant-gguf", dequant_gguf,
+                 "with --hf-dtype fp8: also write a GGUF holding the FP8 weights' dequantized values in F32 "
+                 "(what the FP8 directory loads to, to compare the two)");
   app.add_option("--threads", opt.n_threads, "generator threads (0 = all cores)")->capture_default_str();
   if (int rc = ParseCli(app, argc, argv); rc >= 0) return rc;
   auto t = ParseSynthType(type);
@@ -55,10 +65,17 @@ int MakeModelMain(int argc, char** argv) {
     std::fprintf(stderr, "prosgrow make-model: --threads must be >= 0\n");
     return 2;
   }
+  hf.fp8 = hf_dtype == "fp8";
+  if ((hf.fp8 || !dequant_gguf.empty()) && (hf_dir.empty() || (!hf.fp8 && !dequant_gguf.empty()))) {
+    std::fprintf(stderr,
+                 "prosgrow make-model: --hf-dtype fp8 needs --hf-dir, --hf-dequant-gguf needs --hf-dtype fp8\n");
+    return 2;
+  }
   Status st = MakeModel(opt);
   if (st.ok() && !hf_dir.empty()) {
     auto file = GgufFile::Open(opt.out_path);
     st = file.ok() ? ExportHfDir(**file, hf_dir, hf) : file.status();
+    if (st.ok() && !dequant_gguf.empty()) st = WriteFp8DequantizedGguf(**file, dequant_gguf);
   }
   if (!st.ok()) {
     std::fprintf(stderr, "prosgrow make-model: %s\n", st.ToString().c_str());

@@ -1,10 +1,12 @@
 #include "backend/cpu/fp8_weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 
 #include "backend/cpu/quant.h"
+#include "backend/cpu/quant_fp.h"
 
 namespace pg {
 namespace {
@@ -84,6 +86,22 @@ Status PackFp8E4M3(const Fp8Source& s, void* dst) {
     }
   }
   return Status::Ok();
+}
+
+void QuantizeFp8Block128(const float* w, int64_t rows, int64_t cols, uint8_t* fp8, float* scales) {
+  const int64_t bc = CeilDiv(cols, kScaleBlock);
+  for (int64_t br = 0; br < CeilDiv(rows, kScaleBlock); ++br)
+    for (int64_t bj = 0; bj < bc; ++bj) {
+      const int64_t r0 = br * kScaleBlock, r1 = std::min(rows, r0 + kScaleBlock);
+      const int64_t c0 = bj * kScaleBlock, c1 = std::min(cols, c0 + kScaleBlock);
+      float amax = 0;
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c) amax = std::max(amax, std::fabs(w[r * cols + c]));
+      const float scale = amax / 448.0f;
+      scales[br * bc + bj] = scale;
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c) fp8[r * cols + c] = scale > 0 ? F32ToE4m3(w[r * cols + c] / scale) : 0;
+    }
 }
 
 }  // namespace pg

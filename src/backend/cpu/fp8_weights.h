@@ -54,4 +54,12 @@ size_t Fp8PackedBytes(int64_t rows, int64_t cols);
 // negative or not finite, an E4M3 NaN byte (0x7F / 0xFF) in the weights.
 Status PackFp8E4M3(const Fp8Source& src, void* dst);
 
+// The checkpoint side, as DeepSeek-V3's FP8 block quantizer makes one: w
+// (rows x cols f32, row-major) to E4M3 bytes `fp8` (rows * cols) and 128x128
+// block scales `scales` (Fp8ScaleCount(kBlock128x128, rows, cols), row-major):
+// per block scale = amax / 448 and fp8 = F32ToE4m3(w / scale); an all-zero
+// block gets scale 0 and zero bytes. Packing the result (PackFp8E4M3) gives
+// back w to within E4M3's rounding (half an ulp of 3 mantissa bits).
+void QuantizeFp8Block128(const float* w, int64_t rows, int64_t cols, uint8_t* fp8, float* scales);
+
 }  // namespace pg

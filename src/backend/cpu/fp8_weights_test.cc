@@ -113,5 +113,33 @@ TEST(Fp8Weights, BadTensorsGiveOneLineErrors) {
   EXPECT_EQ(message(s), "FP8 weight holds a NaN byte at row 129, column 70");
 }
 
+// QuantizeFp8Block128 then PackFp8E4M3 gives each weight back within half an
+// E4M3 ulp of its block (|w| <= 448 * scale; 3 mantissa bits: relative 2^-4,
+// or 2^-10 * scale absolute in the subnormal range), and a zero block zero.
+TEST(Fp8Weights, Block128QuantizerRoundTripsWithinE4m3Rounding) {
+  const int64_t rows = 130, cols = 192;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.0f, 0.02f);
+  std::vector<float> w(static_cast<size_t>(rows * cols));
+  for (float& v : w) v = nd(rng);
+  for (int64_t r = 0; r < 128; ++r)
+    for (int64_t c = 128; c < cols; ++c) w[static_cast<size_t>(r * cols + c)] = 0;  // block (0, 1) all zero
+  std::vector<uint8_t> q(w.size());
+  std::vector<float> scales(static_cast<size_t>(Fp8ScaleCount(Fp8ScaleKind::kBlock128x128, rows, cols)));
+  QuantizeFp8Block128(w.data(), rows, cols, q.data(), scales.data());
+  EXPECT_EQ(scales[1], 0.0f);
+  std::vector<uint8_t> packed(Fp8PackedBytes(rows, cols));
+  ASSERT_TRUE(PackFp8E4M3({q.data(), rows, cols, Fp8ScaleKind::kBlock128x128, scales.data(), 4}, packed.data()).ok());
+  std::vector<float> back(w.size());
+  ASSERT_TRUE(DequantizeRow(GgmlType::FP8_E4M3, packed.data(), back.data(), rows * cols).ok());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const size_t i = static_cast<size_t>(r * cols + c);
+      const float scale = scales[static_cast<size_t>((r / 128) * 2 + c / 128)];
+      const float bound = std::max(std::fabs(w[i]) / 16.0f, std::ldexp(scale, -10)) * 1.0001f;
+      ASSERT_LE(std::fabs(back[i] - w[i]), bound) << r << "," << c;
+    }
+}
+
 }  // namespace
 }  // namespace pg

@@ -71,18 +71,6 @@ std::string Utf8procMap(const std::string& text, int options) {
   return out;
 }
 
-void ReplaceAllLiteral(std::string* s, std::string_view from, std::string_view to) {
-  if (from.empty()) return;
-  std::string out;
-  size_t pos = 0;
-  for (size_t hit; (hit = s->find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(*s, pos, hit - pos);
-    out.append(to);
-  }
-  out.append(*s, pos, std::string::npos);
-  *s = std::move(out);
-}
-
 struct Segment {
   size_t begin, end;
   bool is_match;
@@ -200,7 +188,7 @@ std::string HfPipeline::Normalize(std::string text) const {
         break;
       case HfNormalizer::Kind::kReplace:
         if (n.regex == nullptr) {
-          ReplaceAllLiteral(&text, n.pattern, n.content);
+          ReplaceAll(&text, n.pattern, n.content);
         } else {
           std::string out;
           size_t prev = 0;
@@ -300,7 +288,7 @@ void HfPipeline::PreTokenize(std::string text, bool at_start, std::vector<std::s
           continue;
         }
       } else if (p.kind == HfPreTokenizer::Kind::kMetaspace) {
-        ReplaceAllLiteral(&piece, " ", p.replacement);
+        ReplaceAll(&piece, " ", p.replacement);
         const bool first = at_start && pi == 0;
         const bool prepend =
             p.prepend == HfPreTokenizer::Prepend::kAlways || (p.prepend == HfPreTokenizer::Prepend::kFirst && first);

@@ -97,13 +97,8 @@ TEST(MatMulMoreTypes, EveryLevelMatchesDoubleReference) {
           MatMulWith(*k, w, x.data(), cols, n_tokens, y.data(), rows, pool, scratch);
           for (int64_t tok = 0; tok < n_tokens; ++tok) {
             for (int64_t r = 0; r < rows; ++r) {
-              double ref = 0, mag = 0;
-              for (int64_t i = 0; i < cols; ++i) {
-                const double p = static_cast<double>(wd[r * cols + i]) * xe[tok * cols + i];
-                ref += p;
-                mag += std::fabs(p);
-              }
-              ASSERT_NEAR(y[tok * rows + r], ref, 3e-5 * mag + 1e-6)
+              const testing::Float64Dot d = testing::DotFloat64(wd.data() + r * cols, xe.data() + tok * cols, cols);
+              ASSERT_NEAR(y[tok * rows + r], d.value, 3e-5 * d.magnitude + 1e-6)
                   << IsaName(k->level) << " " << TypeName(t) << " tokens=" << n_tokens << " t=" << tok << " r=" << r;
             }
           }

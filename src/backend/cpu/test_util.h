@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -39,6 +40,23 @@ inline std::vector<float> RandomWeights(size_t n, uint32_t seed, float sigma = 0
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = dist(rng) * ((i % 97) == 0 ? 8.0f : 1.0f);
   return v;
+}
+
+// The float64 dot of a weight row with an activation row (both `cols`
+// long) and the sum of the products' magnitudes, which error bounds scale by.
+struct Float64Dot {
+  double value = 0;
+  double magnitude = 0;
+};
+
+inline Float64Dot DotFloat64(const float* w, const float* x, int64_t cols) {
+  Float64Dot d;
+  for (int64_t i = 0; i < cols; ++i) {
+    const double p = static_cast<double>(w[i]) * x[i];
+    d.value += p;
+    d.magnitude += std::fabs(p);
+  }
+  return d;
 }
 
 // A row-major quantized matrix of RandomWeights and the bytes it views.

@@ -13,6 +13,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quant.h"
+#include "backend/cpu/repack.h"
 
 namespace pg::testing {
 
@@ -76,6 +77,17 @@ inline QuantMatrix QuantizeRandom(GgmlType type, int64_t rows, int64_t cols, uin
     EXPECT_TRUE(QuantizeRow(type, wf.data() + r * cols, m.bytes.data() + r * rb, cols).ok());
   m.w = MakeWeightMatrix(type, m.bytes.data(), rows, cols);
   return m;
+}
+
+// w added to `store` for the AVX2 table, which asks for `layout`, checked:
+// the view has that layout and validates, and the scalar table keeps w
+// row-major.
+inline WeightMatrix RepackForAvx2(RepackedWeights& store, const WeightMatrix& w, WeightLayout layout) {
+  const WeightMatrix v = store.Add(w, Avx2Kernels());
+  EXPECT_EQ(v.layout, layout);
+  EXPECT_TRUE(v.Validate().ok());
+  EXPECT_EQ(store.Add(w, ScalarKernels()).layout, WeightLayout::kRowMajor);
+  return v;
 }
 
 // For a view `v` of m repacked into 8-row groups of nb blocks each (Group

@@ -159,22 +159,19 @@ namespace {
 // The counts and the optional figures of a Summary by their JSON keys (an
 // optional one is null in the JSON when unknown): one list for
 // SummaryToJson and SummaryFromJson.
-struct CountField {
+template <typename T>
+struct Field {
   const char* key;
-  int64_t Summary::*field;
+  T Summary::*field;
 };
-constexpr CountField kCountFields[] = {
+constexpr Field<int64_t> kCountFields[] = {
     {"completed", &Summary::completed},
     {"failed", &Summary::failed},
     {"warmup", &Summary::warmup},
     {"prompt_tokens", &Summary::prompt_tokens},
     {"output_tokens", &Summary::output_tokens},
 };
-struct OptField {
-  const char* key;
-  std::optional<double> Summary::*field;
-};
-constexpr OptField kOptFields[] = {
+constexpr Field<std::optional<double>> kOptFields[] = {
     {"output_tok_s", &Summary::output_tok_s},
     {"output_tok_s_gpu", &Summary::output_tok_s_gpu},
     {"ttft_p50", &Summary::ttft_p50},
@@ -208,8 +205,8 @@ nlohmann::json SummaryToJson(const Summary& s) {
   j["concurrency"] = s.concurrency;
   j["gpus"] = s.gpus;
   j["window_s"] = s.window_s;
-  for (const CountField& f : kCountFields) j[f.key] = s.*f.field;
-  for (const OptField& f : kOptFields) {
+  for (const auto& f : kCountFields) j[f.key] = s.*f.field;
+  for (const auto& f : kOptFields) {
     const std::optional<double>& v = s.*f.field;
     j[f.key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   }
@@ -231,8 +228,8 @@ Summary SummaryFromJson(const nlohmann::json& j) {
   s.concurrency = static_cast<int32_t>(num("concurrency", 0));
   s.gpus = num("gpus", 1);
   s.window_s = num("window_s", 0);
-  for (const CountField& f : kCountFields) s.*f.field = static_cast<int64_t>(num(f.key, 0));
-  for (const OptField& f : kOptFields) s.*f.field = GetOpt(j, f.key);
+  for (const auto& f : kCountFields) s.*f.field = static_cast<int64_t>(num(f.key, 0));
+  for (const auto& f : kOptFields) s.*f.field = GetOpt(j, f.key);
   s.gpu_hour_cost = num("gpu_hour_cost", 0);
   if (j.contains("speculative")) s.spec = SpecSummaryFromJson(j["speculative"]);
   return s;

@@ -83,9 +83,7 @@ TEST(MatMulFp, EveryLevelWithinBoundOfFloat64) {
     ThreadPool pool(2);
     for (const CpuKernels* k : HostKernelTables()) {
       for (int64_t n : {1, 2, 3, 5, 40}) {
-        std::vector<float> y(n * rows, NAN);
-        MatMulScratch scratch;
-        MatMulWith(*k, w, x.data(), cols, n, y.data(), rows, pool, scratch);
+        const std::vector<float> y = testing::MatMulTokens(*k, w, x, n, pool);
         for (int64_t tok = 0; tok < n; ++tok) {
           for (int64_t r = 0; r < rows; ++r) {
             const testing::Float64Dot d = testing::DotFloat64(wd.data() + r * cols, xe.data() + tok * cols, cols);

@@ -92,9 +92,7 @@ TEST(MatMulMoreTypes, EveryLevelMatchesDoubleReference) {
       ThreadPool pool(threads);
       for (const CpuKernels* k : HostKernelTables()) {
         for (int64_t n_tokens : {1, 2, 5, 64}) {
-          std::vector<float> y(n_tokens * rows, NAN);
-          MatMulScratch scratch;
-          MatMulWith(*k, w, x.data(), cols, n_tokens, y.data(), rows, pool, scratch);
+          const std::vector<float> y = testing::MatMulTokens(*k, w, x, n_tokens, pool);
           for (int64_t tok = 0; tok < n_tokens; ++tok) {
             for (int64_t r = 0; r < rows; ++r) {
               const testing::Float64Dot d = testing::DotFloat64(wd.data() + r * cols, xe.data() + tok * cols, cols);

@@ -60,6 +60,16 @@ inline Float64Dot DotFloat64(const float* w, const float* x, int64_t cols) {
   return d;
 }
 
+// y = w x for n tokens of x (rows of w.cols floats) through one kernel
+// table; y starts as NaN, so an element the kernel leaves unwritten fails.
+inline std::vector<float> MatMulTokens(const CpuKernels& k, const WeightMatrix& w, const std::vector<float>& x,
+                                       int64_t n, ThreadPool& pool) {
+  std::vector<float> y(static_cast<size_t>(n * w.rows), NAN);
+  MatMulScratch scratch;
+  MatMulWith(k, w, x.data(), w.cols, n, y.data(), w.rows, pool, scratch);
+  return y;
+}
+
 // A row-major quantized matrix of RandomWeights and the bytes it views.
 struct QuantMatrix {
   std::vector<uint8_t> bytes;

@@ -156,9 +156,42 @@ Summary Summarize(const std::vector<RequestRecord>& records, const SummaryInputs
 }
 
 namespace {
-void PutOpt(nlohmann::json& j, const char* k, const std::optional<double>& v) {
-  j[k] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
+// The counts and the optional figures of a Summary by their JSON keys (an
+// optional one is null in the JSON when unknown): one list for
+// SummaryToJson and SummaryFromJson.
+template <typename T>
+struct Field {
+  const char* key;
+  T Summary::*field;
+};
+constexpr Field<int64_t> kCountFields[] = {
+    {"completed", &Summary::completed},
+    {"failed", &Summary::failed},
+    {"warmup", &Summary::warmup},
+    {"prompt_tokens", &Summary::prompt_tokens},
+    {"output_tokens", &Summary::output_tokens},
+};
+constexpr Field<std::optional<double>> kOptFields[] = {
+    {"output_tok_s", &Summary::output_tok_s},
+    {"output_tok_s_gpu", &Summary::output_tok_s_gpu},
+    {"ttft_p50", &Summary::ttft_p50},
+    {"ttft_p90", &Summary::ttft_p90},
+    {"ttft_p99", &Summary::ttft_p99},
+    {"e2e_p50", &Summary::e2e_p50},
+    {"e2e_p90", &Summary::e2e_p90},
+    {"interactivity_p50", &Summary::interactivity_p50},
+    {"p90_e2e_norm_interactivity", &Summary::p90_e2e_norm_interactivity},
+    {"cache_reuse", &Summary::cache_reuse},
+    {"ideal_reuse", &Summary::ideal_reuse},
+    {"reuse_of_ideal", &Summary::reuse_of_ideal},
+    {"tier_device", &Summary::tier_device},
+    {"tier_host", &Summary::tier_host},
+    {"tier_disk", &Summary::tier_disk},
+    {"cost_per_mtok", &Summary::cost_per_mtok},
+    {"output_tok_s_all", &Summary::output_tok_s_all},
+    {"ttft_p90_all", &Summary::ttft_p90_all},
+};
+
 std::optional<double> GetOpt(const nlohmann::json& j, const char* k) {
   if (j.contains(k) && j[k].is_number()) return j[k].get<double>();
   return std::nullopt;
@@ -171,33 +204,15 @@ nlohmann::json SummaryToJson(const Summary& s) {
   j["workload"] = s.workload;
   j["concurrency"] = s.concurrency;
   j["gpus"] = s.gpus;
-  j["completed"] = s.completed;
-  j["failed"] = s.failed;
-  j["warmup"] = s.warmup;
   j["window_s"] = s.window_s;
-  j["prompt_tokens"] = s.prompt_tokens;
-  j["output_tokens"] = s.output_tokens;
-  PutOpt(j, "output_tok_s", s.output_tok_s);
-  PutOpt(j, "output_tok_s_gpu", s.output_tok_s_gpu);
-  PutOpt(j, "ttft_p50", s.ttft_p50);
-  PutOpt(j, "ttft_p90", s.ttft_p90);
-  PutOpt(j, "ttft_p99", s.ttft_p99);
-  PutOpt(j, "e2e_p50", s.e2e_p50);
-  PutOpt(j, "e2e_p90", s.e2e_p90);
-  PutOpt(j, "interactivity_p50", s.interactivity_p50);
-  PutOpt(j, "p90_e2e_norm_interactivity", s.p90_e2e_norm_interactivity);
-  PutOpt(j, "cache_reuse", s.cache_reuse);
+  for (const auto& f : kCountFields) j[f.key] = s.*f.field;
+  for (const auto& f : kOptFields) {
+    const std::optional<double>& v = s.*f.field;
+    j[f.key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  }
   j["cache_reuse_source"] = s.cache_reuse_source;
-  PutOpt(j, "ideal_reuse", s.ideal_reuse);
-  PutOpt(j, "reuse_of_ideal", s.reuse_of_ideal);
-  PutOpt(j, "tier_device", s.tier_device);
-  PutOpt(j, "tier_host", s.tier_host);
-  PutOpt(j, "tier_disk", s.tier_disk);
-  PutOpt(j, "cost_per_mtok", s.cost_per_mtok);
   j["gpu_hour_cost"] = s.gpu_hour_cost;
   j["speculative"] = s.spec ? SpecSummaryToJson(*s.spec) : nlohmann::json(nullptr);
-  PutOpt(j, "output_tok_s_all", s.output_tok_s_all);
-  PutOpt(j, "ttft_p90_all", s.ttft_p90_all);
   return j;
 }
 
@@ -212,30 +227,9 @@ Summary SummaryFromJson(const nlohmann::json& j) {
   auto num = [&](const char* k, double d) { return GetOpt(j, k).value_or(d); };
   s.concurrency = static_cast<int32_t>(num("concurrency", 0));
   s.gpus = num("gpus", 1);
-  s.completed = static_cast<int64_t>(num("completed", 0));
-  s.failed = static_cast<int64_t>(num("failed", 0));
-  s.warmup = static_cast<int64_t>(num("warmup", 0));
   s.window_s = num("window_s", 0);
-  s.prompt_tokens = static_cast<int64_t>(num("prompt_tokens", 0));
-  s.output_tokens = static_cast<int64_t>(num("output_tokens", 0));
-  s.output_tok_s = GetOpt(j, "output_tok_s");
-  s.output_tok_s_gpu = GetOpt(j, "output_tok_s_gpu");
-  s.ttft_p50 = GetOpt(j, "ttft_p50");
-  s.ttft_p90 = GetOpt(j, "ttft_p90");
-  s.ttft_p99 = GetOpt(j, "ttft_p99");
-  s.e2e_p50 = GetOpt(j, "e2e_p50");
-  s.e2e_p90 = GetOpt(j, "e2e_p90");
-  s.interactivity_p50 = GetOpt(j, "interactivity_p50");
-  s.p90_e2e_norm_interactivity = GetOpt(j, "p90_e2e_norm_interactivity");
-  s.cache_reuse = GetOpt(j, "cache_reuse");
-  s.ideal_reuse = GetOpt(j, "ideal_reuse");
-  s.reuse_of_ideal = GetOpt(j, "reuse_of_ideal");
-  s.tier_device = GetOpt(j, "tier_device");
-  s.tier_host = GetOpt(j, "tier_host");
-  s.tier_disk = GetOpt(j, "tier_disk");
-  s.output_tok_s_all = GetOpt(j, "output_tok_s_all");
-  s.ttft_p90_all = GetOpt(j, "ttft_p90_all");
-  s.cost_per_mtok = GetOpt(j, "cost_per_mtok");
+  for (const auto& f : kCountFields) s.*f.field = static_cast<int64_t>(num(f.key, 0));
+  for (const auto& f : kOptFields) s.*f.field = GetOpt(j, f.key);
   s.gpu_hour_cost = num("gpu_hour_cost", 0);
   if (j.contains("speculative")) s.spec = SpecSummaryFromJson(j["speculative"]);
   return s;

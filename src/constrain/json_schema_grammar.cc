@@ -80,6 +80,17 @@ class SchemaCompiler {
   }
 
  private:
+  // `keyword` ($ref, anyOf) takes the whole schema s: beside it only
+  // annotations, anything else unsupported.
+  Status OnlyAnnotationsBeside(const json& s, const std::string& keyword, const std::string& path) const {
+    for (const auto& [key, value] : s.items()) {
+      if (key != keyword && !Annotations().count(key))
+        return Unimplemented(
+            fmt::format("unsupported JSON schema keyword '{}' beside '{}' at {} (in {})", key, keyword, path, where_));
+    }
+    return Status();
+  }
+
   Result<NodeId> Typed(const json& s, const std::string& type, const std::string& path) {
     if (type == "object") return Object(s, path);
     if (type == "array") return Array(s, path);
@@ -92,11 +103,7 @@ class SchemaCompiler {
   }
 
   Result<NodeId> Ref(const json& s, const std::string& path) {
-    for (const auto& [key, value] : s.items()) {
-      if (key != "$ref" && !Annotations().count(key))
-        return Unimplemented(
-            fmt::format("unsupported JSON schema keyword '{}' beside '$ref' at {} (in {})", key, path, where_));
-    }
+    PG_RETURN_IF_ERROR(OnlyAnnotationsBeside(s, "$ref", path));
     const json& ref = s["$ref"];
     if (!ref.is_string()) return InvalidArgument(fmt::format("{}: '$ref' at {} must be a string", where_, path));
     const std::string r = ref.get<std::string>();
@@ -143,11 +150,7 @@ class SchemaCompiler {
   }
 
   Result<NodeId> AnyOf(const json& s, const std::string& path) {
-    for (const auto& [key, value] : s.items()) {
-      if (key != "anyOf" && !Annotations().count(key))
-        return Unimplemented(
-            fmt::format("unsupported JSON schema keyword '{}' beside 'anyOf' at {} (in {})", key, path, where_));
-    }
+    PG_RETURN_IF_ERROR(OnlyAnnotationsBeside(s, "anyOf", path));
     const json& alts = s["anyOf"];
     if (!alts.is_array() || alts.empty())
       return InvalidArgument(fmt::format("{}: 'anyOf' at {} must be a non-empty array", where_, path));

@@ -20,6 +20,22 @@ bool Contains(const std::vector<PromptStyle>& styles, PromptStyle style) {
   return std::find(styles.begin(), styles.end(), style) != styles.end();
 }
 
+using QuestionsByIndex = std::map<int, const QuestionResult*>;
+
+// The report's results for one prompt style by question index; `name`
+// (BASE or OPT) names the report when a question is there twice.
+Result<QuestionsByIndex> ByIndex(const EvalReport& report, PromptStyle style, const char* name) {
+  QuestionsByIndex by_index;
+  for (const QuestionResult& r : report.results) {
+    if (r.style != style) continue;
+    if (!by_index.emplace(r.index, &r).second) {
+      return InvalidArgument(
+          fmt::format("{} has question {} twice for {} prompts", name, r.index, PromptStyleName(style)));
+    }
+  }
+  return by_index;
+}
+
 }  // namespace
 
 bool Comparison::HasRegression() const {
@@ -52,22 +68,8 @@ Result<Comparison> CompareReports(const EvalReport& base, const EvalReport& opt)
     sc.style = style;
     sc.base = Summarize(base, style);
     sc.opt = Summarize(opt, style);
-    std::map<int, const QuestionResult*> opt_by_index;
-    for (const QuestionResult& r : opt.results) {
-      if (r.style != style) continue;
-      if (!opt_by_index.emplace(r.index, &r).second) {
-        return InvalidArgument(
-            fmt::format("OPT has question {} twice for {} prompts", r.index, PromptStyleName(style)));
-      }
-    }
-    std::map<int, const QuestionResult*> base_by_index;
-    for (const QuestionResult& r : base.results) {
-      if (r.style != style) continue;
-      if (!base_by_index.emplace(r.index, &r).second) {
-        return InvalidArgument(
-            fmt::format("BASE has question {} twice for {} prompts", r.index, PromptStyleName(style)));
-      }
-    }
+    PG_ASSIGN_OR_RETURN(const QuestionsByIndex opt_by_index, ByIndex(opt, style, "OPT"));
+    PG_ASSIGN_OR_RETURN(const QuestionsByIndex base_by_index, ByIndex(base, style, "BASE"));
     for (const auto& [index, b] : base_by_index) {
       auto it = opt_by_index.find(index);
       if (it == opt_by_index.end()) {

@@ -10,27 +10,16 @@
 namespace pg {
 namespace {
 
-std::string EscapeLabelValue(const std::string& v) {
+// The exposition format's escapes: backslash and newline in HELP text, and
+// the double quote too in a label value (quote = true).
+std::string EscapeExposition(const std::string& v, bool quote) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
     if (c == '\\')
       out += "\\\\";
-    else if (c == '"')
+    else if (quote && c == '"')
       out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out;
-}
-
-std::string EscapeHelp(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\')
-      out += "\\\\";
     else if (c == '\n')
       out += "\\n";
     else
@@ -84,7 +73,8 @@ MetricFamily& MetricFamily::AddSuffixed(std::string suffix, MetricLabels labels,
 }
 
 void MetricFamily::Render(std::string* out) const {
-  *out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name_, EscapeHelp(help_), name_, TypeName(type_));
+  *out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name_, EscapeExposition(help_, /*quote=*/false), name_,
+                      TypeName(type_));
   for (const Sample& s : samples_) {
     *out += name_;
     *out += s.suffix;
@@ -92,7 +82,7 @@ void MetricFamily::Render(std::string* out) const {
       *out += '{';
       for (size_t i = 0; i < s.labels.size(); ++i) {
         if (i) *out += ',';
-        *out += fmt::format("{}=\"{}\"", s.labels[i].first, EscapeLabelValue(s.labels[i].second));
+        *out += fmt::format("{}=\"{}\"", s.labels[i].first, EscapeExposition(s.labels[i].second, /*quote=*/true));
       }
       *out += '}';
     }

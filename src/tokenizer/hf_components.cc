@@ -15,6 +15,18 @@ Status Refuse(const char* section, const std::string& type) {
   return Unimplemented(std::string(section) + " type '" + type + "' is not supported");
 }
 
+// A {"type": "Sequence", list: [...]} of a section's components: parse(item,
+// out) for each item in order.
+template <typename Out>
+Status ParseSequence(const json& j, const char* section, const char* list, Status (*parse)(const json&, Out*),
+                     Out* out) {
+  if (!j.contains(list) || !j[list].is_array()) {
+    return InvalidArgument(std::string(section) + " Sequence has no '" + list + "' array");
+  }
+  for (const json& item : j[list]) PG_RETURN_IF_ERROR(parse(item, out));
+  return Status::Ok();
+}
+
 // A {"String": s} or {"Regex": r} pattern.
 Status ParsePattern(const json& j, const char* section, std::string* literal, std::shared_ptr<const HfRegex>* regex) {
   if (j.is_object() && j.contains("String") && j["String"].is_string()) {
@@ -69,13 +81,7 @@ Status ParseNormalizer(const json& j, std::vector<HfNormalizer>* out) {
   if (j.is_null()) return Status::Ok();
   const std::string type = TypeOf(j);
   using K = HfNormalizer::Kind;
-  if (type == "Sequence") {
-    if (!j.contains("normalizers") || !j["normalizers"].is_array()) {
-      return InvalidArgument("normalizer Sequence has no 'normalizers' array");
-    }
-    for (const json& n : j["normalizers"]) PG_RETURN_IF_ERROR(ParseNormalizer(n, out));
-    return Status::Ok();
-  }
+  if (type == "Sequence") return ParseSequence(j, "normalizer", "normalizers", ParseNormalizer, out);
   HfNormalizer n{};
   if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
     n.kind = type == "NFC" ? K::kNfc : type == "NFD" ? K::kNfd : type == "NFKC" ? K::kNfkc : K::kNfkd;
@@ -100,13 +106,7 @@ Status ParsePreTokenizer(const json& j, std::vector<HfPreTokenizer>* out) {
   if (!out->empty() && out->back().kind == K::kByteLevel) {
     return Unimplemented("pre_tokenizer '" + type + "' after ByteLevel is not supported (ByteLevel must come last)");
   }
-  if (type == "Sequence") {
-    if (!j.contains("pretokenizers") || !j["pretokenizers"].is_array()) {
-      return InvalidArgument("pre_tokenizer Sequence has no 'pretokenizers' array");
-    }
-    for (const json& p : j["pretokenizers"]) PG_RETURN_IF_ERROR(ParsePreTokenizer(p, out));
-    return Status::Ok();
-  }
+  if (type == "Sequence") return ParseSequence(j, "pre_tokenizer", "pretokenizers", ParsePreTokenizer, out);
   HfPreTokenizer p{};
   if (type == "Split") {
     p.kind = K::kSplit;
@@ -143,13 +143,7 @@ Status ParseDecoder(const json& j, std::vector<HfDecoder>* out) {
   if (j.is_null()) return Status::Ok();
   const std::string type = TypeOf(j);
   using K = HfDecoder::Kind;
-  if (type == "Sequence") {
-    if (!j.contains("decoders") || !j["decoders"].is_array()) {
-      return InvalidArgument("decoder Sequence has no 'decoders' array");
-    }
-    for (const json& d : j["decoders"]) PG_RETURN_IF_ERROR(ParseDecoder(d, out));
-    return Status::Ok();
-  }
+  if (type == "Sequence") return ParseSequence(j, "decoder", "decoders", ParseDecoder, out);
   HfDecoder d{};
   if (type == "ByteLevel") {
     d.kind = K::kByteLevel;
@@ -184,13 +178,7 @@ Status ParsePostProcessor(const json& j, HfPostProcess* out) {
   if (j.is_null()) return Status::Ok();
   const std::string type = TypeOf(j);
   if (type == "ByteLevel") return Status::Ok();  // offsets only
-  if (type == "Sequence") {
-    if (!j.contains("processors") || !j["processors"].is_array()) {
-      return InvalidArgument("post_processor Sequence has no 'processors' array");
-    }
-    for (const json& p : j["processors"]) PG_RETURN_IF_ERROR(ParsePostProcessor(p, out));
-    return Status::Ok();
-  }
+  if (type == "Sequence") return ParseSequence(j, "post_processor", "processors", ParsePostProcessor, out);
   if (type != "TemplateProcessing") return Refuse("post_processor", type);
   if (!j.contains("single") || !j["single"].is_array()) {
     return InvalidArgument("post_processor TemplateProcessing has no 'single' array");

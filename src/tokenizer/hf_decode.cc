@@ -5,18 +5,6 @@
 namespace pg {
 namespace {
 
-void ReplaceAll(std::string* s, std::string_view from, std::string_view to) {
-  if (from.empty()) return;
-  std::string out;
-  size_t pos = 0;
-  for (size_t hit; (hit = s->find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(*s, pos, hit - pos);
-    out.append(to);
-  }
-  out.append(*s, pos, std::string::npos);
-  *s = std::move(out);
-}
-
 // <0xNN> -> NN, or -1.
 int ByteTokenValue(const std::string& t) {
   if (t.size() != 6 || t.compare(0, 3, "<0x") != 0 || t[5] != '>') return -1;

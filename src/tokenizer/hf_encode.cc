@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
+#include "base/utf8.h"
 #include "tokenizer/hf_pipeline.h"
 #include "tokenizer/unicode.h"
 
@@ -16,27 +18,16 @@ constexpr const char* kReplacementChar = "\xEF\xBF\xBD";  // U+FFFD
 // Length of the longest prefix of s[i..] that is (the start of) a well-formed
 // UTF-8 sequence, and whether it is complete.
 size_t WellFormedPrefix(std::string_view s, size_t i, bool* complete) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  size_t need = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
-  if (b >= 0xC2 && b <= 0xDF) {
-    need = 1;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    need = 2;
-    if (b == 0xE0) lo = 0xA0;
-    if (b == 0xED) hi = 0x9F;
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    need = 3;
-    if (b == 0xF0) lo = 0x90;
-    if (b == 0xF4) hi = 0x8F;
-  } else {
+  const std::optional<Utf8Lead> lead = Utf8LeadOf(static_cast<unsigned char>(s[i]));
+  if (!lead || lead->continuation == 0) {
     *complete = false;
     return 1;
   }
+  const size_t need = static_cast<size_t>(lead->continuation);
   size_t k = 1;
   for (; k <= need && i + k < s.size(); ++k) {
     const auto c = static_cast<unsigned char>(s[i + k]);
-    if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) break;
+    if (k == 1 ? (c < lead->lo || c > lead->hi) : (c < 0x80 || c > 0xBF)) break;
   }
   *complete = k == need + 1;
   return k;
@@ -69,18 +60,6 @@ std::string Utf8procMap(const std::string& text, int options) {
   std::string out(reinterpret_cast<const char*>(dst), static_cast<size_t>(n));
   std::free(dst);
   return out;
-}
-
-void ReplaceAllLiteral(std::string* s, std::string_view from, std::string_view to) {
-  if (from.empty()) return;
-  std::string out;
-  size_t pos = 0;
-  for (size_t hit; (hit = s->find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(*s, pos, hit - pos);
-    out.append(to);
-  }
-  out.append(*s, pos, std::string::npos);
-  *s = std::move(out);
 }
 
 struct Segment {
@@ -200,7 +179,7 @@ std::string HfPipeline::Normalize(std::string text) const {
         break;
       case HfNormalizer::Kind::kReplace:
         if (n.regex == nullptr) {
-          ReplaceAllLiteral(&text, n.pattern, n.content);
+          ReplaceAll(&text, n.pattern, n.content);
         } else {
           std::string out;
           size_t prev = 0;
@@ -300,7 +279,7 @@ void HfPipeline::PreTokenize(std::string text, bool at_start, std::vector<std::s
           continue;
         }
       } else if (p.kind == HfPreTokenizer::Kind::kMetaspace) {
-        ReplaceAllLiteral(&piece, " ", p.replacement);
+        ReplaceAll(&piece, " ", p.replacement);
         const bool first = at_start && pi == 0;
         const bool prepend =
             p.prepend == HfPreTokenizer::Prepend::kAlways || (p.prepend == HfPreTokenizer::Prepend::kFirst && first);

@@ -14,21 +14,6 @@ bool IsAsciiSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 constexpr const char* kSpaceEscape = "\xE2\x96\x81";  // U+2581, SentencePiece's space
 
-void ReplaceAll(std::string* s, std::string_view from, std::string_view to) {
-  std::string out;
-  out.reserve(s->size());
-  size_t pos = 0;
-  while (true) {
-    const size_t hit = s->find(from, pos);
-    if (hit == std::string::npos) break;
-    out.append(*s, pos, hit - pos);
-    out.append(to);
-    pos = hit + from.size();
-  }
-  out.append(*s, pos, std::string::npos);
-  *s = std::move(out);
-}
-
 // <0xNN> -> NN, or -1.
 int ParseByteToken(const std::string& text) {
   if (text.size() != 6 || text.compare(0, 3, "<0x") != 0 || text[5] != '>') return -1;

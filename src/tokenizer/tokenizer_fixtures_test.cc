@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gguf/gguf_file.h"
+#include "tokenizer/hf_pipeline.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -110,49 +111,6 @@ TEST(TokenizerFixtures, VocabPairs) {
   EXPECT_GT(pairs, 0);
 }
 
-// UTF-8 -> UTF-8 with each maximal invalid subpart replaced by U+FFFD (the
-// rule of Python's errors="replace" and Rust's from_utf8_lossy).
-std::string Utf8Lossy(const std::string& s) {
-  std::string out;
-  const size_t n = s.size();
-  auto at = [&](size_t i) { return i < n ? static_cast<uint8_t>(s[i]) : 0; };
-  for (size_t i = 0; i < n;) {
-    const uint8_t b = at(i);
-    size_t need = 0;
-    uint8_t lo = 0x80, hi = 0xBF;  // range of the first continuation byte
-    if (b < 0x80) {
-      out.push_back(static_cast<char>(b));
-      ++i;
-      continue;
-    } else if (b >= 0xC2 && b <= 0xDF) {
-      need = 1;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      need = 2;
-      if (b == 0xE0) lo = 0xA0;
-      if (b == 0xED) hi = 0x9F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      need = 3;
-      if (b == 0xF0) lo = 0x90;
-      if (b == 0xF4) hi = 0x8F;
-    }
-    size_t j = 1;
-    bool ok = need > 0;
-    for (; ok && j <= need; ++j) {
-      const uint8_t c = at(i + j);
-      const bool in = i + j < n && (j == 1 ? (c >= lo && c <= hi) : (c >= 0x80 && c <= 0xBF));
-      if (!in) ok = false;
-    }
-    if (ok) {
-      out.append(s, i, need + 1);
-      i += need + 1;
-    } else {
-      out += "\xEF\xBF\xBD";
-      i += need > 0 ? j - 1 : 1;
-    }
-  }
-  return out;
-}
-
 // Calls fn(stem, tokenizer, expected json) for every fixture model that has an
 // oracle file; returns how many.
 template <typename Fn>
@@ -189,7 +147,7 @@ TEST(TokenizerFixtures, ModelGeneratedText) {
       std::string text;
       for (int32_t id : c.at("tokens").get<std::vector<int32_t>>()) text += dec.Push(id);
       text += dec.Flush();
-      EXPECT_EQ(Utf8Lossy(text), c.at("text_utf8_lossy").get<std::string>()) << c.at("name");
+      EXPECT_EQ(ToValidUtf8(text), c.at("text_utf8_lossy").get<std::string>()) << c.at("name");
       ++cases;
     }
   });

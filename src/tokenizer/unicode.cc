@@ -132,4 +132,17 @@ const std::string& ByteToUnicode(uint8_t byte) { return Bytes().byte_to_text[byt
 
 int UnicodeToByte(uint32_t cp) { return cp < 512 ? Bytes().cp_to_byte[cp] : -1; }
 
+void ReplaceAll(std::string* s, std::string_view from, std::string_view to) {
+  if (from.empty()) return;
+  std::string out;
+  out.reserve(s->size());
+  size_t pos = 0;
+  for (size_t hit; (hit = s->find(from, pos)) != std::string::npos; pos = hit + from.size()) {
+    out.append(*s, pos, hit - pos);
+    out.append(to);
+  }
+  out.append(*s, pos, std::string::npos);
+  *s = std::move(out);
+}
+
 }  // namespace pg

@@ -1,6 +1,7 @@
 // Unicode helpers for the tokenizers: UTF-8 decoding with llama.cpp's error
 // policy, general-category classes of code points (from a generated table),
-// the White_Space property, and GPT-2's byte <-> printable code point map.
+// the White_Space property, GPT-2's byte <-> printable code point map, and
+// the literal substring replacement the normalizers and decoders share.
 //
 // Thread-safety: pure functions over immutable tables; safe from any thread.
 #pragma once
@@ -51,5 +52,9 @@ void AppendUtf8(uint32_t cp, std::string* out);
 const std::string& ByteToUnicode(uint8_t byte);
 // Inverse: the byte for code point cp, or -1 if cp is not in the map.
 int UnicodeToByte(uint32_t cp);
+
+// Replaces every occurrence of `from` in *s (left to right, not
+// overlapping) with `to`; an empty `from` leaves *s as it is.
+void ReplaceAll(std::string* s, std::string_view from, std::string_view to);
 
 }  // namespace pg

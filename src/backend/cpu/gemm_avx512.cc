@@ -16,23 +16,14 @@
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/gemm_tile_walk.h"
 #include "backend/cpu/kernel_impls.h"
+#include "backend/cpu/simd_avx512.h"
 
 namespace pg::avx512 {
 namespace {
 
-inline float HSum256(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 inline float H2F(uint16_t h) { return _cvtsh_ss(h); }
 
-// Own reductions: GCC 12's _mm512_reduce_* trip -Wmaybe-uninitialized.
-inline float ReduceAdd(__m512 v) {
-  return HSum256(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_maskz_extractf32x8_ps(0xFF, v, 1)));
-}
+// Own reduction: GCC 12's _mm512_reduce_max_ps trips -Wmaybe-uninitialized.
 inline float ReduceMax(__m512 v) {
   __m256 m = _mm256_max_ps(_mm512_castps512_ps256(v), _mm512_maskz_extractf32x8_ps(0xFF, v, 1));
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
@@ -105,7 +96,7 @@ void TileF16(const uint8_t* wbase, size_t wstride, const float* x, int64_t ldx, 
   for (int i = 0; i < RM; ++i) {
     const auto* wr = reinterpret_cast<const uint16_t*>(wbase + i * wstride);
     for (int j = 0; j < RN; ++j) {
-      float s = ReduceAdd(acc[i][j]);
+      float s = HSum512(acc[i][j]);
       for (int64_t k = c; k < cols; ++k) s += pg::F16ToF32(wr[k]) * x[j * ldx + k];
       y[j * ldy + i] = s;
     }
@@ -209,14 +200,14 @@ float DotF32(const float* a, const float* b, int64_t n) {
       acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, a + i + 16), _mm512_maskz_loadu_ps(m1, b + i + 16), acc1);
     }
   }
-  return ReduceAdd(_mm512_add_ps(acc0, acc1));
+  return HSum512(_mm512_add_ps(acc0, acc1));
 }
 
 float DotF16(const uint16_t* a, const float* b, int64_t n) {
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   int64_t i = Dot32Steps(a, b, n, LoadF16x16, acc0, acc1);
   for (; i + 16 <= n; i += 16) acc0 = _mm512_fmadd_ps(LoadF16x16(a + i), _mm512_loadu_ps(b + i), acc0);
-  float s = ReduceAdd(_mm512_add_ps(acc0, acc1));
+  float s = HSum512(_mm512_add_ps(acc0, acc1));
   for (; i < n; ++i) s += pg::F16ToF32(a[i]) * b[i];
   return s;
 }

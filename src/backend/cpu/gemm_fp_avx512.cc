@@ -11,20 +11,10 @@
 #include "backend/cpu/gemm_tile_walk.h"
 #include "backend/cpu/kernel_impls.h"
 #include "backend/cpu/quant_fp.h"
+#include "backend/cpu/simd_avx512.h"
 
 namespace pg::avx512 {
 namespace {
-
-inline float HSum256(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-inline float HSum512(__m512 v) {
-  return HSum256(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_maskz_extractf32x8_ps(0xFF, v, 1)));
-}
 
 inline __m256i NvLevels(const BlockNVFP4* b, int h) {
   const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + 16 * h));

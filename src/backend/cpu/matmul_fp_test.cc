@@ -83,18 +83,11 @@ TEST(MatMulFp, EveryLevelWithinBoundOfFloat64) {
     ThreadPool pool(2);
     for (const CpuKernels* k : HostKernelTables()) {
       for (int64_t n : {1, 2, 3, 5, 40}) {
-        std::vector<float> y(n * rows, NAN);
-        MatMulScratch scratch;
-        MatMulWith(*k, w, x.data(), cols, n, y.data(), rows, pool, scratch);
+        const std::vector<float> y = testing::MatMulTokens(*k, w, x, n, pool);
         for (int64_t tok = 0; tok < n; ++tok) {
           for (int64_t r = 0; r < rows; ++r) {
-            double ref = 0, mag = 0;
-            for (int64_t i = 0; i < cols; ++i) {
-              const double p = static_cast<double>(wd[r * cols + i]) * xe[tok * cols + i];
-              ref += p;
-              mag += std::fabs(p);
-            }
-            ASSERT_LE(std::fabs(y[tok * rows + r] - ref), Bound(t, cols, mag))
+            const testing::Float64Dot d = testing::DotFloat64(wd.data() + r * cols, xe.data() + tok * cols, cols);
+            ASSERT_LE(std::fabs(y[tok * rows + r] - d.value), Bound(t, cols, d.magnitude))
                 << IsaName(k->level) << " " << TypeName(t) << " n=" << n << " t=" << tok << " r=" << r;
           }
         }

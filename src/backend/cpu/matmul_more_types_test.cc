@@ -92,18 +92,11 @@ TEST(MatMulMoreTypes, EveryLevelMatchesDoubleReference) {
       ThreadPool pool(threads);
       for (const CpuKernels* k : HostKernelTables()) {
         for (int64_t n_tokens : {1, 2, 5, 64}) {
-          std::vector<float> y(n_tokens * rows, NAN);
-          MatMulScratch scratch;
-          MatMulWith(*k, w, x.data(), cols, n_tokens, y.data(), rows, pool, scratch);
+          const std::vector<float> y = testing::MatMulTokens(*k, w, x, n_tokens, pool);
           for (int64_t tok = 0; tok < n_tokens; ++tok) {
             for (int64_t r = 0; r < rows; ++r) {
-              double ref = 0, mag = 0;
-              for (int64_t i = 0; i < cols; ++i) {
-                const double p = static_cast<double>(wd[r * cols + i]) * xe[tok * cols + i];
-                ref += p;
-                mag += std::fabs(p);
-              }
-              ASSERT_NEAR(y[tok * rows + r], ref, 3e-5 * mag + 1e-6)
+              const testing::Float64Dot d = testing::DotFloat64(wd.data() + r * cols, xe.data() + tok * cols, cols);
+              ASSERT_NEAR(y[tok * rows + r], d.value, 3e-5 * d.magnitude + 1e-6)
                   << IsaName(k->level) << " " << TypeName(t) << " tokens=" << n_tokens << " t=" << tok << " r=" << r;
             }
           }

@@ -70,10 +70,7 @@ TEST(RepackQ4_Kx8, EveryQuantScaleAndMinLandsInItsLane) {
   ASSERT_TRUE(CanRepackQ4_Kx8(m.w));
   EXPECT_EQ(RepackedBytesQ4_Kx8(m.w), 2u * nb * sizeof(BlockQ4_Kx8));
   RepackedWeights store;
-  const WeightMatrix v = store.Add(m.w, Avx2Kernels());  // the AVX2 table asks for Q4_Kx8
-  EXPECT_EQ(v.layout, WeightLayout::kQ4_Kx8);
-  EXPECT_EQ(store.Add(m.w, ScalarKernels()).layout, WeightLayout::kRowMajor);  // the scalar one does not
-  EXPECT_TRUE(v.Validate().ok());
+  const WeightMatrix v = testing::RepackForAvx2(store, m.w, WeightLayout::kQ4_Kx8);
   EXPECT_FALSE(CanRepackQ4_Kx8(v));
   const auto lane_matches = [](const BlockQ4_Kx8& blk, int lane, const BlockQ4_K* src) {
     ExpectK4LaneMatches(blk, lane, src);
@@ -89,10 +86,7 @@ TEST(RepackQ6_Kx8, EveryQuantAndScaleLandsInItsLane) {
   ASSERT_TRUE(CanRepackQ6_Kx8(m.w));
   EXPECT_EQ(RepackedBytesQ6_Kx8(m.w), 2u * nb * sizeof(BlockQ6_Kx8));
   RepackedWeights store;
-  const WeightMatrix v = store.Add(m.w, Avx2Kernels());
-  EXPECT_EQ(v.layout, WeightLayout::kQ6_Kx8);
-  EXPECT_EQ(store.Add(m.w, ScalarKernels()).layout, WeightLayout::kRowMajor);
-  EXPECT_TRUE(v.Validate().ok());
+  const WeightMatrix v = testing::RepackForAvx2(store, m.w, WeightLayout::kQ6_Kx8);
   const auto lane_matches = [](const BlockQ6_Kx8& blk, int lane, const BlockQ6_K* src) {
     EXPECT_EQ(blk.d[lane], src ? src->d : 0);
     for (int j = 0; j < 16; ++j) EXPECT_EQ(blk.sc[j][lane], src ? src->scales[j] : 0);
@@ -114,11 +108,8 @@ TEST(RepackQ5_Kx8, EveryQuantScaleMinAndFifthBitLandsInItsLane) {
   ASSERT_TRUE(CanRepackQ5_Kx8(m.w));
   EXPECT_EQ(RepackedBytesQ5_Kx8(m.w), 2u * nb * sizeof(BlockQ5_Kx8));
   RepackedWeights store;
-  const WeightMatrix v = store.Add(m.w, Avx2Kernels());
-  EXPECT_EQ(v.layout, WeightLayout::kQ5_Kx8);
+  const WeightMatrix v = testing::RepackForAvx2(store, m.w, WeightLayout::kQ5_Kx8);
   EXPECT_EQ(WeightKindOf(v), WeightKind::kQ5_Kx8);
-  EXPECT_EQ(store.Add(m.w, ScalarKernels()).layout, WeightLayout::kRowMajor);
-  EXPECT_TRUE(v.Validate().ok());
   EXPECT_FALSE(CanRepackQ5_Kx8(v));
   const auto lane_matches = [](const BlockQ5_Kx8& blk, int lane, const BlockQ5_K* src) {
     ExpectK4LaneMatches(blk, lane, src);

@@ -170,10 +170,7 @@ TEST(RepackHalf4, EveryElementLandsInItsGroupChunkAndLane) {
     const WeightMatrix w = MakeWeightMatrix(type, src.data(), rows, cols);
     ASSERT_TRUE(CanRepackHalf4(w));
     RepackedWeights store;
-    const WeightMatrix v = store.Add(w, Avx2Kernels());  // the AVX2 table asks for Half4
-    EXPECT_EQ(v.layout, WeightLayout::kHalf4);
-    EXPECT_EQ(store.Add(w, ScalarKernels()).layout, WeightLayout::kRowMajor);  // the scalar one does not
-    EXPECT_TRUE(v.Validate().ok());
+    const WeightMatrix v = testing::RepackForAvx2(store, w, WeightLayout::kHalf4);
     const auto* d = static_cast<const uint16_t*>(v.data);
     EXPECT_EQ(RepackedBytesHalf4(w), 12u * cols * 2);  // 3 groups of 4 rows
     for (int64_t r = 0; r < 12; ++r)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -12,6 +13,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quant.h"
+#include "backend/cpu/repack.h"
 
 namespace pg::testing {
 
@@ -41,6 +43,33 @@ inline std::vector<float> RandomWeights(size_t n, uint32_t seed, float sigma = 0
   return v;
 }
 
+// The float64 dot of a weight row with an activation row (both `cols`
+// long) and the sum of the products' magnitudes, which error bounds scale by.
+struct Float64Dot {
+  double value = 0;
+  double magnitude = 0;
+};
+
+inline Float64Dot DotFloat64(const float* w, const float* x, int64_t cols) {
+  Float64Dot d;
+  for (int64_t i = 0; i < cols; ++i) {
+    const double p = static_cast<double>(w[i]) * x[i];
+    d.value += p;
+    d.magnitude += std::fabs(p);
+  }
+  return d;
+}
+
+// y = w x for n tokens of x (rows of w.cols floats) through one kernel
+// table; y starts as NaN, so an element the kernel leaves unwritten fails.
+inline std::vector<float> MatMulTokens(const CpuKernels& k, const WeightMatrix& w, const std::vector<float>& x,
+                                       int64_t n, ThreadPool& pool) {
+  std::vector<float> y(static_cast<size_t>(n * w.rows), NAN);
+  MatMulScratch scratch;
+  MatMulWith(k, w, x.data(), w.cols, n, y.data(), w.rows, pool, scratch);
+  return y;
+}
+
 // A row-major quantized matrix of RandomWeights and the bytes it views.
 struct QuantMatrix {
   std::vector<uint8_t> bytes;
@@ -58,6 +87,17 @@ inline QuantMatrix QuantizeRandom(GgmlType type, int64_t rows, int64_t cols, uin
     EXPECT_TRUE(QuantizeRow(type, wf.data() + r * cols, m.bytes.data() + r * rb, cols).ok());
   m.w = MakeWeightMatrix(type, m.bytes.data(), rows, cols);
   return m;
+}
+
+// w added to `store` for the AVX2 table, which asks for `layout`, checked:
+// the view has that layout and validates, and the scalar table keeps w
+// row-major.
+inline WeightMatrix RepackForAvx2(RepackedWeights& store, const WeightMatrix& w, WeightLayout layout) {
+  const WeightMatrix v = store.Add(w, Avx2Kernels());
+  EXPECT_EQ(v.layout, layout);
+  EXPECT_TRUE(v.Validate().ok());
+  EXPECT_EQ(store.Add(w, ScalarKernels()).layout, WeightLayout::kRowMajor);
+  return v;
 }
 
 // For a view `v` of m repacked into 8-row groups of nb blocks each (Group

@@ -34,10 +34,10 @@
 #include "base/utf8.h"
 #include "chat/tool_call_parser.h"
 #include "request_fuzz_env.h"
-#include "server/api_request.h"
-#include "server/generation_output.h"
-#include "server/openai_response.h"
-#include "server/stop_string_filter.h"
+#include "server/core/api_request.h"
+#include "server/core/generation_output.h"
+#include "server/core/stop_string_filter.h"
+#include "server/openai/openai_response.h"
 
 namespace pg {
 namespace {

@@ -1,8 +1,8 @@
 #include "server/error_response.h"
 
-#include "server/anthropic_response.h"
-#include "server/openai_response.h"
-#include "server/request_log.h"
+#include "server/anthropic/anthropic_response.h"
+#include "server/core/request_log.h"
+#include "server/openai/openai_response.h"
 
 namespace pg {
 

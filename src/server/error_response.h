@@ -15,8 +15,8 @@
 
 #include <string>
 
-#include "server/api_error.h"
-#include "server/server_metrics.h"
+#include "server/core/api_error.h"
+#include "server/core/server_metrics.h"
 
 namespace pg {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "server/common/request_limits.h"
 #include "server/core/chat_prompt.h"
-#include "server/core/request_limits.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {

@@ -8,10 +8,10 @@
 //
 // cpp-httplib parses HTTP; every connection runs over a GuardedStream that
 // bounds slow or oversized headers and bodies. With API keys set (--api-key,
-// --api-keys-file; server/core/tenant_keys.h), /v1/*, /tokenize, /apply-template
+// --api-keys-file; server/common/tenant_keys.h), /v1/*, /tokenize, /apply-template
 // and /kv-events require "Authorization: Bearer KEY" or "x-api-key: KEY"
 // (compared in constant time); the key's tenant scopes the request's cache
-// salt and session names (server/core/tenant.h). /health and /metrics stay open
+// salt and session names (server/common/tenant.h). /health and /metrics stay open
 // for probes and scrapers.
 //
 // Thread-safety: Start/Stop/Run from one controlling thread; requests are

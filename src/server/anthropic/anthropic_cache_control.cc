@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server/core/request.h"
+
 namespace pg {
 namespace {
 

@@ -28,6 +28,7 @@
 
 #include "server/anthropic/anthropic_request.h"
 #include "server/core/chat_prompt.h"
+#include "server/core/request.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {

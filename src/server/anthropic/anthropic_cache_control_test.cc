@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "server/core/generation_pipeline.h"
+#include "server/core/request.h"
 #include "testing/fake_inference_service.h"
 
 namespace pg {

@@ -8,7 +8,10 @@
 
 #include "server/anthropic/anthropic_context_edits.h"
 #include "server/anthropic/anthropic_request.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
 #include "server/core/known_keys.h"
+#include "server/core/request.h"
 #include "server/core/request_fields.h"
 
 namespace pg {

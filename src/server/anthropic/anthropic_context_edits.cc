@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "server/common/api_error.h"
 #include "server/core/json_string_at.h"
 #include "server/core/known_keys.h"
 

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "server/core/api_error.h"
+#include "server/common/api_error.h"
 
 namespace pg {
 

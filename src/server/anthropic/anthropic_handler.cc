@@ -9,11 +9,17 @@
 #include "server/anthropic/anthropic_cache_control.h"
 #include "server/anthropic/anthropic_request.h"
 #include "server/anthropic/anthropic_writer.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/core/fit_to_context.h"
 #include "server/core/generation_handler.h"
 #include "server/core/generation_pipeline.h"
 #include "server/core/ignored_fields.h"
+#include "server/core/json_body.h"
+#include "server/core/json_text.h"
+#include "server/core/request.h"
+#include "server/core/response_id.h"
 #include "server/http/guarded_stream.h"
-#include "server/openai/openai_response.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {
@@ -69,7 +75,7 @@ class AnthropicDialect final : public ApiDialect {
   void SendError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics) const override {
     SendAnthropicError(res, error, metrics);
   }
-  ContextWords context_words() const override { return ContextWords::kAnthropic; }
+  ContextWording context_wording() const override { return AnthropicContextError; }
   std::optional<ApiError> CheckHeaders(const httplib::Request& req) const override {
     return CheckAnthropicVersion(req);
   }

@@ -6,7 +6,7 @@
 // and an AnthropicWriter (anthropic_writer.h) renders the message object or
 // its named SSE events on the way out.
 //
-// Errors on these paths use Anthropic's shape (error_response.h), the
+// Errors on these paths use Anthropic's shape (anthropic_error.h), the
 // shared guards' (auth, body size, wrong method, unknown route) included.
 //
 // Thread-safety: as CompletionHandler; Messages/CountTokens run concurrently.
@@ -16,8 +16,9 @@
 
 #include <optional>
 
+#include "server/anthropic/anthropic_error.h"
+#include "server/common/api_error.h"
 #include "server/core/handler_context.h"
-#include "server/error_response.h"
 
 namespace pg {
 

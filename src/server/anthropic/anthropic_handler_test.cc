@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "server/anthropic/anthropic_error.h"
 #include "server/error_response.h"
 #include "testing/http_test_util.h"
 #include "testing/test_server_harness.h"
@@ -250,6 +251,10 @@ TEST(AnthropicHandler, AnthropicPaths) {
   EXPECT_TRUE(IsAnthropicPath("/v1/messages/count_tokens"));
   EXPECT_FALSE(IsAnthropicPath("/v1/messagesX"));
   EXPECT_FALSE(IsAnthropicPath("/v1/chat/completions"));
+  EXPECT_EQ(ErrorShapeForPath("/v1/messages/count_tokens"), ErrorShape::kAnthropic);
+  EXPECT_EQ(ErrorShapeForPath("/v1/responses/resp_1"), ErrorShape::kResponses);
+  EXPECT_EQ(ErrorShapeForPath("/v1/responsesX"), ErrorShape::kOpenAi);
+  EXPECT_EQ(ErrorShapeForPath("/v1/chat/completions"), ErrorShape::kOpenAi);
 }
 
 }  // namespace

@@ -33,7 +33,10 @@
 #include <optional>
 #include <vector>
 
-#include "server/core/api_request.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/core/fit_to_context.h"
+#include "server/core/request.h"
 
 namespace pg {
 

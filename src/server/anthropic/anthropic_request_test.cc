@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "server/common/api_error.h"
+#include "server/core/request.h"
+
 namespace pg {
 namespace {
 

@@ -1,29 +1,14 @@
 #include "server/anthropic/anthropic_response.h"
 
 #include "base/bounded_json.h"
+#include "server/anthropic/anthropic_error.h"
+#include "server/common/api_error.h"
+#include "server/core/cache_usage_json.h"
+#include "server/core/json_text.h"
 
 namespace pg {
 
 using json = nlohmann::json;
-
-const char* AnthropicErrorType(int http_status) {
-  switch (http_status) {
-    case 401: return "authentication_error";
-    case 403: return "permission_error";
-    case 404: return "not_found_error";
-    case 413: return "request_too_large";
-    case 429: return "rate_limit_error";
-    case 503:
-    case 529: return "overloaded_error";
-    default: return http_status >= 500 ? "api_error" : "invalid_request_error";
-  }
-}
-
-int AnthropicHttpStatus(int http_status) { return http_status == 503 ? 529 : http_status; }
-
-json AnthropicErrorJson(const ApiError& error) {
-  return {{"type", "error"}, {"error", {{"type", AnthropicErrorType(error.http_status)}, {"message", error.message}}}};
-}
 
 json AnthropicUsageJson(const AnthropicCacheUsage& cache, int64_t output_tokens, const GenerationResult& r) {
   return {{"input_tokens", cache.input_tokens},

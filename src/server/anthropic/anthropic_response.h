@@ -1,14 +1,14 @@
 // Anthropic Messages API response bodies: the message object, its usage, the
 // named SSE events of a stream (message_start, content_block_start /
 // _delta / _stop, message_delta, message_stop, ping, error) and the error
-// body {"type": "error", "error": {"type", "message"}}.
+// stream's error event (its body is anthropic_error.h's).
 //
 // Usage carries Anthropic's four counts (anthropic_cache_control.h says how
 // the prompt is split between them), "cache_creation" by TTL, and
 // prosgrow's own figures nested under "prosgrow" so SDKs ignore them:
 //   {"prompt_tokens", "cached_tokens_by_tier": {device, host, disk},
 //    "miss_reasons": the OpenAI path's object (MissReasonsJson in
-//    openai_response.h): {never_seen, evicted, diverged, loading, policy,
+//    core/cache_usage_json.h): {never_seen, evicted, diverged, loading, policy,
 //    evicted_by_tier: {device, host, disk}, evicted_seconds_ago}}
 //
 // Pure functions and a per-stream writer; the writer is not thread-safe.
@@ -20,19 +20,13 @@
 #include <vector>
 
 #include "server/anthropic/anthropic_cache_control.h"
-#include "server/core/api_error.h"
+#include "server/common/api_error.h"
+#include "server/core/cache_usage_json.h"
+#include "server/core/generation_output.h"
 #include "server/core/generation_runner.h"
-#include "server/openai/openai_response.h"
+#include "server/core/json_text.h"
 
 namespace pg {
-
-// Anthropic's error type for an HTTP status (400 invalid_request_error, 401
-// authentication_error, 403 permission_error, 404 not_found_error, 413
-// request_too_large, 429 rate_limit_error, 503/529 overloaded_error, other
-// 5xx api_error) and the status sent (a 503 is sent as Anthropic's 529).
-const char* AnthropicErrorType(int http_status);
-int AnthropicHttpStatus(int http_status);
-nlohmann::json AnthropicErrorJson(const ApiError& error);
 
 // The usage object. `output_tokens` are the completion tokens.
 nlohmann::json AnthropicUsageJson(const AnthropicCacheUsage& cache, int64_t output_tokens, const GenerationResult& r);

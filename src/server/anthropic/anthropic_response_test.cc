@@ -4,6 +4,10 @@
 
 #include <sstream>
 
+#include "server/anthropic/anthropic_error.h"
+#include "server/common/api_error.h"
+#include "server/core/cache_usage_json.h"
+#include "server/openai/openai_response.h"
 #include "testing/http_test_util.h"
 
 namespace pg {

@@ -1,5 +1,8 @@
 #include "server/anthropic/anthropic_writer.h"
 
+#include "server/common/api_error.h"
+#include "server/core/json_text.h"
+
 namespace pg {
 
 using json = nlohmann::json;

@@ -18,6 +18,7 @@
 
 #include "server/anthropic/anthropic_cache_control.h"
 #include "server/anthropic/anthropic_response.h"
+#include "server/common/api_error.h"
 #include "server/core/response_writer.h"
 
 namespace pg {

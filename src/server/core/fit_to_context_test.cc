@@ -1,8 +1,11 @@
 // FitToContext's two bounds: the model context (n_ctx) and what the device KV
 // tier holds for one sequence (ServiceInfo::max_seq_tokens).
+#include "server/core/fit_to_context.h"
+
 #include <gtest/gtest.h>
 
-#include "server/core/api_request.h"
+#include "server/anthropic/anthropic_error.h"
+#include "server/core/request.h"
 
 namespace pg {
 namespace {
@@ -80,6 +83,26 @@ TEST(FitToContext, AKvTierLargerThanTheContextChangesNothing) {
   EXPECT_EQ(err->code, "context_length_exceeded");
   a = Completion(48);
   EXPECT_FALSE(FitToContext(&a, 2000, 2048, 1 << 20).has_value());
+}
+
+// A dialect's wording gets what broke: Anthropic's sentences name the bound
+// (the KV tier's when it is the smaller) and the prompt's length.
+TEST(FitToContext, TheDialectWordsTheOverflow) {
+  ApiRequest a = Completion(0);
+  a.chat = true;
+  auto err = FitToContext(&a, 5000, kCtx, 0, AnthropicContextError);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_EQ(err->message, "prompt is too long: 5000 tokens > 4095 maximum");
+  EXPECT_EQ(err->param, "messages");
+  err = FitToContext(&a, 3000, 8192, 2048, AnthropicContextError);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_EQ(err->message, "prompt is too long: 3000 tokens > 2047 maximum");
+  a = Completion(3000);
+  err = FitToContext(&a, 1500, 8192, kCtx, AnthropicContextError);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_EQ(err->message, "input length and `max_tokens` exceed context limit: 1500 + 3000 > 4096");
+  EXPECT_EQ(err->param, "max_tokens");
+  EXPECT_EQ(err->code, "context_length_exceeded");
 }
 
 }  // namespace

@@ -6,7 +6,11 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "server/common/api_error.h"
+#include "server/core/fit_to_context.h"
 #include "server/core/generation_pipeline.h"
+#include "server/core/json_body.h"
+#include "server/core/request.h"
 #include "server/http/guarded_stream.h"
 #include "tokenizer/tokenizer.h"
 
@@ -144,7 +148,7 @@ std::optional<std::vector<int32_t>> PrepareRequest(const HandlerContext& ctx, co
   ApiResult<std::vector<int32_t>> prompt = dialect.Prompt(ctx, api);
   if (!prompt.ok()) return fail(prompt.error);
   if (std::optional<ApiError> e = FitToContext(api, static_cast<int64_t>(prompt.value.size()), info.n_ctx,
-                                               info.max_seq_tokens, dialect.context_words())) {
+                                               info.max_seq_tokens, dialect.context_wording())) {
     return fail(*e);
   }
   ApplyDefaultMaxTokens(ctx.limits, api);

@@ -27,8 +27,12 @@
 #include <string>
 #include <vector>
 
-#include "server/core/api_request.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/core/fit_to_context.h"
 #include "server/core/handler_context.h"
+#include "server/core/json_body.h"
+#include "server/core/request.h"
 #include "server/core/response_writer.h"
 
 namespace pg {
@@ -41,8 +45,9 @@ class ApiDialect {
   virtual const char* endpoint() const = 0;
   // Writes an error in this API's shape and counts it.
   virtual void SendError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics) const = 0;
-  // How FitToContext words a request that does not fit.
-  virtual ContextWords context_words() const = 0;
+  // How FitToContext words a request that does not fit (null: the server's
+  // own words, ContextOverflowError).
+  virtual ContextWording context_wording() const { return nullptr; }
 
   // Headers this API defines (e.g. anthropic-version).
   virtual std::optional<ApiError> CheckHeaders(const httplib::Request&) const { return std::nullopt; }

@@ -5,8 +5,11 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/common/tenant.h"
 #include "server/core/output_constraint_request.h"
-#include "server/core/tenant.h"
+#include "server/core/request.h"
 #include "server/http/guarded_stream.h"
 #include "tokenizer/tokenizer.h"
 

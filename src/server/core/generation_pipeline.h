@@ -20,9 +20,12 @@
 #include <vector>
 
 #include "metrics/metrics_registry.h"
-#include "server/core/api_request.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/core/fit_to_context.h"
 #include "server/core/generation_runner.h"
 #include "server/core/handler_context.h"
+#include "server/core/request.h"
 
 namespace pg {
 

@@ -10,8 +10,8 @@
 #include <functional>
 
 #include "engine/inference_service.h"
+#include "server/common/request_limits.h"
 #include "server/core/chat_prompt.h"
-#include "server/core/request_limits.h"
 #include "server/core/server_metrics.h"
 
 namespace pg {

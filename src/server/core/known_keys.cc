@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "server/common/api_error.h"
+
 namespace pg {
 
 std::optional<ApiError> UnknownKey(const nlohmann::ordered_json& obj, std::initializer_list<const char*> known,

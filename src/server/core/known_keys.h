@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "server/core/api_error.h"
+#include "server/common/api_error.h"
 
 namespace pg {
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/common/api_error.h"
+
 namespace pg {
 namespace {
 

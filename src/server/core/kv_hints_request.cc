@@ -4,6 +4,9 @@
 #include <initializer_list>
 #include <string>
 
+#include "server/common/api_error.h"
+#include "server/core/request.h"
+
 namespace pg {
 namespace {
 

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 
+#include "server/core/request.h"
 #include "server/core/request_fields.h"
 
 namespace pg {

@@ -4,7 +4,9 @@
 
 #include <string>
 
-#include "server/core/request_test_util.h"
+#include "server/common/api_error.h"
+#include "server/core/request.h"
+#include "server/openai/request_test_util.h"
 
 namespace pg {
 namespace {

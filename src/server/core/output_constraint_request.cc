@@ -7,6 +7,8 @@
 #include "chat/tool_call_format.h"
 #include "constrain/constraint_cache.h"
 #include "constrain/output_grammar.h"
+#include "server/common/api_error.h"
+#include "server/core/request.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {

@@ -43,7 +43,8 @@
 
 #include "constrain/constraint.h"
 #include "constrain/output_grammar.h"
-#include "server/core/api_request.h"
+#include "server/common/api_error.h"
+#include "server/core/request.h"
 
 namespace pg {
 

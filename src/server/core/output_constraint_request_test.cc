@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "server/core/json_body.h"
+#include "server/core/request.h"
+#include "server/openai/openai_request.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {

@@ -6,9 +6,12 @@
 #include <limits>
 #include <utility>
 
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/common/tenant.h"
 #include "server/core/known_keys.h"
 #include "server/core/kv_hints_request.h"
-#include "server/core/tenant.h"
+#include "server/core/request.h"
 
 namespace pg {
 namespace {

@@ -1,5 +1,5 @@
 // Request fields: the reader both request parsers use (ParseChatRequest in
-// chat_request.cc, ParseCompletionRequest in api_request.cc) and the fields
+// chat_request.cc, ParseCompletionRequest in completion_request.cc) and the fields
 // the two endpoints share. Internal to src/server. Pure; thread-safe.
 #pragma once
 
@@ -10,9 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "server/core/api_error.h"
-#include "server/core/api_request.h"
-#include "server/core/request_limits.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/core/request.h"
 
 namespace pg {
 
@@ -133,7 +133,7 @@ class FieldReader {
 };
 
 // vLLM's cache_salt (a string of 1..256 bytes; null = none): salts the KV
-// cache inside the caller's tenant (server/core/tenant.h). Both APIs read it.
+// cache inside the caller's tenant (server/common/tenant.h). Both APIs read it.
 void ReadCacheSalt(FieldReader& r, ApiRequest* req);
 
 // Fields shared by both endpoints: model, sampling, max_tokens, n, stream,

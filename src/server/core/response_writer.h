@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "server/core/api_error.h"
+#include "server/common/api_error.h"
 #include "server/core/generation_output.h"
 
 namespace pg {

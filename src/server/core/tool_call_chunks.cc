@@ -1,10 +1,17 @@
 #include "server/core/tool_call_chunks.h"
 
-#include "server/openai/openai_response.h"
-
 namespace pg {
 
 using json = nlohmann::json;
+
+json ToolCallStartDeltaJson(int index, const std::string& id, const std::string& name) {
+  return json::array(
+      {{{"index", index}, {"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", ""}}}}});
+}
+
+json ToolCallArgumentsDeltaJson(int index, const std::string& fragment) {
+  return json::array({{{"index", index}, {"function", {{"arguments", fragment}}}}});
+}
 
 std::vector<json> ToolCallDeltas(const std::vector<ToolCallEvent>& events, const std::vector<ToolCall>& calls,
                                  bool close_cut) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "server/core/generation_output.h"
@@ -22,5 +23,13 @@ namespace pg {
 
 std::vector<nlohmann::json> ToolCallDeltas(const std::vector<ToolCallEvent>& events, const std::vector<ToolCall>& calls,
                                            bool close_cut);
+
+// One streamed tool call as a chat delta's "tool_calls" array (one entry):
+// the first chunk of a call carries its id, type and name with empty
+// arguments; the following ones carry argument fragments only:
+//   [{"index": i, "id": "call_...", "type": "function", "function": {"name": N, "arguments": ""}}]
+//   [{"index": i, "function": {"arguments": "<fragment>"}}]
+nlohmann::json ToolCallStartDeltaJson(int index, const std::string& id, const std::string& name);
+nlohmann::json ToolCallArgumentsDeltaJson(int index, const std::string& fragment);
 
 }  // namespace pg

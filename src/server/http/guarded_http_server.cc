@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "server/common/api_error.h"
 #include "server/http/http_limit_error.h"
 
 namespace pg {
@@ -74,13 +75,7 @@ GuardedHttpServer::GuardedHttpServer(const ServerOptions& options) : options_(op
 bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
   bool ret = false;
   if (t_reject_connection) {
-    static const std::string kBusy = [] {
-      std::string body = ApiError{503, "server_error", "server busy: too many connections", "", "unavailable"}.ToJson();
-      return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
-             "Content-Length: " +
-             std::to_string(body.size()) + "\r\n\r\n" + body;
-    }();
-    (void)!::send(sock, kBusy.data(), kBusy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)!::send(sock, busy_answer_.data(), busy_answer_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   } else {
     GuardedStream stream(sock, limits_);
     GuardedStream::SetCurrent(&stream);
@@ -138,14 +133,16 @@ bool GuardedHttpServer::WaitForRequest(const GuardedStream& stream) {
   return false;
 }
 
-void GuardedHttpServer::InstallErrorAnswers(ErrorWriter write_error,
-                                            std::function<void(const ApiError&)> on_raw_error) {
+void GuardedHttpServer::InstallErrorAnswers(ErrorWriter write_error, std::function<void(const ApiError&)> on_raw_error,
+                                            ErrorBody raw_body) {
   write_error_ = write_error;
+  const ApiError busy = ServiceUnavailable("server busy: too many connections");
+  busy_answer_ = RawErrorResponse(busy, raw_body(busy));
   // A request a stream limit stopped gets the error that names the limit.
-  limit_answer_ = [this, on_raw_error](const GuardedStream& stream) {
+  limit_answer_ = [this, on_raw_error, raw_body](const GuardedStream& stream) {
     ApiError e = StreamError(stream, options_);
     if (on_raw_error) on_raw_error(e);
-    return RawErrorResponse(e);
+    return RawErrorResponse(e, raw_body(e));
   };
   // Errors httplib produces itself (no route, 413, malformed request) get an
   // API error body; responses that already carry one are left alone.

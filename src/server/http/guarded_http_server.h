@@ -18,7 +18,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "server/core/api_error.h"
+#include "server/common/api_error.h"
 #include "server/http/guarded_stream.h"
 #include "server/http/server_options.h"
 
@@ -30,11 +30,17 @@ class GuardedHttpServer final : public httplib::Server {
 
   // Writes an API error into a response (the owner's format and metrics).
   using ErrorWriter = std::function<void(const httplib::Request&, httplib::Response&, const ApiError&)>;
+  // An API error's JSON body where no request path picks the words: a raw
+  // answer written before httplib parsed the request, and the 503 to a
+  // connection past the queue.
+  using ErrorBody = std::function<std::string(const ApiError&)>;
   // Installs the answers to what never reaches a handler: a stream limit hit
-  // before httplib could answer (a raw response; `on_raw_error` counts it),
+  // before httplib could answer (a raw response with `raw_body`'s body;
+  // `on_raw_error` counts it), a connection past the queue (the same),
   // httplib's own 404 / 413 / 414 / 400 (malformed request) and a handler
   // that threw. Each becomes an ApiError written by `write_error`.
-  void InstallErrorAnswers(ErrorWriter write_error, std::function<void(const ApiError&)> on_raw_error);
+  void InstallErrorAnswers(ErrorWriter write_error, std::function<void(const ApiError&)> on_raw_error,
+                           ErrorBody raw_body);
 
   // Call first in every handler: marks the connection as handling (reads are
   // over) and checks the decoded body against --max-body-bytes (a chunked
@@ -67,6 +73,7 @@ class GuardedHttpServer final : public httplib::Server {
   ServerOptions options_;
   StreamLimits limits_;
   std::function<std::string(const GuardedStream&)> limit_answer_;
+  std::string busy_answer_;  // the raw 503 to a connection past the queue
   ErrorWriter write_error_;
 };
 

@@ -15,7 +15,7 @@
 namespace pg {
 namespace {
 
-thread_local GuardedStream* t_current = nullptr;
+thread_local GuardedStream* t_current_stream = nullptr;
 
 bool PollFor(int fd, short events, double timeout_s) {
   int ms = static_cast<int>(std::max(0.0, timeout_s) * 1000.0);
@@ -229,7 +229,7 @@ void GuardedStream::get_local_ip_and_port(std::string& ip, int& port) const {
   if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) AddressOf(addr, &ip, &port);
 }
 
-GuardedStream* GuardedStream::Current() { return t_current; }
-void GuardedStream::SetCurrent(GuardedStream* stream) { t_current = stream; }
+GuardedStream* GuardedStream::Current() { return t_current_stream; }
+void GuardedStream::SetCurrent(GuardedStream* stream) { t_current_stream = stream; }
 
 }  // namespace pg

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "server/common/api_error.h"
+
 namespace pg {
 namespace {
 
@@ -72,8 +74,7 @@ ApiError FormBodyTooLargeError() {
       "body with 'Content-Type: application/json'");
 }
 
-std::string RawErrorResponse(const ApiError& error) {
-  const std::string body = error.ToJson();
+std::string RawErrorResponse(const ApiError& error, const std::string& body) {
   return fmt::format(
       "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{}",
       error.http_status, ReasonPhrase(error.http_status), body.size(), body);

@@ -1,4 +1,4 @@
-// The OpenAI-style error answered for a request that a GuardedStream limit
+// The error answered for a request that a GuardedStream limit
 // stopped (too many header lines, headers too large, request line too long,
 // too slow), and the raw HTTP response that carries it when cpp-httplib gave
 // up before it could answer. Each message names the limit and its flag
@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "server/core/api_error.h"
+#include "server/common/api_error.h"
 #include "server/http/guarded_stream.h"
 #include "server/http/server_options.h"
 
@@ -29,7 +29,8 @@ ApiError BodyTooLargeError(const ServerOptions& options);
 // told otherwise). The answer says so and names the fix.
 ApiError FormBodyTooLargeError();
 
-// "HTTP/1.1 <status> <reason>" with a JSON body and Connection: close.
-std::string RawErrorResponse(const ApiError& error);
+// "HTTP/1.1 <status> <reason>" with the JSON `body` (the error in the
+// owner's words, GuardedHttpServer::ErrorBody) and Connection: close.
+std::string RawErrorResponse(const ApiError& error, const std::string& body);
 
 }  // namespace pg

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "server/common/api_error.h"
 #include "server/http/guarded_stream.h"
 #include "server/http/http_limit_error.h"
 #include "server/http/server_options.h"
@@ -149,7 +150,7 @@ TEST(HttpLimits, EachLimitHasItsStatusAndNamesItsFlag) {
     ApiError e = StreamLimitError(c.limit, o);
     EXPECT_EQ(e.http_status, c.status) << c.text;
     EXPECT_NE(e.message.find(c.text), std::string::npos) << e.message;
-    const std::string raw = RawErrorResponse(e);
+    const std::string raw = RawErrorResponse(e, nlohmann::json{{"error", {{"message", e.message}}}}.dump());
     EXPECT_EQ(raw.rfind("HTTP/1.1 " + std::to_string(c.status) + " ", 0), 0u) << raw;
     EXPECT_NE(raw.find("Connection: close\r\n"), std::string::npos);
     const std::string body = raw.substr(raw.find("\r\n\r\n") + 4);

@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "base/units.h"
-#include "server/core/tenant_keys.h"
+#include "server/common/request_limits.h"
+#include "server/common/tenant_keys.h"
 #include "server/http/guarded_stream.h"
 
 namespace pg {

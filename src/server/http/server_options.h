@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "server/core/request_limits.h"
-#include "server/core/tenant_keys.h"
+#include "server/common/request_limits.h"
+#include "server/common/tenant_keys.h"
 
 namespace CLI {
 class App;
@@ -31,7 +31,7 @@ struct ServerOptions {
   int port = 8080;           // 0 = ephemeral; HttpServer::port() reports the bound one
   std::string api_key;       // "" = no authentication
   std::string api_key_file;  // read into api_key by Validate() when set
-  // Tenants (docs/server.md, "Multi-tenant deployment"; server/core/tenant_keys.h):
+  // Tenants (docs/server.md, "Multi-tenant deployment"; server/common/tenant_keys.h):
   // "TENANT KEY" lines, re-read on SIGHUP; api_key is tenant "default".
   std::string api_keys_file;
   std::vector<std::string> tenant_share_cache;  // each "a,b[,...]": tenants sharing one cache

@@ -1,4 +1,4 @@
-// ParseChatRequest: the /v1/chat/completions body (see api_request.h).
+// ParseChatRequest: the /v1/chat/completions body (see openai_request.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,12 +6,15 @@
 #include <set>
 
 #include "base/bounded_json.h"
-#include "server/core/api_request.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
 #include "server/core/hosted_tools.h"
 #include "server/core/json_string_at.h"
+#include "server/core/request.h"
 #include "server/core/request_fields.h"
-#include "server/core/response_format_request.h"
 #include "server/openai/openai_fields.h"
+#include "server/openai/openai_request.h"
+#include "server/openai/response_format_request.h"
 
 namespace pg {
 namespace {
@@ -274,24 +277,6 @@ void ReadTools(FieldReader& r, const RequestLimits& limits, ApiRequest* req) {
 }
 
 }  // namespace
-
-std::optional<OrphanToolResult> FirstOrphanToolResult(const nlohmann::ordered_json& messages) {
-  std::set<std::string> calls;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const json& m = messages[i];
-    auto tool_calls = m.find("tool_calls");
-    if (tool_calls != m.end() && tool_calls->is_array()) {
-      for (const json& c : *tool_calls) {
-        if (!c.contains("id") || !c["id"].is_string()) return std::nullopt;  // nothing to match against
-        calls.insert(c["id"].get<std::string>());
-      }
-    }
-    if (StringAt(m, "role") != "tool") continue;
-    const std::string id = StringAt(m, "tool_call_id");
-    if (!calls.count(id)) return OrphanToolResult{i, id};
-  }
-  return std::nullopt;
-}
 
 ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
                                        const RequestLimits& limits, std::initializer_list<const char*> also_read) {

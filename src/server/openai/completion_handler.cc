@@ -3,8 +3,13 @@
 #include <ctime>
 #include <memory>
 
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/core/fit_to_context.h"
 #include "server/core/generation_handler.h"
 #include "server/core/generation_pipeline.h"
+#include "server/core/request.h"
+#include "server/openai/openai_request.h"
 #include "server/openai/openai_writer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -18,9 +23,8 @@ class OpenAiDialect final : public ApiDialect {
 
   const char* endpoint() const override { return chat_ ? "chat" : "completions"; }
   void SendError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics) const override {
-    SendApiError(res, error, metrics);
+    SendOpenAiError(res, error, metrics);
   }
-  ContextWords context_words() const override { return ContextWords::kOpenAi; }
 
   ApiResult<ApiRequest> Parse(const nlohmann::ordered_json& body, const ServiceInfo& info,
                               const RequestLimits& limits) override {

@@ -1,7 +1,7 @@
 // CompletionHandler: serves POST /v1/chat/completions and /v1/completions.
 //
 // Both are OpenAI dialects (generation_handler.h) of the one generation
-// path: the body is validated into an ApiRequest (api_request.h), the chat
+// path: the body is validated into an ApiRequest (core/request.h; openai_request.h parses it), the chat
 // template renders the messages (or the completion prompt is tokenized as
 // given), and an OpenAiWriter (openai_writer.h) answers with one JSON body or
 // SSE chunks. A client that disconnects (streaming or not) gets its request
@@ -14,7 +14,7 @@
 #include <httplib.h>
 
 #include "server/core/handler_context.h"
-#include "server/error_response.h"
+#include "server/openai/openai_error.h"
 
 namespace pg {
 

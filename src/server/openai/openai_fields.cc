@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "server/common/api_error.h"
+
 namespace pg {
 namespace {
 
@@ -46,7 +48,7 @@ constexpr const char* kCommonFields[] = {"model",
 constexpr const char* kChatFields[] = {
     "messages", "logprobs",  "top_logprobs",  "tool_choice",         "parallel_tool_calls",
     "tools",    "functions", "function_call", "chat_template_kwargs"};
-// Read by ParseCompletionRequest (api_request.cc).
+// Read by ParseCompletionRequest (completion_request.cc).
 constexpr const char* kCompletionFields[] = {"prompt", "logprobs", "echo", "suffix"};
 
 // Refused by name: what each client meant, and what to send instead.

@@ -1,6 +1,8 @@
 #include "server/openai/openai_response.h"
 
 #include "base/utf8.h"
+#include "server/core/cache_usage_json.h"
+#include "server/core/json_text.h"
 
 namespace pg {
 namespace {
@@ -22,20 +24,6 @@ std::string PieceText(const Tokenizer& tok, int32_t id) {
 }
 
 }  // namespace
-
-json CachedByTierJson(const TierTokens& t) {
-  json j = json::object();
-  for (int tier = 0; tier < kNumTiers; ++tier) j[TierName(tier)] = t[tier];
-  return j;
-}
-
-json MissReasonsJson(const MissReasons& m) {
-  json j = {{"never_seen", m.never_seen}, {"evicted", m.evicted}, {"diverged", m.diverged},
-            {"loading", m.loading},       {"policy", m.policy},   {"evicted_by_tier", json::object()}};
-  for (int t = 0; t < kLocalTiers; ++t) j["evicted_by_tier"][TierName(t)] = m.evicted_by_tier[t];
-  if (m.evicted_age_s >= 0) j["evicted_seconds_ago"] = m.evicted_age_s;
-  return j;
-}
 
 json UsageJson(const GenerationResult& r) {
   json u = {{"prompt_tokens", r.prompt_tokens},
@@ -139,19 +127,6 @@ json UsageChunkJson(const ResponseHeader& h, const GenerationResult& result) {
           {"choices", json::array()},
           {"usage", UsageJson(result)}};
 }
-
-json ToolCallStartDeltaJson(int index, const std::string& id, const std::string& name) {
-  return json::array(
-      {{{"index", index}, {"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", ""}}}}});
-}
-
-json ToolCallArgumentsDeltaJson(int index, const std::string& fragment) {
-  return json::array({{{"index", index}, {"function", {{"arguments", fragment}}}}});
-}
-
-std::string SseEvent(const std::string& payload) { return "data: " + payload + "\n\n"; }
-
-std::string DumpJson(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 json SpecUsageJson(const SpecUsage& spec) {
   const double rate = spec.drafted ? static_cast<double>(spec.accepted) / static_cast<double>(spec.drafted) : 0.0;

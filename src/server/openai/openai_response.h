@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "server/core/cache_usage_json.h"
 #include "server/core/generation_output.h"
 #include "server/core/generation_runner.h"
+#include "server/core/json_text.h"
 #include "server/core/response_id.h"
 
 namespace pg {
@@ -25,14 +27,7 @@ struct ResponseHeader {
 // {"prompt_tokens", "completion_tokens", "total_tokens",
 //  "prompt_tokens_details": {"cached_tokens", "cached_tokens_by_tier": {device, host, disk}}}
 nlohmann::json UsageJson(const GenerationResult& result);
-// Why the uncached prompt tokens missed (docs/kv-cache.md, "Miss reasons"):
-// {"never_seen", "evicted", "diverged", "loading", "policy" (these five sum to
-// prompt_tokens - cached_tokens), "evicted_by_tier": {device, host, disk},
-// "evicted_seconds_ago" (only when some evicted: since the first evicted
-// block of the prompt was dropped)}. Inside prompt_tokens_details.
-nlohmann::json MissReasonsJson(const MissReasons& m);
-// {"device": n, "host": n, "disk": n, "remote": n}: usage's cached_tokens_by_tier.
-nlohmann::json CachedByTierJson(const TierTokens& t);
+// (prompt_tokens_details carries core/cache_usage_json.h's miss reasons.)
 
 // Chat: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}.
 nlohmann::json ChatLogprobsJson(const std::vector<TokenEvent>& tokens, const Tokenizer& tok);
@@ -56,20 +51,6 @@ nlohmann::json UsageChunkJson(const ResponseHeader& h, const GenerationResult& r
 
 // Tool calls as they appear in a message / a streaming delta (with "index").
 nlohmann::json ToolCallsJson(const std::vector<ToolCall>& calls, bool with_index);
-
-// Streaming tool calls, as a chat delta's "tool_calls" array (one entry):
-// the first chunk of a call carries its id, type and name with empty
-// arguments; the following ones carry argument fragments only:
-//   [{"index": i, "id": "call_...", "type": "function", "function": {"name": N, "arguments": ""}}]
-//   [{"index": i, "function": {"arguments": "<fragment>"}}]
-nlohmann::json ToolCallStartDeltaJson(int index, const std::string& id, const std::string& name);
-nlohmann::json ToolCallArgumentsDeltaJson(int index, const std::string& fragment);
-
-// One-line JSON; invalid UTF-8 in strings becomes U+FFFD instead of throwing.
-std::string DumpJson(const nlohmann::json& value);
-
-// SSE framing: "data: <json>\n\n".
-std::string SseEvent(const std::string& payload);
 
 // Speculative decoding (issue 15; a prosgrow extension, docs/speculative.md).
 // usage["speculative"] = {"steps", "drafted_tokens", "accepted_tokens",

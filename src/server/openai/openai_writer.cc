@@ -1,6 +1,9 @@
 #include "server/openai/openai_writer.h"
 
+#include "server/common/api_error.h"
+#include "server/core/json_text.h"
 #include "server/core/tool_call_chunks.h"
+#include "server/openai/openai_error.h"
 
 namespace pg {
 
@@ -53,7 +56,9 @@ std::string OpenAiWriter::StreamEnd(const std::vector<ToolCallEvent>& events, co
   return bytes + "data: [DONE]\n\n";
 }
 
-std::string OpenAiWriter::StreamError(const ApiError& error) { return SseEvent(error.ToJson()) + "data: [DONE]\n\n"; }
+std::string OpenAiWriter::StreamError(const ApiError& error) {
+  return SseEvent(OpenAiErrorJson(error)) + "data: [DONE]\n\n";
+}
 
 std::string OpenAiWriter::Body(const GenerationEnd& end, const std::vector<TokenEvent>& tokens,
                                const GenerationResult& r) {

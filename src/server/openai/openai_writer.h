@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "server/common/api_error.h"
 #include "server/core/response_writer.h"
 #include "server/openai/openai_response.h"
 #include "tokenizer/tokenizer.h"

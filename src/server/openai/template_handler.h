@@ -19,7 +19,7 @@
 #include <httplib.h>
 
 #include "server/core/handler_context.h"
-#include "server/error_response.h"
+#include "server/openai/openai_error.h"
 
 namespace pg {
 

@@ -1,8 +1,12 @@
 #include "server/openai/tokenize_handler.h"
 
-#include "server/core/api_request.h"
+#include "server/common/api_error.h"
+#include "server/common/tenant.h"
 #include "server/core/generation_pipeline.h"
-#include "server/core/tenant.h"
+#include "server/core/json_body.h"
+#include "server/core/json_text.h"
+#include "server/core/request.h"
+#include "server/openai/openai_request.h"
 #include "server/openai/openai_response.h"
 #include "tokenizer/tokenizer.h"
 
@@ -47,10 +51,10 @@ ApiResult<std::vector<int32_t>> Tokens(const HandlerContext& ctx, const json& bo
 
 void HandleTokenize(const HandlerContext& ctx, const httplib::Request& req, httplib::Response& res) {
   ApiResult<json> body = ParseJsonBody(req.body, ctx.limits.max_json_depth);
-  if (!body.ok()) return SendApiError(res, body.error, ctx.metrics);
+  if (!body.ok()) return SendOpenAiError(res, body.error, ctx.metrics);
   std::string cache_salt;
   ApiResult<std::vector<int32_t>> tokens = Tokens(ctx, body.value, &cache_salt);
-  if (!tokens.ok()) return SendApiError(res, tokens.error, ctx.metrics);
+  if (!tokens.ok()) return SendOpenAiError(res, tokens.error, ctx.metrics);
   // The caller's own block names (its tenant's salt): what a router matches
   // against this replica's KV events when they carry no token ids.
   const std::string salt = TenantCacheSalt(Tenant::Current(), cache_salt);

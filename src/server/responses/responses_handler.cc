@@ -5,13 +5,18 @@
 #include <ctime>
 #include <optional>
 
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/common/tenant.h"
+#include "server/core/fit_to_context.h"
 #include "server/core/generation_handler.h"
 #include "server/core/generation_pipeline.h"
 #include "server/core/ignored_fields.h"
-#include "server/core/tenant.h"
+#include "server/core/json_text.h"
+#include "server/core/request.h"
+#include "server/core/response_id.h"
 #include "server/core/tool_call_chunks.h"
-#include "server/error_response.h"
-#include "server/openai/openai_response.h"
+#include "server/responses/responses_error.h"
 #include "server/responses/responses_request.h"
 #include "server/responses/responses_response.h"
 #include "tokenizer/tokenizer.h"
@@ -117,9 +122,8 @@ class ResponsesDialect final : public ApiDialect {
 
   const char* endpoint() const override { return "responses"; }
   void SendError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics) const override {
-    SendApiError(res, error, metrics);
+    SendResponsesError(res, error, metrics);
   }
-  ContextWords context_words() const override { return ContextWords::kOpenAi; }
 
   ApiResult<ApiRequest> Parse(const ojson& body, const ServiceInfo& info, const RequestLimits& limits) override {
     ApiResult<ResponsesRequest> parsed = ParseResponsesRequest(body, info.n_ctx, thinking_switch_, limits);

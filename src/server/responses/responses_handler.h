@@ -7,7 +7,7 @@
 //   -> ResponsesWriter: the response object or its event stream
 //   (responses_response.h) -> stored when `store` is true.
 //
-// Errors use OpenAI's shape (SendApiError). Fields accepted without effect
+// Errors use the Responses API's shape (responses_error.h). Fields accepted without effect
 // are named in the x-prosgrow-ignored-fields header and the log.
 //
 // Thread-safety: Create() runs concurrently on HTTP threads; the store locks.

@@ -6,9 +6,12 @@
 #include <set>
 
 #include "base/bounded_json.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
 #include "server/core/hosted_tools.h"
 #include "server/core/json_string_at.h"
 #include "server/core/known_keys.h"
+#include "server/core/request.h"
 #include "server/core/request_fields.h"
 
 namespace pg {

@@ -38,7 +38,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "server/core/api_request.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/core/request.h"
 
 namespace pg {
 

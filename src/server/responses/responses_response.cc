@@ -1,5 +1,9 @@
 #include "server/responses/responses_response.h"
 
+#include "server/common/api_error.h"
+#include "server/core/json_text.h"
+#include "server/core/response_id.h"
+
 namespace pg {
 namespace {
 

@@ -23,9 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "server/core/api_error.h"
+#include "server/common/api_error.h"
+#include "server/core/generation_output.h"
 #include "server/core/generation_runner.h"
-#include "server/openai/openai_response.h"
+#include "server/core/json_text.h"
 
 namespace pg {
 

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "server/common/api_error.h"
 #include "testing/http_test_util.h"
 
 namespace pg {

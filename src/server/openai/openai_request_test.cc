@@ -1,8 +1,13 @@
-#include "server/core/api_request.h"
+#include "server/openai/openai_request.h"
 
 #include <gtest/gtest.h>
 
-#include "server/core/request_test_util.h"
+#include "server/common/api_error.h"
+#include "server/common/request_limits.h"
+#include "server/core/fit_to_context.h"
+#include "server/core/json_body.h"
+#include "server/core/request.h"
+#include "server/openai/request_test_util.h"
 
 namespace pg {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/core/tenant.h"
+#include "server/common/tenant.h"
 
 #include <fmt/format.h>
 

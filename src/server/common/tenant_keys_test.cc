@@ -1,4 +1,4 @@
-#include "server/core/tenant_keys.h"
+#include "server/common/tenant_keys.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "server/core/tenant.h"
+#include "server/common/tenant.h"
 
 namespace pg {
 namespace {

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "server/core/tenant.h"
+#include "server/common/tenant.h"
 
 namespace pg {
 

@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <string>
 
-#include "server/core/api_request.h"
+#include "server/common/api_error.h"
+#include "server/core/json_body.h"
+#include "server/core/request.h"
+#include "server/openai/openai_request.h"
 
 namespace pg::testing {
 

@@ -1,15 +1,12 @@
-// ApiRequest: a validated /v1/chat/completions or /v1/completions body.
-//
-// ParseChatRequest / ParseCompletionRequest check every field's type and
-// range and return an OpenAI-style 400 (with `param`) for anything wrong;
-// nothing throws. Every sampling field (temperature, top_p, top_k, min_p,
-// presence/frequency/repetition penalties, logit_bias, seed) reaches
-// SamplingParams; counts are bounded by RequestLimits. Pure functions;
-// thread-safe.
+// ApiRequest: the request every dialect's parser fills (OpenAI's chat and
+// completions in openai/openai_request.h, Anthropic's Messages in
+// anthropic/anthropic_request.h, the Responses API in
+// responses/responses_request.h) and the shared generation path reads
+// (core/generation_handler.h). A validated value: whatever a dialect's body
+// said, in one shape. Plain value type.
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -17,8 +14,6 @@
 #include <vector>
 
 #include "engine/inference_service.h"
-#include "server/core/api_error.h"
-#include "server/core/request_limits.h"
 
 namespace pg {
 
@@ -92,16 +87,6 @@ struct ApiRequest {
   std::vector<std::string> skipped_tools;
 };
 
-// `n_vocab` bounds token ids in a token-array prompt; `n_ctx` bounds max_tokens.
-// A key neither route reads is a 400 naming it (server/openai/openai_fields.h);
-// `also_read`: keys the calling endpoint reads itself (/apply-template's
-// add_generation_prompt).
-ApiResult<ApiRequest> ParseChatRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
-                                       const RequestLimits& limits = {},
-                                       std::initializer_list<const char*> also_read = {});
-ApiResult<ApiRequest> ParseCompletionRequest(const nlohmann::ordered_json& body, int64_t n_vocab, int64_t n_ctx,
-                                             const RequestLimits& limits = {});
-
 // The first tool message of chat `messages` whose tool_call_id answers no
 // earlier assistant tool call: its index and that id. nullopt when every one
 // answers a call, or when some earlier call carries no id to match.
@@ -110,25 +95,5 @@ struct OrphanToolResult {
   std::string tool_call_id;
 };
 std::optional<OrphanToolResult> FirstOrphanToolResult(const nlohmann::ordered_json& messages);
-
-// Parses a request body: it must be valid UTF-8 and a JSON object nested no
-// deeper than `max_depth` (checked while parsing, so nothing recurses on it).
-ApiResult<nlohmann::ordered_json> ParseJsonBody(const std::string& body, int max_depth = kDefaultMaxJsonDepth);
-
-// Checks prompt + max_tokens against the context (n_ctx) and against what the
-// device KV tier can hold for one sequence (max_seq_tokens, ServiceInfo; 0 =
-// no such bound), and sets max_tokens when absent to the room left under the
-// smaller of the two. 400 with the token counts, and the bound broken, when
-// the request cannot fit: such a request would otherwise fail in the engine.
-// The words are the API's own, as clients parse them:
-//   kOpenAi     code "context_length_exceeded" (the KV bound:
-//               "kv_capacity_exceeded"), a message naming the counts;
-//   kAnthropic  Anthropic's sentences, "prompt is too long: N tokens > M
-//               maximum" and "input length and `max_tokens` exceed context
-//               limit: N + M > L" (the KV bound's figures when it is the
-//               smaller one).
-enum class ContextWords { kOpenAi, kAnthropic };
-std::optional<ApiError> FitToContext(ApiRequest* request, int64_t prompt_tokens, int64_t n_ctx,
-                                     int64_t max_seq_tokens = 0, ContextWords words = ContextWords::kOpenAi);
 
 }  // namespace pg

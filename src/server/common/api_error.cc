@@ -1,16 +1,6 @@
-#include "server/core/api_error.h"
-
-#include <nlohmann/json.hpp>
+#include "server/common/api_error.h"
 
 namespace pg {
-
-std::string ApiError::ToJson() const {
-  nlohmann::json err = {{"message", message}, {"type", type}};
-  err["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
-  err["code"] = code.empty() ? nlohmann::json(nullptr) : nlohmann::json(code);
-  // Messages may quote user input; replace rather than throw on bad UTF-8.
-  return nlohmann::json{{"error", err}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 const char* ApiError::kind() const {
   switch (http_status) {
@@ -28,10 +18,12 @@ const char* ApiError::kind() const {
 }
 
 namespace {
-ApiError Make(int status, const char* type, std::string message, std::string param = "", std::string code = "") {
+using Category = ApiError::Category;
+
+ApiError Make(int status, Category category, std::string message, std::string param = "", std::string code = "") {
   ApiError e;
   e.http_status = status;
-  e.type = type;
+  e.category = category;
   e.message = std::move(message);
   e.param = std::move(param);
   e.code = std::move(code);
@@ -40,24 +32,24 @@ ApiError Make(int status, const char* type, std::string message, std::string par
 }  // namespace
 
 ApiError BadRequest(std::string message, std::string param, std::string code) {
-  return Make(400, "invalid_request_error", std::move(message), std::move(param), std::move(code));
+  return Make(400, Category::kInvalidRequest, std::move(message), std::move(param), std::move(code));
 }
 ApiError Unauthorized(std::string message) {
-  return Make(401, "authentication_error", std::move(message), "", "invalid_api_key");
+  return Make(401, Category::kAuthentication, std::move(message), "", "invalid_api_key");
 }
 ApiError NotFoundError(std::string message, std::string code) {
-  return Make(404, "invalid_request_error", std::move(message), "", std::move(code));
+  return Make(404, Category::kInvalidRequest, std::move(message), "", std::move(code));
 }
 ApiError PayloadTooLarge(std::string message) {
-  return Make(413, "invalid_request_error", std::move(message), "", "payload_too_large");
+  return Make(413, Category::kInvalidRequest, std::move(message), "", "payload_too_large");
 }
 ApiError TooManyRequests(std::string message) {
-  return Make(429, "rate_limit_error", std::move(message), "", "queue_full");
+  return Make(429, Category::kRateLimit, std::move(message), "", "queue_full");
 }
 ApiError ServiceUnavailable(std::string message) {
-  return Make(503, "server_error", std::move(message), "", "unavailable");
+  return Make(503, Category::kServer, std::move(message), "", "unavailable");
 }
-ApiError ServerError(std::string message) { return Make(500, "server_error", std::move(message)); }
+ApiError ServerError(std::string message) { return Make(500, Category::kServer, std::move(message)); }
 
 ApiError FromStatus(const Status& status) {
   switch (status.code()) {

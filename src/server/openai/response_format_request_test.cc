@@ -1,10 +1,11 @@
 // The output-format fields (response_format_request.h), parsed through the
 // chat and completions routes.
-#include "server/core/response_format_request.h"
+#include "server/openai/response_format_request.h"
 
 #include <gtest/gtest.h>
 
-#include "server/core/request_test_util.h"
+#include "server/core/request.h"
+#include "server/openai/request_test_util.h"
 
 namespace pg {
 namespace {

@@ -19,7 +19,7 @@
 // Thread-safety: a pure function of its arguments.
 #pragma once
 
-#include "server/core/api_request.h"
+#include "server/core/request.h"
 #include "server/core/request_fields.h"
 
 namespace pg {

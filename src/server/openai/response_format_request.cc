@@ -1,4 +1,4 @@
-#include "server/core/response_format_request.h"
+#include "server/openai/response_format_request.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,9 @@
 #include <string>
 
 #include "base/bounded_json.h"
+#include "server/common/api_error.h"
 #include "server/core/known_keys.h"
+#include "server/core/request.h"
 
 namespace pg {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/core/tenant_keys.h"
+#include "server/common/tenant_keys.h"
 
 #include <fmt/format.h>
 #include <openssl/crypto.h>

@@ -1,7 +1,9 @@
-// ApiError: an OpenAI-style error response,
-//   {"error": {"message": ..., "type": ..., "param": ..., "code": ...}}
-// with its HTTP status. Request parsing returns these instead of throwing.
-// Plain value type.
+// ApiError: what went wrong with a request, in no API's words: its HTTP
+// status, a category, the message, the offending field and a
+// machine-readable code. Request parsing returns these instead of throwing;
+// each dialect words them in its own body (openai/openai_error.h,
+// anthropic/anthropic_error.h, responses/responses_error.h) and
+// core/error_reply.h sends that body. Plain value type.
 #pragma once
 
 #include <string>
@@ -11,14 +13,15 @@
 namespace pg {
 
 struct ApiError {
+  // Whose fault, as the dialects' error types distinguish it.
+  enum class Category { kInvalidRequest, kAuthentication, kRateLimit, kServer };
+
   int http_status = 400;
-  std::string type = "invalid_request_error";
+  Category category = Category::kInvalidRequest;
   std::string message;
   std::string param;  // offending field ("" = null)
   std::string code;   // machine-readable ("" = null)
 
-  // The JSON body, one line.
-  std::string ToJson() const;
   // Short label for metrics: "invalid_request", "auth", "not_found", ...
   const char* kind() const;
 };

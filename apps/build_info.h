@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "server/server_options.h"
+#include "server/http/server_options.h"
 
 namespace pg {
 

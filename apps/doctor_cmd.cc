@@ -12,7 +12,7 @@
 #include "doctor_device_check.h"
 #include "engine_flags.h"
 #include "gpu/device_info.h"
-#include "server/server_options.h"
+#include "server/http/server_options.h"
 #include "subcommands.h"
 
 namespace pg {

@@ -13,8 +13,8 @@
 #include "engine_flags.h"
 #include "kv_hint_flags.h"
 #include "model/model_source.h"
+#include "server/http/server_options.h"
 #include "server/http_server.h"
-#include "server/server_options.h"
 #include "subcommands.h"
 
 namespace pg {

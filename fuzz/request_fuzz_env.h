@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "server/chat_prompt.h"
-#include "server/request_limits.h"
+#include "server/common/request_limits.h"
+#include "server/core/chat_prompt.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pg {

@@ -34,10 +34,15 @@
 #include "base/utf8.h"
 #include "chat/tool_call_parser.h"
 #include "request_fuzz_env.h"
-#include "server/api_request.h"
-#include "server/generation_output.h"
-#include "server/openai_response.h"
-#include "server/stop_string_filter.h"
+#include "server/core/fit_to_context.h"
+#include "server/core/generation_output.h"
+#include "server/core/json_body.h"
+#include "server/core/json_text.h"
+#include "server/core/request.h"
+#include "server/core/stop_string_filter.h"
+#include "server/openai/openai_error.h"
+#include "server/openai/openai_request.h"
+#include "server/openai/openai_response.h"
 
 namespace pg {
 namespace {
@@ -64,7 +69,7 @@ void CheckApiError(const ApiError& e) {
   Note("rejected", e.message);
   Require(e.http_status >= 400 && e.http_status < 500, "a client mistake gets a 4xx");
   Require(!e.message.empty(), "an error says why");
-  const std::string body = e.ToJson();
+  const std::string body = OpenAiErrorJson(e);
   Require(body.find('\n') == std::string::npos, "error JSON is one line");
   Require(nlohmann::json::accept(body), "error JSON parses");
 }

@@ -12,10 +12,17 @@ takes the first layer that names it, in the order given. Arrows inside one
 layer are allowed; tests (*_test.cc) are left out unless --tests is given,
 because a test may use its whole module.
 
+`--apart` names sibling groups (same pattern syntax, comma-separated) whose
+files never include one another, whatever their layers: `--apart
+'openai/,anthropic/'` fails on any arrow from openai/ into anthropic/ or back.
+
 Example (the CTest `kv_include_graph`):
   scripts/include_graph.py src/kv --prefix kv/ \
       --layer 'kv_layout.h,kv_cache_config.h' --layer index/ --layer accounting/ \
       --layer policy/ --layer media/ --layer movement/ --layer '*'
+and with siblings (the CTest `server_include_graph`):
+  scripts/include_graph.py src/server --prefix server/ --layer http/ --layer core/ \
+      --layer 'openai/,anthropic/,responses/' --layer '*' --apart 'openai/,anthropic/,responses/'
 Prints the graph's size and every violation; exit 0 when there is none.
 """
 import argparse
@@ -55,6 +62,13 @@ def layer_of(rel, layers):
     return None
 
 
+def group_of(rel, groups):
+    for i, pattern in enumerate(groups):
+        if matches(rel, pattern):
+            return i
+    return None
+
+
 def find_cycles(graph):
     """Include cycles between headers (each reported once, as a path)."""
     state, stack, cycles = {}, [], []
@@ -83,10 +97,13 @@ def main():
     ap.add_argument("root", help="source folder, e.g. src/kv")
     ap.add_argument("--prefix", required=True, help='include prefix that names the folder, e.g. "kv/"')
     ap.add_argument("--layer", action="append", required=True, help="patterns of one layer, lowest layer first")
+    ap.add_argument("--apart", action="append", default=[],
+                    help="sibling patterns whose files never include one another")
     ap.add_argument("--tests", action="store_true", help="check *_test.cc files too")
     args = ap.parse_args()
 
     layers = [[p.strip() for p in spec.split(",") if p.strip()] for spec in args.layer]
+    apart = [[p.strip() for p in spec.split(",") if p.strip()] for spec in args.apart]
     files = source_files(args.root, args.tests)
     if not files:
         print(f"include_graph: no sources under {args.root}", file=sys.stderr)
@@ -112,6 +129,10 @@ def main():
             dst_layer = layer_of(target, layers)
             if dst_layer is not None and dst_layer > src_layer:
                 problems.append(f"{rel} (layer {src_layer}) -> {target} (layer {dst_layer}): arrow runs back up")
+            for groups in apart:
+                a, b = group_of(rel, groups), group_of(target, groups)
+                if a is not None and b is not None and a != b:
+                    problems.append(f"{rel} -> {target}: {groups[a]} and {groups[b]} are kept apart")
     for cycle in find_cycles(graph):
         problems.append("include cycle: " + " -> ".join(cycle))
     print(f"include_graph {args.root}: {len(files)} files, {arrows} arrows, {len(layers)} layers")

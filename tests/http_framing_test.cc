@@ -2,7 +2,7 @@
 // serve` replica (tiny synthetic model, an API key) and `prosgrow route` in
 // front of it, both driven over raw sockets with exact bytes. Every case runs
 // on both doors (they share GuardedHttpServer, src/server). The byte-level
-// rules are unit-tested in src/server/http_framing_test.cc.
+// rules are unit-tested in src/server/http/http_framing_test.cc.
 //   * conflicting or duplicate Content-Length, Content-Length with
 //     Transfer-Encoding, malformed header lines and chunk sizes: one 400
 //     naming the problem, nothing after it read as a request, and the

@@ -69,7 +69,7 @@ struct GenerationRequest {
   SamplingParams sampling;
   std::string session_id;  // agent session ("" = none); the server scopes it by tenant
   // KV cache salt (CacheRequest::salt): the tenant's cache group and the
-  // request's cache_salt, set by the server (server/tenant.h); "" = the
+  // request's cache_salt, set by the server (server/common/tenant.h); "" = the
   // shared cache of a server without API keys.
   std::string cache_salt;
   double cache_ttl_s = -1;       // retention hint; < 0 = none

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/api_error.h"
+#include "server/common/api_error.h"
 
 namespace pg {
 

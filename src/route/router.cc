@@ -10,6 +10,7 @@
 #include "metrics/metric_set.h"
 #include "route/router_impl.h"
 #include "server/error_response.h"
+#include "server/openai/openai_error.h"
 
 namespace pg {
 namespace {
@@ -151,7 +152,7 @@ void Router::Impl::SetUpRoutes() {
   for (const char* p : {"/health", "/metrics", "/kv-events"}) refuse(p, "GET");
   srv.InstallErrorAnswers(
       [](const httplib::Request& req, httplib::Response& res, const ApiError& e) { RefuseInPathShape(req, res, e); },
-      nullptr);
+      nullptr, OpenAiErrorJson);
 }
 
 Result<std::unique_ptr<Router>> Router::Create(RouterOptions options) {

@@ -5,7 +5,7 @@
 // (RoutePolicy), keeps a session (X-Session-Id, `user`, Anthropic
 // metadata.user_id) on its replica, and relays the answer as it streams.
 //
-// The front door is serve's (server/guarded_http_server.h): the same
+// The front door is serve's (server/http/guarded_http_server.h): the same
 // request limits, flags and 4xx answers, and bodies are parsed under the
 // same JSON depth bound before anything is sent upstream. The replica's
 // answer headers that clients rely on are relayed (RelayedHeader).
@@ -39,7 +39,7 @@
 
 #include "base/status.h"
 #include "route/route_policy.h"
-#include "server/server_options.h"
+#include "server/http/server_options.h"
 
 namespace pg {
 

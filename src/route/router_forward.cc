@@ -10,7 +10,7 @@
 #include "route/replica_answer.h"
 #include "route/router_impl.h"
 #include "route/stream_splicer.h"
-#include "server/api_request.h"
+#include "server/core/json_body.h"
 #include "server/error_response.h"
 
 namespace pg {

@@ -18,7 +18,7 @@
 #include "route/replica_index.h"
 #include "route/router.h"
 #include "route/upstream_call.h"
-#include "server/guarded_http_server.h"
+#include "server/http/guarded_http_server.h"
 
 namespace pg {
 

@@ -1,38 +1,32 @@
 #include "server/error_response.h"
 
-#include "server/anthropic_response.h"
-#include "server/openai_response.h"
-#include "server/request_log.h"
+#include "server/anthropic/anthropic_error.h"
+#include "server/common/api_error.h"
+#include "server/openai/openai_error.h"
+#include "server/responses/responses_error.h"
 
 namespace pg {
+namespace {
 
-bool IsAnthropicPath(const std::string& path) {
-  static const std::string kPrefix = "/v1/messages";
-  return path.rfind(kPrefix, 0) == 0 && (path.size() == kPrefix.size() || path[kPrefix.size()] == '/');
+bool HasPathPrefix(const std::string& path, const std::string& prefix) {
+  return path.rfind(prefix, 0) == 0 && (path.size() == prefix.size() || path[prefix.size()] == '/');
 }
 
+}  // namespace
+
+bool IsAnthropicPath(const std::string& path) { return HasPathPrefix(path, "/v1/messages"); }
+
 ErrorShape ErrorShapeForPath(const std::string& path) {
-  return IsAnthropicPath(path) ? ErrorShape::kAnthropic : ErrorShape::kOpenAi;
+  if (IsAnthropicPath(path)) return ErrorShape::kAnthropic;
+  return HasPathPrefix(path, "/v1/responses") ? ErrorShape::kResponses : ErrorShape::kOpenAi;
 }
 
 void SendError(httplib::Response& res, ErrorShape shape, const ApiError& error, ServerMetrics* metrics) {
-  if (shape == ErrorShape::kAnthropic) {
-    res.status = AnthropicHttpStatus(error.http_status);
-    res.set_content(DumpJson(AnthropicErrorJson(error)), "application/json");
-  } else {
-    res.status = error.http_status;
-    res.set_content(error.ToJson(), "application/json");
+  switch (shape) {
+    case ErrorShape::kAnthropic: return SendAnthropicError(res, error, metrics);
+    case ErrorShape::kResponses: return SendResponsesError(res, error, metrics);
+    case ErrorShape::kOpenAi: return SendOpenAiError(res, error, metrics);
   }
-  NoteRequestResponse(res.status, res.body);  // for the log line, before any compression
-  if (metrics) metrics->errors->Inc({error.kind()});
-}
-
-void SendApiError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics) {
-  SendError(res, ErrorShape::kOpenAi, error, metrics);
-}
-
-void SendAnthropicError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics) {
-  SendError(res, ErrorShape::kAnthropic, error, metrics);
 }
 
 }  // namespace pg

@@ -1,8 +1,8 @@
-// Error responses in the words of the API a path belongs to: OpenAI's body
-// {"error": {"message", "type", "param", "code"}} with the error's status on
-// every path but Anthropic's; on /v1/messages and below, Anthropic's
-// {"type": "error", "error": {"type", "message"}} with Anthropic's status
-// (anthropic_response.h: a 503 is sent as 529).
+// Error responses in the words of the API a path belongs to: Anthropic's
+// (anthropic/anthropic_error.h) on /v1/messages and below, the Responses
+// API's (responses/responses_error.h) on /v1/responses and below, OpenAI's
+// (openai/openai_error.h) on every other path. Each dialect's handlers send
+// their own; this picks one by path for what every route shares.
 //
 // The shared guards (API key, body size, wrong method, no route) write
 // through SendError with the request's path, so their answers are in the
@@ -15,12 +15,12 @@
 
 #include <string>
 
-#include "server/api_error.h"
-#include "server/server_metrics.h"
+#include "server/common/api_error.h"
+#include "server/core/server_metrics.h"
 
 namespace pg {
 
-enum class ErrorShape { kOpenAi, kAnthropic };
+enum class ErrorShape { kOpenAi, kAnthropic, kResponses };
 
 // /v1/messages and everything under it.
 bool IsAnthropicPath(const std::string& path);
@@ -28,7 +28,5 @@ ErrorShape ErrorShapeForPath(const std::string& path);
 
 // Writes `error` as the response (status + body) and counts it (metrics may be null).
 void SendError(httplib::Response& res, ErrorShape shape, const ApiError& error, ServerMetrics* metrics);
-void SendApiError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics);        // OpenAI
-void SendAnthropicError(httplib::Response& res, const ApiError& error, ServerMetrics* metrics);  // Anthropic
 
 }  // namespace pg

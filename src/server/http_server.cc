@@ -11,22 +11,24 @@
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/log.h"
-#include "server/anthropic_handler.h"
-#include "server/api_error.h"
-#include "server/chat_prompt.h"
-#include "server/codex_model_info.h"
-#include "server/completion_handler.h"
+#include "server/anthropic/anthropic_handler.h"
+#include "server/common/api_error.h"
+#include "server/common/tenant.h"
+#include "server/common/tenant_keys.h"
+#include "server/core/chat_prompt.h"
+#include "server/core/json_text.h"
+#include "server/core/request_log.h"
+#include "server/core/server_metrics.h"
 #include "server/error_response.h"
-#include "server/guarded_http_server.h"
-#include "server/guarded_stream.h"
-#include "server/openai_response.h"
-#include "server/request_log.h"
-#include "server/responses_handler.h"
-#include "server/server_metrics.h"
-#include "server/template_handler.h"
-#include "server/tenant.h"
-#include "server/tenant_keys.h"
-#include "server/tokenize_handler.h"
+#include "server/http/guarded_http_server.h"
+#include "server/http/guarded_stream.h"
+#include "server/openai/codex_model_info.h"
+#include "server/openai/completion_handler.h"
+#include "server/openai/openai_error.h"
+#include "server/openai/openai_response.h"
+#include "server/openai/template_handler.h"
+#include "server/openai/tokenize_handler.h"
+#include "server/responses/responses_handler.h"
 
 namespace pg {
 namespace {
@@ -188,7 +190,7 @@ void HttpServer::Impl::AddInfoRoutes() {
       }));
   server.Get(R"(/v1/models/(.+))", Api([this, model_json](const httplib::Request& req, httplib::Response& res) {
                if (req.matches[1] != service->info().model_name) {
-                 return SendApiError(
+                 return SendOpenAiError(
                      res,
                      NotFoundError("model '" + std::string(req.matches[1]) + "' does not exist", "model_not_found"),
                      &metrics);
@@ -198,7 +200,7 @@ void HttpServer::Impl::AddInfoRoutes() {
   server.Post(R"(/v1/sessions/([^/]+)/release)", Api([this](const httplib::Request& req, httplib::Response& res) {
                 std::string id = req.matches[1];
                 if (id.size() > kMaxSessionIdBytes) {
-                  return SendApiError(
+                  return SendOpenAiError(
                       res, BadRequest(fmt::format("session id is longer than {} bytes", kMaxSessionIdBytes)), &metrics);
                 }
                 service->ReleaseSession(TenantSessionId(Tenant::Current(), id));  // only the caller's own session
@@ -215,7 +217,7 @@ void HttpServer::Impl::AddInfoRoutes() {
   server.Get("/kv-events", Api([this](const httplib::Request&, httplib::Response& res) {
                const ServiceInfo& info = service->info();
                if (info.kv_events_endpoint.empty()) {
-                 return SendApiError(
+                 return SendOpenAiError(
                      res, NotFoundError("this server publishes no KV events (start it with --kv-events)"), &metrics);
                }
                json j{
@@ -260,7 +262,7 @@ void HttpServer::Impl::AddErrorHandlers() {
   // path's API (error_response.h).
   server.InstallErrorAnswers([this](const httplib::Request& req, httplib::Response& res,
                                     const ApiError& e) { SendError(res, ErrorShapeForPath(req.path), e, &metrics); },
-                             [this](const ApiError& e) { metrics.errors->Inc({e.kind()}); });
+                             [this](const ApiError& e) { metrics.errors->Inc({e.kind()}); }, OpenAiErrorJson);
   // Counted when the status line is about to be written (httplib calls the
   // post-routing handler after the error handler, before any response byte),
   // so a client that has its response and scrapes /metrics sees its request.

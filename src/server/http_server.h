@@ -8,10 +8,10 @@
 //
 // cpp-httplib parses HTTP; every connection runs over a GuardedStream that
 // bounds slow or oversized headers and bodies. With API keys set (--api-key,
-// --api-keys-file; server/tenant_keys.h), /v1/*, /tokenize, /apply-template
+// --api-keys-file; server/common/tenant_keys.h), /v1/*, /tokenize, /apply-template
 // and /kv-events require "Authorization: Bearer KEY" or "x-api-key: KEY"
 // (compared in constant time); the key's tenant scopes the request's cache
-// salt and session names (server/tenant.h). /health and /metrics stay open
+// salt and session names (server/common/tenant.h). /health and /metrics stay open
 // for probes and scrapers.
 //
 // Thread-safety: Start/Stop/Run from one controlling thread; requests are
@@ -26,7 +26,7 @@
 #include "base/status.h"
 #include "engine/inference_service.h"
 #include "metrics/metrics_registry.h"
-#include "server/server_options.h"
+#include "server/http/server_options.h"
 
 namespace pg {
 

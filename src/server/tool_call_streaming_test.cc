@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <map>
 
-#include "server/tool_call_chunks.h"
+#include "server/core/tool_call_chunks.h"
 #include "testing/test_server_harness.h"
 
 namespace pg {

@@ -38,6 +38,11 @@ inline constexpr float kC[8] = {1.0f,         1.0f,          0.5f,          1.0f
                                 1.0f / 24.0f, 1.0f / 120.0f, 1.0f / 720.0f, 1.0f / 5040.0f};
 }  // namespace exp_f32_detail
 
+// Internal linkage (an unnamed namespace): files compiled for different ISAs
+// include this header, and an out-of-line copy built with one ISA's flags must
+// never be linked into another's (an AVX-512 encoding run on an AVX2-only CPU).
+namespace {  // NOLINT(build/namespaces): see above
+
 inline float ExpF32(float x) {
   using namespace exp_f32_detail;
   float xc = x > kExpF32Min ? x : kExpF32Min;   // same selection as _mm256_max_ps(x, min), NaN included
@@ -92,4 +97,5 @@ inline __m512 ExpF32x16(__m512 x) {
 }
 #endif
 
+}  // namespace
 }  // namespace pg

@@ -4,7 +4,11 @@
 
 #include <immintrin.h>
 
+// Internal linkage (an unnamed namespace): files compiled for different ISAs
+// include this header, and an out-of-line copy built with one ISA's flags must
+// never be linked into another's (an AVX-512 encoding run on an AVX2-only CPU).
 namespace pg::avx2 {
+namespace {  // NOLINT(build/namespaces): see above
 
 inline float HSum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -59,4 +63,5 @@ inline __m256 LoadF16(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+}  // namespace
 }  // namespace pg::avx2

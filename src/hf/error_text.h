@@ -1,9 +1,12 @@
 // QuotedText: a name or value read from a checkpoint file, quoted for a
 // one-line error message: control, backslash and non-ASCII bytes as \xNN,
-// cut after 64 bytes. Thread-safety: pure function.
+// cut after 64 bytes. ShapeText: a tensor shape as "[a, b]". Thread-safety:
+// pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pg {
 
@@ -22,6 +25,12 @@ inline std::string QuotedText(const std::string& s) {
   }
   if (s.size() > 64) out += "...";
   return out + "'";
+}
+
+inline std::string ShapeText(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
 }
 
 }  // namespace pg

@@ -6,15 +6,10 @@
 
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/fp8_weights.h"
+#include "hf/error_text.h"
 
 namespace pg {
 namespace {
-
-std::string ShapeText(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 // The scale companion of `w`: X.weight_scale_inv, else X.weight_scale.
 const SafeTensor* FindScale(const HfDir& d, const std::string& weight) {

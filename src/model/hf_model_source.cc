@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "backend/cpu/fp8_weights.h"
+#include "hf/error_text.h"
 #include "model/hf_fp8_tensor.h"
 #include "model/hf_model_config.h"
 #include "model/hf_tensor_names.h"
@@ -14,12 +15,6 @@
 
 namespace pg {
 namespace {
-
-std::string ShapeText(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 GgmlType GgmlOf(SafeDtype t) {
   switch (t) {

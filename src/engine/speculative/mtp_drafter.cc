@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 #include "base/log.h"
+#include "engine/speculative/drafter_kv.h"
 
 namespace pg {
 namespace {
@@ -26,18 +27,8 @@ KvLayout MtpDrafter::Layout(int page_tokens, KvDtype dtype) const {
 }
 
 Status MtpDrafter::CreateKv(uint64_t device_bytes, int page_tokens, KvDtype dtype) {
-  const KvLayout layout = Layout(page_tokens, dtype);
-  PG_RETURN_IF_ERROR(layout.Validate());
-  KvCacheConfig kc = KvCacheConfig::Baseline(layout, target_.identity() + ":mtp", device_bytes);
-  kc.prefix_cache = false;  // private blocks only
-  kc.io_threads = 1;
-  auto kv = KvCacheManager::Create(std::move(kc));
-  if (!kv.ok()) return InvalidArgument(fmt::format("MTP KV: {}", kv.status().message()));
-  kv_ = std::move(*kv);
-  pages_.base = kv_->DeviceBlockPtr(0);
-  pages_.block_bytes = kv_->device_blocks() > 1 ? static_cast<size_t>(kv_->DeviceBlockPtr(1) - kv_->DeviceBlockPtr(0))
-                                                : layout.block_bytes();
-  pages_.layout = kv_->layout();
+  PG_ASSIGN_OR_RETURN(
+      kv_, CreateDrafterKv(Layout(page_tokens, dtype), target_.identity() + ":mtp", device_bytes, "MTP KV", &pages_));
   return Status::Ok();
 }
 
@@ -46,26 +37,13 @@ int64_t MtpDrafter::Pending(const Seq& s) const {
 }
 
 bool MtpDrafter::Reserve(SeqId id, Seq& s, int64_t tokens) {
-  if (!s.allocated) {
-    PrefixMatch m = kv_->Match({}, CacheRequest{"", "", /*use_prefix_cache=*/false});
-    if (!kv_->CanAllocate(kv_->BlocksNeeded(m, tokens))) return false;
-    if (!kv_->AllocateSequence(id, std::move(m), tokens, &s.table).ok()) return false;
-    PG_CHECK(kv_->PromotionReady(id, &s.table));  // nothing to promote
-    s.allocated = true;
-    return true;
-  }
-  const int64_t have = kv_->SequenceTokens(id);
-  if (tokens <= have) return true;
-  if (!kv_->CanAppend(id, tokens - have)) return false;
-  return kv_->Append(id, tokens - have, &s.table).ok();
+  return ReserveDrafterBlocks(*kv_, id, tokens, &s.allocated, &s.table);
 }
 
 void MtpDrafter::Truncate(SeqId id, Seq& s, int64_t n) {
   if (n < static_cast<int64_t>(s.inputs.size())) s.inputs.resize(static_cast<size_t>(n));
   s.true_len = std::min(s.true_len, n);
-  if (!s.allocated || kv_->SequenceTokens(id) <= n) return;
-  const Status st = kv_->TruncateSequence(id, n, &s.table);
-  PG_CHECK_MSG(st.ok(), st.ToString().c_str());
+  TruncateDrafterBlocks(*kv_, id, n, s.allocated, &s.table);
 }
 
 int64_t MtpDrafter::PendingRows(SeqId seq) const {

@@ -83,23 +83,9 @@ void DraftModel::Rollback(SeqId seq, std::span<const int32_t> tokens) {
   Truncate(seq, s, static_cast<int64_t>(common));
 }
 
-void DraftModel::Retain(std::span<const SeqId> live) {
-  for (auto it = seqs_.begin(); it != seqs_.end();) {
-    if (std::find(live.begin(), live.end(), it->first) != live.end()) {
-      ++it;
-      continue;
-    }
-    if (it->second.allocated) kv_->FreeSequence(it->first);
-    it = seqs_.erase(it);
-  }
-}
+void DraftModel::Retain(std::span<const SeqId> live) { RetainDrafterSeqs(*kv_, seqs_, live); }
 
-void DraftModel::Free(SeqId seq) {
-  auto it = seqs_.find(seq);
-  if (it == seqs_.end()) return;
-  if (it->second.allocated) kv_->FreeSequence(seq);
-  seqs_.erase(it);
-}
+void DraftModel::Free(SeqId seq) { FreeDrafterSeq(*kv_, seqs_, seq); }
 
 const float* DraftModel::DraftDistribution(SeqId seq, int i) const {
   auto it = seqs_.find(seq);

@@ -4,8 +4,10 @@
 // Called from the engine thread only, as the manager.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,5 +28,28 @@ bool ReserveDrafterBlocks(KvCacheManager& kv, SeqId id, int64_t tokens, bool* al
 
 // Releases the blocks past the first n tokens, when seq holds more.
 void TruncateDrafterBlocks(KvCacheManager& kv, SeqId id, int64_t n, bool allocated, std::vector<BlockId>* table);
+
+// Forgets every sequence of `seqs` (a drafter's map of SeqId to its state,
+// which has `allocated`) not in `live`, freeing its blocks.
+template <class Seqs>
+void RetainDrafterSeqs(KvCacheManager& kv, Seqs& seqs, std::span<const SeqId> live) {
+  for (auto it = seqs.begin(); it != seqs.end();) {
+    if (std::find(live.begin(), live.end(), it->first) != live.end()) {
+      ++it;
+      continue;
+    }
+    if (it->second.allocated) kv.FreeSequence(it->first);
+    it = seqs.erase(it);
+  }
+}
+
+// Forgets sequence `seq` of `seqs`, freeing its blocks.
+template <class Seqs>
+void FreeDrafterSeq(KvCacheManager& kv, Seqs& seqs, SeqId seq) {
+  auto it = seqs.find(seq);
+  if (it == seqs.end()) return;
+  if (it->second.allocated) kv.FreeSequence(seq);
+  seqs.erase(it);
+}
 
 }  // namespace pg

@@ -76,23 +76,9 @@ void MtpDrafter::Prepare(SeqId id, Seq& s, std::span<const int32_t> context) {
   if (Pending(s) > valid) s.pending.resize(static_cast<size_t>(valid * D));
 }
 
-void MtpDrafter::Retain(std::span<const SeqId> live) {
-  for (auto it = seqs_.begin(); it != seqs_.end();) {
-    if (std::find(live.begin(), live.end(), it->first) != live.end()) {
-      ++it;
-      continue;
-    }
-    if (it->second.allocated) kv_->FreeSequence(it->first);
-    it = seqs_.erase(it);
-  }
-}
+void MtpDrafter::Retain(std::span<const SeqId> live) { RetainDrafterSeqs(*kv_, seqs_, live); }
 
-void MtpDrafter::Free(SeqId seq) {
-  auto it = seqs_.find(seq);
-  if (it == seqs_.end()) return;
-  if (it->second.allocated) kv_->FreeSequence(seq);
-  seqs_.erase(it);
-}
+void MtpDrafter::Free(SeqId seq) { FreeDrafterSeq(*kv_, seqs_, seq); }
 
 void MtpDrafter::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int64_t catchup_budget) {
   kv_->Tick();

@@ -16,10 +16,31 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "gpu/runtime/gpu_vendor.h"
 
 namespace pg::gpu {
+
+// Bit casts for host and device code alike (gpu_vendor.h's are device-only under nvcc).
+PG_HOST_DEVICE float Fp8BitsToFloat(uint32_t u) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+#endif
+}
+PG_HOST_DEVICE uint32_t Fp8FloatToBits(float f) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+#endif
+}
 
 enum class Fp8Layout : uint32_t { kPerRow = 0, kBlock128 = 1, kBlock64 = 2 };
 
@@ -32,13 +53,13 @@ PG_HOST_DEVICE float E4m3ToFloat(uint8_t b) {
     const float v = static_cast<float>(m) * 0.001953125f;  // m * 2^-9
     return sign ? -v : v;
   }
-  return PgBitsToFloat(sign | ((e + 120u) << 23) | (m << 20));
+  return Fp8BitsToFloat(sign | ((e + 120u) << 23) | (m << 20));
 }
 
 // The E4M3FN byte nearest to f (ties to the even code), saturating to +-448,
 // NaN to 0x7F: backend/cpu/quant_fp.h's F32ToE4m3, in integer steps.
 PG_HOST_DEVICE uint8_t FloatToE4m3(float f) {
-  const uint32_t u = PgFloatToBits(f);
+  const uint32_t u = Fp8FloatToBits(f);
   const auto sign = static_cast<uint8_t>((u >> 24) & 0x80u);
   const uint32_t a = u & 0x7fffffffu;
   if (a > 0x7f800000u) return 0x7F;

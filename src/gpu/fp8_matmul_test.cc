@@ -9,7 +9,7 @@
 //     <= 1e-9: the same f32 weights, sums in another order);
 //   - QuantizeActivationsFp8 gives the bytes and scales of F32ToE4m3 on the host;
 //   - GemmFp8 equals a double-precision product of its quantized operands
-//     (<= 1e-9) and stays within 2e-3 of MatMulPrecise's f32 activations.
+//     (<= 1e-9; 1e-5 when cuBLASLt ran, not yet measured) and stays within 2e-3 of MatMulPrecise's f32 activations.
 #include "gpu/kernels/fp8_matmul.h"
 
 #include <gtest/gtest.h>
@@ -140,8 +140,8 @@ TEST(GpuFp8, ConversionsEqualTheCpus) {
 
 TEST(GpuFp8, PackerPicksEachKindsLayout) {
   for (const KindCase& k : kKinds) {
-    const DeviceFp8 d(PackedFp8(k.kind, 200, 384, 7), 200, 384, 1);
-    EXPECT_EQ(d.layout(), k.layout) << k.name;
+    const std::vector<uint8_t> p = PackedFp8(k.kind, 200, 384, 7);  // host only: runs without a device
+    EXPECT_EQ(ChooseFp8Layout(p.data(), 200, 384, 1, p.size()), k.layout) << k.name;
   }
 }
 
@@ -244,7 +244,7 @@ TEST(GpuFp8, QuantizeActivationsEqualsTheHostQuantizer) {
 TEST(GpuFp8, GemmFp8MatchesItsOperandsAndStaysNearTheCpu) {
   PG_GPU_SKIP_WITHOUT_DEVICE();
   ThreadPool pool(1);
-  const int64_t m = 200, k = 384;
+  const int64_t m = 272, k = 384;  // rows a multiple of 16 (cuBLASLt's FP8 kernels), not of 128
   for (const KindCase& kc : kKinds) {
     const std::vector<uint8_t> packed = PackedFp8(kc.kind, m, k, 51);
     const DeviceFp8 d(packed, m, k, 1);
@@ -276,7 +276,8 @@ TEST(GpuFp8, GemmFp8MatchesItsOperandsAndStaysNearTheCpu) {
       DeviceArray<float> dx(x), dy(exact.size());
       PG_GPU_OK(GemmFp8(d.matrix(), dx.get(), n, dy.get(), ds.get(), scratch, nullptr));
       const auto y = dy.Download();
-      EXPECT_LE(Nmse(y, exact), 1e-9);
+      // cuBLASLt's FP8 tensor-core sums are not f32 FMAs in our order: its bound is a guess until a GPU run.
+      EXPECT_LE(Nmse(y, exact), LastFp8GemmUsedBlasLt() ? 1e-5 : 1e-9);
       EXPECT_LE(Nmse(y, cpu), 2e-3);  // E4M3 activations: 3 mantissa bits (measured 6e-4 to 8e-4)
       std::printf("GemmFp8 %s n=%lld: against its operands %.1e, against f32 activations %.1e (cuBLASLt: %s)\n",
                   kc.name, static_cast<long long>(n), Nmse(y, exact), Nmse(y, cpu),

@@ -143,7 +143,7 @@ Result<std::unique_ptr<DeviceWeights>> DeviceWeights::Upload(const ModelSource& 
   for (const auto& [type, n] : d->converted_by_type_)
     PG_LOG_INFO(
         "device executor: {} matrices of type {} dequantized to BF16 at load (the kernels decode F16, BF16, "
-        "Q8_0, Q4_K, Q6_K and FP8 E4M3 only)",
+        "Q8_0, Q4_K and Q6_K, and FP8 E4M3 except in the token embedding)",
         n, TypeName(static_cast<GgmlType>(type)));
   return d;
 }

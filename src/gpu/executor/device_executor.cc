@@ -8,6 +8,7 @@
 #include "gpu/executor/device_arena.h"
 #include "gpu/executor/device_check.h"
 #include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/fp8_matmul.h"
 
 namespace pg::gpu {
 
@@ -31,6 +32,8 @@ Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& mode
         "--device cuda: {} (multi-head latent attention) is not supported by the GPU executor yet; use --device cpu",
         model.config().arch));
   if (options.gemm_min_tokens < 0) return InvalidArgument("device executor: gemm_min_tokens < 0");
+  if (options.fp8_gemm && options.gemm_min_tokens == 0)
+    return InvalidArgument("device executor: fp8_gemm needs gemm_min_tokens > 0");
   int n = 0;
   if (gpuGetDeviceCount(&n) != gpuSuccess || n <= 0) {
     (void)gpuGetLastError();
@@ -47,6 +50,7 @@ Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& mode
     ForEachDenseMatrix(*e->w_, [&](const DeviceMatrix& m) {
       elems = std::max(elems, m.rows * m.cols);
       e->gemm_cols_ = std::max(e->gemm_cols_, m.cols);
+      e->gemm_rows_ = std::max(e->gemm_rows_, m.rows);
     });
     PG_GPU_TRY(gpuMalloc(&e->gemm_w_, static_cast<size_t>(std::max<int64_t>(elems, 1)) * 2));
   }
@@ -73,7 +77,8 @@ std::string DeviceExecutor::arithmetic() const {
 #else
   const std::string base = std::string(PG_GPU_VENDOR) + "-f32";
 #endif
-  return options_.gemm_min_tokens > 0 ? base + "+bf16gemm" : base;
+  if (options_.gemm_min_tokens == 0) return base;
+  return base + (options_.fp8_gemm ? "+fp8gemm" : "+bf16gemm");
 }
 
 Status DeviceExecutor::Prepare(const KvPages& pages) {
@@ -153,6 +158,8 @@ Status DeviceExecutor::Reserve(int64_t T, int64_t L, int64_t NB) {
   Add(parts, &s.ffn, cT * c.n_embd), Add(parts, &s.last, cL * c.n_embd), Add(parts, &s.logits, cL * c.n_vocab);
   Add(parts, &s.ints, cInts);
   if (gemm_w_) Add(parts, &s.x16, (cT * gemm_cols_ + 1) / 2);  // bf16: two per 4-byte element
+  s.fp8_bytes = options_.fp8_gemm ? Fp8GemmScratchBytes(cT, gemm_cols_, gemm_rows_) : 0;
+  if (s.fp8_bytes) Add(parts, &s.fp8, static_cast<int64_t>((s.fp8_bytes + 3) / 4));
   if (c.is_moe()) {
     const int64_t cTK = cT * c.moe.n_expert_used;
     Add(parts, &s.router, cT * c.moe.n_expert), Add(parts, &s.route_w, cTK), Add(parts, &s.xg, cTK * c.n_embd);

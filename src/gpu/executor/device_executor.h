@@ -18,7 +18,8 @@
 //
 // Arithmetic (arithmetic()): "<vendor>-f32", vendor cuda / hip, or
 // "cuda-emu-f32" for the emulated build (the same kernels, the host's libm);
-// "+bf16gemm" appended when DeviceOptions::gemm_min_tokens is set.
+// "+bf16gemm" appended when DeviceOptions::gemm_min_tokens is set ("+fp8gemm"
+// with fp8_gemm).
 // It differs from the CPU's (which rounds activations to Q8_0 / f16 before
 // its products), so its K/V never share disk / Redis keys with the CPU's.
 // --attn is not applied: attention is always the f32 online softmax of
@@ -70,6 +71,8 @@ class DeviceExecutor final : public Executor {
     int32_t *ints = nullptr, *ids = nullptr, *pos = nullptr, *slots = nullptr, *table_off = nullptr;
     int32_t *n_keys = nullptr, *logit_rows = nullptr, *tables = nullptr;
     uint16_t* x16 = nullptr;  // a product's activations in bf16 (gemm_min_tokens > 0)
+    uint8_t* fp8 = nullptr;   // GemmFp8's scratch (fp8_gemm), fp8_bytes long
+    size_t fp8_bytes = 0;
   };
 
   DeviceExecutor(const Model& model, std::unique_ptr<DeviceWeights> w, const DeviceOptions& o)
@@ -98,6 +101,7 @@ class DeviceExecutor final : public Executor {
   void* scratch_ = nullptr;     // device
   uint16_t* gemm_w_ = nullptr;  // device: the largest dense matrix in bf16 (gemm_min_tokens > 0)
   int64_t gemm_cols_ = 0;       // the widest dense matrix's cols (x16 holds cap_T_ rows of it)
+  int64_t gemm_rows_ = 0;       // the tallest dense matrix's rows (GemmFp8's padded output)
   size_t scratch_bytes_ = 0;
   int32_t* staging_ = nullptr;  // pinned host: the step's ints
   size_t staging_ints_ = 0;

@@ -7,6 +7,7 @@
 #include "gpu/executor/device_executor.h"
 #include "gpu/kernels/attention.h"
 #include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/fp8_matmul.h"
 #include "gpu/kernels/kv_write.h"
 #include "gpu/kernels/moe.h"
 
@@ -56,6 +57,10 @@ Status DeviceExecutor::Products(const float* x, std::initializer_list<ProductOut
   PG_GPU_TRY(RoundToBf16(x, step_.x16, T * cols, stream_));  // once for every product of x
   for (const auto& [w, y] : outs) {
     PG_CHECK(w->cols == cols);
+    if (options_.fp8_gemm && w->type == WType::kFP8_E4M3) {  // FP8 activations (device_options.h)
+      PG_GPU_TRY(GemmFp8(*w, x, T, y, step_.fp8, step_.fp8_bytes, stream_));
+      continue;
+    }
     PG_GPU_TRY(DequantToBf16(*w, gemm_w_, stream_));
     PG_GPU_TRY(GemmBf16(gemm_w_, step_.x16, y, w->rows, T, cols, stream_));
   }

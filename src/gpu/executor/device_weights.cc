@@ -9,6 +9,7 @@
 #include "backend/cpu/quant.h"
 #include "base/log.h"
 #include "gguf/ggml_type.h"
+#include "gpu/executor/device_fp8_weights.h"
 #include "gpu/runtime/gpu_vendor.h"
 
 namespace pg::gpu {
@@ -44,7 +45,7 @@ Result<const float*> DeviceWeights::Vector(const float* host, int64_t n) {
   return static_cast<const float*>(d);
 }
 
-Result<DeviceMatrix> DeviceWeights::Matrix(const WeightMatrix& w, int64_t n_mats, size_t mat_bytes) {
+Result<DeviceMatrix> DeviceWeights::Matrix(const WeightMatrix& w, int64_t n_mats, size_t mat_bytes, bool keep_fp8) {
   if (w.rows == 0) return DeviceMatrix{};
   if (auto it = uploaded_.find(w.data); it != uploaded_.end()) return it->second;
   if (w.layout != WeightLayout::kRowMajor) return Internal("device executor: a matrix is not row-major");
@@ -52,7 +53,9 @@ Result<DeviceMatrix> DeviceWeights::Matrix(const WeightMatrix& w, int64_t n_mats
   DeviceMatrix d;
   d.rows = w.rows;
   d.cols = w.cols;
-  if (KeptInGgufForm(w.type)) {
+  if (w.type == GgmlType::FP8_E4M3 && keep_fp8) {  // one byte a weight plus its scales (device_fp8_weights.h)
+    PG_ASSIGN_OR_RETURN(d, UploadFp8Matrix(w, n_mats, mat_bytes, [this](size_t b) { return Alloc(b); }));
+  } else if (KeptInGgufForm(w.type)) {
     d.type = static_cast<WType>(w.type);
     d.row_bytes = static_cast<int64_t>(w.row_bytes);
     d.mat_bytes = static_cast<int64_t>(mat_bytes);
@@ -125,7 +128,7 @@ Status DeviceWeights::UploadLayer(const LayerWeights& L, DeviceLayer* d) {
 Result<std::unique_ptr<DeviceWeights>> DeviceWeights::Upload(const ModelSource& file, const ModelConfig& c) {
   PG_ASSIGN_OR_RETURN(std::unique_ptr<ModelWeights> w, ModelWeights::Load(file, c, /*repack=*/false));
   std::unique_ptr<DeviceWeights> d(new DeviceWeights());
-  PG_ASSIGN_OR_RETURN(d->token_embd, d->Matrix(w->token_embd));
+  PG_ASSIGN_OR_RETURN(d->token_embd, d->Matrix(w->token_embd, 1, 0, /*keep_fp8=*/false));
   PG_ASSIGN_OR_RETURN(d->output, d->Matrix(w->output));
   PG_ASSIGN_OR_RETURN(d->output_norm, d->Vector(w->output_norm, c.n_embd));
   const std::vector<float> inv_freq = w->InvFreq(c);
@@ -140,7 +143,7 @@ Result<std::unique_ptr<DeviceWeights>> DeviceWeights::Upload(const ModelSource& 
   for (const auto& [type, n] : d->converted_by_type_)
     PG_LOG_INFO(
         "device executor: {} matrices of type {} dequantized to BF16 at load (the kernels decode F16, BF16, "
-        "Q8_0, Q4_K and Q6_K only)",
+        "Q8_0, Q4_K and Q6_K, and FP8 E4M3 except in the token embedding)",
         n, TypeName(static_cast<GgmlType>(type)));
   return d;
 }

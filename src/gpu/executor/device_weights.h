@@ -1,7 +1,8 @@
 // DeviceWeights: a model's weights uploaded once into device memory for the
 // device executor. Matrices of the five types the kernels decode (F16, BF16,
-// Q8_0, Q4_K, Q6_K) keep their GGUF bytes; any other type is dequantized to
-// BF16 at load (one log line per type saying so). Norm weights and biases
+// Q8_0, Q4_K, Q6_K) keep their GGUF bytes, FP8_E4M3 ones (Hugging Face FP8
+// directories) their E4M3 bytes plus scales (device_fp8_weights.h); any other
+// type is dequantized to BF16 at load (one log line per type saying so). Norm weights and biases
 // are the f32 vectors ModelWeights makes; the RoPE inverse frequencies are
 // Model::Load's (ModelWeights::InvFreq). A matrix shared by two
 // roles (tied embeddings) is uploaded once.
@@ -61,7 +62,8 @@ class DeviceWeights {
   Result<void*> Alloc(size_t bytes);
   Result<const float*> Vector(const float* host, int64_t n);
   // n_mats matrices of w's shape, matrix e at w.data + e * mat_bytes (0: one matrix).
-  Result<DeviceMatrix> Matrix(const WeightMatrix& w, int64_t n_mats = 1, size_t mat_bytes = 0);
+  // keep_fp8 false: an FP8_E4M3 matrix becomes BF16 (the token embedding: GetRows reads no FP8).
+  Result<DeviceMatrix> Matrix(const WeightMatrix& w, int64_t n_mats = 1, size_t mat_bytes = 0, bool keep_fp8 = true);
   Result<DeviceMatrix> Stack(const ExpertStack& s) { return Matrix(s.first, s.n_expert, s.expert_bytes); }
   Status UploadLayer(const LayerWeights& L, DeviceLayer* d);
 

@@ -11,8 +11,10 @@
 
 namespace pg::gpu {
 
-// The weight types decoded in the kernels (GgmlType numbers).
-enum class WType : uint32_t { kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30 };
+// The weight types decoded in the kernels (GgmlType numbers). kFP8_E4M3 is
+// not a GGUF block type on the device: its kernels are kernels/fp8_matmul.h's
+// (bytes and scales as kernels/fp8.cuh says).
+enum class WType : uint32_t { kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30, kFP8_E4M3 = 1000 };
 
 // Bytes of `chunks` 32-element chunks of a row of type T (rows are whole chunks,
 // except F16 / BF16 rows, whose last chunk may be partial).
@@ -23,6 +25,7 @@ PG_HOST_DEVICE int64_t WTypeRowBytes(WType t, int64_t cols) {
     case WType::kQ8_0: return cols / 32 * 34;
     case WType::kQ4_K: return cols / 256 * 144;
     case WType::kQ6_K: return cols / 256 * 210;
+    case WType::kFP8_E4M3: return cols;
   }
   return 0;
 }

@@ -94,6 +94,7 @@ gpuError_t GetRows(WType type, const void* table, int64_t row_bytes, int64_t col
     case WType::kQ6_K:
       PG_LAUNCH(GetRowsKernel<WType::kQ6_K>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
       break;
+    case WType::kFP8_E4M3: return gpuErrorInvalidValue;  // DeviceWeights keeps an FP8 embedding in BF16
   }
   return gpuGetLastError();
 }

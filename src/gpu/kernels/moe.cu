@@ -1,4 +1,5 @@
 // Mixture-of-Experts kernels (moe.h).
+#include "gpu/kernels/fp8_matmul.h"
 #include "gpu/kernels/moe.h"
 #include "gpu/kernels/reduce.cuh"
 
@@ -162,6 +163,7 @@ gpuError_t GatherRows(const float* x, const int32_t* row_token, int64_t n_rows, 
 
 gpuError_t GroupedMatMul(const DeviceMatrix& w, int32_t n_expert, const int32_t* offsets, const float* xg,
                          int64_t max_rows, float* yg, gpuStream_t s) {
+  if (w.type == WType::kFP8_E4M3) return Fp8GroupedMatMul(w, n_expert, offsets, xg, max_rows, yg, s);
   const int64_t block = (w.type == WType::kQ4_K || w.type == WType::kQ6_K) ? 256 : 32;
   if (n_expert <= 0 || w.rows <= 0 || w.cols % block != 0 || w.row_bytes < WTypeRowBytes(w.type, w.cols) ||
       w.mat_bytes < w.rows * w.row_bytes) {
@@ -179,6 +181,7 @@ gpuError_t GroupedMatMul(const DeviceMatrix& w, int32_t n_expert, const int32_t*
     case WType::kQ8_0: PG_GROUPED(WType::kQ8_0); break;
     case WType::kQ4_K: PG_GROUPED(WType::kQ4_K); break;
     case WType::kQ6_K: PG_GROUPED(WType::kQ6_K); break;
+    case WType::kFP8_E4M3: break;  // Fp8GroupedMatMul, above
   }
 #undef PG_GROUPED
   return gpuGetLastError();

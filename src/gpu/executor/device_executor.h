@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/executor.h"
 #include "gpu/executor/device_options.h"
@@ -71,11 +72,20 @@ class DeviceExecutor final : public Executor {
     int32_t *n_keys = nullptr, *logit_rows = nullptr, *tables = nullptr;
     uint16_t* x16 = nullptr;  // a product's activations in bf16 (gemm_min_tokens > 0)
   };
+  // MLA scratch of one step (null for other models; device_mla_layer.cc).
+  struct MlaStep {
+    float *qa = nullptr, *q = nullptr, *kv = nullptr, *qabs = nullptr, *o = nullptr, *av = nullptr;
+    float *ik = nullptr, *iw = nullptr, *iq = nullptr, *scores = nullptr, *cos = nullptr, *sin = nullptr;
+    int32_t *sel = nullptr, *sel_n = nullptr;  // the last full indexer layer's choice (shared layers reuse it)
+    int64_t ld = 0;                            // scores' row stride: the step's most causal keys
+  };
 
   DeviceExecutor(const Model& model, std::unique_ptr<DeviceWeights> w, const DeviceOptions& o)
       : model_(model), w_(std::move(w)), options_(o), device_(o.device) {}
   Status Validate(std::span<const BatchSeq> batch, int64_t* n_tok, int64_t* n_logits, int64_t* n_table) const;
-  Status Reserve(int64_t T, int64_t L, int64_t NB);
+  Status Reserve(int64_t T, int64_t L, int64_t NB, int64_t ctx);
+  // The MLA buffers' sizes in 4-byte elements, in MlaStep's order (0: not an MLA model).
+  std::vector<std::pair<void**, int64_t>> MlaParts(int64_t T, int64_t ctx);
   void Stage(std::span<const BatchSeq> batch);  // fills staging_ for step_
   Status Layer(int64_t l);
   // For each (W, y) of outs: y (T, W.rows) = x (T, W.cols) * W^T, all dense
@@ -83,7 +93,9 @@ class DeviceExecutor final : public Executor {
   // or more (x rounded to bf16 once for all of them), else MatMul.
   using ProductOut = std::pair<const DeviceMatrix*, float*>;
   Status Products(const float* x, std::initializer_list<ProductOut> outs);
-  Status Attention(int64_t l);
+  Status Attention(int64_t l);     // multi-head (GQA) attention: step_.proj
+  Status MlaAttention(int64_t l);  // multi-head latent attention (+ DSA indexer): step_.proj
+  Status MlaIndexer(int64_t l, int64_t index_slot);
   Status DenseFfn(const DeviceMatrix& gate, const DeviceMatrix& up, const DeviceMatrix& down, float* out);
   Status MoeFfn(const DeviceLayer& L);
   Status Logits();
@@ -95,6 +107,7 @@ class DeviceExecutor final : public Executor {
   gpuStream_t stream_{};
   DeviceKvPages kv_;
   Step step_;
+  MlaStep mla_;
   void* scratch_ = nullptr;     // device
   uint16_t* gemm_w_ = nullptr;  // device: the largest dense matrix in bf16 (gemm_min_tokens > 0)
   int64_t gemm_cols_ = 0;       // the widest dense matrix's cols (x16 holds cap_T_ rows of it)
@@ -103,7 +116,7 @@ class DeviceExecutor final : public Executor {
   size_t staging_ints_ = 0;
   float* host_logits_ = nullptr;  // pinned host: (L, n_vocab)
   size_t host_logits_floats_ = 0;
-  int64_t cap_T_ = -1, cap_L_ = -1, cap_NB_ = -1;
+  int64_t cap_T_ = -1, cap_L_ = -1, cap_NB_ = -1, cap_ctx_ = -1;
 };
 
 }  // namespace pg::gpu

@@ -14,7 +14,10 @@
 //            FFN or the MoE experts (router, sort by expert, grouped products,
 //            weighted combine, shared expert); the final norm and the output
 //            product on the logit rows only, copied into pinned host memory;
-//            it waits on the stream before returning.
+//            it waits on the stream before returning. MLA models (deepseek2,
+//            glm-dsa) run MlaAttention instead of the q/k/v attention
+//            (device_mla_layer.cc): latent rows and DSA indexer keys in the
+//            pages, the indexer's top-k, sparse attention over the chosen rows.
 //
 // Arithmetic (arithmetic()): "<vendor>-f32", vendor cuda / hip, or
 // "cuda-emu-f32" for the emulated build (the same kernels, the host's libm);

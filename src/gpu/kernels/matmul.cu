@@ -95,6 +95,7 @@ bool ShapeOk(const DeviceMatrix& w) {
 
 #define PG_DISPATCH_WTYPE(type, KERNEL, grid, block, ...)                                      \
   switch (type) {                                                                              \
+    case WType::kF32: PG_LAUNCH(KERNEL<WType::kF32>, grid, block, 0, s, __VA_ARGS__); break;   \
     case WType::kF16: PG_LAUNCH(KERNEL<WType::kF16>, grid, block, 0, s, __VA_ARGS__); break;   \
     case WType::kBF16: PG_LAUNCH(KERNEL<WType::kBF16>, grid, block, 0, s, __VA_ARGS__); break; \
     case WType::kQ8_0: PG_LAUNCH(KERNEL<WType::kQ8_0>, grid, block, 0, s, __VA_ARGS__); break; \

@@ -1,7 +1,7 @@
 // Matrix products on the device, y = x * W^T, with W in its GGUF form.
 //
-//   MatMul     decode and small batches: our own kernel for the five weight
-//              types (F16, BF16, Q8_0, Q4_K, Q6_K; FP8 E4M3 goes to
+//   MatMul     decode and small batches: our own kernel for the six weight
+//              types (F32, F16, BF16, Q8_0, Q4_K, Q6_K; FP8 E4M3 goes to
 //              Fp8MatMul, kernels/fp8_matmul.h), each block decoded in the
 //              kernel (dequant.cuh); f32 activations and accumulation. One warp
 //              per output row, up to kMatMulTokens tokens per pass.

@@ -57,7 +57,7 @@ void TileNVFP4(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_
     }
   }
   for (int i = 0; i < RM; ++i)
-    for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum256(acc[i][j]);
+    for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum(acc[i][j]);
 }
 
 // 32 E4M3 bytes as f32 values times 2^-8 (exact): elements 0-15 in lo, 16-31 in hi.

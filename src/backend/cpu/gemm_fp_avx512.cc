@@ -2,8 +2,8 @@
 // tiles' arithmetic (gemm_fp_avx2.cc has the derivations) with the 32 vector
 // registers' larger tiles:
 //   NVFP4    : 256-bit VPDPBUSD (|w| x sign(x, w), no int16 step), 4 x 4 tile;
-//   FP8_E4M3 : 32 weights widened per 512-bit vector, two vcvtph2ps to f32,
-//              4 x 4 tile.
+//   FP8_E4M3 : 16 weights widened per 512-bit vector straight to f32 (Fp8x16),
+//              a block's products summed before its scale (both tiles alike).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
@@ -12,6 +12,7 @@
 #include "backend/cpu/kernel_impls.h"
 #include "backend/cpu/quant_fp.h"
 #include "backend/cpu/simd_avx512.h"
+#include "base/prefetch.h"
 
 namespace pg::avx512 {
 namespace {
@@ -60,23 +61,46 @@ void TileNVFP4(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_
     for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum(acc[i][j]);
 }
 
-// 32 E4M3 bytes as f32 values times 2^-8 (exact): elements 0-15 in lo, 16-31 in hi.
-inline void Fp8x32(const uint8_t* q, __m512& lo, __m512& hi) {
-  const __m512i b = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)));
-  const __m512i h = _mm512_and_si512(_mm512_slli_epi16(b, 7), _mm512_set1_epi16(static_cast<int16_t>(0xBF80)));
-  lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
-  hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
+// 16 E4M3 bytes as their f32 values, exactly: the sign-extended byte shifted left by 20 and masked
+// puts the sign at bit 31 and the exponent and mantissa at bits 26-20, an f32 of value v * 2^-120
+// (E4M3 subnormals land on f32 subnormals; the DAZ bit of MXCSR is off, prosgrow never sets it),
+// and the product by 2^120 is exact. Four integer-side operations and one multiply per 16 weights:
+// on Zen 5 1.4x the throughput of widening through f16 (vcvtph2ps).
+inline __m512 Fp8x16(const uint8_t* q) {
+  const __m512i b = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+  const __m512i v = _mm512_and_si512(_mm512_slli_epi32(b, 20), _mm512_set1_epi32(static_cast<int32_t>(0x87F00000u)));
+  return _mm512_mul_ps(_mm512_castsi512_ps(v), _mm512_set1_ps(0x1p120f));
 }
 
-// One token (decode): each block's products accumulate unscaled, and the block's scale multiplies
-// the block sum once, instead of every widened weight vector (a quarter of the loop's vector work).
+inline void Fp8x32(const uint8_t* q, __m512& lo, __m512& hi) {
+  lo = Fp8x16(q);
+  hi = Fp8x16(q + 16);
+}
+
+// Both FP8 tiles compute each (row, token) output the same way, so a token's
+// result does not depend on the tile that computed it (batch invariance): a
+// block's 64 products accumulate unscaled in 16 lanes (two fused
+// multiply-adds per 32 weights, in order), the block's scale d then
+// multiplies the block sum once into the row's lanes, and the lanes are
+// summed at the end of the row.
+//
+// One token (decode) reads each weight once, so DRAM sets the pace. A tile's
+// RM rows are RM short streams (a 0.5b-shape row is 14 blocks, 952 bytes),
+// too short for the hardware prefetcher to reach full speed on: each block
+// prefetches the same place `ahead` bytes on (the tiles after this one).
 template <int RM>
-void TileFP8Decode(const uint8_t* wbase, size_t wstride, const float* x, int64_t nb, float* y) {
+void TileFP8Decode(const uint8_t* wbase, size_t wstride, const float* x, int64_t nb, float* y, ptrdiff_t ahead) {
   __m512 acc[RM];
   for (int i = 0; i < RM; ++i) acc[i] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     __m512 blk[RM];
-    for (int i = 0; i < RM; ++i) blk[i] = _mm512_setzero_ps();
+    for (int i = 0; i < RM; ++i) {
+      blk[i] = _mm512_setzero_ps();
+      if (ahead != 0) {
+        const auto* p = reinterpret_cast<const char*>(reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride) + b);
+        PrefetchL1(p + ahead + 64);
+      }
+    }
     for (int k = 0; k < kQKNV; k += 32) {
       const __m512 x0 = _mm512_loadu_ps(x + b * kQKNV + k), x1 = _mm512_loadu_ps(x + b * kQKNV + k + 16);
       for (int i = 0; i < RM; ++i) {
@@ -86,46 +110,56 @@ void TileFP8Decode(const uint8_t* wbase, size_t wstride, const float* x, int64_t
       }
     }
     for (int i = 0; i < RM; ++i) {
-      const float d = reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride)[b].d * 256.0f;
+      const float d = reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride)[b].d;
       acc[i] = _mm512_fmadd_ps(blk[i], _mm512_set1_ps(d), acc[i]);
     }
   }
   for (int i = 0; i < RM; ++i) y[i] = HSum512(acc[i]);
 }
 
+// Several tokens (prefill): the decode tile's arithmetic for RM rows x RN
+// tokens, two rows at a time so that the block sums and the row lanes of RN
+// tokens stay in registers (the x vectors come again from L1 for the next two).
 template <int RM, int RN>
-void TileFP8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb, float* y, int64_t ldy) {
-  if constexpr (RN == 1) {  // one token: its row of y is y[0..RM)
-    TileFP8Decode<RM>(wbase, wstride, reinterpret_cast<const float*>(xbase), nb, y);
-    return;
-  }
+void TileFP8Rows(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb, float* y,
+                 int64_t ldy) {
   __m512 acc[RM][RN];
   for (int i = 0; i < RM; ++i)
     for (int j = 0; j < RN; ++j) acc[i][j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    __m512 d[RM];
-    for (int i = 0; i < RM; ++i) {
-      d[i] = _mm512_set1_ps(reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride)[b].d * 256.0f);
-    }
+    __m512 blk[RM][RN];
+    for (int i = 0; i < RM; ++i)
+      for (int j = 0; j < RN; ++j) blk[i][j] = _mm512_setzero_ps();
     for (int k = 0; k < kQKNV; k += 32) {
-      __m512 x0[RN], x1[RN];
+      __m512 w0[RM], w1[RM];
+      for (int i = 0; i < RM; ++i)
+        Fp8x32(reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride)[b].q + k, w0[i], w1[i]);
       for (int j = 0; j < RN; ++j) {
         const float* xj = reinterpret_cast<const float*>(xbase + j * xs) + b * kQKNV + k;
-        x0[j] = _mm512_loadu_ps(xj);
-        x1[j] = _mm512_loadu_ps(xj + 16);
+        const __m512 x0 = _mm512_loadu_ps(xj), x1 = _mm512_loadu_ps(xj + 16);
+        for (int i = 0; i < RM; ++i) blk[i][j] = _mm512_fmadd_ps(w1[i], x1, _mm512_fmadd_ps(w0[i], x0, blk[i][j]));
       }
-      for (int i = 0; i < RM; ++i) {
-        const BlockFP8_E4M3& wb = reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride)[b];
-        __m512 w0, w1;
-        Fp8x32(wb.q + k, w0, w1);
-        w0 = _mm512_mul_ps(w0, d[i]);
-        w1 = _mm512_mul_ps(w1, d[i]);
-        for (int j = 0; j < RN; ++j) acc[i][j] = _mm512_fmadd_ps(w1, x1[j], _mm512_fmadd_ps(w0, x0[j], acc[i][j]));
-      }
+    }
+    for (int i = 0; i < RM; ++i) {
+      const __m512 d = _mm512_set1_ps(reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride)[b].d);
+      for (int j = 0; j < RN; ++j) acc[i][j] = _mm512_fmadd_ps(blk[i][j], d, acc[i][j]);
     }
   }
   for (int i = 0; i < RM; ++i)
     for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum512(acc[i][j]);
+}
+
+template <int RM, int RN>
+void TileFP8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb, float* y, int64_t ldy,
+             ptrdiff_t ahead) {
+  if constexpr (RN == 1) {  // one token: its row of y is y[0..RM)
+    TileFP8Decode<RM>(wbase, wstride, reinterpret_cast<const float*>(xbase), nb, y, ahead);
+  } else if constexpr (RM > 2) {
+    TileFP8Rows<2, RN>(wbase, wstride, xbase, xs, nb, y, ldy);
+    TileFP8Rows<RM - 2, RN>(wbase + 2 * wstride, wstride, xbase, xs, nb, y + 2, ldy);
+  } else {
+    TileFP8Rows<RM, RN>(wbase, wstride, xbase, xs, nb, y, ldy);
+  }
 }
 
 }  // namespace
@@ -145,8 +179,11 @@ void GemmFP8_E4M3(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, 
   const int64_t nb = w.cols / kQKNV;
   const auto* wbase = static_cast<const uint8_t*>(w.data);
   const auto* xbase = static_cast<const uint8_t*>(xa);
+  // The decode prefetch runs two tiles on, never past r1 (an expert's rows end at its matrix).
+  const auto row_bytes = static_cast<ptrdiff_t>(w.row_bytes);
   ForEachTile<4, 4>(r0, r1, t0, t1, [&]<int RM, int RN>(int64_t r, int64_t t) {
-    TileFP8<RM, RN>(wbase + r * w.row_bytes, w.row_bytes, xbase + t * xs, xs, nb, y + t * ldy + r, ldy);
+    const ptrdiff_t ahead = r + 12 <= r1 ? 8 * row_bytes : r + 8 <= r1 ? 4 * row_bytes : 0;
+    TileFP8<RM, RN>(wbase + r * w.row_bytes, w.row_bytes, xbase + t * xs, xs, nb, y + t * ldy + r, ldy, ahead);
   });
 }
 

@@ -30,10 +30,10 @@ void CheckInvariance(int64_t rows) {
   std::vector<float> x(static_cast<size_t>(n_tok * cols));
   for (auto& v : x) v = nd(rng) * 3.0f;
   // The last seven entries are repacked (Q8_0x8, F16 and BF16 Half4, Q4_Kx8, Q5_0 as Q8_0x8, Q6_Kx8, Q5_Kx8).
-  const GgmlType types[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
-                            GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q4_K, GgmlType::Q5_K,
-                            GgmlType::Q6_K, GgmlType::Q8_0, GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_K,
-                            GgmlType::Q5_0, GgmlType::Q6_K, GgmlType::Q5_K};
+  const GgmlType types[] = {GgmlType::F32,  GgmlType::F16,   GgmlType::BF16,     GgmlType::Q8_0, GgmlType::Q4_0,
+                            GgmlType::Q4_1, GgmlType::Q5_0,  GgmlType::Q5_1,     GgmlType::Q4_K, GgmlType::Q5_K,
+                            GgmlType::Q6_K, GgmlType::NVFP4, GgmlType::FP8_E4M3, GgmlType::Q8_0, GgmlType::F16,
+                            GgmlType::BF16, GgmlType::Q4_K,  GgmlType::Q5_0,     GgmlType::Q6_K, GgmlType::Q5_K};
   for (size_t ti = 0; ti < std::size(types); ++ti) {
     const GgmlType type = types[ti];
     const bool repacked = ti + 7 >= std::size(types);

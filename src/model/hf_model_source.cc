@@ -135,6 +135,13 @@ Status HfModelSource::PackFp8(const std::vector<const SafeTensor*>& parts, Tenso
   return Status::Ok();
 }
 
+bool HfModelSource::Owns(const void* p) const {
+  const auto* b = static_cast<const uint8_t*>(p);
+  for (const std::vector<uint8_t>& o : owned_)
+    if (!o.empty() && b >= o.data() && b < o.data() + o.size()) return true;
+  return false;
+}
+
 const TensorInfo* HfModelSource::FindTensor(const std::string& name) const {
   auto it = index_.find(name);
   return it == index_.end() ? nullptr : &tensors_[it->second];

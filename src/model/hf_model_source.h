@@ -37,6 +37,7 @@ class HfModelSource final : public ModelSource {
   Result<ModelConfig> Config() const override { return config_; }
   const std::vector<TensorInfo>& tensors() const override { return tensors_; }
   const TensorInfo* FindTensor(const std::string& name) const override;
+  bool Owns(const void* p) const override;
   // From tokenizer.json (the tokenizer module's reader).
   Result<std::unique_ptr<Tokenizer>> LoadTokenizer() const override;
   std::string chat_template() const override { return dir_->chat_template(); }

@@ -58,6 +58,12 @@ class ModelSource {
   virtual SamplingDefaults sampling_defaults() const { return {}; }
   // The GGUF file behind the source, or null for other formats.
   virtual const GgufFile* gguf() const { return nullptr; }
+  // Whether `p` lies in memory the source filled itself (a tensor converted
+  // or reordered at open) rather than in a file's mapping. Such a tensor is
+  // not repacked: its pages cannot be dropped and read again from the file,
+  // and later readers of the source (the model identity, the device upload)
+  // need them.
+  virtual bool Owns(const void* p) const { return false; }
 };
 
 class GgufModelSource final : public ModelSource {

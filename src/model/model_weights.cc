@@ -232,13 +232,14 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const ModelSource& f, c
                               &L.down_shexp, &L.wq_a, &L.wq_b, &L.wkv_a, &L.ix_q_b, &L.ix_k})
         if (m->rows > 0) ms.push_back(m);
     }
+    std::erase_if(ms, [&](const WeightMatrix* m) { return f.Owns(m->data); });  // see ModelSource::Owns
     // Each expert stack is repacked as one matrix of n_expert * rows rows:
     // with rows a multiple of 8 no row group crosses an expert, so expert e
     // starts at e * GroupOffset(view, rows) of the copy.
     std::vector<ExpertStack*> stacks;
     for (LayerWeights* L : blocks)
       for (ExpertStack* s : {&L->gate_exps, &L->up_exps, &L->down_exps})
-        if (s->n_expert > 0 && s->first.rows % kQ8_0x8Rows == 0) stacks.push_back(s);
+        if (s->n_expert > 0 && s->first.rows % kQ8_0x8Rows == 0 && !f.Owns(s->first.data)) stacks.push_back(s);
     std::vector<WeightMatrix> whole(stacks.size());  // sized once: ms points into it
     for (size_t i = 0; i < stacks.size(); ++i) {
       whole[i] = stacks[i]->first;
@@ -247,7 +248,7 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const ModelSource& f, c
     }
     ThreadPool pool(0);  // one thread per core: the copy is memory-bound
     w->repacked_.AddAll(ms, pool, ActiveKernels(), [&](size_t i, const WeightMatrix& src) {
-      if (!(i == 0 && c.tied_embeddings)) ReleaseMapped(src);
+      if (!(ms[i] == &w->output && c.tied_embeddings)) ReleaseMapped(src);
     });
     for (size_t i = 0; i < stacks.size(); ++i) {
       ExpertStack& s = *stacks[i];

@@ -37,6 +37,7 @@ WeightKind WeightKindOf(const WeightMatrix& w) {
     case WeightLayout::kQ6_Kx8: return w.type == GgmlType::Q6_K ? WeightKind::kQ6_Kx8 : WeightKind::kCount;
     case WeightLayout::kQ5_0x8: return w.type == GgmlType::Q5_0 ? WeightKind::kQ5_0x8 : WeightKind::kCount;
     case WeightLayout::kQ5_Kx8: return w.type == GgmlType::Q5_K ? WeightKind::kQ5_Kx8 : WeightKind::kCount;
+    case WeightLayout::kFP8x4: return w.type == GgmlType::FP8_E4M3 ? WeightKind::kFP8x4 : WeightKind::kCount;
     case WeightLayout::kHalf4:
       if (w.type == GgmlType::F16) return WeightKind::kF16Half4;
       return w.type == GgmlType::BF16 ? WeightKind::kBF16Half4 : WeightKind::kCount;
@@ -92,7 +93,7 @@ size_t ActRowBytes(ActFormat f, int64_t cols) {
       ns::GemmF32, ns::GemmF16, ns::GemmBF16, ns::GemmQ8_0, ns::GemmQ4_0, ns::GemmQ4_K, ns::GemmQ5_K, ns::GemmQ6_K,    \
           ns::GemmQ4_1, ns::GemmQ5_0, ns::GemmQ5_1, ns::GemmIQ4_NL, ns::GemmMXFP4, ns::GemmQ2_K, ns::GemmQ3_K,         \
           ns::GemmIQ4_XS, ns::GemmQ8_0x8, ns::GemmF16Half4, ns::GemmBF16Half4, ns::GemmQ4_Kx8, ns::GemmQ6_Kx8,         \
-          scalar::GemmQ5_0x8, ns::GemmQ5_Kx8, ns::GemmNVFP4, ns::GemmFP8_E4M3                                          \
+          scalar::GemmQ5_0x8, ns::GemmQ5_Kx8, ns::GemmNVFP4, ns::GemmFP8_E4M3, scalar::GemmFP8x4                       \
     }                                                                                                                  \
   }
 
@@ -136,6 +137,8 @@ const CpuKernels& Avx512Kernels() {
     t.gemm[static_cast<int>(WeightKind::kQ5_Kx8)] = avx512::GemmQ5_Kx8;
     t.gemm[static_cast<int>(WeightKind::kNVFP4)] = avx512::GemmNVFP4;
     t.gemm[static_cast<int>(WeightKind::kFP8_E4M3)] = avx512::GemmFP8_E4M3;
+    t.gemm[static_cast<int>(WeightKind::kFP8x4)] = avx512::GemmFP8x4;
+    t.fp8x4 = true;
     t.q5_0x8 = true;
     t.half4_f16 = false;  // BF16 still runs the AVX2 kernels
     return t;

@@ -19,7 +19,7 @@ struct WeightMatrix;
 
 // The weight types MatMul handles, as a dense index for the gemm[] table.
 // kQ8_0x8 .. kQ5_Kx8 are repacked layouts (WeightLayout::kQ8_0x8, kHalf4, kQ4_Kx8, kQ6_Kx8, kQ5_0x8,
-// kQ5_Kx8); kNVFP4 and kFP8_E4M3 are row-major again.
+// kQ5_Kx8); kNVFP4 and kFP8_E4M3 are row-major again, kFP8x4 repacked (WeightLayout::kFP8x4).
 enum class WeightKind {
   kF32,
   kF16,
@@ -46,6 +46,7 @@ enum class WeightKind {
   kQ5_Kx8,
   kNVFP4,
   kFP8_E4M3,
+  kFP8x4,
   kCount
 };
 
@@ -116,6 +117,9 @@ struct CpuKernels {
   // into Q8_0x8: true where the table's Q5_0x8 kernel is a SIMD one (AVX2 and
   // AVX-512). Q5_0x8 reads 35% fewer bytes.
   bool q5_0x8 = false;
+  // Whether models repack FP8_E4M3 matrices into FP8x4 (repack.h): true where
+  // the table's FP8x4 kernel is a SIMD one (AVX-512).
+  bool fp8x4 = false;
 };
 
 // The table for `level`, or nullptr if the host cannot run it.

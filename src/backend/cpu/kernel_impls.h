@@ -63,6 +63,8 @@ float DotFP8_E4M3(const BlockFP8_E4M3* w, const float* x, int64_t nb);
 GemmTile GemmQ5_0x8;
 // Q5_Kx8 (repack.h): the reference, beside GemmQ4_Kx8 (gemm_scalar.cc).
 GemmTile GemmQ5_Kx8;
+// FP8x4 (repack.h): the reference, DotFP8_E4M3 over each row (gemm_fp_scalar.cc).
+GemmTile GemmFP8x4;
 }  // namespace scalar
 
 namespace avx2 {
@@ -82,7 +84,7 @@ void AxpyF16(float a, const uint16_t* x, float* y, int64_t n);
 void SiluMul(const float* gate, const float* up, float* out, int64_t n);  // vec_ops_avx512.cc
 // VNNI kernels over the 8-row repacked layouts (gemm_x8_avx512.cc).
 GemmTile GemmQ8_0x8, GemmQ4_Kx8, GemmQ5_Kx8, GemmQ6_Kx8, GemmQ5_0x8;
-GemmTile GemmNVFP4, GemmFP8_E4M3;  // gemm_fp_avx512.cc
+GemmTile GemmNVFP4, GemmFP8_E4M3, GemmFP8x4;  // gemm_fp_avx512.cc
 }  // namespace avx512
 
 #undef PG_DECLARE_KERNELS

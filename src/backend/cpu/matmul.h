@@ -40,6 +40,7 @@ enum class WeightLayout : uint8_t {
   kQ6_Kx8,    // Q6_K repacked in groups of 8 rows (backend/cpu/repack.h)
   kQ5_0x8,    // Q5_0 repacked in groups of 8 rows (backend/cpu/repack.h)
   kQ5_Kx8,    // Q5_K repacked in groups of 8 rows (backend/cpu/repack.h)
+  kFP8x4,     // FP8_E4M3 repacked in groups of 4 rows (backend/cpu/repack.h)
 };
 
 // A weight matrix: `rows` output features of `cols` input features. As stored

@@ -233,6 +233,34 @@ WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst) {
   return v;
 }
 
+bool CanRepackFP8x4(const WeightMatrix& w) { return IsRowMajorOf(w, GgmlType::FP8_E4M3, kQKNV); }
+
+size_t RepackedBytesFP8x4(const WeightMatrix& w) {
+  const int64_t groups = (w.rows + kFP8x4Rows - 1) / kFP8x4Rows;
+  return static_cast<size_t>(groups * (w.cols / kQKNV)) * sizeof(BlockFP8x4);
+}
+
+WeightMatrix RepackFP8x4(const WeightMatrix& w, void* dst) {
+  PG_CHECK(CanRepackFP8x4(w));
+  const int64_t groups = (w.rows + kFP8x4Rows - 1) / kFP8x4Rows, nb = w.cols / kQKNV;
+  auto* out = static_cast<BlockFP8x4*>(dst);
+  std::memset(out, 0, RepackedBytesFP8x4(w));  // padding rows: zero scales and bytes
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int r = 0; r < kFP8x4Rows && g * kFP8x4Rows + r < w.rows; ++r) {
+      const auto* row = reinterpret_cast<const BlockFP8_E4M3*>(base + (g * kFP8x4Rows + r) * w.row_bytes);
+      for (int64_t b = 0; b < nb; ++b) {
+        out[g * nb + b].d[r] = row[b].d;
+        std::memcpy(out[g * nb + b].q[r], row[b].q, kQKNV);
+      }
+    }
+  }
+  WeightMatrix v = w;
+  v.data = dst;
+  v.layout = WeightLayout::kFP8x4;
+  return v;
+}
+
 size_t GroupOffset(const WeightMatrix& v, int64_t row) {
   WeightMatrix head = v;
   head.rows = row;
@@ -244,13 +272,14 @@ size_t GroupOffset(const WeightMatrix& v, int64_t row) {
     case WeightLayout::kQ6_Kx8: PG_CHECK(row % kQ4_Kx8Rows == 0); return RepackedBytesQ6_Kx8(head);
     case WeightLayout::kQ5_Kx8: PG_CHECK(row % kQ4_Kx8Rows == 0); return RepackedBytesQ5_Kx8(head);
     case WeightLayout::kHalf4: PG_CHECK(row % kHalf4Rows == 0); return RepackedBytesHalf4(head);
+    case WeightLayout::kFP8x4: PG_CHECK(row % kFP8x4Rows == 0); return RepackedBytesFP8x4(head);
   }
   return 0;
 }
 
 namespace {
 
-enum class RepackKind { kNone, kQ8_0x8, kQ5_0x8, kQ5_0AsQ8_0x8, kQ4_Kx8, kQ5_Kx8, kQ6_Kx8, kHalf4 };
+enum class RepackKind { kNone, kQ8_0x8, kQ5_0x8, kQ5_0AsQ8_0x8, kQ4_Kx8, kQ5_Kx8, kQ6_Kx8, kHalf4, kFP8x4 };
 
 RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
   if (CanRepackQ8_0x8(w)) return RepackKind::kQ8_0x8;
@@ -259,6 +288,7 @@ RepackKind KindFor(const WeightMatrix& w, const CpuKernels& k) {
   if (CanRepackQ4_Kx8(w) && k.k_quant_x8) return RepackKind::kQ4_Kx8;
   if (CanRepackQ5_Kx8(w) && k.k_quant_x8) return RepackKind::kQ5_Kx8;
   if (CanRepackQ6_Kx8(w) && k.k_quant_x8) return RepackKind::kQ6_Kx8;
+  if (CanRepackFP8x4(w) && k.fp8x4) return RepackKind::kFP8x4;
   if (CanRepackHalf4(w) && (w.type == GgmlType::F16 ? k.half4_f16 : k.half4_bf16)) return RepackKind::kHalf4;
   return RepackKind::kNone;
 }
@@ -271,6 +301,7 @@ size_t BytesFor(RepackKind kind, const WeightMatrix& w) {
     case RepackKind::kQ4_Kx8: return RepackedBytesQ4_Kx8(w);
     case RepackKind::kQ5_Kx8: return RepackedBytesQ5_Kx8(w);
     case RepackKind::kQ6_Kx8: return RepackedBytesQ6_Kx8(w);
+    case RepackKind::kFP8x4: return RepackedBytesFP8x4(w);
     default: return RepackedBytesHalf4(w);
   }
 }
@@ -283,6 +314,7 @@ WeightMatrix Repack(RepackKind kind, const WeightMatrix& w, void* dst) {
     case RepackKind::kQ4_Kx8: return RepackQ4_Kx8(w, dst);
     case RepackKind::kQ5_Kx8: return RepackQ5_Kx8(w, dst);
     case RepackKind::kQ6_Kx8: return RepackQ6_Kx8(w, dst);
+    case RepackKind::kFP8x4: return RepackFP8x4(w, dst);
     default: return RepackHalf4(w, dst);
   }
 }

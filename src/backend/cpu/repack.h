@@ -80,6 +80,17 @@
 // bytes per row and super-block; Q5_K has 176). The arithmetic is Q4_Kx8's
 // with levels 0..31 (scalar::GemmQ5_Kx8).
 //
+// FP8x4 groups 4 consecutive rows of FP8_E4M3: per 64-column block the 4
+// rows' f32 scales, then their 64 E4M3 bytes one row after the other:
+//
+//   BlockFP8x4 { d[4]; q[4][64] }   q[r][i] = row r's q[i] of the block
+//
+// 68 bytes per row and block, as row-major. A row's arithmetic is the
+// row-major kernels' (same loads, same FMA chains), so the results are the
+// row-major bits; a 4-row tile reads one contiguous stream instead of four
+// short ones (a 0.5b-shape row is 952 bytes), which the hardware prefetcher
+// follows (docs/performance.md, "FP8 weights").
+//
 // A group at the end of a matrix whose row count is not a multiple of its
 // group size is padded with zero rows.
 //
@@ -197,8 +208,21 @@ bool CanRepackHalf4(const WeightMatrix& w);
 size_t RepackedBytesHalf4(const WeightMatrix& w);
 WeightMatrix RepackHalf4(const WeightMatrix& w, void* dst);
 
+constexpr int kFP8x4Rows = 4;
+
+struct BlockFP8x4 {
+  float d[kFP8x4Rows];           // each row's block scale
+  uint8_t q[kFP8x4Rows][kQKNV];  // each row's E4M3 bytes
+};
+static_assert(sizeof(BlockFP8x4) == 4 * sizeof(BlockFP8_E4M3));
+
+// Whether `w` can be repacked into FP8x4 (a row-major FP8_E4M3 matrix).
+bool CanRepackFP8x4(const WeightMatrix& w);
+size_t RepackedBytesFP8x4(const WeightMatrix& w);
+WeightMatrix RepackFP8x4(const WeightMatrix& w, void* dst);
+
 // Bytes from the start of view `v` (any layout) to its row `row`, which must
-// start a group of v's layout (a multiple of 8 rows, 4 for Half4; any row for
+// start a group of v's layout (a multiple of 8 rows, 4 for Half4 and FP8x4; any row for
 // row-major). A stack of equal matrices repacked as one (each a whole number
 // of groups, e.g. a layer's experts) thus finds matrix i at i * this offset.
 size_t GroupOffset(const WeightMatrix& v, int64_t row);
@@ -206,7 +230,8 @@ size_t GroupOffset(const WeightMatrix& v, int64_t row);
 // Owns the repacked copies of a model's matrices.
 class RepackedWeights {
  public:
-  // Repacks `w` if it can be repacked (Q8_0 -> Q8_0x8; Q5_0 -> Q5_0x8 where
+  // Repacks `w` if it can be repacked (Q8_0 -> Q8_0x8; FP8_E4M3 -> FP8x4
+  // where `k` asks for it, CpuKernels::fp8x4; Q5_0 -> Q5_0x8 where
   // `k` asks for it, CpuKernels::q5_0x8, else Q8_0x8; Q4_K -> Q4_Kx8,
   // Q5_K -> Q5_Kx8 and Q6_K -> Q6_Kx8 where `k` asks for it,
   // CpuKernels::k_quant_x8; F16 /

@@ -219,3 +219,66 @@ TEST(GemmHalf4, EveryLevelMatchesItsRowMajorKernel) {
 
 }  // namespace
 }  // namespace pg
+
+namespace pg {
+namespace {
+
+// FP8x4 only changes where rows are read: its AVX-512 kernel gives the bits
+// of the AVX-512 row-major kernel, and the scalar reference (the other
+// tables' entry) those of the scalar row-major one, for every tile shape,
+// ranges starting and ending inside a group, and a last group of padding.
+TEST(GemmFP8x4, EveryLevelMatchesItsRowMajorKernel) {
+  for (int64_t rows : {4, 13, 64}) {
+    const int64_t cols = 192;
+    const std::vector<float> wf = RandomWeights(static_cast<size_t>(rows * cols), 5);
+    std::vector<uint8_t> wq(RowBytes(GgmlType::FP8_E4M3, cols) * rows);
+    ASSERT_TRUE(QuantizeRow(GgmlType::FP8_E4M3, wf.data(), wq.data(), rows * cols).ok());
+    const WeightMatrix w = MakeWeightMatrix(GgmlType::FP8_E4M3, wq.data(), rows, cols);
+    ASSERT_TRUE(CanRepackFP8x4(w));
+    EXPECT_EQ(RepackedBytesFP8x4(w), static_cast<size_t>((rows + 3) / 4 * 4) * RowBytes(GgmlType::FP8_E4M3, cols));
+    std::vector<uint8_t> buf(RepackedBytesFP8x4(w));
+    const WeightMatrix v = RepackFP8x4(w, buf.data());
+    ASSERT_EQ(WeightKindOf(v), WeightKind::kFP8x4);
+    // Row r's block b is lane r % 4 of its group's block b.
+    const auto* g = reinterpret_cast<const BlockFP8x4*>(buf.data());
+    const auto* src = reinterpret_cast<const BlockFP8_E4M3*>(wq.data());
+    const int64_t nb = cols / kQKNV;
+    EXPECT_EQ(g[(rows - 1) / 4 * nb + 1].d[(rows - 1) % 4], src[(rows - 1) * nb + 1].d);
+    EXPECT_EQ(0, std::memcmp(g[(rows - 1) / 4 * nb + 2].q[(rows - 1) % 4], src[(rows - 1) * nb + 2].q, kQKNV));
+    const int kind = static_cast<int>(WeightKind::kFP8x4), row_kind = static_cast<int>(WeightKind::kFP8_E4M3);
+    for (int64_t n_tok = 1; n_tok <= 7; ++n_tok) {
+      const std::vector<float> x = RandomWeights(static_cast<size_t>(n_tok * cols), 17, 1.0f);
+      const size_t xs = cols * sizeof(float);
+      for (const CpuKernels* k : HostKernelTables()) {
+        SCOPED_TRACE(std::string(IsaName(k->level)) + " rows " + std::to_string(rows) + " tokens " +
+                     std::to_string(n_tok));
+        std::vector<float> want(static_cast<size_t>(n_tok * rows), -1.0f);
+        const CpuKernels& same_impl = k->fp8x4 ? *k : ScalarKernels();
+        same_impl.gemm[row_kind](w, x.data(), xs, 0, n_tok, 0, rows, want.data(), rows);
+        ExpectGemmBits(k->gemm[kind], v, x.data(), xs, n_tok, rows, want, 0, rows);
+        ExpectGemmBitsInRanges(k->gemm[kind], v, x.data(), xs, n_tok, rows, want);
+      }
+    }
+  }
+}
+
+// Models repack FP8_E4M3 only where the table has an FP8x4 kernel of its own.
+TEST(RepackFP8x4, OnlyWhereTheTableAsksForIt) {
+  const std::vector<float> wf = RandomWeights(8 * 128, 3);
+  std::vector<uint8_t> wq(RowBytes(GgmlType::FP8_E4M3, 128) * 8);
+  ASSERT_TRUE(QuantizeRow(GgmlType::FP8_E4M3, wf.data(), wq.data(), 8 * 128).ok());
+  const WeightMatrix w = MakeWeightMatrix(GgmlType::FP8_E4M3, wq.data(), 8, 128);
+  RepackedWeights store;
+  for (const CpuKernels* k : HostKernelTables()) {
+    const WeightMatrix v = store.Add(w, *k);
+    EXPECT_EQ(v.layout, k->fp8x4 ? WeightLayout::kFP8x4 : WeightLayout::kRowMajor) << IsaName(k->level);
+    EXPECT_TRUE(v.Validate().ok());
+    if (k->fp8x4) {
+      EXPECT_EQ(GroupOffset(v, 4), 4 * RowBytes(GgmlType::FP8_E4M3, 128));
+    }
+  }
+  EXPECT_FALSE(ScalarKernels().fp8x4);
+}
+
+}  // namespace
+}  // namespace pg

@@ -46,10 +46,10 @@ MissAccounting::Status MissAccounting::StatusOf(const PrefixIndex& index, const 
   if (id != PrefixIndex::kNone) {
     const IndexEntry& e = index.at(id);
     if (!std::equal(block.begin(), block.end(), e.tokens.begin(), e.tokens.end())) return Status::kUnknown;
-    if (e.device.usable() || e.host.usable() || e.disk.present) {
+    if (e.copy(kDeviceTier).usable() || e.copy(kHostTier).usable() || e.copy(kDiskTier).usable()) {
       // A device copy still loading for another sequence stops Match even
       // when a lower copy exists.
-      return (e.device.slot >= 0 && !e.device.ready) ? Status::kNotReady : Status::kPresent;
+      return (e.copy(kDeviceTier).slot >= 0 && !e.copy(kDeviceTier).ready) ? Status::kNotReady : Status::kPresent;
     }
     return Status::kNotReady;  // only a copy in flight (a disk write)
   }
@@ -157,7 +157,7 @@ void MissAccounting::ExtendWhatIf(Status st, const BlockHash& h, bool first_miss
 void MissAccounting::Count(const MissExplanation& x) {
   if (!x.valid) return;
   totals_.never_seen += x.miss.never_seen;
-  for (int t = 0; t < 3; ++t) totals_.evicted[t] += x.miss.evicted[t];
+  for (int t = 0; t < kLocalTiers; ++t) totals_.evicted[t] += x.miss.evicted[t];
   totals_.diverged += x.miss.diverged;
   totals_.loading += x.miss.loading;
   totals_.policy += x.miss.policy;

@@ -7,8 +7,9 @@
 namespace pg {
 
 bool EvictionPolicy::Dirty(const IndexEntry& e, int tier, const EvictionContext& ctx) {
-  if (tier == kDeviceTier) return ctx.host_enabled ? e.host.slot < 0 : (ctx.disk_writable && !e.disk.present);
-  if (tier == kHostTier) return ctx.disk_writable && !e.disk.present;
+  if (tier == kDeviceTier)
+    return ctx.host_enabled ? e.copy(kHostTier).slot < 0 : (ctx.disk_writable && !e.copy(kDiskTier).usable());
+  if (tier == kHostTier) return ctx.disk_writable && !e.copy(kDiskTier).usable();
   return false;
 }
 
@@ -55,9 +56,10 @@ double CostAwareEviction::RecomputeCost(int32_t depth, int page_tokens) {
 
 double CostAwareEviction::ReloadAfterEviction(const IndexEntry& e, int tier, const EvictionContext& ctx) {
   const double page = ctx.page_tokens;
-  const bool other_device = tier != kDeviceTier && e.device.slot >= 0;
-  const bool other_host = tier != kHostTier && (e.host.slot >= 0 || (tier == kDeviceTier && ctx.host_enabled));
-  const bool other_disk = tier != kDiskTier && (e.disk.present || e.disk.writing || ctx.disk_writable);
+  const bool other_device = tier != kDeviceTier && e.copy(kDeviceTier).slot >= 0;
+  const bool other_host =
+      tier != kHostTier && (e.copy(kHostTier).slot >= 0 || (tier == kDeviceTier && ctx.host_enabled));
+  const bool other_disk = tier != kDiskTier && (e.copy(kDiskTier).held() || ctx.disk_writable);
   if (other_device) return 0;
   if (other_host) return kHostReloadPerToken * page;
   if (other_disk) return kDiskReloadPerToken * page;

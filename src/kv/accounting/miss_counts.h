@@ -33,7 +33,7 @@ struct MissCounts {
 enum class MatchStop : uint8_t {
   kNone,      // the chain ended (or the len - 1 rule stopped it)
   kShortHit,  // host/disk part below min_promote_tokens: recomputed
-  kPolicy,    // cut by a policy hook (KvCacheManager::LimitMatch)
+  kPolicy,    // cut by a policy hook (KvCacheManager::Impl::LimitMatch)
   kNoCache,   // the prefix cache is off (server-wide or for this request)
 };
 

@@ -304,6 +304,11 @@ int BenchModelMain(int argc, char** argv) {
   app.add_flag("--no-repack", no_repack, "keep weights in the file's row-major layout (A/B of the repacked kernels)");
   app.add_flag("--precise", precise, "matrix products on f32 activations, row-major weights (--attn precise)");
   app.add_flag("--json", json, "print JSON");
+  std::string attn_sparse = "sparse";
+  app.add_option("--attn-sparse", attn_sparse,
+                 "DSA models (glm-dsa): sparse (default; each query reads its indexer's top-k latent rows) | "
+                 "dense-masked (every cached key scored, the unselected masked: the A/B of the sparse path)")
+      ->check(CLI::IsMember({"sparse", "dense-masked"}));
   DeviceFlags device;
   AddDeviceFlags(app, &device);
   SpecFlags spec_flags;
@@ -327,6 +332,7 @@ int BenchModelMain(int argc, char** argv) {
   ModelOptions options;
   options.repack_weights = !no_repack;
   if (precise) options = ModelOptionsFor(AttentionMode::kPrecise);
+  options.sparse_attention = attn_sparse == "dense-masked" ? SparseAttention::kDenseMasked : SparseAttention::kSparse;
   auto model = Model::Load(model_path, options);
   if (!model.ok()) return Fail("bench-model", model.status().message());
   ThreadPool pool(threads);

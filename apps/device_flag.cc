@@ -31,14 +31,15 @@ void AddDeviceFlags(CLI::App& app, DeviceFlags* f) {
                  "--device cuda's prefill products: f32 (default; the device's own kernels, f32 activations, the "
                  "same bits for any batch shape) | bf16 (steps of 32+ tokens run their dense products as bf16 "
                  "GEMMs, cuBLAS in a CUDA build: faster, but a prefilled prefix and the same prefix decoded give "
-                 "slightly different K/V)")
-      ->check(CLI::IsMember({"f32", "bf16"}));
+                 "slightly different K/V) | fp8 (as bf16, but the products of FP8 weights take FP8 activations, "
+                 "E4M3 per token and 128-wide group, through cuBLASLt's FP8 tensor cores where the GPU has them)")
+      ->check(CLI::IsMember({"f32", "bf16", "fp8"}));
 }
 
 Status ApplyDeviceFlags(const DeviceFlags& f, EngineConfig* c) {
   const std::string& device = f.device;
   if (device == "cpu") {
-    if (f.prefill != "f32") return InvalidArgument("--device-prefill bf16 applies to --device cuda only");
+    if (f.prefill != "f32") return InvalidArgument("--device-prefill " + f.prefill + " applies to --device cuda only");
     return Status::Ok();
   }
   const int ordinal = CudaOrdinal(device);
@@ -46,7 +47,8 @@ Status ApplyDeviceFlags(const DeviceFlags& f, EngineConfig* c) {
 #ifdef PROSGROW_DEVICE_EXECUTOR
   gpu::DeviceOptions o;
   o.device = ordinal;
-  o.gemm_min_tokens = f.prefill == "bf16" ? gpu::kBf16GemmMinTokens : 0;
+  o.gemm_min_tokens = f.prefill == "f32" ? 0 : gpu::kBf16GemmMinTokens;
+  o.fp8_gemm = f.prefill == "fp8";
   return gpu::UseDeviceExecutor(o, c);
 #else
   (void)c;

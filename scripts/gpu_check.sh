@@ -20,7 +20,9 @@
 # Steps: build (or bring) the CUDA binaries; op tests on the GPU (gpu_tests,
 # JSON report); a dense and an MoE model with `prosgrow make-model`; greedy
 # tokens with --device cuda against --device cpu; bench-model pp512/tg128 on
-# both devices (and pp512 with --device-prefill bf16: cuBLAS); pinned 3 MB block copies H2D, D2H and both at once
+# both devices (and pp512 with --device-prefill bf16: cuBLAS); an FP8 directory
+# (make-model --hf-dtype fp8) greedy against the CPU and pp512 with
+# --device-prefill fp8 (cuBLASLt); pinned 3 MB block copies H2D, D2H and both at once
 # (gpu_copy_bench); a short baseline-vs-optimized `prosgrow bench`.
 # A step that cannot run (e.g. --device cuda before the device executor
 # exists) is recorded as "unavailable" with the one-line reason, never faked.
@@ -141,10 +143,14 @@ step build build
 step op_tests "$(find_bin gpu_tests)" --gtest_output="json:$OUT/op_tests.json"
 step make_dense "$BIN/prosgrow" make-model --shape "$DENSE_SHAPE" --type q8_0 --seed 1 -o "$OUT/dense.gguf"
 step make_moe "$BIN/prosgrow" make-model --shape tiny-moe --arch qwen3moe --type q8_0 --seed 2 -o "$OUT/moe.gguf"
+step make_fp8 "$BIN/prosgrow" make-model --shape "$DENSE_SHAPE" --type bf16 --seed 3 -o "$OUT/fp8src.gguf" \
+  --hf-dir "$OUT/fp8" --hf-dtype fp8
 step greedy_dense greedy "$OUT/dense.gguf"
 step greedy_moe greedy "$OUT/moe.gguf"
+step greedy_fp8 greedy "$OUT/fp8"
+step bench_fp8 on_device bench-model -m "$OUT/fp8" -p "$PP" -r 2 --tests pp --json --device cuda --device-prefill fp8
 step bench_model bench_model "$OUT/dense.gguf"
 step copy_3mb "$(find_bin gpu_copy_bench)" --block-bytes $((3 << 20)) --blocks 64 --reps 5
 step short_bench short_bench
-rm -f "$OUT/dense.gguf" "$OUT/moe.gguf"
+rm -rf "$OUT/dense.gguf" "$OUT/moe.gguf" "$OUT/fp8src.gguf" "$OUT/fp8"
 echo "gpu_check: results in $OUT (summary.txt)"

@@ -54,7 +54,7 @@ ninja -C build-emu -j"$JOBS" gpu_tests gpu_copy_bench prosgrow device_executor_t
 # multi-turn run on it; `serve --device cuda` against `--device cpu` (fixture models);
 # `bench-model --device cuda` on the device executor.
 summary+=(emulated build-emu/ctest-junit.xml)
-ctest --test-dir build-emu -R '^(gpu_tests|device_executor_tests|device_serve_emulated(_moe|_bf16)?|device_bench_model_emulated|doctor_device_emulated)$' \
+ctest --test-dir build-emu -R '^(gpu_tests|device_executor_tests|device_serve_emulated(_moe|_bf16|_mla|_fp8)?|device_bench_model_emulated|doctor_device_emulated)$' \
   --output-on-failure --timeout 1500 --output-junit ctest-junit.xml || rc=$?
 if [ "$rc" -ne 0 ]; then report; exit "$rc"; fi
 

@@ -12,7 +12,12 @@
 # prefill's dense products as bf16 GEMMs: the 40-token prompt takes that path)
 # and checks that the serve log names its arithmetic (+bf16gemm).
 #
-# usage: device_serve_check.sh PROSGROW_BIN MODELS_DIR [MODEL...]
+# DEVICE_PREFILL=fp8 likewise (+fp8gemm). EXPECT_LOG / REJECT_LOG, when set,
+# are extended regexes the device run's serve log must / must not match.
+# CPU_ATTN, when set, is the CPU run's --attn (precise: f32 activations, the
+# device's arithmetic). SERVE_FLAGS, when set, go to both runs (word-split).
+#
+# usage: device_serve_check.sh PROSGROW_BIN MODELS_DIR [MODEL...] (a MODEL may be a directory)
 # Exit 77 (Skipped) when the fixture models are absent.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/serve_lib.sh
@@ -22,7 +27,7 @@ shift 2
 names=("$@")
 ((${#names[@]})) || names=(tiny-llama-gpt2.gguf tiny-qwen3-spm.gguf)
 for n in "${names[@]}"; do
-  [[ -f "$models/$n" ]] || { echo "SKIP: needs ../shared/fixtures/models/$n (absent)"; exit 77; }
+  [[ -e "$models/$n" ]] || { echo "SKIP: needs ../shared/fixtures/models/$n (absent)"; exit 77; }
 done
 work=$(mktemp -d) || exit 2
 serve_lib_remove_at_exit "$work"
@@ -37,7 +42,9 @@ prompts=('{"prompt":"The capital of France is","max_tokens":4,"temperature":0,"i
 
 answers() {  # MODEL DEVICE OUT: serve, ask every prompt (twice: the second time from the prefix cache), stop
   local model=$1 device=$2 out=$3 i=0 extra=()
-  [[ $device == cuda ]] && extra=(--device-prefill "$DEVICE_PREFILL")
+  read -ra extra <<<"${SERVE_FLAGS:-}"
+  [[ $device == cuda ]] && extra+=(--device-prefill "$DEVICE_PREFILL")
+  [[ $device == cpu && -n ${CPU_ATTN:-} ]] && extra+=(--attn "$CPU_ATTN")
   serve_lib_serve "$work/serve-$device.log" "$bin" serve -m "$model" --port 0 --threads 2 --device "$device" \
     "${extra[@]}" --kv-device-mem 16MiB --ctx-size 256 || fail "serve --device $device did not become healthy"
   : >"$out"
@@ -55,9 +62,15 @@ for n in "${names[@]}"; do
   answers "$models/$n" cuda "$work/cuda.jsonl"
   grep -q 'device executor: .*arithmetic cuda' "$work/serve-cuda.log" ||
     fail "$n: serve --device cuda did not run the device executor: $(tail -5 "$work/serve-cuda.log")"
-  if [[ $DEVICE_PREFILL == bf16 ]]; then
-    grep -q 'arithmetic cuda[-a-z0-9]*+bf16gemm' "$work/serve-cuda.log" ||
-      fail "$n: --device-prefill bf16 did not reach the device executor: $(tail -5 "$work/serve-cuda.log")"
+  if [[ $DEVICE_PREFILL != f32 ]]; then
+    grep -q "arithmetic cuda[-a-z0-9]*+${DEVICE_PREFILL}gemm" "$work/serve-cuda.log" ||
+      fail "$n: --device-prefill $DEVICE_PREFILL did not reach the device executor: $(tail -5 "$work/serve-cuda.log")"
+  fi
+  if [[ -n ${EXPECT_LOG:-} ]]; then
+    grep -Eq "$EXPECT_LOG" "$work/serve-cuda.log" || fail "$n: the serve log does not match '$EXPECT_LOG'"
+  fi
+  if [[ -n ${REJECT_LOG:-} ]] && grep -E "$REJECT_LOG" "$work/serve-cuda.log"; then
+    fail "$n: the serve log matches '$REJECT_LOG'"
   fi
   python3 - "$work/cpu.jsonl" "$work/cuda.jsonl" "$LOGPROB_TOL" "$n" <<'PY' || fail "$n: the device's answers differ"
 import json, sys

@@ -17,6 +17,7 @@
 #include "engine/engine.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "spec_requests.h"
 #include "synth/make_model.h"
 #include "test_util.h"
 #include "testing/tiny_model.h"
@@ -100,32 +101,9 @@ TEST(SpecDraft, OtherVocabularyFixtureIsRefused) {
   EXPECT_EQ(r.err.find('\n', at), r.err.size() - 1) << r.err;
 }
 
-struct DraftRun {
-  std::vector<int32_t> tokens;
-  SpecUsage spec;
-};
-
 // Prompts of 30 + 7 i tokens; `shared` > 0: all start with the same `shared` tokens.
-std::vector<DraftRun> RunRequests(Engine& e, int n_requests, int n, float temp, int shared = 0) {
-  std::vector<DraftRun> out(static_cast<size_t>(n_requests));
-  for (int i = 0; i < n_requests; ++i) {
-    GenerationRequest r;
-    r.id = "draft-" + std::to_string(i);
-    for (int j = 0; j < 30 + 7 * i; ++j) r.prompt.push_back(100 + (j * 31 + (j < shared ? 0 : i * 17)) % 3000);
-    r.sampling.temperature = temp;
-    r.sampling.top_k = 8;
-    r.sampling.max_tokens = n;
-    r.sampling.ignore_eos = true;
-    DraftRun* o = &out[static_cast<size_t>(i)];
-    EXPECT_TRUE(e.Submit(r, [o](const ServiceEvent& ev) {
-                   if (ev.kind == ServiceEvent::Kind::kToken)
-                     o->tokens.push_back(ev.token.token);
-                   else
-                     o->spec = ev.finish.spec;
-                 }).ok());
-  }
-  e.RunUntilIdle();
-  return out;
+std::vector<test::SpecRun> RunRequests(Engine& e, int n_requests, int n, float temp, int shared = 0) {
+  return test::RunSpecRequests(e, {"draft-", 30, 7, 100, 31, 17, 3000}, n_requests, n, temp, shared);
 }
 
 TEST(SpecDraft, OwnDraftAcceptsEveryDraftGreedyAndSampled) {
@@ -136,7 +114,7 @@ TEST(SpecDraft, OwnDraftAcceptsEveryDraftGreedyAndSampled) {
     SCOPED_TRACE(temp);
     const auto runs = RunRequests(**e, 4, 40, temp);
     int64_t drafted = 0, accepted = 0;
-    for (const DraftRun& r : runs) {
+    for (const test::SpecRun& r : runs) {
       EXPECT_EQ(r.tokens.size(), 40u);
       drafted += r.spec.drafted;
       accepted += r.spec.accepted;

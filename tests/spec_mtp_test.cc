@@ -20,6 +20,7 @@
 #include "engine/engine.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "spec_requests.h"
 #include "test_util.h"
 #include "testing/tiny_model.h"
 
@@ -40,32 +41,9 @@ EngineConfig MtpConfig(const std::string& model, const std::string& drafters) {
   return c;
 }
 
-struct MtpRun {
-  std::vector<int32_t> tokens;
-  SpecUsage spec;
-};
-
 // n_requests prompts of 8 + 3 i tokens (the first `shared` tokens the same in all).
-std::vector<MtpRun> RunRequests(Engine& e, int n_requests, int n, float temp, int shared) {
-  std::vector<MtpRun> out(static_cast<size_t>(n_requests));
-  for (int i = 0; i < n_requests; ++i) {
-    GenerationRequest r;
-    r.id = "mtp-" + std::to_string(i);
-    for (int j = 0; j < 8 + 3 * i; ++j) r.prompt.push_back(200 + (j * 37 + (j < shared ? 0 : i * 53)) % 20000);
-    r.sampling.temperature = temp;
-    r.sampling.top_k = 8;
-    r.sampling.max_tokens = n;
-    r.sampling.ignore_eos = true;
-    MtpRun* o = &out[static_cast<size_t>(i)];
-    EXPECT_TRUE(e.Submit(r, [o](const ServiceEvent& ev) {
-                   if (ev.kind == ServiceEvent::Kind::kToken)
-                     o->tokens.push_back(ev.token.token);
-                   else
-                     o->spec = ev.finish.spec;
-                 }).ok());
-  }
-  e.RunUntilIdle();
-  return out;
+std::vector<test::SpecRun> RunRequests(Engine& e, int n_requests, int n, float temp, int shared) {
+  return test::RunSpecRequests(e, {"mtp-", 8, 3, 200, 37, 53, 20000}, n_requests, n, temp, shared);
 }
 
 TEST(SpecMtp, GreedyOutputsEqualNoSpeculationOnThirtyPrompts) {
@@ -202,7 +180,7 @@ TEST(SpecMtp, ABlockThatPredictsLikeTheTrunkIsAccepted) {
             std::string::npos)
       << metrics;
   // Sampled requests run through the same drafter (point-mass drafts) and finish.
-  for (const MtpRun& r : RunRequests(**e, 3, 20, 1.0f, 0)) EXPECT_EQ(r.tokens.size(), 20u);
+  for (const test::SpecRun& r : RunRequests(**e, 3, 20, 1.0f, 0)) EXPECT_EQ(r.tokens.size(), 20u);
   // And through the CLI: the same tokens as without speculation, drafts reported.
   const std::string base = "generate -m " + mirror + " -p 'one two three four' -n 24 --temp 0 --threads 2 --json";
   auto off = test::RunProsgrow(base);
@@ -226,7 +204,7 @@ TEST(SpecMtp, MiniShapesGenerateAndDraft) {
     const std::string path = (dir / (shape + ".gguf")).string();
     auto made = test::RunProsgrow("make-model --shape " + shape + " --type q4_k --vocab builtin --out " + path);
     ASSERT_EQ(made.exit_code, 0) << made.err;
-    std::vector<MtpRun> runs[2];
+    std::vector<test::SpecRun> runs[2];
     for (int spec = 0; spec < 2; ++spec) {
       auto e = Engine::Create(MtpConfig(path, spec ? "mtp" : "none"));
       ASSERT_TRUE(e.ok()) << e.status().ToString();

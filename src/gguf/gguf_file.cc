@@ -1,14 +1,11 @@
 #include "gguf/gguf_file.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
+
+#include "base/quoted_text.h"
 
 namespace pg {
 namespace {
@@ -73,25 +70,6 @@ uint64_t MinEncodedSize(GgufValueType t) {
 }
 
 bool ValidValueType(uint32_t t) { return t <= 12; }
-
-// A key or tensor name from the file, quoted for a one-line error message:
-// control and non-ASCII bytes as \xNN, cut after 64 bytes.
-std::string Quoted(const std::string& s) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < 64; ++i) {
-    const auto ch = static_cast<unsigned char>(s[i]);
-    if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
-      out += static_cast<char>(ch);
-    } else {
-      out += "\\x";
-      out += kHex[ch >> 4];
-      out += kHex[ch & 15];
-    }
-  }
-  if (s.size() > 64) out += "...";
-  return out + "'";
-}
 
 // Reads one T from the file and stores it widened to Out (the value's variant type).
 template <typename T, typename Out>
@@ -200,45 +178,20 @@ int64_t GgufTensorInfo::n_elements() const {
   return n;
 }
 
-GgufFile::~GgufFile() {
-  if (map_) munmap(map_, size_);
-}
-
 Result<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    return IoError(path + ": cannot stat: " + std::strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return InvalidArgument(path + ": not a regular file");
-  }
-  std::unique_ptr<GgufFile> f(new GgufFile());
-  f->path_ = path;
-  f->size_ = static_cast<uint64_t>(st.st_size);
-  if (f->size_ < 24) {
-    ::close(fd);
-    return Corrupt(path + ": not a GGUF file (only " + std::to_string(f->size_) + " bytes)");
-  }
-  void* m = mmap(nullptr, f->size_, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (m == MAP_FAILED) return IoError(path + ": mmap failed: " + std::strerror(errno));
-  f->map_ = m;
-  f->base_ = static_cast<const uint8_t*>(m);
-  PG_RETURN_IF_ERROR(f->Parse());
-  return f;
+  PG_ASSIGN_OR_RETURN(FileImage image, FileImage::Map(path));
+  if (image.size() < 24) return Corrupt(path + ": not a GGUF file (only " + std::to_string(image.size()) + " bytes)");
+  return Of(path, std::move(image));
 }
 
 Result<std::unique_ptr<GgufFile>> GgufFile::FromBuffer(const uint8_t* data, size_t size, const std::string& label) {
+  return Of(label, FileImage::Copy(data, size));
+}
+
+Result<std::unique_ptr<GgufFile>> GgufFile::Of(const std::string& path, FileImage image) {
   std::unique_ptr<GgufFile> f(new GgufFile());
-  f->path_ = label;
-  f->owned_.assign(data, data + size);
-  f->base_ = f->owned_.data();
-  f->size_ = size;
+  f->path_ = path;
+  f->image_ = std::move(image);
   PG_RETURN_IF_ERROR(f->Parse());
   return f;
 }
@@ -254,18 +207,18 @@ Status ReadMetadata(Cursor& c, uint64_t n_kv, const std::string& path, std::map<
     std::string key;
     if (!c.ReadString(&key)) return CorruptIn(path, "truncated metadata key #" + std::to_string(i));
     uint32_t vt;
-    if (!c.Read(&vt)) return CorruptIn(path, "truncated metadata " + Quoted(key));
+    if (!c.Read(&vt)) return CorruptIn(path, "truncated metadata " + QuotedText(key));
     if (!ValidValueType(vt))
-      return CorruptIn(path, "metadata " + Quoted(key) + " has unknown value type " + std::to_string(vt));
+      return CorruptIn(path, "metadata " + QuotedText(key) + " has unknown value type " + std::to_string(vt));
     GgufValue val;
     val.type = static_cast<GgufValueType>(vt);
     if (val.type == GgufValueType::ARRAY) {
       std::string err;
-      if (!ReadArray(c, &val, &err)) return CorruptIn(path, "metadata " + Quoted(key) + ": " + err);
+      if (!ReadArray(c, &val, &err)) return CorruptIn(path, "metadata " + QuotedText(key) + ": " + err);
     } else if (!ReadScalar(c, val.type, &val)) {
-      return CorruptIn(path, "truncated metadata " + Quoted(key));
+      return CorruptIn(path, "truncated metadata " + QuotedText(key));
     }
-    if (kv->count(key)) return CorruptIn(path, "duplicate metadata key " + Quoted(key));
+    if (kv->count(key)) return CorruptIn(path, "duplicate metadata key " + QuotedText(key));
     kv->emplace(std::move(key), std::move(val));
   }
   return Status::Ok();
@@ -289,27 +242,27 @@ Status ReadAlignment(const GgufValue* a, const std::string& path, uint64_t* alig
 Status ReadTensorInfo(Cursor& c, uint64_t i, const std::string& path, GgufTensorInfo* t) {
   if (!c.ReadString(&t->name)) return CorruptIn(path, "truncated tensor info #" + std::to_string(i));
   uint32_t n_dims;
-  if (!c.Read(&n_dims)) return CorruptIn(path, "truncated tensor " + Quoted(t->name));
+  if (!c.Read(&n_dims)) return CorruptIn(path, "truncated tensor " + QuotedText(t->name));
   if (n_dims == 0 || n_dims > kMaxDims)
-    return CorruptIn(path, "tensor " + Quoted(t->name) + " has " + std::to_string(n_dims) + " dims (1..4 allowed)");
+    return CorruptIn(path, "tensor " + QuotedText(t->name) + " has " + std::to_string(n_dims) + " dims (1..4 allowed)");
   int64_t n_el = 1;
   for (uint32_t d = 0; d < n_dims; ++d) {
     uint64_t ne;
-    if (!c.Read(&ne)) return CorruptIn(path, "truncated tensor " + Quoted(t->name));
+    if (!c.Read(&ne)) return CorruptIn(path, "truncated tensor " + QuotedText(t->name));
     if (ne == 0 || ne > static_cast<uint64_t>(kMaxElements) || n_el > kMaxElements / static_cast<int64_t>(ne))
-      return CorruptIn(path, "tensor " + Quoted(t->name) + " has an absurd dimension " + std::to_string(ne));
+      return CorruptIn(path, "tensor " + QuotedText(t->name) + " has an absurd dimension " + std::to_string(ne));
     n_el *= static_cast<int64_t>(ne);
     t->dims.push_back(static_cast<int64_t>(ne));
   }
   uint32_t type;
-  if (!c.Read(&type)) return CorruptIn(path, "truncated tensor " + Quoted(t->name));
+  if (!c.Read(&type)) return CorruptIn(path, "truncated tensor " + QuotedText(t->name));
   const GgmlTypeInfo* info = GgmlTypeInfoFor(type);
-  if (!info) return CorruptIn(path, "tensor " + Quoted(t->name) + " has unknown type " + std::to_string(type));
+  if (!info) return CorruptIn(path, "tensor " + QuotedText(t->name) + " has unknown type " + std::to_string(type));
   t->type = static_cast<GgmlType>(type);
   if (t->dims[0] % info->block_elems != 0)
-    return CorruptIn(path, "tensor " + Quoted(t->name) + " row of " + std::to_string(t->dims[0]) +
+    return CorruptIn(path, "tensor " + QuotedText(t->name) + " row of " + std::to_string(t->dims[0]) +
                                " is not a multiple of the " + info->name + " block size");
-  if (!c.Read(&t->offset)) return CorruptIn(path, "truncated tensor " + Quoted(t->name));
+  if (!c.Read(&t->offset)) return CorruptIn(path, "truncated tensor " + QuotedText(t->name));
   t->n_bytes = static_cast<uint64_t>(n_el / info->block_elems) * info->block_bytes;
   return Status::Ok();
 }
@@ -318,7 +271,7 @@ Status ReadTensorInfo(Cursor& c, uint64_t i, const std::string& path, GgufTensor
 
 Status GgufFile::Parse() {
   auto fail = [&](const std::string& what) { return CorruptIn(path_, what); };
-  Cursor c(base_, size_);
+  Cursor c(image_.data(), image_.size());
   uint32_t magic = 0;
   if (!c.Read(&magic)) return fail("truncated header");
   if (magic != kMagic) return fail("bad magic (not a GGUF file)");
@@ -339,20 +292,20 @@ Status GgufFile::Parse() {
   for (uint64_t i = 0; i < n_tensors; ++i) {
     GgufTensorInfo t;
     PG_RETURN_IF_ERROR(ReadTensorInfo(c, i, path_, &t));
-    if (tensor_index_.count(t.name)) return fail("duplicate tensor " + Quoted(t.name));
+    if (tensor_index_.count(t.name)) return fail("duplicate tensor " + QuotedText(t.name));
     tensor_index_[t.name] = tensors_.size();
     tensors_.push_back(std::move(t));
   }
 
   // Tensor data: after the infos, aligned; each tensor inside the file.
   uint64_t data_start = (c.pos() + alignment_ - 1) / alignment_ * alignment_;
-  if (n_tensors > 0 && data_start > size_) return fail("data section starts past the end of the file");
-  uint64_t data_size = size_ > data_start ? size_ - data_start : 0;
+  if (n_tensors > 0 && data_start > image_.size()) return fail("data section starts past the end of the file");
+  uint64_t data_size = image_.size() > data_start ? image_.size() - data_start : 0;
   for (auto& t : tensors_) {
-    if (t.offset % alignment_ != 0) return fail("tensor " + Quoted(t.name) + " offset is not aligned");
+    if (t.offset % alignment_ != 0) return fail("tensor " + QuotedText(t.name) + " offset is not aligned");
     if (t.offset > data_size || t.n_bytes > data_size - t.offset)
-      return fail("tensor " + Quoted(t.name) + " data lies past the end of the file (truncated?)");
-    t.data = base_ + data_start + t.offset;
+      return fail("tensor " + QuotedText(t.name) + " data lies past the end of the file (truncated?)");
+    t.data = image_.data() + data_start + t.offset;
   }
   return Status::Ok();
 }

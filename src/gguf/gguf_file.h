@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/file_image.h"
 #include "base/status.h"
 #include "gguf/ggml_type.h"
 
@@ -77,7 +78,7 @@ struct GgufTensorInfo {
 
 class GgufFile {
  public:
-  ~GgufFile();
+  ~GgufFile() = default;
   GgufFile(const GgufFile&) = delete;
   GgufFile& operator=(const GgufFile&) = delete;
 
@@ -90,7 +91,7 @@ class GgufFile {
   uint32_t version() const { return version_; }
   const std::string& path() const { return path_; }
   uint64_t alignment() const { return alignment_; }
-  uint64_t file_size() const { return size_; }
+  uint64_t file_size() const { return image_.size(); }
 
   const std::map<std::string, GgufValue>& metadata() const { return kv_; }
   const GgufValue* Find(const std::string& key) const;
@@ -115,6 +116,8 @@ class GgufFile {
 
  private:
   GgufFile() = default;
+  // The file of `image`, parsed; `path` names it in errors.
+  static Result<std::unique_ptr<GgufFile>> Of(const std::string& path, FileImage image);
   Status Parse();
   // Find(key), or NotFound naming the file and the key.
   Result<const GgufValue*> Require(const std::string& key) const;
@@ -127,10 +130,7 @@ class GgufFile {
   std::string path_;
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
-  const uint8_t* base_ = nullptr;
-  uint64_t size_ = 0;
-  void* map_ = nullptr;         // mmap region (nullptr if buffer)
-  std::vector<uint8_t> owned_;  // buffer copy (FromBuffer)
+  FileImage image_;  // mapped (Open) or copied (FromBuffer)
   std::map<std::string, GgufValue> kv_;
   std::vector<GgufTensorInfo> tensors_;
   std::map<std::string, size_t> tensor_index_;

@@ -1,6 +1,6 @@
 // Device matrix products (kernels/matmul.h) against the CPU: MatMul against
 // MatMulPrecise (f32 activations, every block decoded as DequantizeRow) for
-// the five weight types; GemmBf16 against a double-precision product of the
+// the six weight types; GemmBf16 against a double-precision product of the
 // same bf16 operands. Tolerance: normalised error <= 1e-9 (f32 sums in
 // another order; measured ~1e-13).
 #include "gpu/kernels/matmul.h"
@@ -25,7 +25,7 @@ namespace {
 using namespace testing;  // NOLINT(build/namespaces): the GPU test helpers (gpu_test_util.h)
 
 constexpr double kTol = 1e-9;
-constexpr WType kTypes[] = {WType::kF16, WType::kBF16, WType::kQ8_0, WType::kQ4_K, WType::kQ6_K};
+constexpr WType kTypes[] = {WType::kF32, WType::kF16, WType::kBF16, WType::kQ8_0, WType::kQ4_K, WType::kQ6_K};
 
 std::vector<uint8_t> Quantize(WType t, const std::vector<float>& x, int64_t rows, int64_t cols) {
   const size_t rb = static_cast<size_t>(WTypeRowBytes(t, cols));

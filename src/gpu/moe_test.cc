@@ -1,6 +1,6 @@
 // The MoE kernels (kernels/moe.h) against the CPU: RouteTokens against
 // RouteToken (model/expert_router.h: the same experts, weights within 1e-12
-// normalised error), and the whole routed FFN (route, sort by expert,
+// normalised error; also with expert groups), and the whole routed FFN (route, sort by expert,
 // gather, grouped gate/up, SiLU*mul, grouped down, weighted scatter-add)
 // against a per-token composition of RouteToken and MatMulPrecise, in a step
 // where most experts get no token (tolerance 1e-9, f32 summation order).
@@ -57,6 +57,29 @@ TEST(GpuMoe, RouterMatchesRouteTokenForSoftmaxAndBiasedSigmoid) {
     const RouterSpec spec{int32_t(E), int32_t(K), c.gating == ExpertGating::kSigmoid, c.norm, c.scale};
     ForEachWarpSize([&] {
       PG_GPU_OK(RouteTokens(spec, dl.get(), c.with_bias ? db.get() : nullptr, T, de.get(), dw.get(), nullptr));
+      EXPECT_EQ(de.Download(), ref.experts);
+      EXPECT_LE(Nmse(dw.Download(), ref.weights), 1e-12);
+    });
+  }
+}
+
+// Group-limited routing (deepseek2): 64 experts in 8 groups, the 3 groups with
+// the best two-expert sums kept, sigmoid with a selection bias, softmax without.
+TEST(GpuMoe, RouterMatchesRouteTokenWithExpertGroups) {
+  PG_GPU_SKIP_WITHOUT_DEVICE();
+  const int64_t T = 7, E = 64, K = 6, G = 8, GU = 3;
+  const auto logits = RandomFloats(T * E, 8, -4, 4), bias = RandomFloats(E, 9, -0.5f, 0.5f);
+  for (const bool sigmoid : {false, true}) {
+    const ExpertRouterParams p{E, K, sigmoid ? ExpertGating::kSigmoid : ExpertGating::kSoftmax, true, 2.5f, G, GU};
+    const float* hb = sigmoid ? bias.data() : nullptr;
+    const Routed ref = CpuRoute(p, logits, hb, T);
+    DeviceArray<float> dl(logits), db(bias), dw(T * K);
+    DeviceArray<int32_t> de(T * K);
+    RouterSpec spec{int32_t(E), int32_t(K), sigmoid, true, 2.5f};
+    spec.n_group = G;
+    spec.n_group_used = GU;
+    ForEachWarpSize([&] {
+      PG_GPU_OK(RouteTokens(spec, dl.get(), sigmoid ? db.get() : nullptr, T, de.get(), dw.get(), nullptr));
       EXPECT_EQ(de.Download(), ref.experts);
       EXPECT_LE(Nmse(dw.Download(), ref.weights), 1e-12);
     });

@@ -1,13 +1,11 @@
 #include "hf/safetensors_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "base/bounded_json.h"
 #include "hf/error_text.h"
@@ -74,36 +72,21 @@ int64_t SafeTensor::n_elements() const {
   return n;
 }
 
-SafetensorsFile::~SafetensorsFile() {
-  if (map_) munmap(map_, size_);
+Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
+  PG_ASSIGN_OR_RETURN(FileImage image, FileImage::Map(path));
+  return Of(path, std::move(image));
 }
 
-Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return IoError(path + ": not a regular file");
-  }
+Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Of(const std::string& path, FileImage image) {
   std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->path_ = path;
-  f->size_ = static_cast<uint64_t>(st.st_size);
-  if (f->size_ < 8) {
-    ::close(fd);
-    return Corrupt(path + ": header: file of " + std::to_string(f->size_) + " bytes has no 8-byte header length");
-  }
-  void* m = mmap(nullptr, f->size_, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (m == MAP_FAILED) return IoError(path + ": mmap failed: " + std::strerror(errno));
-  f->map_ = m;
-  f->base_ = static_cast<const uint8_t*>(m);
+  f->image_ = std::move(image);
   PG_RETURN_IF_ERROR(f->Parse());
   return f;
 }
 
 void SafetensorsFile::DropPages(const SafeTensor& t) const {
-  if (map_ == nullptr || t.n_bytes == 0) return;
+  if (!image_.mapped() || t.n_bytes == 0) return;
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = reinterpret_cast<uintptr_t>(t.data), end = begin + t.n_bytes;
   const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;  // whole pages inside
@@ -112,13 +95,7 @@ void SafetensorsFile::DropPages(const SafeTensor& t) const {
 
 Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::FromBuffer(const uint8_t* data, size_t size,
                                                                      const std::string& label) {
-  std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
-  f->path_ = label;
-  f->owned_.assign(data, data + size);
-  f->base_ = f->owned_.data();
-  f->size_ = size;
-  PG_RETURN_IF_ERROR(f->Parse());
-  return f;
+  return Of(label, FileImage::Copy(data, size));
 }
 
 const SafeTensor* SafetensorsFile::Find(const std::string& name) const {
@@ -128,17 +105,19 @@ const SafeTensor* SafetensorsFile::Find(const std::string& name) const {
 
 Status SafetensorsFile::Parse() {
   auto bad = [&](const std::string& what) { return Corrupt(path_ + ": header: " + what); };
-  if (size_ < 8) return bad("file of " + std::to_string(size_) + " bytes has no 8-byte header length");
+  const uint8_t* base = image_.data();
+  const uint64_t size = image_.size();
+  if (size < 8) return bad("file of " + std::to_string(size) + " bytes has no 8-byte header length");
   uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | base_[i];  // little-endian
-  if (n > size_ - 8) return bad("length " + std::to_string(n) + " runs past the end of the file (truncated?)");
+  for (int i = 7; i >= 0; --i) n = (n << 8) | base[i];  // little-endian
+  if (n > size - 8) return bad("length " + std::to_string(n) + " runs past the end of the file (truncated?)");
   if (n > kMaxHeaderBytes) return bad("length " + std::to_string(n) + " is over the limit");
   nlohmann::json h;
   JsonParseError e =
-      ParseBoundedJson(std::string_view(reinterpret_cast<const char*>(base_ + 8), n), kMaxHeaderDepth, &h);
+      ParseBoundedJson(std::string_view(reinterpret_cast<const char*>(base + 8), n), kMaxHeaderDepth, &h);
   if (e.kind != JsonParseError::Kind::kNone) return bad("not valid JSON: " + e.message);
   if (!h.is_object()) return bad("not a JSON object");
-  const uint64_t data_start = 8 + n, data_size = size_ - data_start;
+  const uint64_t data_start = 8 + n, data_size = size - data_start;
   tensors_.reserve(h.size());
   for (const auto& item : h.items()) {
     const std::string& name = item.key();
@@ -178,7 +157,7 @@ Status SafetensorsFile::Parse() {
       return field("data_offsets span " + std::to_string(end - b) + " bytes, dtype and shape make " +
                    std::to_string(want));
     t.offset = data_start + b;
-    t.data = base_ + t.offset;
+    t.data = base + t.offset;
     t.n_bytes = want;
     index_[name] = tensors_.size();
     tensors_.push_back(std::move(t));

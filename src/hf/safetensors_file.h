@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "base/file_image.h"
 #include "base/status.h"
 
 namespace pg {
@@ -51,7 +52,7 @@ struct SafeTensor {
 
 class SafetensorsFile {
  public:
-  ~SafetensorsFile();
+  ~SafetensorsFile() = default;
   SafetensorsFile(const SafetensorsFile&) = delete;
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
@@ -61,7 +62,7 @@ class SafetensorsFile {
                                                              const std::string& label = "<buffer>");
 
   const std::string& path() const { return path_; }
-  uint64_t file_size() const { return size_; }
+  uint64_t file_size() const { return image_.size(); }
   const std::vector<SafeTensor>& tensors() const { return tensors_; }
   const SafeTensor* Find(const std::string& name) const;
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
@@ -72,13 +73,12 @@ class SafetensorsFile {
 
  private:
   SafetensorsFile() = default;
+  // The file of `image`, parsed; `path` names it in errors.
+  static Result<std::unique_ptr<SafetensorsFile>> Of(const std::string& path, FileImage image);
   Status Parse();
 
   std::string path_;
-  const uint8_t* base_ = nullptr;
-  uint64_t size_ = 0;
-  void* map_ = nullptr;         // mmap region (nullptr if buffer)
-  std::vector<uint8_t> owned_;  // buffer copy (FromBuffer)
+  FileImage image_;  // mapped (Open) or copied (FromBuffer)
   std::vector<SafeTensor> tensors_;
   std::map<std::string, size_t> index_;
   std::map<std::string, std::string> metadata_;

@@ -34,6 +34,11 @@ void IndexerScores(const IndexerArgs& a, const float* iq, const float* w, int64_
 
 // The 8-lane f32 dot used by the indexer and MLA attention (order above).
 float DotLanes8(const float* a, const float* b, int64_t n);
+float DotLanes8Scalar(const float* a, const float* b, int64_t n);  // the reference (any host)
+
+// o[d] = fma(w, row[d], o[d]) for d < n: MLA attention's weighted sum of latent rows.
+void FmaRow(float w, const float* row, float* o, int64_t n);
+void FmaRowScalar(float w, const float* row, float* o, int64_t n);  // the reference (any host)
 
 // Widens one cached row (f16, bf16, or f32: copied) to f32.
 void WidenRow(const uint16_t* src, KvDtype dtype, float* dst, int64_t n);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -12,6 +13,22 @@
 
 namespace pg {
 namespace {
+
+// The host's vector versions (AVX2 + FMA where present) give the scalar references' bits: the same
+// fused multiply-adds in the same order, lane for lane, tails included.
+TEST(DsaVectors, DotLanes8AndFmaRowMatchTheScalarReferenceBitForBit) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd;
+  for (int64_t n : {1, 7, 8, 9, 64, 127, 576}) {
+    std::vector<float> a(n), b(n), o1(n), o2(n);
+    for (int64_t i = 0; i < n; ++i) a[i] = nd(rng), b[i] = nd(rng), o1[i] = o2[i] = nd(rng);
+    const float d1 = DotLanes8(a.data(), b.data(), n), d2 = DotLanes8Scalar(a.data(), b.data(), n);
+    EXPECT_EQ(std::memcmp(&d1, &d2, sizeof d1), 0) << n;
+    FmaRow(0.37f, a.data(), o1.data(), n);
+    FmaRowScalar(0.37f, a.data(), o2.data(), n);
+    EXPECT_EQ(std::memcmp(o1.data(), o2.data(), n * sizeof(float)), 0) << n;
+  }
+}
 
 TEST(IndexerScores, MatchAFloat64ReferenceOfTheWeightedReluDots) {
   constexpr int64_t kHeads = 8, kDim = 36, kPage = 16, kKeys = 50;

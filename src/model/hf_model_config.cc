@@ -86,11 +86,17 @@ Status ReadRopeScaling(const Fields& f, ModelConfig* c) {
   return Status::Ok();
 }
 
+// The routed experts: their count (under the model type's `count_key`), top-k and width.
+Status ReadExperts(const Fields& f, const char* count_key, MoeConfig* m) {
+  PG_ASSIGN_OR_RETURN(m->n_expert, f.Int(count_key));
+  PG_ASSIGN_OR_RETURN(m->n_expert_used, f.Int("num_experts_per_tok"));
+  PG_ASSIGN_OR_RETURN(m->n_ff_exp, f.Int("moe_intermediate_size"));
+  return Status::Ok();
+}
+
 Status ReadQwen3Moe(const Fields& f, ModelConfig* c) {
   MoeConfig& m = c->moe;
-  PG_ASSIGN_OR_RETURN(m.n_expert, f.Int("num_experts"));
-  PG_ASSIGN_OR_RETURN(m.n_expert_used, f.Int("num_experts_per_tok"));
-  PG_ASSIGN_OR_RETURN(m.n_ff_exp, f.Int("moe_intermediate_size"));
+  PG_RETURN_IF_ERROR(ReadExperts(f, "num_experts", &m));
   PG_ASSIGN_OR_RETURN(bool norm, f.Bool("norm_topk_prob", true));
   if (!norm) return f.Bad("norm_topk_prob", "false is not supported (qwen3_moe renormalises the top-k weights)");
   PG_ASSIGN_OR_RETURN(int64_t step, f.Int("decoder_sparse_step", 1));
@@ -104,9 +110,7 @@ Status ReadQwen3Moe(const Fields& f, ModelConfig* c) {
 
 Status ReadGlm4Moe(const Fields& f, ModelConfig* c) {
   MoeConfig& m = c->moe;
-  PG_ASSIGN_OR_RETURN(m.n_expert, f.Int("n_routed_experts"));
-  PG_ASSIGN_OR_RETURN(m.n_expert_used, f.Int("num_experts_per_tok"));
-  PG_ASSIGN_OR_RETURN(m.n_ff_exp, f.Int("moe_intermediate_size"));
+  PG_RETURN_IF_ERROR(ReadExperts(f, "n_routed_experts", &m));
   PG_ASSIGN_OR_RETURN(m.n_shared, f.Int("n_shared_experts", 0));
   PG_ASSIGN_OR_RETURN(m.n_dense_lead, f.Int("first_k_dense_replace", 0));
   PG_ASSIGN_OR_RETURN(m.norm_weights, f.Bool("norm_topk_prob", true));

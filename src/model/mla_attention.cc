@@ -52,8 +52,7 @@ void MlaAttend(const MlaAttentionArgs& a, const float* q, const int32_t* keys, i
     WidenRow(LatentRow(a, pos), a.kv->dtype(), row, C);
     for (int64_t h = 0; h < H; ++h) {
       const float w = p[h * n_keys + j];
-      float* o = out + h * C;
-      for (int64_t d = 0; d < C; ++d) o[d] = std::fma(w, row[d], o[d]);
+      FmaRow(w, row, out + h * C, C);
     }
   }
   for (int64_t h = 0; h < H; ++h) {

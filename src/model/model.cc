@@ -134,73 +134,76 @@ Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const ModelSource> so
 
 Status Model::Forward(std::span<const BatchSeq> batch, const KvPages& kv, ThreadPool& pool, ForwardScratch& s,
                       float* logits) const {
-  int64_t n_tok = 0, n_logits = 0, max_ctx = 0;
-  PG_RETURN_IF_ERROR(CheckBatch(batch, kv, &n_tok, &n_logits, &max_ctx));
-  if (n_tok == 0) return Status::Ok();
-  if (kv.kv_dim() != config_.kv_dim()) return InvalidArgument("forward: KV pages have the wrong row size");
-  if (kv.layout.kind != config_.attention_kind() || kv.layout.n_index_layers != config_.mla.n_index_layers() ||
-      (kv.layout.n_index_layers > 0 && kv.layout.index_dim != config_.mla.index_dim))
-    return InvalidArgument("forward: KV pages have the wrong attention kind or indexer keys for this model");
+  PG_ASSIGN_OR_RETURN(const BatchTotals n, CheckForwardBatch(batch, kv.page_tokens(), config_.n_vocab, "forward"));
+  if (n.n_tok == 0) return Status::Ok();
+  PG_RETURN_IF_ERROR(CheckKvPagesFor(config_, kv, "forward"));
   if (kv.dtype() == KvDtype::kF32 && !config_.mla.enabled)
     return InvalidArgument("forward: f32 KV pages are for MLA models only");
-  s.Reserve(config_, n_tok, n_logits, max_ctx, pool.size());
+  s.Reserve(config_, n.n_tok, n.n_logits, n.max_ctx, pool.size());
 
-  Embed(batch, n_tok, pool, s);
+  Embed(batch, n.n_tok, pool, s);
+  const MlaStep step =
+      MakeMlaStep(batch, kv, n.n_tok, s.tok_seq_.data(), s.tok_pos_.data(), s.cos_.data(), s.sin_.data(), options_);
   for (int64_t l = 0; l < config_.n_layer; ++l) {
-    if (config_.mla.enabled) {
-      const MlaStep step{batch,
-                         &kv,
-                         n_tok,
-                         s.tok_seq_.data(),
-                         s.tok_pos_.data(),
-                         s.cos_.data(),
-                         s.sin_.data(),
-                         options_.precise_matmul,
-                         options_.sparse_attention};
+    if (config_.mla.enabled)
       MlaAttentionLayer(config_, weights_->layers[static_cast<size_t>(l)], l, step, s.x_.data(), s.h_.data(), pool,
                         s.mla_, s.mm_);
-    } else {
-      AttentionBlock(l, batch, kv, n_tok, pool, s);
-    }
-    FfnBlock(l, n_tok, pool, s);
+    else
+      AttentionBlock(l, batch, kv, n.n_tok, pool, s);
+    FfnBlock(l, n.n_tok, pool, s);
   }
-  if (n_logits == 0) return Status::Ok();
-  OutputLogits(batch, n_logits, pool, s, logits);
+  if (n.n_logits == 0) return Status::Ok();
+  OutputLogits(batch, n.n_logits, pool, s, logits);
   return Status::Ok();
 }
 
-Status Model::CheckBatch(std::span<const BatchSeq> batch, const KvPages& kv, int64_t* n_tok, int64_t* n_logits,
-                         int64_t* max_ctx) const {
-  const ModelConfig& c = config_;
+Result<BatchTotals> CheckForwardBatch(std::span<const BatchSeq> batch, int64_t page_tokens, int64_t n_vocab,
+                                      std::string_view who) {
+  BatchTotals n;
   for (const BatchSeq& b : batch) {
-    if (b.n_tokens <= 0) return InvalidArgument("forward: a sequence has no new tokens");
+    if (b.n_tokens <= 0) return InvalidArgument(fmt::format("{}: a sequence has no new tokens", who));
     int64_t end = b.start_pos + b.n_tokens;
-    if (b.start_pos < 0 || b.n_blocks * kv.page_tokens() < end)
-      return InvalidArgument(fmt::format("forward: block table of {} pages cannot hold {} positions", b.n_blocks, end));
+    if (b.start_pos < 0 || b.n_blocks * page_tokens < end)
+      return InvalidArgument(fmt::format("{}: block table of {} pages cannot hold {} positions", who, b.n_blocks, end));
     for (int64_t i = 0; i < b.n_tokens; ++i)
-      if (b.tokens[i] < 0 || b.tokens[i] >= c.n_vocab)
-        return InvalidArgument(
-            fmt::format("forward: token id {} outside the vocabulary of {}", b.tokens[i], c.n_vocab));
-    *n_tok += b.n_tokens;
-    *n_logits += b.logit_rows();
-    *max_ctx = std::max(*max_ctx, end);
+      if (b.tokens[i] < 0 || b.tokens[i] >= n_vocab)
+        return InvalidArgument(fmt::format("{}: token id {} outside the vocabulary of {}", who, b.tokens[i], n_vocab));
+    n.n_tok += b.n_tokens;
+    n.n_logits += b.logit_rows();
+    n.max_ctx = std::max(n.max_ctx, end);
   }
+  return n;
+}
+
+Status CheckKvPagesFor(const ModelConfig& c, const KvPages& kv, std::string_view who) {
+  if (kv.kv_dim() != c.kv_dim()) return InvalidArgument(fmt::format("{}: KV pages have the wrong row size", who));
+  if (kv.layout.kind != c.attention_kind() || kv.layout.n_index_layers != c.mla.n_index_layers() ||
+      (kv.layout.n_index_layers > 0 && kv.layout.index_dim != c.mla.index_dim))
+    return InvalidArgument(
+        fmt::format("{}: KV pages have the wrong attention kind or indexer keys for this model", who));
   return Status::Ok();
+}
+
+void FillTokenTables(std::span<const BatchSeq> batch, int32_t* tok_seq, int64_t* tok_pos, int32_t* tok_id) {
+  int64_t t = 0;
+  for (size_t si = 0; si < batch.size(); ++si)
+    for (int64_t i = 0; i < batch[si].n_tokens; ++i, ++t) {
+      tok_seq[t] = static_cast<int32_t>(si);
+      tok_pos[t] = batch[si].start_pos + i;
+      tok_id[t] = batch[si].tokens[i];
+    }
+}
+
+MlaStep MakeMlaStep(std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok, const int32_t* tok_seq,
+                    const int64_t* tok_pos, const float* cos, const float* sin, const ModelOptions& o) {
+  return MlaStep{batch, &kv, n_tok, tok_seq, tok_pos, cos, sin, o.precise_matmul, o.sparse_attention};
 }
 
 void Model::Embed(std::span<const BatchSeq> batch, int64_t n_tok, ThreadPool& pool, ForwardScratch& s) const {
   const ModelConfig& c = config_;
   const ModelWeights& w = *weights_;
   const int64_t D = c.n_embd, R2 = c.n_rot / 2;
-  {
-    int64_t t = 0;
-    for (size_t si = 0; si < batch.size(); ++si)
-      for (int64_t i = 0; i < batch[si].n_tokens; ++i, ++t) {
-        s.tok_seq_[t] = static_cast<int32_t>(si);
-        s.tok_pos_[t] = batch[si].start_pos + i;
-        s.tok_id_[t] = batch[si].tokens[i];
-      }
-  }
+  FillTokenTables(batch, s.tok_seq_.data(), s.tok_pos_.data(), s.tok_id_.data());
   ForEachRow(pool, n_tok, D, [&](int64_t t) {
     const auto* row = static_cast<const uint8_t*>(w.token_embd.data) + s.tok_id_[t] * w.token_embd.row_bytes;
     (void)DequantizeRow(w.token_embd.type, row, &s.x_[t * D], D);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/cpu/matmul.h"
@@ -152,9 +153,6 @@ class Model {
  private:
   Model() = default;
   // The stages of Forward, in order.
-  // Checks every entry; sums the new tokens, logit rows and the longest context.
-  Status CheckBatch(std::span<const BatchSeq> batch, const KvPages& kv, int64_t* n_tok, int64_t* n_logits,
-                    int64_t* max_ctx) const;
   // Token bookkeeping (tok_seq_/tok_pos_/tok_id_), embeddings into x_, RoPE tables.
   void Embed(std::span<const BatchSeq> batch, int64_t n_tok, ThreadPool& pool, ForwardScratch& s) const;
   // x_ += attention(norm(x_)); the new tokens' K/V go into their page slots.
@@ -186,5 +184,22 @@ class Model {
   std::vector<float> inv_freq_;  // (n_rot/2)
   std::string identity_;
 };
+
+// What every forward pass over the model's layers (Model::Forward, NextnBlock::Forward) does alike.
+// The batch's totals: new tokens, logit rows and the longest context.
+struct BatchTotals {
+  int64_t n_tok = 0, n_logits = 0, max_ctx = 0;
+};
+// Checks every entry of `batch` against pages of `page_tokens` and a vocabulary of `n_vocab`;
+// errors begin with `who` ("forward").
+Result<BatchTotals> CheckForwardBatch(std::span<const BatchSeq> batch, int64_t page_tokens, int64_t n_vocab,
+                                      std::string_view who);
+// The KV pages' row size, attention kind and indexer keys are those of `c`.
+Status CheckKvPagesFor(const ModelConfig& c, const KvPages& kv, std::string_view who);
+// Each new token's batch entry, position and id, in batch order.
+void FillTokenTables(std::span<const BatchSeq> batch, int32_t* tok_seq, int64_t* tok_pos, int32_t* tok_id);
+// The MLA layer's step: the pass's token tables (tok_seq, tok_pos, cos, sin) and the model's options.
+MlaStep MakeMlaStep(std::span<const BatchSeq> batch, const KvPages& kv, int64_t n_tok, const int32_t* tok_seq,
+                    const int64_t* tok_pos, const float* cos, const float* sin, const ModelOptions& o);
 
 }  // namespace pg

@@ -70,13 +70,7 @@ void NextnBlock::Input(std::span<const BatchSeq> batch, const float* hidden, int
   const NextnWeights& n = model_->weights().nextn[0];
   const WeightMatrix& embd = model_->weights().token_embd;
   const int64_t D = c.n_embd, R2 = c.mla.rope / 2;
-  int64_t t = 0;
-  for (size_t si = 0; si < batch.size(); ++si)
-    for (int64_t i = 0; i < batch[si].n_tokens; ++i, ++t) {
-      s.tok_seq_[t] = static_cast<int32_t>(si);
-      s.tok_pos_[t] = batch[si].start_pos + i;
-      s.tok_id_[t] = batch[si].tokens[i];
-    }
+  FillTokenTables(batch, s.tok_seq_.data(), s.tok_pos_.data(), s.tok_id_.data());
   pool.ParallelFor(n_tok, [&](int64_t r) {
     float* e = &s.cat_[r * 2 * D];
     const auto* row = static_cast<const uint8_t*>(embd.data) + s.tok_id_[r] * embd.row_bytes;
@@ -106,33 +100,15 @@ void NextnBlock::Ffn(int64_t n_tok, ThreadPool& pool, NextnScratch& s) const {
 Status NextnBlock::Forward(std::span<const BatchSeq> batch, const float* hidden, const KvPages& kv, ThreadPool& pool,
                            NextnScratch& s, float* logits, float* out_hidden) const {
   const ModelConfig& c = config_;
-  int64_t n_tok = 0, n_logits = 0, max_ctx = 0;
-  for (const BatchSeq& b : batch) {
-    if (b.n_tokens <= 0 || b.start_pos < 0 || b.n_blocks * kv.page_tokens() < b.start_pos + b.n_tokens)
-      return InvalidArgument("nextn forward: an entry has no tokens or too few pages");
-    for (int64_t i = 0; i < b.n_tokens; ++i)
-      if (b.tokens[i] < 0 || b.tokens[i] >= c.n_vocab)
-        return InvalidArgument(fmt::format("nextn forward: token id {} outside the vocabulary", b.tokens[i]));
-    n_tok += b.n_tokens;
-    n_logits += b.logit_rows();
-    max_ctx = std::max(max_ctx, b.start_pos + b.n_tokens);
-  }
+  PG_ASSIGN_OR_RETURN(const BatchTotals n, CheckForwardBatch(batch, kv.page_tokens(), c.n_vocab, "nextn forward"));
+  const int64_t n_tok = n.n_tok, n_logits = n.n_logits;
   if (n_tok == 0) return Status::Ok();
-  const KvLayout want = c.KvLayoutFor(kv.page_tokens(), kv.dtype());
-  if (kv.layout.n_layers != 1 || kv.kv_dim() != c.kv_dim() || kv.layout.kind != want.kind ||
-      kv.layout.n_index_layers != want.n_index_layers || kv.layout.index_dim != want.index_dim)
-    return InvalidArgument("nextn forward: KV pages are not the block's one-layer layout");
-  s.Reserve(c, n_tok, n_logits, max_ctx, pool.size());
+  if (kv.layout.n_layers != 1) return InvalidArgument("nextn forward: KV pages are not the block's one-layer layout");
+  PG_RETURN_IF_ERROR(CheckKvPagesFor(c, kv, "nextn forward"));
+  s.Reserve(c, n_tok, n_logits, n.max_ctx, pool.size());
   Input(batch, hidden, n_tok, pool, s);
-  const MlaStep step{batch,
-                     &kv,
-                     n_tok,
-                     s.tok_seq_.data(),
-                     s.tok_pos_.data(),
-                     s.cos_.data(),
-                     s.sin_.data(),
-                     model_->options().precise_matmul,
-                     model_->options().sparse_attention};
+  const MlaStep step = MakeMlaStep(batch, kv, n_tok, s.tok_seq_.data(), s.tok_pos_.data(), s.cos_.data(), s.sin_.data(),
+                                   model_->options());
   MlaAttentionLayer(c, model_->weights().nextn[0].block, 0, step, s.x_.data(), s.h_.data(), pool, s.mla_, s.mm_);
   Ffn(n_tok, pool, s);
   const int64_t D = c.n_embd;

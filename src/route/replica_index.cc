@@ -6,6 +6,8 @@
 #include <cstring>
 #include <variant>
 
+#include "base/locked_copy.h"
+
 namespace pg {
 namespace {
 
@@ -152,14 +154,8 @@ size_t ReplicaIndex::BlockBytes() const {
   return kBlockOverheadBytes + 4 * size_t(block_size_ > 0 ? block_size_ : 16);
 }
 
-uint64_t ReplicaIndex::dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return dropped_;
-}
+uint64_t ReplicaIndex::dropped() const { return LockedCopy(mu_, dropped_); }
 
-int ReplicaIndex::block_size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return block_size_;
-}
+int ReplicaIndex::block_size() const { return LockedCopy(mu_, block_size_); }
 
 }  // namespace pg

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "base/locked_copy.h"
+
 namespace pg {
 namespace {
 
@@ -104,10 +106,7 @@ std::string UpstreamCall::header(const std::string& key) const {
   return it == response_headers_.end() ? "" : it->second;
 }
 
-httplib::Headers UpstreamCall::headers() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return response_headers_;
-}
+httplib::Headers UpstreamCall::headers() const { return LockedCopy(mu_, response_headers_); }
 
 bool UpstreamCall::NextChunk(std::string* chunk) {
   std::unique_lock<std::mutex> lock(mu_);
@@ -155,15 +154,9 @@ UpstreamCall::Outcome UpstreamCall::ReadAll(std::string* body) {
   return failed_ ? Outcome::kFailed : Outcome::kOk;
 }
 
-bool UpstreamCall::failed() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return failed_;
-}
+bool UpstreamCall::failed() const { return LockedCopy(mu_, failed_); }
 
-bool UpstreamCall::timed_out() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return timed_out_;
-}
+bool UpstreamCall::timed_out() const { return LockedCopy(mu_, timed_out_); }
 
 void UpstreamCall::Cancel() {
   std::lock_guard<std::mutex> lock(mu_);

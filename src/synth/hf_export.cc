@@ -62,17 +62,16 @@ ordered_json ConfigJson(const GgufFile& f, const ModelConfig& c) {
                          {"high_freq_factor", static_cast<double>(c.rope_high_freq_factor)},
                          {"original_max_position_embeddings", c.rope_orig_ctx}};
   const MoeConfig& m = c.moe;
-  if (c.arch == "qwen3moe") {
-    j["num_experts"] = m.n_expert;
+  if (c.arch == "qwen3moe" || c.arch == "glm4moe") {  // the routed experts, under each model type's count key
+    j[c.arch == "qwen3moe" ? "num_experts" : "n_routed_experts"] = m.n_expert;
     j["num_experts_per_tok"] = m.n_expert_used;
     j["moe_intermediate_size"] = m.n_ff_exp;
+  }
+  if (c.arch == "qwen3moe") {
     j["norm_topk_prob"] = true;
     j["decoder_sparse_step"] = 1;
     j["mlp_only_layers"] = ordered_json::array();
   } else if (c.arch == "glm4moe") {
-    j["n_routed_experts"] = m.n_expert;
-    j["num_experts_per_tok"] = m.n_expert_used;
-    j["moe_intermediate_size"] = m.n_ff_exp;
     j["n_shared_experts"] = m.n_shared;
     j["first_k_dense_replace"] = m.n_dense_lead;
     j["norm_topk_prob"] = m.norm_weights;

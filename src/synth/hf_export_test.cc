@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/fp8_weights.h"
@@ -53,32 +54,56 @@ class HfExportTest : public ::testing::Test {
     return o.out_path;
   }
 
+  // The qwen3 GGUF exported as an FP8 directory `hf`; its one shard, opened (null after a failure).
+  std::unique_ptr<SafetensorsFile> ExportFp8Qwen3(const std::string& hf) {
+    auto file = GgufFile::Open(MakeGguf("qwen3"));
+    EXPECT_TRUE(file.ok());
+    if (!file.ok()) return nullptr;
+    HfExportOptions eo;
+    eo.fp8 = true;
+    const Status exported = ExportHfDir(**file, hf, eo);
+    EXPECT_TRUE(exported.ok()) << exported.ToString();
+    auto f = SafetensorsFile::Open(hf + "/model.safetensors");
+    EXPECT_TRUE(f.ok());
+    return exported.ok() && f.ok() ? std::move(*f) : nullptr;
+  }
+
   fs::path dir_;
+};
+
+// One sequence through a model from position 0, in a private KV arena.
+class OneSequence {
+ public:
+  explicit OneSequence(const Model& m) : m_(m), arena_(m.config(), 16, 64) {}
+  // `tokens` at the next positions; logits of every row (all) or of the last.
+  void Run(const std::vector<int32_t>& tokens, bool all, float* logits) {
+    BatchSeq b;
+    b.tokens = tokens.data();
+    b.n_tokens = static_cast<int64_t>(tokens.size());
+    b.start_pos = pos_;
+    b.block_table = arena_.table();
+    b.n_blocks = arena_.n_blocks();
+    b.all_logits = all;
+    b.want_logits = !all;
+    EXPECT_TRUE(m_.Forward({&b, 1}, arena_.pages(), pool_, s_, logits).ok());
+    pos_ += b.n_tokens;
+  }
+
+ private:
+  const Model& m_;
+  TestKvArena arena_;
+  ThreadPool pool_{2};
+  ForwardScratch s_;
+  int64_t pos_ = 0;
 };
 
 // Logits of a 6-token prefill (every row) and one decode step after it.
 std::vector<float> RunLogits(const Model& m) {
-  const ModelConfig& c = m.config();
-  TestKvArena arena(c, 16, 64);
-  ThreadPool pool(2);
-  ForwardScratch s;
-  std::vector<int32_t> prompt = {1, 5, 9, 2, 7, 3};
-  std::vector<float> out(static_cast<size_t>(c.n_vocab) * 7);
-  BatchSeq b;
-  b.tokens = prompt.data();
-  b.n_tokens = 6;
-  b.block_table = arena.table();
-  b.n_blocks = arena.n_blocks();
-  b.all_logits = true;
-  EXPECT_TRUE(m.Forward({&b, 1}, arena.pages(), pool, s, out.data()).ok());
-  int32_t next = 4;
-  BatchSeq d = b;
-  d.tokens = &next;
-  d.n_tokens = 1;
-  d.start_pos = 6;
-  d.all_logits = false;
-  d.want_logits = true;
-  EXPECT_TRUE(m.Forward({&d, 1}, arena.pages(), pool, s, out.data() + 6 * c.n_vocab).ok());
+  const int64_t n_vocab = m.config().n_vocab;
+  std::vector<float> out(static_cast<size_t>(n_vocab) * 7);
+  OneSequence q(m);
+  q.Run({1, 5, 9, 2, 7, 3}, true, out.data());
+  q.Run({4}, false, out.data() + 6 * n_vocab);
   return out;
 }
 
@@ -119,25 +144,13 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Greedy continuation of a 6-token prompt: prefill, then n steps of argmax.
 std::vector<int32_t> GreedyTokens(const Model& m, int n) {
-  const ModelConfig& c = m.config();
-  TestKvArena arena(c, 16, 64);
-  ThreadPool pool(2);
-  ForwardScratch s;
-  std::vector<int32_t> seq = {1, 5, 9, 2, 7, 3};
-  std::vector<float> logits(static_cast<size_t>(c.n_vocab));
-  BatchSeq b;
-  b.tokens = seq.data();
-  b.n_tokens = 6;
-  b.block_table = arena.table();
-  b.n_blocks = arena.n_blocks();
-  b.want_logits = true;
-  std::vector<int32_t> out;
+  std::vector<float> logits(static_cast<size_t>(m.config().n_vocab));
+  OneSequence q(m);
+  std::vector<int32_t> next = {1, 5, 9, 2, 7, 3}, out;
   for (int i = 0; i < n; ++i) {
-    EXPECT_TRUE(m.Forward({&b, 1}, arena.pages(), pool, s, logits.data()).ok());
+    q.Run(next, false, logits.data());
     out.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
-    b.start_pos += b.n_tokens;
-    b.tokens = &out.back();
-    b.n_tokens = 1;
+    next = {out.back()};
   }
   return out;
 }
@@ -199,18 +212,12 @@ INSTANTIATE_TEST_SUITE_P(Archs, HfFp8Arch,
 // Bad FP8 directories: one line naming the shard (or config.json) and the
 // tensor (or field), before any model exists.
 TEST_F(HfExportTest, BadFp8DirectoriesAreNamed) {
-  auto file = GgufFile::Open(MakeGguf("qwen3"));
-  ASSERT_TRUE(file.ok());
   const std::string hf = Path("hf"), st = hf + "/model.safetensors";
-  HfExportOptions eo;
-  eo.fp8 = true;
-  ASSERT_TRUE(ExportHfDir(**file, hf, eo).ok());
   std::vector<SafeTensorOut> good;
   {
-    auto f = SafetensorsFile::Open(st);
-    ASSERT_TRUE(f.ok());
-    for (const SafeTensor& t : (*f)->tensors())
-      good.push_back({t.name, t.dtype, t.shape, {t.data, t.data + t.n_bytes}});
+    auto f = ExportFp8Qwen3(hf);
+    ASSERT_NE(f, nullptr);
+    for (const SafeTensor& t : f->tensors()) good.push_back({t.name, t.dtype, t.shape, {t.data, t.data + t.n_bytes}});
   }
   auto load = [&](const std::vector<SafeTensorOut>& ts) {
     EXPECT_TRUE(WriteSafetensors(st, ts).ok());
@@ -269,23 +276,18 @@ TEST_F(HfExportTest, BadFp8DirectoriesAreNamed) {
 // (weight_scale_inv, compressed-tensors' weight_scale, as F32 or BF16): each
 // loaded weight is exactly its E4M3 byte's value times its scale.
 TEST_F(HfExportTest, PerTensorAndPerChannelScalesLoad) {
-  auto file = GgufFile::Open(MakeGguf("qwen3"));
-  ASSERT_TRUE(file.ok());
   const std::string hf = Path("hf"), st = hf + "/model.safetensors";
-  HfExportOptions eo;
-  eo.fp8 = true;
-  ASSERT_TRUE(ExportHfDir(**file, hf, eo).ok());
   std::vector<SafeTensorOut> ts;
   {
-    auto f = SafetensorsFile::Open(st);
-    ASSERT_TRUE(f.ok());
-    for (const SafeTensor& t : (*f)->tensors()) {
+    auto f = ExportFp8Qwen3(hf);
+    ASSERT_NE(f, nullptr);
+    for (const SafeTensor& t : f->tensors()) {
       const std::string suffix = "_scale_inv";
       if (!t.name.ends_with(suffix)) {
         ts.push_back({t.name, t.dtype, t.shape, {t.data, t.data + t.n_bytes}});
         continue;
       }
-      const SafeTensor* w = (*f)->Find(t.name.substr(0, t.name.size() - suffix.size()));
+      const SafeTensor* w = f->Find(t.name.substr(0, t.name.size() - suffix.size()));
       const int64_t rows = w->shape[0];
       const bool down = t.name.find("down_proj") != std::string::npos;
       if (down) {  // per channel, BF16, named weight_scale, shape [rows, 1]: scale 2^-(r % 8 + 6)

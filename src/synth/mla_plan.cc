@@ -1,10 +1,41 @@
 #include "synth/mla_plan.h"
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "gguf/gguf_writer.h"
 
 namespace pg {
+
+namespace {
+
+// What both mini MLA shapes keep: 5 trunk layers (1 dense lead) + 1 NextN
+// block, 8 heads, dense FFN 1536, 256 experts top-8 of width 128 and 1 shared
+// (routed scale 2.5), the latent 512 and the rope 64 of both originals; the
+// named shape's hidden size, context, rope base, norm epsilon, q_lora, nope
+// and v head dims.
+ModelShape MiniMlaShape(std::string name, std::string arch, int64_t n_embd, int64_t context_length, float rope_theta,
+                        float rms_eps, int64_t q_lora, int64_t nope, int64_t v_head) {
+  ModelShape s{std::move(name), n_embd, 5, 8, 1, 576, 1536, context_length, false, rope_theta, rms_eps};
+  s.n_expert = 256;
+  s.n_expert_used = 8;
+  s.n_ff_exp = 128;
+  MlaShape& m = s.mla;
+  m.arch = std::move(arch);
+  m.q_lora = q_lora;
+  m.kv_lora = 512;
+  m.nope = nope;
+  m.rope = 64;
+  m.v_head = v_head;
+  m.n_dense_lead = 1;
+  m.n_shared = 1;
+  m.nextn = 1;
+  m.routed_scale = 2.5f;
+  return s;
+}
+
+}  // namespace
 
 ModelShape Glm5MiniShape() {
   // GLM-5 / 5.2 (GlmMoeDsaConfig: hidden 6144, 78 layers + 1 NextN, 64 heads,
@@ -19,25 +50,11 @@ ModelShape Glm5MiniShape() {
   // 5 trunk layers (1 dense lead) + 1 NextN block, and GLM-5.2's indexer
   // pattern (layers 0, 1, then one in four run their own: full, full, full,
   // shared, shared).
-  ModelShape s{"glm5-mini", 768, 5, 8, 1, 576, 1536, 202752, false, 1000000.0f, 1e-5f};
-  s.n_expert = 256;
-  s.n_expert_used = 8;
-  s.n_ff_exp = 128;
-  MlaShape& m = s.mla;
-  m.arch = "glm-dsa";
-  m.q_lora = 256;
-  m.kv_lora = 512;
-  m.nope = 192;
-  m.rope = 64;
-  m.v_head = 256;
-  m.index_heads = 32;
-  m.index_dim = 128;
-  m.index_top_k = 2048;
-  m.index_full = {true, true, true, false, false};
-  m.n_dense_lead = 1;
-  m.n_shared = 1;
-  m.nextn = 1;
-  m.routed_scale = 2.5f;
+  ModelShape s = MiniMlaShape("glm5-mini", "glm-dsa", 768, 202752, 1000000.0f, 1e-5f, 256, 192, 256);
+  s.mla.index_heads = 32;
+  s.mla.index_dim = 128;
+  s.mla.index_top_k = 2048;
+  s.mla.index_full = {true, true, true, false, false};
   return s;
 }
 
@@ -52,26 +69,12 @@ ModelShape DeepseekV3MiniShape() {
   // x hidden; 2.6 x), 256 experts top-8 of width 128 (hidden / 4; / 3.5) in 8
   // groups keeping 4, YaRN as DeepSeek-V3, 5 trunk layers (1 dense lead) + 1
   // NextN block.
-  ModelShape s{"deepseek-v3-mini", 512, 5, 8, 1, 576, 1536, 163840, false, 10000.0f, 1e-6f};
-  s.n_expert = 256;
-  s.n_expert_used = 8;
-  s.n_ff_exp = 128;
-  MlaShape& m = s.mla;
-  m.arch = "deepseek2";
-  m.q_lora = 128;
-  m.kv_lora = 512;
-  m.nope = 128;
-  m.rope = 64;
-  m.v_head = 128;
-  m.n_dense_lead = 1;
-  m.n_shared = 1;
-  m.n_group = 8;
-  m.group_used = 4;
-  m.nextn = 1;
-  m.routed_scale = 2.5f;
-  m.yarn_factor = 40.0f;
-  m.yarn_orig_ctx = 4096;
-  m.yarn_mscale_all_dim = 1.0f;
+  ModelShape s = MiniMlaShape("deepseek-v3-mini", "deepseek2", 512, 163840, 10000.0f, 1e-6f, 128, 128, 128);
+  s.mla.n_group = 8;
+  s.mla.group_used = 4;
+  s.mla.yarn_factor = 40.0f;
+  s.mla.yarn_orig_ctx = 4096;
+  s.mla.yarn_mscale_all_dim = 1.0f;
   return s;
 }
 

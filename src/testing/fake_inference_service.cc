@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "base/clock.h"
+#include "base/locked_copy.h"
 #include "base/stop_and_join.h"
 #include "metrics/metric_set.h"
 
@@ -106,24 +107,14 @@ void FakeInferenceService::NoteToolCall(const std::string& session_id) {
 }
 
 std::vector<std::string> FakeInferenceService::tool_call_sessions() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return tool_call_sessions_;
+  return LockedCopy(mu_, tool_call_sessions_);
 }
 
-std::vector<std::string> FakeInferenceService::released_sessions() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return released_sessions_;
-}
+std::vector<std::string> FakeInferenceService::released_sessions() const { return LockedCopy(mu_, released_sessions_); }
 
-GenerationRequest FakeInferenceService::last_request() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return last_request_;
-}
+GenerationRequest FakeInferenceService::last_request() const { return LockedCopy(mu_, last_request_); }
 
-int64_t FakeInferenceService::running_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return running_;
-}
+int64_t FakeInferenceService::running_count() const { return LockedCopy(mu_, running_); }
 
 std::string FakeInferenceService::MetricsText() const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -61,7 +61,7 @@ void TileQ8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t x
     }
   }
   for (int i = 0; i < RM; ++i)
-    for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum256(acc[i][j]);
+    for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum(acc[i][j]);
 }
 
 template <typename WBlock>

@@ -1,5 +1,6 @@
-// Private: small AVX2 helpers shared by the *_avx2.cc kernels. Include only
-// from files compiled with -mavx2 -mfma -mf16c.
+// Private: small AVX2 helpers shared by the *_avx2.cc kernels (and HSum by
+// the *_avx512.cc ones, simd_avx512.h). Include only from files compiled with
+// -mavx2 -mfma -mf16c.
 #pragma once
 
 #include <immintrin.h>

@@ -12,13 +12,26 @@
 namespace pg::gpu {
 namespace {
 
-// Each step's logits rows, copied out of the executor's buffer.
-Result<std::vector<std::vector<float>>> RunSteps(Executor& ex, int64_t n_vocab) {
-  const std::vector<int32_t> a = {5, 17, 99, 3, 250, 41, 7, 8, 120}, b = {60, 61, 2, 300, 4};
-  const std::vector<int32_t> ta = {5, 2, 7}, tb = {1, 4};
+constexpr int64_t kPage = 4;
+
+// Each step's logits rows, copied out of the executor's buffer. The first
+// sequence's prompt has `prompt` tokens (9; or more, on pages 2 and up in
+// descending order, the second sequence's on pages 1 and 0).
+Result<std::vector<std::vector<float>>> RunSteps(Executor& ex, int64_t n_vocab, int64_t prompt) {
+  std::vector<int32_t> a = {5, 17, 99, 3, 250, 41, 7, 8, 120}, b = {60, 61, 2, 300, 4};
+  std::vector<int32_t> ta = {5, 2, 7}, tb = {1, 4};
+  if (prompt > 9) {  // pages out of order: ta = {last, ..., 2}, tb = {1, 0}
+    a.resize(static_cast<size_t>(prompt));
+    for (int64_t i = 9; i < prompt; ++i) a[static_cast<size_t>(i)] = static_cast<int32_t>((i * 37 + 11) % 500);
+    ta.clear();
+    for (int64_t p = (prompt + kPage) / kPage + 1; p >= 2; --p) ta.push_back(static_cast<int32_t>(p));
+    tb = {1, 0};
+  }
+  const auto n_a = static_cast<int64_t>(a.size()), nta = static_cast<int64_t>(ta.size());
   const int32_t na = 33, nb = 77;
-  BatchSeq s1[2] = {{a.data(), 9, 0, ta.data(), 3, false, true}, {b.data(), 5, 0, tb.data(), 2, true, false}};
-  BatchSeq s2[2] = {{&na, 1, 9, ta.data(), 3, true, false}, {&nb, 1, 5, tb.data(), 2, true, false}};
+  const bool all = prompt <= 9;  // a longer prompt: its last row's logits only (the emulator's output product is slow)
+  BatchSeq s1[2] = {{a.data(), n_a, 0, ta.data(), nta, !all, all}, {b.data(), 5, 0, tb.data(), 2, true, false}};
+  BatchSeq s2[2] = {{&na, 1, n_a, ta.data(), nta, true, false}, {&nb, 1, 5, tb.data(), 2, true, false}};
   std::vector<std::vector<float>> out;
   for (std::span<const BatchSeq> step : {std::span<const BatchSeq>(s1, 2), std::span<const BatchSeq>(s2, 2)}) {
     PG_ASSIGN_OR_RETURN(LogitsRows rows, ex.Forward(step));
@@ -56,11 +69,10 @@ bool Agreement::greedy_equal() const {
   return std::all_of(steps.begin(), steps.end(), [](const StepAgreement& s) { return s.greedy_equal == s.rows; });
 }
 
-Result<Agreement> CompareWithCpu(const Model& model, const DeviceOptions& options, KvDtype dtype) {
+Result<Agreement> CompareWithCpu(const Model& model, const DeviceOptions& options, KvDtype dtype, int64_t prompt) {
   const ModelConfig& mc = model.config();
-  const KvLayout layout{static_cast<int>(mc.n_layer), static_cast<int>(mc.n_head_kv), static_cast<int>(mc.head_dim), 4,
-                        dtype};
-  const int64_t n_blocks = 8;
+  const KvLayout layout = mc.KvLayoutFor(kPage, dtype);  // an MLA model's has its latent rows and indexer keys
+  const int64_t n_blocks = std::max<int64_t>(8, (prompt + kPage) / kPage + 2);
   std::vector<uint8_t> host(static_cast<size_t>(n_blocks) * layout.block_bytes());
   ThreadPool pool(2);
   CpuExecutor cpu(model, pool);
@@ -70,8 +82,8 @@ Result<Agreement> CompareWithCpu(const Model& model, const DeviceOptions& option
   PG_ASSIGN_OR_RETURN(std::unique_ptr<DeviceExecutor> dev, DeviceExecutor::Create(model, options));
   const auto stride = static_cast<size_t>(arena->BlockPtr(1) - arena->BlockPtr(0));
   PG_RETURN_IF_ERROR(dev->Prepare(KvPages{arena->BlockPtr(0), stride, layout}));
-  PG_ASSIGN_OR_RETURN(auto want, RunSteps(cpu, mc.n_vocab));
-  PG_ASSIGN_OR_RETURN(auto got, RunSteps(*dev, mc.n_vocab));
+  PG_ASSIGN_OR_RETURN(auto want, RunSteps(cpu, mc.n_vocab, prompt));
+  PG_ASSIGN_OR_RETURN(auto got, RunSteps(*dev, mc.n_vocab, prompt));
   Agreement a;
   a.arithmetic = dev->arithmetic();
   for (size_t i = 0; i < want.size(); ++i) a.steps.push_back(Compare(got[i], want[i], mc.n_vocab));

@@ -37,6 +37,9 @@ struct Agreement {
 };
 
 // Fails (one line) when either executor cannot be made or a step fails.
-Result<Agreement> CompareWithCpu(const Model& model, const DeviceOptions& options, KvDtype dtype);
+// prompt > 9: the first sequence's prompt has that many tokens (past a
+// sparse-attention model's top-k, so its indexer chooses keys), and only its
+// last row's logits are compared in the first step.
+Result<Agreement> CompareWithCpu(const Model& model, const DeviceOptions& options, KvDtype dtype, int64_t prompt = 9);
 
 }  // namespace pg::gpu

@@ -8,6 +8,8 @@
 #include "gpu/executor/device_arena.h"
 #include "gpu/executor/device_check.h"
 #include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/fp8_matmul.h"
+#include "gpu/kernels/mla_rows.h"
 
 namespace pg::gpu {
 
@@ -17,8 +19,8 @@ namespace {
 template <typename F>
 void ForEachDenseMatrix(const DeviceWeights& w, F&& f) {
   for (const DeviceLayer& L : w.layers)
-    for (const DeviceMatrix* m :
-         {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp, &L.down_shexp})
+    for (const DeviceMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down, &L.gate_shexp, &L.up_shexp,
+                                  &L.down_shexp, &L.wq_a, &L.wq_b, &L.wkv_a})
       if (m->rows > 0) f(*m);
 }
 
@@ -26,11 +28,9 @@ void ForEachDenseMatrix(const DeviceWeights& w, F&& f) {
 
 Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& model, const DeviceOptions& options) {
   const int device = options.device;
-  if (model.config().mla.enabled)
-    return Unimplemented(fmt::format(
-        "--device cuda: {} (multi-head latent attention) is not supported by the GPU executor yet; use --device cpu",
-        model.config().arch));
   if (options.gemm_min_tokens < 0) return InvalidArgument("device executor: gemm_min_tokens < 0");
+  if (options.fp8_gemm && options.gemm_min_tokens == 0)
+    return InvalidArgument("device executor: fp8_gemm needs gemm_min_tokens > 0");
   int n = 0;
   if (gpuGetDeviceCount(&n) != gpuSuccess || n <= 0) {
     (void)gpuGetLastError();
@@ -47,6 +47,7 @@ Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Model& mode
     ForEachDenseMatrix(*e->w_, [&](const DeviceMatrix& m) {
       elems = std::max(elems, m.rows * m.cols);
       e->gemm_cols_ = std::max(e->gemm_cols_, m.cols);
+      e->gemm_rows_ = std::max(e->gemm_rows_, m.rows);
     });
     PG_GPU_TRY(gpuMalloc(&e->gemm_w_, static_cast<size_t>(std::max<int64_t>(elems, 1)) * 2));
   }
@@ -73,14 +74,19 @@ std::string DeviceExecutor::arithmetic() const {
 #else
   const std::string base = std::string(PG_GPU_VENDOR) + "-f32";
 #endif
-  return options_.gemm_min_tokens > 0 ? base + "+bf16gemm" : base;
+  if (options_.gemm_min_tokens == 0) return base;
+  return base + (options_.fp8_gemm ? "+fp8gemm" : "+bf16gemm");
 }
 
 Status DeviceExecutor::Prepare(const KvPages& pages) {
   const ModelConfig& c = model_.config();
   const size_t bytes = pages.layout.block_bytes();
-  if (pages.kv_dim() != c.kv_dim() || pages.layout.n_layers != c.n_layer)
+  const KvLayout& lay = pages.layout;
+  if (pages.kv_dim() != c.kv_dim() || lay.n_layers != c.n_layer || lay.kind != c.attention_kind() ||
+      lay.n_index_layers != c.mla.n_index_layers() || (lay.n_index_layers > 0 && lay.index_dim != c.mla.index_dim))
     return InvalidArgument("device executor: KV pages of another model's shape");
+  if (pages.dtype() == KvDtype::kF32 && !c.mla.enabled)
+    return InvalidArgument("device executor: f32 KV pages are for MLA models only");
   if (!DeviceBlockArena::Contains(pages.base, bytes))
     return InvalidArgument(
         "device executor: the KV cache's device tier is not in device memory (give the cache "
@@ -91,6 +97,10 @@ Status DeviceExecutor::Prepare(const KvPages& pages) {
   kv_.head_dim = pages.layout.head_dim;
   kv_.page_tokens = pages.layout.page_tokens;
   kv_.bf16 = pages.dtype() == KvDtype::kBF16;
+  kv_.f32 = pages.dtype() == KvDtype::kF32;
+  kv_.rows_per_layer = static_cast<int32_t>(lay.rows_per_layer());
+  kv_.n_layers = lay.n_layers;
+  kv_.index_dim = lay.index_dim;
   return Status::Ok();
 }
 
@@ -140,9 +150,10 @@ Status GrowPinned(T** p, size_t* cap, size_t n) {
 
 // Carves the step's device buffers from one allocation, grown when a step is
 // larger than any before (then every buffer moves; nothing is kept across steps).
-Status DeviceExecutor::Reserve(int64_t T, int64_t L, int64_t NB) {
+Status DeviceExecutor::Reserve(int64_t T, int64_t L, int64_t NB, int64_t ctx) {
   const ModelConfig& c = model_.config();
   cap_T_ = std::max(T, cap_T_), cap_L_ = std::max({L, cap_L_, int64_t{1}}), cap_NB_ = std::max(NB, cap_NB_);
+  cap_ctx_ = std::max(ctx, cap_ctx_);
   const int64_t cT = cap_T_, cL = cap_L_, cInts = 5 * cT + cL + cap_NB_;
   const int64_t ff = std::max(c.n_ff, c.moe.n_shared * c.moe.n_ff_exp);
   Step& s = step_;
@@ -153,6 +164,8 @@ Status DeviceExecutor::Reserve(int64_t T, int64_t L, int64_t NB) {
   Add(parts, &s.ffn, cT * c.n_embd), Add(parts, &s.last, cL * c.n_embd), Add(parts, &s.logits, cL * c.n_vocab);
   Add(parts, &s.ints, cInts);
   if (gemm_w_) Add(parts, &s.x16, (cT * gemm_cols_ + 1) / 2);  // bf16: two per 4-byte element
+  s.fp8_bytes = options_.fp8_gemm ? Fp8GemmScratchBytes(cT, gemm_cols_, gemm_rows_) : 0;
+  if (s.fp8_bytes) Add(parts, &s.fp8, static_cast<int64_t>((s.fp8_bytes + 3) / 4));
   if (c.is_moe()) {
     const int64_t cTK = cT * c.moe.n_expert_used;
     Add(parts, &s.router, cT * c.moe.n_expert), Add(parts, &s.route_w, cTK), Add(parts, &s.xg, cTK * c.n_embd);
@@ -160,6 +173,7 @@ Status DeviceExecutor::Reserve(int64_t T, int64_t L, int64_t NB) {
     Add(parts, &s.yg, cTK * c.n_embd), Add(parts, &s.experts, cTK), Add(parts, &s.offsets, c.moe.n_expert + 1);
     Add(parts, &s.row_token, cTK), Add(parts, &s.slot_row, cTK);
   }
+  for (const auto& part : MlaParts(cT, cap_ctx_)) parts.push_back(part);
   size_t bytes = 0;
   for (const auto& part : parts) bytes += Rounded(part.second);
   if (bytes > scratch_bytes_) {
@@ -210,10 +224,14 @@ Result<LogitsRows> DeviceExecutor::Forward(std::span<const BatchSeq> batch) {
   out.rows = L;
   if (T == 0) return out;
   PG_GPU_TRY(gpuSetDevice(device_));
-  PG_RETURN_IF_ERROR(Reserve(T, L, NB));
+  int64_t ctx = 0;  // the step's most causal keys
+  for (const BatchSeq& b : batch) ctx = std::max(ctx, b.start_pos + b.n_tokens);
+  PG_RETURN_IF_ERROR(Reserve(T, L, NB, ctx));
   Stage(batch);
   PG_GPU_TRY(
       gpuMemcpyAsync(step_.ints, staging_, static_cast<size_t>(5 * T + L + NB) * 4, gpuMemcpyHostToDevice, stream_));
+  if (c.mla.enabled)
+    PG_GPU_TRY(MlaCosSin(w_->mla_inv_freq, c.mla.rope_mag, c.mla.rope, step_.pos, T, mla_.cos, mla_.sin, stream_));
   PG_GPU_TRY(GetRows(w_->token_embd.type, w_->token_embd.data, w_->token_embd.row_bytes, c.n_embd, step_.ids, T,
                      step_.x, stream_));
   PG_GPU_TRY(RmsNormResidual(step_.x, nullptr, w_->layers[0].attn_norm, step_.h, T, c.n_embd, c.rms_eps, stream_));

@@ -14,11 +14,15 @@
 //            FFN or the MoE experts (router, sort by expert, grouped products,
 //            weighted combine, shared expert); the final norm and the output
 //            product on the logit rows only, copied into pinned host memory;
-//            it waits on the stream before returning.
+//            it waits on the stream before returning. MLA models (deepseek2,
+//            glm-dsa) run MlaAttention instead of the q/k/v attention
+//            (device_mla_layer.cc): latent rows and DSA indexer keys in the
+//            pages, the indexer's top-k, sparse attention over the chosen rows.
 //
 // Arithmetic (arithmetic()): "<vendor>-f32", vendor cuda / hip, or
 // "cuda-emu-f32" for the emulated build (the same kernels, the host's libm);
-// "+bf16gemm" appended when DeviceOptions::gemm_min_tokens is set.
+// "+bf16gemm" appended when DeviceOptions::gemm_min_tokens is set ("+fp8gemm"
+// with fp8_gemm).
 // It differs from the CPU's (which rounds activations to Q8_0 / f16 before
 // its products), so its K/V never share disk / Redis keys with the CPU's.
 // --attn is not applied: attention is always the f32 online softmax of
@@ -33,6 +37,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/executor.h"
 #include "gpu/executor/device_options.h"
@@ -70,12 +75,23 @@ class DeviceExecutor final : public Executor {
     int32_t *ints = nullptr, *ids = nullptr, *pos = nullptr, *slots = nullptr, *table_off = nullptr;
     int32_t *n_keys = nullptr, *logit_rows = nullptr, *tables = nullptr;
     uint16_t* x16 = nullptr;  // a product's activations in bf16 (gemm_min_tokens > 0)
+    uint8_t* fp8 = nullptr;   // GemmFp8's scratch (fp8_gemm), fp8_bytes long
+    size_t fp8_bytes = 0;
+  };
+  // MLA scratch of one step (null for other models; device_mla_layer.cc).
+  struct MlaStep {
+    float *qa = nullptr, *q = nullptr, *kv = nullptr, *qabs = nullptr, *o = nullptr, *av = nullptr;
+    float *ik = nullptr, *iw = nullptr, *iq = nullptr, *scores = nullptr, *cos = nullptr, *sin = nullptr;
+    int32_t *sel = nullptr, *sel_n = nullptr;  // the last full indexer layer's choice (shared layers reuse it)
+    int64_t ld = 0;                            // scores' row stride: the step's most causal keys
   };
 
   DeviceExecutor(const Model& model, std::unique_ptr<DeviceWeights> w, const DeviceOptions& o)
       : model_(model), w_(std::move(w)), options_(o), device_(o.device) {}
   Status Validate(std::span<const BatchSeq> batch, int64_t* n_tok, int64_t* n_logits, int64_t* n_table) const;
-  Status Reserve(int64_t T, int64_t L, int64_t NB);
+  Status Reserve(int64_t T, int64_t L, int64_t NB, int64_t ctx);
+  // The MLA buffers' sizes in 4-byte elements, in MlaStep's order (0: not an MLA model).
+  std::vector<std::pair<void**, int64_t>> MlaParts(int64_t T, int64_t ctx);
   void Stage(std::span<const BatchSeq> batch);  // fills staging_ for step_
   Status Layer(int64_t l);
   // For each (W, y) of outs: y (T, W.rows) = x (T, W.cols) * W^T, all dense
@@ -83,7 +99,9 @@ class DeviceExecutor final : public Executor {
   // or more (x rounded to bf16 once for all of them), else MatMul.
   using ProductOut = std::pair<const DeviceMatrix*, float*>;
   Status Products(const float* x, std::initializer_list<ProductOut> outs);
-  Status Attention(int64_t l);
+  Status Attention(int64_t l);     // multi-head (GQA) attention: step_.proj
+  Status MlaAttention(int64_t l);  // multi-head latent attention (+ DSA indexer): step_.proj
+  Status MlaIndexer(int64_t l, int64_t index_slot);
   Status DenseFfn(const DeviceMatrix& gate, const DeviceMatrix& up, const DeviceMatrix& down, float* out);
   Status MoeFfn(const DeviceLayer& L);
   Status Logits();
@@ -95,15 +113,17 @@ class DeviceExecutor final : public Executor {
   gpuStream_t stream_{};
   DeviceKvPages kv_;
   Step step_;
+  MlaStep mla_;
   void* scratch_ = nullptr;     // device
   uint16_t* gemm_w_ = nullptr;  // device: the largest dense matrix in bf16 (gemm_min_tokens > 0)
   int64_t gemm_cols_ = 0;       // the widest dense matrix's cols (x16 holds cap_T_ rows of it)
+  int64_t gemm_rows_ = 0;       // the tallest dense matrix's rows (GemmFp8's padded output)
   size_t scratch_bytes_ = 0;
   int32_t* staging_ = nullptr;  // pinned host: the step's ints
   size_t staging_ints_ = 0;
   float* host_logits_ = nullptr;  // pinned host: (L, n_vocab)
   size_t host_logits_floats_ = 0;
-  int64_t cap_T_ = -1, cap_L_ = -1, cap_NB_ = -1;
+  int64_t cap_T_ = -1, cap_L_ = -1, cap_NB_ = -1, cap_ctx_ = -1;
 };
 
 }  // namespace pg::gpu

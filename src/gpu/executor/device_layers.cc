@@ -7,6 +7,7 @@
 #include "gpu/executor/device_executor.h"
 #include "gpu/kernels/attention.h"
 #include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/fp8_matmul.h"
 #include "gpu/kernels/kv_write.h"
 #include "gpu/kernels/moe.h"
 
@@ -17,7 +18,25 @@ namespace pg::gpu {
 Status DeviceExecutor::Layer(int64_t l) {
   const ModelConfig& c = model_.config();
   const DeviceLayer& L = w_->layers[static_cast<size_t>(l)];
-  const int64_t T = step_.T, D = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim(), HD = c.head_dim;
+  const int64_t T = step_.T, D = c.n_embd;
+  PG_RETURN_IF_ERROR(c.mla.enabled ? MlaAttention(l) : Attention(l));  // step_.proj = the attention's output
+  PG_GPU_TRY(RmsNormResidual(step_.proj, step_.x, L.ffn_norm, step_.h, T, D, c.rms_eps, stream_));
+  if (c.IsMoeLayer(l)) {
+    PG_RETURN_IF_ERROR(MoeFfn(L));
+  } else {
+    PG_RETURN_IF_ERROR(DenseFfn(L.gate, L.up, L.down, step_.ffn));
+  }
+  const bool last = l + 1 == c.n_layer;
+  const float* next_norm = last ? w_->output_norm : w_->layers[static_cast<size_t>(l + 1)].attn_norm;
+  PG_GPU_TRY(RmsNormResidual(step_.ffn, step_.x, next_norm, step_.h, T, D, c.rms_eps, stream_));
+  return Status::Ok();
+}
+
+// Multi-head (GQA) attention of layer l: step_.proj = wo(attention(h)).
+Status DeviceExecutor::Attention(int64_t l) {
+  const ModelConfig& c = model_.config();
+  const DeviceLayer& L = w_->layers[static_cast<size_t>(l)];
+  const int64_t T = step_.T, QD = c.q_dim(), KVD = c.kv_dim(), HD = c.head_dim;
   PG_RETURN_IF_ERROR(Products(step_.h, {{&L.wq, step_.q}, {&L.wk, step_.k}, {&L.wv, step_.v}}));
   if (L.bq) {
     PG_GPU_TRY(AddBias(step_.q, L.bq, T, QD, stream_));
@@ -32,18 +51,18 @@ Status DeviceExecutor::Layer(int64_t l) {
   PG_GPU_TRY(Rope(step_.q, T, c.n_head, HD, c.n_rot, step_.pos, w_->inv_freq, neox, stream_));
   PG_GPU_TRY(Rope(step_.k, T, c.n_head_kv, HD, c.n_rot, step_.pos, w_->inv_freq, neox, stream_));
   PG_GPU_TRY(WriteKvRows(step_.k, step_.v, T, step_.slots, kv_, l, stream_));
-  PG_RETURN_IF_ERROR(Attention(l));
-  PG_RETURN_IF_ERROR(Products(step_.attn, {{&L.wo, step_.proj}}));
-  PG_GPU_TRY(RmsNormResidual(step_.proj, step_.x, L.ffn_norm, step_.h, T, D, c.rms_eps, stream_));
-  if (c.IsMoeLayer(l)) {
-    PG_RETURN_IF_ERROR(MoeFfn(L));
-  } else {
-    PG_RETURN_IF_ERROR(DenseFfn(L.gate, L.up, L.down, step_.ffn));
-  }
-  const bool last = l + 1 == c.n_layer;
-  const float* next_norm = last ? w_->output_norm : w_->layers[static_cast<size_t>(l + 1)].attn_norm;
-  PG_GPU_TRY(RmsNormResidual(step_.ffn, step_.x, next_norm, step_.h, T, D, c.rms_eps, stream_));
-  return Status::Ok();
+  AttentionBatch a;
+  a.q = step_.q;
+  a.out = step_.attn;
+  a.n_rows = step_.T;
+  a.n_heads = c.n_head;
+  a.block_tables = step_.tables;
+  a.table_offset = step_.table_off;
+  a.n_keys = step_.n_keys;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  a.round_q = !kv_.bf16;  // as the CPU: q rounded to f16 against f16 keys
+  PG_GPU_TRY(PagedAttention(a, kv_, l, stream_));
+  return Products(step_.attn, {{&L.wo, step_.proj}});
 }
 
 Status DeviceExecutor::Products(const float* x, std::initializer_list<ProductOut> outs) {
@@ -56,25 +75,13 @@ Status DeviceExecutor::Products(const float* x, std::initializer_list<ProductOut
   PG_GPU_TRY(RoundToBf16(x, step_.x16, T * cols, stream_));  // once for every product of x
   for (const auto& [w, y] : outs) {
     PG_CHECK(w->cols == cols);
+    if (options_.fp8_gemm && w->type == WType::kFP8_E4M3) {  // FP8 activations (device_options.h)
+      PG_GPU_TRY(GemmFp8(*w, x, T, y, step_.fp8, step_.fp8_bytes, stream_));
+      continue;
+    }
     PG_GPU_TRY(DequantToBf16(*w, gemm_w_, stream_));
     PG_GPU_TRY(GemmBf16(gemm_w_, step_.x16, y, w->rows, T, cols, stream_));
   }
-  return Status::Ok();
-}
-
-Status DeviceExecutor::Attention(int64_t l) {
-  const ModelConfig& c = model_.config();
-  AttentionBatch a;
-  a.q = step_.q;
-  a.out = step_.attn;
-  a.n_rows = step_.T;
-  a.n_heads = c.n_head;
-  a.block_tables = step_.tables;
-  a.table_offset = step_.table_off;
-  a.n_keys = step_.n_keys;
-  a.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  a.round_q = !kv_.bf16;  // as the CPU: q rounded to f16 against f16 keys
-  PG_GPU_TRY(PagedAttention(a, kv_, l, stream_));
   return Status::Ok();
 }
 
@@ -100,6 +107,8 @@ Status DeviceExecutor::MoeFfn(const DeviceLayer& L) {
   r.sigmoid = c.moe.gating == ExpertGating::kSigmoid;
   r.norm_weights = c.moe.norm_weights;
   r.weights_scale = c.moe.weights_scale;
+  r.n_group = static_cast<int32_t>(c.moe.n_group);
+  r.n_group_used = static_cast<int32_t>(c.moe.n_group_used);
   // The router stays on MatMul (f32 activations) in every mode: a small
   // product, and the expert choice is the step's most rounding-sensitive part.
   PG_GPU_TRY(MatMul(L.router, step_.h, D, T, step_.router, E, stream_));

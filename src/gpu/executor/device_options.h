@@ -19,6 +19,11 @@ struct DeviceOptions {
   // batch shape. The router always runs MatMul, the expert stacks
   // GroupedMatMul.
   int64_t gemm_min_tokens = 0;
+  // With gemm_min_tokens (--device-prefill fp8): in those steps the products
+  // of FP8 weights take FP8 activations (E4M3 per token and 1x128 group, or per
+  // token for per-channel weights) through GemmFp8, cuBLASLt's FP8 tensor cores
+  // where the device has them (kernels/fp8_matmul.h), instead of the bf16 GEMM.
+  bool fp8_gemm = false;
 };
 
 // The prefill size --device-prefill bf16 sets as DeviceOptions::gemm_min_tokens.

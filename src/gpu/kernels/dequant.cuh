@@ -1,7 +1,8 @@
-// Device-side decoding of the five weight types the GPU kernels read in
+// Device-side decoding of the six weight types the GPU kernels read in
 // their GGUF form (block layouts: backend/cpu/quant.h), 32 elements at a
 // time: one Q8_0 block, one 32-element sub-block of a Q4_K / Q6_K
-// super-block, or 32 consecutive F16 / BF16 values. The values are exactly
+// super-block, or 32 consecutive F32 / F16 / BF16 values (F32: the small
+// routers and indexer head weights some files keep unrounded). The values are exactly
 // DequantizeRow's (the CPU reference): the same products in f32.
 #pragma once
 
@@ -11,18 +12,22 @@
 
 namespace pg::gpu {
 
-// The weight types decoded in the kernels (GgmlType numbers).
-enum class WType : uint32_t { kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30 };
+// The weight types decoded in the kernels (GgmlType numbers). kFP8_E4M3 is
+// not a GGUF block type on the device: its kernels are kernels/fp8_matmul.h's
+// (bytes and scales as kernels/fp8.cuh says).
+enum class WType : uint32_t { kF32 = 0, kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30, kFP8_E4M3 = 1000 };
 
 // Bytes of `chunks` 32-element chunks of a row of type T (rows are whole chunks,
 // except F16 / BF16 rows, whose last chunk may be partial).
 PG_HOST_DEVICE int64_t WTypeRowBytes(WType t, int64_t cols) {
   switch (t) {
+    case WType::kF32: return cols * 4;
     case WType::kF16:
     case WType::kBF16: return cols * 2;
     case WType::kQ8_0: return cols / 32 * 34;
     case WType::kQ4_K: return cols / 256 * 144;
     case WType::kQ6_K: return cols / 256 * 210;
+    case WType::kFP8_E4M3: return cols;
   }
   return 0;
 }
@@ -82,7 +87,10 @@ PG_DEVICE void ScaleMinK4(int j, const uint8_t* q, int* sc, int* m) {
 // out[0..n) = elements [32c, 32c + n) of `row` (n = 32 except a half row's tail).
 template <WType T>
 PG_DEVICE void DecodeChunk(const uint8_t* row, int64_t c, int n, float* out) {
-  if constexpr (T == WType::kF16 || T == WType::kBF16) {
+  if constexpr (T == WType::kF32) {
+    const float* p = reinterpret_cast<const float*>(row) + c * 32;
+    for (int i = 0; i < n; ++i) out[i] = p[i];
+  } else if constexpr (T == WType::kF16 || T == WType::kBF16) {
     const uint8_t* p = row + c * 64;
     for (int i = 0; i < n; ++i) {
       const uint16_t h = Load16(p + 2 * i);

@@ -81,6 +81,7 @@ gpuError_t GetRows(WType type, const void* table, int64_t row_bytes, int64_t col
   const uint8_t* t = static_cast<const uint8_t*>(table);
   const dim3 grid(static_cast<unsigned>(n));
   switch (type) {
+    case WType::kF32: PG_LAUNCH(GetRowsKernel<WType::kF32>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out); break;
     case WType::kF16: PG_LAUNCH(GetRowsKernel<WType::kF16>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out); break;
     case WType::kBF16:
       PG_LAUNCH(GetRowsKernel<WType::kBF16>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
@@ -94,6 +95,7 @@ gpuError_t GetRows(WType type, const void* table, int64_t row_bytes, int64_t col
     case WType::kQ6_K:
       PG_LAUNCH(GetRowsKernel<WType::kQ6_K>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
       break;
+    case WType::kFP8_E4M3: return gpuErrorInvalidValue;  // DeviceWeights keeps an FP8 embedding in BF16
   }
   return gpuGetLastError();
 }

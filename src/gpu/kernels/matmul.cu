@@ -1,4 +1,5 @@
 // Device matrix products (matmul.h).
+#include "gpu/kernels/fp8_matmul.h"
 #include "gpu/kernels/matmul.h"
 #include "gpu/kernels/reduce.cuh"
 
@@ -94,15 +95,18 @@ bool ShapeOk(const DeviceMatrix& w) {
 
 #define PG_DISPATCH_WTYPE(type, KERNEL, grid, block, ...)                                      \
   switch (type) {                                                                              \
+    case WType::kF32: PG_LAUNCH(KERNEL<WType::kF32>, grid, block, 0, s, __VA_ARGS__); break;   \
     case WType::kF16: PG_LAUNCH(KERNEL<WType::kF16>, grid, block, 0, s, __VA_ARGS__); break;   \
     case WType::kBF16: PG_LAUNCH(KERNEL<WType::kBF16>, grid, block, 0, s, __VA_ARGS__); break; \
     case WType::kQ8_0: PG_LAUNCH(KERNEL<WType::kQ8_0>, grid, block, 0, s, __VA_ARGS__); break; \
     case WType::kQ4_K: PG_LAUNCH(KERNEL<WType::kQ4_K>, grid, block, 0, s, __VA_ARGS__); break; \
     case WType::kQ6_K: PG_LAUNCH(KERNEL<WType::kQ6_K>, grid, block, 0, s, __VA_ARGS__); break; \
+    case WType::kFP8_E4M3: break; /* fp8_matmul.cu's kernels, called before */                 \
   }
 
 gpuError_t MatMul(const DeviceMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y, int64_t ldy,
                   gpuStream_t s) {
+  if (w.type == WType::kFP8_E4M3) return Fp8MatMul(w, x, ldx, n_tokens, y, ldy, s);
   if (!ShapeOk(w) || n_tokens < 0 || ldx < w.cols || ldy < w.rows) return gpuErrorInvalidValue;
   if (n_tokens == 0) return gpuSuccess;
   const int64_t rows_per_block = kThreads / PgHostWarpSize();
@@ -114,6 +118,7 @@ gpuError_t MatMul(const DeviceMatrix& w, const float* x, int64_t ldx, int64_t n_
 }
 
 gpuError_t DequantToBf16(const DeviceMatrix& w, uint16_t* out, gpuStream_t s) {
+  if (w.type == WType::kFP8_E4M3) return Fp8DequantToBf16(w, out, s);
   if (!ShapeOk(w)) return gpuErrorInvalidValue;
   const uint8_t* wd = static_cast<const uint8_t*>(w.data);
   PG_DISPATCH_WTYPE(w.type, DequantBf16Kernel, dim3(static_cast<unsigned>(w.rows)), kThreads, wd, w.row_bytes, w.cols,

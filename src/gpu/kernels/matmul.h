@@ -1,7 +1,8 @@
 // Matrix products on the device, y = x * W^T, with W in its GGUF form.
 //
-//   MatMul     decode and small batches: our own kernel for the five weight
-//              types (F16, BF16, Q8_0, Q4_K, Q6_K), each block decoded in the
+//   MatMul     decode and small batches: our own kernel for the six weight
+//              types (F32, F16, BF16, Q8_0, Q4_K, Q6_K; FP8 E4M3 goes to
+//              Fp8MatMul, kernels/fp8_matmul.h), each block decoded in the
 //              kernel (dequant.cuh); f32 activations and accumulation. One warp
 //              per output row, up to kMatMulTokens tokens per pass.
 //   GemmBf16   prefill: W and x in bf16, f32 accumulation. The CUDA build calls
@@ -20,6 +21,7 @@
 #include <cstdint>
 
 #include "gpu/kernels/dequant.cuh"
+#include "gpu/kernels/fp8.cuh"
 #include "gpu/runtime/gpu_vendor.h"
 
 namespace pg::gpu {
@@ -36,6 +38,12 @@ struct DeviceMatrix {
   int64_t cols = 0;
   int64_t row_bytes = 0;
   int64_t mat_bytes = 0;  // stride between the matrices of a stack
+  // kFP8_E4M3 only (kernels/fp8.cuh): the f32 scales, matrix e's at
+  // scales + e * scale_mat, a row of them scale_ld long.
+  const float* scales = nullptr;
+  Fp8Layout scale_layout = Fp8Layout::kPerRow;
+  int64_t scale_ld = 0;
+  int64_t scale_mat = 0;
 };
 
 // y[t * ldy + r] = sum_c W[r, c] * x[t * ldx + c], t < n_tokens.

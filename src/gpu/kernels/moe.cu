@@ -1,4 +1,5 @@
 // Mixture-of-Experts kernels (moe.h).
+#include "gpu/kernels/fp8_matmul.h"
 #include "gpu/kernels/moe.h"
 #include "gpu/kernels/reduce.cuh"
 
@@ -7,6 +8,34 @@ namespace {
 
 constexpr int kThreads = 128;
 constexpr int kMaxExperts = 1024;
+constexpr int kMaxGroups = 256;
+
+// keep[g]: group g is among the n_group_used groups whose two largest
+// probs + bias sum highest (ties: lower group), as the CPU's KeepGroups.
+PG_DEVICE void KeepGroups(const RouterSpec& r, const float* probs, const float* bias, bool* keep) {
+  const int size = r.n_expert / r.n_group;
+  float gscore[kMaxGroups];
+  for (int g = 0; g < r.n_group; ++g) {
+    float a = -INFINITY, b = -INFINITY;
+    for (int e = g * size; e < (g + 1) * size; ++e) {
+      const float s = bias ? probs[e] + bias[e] : probs[e];
+      if (s > a) {
+        b = a;
+        a = s;
+      } else if (s > b) {
+        b = s;
+      }
+    }
+    gscore[g] = size >= 2 ? a + b : a;
+    keep[g] = false;
+  }
+  for (int n = 0; n < r.n_group_used; ++n) {
+    int best = -1;
+    for (int g = 0; g < r.n_group; ++g)
+      if (!keep[g] && (best < 0 || gscore[g] > gscore[best])) best = g;
+    keep[best] = true;
+  }
+}
 
 PG_GLOBAL void RouteKernel(RouterSpec r, const float* logits, const float* bias, int32_t* experts, float* weights) {
   __shared__ float probs[kMaxExperts];
@@ -30,6 +59,9 @@ PG_GLOBAL void RouteKernel(RouterSpec r, const float* logits, const float* bias,
   }
   __syncthreads();
   if (tid != 0) return;
+  bool keep[kMaxGroups];
+  const int group_size = r.n_group > 1 ? r.n_expert / r.n_group : r.n_expert;
+  if (r.n_group > 1) KeepGroups(r, probs, bias, keep);
   // Top-k by repeated selection (k is small next to n_expert), as RouteToken.
   int32_t* ex = experts + t * r.k;
   float* wt = weights + t * r.k;
@@ -37,6 +69,7 @@ PG_GLOBAL void RouteKernel(RouterSpec r, const float* logits, const float* bias,
     int best = -1;
     float best_score = 0.0f;
     for (int e = 0; e < r.n_expert; ++e) {
+      if (r.n_group > 1 && !keep[e / group_size]) continue;
       bool taken = false;
       for (int i = 0; i < j && !taken; ++i) taken = ex[i] == e;
       if (taken) continue;
@@ -137,7 +170,9 @@ PG_GLOBAL void CombineKernel(const float* yg, const int32_t* slot_row, const flo
 
 gpuError_t RouteTokens(const RouterSpec& r, const float* logits, const float* bias, int64_t T, int32_t* experts,
                        float* weights, gpuStream_t s) {
-  if (r.n_expert <= 0 || r.n_expert > kMaxExperts || r.k <= 0 || r.k > r.n_expert || r.k > 32 || T < 0) {
+  if (r.n_expert <= 0 || r.n_expert > kMaxExperts || r.k <= 0 || r.k > r.n_expert || r.k > 32 || T < 0 ||
+      r.n_group <= 0 || r.n_group > kMaxGroups || r.n_expert % r.n_group != 0 || r.n_group_used <= 0 ||
+      r.n_group_used > r.n_group) {
     return gpuErrorInvalidValue;
   }
   if (T == 0) return gpuSuccess;
@@ -162,6 +197,7 @@ gpuError_t GatherRows(const float* x, const int32_t* row_token, int64_t n_rows, 
 
 gpuError_t GroupedMatMul(const DeviceMatrix& w, int32_t n_expert, const int32_t* offsets, const float* xg,
                          int64_t max_rows, float* yg, gpuStream_t s) {
+  if (w.type == WType::kFP8_E4M3) return Fp8GroupedMatMul(w, n_expert, offsets, xg, max_rows, yg, s);
   const int64_t block = (w.type == WType::kQ4_K || w.type == WType::kQ6_K) ? 256 : 32;
   if (n_expert <= 0 || w.rows <= 0 || w.cols % block != 0 || w.row_bytes < WTypeRowBytes(w.type, w.cols) ||
       w.mat_bytes < w.rows * w.row_bytes) {
@@ -174,11 +210,13 @@ gpuError_t GroupedMatMul(const DeviceMatrix& w, int32_t n_expert, const int32_t*
 #define PG_GROUPED(T) \
   PG_LAUNCH(GroupedKernel<T>, grid, kThreads, 0, s, wd, w.row_bytes, w.mat_bytes, w.rows, w.cols, offsets, xg, yg)
   switch (w.type) {
+    case WType::kF32: PG_GROUPED(WType::kF32); break;
     case WType::kF16: PG_GROUPED(WType::kF16); break;
     case WType::kBF16: PG_GROUPED(WType::kBF16); break;
     case WType::kQ8_0: PG_GROUPED(WType::kQ8_0); break;
     case WType::kQ4_K: PG_GROUPED(WType::kQ4_K); break;
     case WType::kQ6_K: PG_GROUPED(WType::kQ6_K); break;
+    case WType::kFP8_E4M3: break;  // Fp8GroupedMatMul, above
   }
 #undef PG_GROUPED
   return gpuGetLastError();

@@ -1,7 +1,8 @@
 // The Mixture-of-Experts steps on the device (the CPU's MoeFfn, model/moe_ffn.h):
 //
 //   RouteTokens    router probabilities (softmax, or sigmoid), top-k on
-//                  probs + selection bias (ties: lower id; the bias never enters a
+//                  probs + selection bias among the experts of the kept groups
+//                  (group-limited routing), ties: lower id; the bias never enters a
 //                  weight), weights normalised by their sum (clamped at 2^-14)
 //                  and scaled; the choices in descending score order (RouteToken,
 //                  model/expert_router.h, is the reference)
@@ -28,7 +29,9 @@ struct RouterSpec {
   int32_t k = 0;         // <= min(n_expert, 32)
   bool sigmoid = false;  // else softmax
   bool norm_weights = false;
-  float weights_scale = 0;  // 0 or 1: none
+  float weights_scale = 0;   // 0 or 1: none
+  int32_t n_group = 1;       // expert groups (deepseek2), <= 256; 1: none
+  int32_t n_group_used = 1;  // the groups kept: those whose two best probs + bias sum highest (ties: lower group)
 };
 
 // logits (T, n_expert); bias (n_expert) or null; experts, weights (T, k).

@@ -117,8 +117,12 @@
 
 // BLAS: cuBLAS in the CUDA build (PG_HAVE_BLAS); none for HIP on Debian
 // (no hipBLAS package) nor in the emulator: GemmBf16 then runs our own kernel.
+// cuBLASLt (PG_HAVE_BLASLT): the CUDA build's FP8 prefill GEMM
+// (kernels/fp8_blaslt.cu, cublasLt* names: no other vendor has one here).
 #if defined(PROSGROW_GPU_CUDA)
 #define PG_HAVE_BLAS 1
+#define PG_HAVE_BLASLT 1
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #define gpublasHandle_t cublasHandle_t
 #define gpublasCreate cublasCreate
@@ -134,6 +138,7 @@
 #define gpuErrorLaunchFailure cudaErrorLaunchFailure
 #else
 #define PG_HAVE_BLAS 0
+#define PG_HAVE_BLASLT 0
 #endif
 
 // The warp width kernels will see, for host-side launch geometry.

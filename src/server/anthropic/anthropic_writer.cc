@@ -22,16 +22,12 @@ std::string AnthropicWriter::Text(const std::vector<ToolCallEvent>& events) {
   return out;
 }
 
-std::string AnthropicWriter::StreamStep(const std::vector<ToolCallEvent>& events, const std::vector<TokenEvent>&,
-                                        const GenerationOutput&) {
-  return Text(events);
-}
+std::string AnthropicWriter::StreamStep(const WriterStep& step) { return Text(step.events); }
 
-std::string AnthropicWriter::StreamEnd(const std::vector<ToolCallEvent>& events, const GenerationEnd& end,
-                                       const GenerationResult& r, const GenerationOutput&) {
+std::string AnthropicWriter::StreamEnd(const WriterStep& step, const GenerationEnd& end, const GenerationResult& r) {
   const std::string reason = AnthropicStopReason(end.finish_reason, end.stop_sequence);
-  return Text(events) + stream_.Finish(end.calls, reason, reason == "stop_sequence" ? end.stop_sequence : "",
-                                       Usage(r, r.completion_tokens));
+  return Text(step.events) + stream_.Finish(end.calls, reason, reason == "stop_sequence" ? end.stop_sequence : "",
+                                            Usage(r, r.completion_tokens));
 }
 
 std::string AnthropicWriter::StreamError(const ApiError& error) { return stream_.Error(error); }

@@ -31,10 +31,8 @@ class AnthropicWriter final : public ResponseWriter {
   const std::string& id() const override { return header_.id; }
   bool StartNeedsAdmission() const override { return true; }
   std::string StreamStart(const GenerationResult& r) override;
-  std::string StreamStep(const std::vector<ToolCallEvent>& events, const std::vector<TokenEvent>& tokens,
-                         const GenerationOutput& out) override;
-  std::string StreamEnd(const std::vector<ToolCallEvent>& events, const GenerationEnd& end, const GenerationResult& r,
-                        const GenerationOutput& out) override;
+  std::string StreamStep(const WriterStep& step) override;
+  std::string StreamEnd(const WriterStep& step, const GenerationEnd& end, const GenerationResult& r) override;
   std::string StreamError(const ApiError& error) override;
   std::string Body(const GenerationEnd& end, const std::vector<TokenEvent>& tokens, const GenerationResult& r) override;
 

@@ -62,7 +62,7 @@ bool FinishStream(const HandlerContext& ctx, StreamState* s, httplib::DataSink& 
   std::vector<ToolCallEvent> events = s->output.Finish();
   GenerationEnd end = s->output.End(r);
   NoteToolCall(ctx, s->plan, end);
-  if (!write(s->plan.writer->StreamEnd(events, end, r, s->output))) return false;
+  if (!write(s->plan.writer->StreamEnd({events, {}, s->output}, end, r))) return false;
   sink.done();
   return true;
 }
@@ -87,7 +87,8 @@ bool StreamStep(const HandlerContext& ctx, StreamState* s, httplib::DataSink& si
     s->started = true;
     if (!write(w.StreamStart(s->runner->result()))) return false;
   }
-  if (!write(w.StreamStep(s->output.Push(step.text), step.tokens, s->output))) return false;
+  const std::vector<ToolCallEvent> events = s->output.Push(step.text);
+  if (!write(w.StreamStep({events, step.tokens, s->output}))) return false;
   return finished ? FinishStream(ctx, s, sink) : true;
 }
 

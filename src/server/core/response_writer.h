@@ -5,8 +5,7 @@
 //
 // A stream is StreamStart, StreamStep* and StreamEnd (or StreamError when the
 // engine fails); each returns the bytes to send ("" = nothing). A
-// non-streamed response is one Body. `events` are GenerationOutput's; `out`
-// is the output they were folded into (call ids, arguments so far).
+// non-streamed response is one Body.
 //
 // Not thread-safe; one per response, used by the HTTP thread serving it.
 #pragma once
@@ -19,6 +18,15 @@
 
 namespace pg {
 
+// What became visible to a stream: `events` are GenerationOutput's (Push's on
+// a step, Finish's at the end), `tokens` the step's tokens (none at the end),
+// `out` the output they were folded into (call ids, arguments so far).
+struct WriterStep {
+  const std::vector<ToolCallEvent>& events;
+  const std::vector<TokenEvent>& tokens;
+  const GenerationOutput& out;
+};
+
 class ResponseWriter {
  public:
   virtual ~ResponseWriter() = default;
@@ -30,11 +38,8 @@ class ResponseWriter {
   // the stream then opens with the first token, or the finish.
   virtual bool StartNeedsAdmission() const { return false; }
   virtual std::string StreamStart(const GenerationResult& r) = 0;
-  virtual std::string StreamStep(const std::vector<ToolCallEvent>& events, const std::vector<TokenEvent>& tokens,
-                                 const GenerationOutput& out) = 0;
-  // `events` are those of GenerationOutput::Finish.
-  virtual std::string StreamEnd(const std::vector<ToolCallEvent>& events, const GenerationEnd& end,
-                                const GenerationResult& r, const GenerationOutput& out) = 0;
+  virtual std::string StreamStep(const WriterStep& step) = 0;
+  virtual std::string StreamEnd(const WriterStep& step, const GenerationEnd& end, const GenerationResult& r) = 0;
   virtual std::string StreamError(const ApiError& error) = 0;
 
   // The whole non-streamed body (JSON); `tokens` for logprobs.

@@ -38,8 +38,8 @@ std::string OpenAiWriter::Deltas(const std::vector<json>& deltas, const std::vec
   return out;
 }
 
-std::string OpenAiWriter::StreamStep(const std::vector<ToolCallEvent>& events, const std::vector<TokenEvent>& tokens,
-                                     const GenerationOutput& out) {
+std::string OpenAiWriter::StreamStep(const WriterStep& step) {
+  const auto& [events, tokens, out] = step;
   if (out.tools()) return Deltas(ToolCallDeltas(events, out.calls(), /*close_cut=*/false), tokens);
   std::string text;
   for (const ToolCallEvent& ev : events) text += ev.text;
@@ -47,10 +47,10 @@ std::string OpenAiWriter::StreamStep(const std::vector<ToolCallEvent>& events, c
   return Chunk({{"content", text}}, Logprobs(tokens));
 }
 
-std::string OpenAiWriter::StreamEnd(const std::vector<ToolCallEvent>& events, const GenerationEnd& end,
-                                    const GenerationResult& r, const GenerationOutput& out) {
+std::string OpenAiWriter::StreamEnd(const WriterStep& step, const GenerationEnd& end, const GenerationResult& r) {
   std::string bytes;
-  if (out.tools()) bytes += Deltas(ToolCallDeltas(events, out.calls(), end.finish_reason != "length"), {});
+  if (step.out.tools())
+    bytes += Deltas(ToolCallDeltas(step.events, step.out.calls(), end.finish_reason != "length"), {});
   bytes += SseEvent(DumpJson(ChunkJson(o_.header, json::object(), end.finish_reason, nullptr, o_.include_usage)));
   if (o_.include_usage) bytes += SseEvent(DumpJson(UsageChunkJson(o_.header, r)));
   return bytes + "data: [DONE]\n\n";

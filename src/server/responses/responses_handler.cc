@@ -74,13 +74,11 @@ class ResponsesWriter final : public ResponseWriter {
 
   const std::string& id() const override { return header_.id; }
   std::string StreamStart(const GenerationResult&) override { return stream_.Start(); }
-  std::string StreamStep(const std::vector<ToolCallEvent>& events, const std::vector<TokenEvent>&,
-                         const GenerationOutput& out) override {
-    return Deltas(ToolCallDeltas(events, out.calls(), /*close_cut=*/false));
+  std::string StreamStep(const WriterStep& step) override {
+    return Deltas(ToolCallDeltas(step.events, step.out.calls(), /*close_cut=*/false));
   }
-  std::string StreamEnd(const std::vector<ToolCallEvent>& events, const GenerationEnd&, const GenerationResult& r,
-                        const GenerationOutput& out) override {
-    std::string bytes = Deltas(ToolCallDeltas(events, out.calls(), /*close_cut=*/true));
+  std::string StreamEnd(const WriterStep& step, const GenerationEnd&, const GenerationResult& r) override {
+    std::string bytes = Deltas(ToolCallDeltas(step.events, step.out.calls(), /*close_cut=*/true));
     bytes += stream_.Finish(r.finish_reason, ResponsesUsageJson(r));
     Remember(stream_.output());
     return bytes;

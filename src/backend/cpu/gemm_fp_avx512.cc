@@ -95,10 +95,8 @@ void TileFP8Decode(const uint8_t* wbase, size_t wstride, const float* x, int64_t
 
 template <int RM, int RN>
 void TileFP8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb, float* y, int64_t ldy) {
-  if constexpr (RN == 1) {
-    float out[RM];
-    TileFP8Decode<RM>(wbase, wstride, reinterpret_cast<const float*>(xbase), nb, out);
-    for (int i = 0; i < RM; ++i) y[i] = out[i];
+  if constexpr (RN == 1) {  // one token: its row of y is y[0..RM)
+    TileFP8Decode<RM>(wbase, wstride, reinterpret_cast<const float*>(xbase), nb, y);
     return;
   }
   __m512 acc[RM][RN];

@@ -27,7 +27,7 @@ PrefixMatch& PrefixMatch::operator=(PrefixMatch&& o) noexcept {
   explain_ = o.explain_;
   o.owner_ = nullptr;
   o.entries_.clear();
-  o[kDeviceTier] = o[kHostTier] = o[kDiskTier] = 0;
+  for (int t = 0; t < kLocalTiers; ++t) o[t] = 0;
   return *this;
 }
 

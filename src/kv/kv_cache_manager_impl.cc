@@ -79,19 +79,12 @@ std::vector<Tier> KvCacheManager::Impl::UsableTiers(std::span<const uint32_t> ch
   int64_t first_slow = -1;
   for (uint32_t id : chain) {
     const IndexEntry& e = store_.index().at(id);
-    Tier tier;
-    if (e.copy(kDeviceTier).usable())
-      tier = kDeviceTier;
-    else if (e.copy(kDeviceTier).slot >= 0)
-      break;  // a load into the device is in flight for another sequence
-    else if (e.copy(kHostTier).usable())
-      tier = kHostTier;
-    else if (e.copy(kDiskTier).usable())
-      tier = kDiskTier;
-    else
-      break;
+    const TierCopy& dev = e.copy(kDeviceTier);
+    if (dev.held() && !dev.ready) break;  // a load into the device is in flight for another sequence
+    const int tier = e.first_usable();
+    if (tier == kNoTier) break;
     if (tier != kDeviceTier && first_slow < 0) first_slow = int64_t(tiers.size());
-    tiers.push_back(tier);
+    tiers.push_back(Tier(tier));
   }
   const int64_t n_slow = int64_t(tiers.size()) - std::count(tiers.begin(), tiers.end(), kDeviceTier);
   if (n_slow > 0 && n_slow * page_ < cfg_.min_promote_tokens) {

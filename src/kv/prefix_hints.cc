@@ -57,7 +57,7 @@ bool PrefixHints::EvictEntry(uint32_t id, int tier, bool keep, bool* lost) {
 }
 
 int64_t PrefixHints::Demote(std::span<const uint32_t> chain) {
-  if (!store_.host_enabled() && !store_.disk_writable()) return 0;  // nowhere to put them
+  if (store_.tiers().write_below(kDeviceTier) == kNoTier) return 0;  // nowhere to put them
   int64_t n = 0;
   for (uint32_t id : chain) {
     const IndexEntry& e = store_.index().at(id);
@@ -74,8 +74,7 @@ int64_t PrefixHints::Prefetch(std::span<const uint32_t> chain) {
   for (uint32_t id : chain) {
     const IndexEntry& e = store_.index().at(id);
     if (e.copy(kDeviceTier).slot >= 0) continue;  // on the device, or already loading
-    if (!e.copy(kHostTier).usable() && !e.copy(kDiskTier).usable())
-      break;  // a write in flight: the chain would stop here anyway
+    if (e.first_usable() == kNoTier) break;       // a write in flight: the chain would stop here anyway
     const int32_t slot = store_.device().Allocate();
     if (slot < 0) break;  // free device slots only
     prefetches_.push_back(alloc_.StartLoad(id, slot));

@@ -12,9 +12,8 @@
 namespace pg {
 
 Tier SequenceTable::ServingTier(const IndexEntry& e) {
-  for (int t = 0; t < kDiskTier; ++t)
-    if (e.copy(t).usable()) return Tier(t);
-  return kDiskTier;
+  const int t = e.first_usable();
+  return t == kNoTier ? Tier(kLocalTiers - 1) : Tier(t);
 }
 
 const SequenceTable::Seq& SequenceTable::seq(SeqId id) const {

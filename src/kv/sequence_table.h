@@ -68,7 +68,7 @@ class SequenceTable {
   int64_t CachedTokens(SeqId id) const;
 
   // The tier a matched entry is served from: the nearest with a usable copy
-  // (a locked match keeps one; the disk otherwise).
+  // (a locked match keeps one; the lowest local tier otherwise).
   static Tier ServingTier(const IndexEntry& e);
   // Finishes done copies, then settles the sequences whose loads all landed.
   void ProcessCompletions();

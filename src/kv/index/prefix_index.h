@@ -21,6 +21,7 @@
 #include "base/kv_tier.h"
 #include "base/status.h"
 #include "kv/index/block_hash.h"
+#include "kv/tier_table.h"
 
 namespace pg {
 
@@ -66,6 +67,12 @@ struct IndexEntry {
     return m;
   }
   bool in_any_tier() const { return held_mask() != 0; }
+  // The highest tier with a usable copy, kNoTier when none is usable.
+  int first_usable() const {
+    for (int t = 0; t < kLocalTiers; ++t)
+      if (copy(t).usable()) return t;
+    return kNoTier;
+  }
 
   // Bookkeeping owned by PrefixIndex.
   bool live = false;

@@ -49,14 +49,10 @@ Status TierStore::Open(const KvCacheConfig& cfg) {
     PG_ASSIGN_OR_RETURN(remote_, RemoteTier::Create(cfg.remote, cfg.layout, cfg.model_identity));
     media_[kRemoteTier] = remote_.get();
   }
-  for (int t = kLocalTiers - 1, next = kNoTier; t >= 0; --t) {
-    below_[size_t(t)] = next;
-    if (media_[size_t(t)] != nullptr && (t >= kSlotTiers || slots(t).enabled())) next = t;
-  }
+  table_ = TierTable::Of({device().enabled(), host().enabled(), disk_enabled()});
   accounting_.Configure({.block_bytes = bb,
                          .page_tokens = layout_.page_tokens,
-                         .host_enabled = host_enabled(),
-                         .disk_enabled = disk_enabled(),
+                         .tiers = table_,
                          .disk_file_bytes = disk_ ? uint64_t(disk_->file_bytes()) : 0,
                          .ghost_blocks = cfg.ghost_blocks,
                          .clock = cfg.clock,
@@ -100,6 +96,7 @@ uint32_t TierStore::Publish(const BlockHash& hash, const BlockHash& parent, int3
 void TierStore::DisableDiskWrites(const Status& why) {
   if (!disk_writes_ok_) return;
   disk_writes_ok_ = false;
+  table_.writable[kDiskTier] = false;
   c_.disk_writes_disabled = true;
   PG_LOG_WARN("kv disk tier: writes stopped ({}); serving continues without new disk blocks", why.ToString());
 }

@@ -29,10 +29,9 @@
 #include "kv/media/slot_tier.h"
 #include "kv/media/staging_pool.h"
 #include "kv/policy/eviction_policy.h"
+#include "kv/tier_table.h"
 
 namespace pg {
-
-inline constexpr int kNoTier = -1;  // TierStore::below of the lowest enabled tier
 
 class TierStore {
  public:
@@ -73,13 +72,14 @@ class TierStore {
   const SessionUsage& usage() const { return usage_; }
   MissAccounting& accounting() { return accounting_; }
 
-  // The tier table, set by Open from the tiers the config enables: the tier
-  // an evicted copy of `tier` is copied down to (host, else disk, for the
-  // device; disk for the host), kNoTier when it is simply dropped.
-  int below(int tier) const { return below_[size_t(tier)]; }
-  // True when copies may be written into local tier `tier` now: a slot tier
-  // that has slots; the disk while its writes are on.
-  bool writable(int tier) const { return tier < kSlotTiers ? slots(tier).enabled() : disk_writable(); }
+  // The tier table (tier_table.h), set by Open from the tiers the config
+  // enables. below: the tier an evicted copy of `tier` is copied down to
+  // (host, else disk, for the device; disk for the host), kNoTier when it is
+  // simply dropped. writable: copies may be written into local tier `tier`
+  // now (a slot tier that has slots; the disk while its writes are on).
+  const TierTable& tiers() const { return table_; }
+  int below(int tier) const { return table_.below[size_t(tier)]; }
+  bool writable(int tier) const { return table_.writable[size_t(tier)]; }
 
   bool host_enabled() const { return host().enabled(); }
   bool disk_enabled() const { return disk_ != nullptr; }
@@ -94,7 +94,7 @@ class TierStore {
   void DisableDiskWrites(const Status& why);
 
   EvictionContext eviction_context(const SessionRetention& retention) const {
-    return EvictionContext{index_, retention, layout_.page_tokens, host_enabled(), disk_writable(), &usage_};
+    return EvictionContext{index_, retention, layout_.page_tokens, table_, &usage_};
   }
 
   // Recomputes which tiers may evict entry `id` now and updates the index.
@@ -134,10 +134,10 @@ class TierStore {
   KvLayout layout_;
   BlockHashKey hash_key_;  // KvCacheConfig::hash_key: CheckIntegrity re-chains every entry
   PrefixIndex index_;
-  std::array<SlotTier, kSlotTiers> slot_tiers_;                    // indexed by Tier: device, host
-  std::array<BlockMedium*, kNumTiers> media_{};                    // indexed by Tier; null = no such tier
-  std::array<int, kLocalTiers> below_{kNoTier, kNoTier, kNoTier};  // the tier table (below())
-  std::unique_ptr<StagingPool> staging_;                           // cfg.mover_threads() buffers from cfg.host_memory
+  std::array<SlotTier, kSlotTiers> slot_tiers_;  // indexed by Tier: device, host
+  std::array<BlockMedium*, kNumTiers> media_{};  // indexed by Tier; null = no such tier
+  TierTable table_;                              // below(), writable()
+  std::unique_ptr<StagingPool> staging_;         // cfg.mover_threads() buffers from cfg.host_memory
   std::unique_ptr<DiskTier> disk_;
   std::unique_ptr<RemoteTier> remote_;  // null without --kv-remote
   int64_t disk_capacity_ = 0;           // block files

@@ -53,10 +53,10 @@ bool TierAllocator::EvictOne(int tier, bool may_wait) {
   if (const uint64_t tag = CopyDown(v, tier, may_wait); tag != 0) WaitFor(tag);
   const IndexEntry& e = store_.index().at(v);
   store_.counters().tiers[tier].evictions++;
-  // Dropped past a full host tier: a bigger host would have taken it now
-  // (noted first, so the device stays the tier it left last).
-  if (tier == kDeviceTier && store_.below(tier) == kHostTier && !e.in_tier(kHostTier))
-    store_.accounting().NoteEvicted(kHostTier, e.hash);
+  // Dropped past a full slot tier below: a bigger one would have taken it
+  // now (noted first, so this tier stays the one it left last).
+  if (const int below = store_.below(tier); below != kNoTier && below < kSlotTiers && !e.in_tier(below))
+    store_.accounting().NoteEvicted(below, e.hash);
   store_.accounting().NoteEvicted(tier, e.hash);
   store_.DropCopy(v, tier);
   return true;

@@ -30,10 +30,10 @@ void TierMover::Submit(uint64_t tag, const Move& m, const IndexEntry& e) {
   // Each medium reads the part of the reference it names blocks by: the slot, or the identity.
   BlockRef from{m.from_slot, e.hash, e.parent, e.depth, e.tokens};
   BlockRef to{m.to_slot, e.hash, e.parent, e.depth, e.tokens};
-  const bool promotion = m.to == kDeviceTier && (m.from == kHostTier || m.from == kDiskTier);
+  const bool promotion = m.up() && m.from < kLocalTiers;
   const double delay = promotion ? load_delay_s_ : 0;
   StagingPool* pool = &store_.staging();
-  const int lane = m.to == kDeviceTier ? kLoadLane : kStoreLane;
+  const int lane = m.up() ? kLoadLane : kStoreLane;
   mover_.Submit(lane, tag, [src, dst, from = std::move(from), to = std::move(to), delay, pool]() -> Status {
     if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
     if (uint8_t* h = dst->Staging(to)) return src->Read(from, h);
@@ -55,7 +55,7 @@ void TierMover::Finish(const Move& m, const Status& st) {
     if (m.from < kLocalTiers && m.to < kLocalTiers) {  // the remote tier keeps its own counters
       TierCounters& from = c.tiers[m.from];
       from.bytes_out += int64_t(store_.block_bytes());
-      ++(m.to == kDeviceTier ? from.promotions : from.demotions);  // up to the device, or down the table
+      ++(m.up() ? from.promotions : from.demotions);
     }
     if (m.to < kLocalTiers) c.tiers[m.to].bytes_in += int64_t(store_.medium(m.to).stored_bytes());
   }

@@ -46,6 +46,9 @@ class TierMover {
     int32_t to_slot = -1;    // pinned target slot (slot tiers), -1 = none
     // The pinned slot of slot tier t in this move, -1 = none.
     int32_t slot_in(int t) const { return from == t ? from_slot : to == t ? to_slot : -1; }
+    // Tiers are numbered from the top (the device): a copy up is a load
+    // (a promotion or a remote import), any other a copy down.
+    bool up() const { return to < from; }
   };
 
   enum Lane : int { kLoadLane, kStoreLane, kLanes };  // kLanes: their number

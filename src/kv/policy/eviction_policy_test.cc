@@ -32,7 +32,9 @@ struct Chain {
       h = nh;
     }
   }
-  EvictionContext ctx(bool host, bool disk) { return EvictionContext{idx, retention, 4, host, disk}; }
+  EvictionContext ctx(bool host, bool disk) {
+    return EvictionContext{idx, retention, 4, TierTable::Of({true, host, disk})};
+  }
 };
 
 TEST(EvictionPolicyTest, LruTakesTheOldestCostAwareTakesTheTail) {
@@ -138,7 +140,8 @@ TEST(EvictionPolicyTest, HeldBlocksDoNotUseUpTheCandidateWindow) {
     ids.push_back(id);
   }
   LruEviction lru;
-  EXPECT_EQ(lru.PickVictim(kHostTier, false, EvictionContext{idx, retention, 4, true, false}), ids.back());
+  EXPECT_EQ(lru.PickVictim(kHostTier, false, EvictionContext{idx, retention, 4, TierTable::Of({true, true, false})}),
+            ids.back());
 }
 
 TEST(EvictionPolicyTest, FairShareTakesTheHeaviestSessionFirst) {
@@ -160,7 +163,7 @@ TEST(EvictionPolicyTest, FairShareTakesTheHeaviestSessionFirst) {
     usage.Update(id, e);
     ids.push_back(id);
   }
-  const EvictionContext ctx{idx, retention, 4, false, false, &usage};
+  const EvictionContext ctx{idx, retention, 4, TierTable::Of({true, false, false}), &usage};
   LruEviction lru;
   FairShareEviction fair(std::make_unique<LruEviction>());
   EXPECT_STREQ(fair.name(), "fair");
@@ -175,7 +178,9 @@ TEST(EvictionPolicyTest, FairShareTakesTheHeaviestSessionFirst) {
   EXPECT_EQ(usage.Heaviest(kDeviceTier), -1);
   EXPECT_EQ(fair.PickVictim(kDeviceTier, false, ctx), ids[0]);
   // Without usage it is the inner policy too.
-  EXPECT_EQ(fair.PickVictim(kDeviceTier, false, EvictionContext{idx, retention, 4, false, false}), ids[0]);
+  EXPECT_EQ(
+      fair.PickVictim(kDeviceTier, false, EvictionContext{idx, retention, 4, TierTable::Of({true, false, false})}),
+      ids[0]);
 }
 
 }  // namespace

@@ -155,8 +155,8 @@ int GenerateMain(int argc, char** argv) {
     const CacheUsage& cu = g.finish.cache;
     std::fprintf(stderr, "cache: prompt %zu tokens, reused %lld (device %lld, host %lld, disk %lld)\n%s\n",
                  g.prompt_tokens.size(), static_cast<long long>(cu.cached_tokens),
-                 static_cast<long long>(cu.device_tokens), static_cast<long long>(cu.host_tokens),
-                 static_cast<long long>(cu.disk_tokens), e.cache_counters().Report().c_str());
+                 static_cast<long long>(cu[kDeviceTier]), static_cast<long long>(cu[kHostTier]),
+                 static_cast<long long>(cu[kDiskTier]), e.cache_counters().Report().c_str());
   }
   return 0;
 }

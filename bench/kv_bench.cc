@@ -173,9 +173,9 @@ void BenchMoves(const Args& a) {
         t_demote = run_seq(2 + conv, 2 + conv).first;
         kv->WaitIdle();
         // Sequence 1 returns: all blocks but the last come back from host.
-        const int64_t before = kv->counters().host.promotions;
+        const int64_t before = kv->counters().tiers[kHostTier].promotions;
         std::tie(t_alloc, t_promote) = run_seq(3 + conv, 1 + conv);
-        promotions = kv->counters().host.promotions - before;
+        promotions = kv->counters().tiers[kHostTier].promotions - before;
         kv->WaitIdle();
       }
       // Write-back copies on eviction (GB/s of the copy); write-through copied at commit time,

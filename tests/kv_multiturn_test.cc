@@ -75,7 +75,7 @@ void CheckTieredCacheReuse(AttentionMode attention) {
         }
       int64_t reusable = std::min<int64_t>(best, static_cast<int64_t>(prompt.size()) - 1) / page * page;
       EXPECT_EQ(g.cache.cached_tokens, reusable);
-      EXPECT_EQ(g.cache.cached_tokens, g.cache.device_tokens + g.cache.host_tokens + g.cache.disk_tokens);
+      EXPECT_EQ(g.cache.cached_tokens, g.cache[kDeviceTier] + g.cache[kHostTier] + g.cache[kDiskTier]);
       EXPECT_EQ(w.cache.cached_tokens, 0);
     }
   }
@@ -202,13 +202,13 @@ TEST(PolicyScenario, AlternatingSessionsBaselineRecomputesOptimizedReusesHost) {
   for (size_t i = 0; i < base.size(); ++i) {
     SCOPED_TRACE("turn " + std::to_string(i));
     EXPECT_EQ(base[i].tokens, opt[i].tokens);
-    EXPECT_EQ(base[i].cache.host_tokens + base[i].cache.disk_tokens, 0);
+    EXPECT_EQ(base[i].cache[kHostTier] + base[i].cache[kDiskTier], 0);
     if (i >= 2) {  // a returning session
       EXPECT_EQ(base[i].cache.cached_tokens, 0) << "baseline should have lost the other session's context";
       // Everything the session computed before (120 + 12 prompt, 8 generated,
       // less the last token, whole pages) comes back, partly from the host tier.
       EXPECT_GE(opt[i].cache.cached_tokens, 128) << "optimized should find the whole context";
-      EXPECT_GT(opt[i].cache.host_tokens, 0) << "optimized should find it on the host tier";
+      EXPECT_GT(opt[i].cache[kHostTier], 0) << "optimized should find it on the host tier";
     }
   }
 }

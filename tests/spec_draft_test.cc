@@ -168,10 +168,10 @@ TEST(SpecDraft, TooSmallDraftPoolDropsDraftsNotTokens) {
     drafted += got[i].spec.drafted;
   }
   EXPECT_GT(drafted, 0);
-  EXPECT_EQ((*e)->cache_counters().device.capacity_blocks, 16);
+  EXPECT_EQ((*e)->cache_counters().tiers[kDeviceTier].capacity_blocks, 16);
   EXPECT_EQ((*e)->draft_model()->kv().device_blocks(), 16);
   // Every finished sequence gave its draft blocks back.
-  EXPECT_EQ((*e)->draft_model()->kv().counters().device.used_blocks, 0);
+  EXPECT_EQ((*e)->draft_model()->kv().counters().tiers[kDeviceTier].used_blocks, 0);
   EXPECT_TRUE((*e)->draft_model()->kv().CheckIntegrity().ok());
   EXPECT_GT((*e)->draft_model()->no_room(), 0) << "the draft pool was meant to run out";
   EXPECT_NE((*e)->MetricsText().find("prosgrow_spec_draft_model_no_room_total " +

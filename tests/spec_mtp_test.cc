@@ -67,7 +67,7 @@ TEST(SpecMtp, GreedyOutputsEqualNoSpeculationOnThirtyPrompts) {
     EXPECT_NE(metrics.find("prosgrow_spec_draft_tokens_total{drafter=\"mtp\"}"), std::string::npos) << metrics;
     // Every finished sequence gave the block's cache blocks back.
     const KvCacheManager& kv = (*e)->mtp_drafter()->kv();
-    EXPECT_EQ(kv.counters().device.used_blocks, 0);
+    EXPECT_EQ(kv.counters().tiers[kDeviceTier].used_blocks, 0);
     EXPECT_TRUE(kv.CheckIntegrity().ok());
   }
 }
@@ -100,7 +100,7 @@ TEST(SpecMtp, LongPromptsPrefilledInChunksStayIdentical) {
     }
     (*e)->RunUntilIdle();
     if (spec) {
-      EXPECT_EQ((*e)->mtp_drafter()->kv().counters().device.used_blocks, 0);
+      EXPECT_EQ((*e)->mtp_drafter()->kv().counters().tiers[kDeviceTier].used_blocks, 0);
     }
   }
   EXPECT_EQ(out[1], out[0]);

@@ -119,7 +119,7 @@ TEST(SpecMultiTurn, TieredCacheWithSpeculationGivesIdenticalOutputs) {
         ASSERT_EQ(got[conv][t].tokens, want[conv][t].tokens);
         drafted += got[conv][t].finish.spec.drafted;
         accepted += got[conv][t].finish.spec.accepted;
-        slow_hits += got[conv][t].finish.cache.host_tokens + got[conv][t].finish.cache.disk_tokens;
+        slow_hits += got[conv][t].finish.cache[kHostTier] + got[conv][t].finish.cache[kDiskTier];
       }
     EXPECT_GT(drafted, 0);
     // Random weights rarely repeat their context, so the n-gram drafts are
@@ -131,7 +131,7 @@ TEST(SpecMultiTurn, TieredCacheWithSpeculationGivesIdenticalOutputs) {
       EXPECT_EQ(accepted, drafted) << "the model as its own draft";
     }
     EXPECT_GT(slow_hits, 0) << "the device tier was meant to be too small";
-    EXPECT_TRUE((*e)->cache_counters().device.evictions > 0);
+    EXPECT_TRUE((*e)->cache_counters().tiers[kDeviceTier].evictions > 0);
     fs::remove_all(disk);
   }
 }

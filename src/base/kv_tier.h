@@ -11,6 +11,8 @@
 // brought into the device tier before the index serves it.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace pg {
@@ -32,22 +34,17 @@ inline const char* TierName(int tier) {
 }
 
 // Tokens per tier, e.g. the prompt tokens of one request served from each
-// tier, or the tokens a prefix match found in each. Named fields for
-// readers; operator[] for code that walks the tiers.
+// tier, or the tokens a prefix match found in each; indexed by Tier.
 struct TierTokens {
-  int64_t device_tokens = 0;
-  int64_t host_tokens = 0;
-  int64_t disk_tokens = 0;
-  int64_t remote_tokens = 0;  // brought in from the remote tier for this request
+  std::array<int64_t, kNumTiers> by_tier{};  // remote: brought in from the remote tier for this request
 
-  int64_t& operator[](int tier) {
-    return tier == kDeviceTier ? device_tokens
-           : tier == kHostTier ? host_tokens
-           : tier == kDiskTier ? disk_tokens
-                               : remote_tokens;
+  int64_t& operator[](int tier) { return by_tier[size_t(tier)]; }
+  int64_t operator[](int tier) const { return by_tier[size_t(tier)]; }
+  int64_t total() const {
+    int64_t n = 0;
+    for (int64_t t : by_tier) n += t;
+    return n;
   }
-  int64_t operator[](int tier) const { return const_cast<TierTokens&>(*this)[tier]; }
-  int64_t total() const { return device_tokens + host_tokens + disk_tokens + remote_tokens; }
   TierTokens& operator+=(const TierTokens& o) {
     for (int t = 0; t < kNumTiers; ++t) (*this)[t] += o[t];
     return *this;

@@ -144,12 +144,12 @@ void Engine::AcceptIncoming() {
     if (n.kind == SessionNote::Kind::kRelease)
       kv_->ReleaseSession(n.session);
     else
-      kv_->Hint(n.session, n.ttl_s);
+      kv_->HoldSession(n.session, n.ttl_s);
   }
   for (auto& s : incoming) {
     s->id = next_seq_id_++;
     if (config_.policy == ServePolicy::kOptimized && !s->request.session_id.empty() && s->request.cache_ttl_s >= 0)
-      kv_->Hint(s->request.session_id, s->request.cache_ttl_s);
+      kv_->HoldSession(s->request.session_id, s->request.cache_ttl_s);
     ApplyKvHints(*s, /*finished=*/false);
     scheduler_->AddWaiting(std::move(s));
   }

@@ -36,8 +36,9 @@ void CollectEngineMetrics(const EngineSnapshot& s, MetricSet* out) {
              s.kv.sessions);
   out->Counter("prosgrow_kv_sessions_forgotten_total", "Session names forgotten (least recently used or idle).",
                s.kv.forgotten_sessions);
-  const double usage =
-      s.kv.device.capacity_blocks > 0 ? double(s.kv.device.used_blocks) / double(s.kv.device.capacity_blocks) : 0.0;
+  const double usage = s.kv.tiers[kDeviceTier].capacity_blocks > 0 ? double(s.kv.tiers[kDeviceTier].used_blocks) /
+                                                                         double(s.kv.tiers[kDeviceTier].capacity_blocks)
+                                                                   : 0.0;
   out->Gauge("prosgrow_kv_cache_usage_perc",
              "Device-tier KV blocks in use, as a fraction of its capacity (Model Server Protocol KV utilisation).",
              MetricValue::Fixed(usage, 6));

@@ -82,8 +82,8 @@ void Scheduler::StartRunning(Sequence* s, double now_s) {
     s->cache.miss = MissReasonsOf(kv_.Misses(s->id));
     if (s->cache.miss.evicted > 0)
       PG_LOG_DEBUG("{}: {} prompt tokens missed as evicted (device {}, host/disk {}), {:.1f} s after the eviction",
-                   s->request.id, s->cache.miss.evicted, s->cache.miss.evicted_by_tier.device_tokens,
-                   s->cache.miss.evicted - s->cache.miss.evicted_by_tier.device_tokens, s->cache.miss.evicted_age_s);
+                   s->request.id, s->cache.miss.evicted, s->cache.miss.evicted_by_tier[kDeviceTier],
+                   s->cache.miss.evicted - s->cache.miss.evicted_by_tier[kDeviceTier], s->cache.miss.evicted_age_s);
     s->cache_reported = true;
   }
   if (s->first_scheduled_s < 0) s->first_scheduled_s = now_s;
@@ -172,7 +172,7 @@ bool Scheduler::Admit(double now_s, int64_t* budget, StepPlan* plan) {
       if (kv_.RemoteLookupPending(s->id)) continue;  // its remote blocks are on their way (bounded wait)
       PrefixMatch m = kv_.Match(s->tokens, CacheRequestOf(*s, config_));
       // Device hits are free; host hits cost a copy: weigh them a little less.
-      int64_t score = m.device_tokens * 4 + (m.host_tokens + m.disk_tokens) * 3;
+      int64_t score = m[kDeviceTier] * 4 + (m[kHostTier] + m[kDiskTier]) * 3;
       if (score > best) {
         best = score;
         pick = i;

@@ -69,7 +69,7 @@ TEST(KvCacheDiskFaultTest, CorruptBlockIsAMissAndDeleted) {
   EXPECT_EQ(f.eng->bad(), 0);
   auto c = f.kv->counters();
   EXPECT_EQ(c.failed_loads, 1);
-  EXPECT_GE(c.disk.errors, 1);
+  EXPECT_GE(c.tiers[kDiskTier].errors, 1);
   // The damaged file was deleted; write-through may have written the
   // recomputed block again since, and then it must be whole and right.
   f.kv->WaitIdle();
@@ -106,7 +106,7 @@ TEST(KvCacheDiskFaultTest, BlockDeletedUnderTheProcessIsAMiss) {
   std::filesystem::remove(f.PathOf(0));
   EXPECT_EQ(f.Rerun(10), 0);
   EXPECT_EQ(f.eng->bad(), 0);
-  EXPECT_GE(f.kv->counters().disk.errors, 1);
+  EXPECT_GE(f.kv->counters().tiers[kDiskTier].errors, 1);
   EXPECT_TRUE(f.kv->CheckIntegrity().ok()) << f.kv->CheckIntegrity().ToString();
 }
 
@@ -123,7 +123,7 @@ TEST(KvCacheDiskFaultTest, UnwritableDirectoryStopsWritesAndServingGoesOn) {
   }
   auto c = kv->counters();
   EXPECT_TRUE(c.disk_writes_disabled);
-  EXPECT_EQ(c.disk.used_blocks, 0);
+  EXPECT_EQ(c.tiers[kDiskTier].used_blocks, 0);
   EXPECT_EQ(eng.bad(), 0);
   // Device and host reuse still work.
   std::vector<int32_t> p = Message(54, 0, 29);
@@ -134,8 +134,9 @@ TEST(KvCacheDiskFaultTest, TinyDiskCapEvictsAndStaysUnderCap) {
   TempDir dir;
   auto kv = Make(Tiered(8, 4, dir.path(), 3));
   FakeEngine eng(*kv, kModel);
-  auto convs = kvtest::OpenConversations(eng, 6, 60, 21, 0, [&] { EXPECT_LE(kv->counters().disk.used_blocks, 3); });
-  EXPECT_GT(kv->counters().disk.evictions, 0);
+  auto convs =
+      kvtest::OpenConversations(eng, 6, 60, 21, 0, [&] { EXPECT_LE(kv->counters().tiers[kDiskTier].used_blocks, 3); });
+  EXPECT_GT(kv->counters().tiers[kDiskTier].evictions, 0);
   size_t files = 0;
   for (auto& e : std::filesystem::recursive_directory_iterator(dir.path())) files += e.path().extension() == ".kvb";
   EXPECT_LE(files, 3u);

@@ -7,7 +7,7 @@ namespace pg {
 
 PrefixHintResult KvCacheManager::Impl::ApplyPrefixHint(std::span<const int32_t> prefix, const CacheRequest& request,
                                                        PrefixAction action, double ttl_s) {
-  ProcessCompletions();
+  seqs_->ProcessCompletions();
   PrefixHintResult r;
   if (!cfg_.prefix_cache || !request.use_prefix_cache) return r;
   std::vector<uint32_t> chain;

@@ -14,7 +14,15 @@
 // hits in host or disk are promoted back to the device by background I/O
 // threads while other sequences keep running.
 //
-// Life of one sequence (paired verbs, nano-vllm style):
+// The verbs come in pairs: Match / ~PrefixMatch (the lock on a prefix),
+// AllocateSequence / FreeSequence, Append / TruncateSequence (grow and
+// roll back), HoldSession / ReleaseSession, StartRemoteLookup /
+// RemoteLookupPending, Tick / WaitIdle (the moves in flight); with the
+// questions CanAllocate and CanAppend before the verbs that take blocks.
+// Verbs only tests need (LimitMatch, DroppedByPolicy, DrainRemoteWrites) are test support
+// (kv_test_util.h, through KvCacheManager::TestAccess).
+//
+// Life of one sequence (nano-vllm style):
 //   PrefixMatch m = kv.Match(prompt, request);        // locks the matched blocks
 //   if (!kv.CanAllocate(kv.BlocksNeeded(m, n))) ...   // leave it queued (m unlocks on destruction)
 //   kv.AllocateSequence(seq, std::move(m), n, &table); // starts promotions
@@ -81,13 +89,14 @@ class PrefixMatch : public TierTokens {
   ~PrefixMatch();
 
   // The TierTokens: hit length per local tier, in tokens (multiples of
-  // page_tokens; remote_tokens stays 0: remote blocks are matched in the
+  // page_tokens; [kRemoteTier] stays 0: remote blocks are matched in the
   // device tier once imported); the tiers can alternate along the prefix.
   // tokens() = device + host + disk = the match.
   int64_t tokens() const { return total(); }
 
  private:
   friend class KvCacheManager;
+  friend class SequenceTable;
   void Release();
   KvCacheManager* owner_ = nullptr;    // non-null while it holds locks
   std::vector<uint32_t> entries_;      // matched index entries, in chain order
@@ -175,8 +184,9 @@ class KvCacheManager {
   void FreeSequence(SeqId seq);
 
   // Keep the blocks of `session` for ttl_s seconds from now (ttl_s < 0: the
-  // config's default): eviction takes them only when nothing else is left.
-  void Hint(const std::string& session, double ttl_s);
+  // config's default): eviction takes them only when nothing else is left;
+  // ReleaseSession ends the hold.
+  void HoldSession(const std::string& session, double ttl_s);
   void ReleaseSession(const std::string& session);
 
   // KV hints: applies `action` to the full blocks of `prefix` (the first
@@ -189,10 +199,6 @@ class KvCacheManager {
                                    double ttl_s);
   // Counters of hints and quotas (gauges of live holds included).
   HintCounters hint_counters() const;
-  // True when block h left the cache entirely because a session quota evicted
-  // it (a bounded memory of recent ones): a later miss on it is a policy miss
-  // (MissReasons::policy).
-  bool DroppedByPolicy(const BlockHash& h) const;
 
   // Call once per engine step: collects finished moves and starts background
   // demotions. Cheap when nothing happened.
@@ -215,8 +221,6 @@ class KvCacheManager {
   bool RemoteLookupPending(SeqId seq);
   // Remote lookups the scheduler is waiting for.
   int64_t remote_lookups_pending() const;
-  // Waits (at most timeout_s) until the remote tier's queued writes are stored.
-  bool DrainRemoteWrites(double timeout_s);
 
   // Memory of device block `id` (block_bytes(), 64-byte aligned, stable).
   uint8_t* DeviceBlockPtr(BlockId id);
@@ -233,15 +237,12 @@ class KvCacheManager {
   // whatif, and Misses(seq) returns it (failed loads move to `loading`).
   void ExplainMisses(PrefixMatch* match, std::span<const int32_t> tokens);
   MissCounts Misses(SeqId seq) const;
-  // Policy hook (quotas, fair share): keeps at most max_tokens of the match
-  // (whole blocks), unlocking the rest; the dropped blocks are recomputed and
-  // their tokens count as miss reason `policy`. Call before ExplainMisses.
-  void LimitMatch(PrefixMatch* match, int64_t max_tokens);
   // Verifies refcounts, free lists, the index's parent chains and tier
   // bookkeeping; Internal error naming the first violation.
   Status CheckIntegrity() const;
 
   class Impl;
+  struct TestAccess;  // test support (kv_test_util.h): the verbs only tests call
 
  private:
   friend class PrefixMatch;

@@ -55,13 +55,13 @@ TEST(KvCacheManagerTest, DeviceReuseAcrossTurns) {
   auto msg = Message(1, 1, 5);
   conv.insert(conv.end(), msg.begin(), msg.end());
   auto r1 = eng.Turn(2, &conv, 6);
-  EXPECT_EQ(r1.device_tokens, full_blocks_before * 4);
-  EXPECT_EQ(r1.host_tokens + r1.disk_tokens, 0);
+  EXPECT_EQ(r1[kDeviceTier], full_blocks_before * 4);
+  EXPECT_EQ(r1[kHostTier] + r1[kDiskTier], 0);
   EXPECT_EQ(eng.bad(), 0);
   EXPECT_GT(eng.checked(), 0);
   EXPECT_INTEGRITY(*kv);
   auto c = kv->counters();
-  EXPECT_EQ(c.device.hit_tokens, full_blocks_before * 4);
+  EXPECT_EQ(c.tiers[kDeviceTier].hit_tokens, full_blocks_before * 4);
   EXPECT_EQ(c.reused_tokens, full_blocks_before * 4);
 }
 
@@ -138,18 +138,18 @@ TEST(KvCacheManagerTest, HostTierPromotesIdenticalBytes) {
   eng.Turn(1, &a, 3);  // 7 full blocks
   eng.Turn(2, &b, 3);  // pushes a to host
   auto c0 = kv->counters();
-  EXPECT_GT(c0.device.evictions, 0);
-  EXPECT_GT(c0.device.demotions, 0);
+  EXPECT_GT(c0.tiers[kDeviceTier].evictions, 0);
+  EXPECT_GT(c0.tiers[kDeviceTier].demotions, 0);
   std::vector<int32_t> a2 = a;
   auto more = Message(10, 1, 3);
   a2.insert(a2.end(), more.begin(), more.end());
   auto r = eng.Turn(3, &a2, 2);
   EXPECT_EQ(r.total(), 28);
-  EXPECT_GT(r.host_tokens, 0);
+  EXPECT_GT(r[kHostTier], 0);
   EXPECT_EQ(eng.bad(), 0);
   auto c = kv->counters();
-  EXPECT_GT(c.host.promotions, 0);
-  EXPECT_EQ(c.host.hit_tokens, r.host_tokens);
+  EXPECT_GT(c.tiers[kHostTier].promotions, 0);
+  EXPECT_EQ(c.tiers[kHostTier].hit_tokens, r[kHostTier]);
   EXPECT_INTEGRITY(*kv);
 }
 
@@ -159,13 +159,13 @@ TEST(KvCacheManagerTest, DiskTierPromotesIdenticalBytes) {
   FakeEngine eng(*kv, kModel);
   auto convs = kvtest::OpenConversations(eng, 4, 20, 29, 3);
   auto c0 = kv->counters();
-  EXPECT_GT(c0.disk.used_blocks, 0);
-  EXPECT_GT(c0.host.demotions, 0);
+  EXPECT_GT(c0.tiers[kDiskTier].used_blocks, 0);
+  EXPECT_GT(c0.tiers[kHostTier].demotions, 0);
   auto r = eng.Turn(10, &convs[0], 1);
   EXPECT_EQ(r.total(), 28);  // 32 tokens: the last block is left to compute
-  EXPECT_GT(r.disk_tokens, 0);
+  EXPECT_GT(r[kDiskTier], 0);
   EXPECT_EQ(eng.bad(), 0);
-  EXPECT_GT(kv->counters().disk.promotions, 0);
+  EXPECT_GT(kv->counters().tiers[kDiskTier].promotions, 0);
   EXPECT_INTEGRITY(*kv);
 }
 
@@ -177,22 +177,22 @@ TEST(KvCacheManagerTest, RestartGetsDiskHits) {
     FakeEngine eng(*kv, kModel);
     eng.Turn(1, &conv, 3);
     ASSERT_TRUE(kv->Flush().ok());
-    EXPECT_EQ(kv->counters().disk.used_blocks, 11);
+    EXPECT_EQ(kv->counters().tiers[kDiskTier].used_blocks, 11);
   }
   auto kv = Make(Tiered(16, 16, dir.path(), 1000));
-  EXPECT_EQ(kv->counters().disk.used_blocks, 11);
+  EXPECT_EQ(kv->counters().tiers[kDiskTier].used_blocks, 11);
   EXPECT_EQ(kv->counters().index_entries, 11);
   FakeEngine eng(*kv, kModel);
   conv.push_back(7);
   auto r = eng.Turn(1, &conv, 0);
-  EXPECT_EQ(r.disk_tokens, 44);
+  EXPECT_EQ(r[kDiskTier], 44);
   EXPECT_EQ(eng.bad(), 0);
   EXPECT_INTEGRITY(*kv);
   // Another model on the same directory sees nothing.
   KvCacheConfig other = Tiered(16, 16, dir.path(), 1000);
   other.model_identity = "other-model";
   auto kv2 = Make(other);
-  EXPECT_EQ(kv2->counters().disk.used_blocks, 0);
+  EXPECT_EQ(kv2->counters().tiers[kDiskTier].used_blocks, 0);
 }
 
 TEST(KvCacheManagerTest, WriteThroughCopiesToHostWithoutEviction) {
@@ -206,11 +206,11 @@ TEST(KvCacheManagerTest, WriteThroughCopiesToHostWithoutEviction) {
     kv->Tick();
     ASSERT_TRUE(kv->Flush().ok());  // waits for in-flight copies
     const auto cnt = kv->counters();
-    EXPECT_EQ(cnt.device.evictions, 0);
+    EXPECT_EQ(cnt.tiers[kDeviceTier].evictions, 0);
     if (wp == WritePolicy::kWriteThrough) {
-      EXPECT_EQ(cnt.host.cached_blocks, 5);
+      EXPECT_EQ(cnt.tiers[kHostTier].cached_blocks, 5);
     } else {
-      EXPECT_EQ(cnt.host.cached_blocks, 0);
+      EXPECT_EQ(cnt.tiers[kHostTier].cached_blocks, 0);
     }
     EXPECT_TRUE(kv->CheckIntegrity().ok());
   }
@@ -246,7 +246,7 @@ TEST(KvCacheEvictionTest, SessionHintRetainsBlocks) {
   agent.session = "agent-1";
   std::vector<int32_t> a = Message(90, 0, 21);  // 5 blocks, oldest
   eng.Turn(1, &a, 0, agent);
-  kv->Hint("agent-1", 30);
+  kv->HoldSession("agent-1", 30);
   std::vector<int32_t> b = Message(91, 0, 13);  // 3 blocks
   eng.Turn(2, &b, 0);
   std::vector<int32_t> d = Message(92, 0, 17);  // needs 5: takes b's, not a's
@@ -314,16 +314,16 @@ TEST(KvCacheManagerTest, EvictionCopiesDoNotWaitBehindOwnLoads) {
   eng.Turn(2, &b, 0);
   kv->Tick();  // write-back cleaning: the 8 oldest of b's 15 cached blocks get host copies
   kv->WaitIdle();
-  ASSERT_EQ(kv->counters().host.promotions, 0);
+  ASSERT_EQ(kv->counters().tiers[kHostTier].promotions, 0);
   // x: a's 2 blocks from host and 9 fresh slots: 1 free, 8 evictions that
   // drop blocks with host copies, then evictions that copy their victim down.
   std::vector<int32_t> x(a.begin(), a.begin() + 8);
   for (int i = 0; i < 33; ++i) x.push_back(1000 + i);
   ASSERT_TRUE(eng.Start(3, x));
-  EXPECT_EQ(kv->counters().host.promotions, 0) << "a slot waited for a copy queued behind the loads";
+  EXPECT_EQ(kv->counters().tiers[kHostTier].promotions, 0) << "a slot waited for a copy queued behind the loads";
   while (!eng.Prefill(3)) kv->Tick();
   EXPECT_EQ(eng.cached(3), 8);
-  EXPECT_EQ(kv->counters().host.promotions, 2);
+  EXPECT_EQ(kv->counters().tiers[kHostTier].promotions, 2);
   EXPECT_EQ(eng.bad(), 0);
   eng.Finish(3);
   EXPECT_INTEGRITY(*kv);
@@ -344,19 +344,19 @@ TEST(KvCacheManagerTest, EvictionCopiesDoNotWaitBehindOtherLoads) {
   eng.Turn(1, &a, 0);
   std::vector<int32_t> b = Message(211, 0, 62);  // 16 slots: a goes to host, b's 15 blocks stay cached
   eng.Turn(2, &b, 0);
-  ASSERT_EQ(kv->counters().host.cached_blocks, 2);
+  ASSERT_EQ(kv->counters().tiers[kHostTier].cached_blocks, 2);
   std::vector<int32_t> a2 = a;  // a's 2 blocks from host, one fresh slot
   ASSERT_TRUE(eng.Start(3, a2));
   ASSERT_FALSE(eng.Prefill(3));  // loading
-  const int64_t demotions = kv->counters().device.demotions;
+  const int64_t demotions = kv->counters().tiers[kDeviceTier].demotions;
   std::vector<int32_t> d = Message(212, 0, 16);  // 4 fresh slots: b's oldest blocks, copied down first
   ASSERT_TRUE(eng.Start(4, d));
-  EXPECT_GT(kv->counters().device.demotions, demotions);  // the copies did run, and landed
-  EXPECT_EQ(kv->counters().host.promotions, 0) << "an eviction copy waited behind another sequence's loads";
+  EXPECT_GT(kv->counters().tiers[kDeviceTier].demotions, demotions);  // the copies did run, and landed
+  EXPECT_EQ(kv->counters().tiers[kHostTier].promotions, 0) << "an eviction copy waited behind another sequence's loads";
   ASSERT_TRUE(eng.Prefill(4));
   while (!eng.Prefill(3)) kv->Tick();
   EXPECT_EQ(eng.cached(3), 8);
-  EXPECT_EQ(kv->counters().host.promotions, 2);
+  EXPECT_EQ(kv->counters().tiers[kHostTier].promotions, 2);
   EXPECT_EQ(eng.bad(), 0);
   eng.Finish(3);
   eng.Finish(4);
@@ -380,9 +380,9 @@ TEST(KvCacheManagerTest, AdmissionCopiesDownOnlyWhatItFrees) {
   ASSERT_TRUE(eng.Start(4, d));
   ASSERT_TRUE(eng.Prefill(4));
   kv->WaitIdle();
-  const int64_t evicted = kv->counters().device.evictions - before.device.evictions;
+  const int64_t evicted = kv->counters().tiers[kDeviceTier].evictions - before.tiers[kDeviceTier].evictions;
   EXPECT_GT(evicted, 0);
-  EXPECT_EQ(kv->counters().device.demotions - before.device.demotions, evicted);
+  EXPECT_EQ(kv->counters().tiers[kDeviceTier].demotions - before.tiers[kDeviceTier].demotions, evicted);
   EXPECT_EQ(eng.bad(), 0);
   eng.Finish(4);
   EXPECT_INTEGRITY(*kv);

@@ -119,7 +119,7 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps, HintsActed* acted
     } else if (op < 92) {
       const std::string s = "s" + std::to_string(pick(kConvs));
       if (pick(2))
-        kv.Hint(s, 1 + pick(20));
+        kv.HoldSession(s, 1 + pick(20));
       else
         kv.ReleaseSession(s);
     } else if (op < 96 && pc.hints && pick(2)) {  // a KV hint on some conversation's prefix
@@ -162,7 +162,7 @@ void RunCase(const PropertyCase& pc, uint32_t seed, int steps, HintsActed* acted
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(eng.bad(), 0);
   const auto cnt = kv.counters();
-  EXPECT_EQ(cnt.device.pinned_blocks, 0);
+  EXPECT_EQ(cnt.tiers[kDeviceTier].pinned_blocks, 0);
   EXPECT_GT(started, steps / 20);
   EXPECT_GT(reused, 0);
   EXPECT_GT(eng.checked(), 0);

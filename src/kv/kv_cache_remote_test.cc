@@ -44,7 +44,7 @@ TEST(KvCacheRemoteTest, SecondReplicaReusesBlocksFromRedis) {
   a->StartRemoteLookup(1, conv, {});
   ASSERT_TRUE(AwaitLookup(*a, 1));
   EXPECT_EQ(ea.Turn(1, &conv, 6).total(), 0);  // nothing anywhere yet
-  ASSERT_TRUE(a->DrainRemoteWrites(10));
+  ASSERT_TRUE(kvtest::DrainRemoteWrites(*a, 10));
   EXPECT_EQ(a->counters().remote.writes, 7);  // 22 + 6 = 28 tokens: blocks 0..6 full
 
   // Replica B: next turn of the same conversation, nothing cached locally.
@@ -57,8 +57,8 @@ TEST(KvCacheRemoteTest, SecondReplicaReusesBlocksFromRedis) {
   b->StartRemoteLookup(7, turn2, {});
   ASSERT_TRUE(AwaitLookup(*b, 7));
   const TierTokens r = eb.Turn(7, &turn2, 2);
-  EXPECT_EQ(r.remote_tokens, 7 * 4);  // blocks 0..6 from Redis
-  EXPECT_EQ(r.device_tokens + r.host_tokens + r.disk_tokens, 0);
+  EXPECT_EQ(r[kRemoteTier], 7 * 4);  // blocks 0..6 from Redis
+  EXPECT_EQ(r[kDeviceTier] + r[kHostTier] + r[kDiskTier], 0);
   EXPECT_EQ(eb.bad(), 0);  // the reused bytes are A's bytes
   EXPECT_GE(eb.checked(), 7);
   const RemoteCounters k = b->counters().remote;
@@ -71,8 +71,8 @@ TEST(KvCacheRemoteTest, SecondReplicaReusesBlocksFromRedis) {
   b->StartRemoteLookup(8, turn3, {});
   ASSERT_TRUE(AwaitLookup(*b, 8));
   const TierTokens r3 = eb.Turn(8, &turn3, 1);
-  EXPECT_EQ(r3.remote_tokens, 0);
-  EXPECT_GE(r3.device_tokens, 7 * 4);
+  EXPECT_EQ(r3[kRemoteTier], 0);
+  EXPECT_GE(r3[kDeviceTier], 7 * 4);
 }
 
 // Two replicas with small device tiers (imports evict) take turns of six
@@ -103,10 +103,10 @@ TEST(KvCacheRemoteTest, RandomTurnsAcrossTwoReplicasStayCorrect) {
     const SeqId id = 100 + step;
     kv[r]->StartRemoteLookup(id, conv, {});
     ASSERT_TRUE(AwaitLookup(*kv[r], id));
-    remote_tokens += eng[r].Turn(id, &conv, 2).remote_tokens;
+    remote_tokens += eng[r].Turn(id, &conv, 2)[kRemoteTier];
     kv[r]->Tick();
     ASSERT_TRUE(kv[r]->CheckIntegrity().ok()) << "step " << step << ": " << kv[r]->CheckIntegrity().ToString();
-    if (step % 10 == 0) kv[r]->DrainRemoteWrites(10);
+    if (step % 10 == 0) kvtest::DrainRemoteWrites(*kv[r], 10);
   }
   EXPECT_EQ(eng[0].bad() + eng[1].bad(), 0);
   EXPECT_GT(remote_tokens, 0);  // the replicas did share blocks

@@ -16,9 +16,37 @@
 
 #include "kv/index/block_hash.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_cache_manager_impl.h"
 #include "kv/kv_layout.h"
 
+namespace pg {
+
+// The verbs of KvCacheManager that only tests call reach its parts here.
+struct KvCacheManager::TestAccess {
+  static Impl& impl(KvCacheManager& kv) { return *kv.impl_; }
+};
+
+}  // namespace pg
+
 namespace pg::kvtest {
+
+// Policy hook (quotas, fair share): keeps at most max_tokens of the match
+// (whole blocks), unlocking the rest; the dropped blocks are recomputed and
+// their tokens count as miss reason `policy`. Call before ExplainMisses.
+inline void LimitMatch(KvCacheManager& kv, PrefixMatch* match, int64_t max_tokens) {
+  KvCacheManager::TestAccess::impl(kv).LimitMatch(match, max_tokens);
+}
+
+// True when block h left the cache entirely because a session quota evicted
+// it (a bounded memory of recent ones): a later miss on it is a policy miss.
+inline bool DroppedByPolicy(KvCacheManager& kv, const BlockHash& h) {
+  return KvCacheManager::TestAccess::impl(kv).hints().DroppedByPolicy(h);
+}
+
+// Waits (at most timeout_s) until the remote tier's queued writes are stored.
+inline bool DrainRemoteWrites(KvCacheManager& kv, double timeout_s) {
+  return KvCacheManager::TestAccess::impl(kv).remote().DrainWrites(timeout_s);
+}
 
 // A small layout: 2 layers, 2 KV heads, head_dim 8, 4 tokens per page (512 B blocks).
 inline KvLayout SmallLayout() { return KvLayout{2, 2, 8, 4, KvDtype::kF16}; }

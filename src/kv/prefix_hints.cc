@@ -42,34 +42,22 @@ int64_t PrefixHints::Hold(std::span<const uint32_t> chain, BlockHold kind, doubl
 }
 
 bool PrefixHints::EvictEntry(uint32_t id, int tier, bool keep, bool* lost) {
-  uint64_t tag = 0;
-  {
-    const IndexEntry& e = store_.index().at(id);
-    if (tier == kDeviceTier && store_.host_enabled()) {
-      if (e.host.slot < 0) {
-        const int32_t hs = alloc_.AllocHostSlot(true);
-        if (hs >= 0) tag = alloc_.StartCopyToHost(id, hs);
-      }
-    } else if (store_.disk_writable() && !e.disk.present && !e.disk.writing) {
-      tag = alloc_.StartWriteToDisk(id, tier == kHostTier);
-    }
-  }
-  if (tag != 0) alloc_.WaitFor(tag);
+  if (const uint64_t tag = alloc_.CopyDown(id, tier, true); tag != 0) alloc_.WaitFor(tag);
   const IndexEntry& e = store_.index().at(id);  // waits may have changed it
   if (!e.live || !e.copy(tier).usable() || (e.evictable_mask & (1u << tier)) == 0) return false;
-  const bool lower = e.in_tier(kDiskTier) || (tier == kDeviceTier && e.host.slot >= 0);
+  const bool lower = (e.held_mask() >> (tier + 1)) != 0;  // a copy in a tier below this one
   if (keep && !lower) return false;
   const BlockHash h = e.hash;
-  store_.counters().of_tier(tier).evictions++;
+  store_.counters().tiers[tier].evictions++;
   store_.DropCopy(id, tier);
   const IndexEntry& after = store_.index().at(id);
-  *lost = !after.live || !(after.in_tier(kDeviceTier) || after.in_tier(kHostTier) || after.in_tier(kDiskTier));
+  *lost = !after.live || !after.in_any_tier();
   if (*lost) RememberDropped(h);
   return true;
 }
 
 int64_t PrefixHints::Demote(std::span<const uint32_t> chain) {
-  if (!store_.host_enabled() && !store_.disk_writable()) return 0;  // nowhere to put them
+  if (store_.tiers().write_below(kDeviceTier) == kNoTier) return 0;  // nowhere to put them
   int64_t n = 0;
   for (uint32_t id : chain) {
     const IndexEntry& e = store_.index().at(id);
@@ -85,8 +73,8 @@ int64_t PrefixHints::Prefetch(std::span<const uint32_t> chain) {
   int64_t n = 0;
   for (uint32_t id : chain) {
     const IndexEntry& e = store_.index().at(id);
-    if (e.device.slot >= 0) continue;                // on the device, or already loading
-    if (!e.host.usable() && !e.disk.present) break;  // a write in flight: the chain would stop here anyway
+    if (e.copy(kDeviceTier).slot >= 0) continue;  // on the device, or already loading
+    if (e.first_usable() == kNoTier) break;       // a write in flight: the chain would stop here anyway
     const int32_t slot = store_.device().Allocate();
     if (slot < 0) break;  // free device slots only
     prefetches_.push_back(alloc_.StartLoad(id, slot));

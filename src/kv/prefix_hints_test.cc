@@ -106,26 +106,26 @@ TEST(PrefixHintsTest, DemoteMovesThePrefixToHostAndPrefetchBringsItBack) {
   eng.Turn(1, &a, 0);
   {
     PrefixMatch m = kv->Match(Prompt(1), {});
-    EXPECT_EQ(m.device_tokens, 24);
+    EXPECT_EQ(m[kDeviceTier], 24);
   }
   PrefixHintResult d = kv->ApplyPrefixHint(Prompt(1), {}, PrefixAction::kDemote, -1);
   EXPECT_EQ(d.blocks, 6);
   {
     PrefixMatch m = kv->Match(Prompt(1), {});
-    EXPECT_EQ(m.device_tokens, 0);
-    EXPECT_EQ(m.host_tokens, 24);
+    EXPECT_EQ(m[kDeviceTier], 0);
+    EXPECT_EQ(m[kHostTier], 24);
   }
-  EXPECT_EQ(kv->counters().device.demotions, 6);
+  EXPECT_EQ(kv->counters().tiers[kDeviceTier].demotions, 6);
   PrefixHintResult p = kv->ApplyPrefixHint(Prompt(1), {}, PrefixAction::kPrefetch, -1);
   EXPECT_EQ(p.blocks, 6);
   {  // Match waits for the prefetch loads
     PrefixMatch m = kv->Match(Prompt(1), {});
-    EXPECT_EQ(m.device_tokens, 24);
+    EXPECT_EQ(m[kDeviceTier], 24);
   }
   // The prefetched bytes are the ones the forward pass wrote.
   std::vector<int32_t> a2 = Prompt(1);
   auto r = eng.Turn(2, &a2, 0);
-  EXPECT_EQ(r.device_tokens, 24);
+  EXPECT_EQ(r[kDeviceTier], 24);
   EXPECT_EQ(eng.bad(), 0);
   EXPECT_GT(eng.checked(), 0);
   const HintCounters hc = kv->hint_counters();
@@ -151,7 +151,7 @@ TEST(PrefixHintsTest, PrefetchUsesFreeDeviceSlotsOnlyAndDemoteKeepsBlocksWithout
   std::vector<int32_t> a2 = Prompt(1);
   eng2.Turn(1, &a2, 0);
   EXPECT_EQ(dev_only->ApplyPrefixHint(Prompt(1), {}, PrefixAction::kDemote, -1).blocks, 0);  // nowhere to go
-  EXPECT_EQ(dev_only->Match(Prompt(1), {}).device_tokens, 24);
+  EXPECT_EQ(dev_only->Match(Prompt(1), {})[kDeviceTier], 24);
 }
 
 TEST(PrefixHintsTest, SessionQuotaEvictsTheSessionsOwnBlocksFirst) {
@@ -168,17 +168,17 @@ TEST(PrefixHintsTest, SessionQuotaEvictsTheSessionsOwnBlocksFirst) {
   std::vector<int32_t> h = Prompt(2);  // 6 blocks: 3 over
   eng.Turn(2, &h, 0, heavy);
   PrefixMatch ml = kv->Match(Message(1, 0, 13), light);
-  EXPECT_EQ(ml.device_tokens, 12);  // untouched
+  EXPECT_EQ(ml[kDeviceTier], 12);  // untouched
   ml = PrefixMatch();
   PrefixMatch mh = kv->Match(Prompt(2), heavy);
-  EXPECT_EQ(mh.device_tokens, 0);  // its oldest 3 (the head) went down: the match stops at block 0
+  EXPECT_EQ(mh[kDeviceTier], 0);  // its oldest 3 (the head) went down: the match stops at block 0
   mh = PrefixMatch();
   const HintCounters hc = kv->hint_counters();
   EXPECT_EQ(hc.quota_evictions, 3 + 1);  // 3 device copies; of the 3 host copies 1 over the host quota of 2
   EXPECT_EQ(hc.policy_dropped, 1);
   const auto chain = kvtest::ChainOf(RootHash(kModel, ""), Prompt(2), 4);
-  EXPECT_TRUE(kv->DroppedByPolicy(chain[0]));  // the oldest copy went first
-  EXPECT_FALSE(kv->DroppedByPolicy(chain[5]));
+  EXPECT_TRUE(kvtest::DroppedByPolicy(*kv, chain[0]));  // the oldest copy went first
+  EXPECT_FALSE(kvtest::DroppedByPolicy(*kv, chain[5]));
   // The next turn's miss reason names the quota: policy, not evicted.
   const std::vector<int32_t> again = Prompt(2);
   PrefixMatch m = kv->Match(again, heavy);

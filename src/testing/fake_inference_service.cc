@@ -217,9 +217,9 @@ CacheUsage FakeInferenceService::CacheOf(const Active& a) const {
   CacheUsage c;
   int total_w = options_.device_weight + options_.host_weight + options_.disk_weight;
   if (total_w > 0) {
-    c.host_tokens = a.cached * options_.host_weight / total_w;
-    c.disk_tokens = a.cached * options_.disk_weight / total_w;
-    c.device_tokens = a.cached - c.host_tokens - c.disk_tokens;
+    c[kHostTier] = a.cached * options_.host_weight / total_w;
+    c[kDiskTier] = a.cached * options_.disk_weight / total_w;
+    c[kDeviceTier] = a.cached - c[kHostTier] - c[kDiskTier];
     c.cached_tokens = a.cached;
   }
   // The fake keeps no cache history: every uncached prompt token is a first sight.

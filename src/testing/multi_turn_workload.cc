@@ -94,13 +94,13 @@ void ExpectSameOutputsThroughTheTiers(const std::vector<Conversation>& want, con
       const CacheUsage& u = got[c].results[t].cache;
       ASSERT_NO_FATAL_FAILURE(ExpectSameTurn(want[c].results[t], got[c].results[t]));
       reused += u.cached_tokens;
-      host_or_disk += u.host_tokens + u.disk_tokens;
+      host_or_disk += u[kHostTier] + u[kDiskTier];
     }
   }
   EXPECT_GT(reused, 0);
   EXPECT_GT(host_or_disk, 0) << "the device tier was meant to be too small";
-  EXPECT_GT(k.device.evictions, 0);
-  EXPECT_GT(k.host.promotions + k.disk.promotions, 0);
+  EXPECT_GT(k.tiers[kDeviceTier].evictions, 0);
+  EXPECT_GT(k.tiers[kHostTier].promotions + k.tiers[kDiskTier].promotions, 0);
 }
 
 }  // namespace pg::test

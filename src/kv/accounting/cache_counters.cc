@@ -19,9 +19,7 @@ std::string CacheCounters::Report() const {
         FormatBytes(uint64_t(t.bytes_out)), t.evictions, t.promotions, t.demotions, t.errors, t.used_blocks,
         t.capacity_blocks, t.cached_blocks, t.pinned_blocks);
   };
-  line("device", device);
-  line("host", host);
-  line("disk", disk);
+  for (int t = 0; t < kLocalTiers; ++t) line(TierName(t), tiers[size_t(t)]);
   if (skipped_short_hits || failed_loads || disk_writes_disabled) {
     out += fmt::format("  short hits skipped {}  failed loads {}  disk writes {}\n", skipped_short_hits, failed_loads,
                        disk_writes_disabled ? "STOPPED" : "on");
@@ -69,9 +67,7 @@ void CollectTierMetrics(const CacheCounters& kv, MetricSet* out) {
   };
   for (const Field& f : kFields) {
     MetricFamily& family = f.counter ? out->Counter(f.name, f.help) : out->Gauge(f.name, f.help);
-    family.Add({{"tier", "device"}}, kv.device.*f.member)
-        .Add({{"tier", "host"}}, kv.host.*f.member)
-        .Add({{"tier", "disk"}}, kv.disk.*f.member);
+    for (int t = 0; t < kLocalTiers; ++t) family.Add({{"tier", TierName(t)}}, kv.tiers[size_t(t)].*f.member);
   }
 }
 
@@ -88,8 +84,7 @@ void CacheCounters::CollectWhatIfMetrics(MetricSet* out) const {
     if (*p.tier) extra.Add({{"tier", p.tier}, {"extra_gib", MetricValue(p.extra_gib).text()}}, p.extra_blocks);
   MetricFamily& ghosts = out->Gauge("prosgrow_kv_ghost_blocks",
                                     "Evicted blocks remembered for the what-if estimate, by the tier they left.");
-  const char* names[] = {"device", "host", "disk"};
-  for (int t = 0; t < 3; ++t) ghosts.Add({{"tier", names[t]}}, ghost_blocks[t]);
+  for (int t = 0; t < kLocalTiers; ++t) ghosts.Add({{"tier", TierName(t)}}, ghost_blocks[t]);
 }
 
 }  // namespace pg

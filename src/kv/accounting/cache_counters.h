@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/kv_tier.h"
 #include "kv/accounting/miss_counts.h"
 #include "kv/accounting/remote_counters.h"
 
@@ -39,25 +40,23 @@ struct TierCounters {
 };
 
 struct CacheCounters {
-  TierCounters device, host, disk;
-  // t: 0 device, 1 host, 2 disk (kDeviceTier, kHostTier, kDiskTier).
-  TierCounters& of_tier(int t) { return t == 0 ? device : t == 1 ? host : disk; }
-  int64_t lookups = 0;                // Match() calls with the prefix cache in use
-  int64_t lookup_tokens = 0;          // prompt tokens offered to Match()
-  int64_t reused_tokens = 0;          // tokens finally not recomputed (after failed loads are dropped)
-  int64_t skipped_short_hits = 0;     // host/disk hits below min_promote_tokens, recomputed instead
-  int64_t failed_loads = 0;           // promotions that failed verification (counted as misses)
-  int64_t index_entries = 0;          // blocks in the prefix index (any tier)
-  int64_t sessions = 0;               // session names tracked now (SessionRetention, bounded)
-  int64_t forgotten_sessions = 0;     // names forgotten (LRU or idle) since start
-  bool disk_writes_disabled = false;  // after a full disk / read-only dir
-  RemoteCounters remote;              // the remote tier (remote_counters.h); enabled = false without one
+  std::array<TierCounters, kLocalTiers> tiers{};  // indexed by Tier (device, host, disk)
+  int64_t lookups = 0;                            // Match() calls with the prefix cache in use
+  int64_t lookup_tokens = 0;                      // prompt tokens offered to Match()
+  int64_t reused_tokens = 0;                      // tokens finally not recomputed (after failed loads are dropped)
+  int64_t skipped_short_hits = 0;                 // host/disk hits below min_promote_tokens, recomputed instead
+  int64_t failed_loads = 0;                       // promotions that failed verification (counted as misses)
+  int64_t index_entries = 0;                      // blocks in the prefix index (any tier)
+  int64_t sessions = 0;                           // session names tracked now (SessionRetention, bounded)
+  int64_t forgotten_sessions = 0;                 // names forgotten (LRU or idle) since start
+  bool disk_writes_disabled = false;              // after a full disk / read-only dir
+  RemoteCounters remote;                          // the remote tier (remote_counters.h); enabled = false without one
 
   // Uncached prompt tokens of admitted requests, by reason (miss_counts.h,
   // docs/kv-cache.md "Miss reasons"); explained_* are the prompts classified.
   struct MissTotals {
     int64_t never_seen = 0;
-    int64_t evicted[3] = {0, 0, 0};  // by the tier the block left last
+    int64_t evicted[kLocalTiers] = {};  // by the tier the block left last
     int64_t diverged = 0;
     int64_t loading = 0;
     int64_t policy = 0;
@@ -73,7 +72,7 @@ struct CacheCounters {
     int64_t hit_tokens = 0;
   };
   std::array<WhatIfPoint, kWhatIfPoints> whatif{};  // fixed size: snapshots allocate nothing
-  int64_t ghost_blocks[3] = {0, 0, 0};              // evicted blocks remembered per tier
+  int64_t ghost_blocks[kLocalTiers] = {};           // evicted blocks remembered per tier
 
   double hit_ratio() const { return miss.prompt_tokens ? double(miss.cached_tokens) / double(miss.prompt_tokens) : 0; }
   double whatif_ratio(const WhatIfPoint& p) const {

@@ -34,11 +34,7 @@ void MissAccounting::NoteEvicted(int tier, const BlockHash& hash) {
 
 // The ghost that "more of tier t" would have kept: the tier's own evictions,
 // or, when the tier is off, those of the lowest tier above it.
-int MissAccounting::GhostTierFor(int whatif_tier) const {
-  if (whatif_tier == kDiskTier && cfg_.disk_enabled) return kDiskTier;
-  if (cfg_.host_enabled) return kHostTier;
-  return kDeviceTier;
-}
+int MissAccounting::GhostTierFor(int whatif_tier) const { return cfg_.tiers.lowest_at_or_above(whatif_tier); }
 
 MissAccounting::Status MissAccounting::StatusOf(const PrefixIndex& index, const BlockHash& h,
                                                 std::span<const int32_t> block, int* tier, double* evicted_at) const {
@@ -46,10 +42,10 @@ MissAccounting::Status MissAccounting::StatusOf(const PrefixIndex& index, const 
   if (id != PrefixIndex::kNone) {
     const IndexEntry& e = index.at(id);
     if (!std::equal(block.begin(), block.end(), e.tokens.begin(), e.tokens.end())) return Status::kUnknown;
-    if (e.device.usable() || e.host.usable() || e.disk.present) {
+    if (e.first_usable() != kNoTier) {
       // A device copy still loading for another sequence stops Match even
       // when a lower copy exists.
-      return (e.device.slot >= 0 && !e.device.ready) ? Status::kNotReady : Status::kPresent;
+      return (e.copy(kDeviceTier).slot >= 0 && !e.copy(kDeviceTier).ready) ? Status::kNotReady : Status::kPresent;
     }
     return Status::kNotReady;  // only a copy in flight (a disk write)
   }
@@ -65,7 +61,7 @@ MissAccounting::Status MissAccounting::StatusOf(const PrefixIndex& index, const 
   }
   if (last > 0) return Status::kEvicted;
   if (history_.Seen(fp)) {
-    *tier = cfg_.disk_enabled ? kDiskTier : cfg_.host_enabled ? kHostTier : kDeviceTier;
+    *tier = cfg_.tiers.lowest();  // seen, but no tier remembers it: it left the lowest last
     *evicted_at = -1;
     return Status::kEvicted;
   }
@@ -157,7 +153,7 @@ void MissAccounting::ExtendWhatIf(Status st, const BlockHash& h, bool first_miss
 void MissAccounting::Count(const MissExplanation& x) {
   if (!x.valid) return;
   totals_.never_seen += x.miss.never_seen;
-  for (int t = 0; t < 3; ++t) totals_.evicted[t] += x.miss.evicted[t];
+  for (int t = 0; t < kLocalTiers; ++t) totals_.evicted[t] += x.miss.evicted[t];
   totals_.diverged += x.miss.diverged;
   totals_.loading += x.miss.loading;
   totals_.policy += x.miss.policy;

@@ -37,6 +37,7 @@
 #include "kv/accounting/ghost_index.h"
 #include "kv/accounting/miss_counts.h"
 #include "kv/index/prefix_index.h"
+#include "kv/tier_table.h"
 
 namespace pg {
 
@@ -45,8 +46,7 @@ class MissAccounting {
   struct Config {
     size_t block_bytes = 0;
     int page_tokens = 0;
-    bool host_enabled = false;
-    bool disk_enabled = false;
+    TierTable tiers;               // the tiers the cache has (TierStore::tiers)
     uint64_t disk_file_bytes = 0;  // bytes one block takes on disk (0 = block_bytes)
     int64_t ghost_blocks = -1;     // per tier; -1 = enough for the largest what-if point, in [1024, 2^18]
     std::function<double()> clock;

@@ -25,7 +25,7 @@ struct Outcome {
 Outcome Admit(KvCacheManager& kv, SeqId id, const std::vector<int32_t>& tokens, const CacheRequest& req = {},
               int64_t limit_tokens = -1) {
   PrefixMatch m = kv.Match(tokens, req);
-  if (limit_tokens >= 0) kv.LimitMatch(&m, limit_tokens);
+  if (limit_tokens >= 0) kvtest::LimitMatch(kv, &m, limit_tokens);
   kv.ExplainMisses(&m, tokens);
   std::vector<BlockId> table;
   Status st = kv.AllocateSequence(id, std::move(m), int64_t(tokens.size()), &table);

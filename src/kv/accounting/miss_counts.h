@@ -8,17 +8,23 @@
 
 #include <cstdint>
 
+#include "base/kv_tier.h"
+
 namespace pg {
 
 struct MissCounts {
-  int64_t never_seen = 0;          // no tier ever held the block (as far as BlockHistory remembers)
-  int64_t evicted[3] = {0, 0, 0};  // held and dropped; by the tier it left last (device, host, disk)
-  int64_t diverged = 0;            // the prefix matched, then this block differs from a child of the same parent
-  int64_t loading = 0;             // present in a tier, but its copy was not ready (in flight, or the load failed)
-  int64_t policy = 0;              // present, skipped by a rule: short hits, the last-token rule, a quota, cache off
-  double evicted_age_s = -1;       // seconds since the first evicted block of the prompt was dropped; -1 = none
+  int64_t never_seen = 0;             // no tier ever held the block (as far as BlockHistory remembers)
+  int64_t evicted[kLocalTiers] = {};  // held and dropped; by the tier it left last (indexed by Tier)
+  int64_t diverged = 0;               // the prefix matched, then this block differs from a child of the same parent
+  int64_t loading = 0;                // present in a tier, but its copy was not ready (in flight, or the load failed)
+  int64_t policy = 0;                 // present, skipped by a rule: short hits, the last-token rule, a quota, cache off
+  double evicted_age_s = -1;          // seconds since the first evicted block of the prompt was dropped; -1 = none
 
-  int64_t evicted_total() const { return evicted[0] + evicted[1] + evicted[2]; }
+  int64_t evicted_total() const {
+    int64_t n = 0;
+    for (int64_t e : evicted) n += e;
+    return n;
+  }
   int64_t total() const { return never_seen + evicted_total() + diverged + loading + policy; }
 };
 
@@ -27,14 +33,14 @@ struct MissCounts {
 enum class MatchStop : uint8_t {
   kNone,      // the chain ended (or the len - 1 rule stopped it)
   kShortHit,  // host/disk part below min_promote_tokens: recomputed
-  kPolicy,    // cut by a policy hook (KvCacheManager::LimitMatch)
+  kPolicy,    // cut by a policy hook (KvCacheManager::Impl::LimitMatch)
   kNoCache,   // the prefix cache is off (server-wide or for this request)
 };
 
 // What-if points: extra capacity of a tier, in GiB.
 inline constexpr double kWhatIfGiB[] = {1, 2, 4};
 inline constexpr int kWhatIfSizes = 3;
-inline constexpr int kWhatIfTiers[] = {1, 2};           // kHostTier, kDiskTier
+inline constexpr int kWhatIfTiers[] = {kHostTier, kDiskTier};
 inline constexpr int kWhatIfPoints = 2 * kWhatIfSizes;  // index: tier slot * kWhatIfSizes + size slot
 
 // The classification of one match, computed by KvCacheManager::ExplainMisses

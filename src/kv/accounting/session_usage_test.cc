@@ -21,7 +21,7 @@ struct Blocks {
       const BlockHash root = RootHash("m", "");
       const uint32_t id = idx.Insert(ChainHash(root, tokens), root, 0, tokens);
       IndexEntry& e = idx.at(id);
-      e.device = SlotCopy{int32_t(i), true};
+      e.copy(kDeviceTier) = TierCopy{int32_t(i), true};
       e.session = owner[i];
       usage.Update(id, e);
       ids.push_back(id);
@@ -39,12 +39,12 @@ TEST(SessionUsageTest, CountsFollowCopiesAndSessions) {
 
   IndexEntry& e = b.idx.at(b.ids[0]);
   e.session = 1;  // used last by session id 1 now
-  e.host = SlotCopy{0, false};
+  e.copy(kHostTier) = TierCopy{0, false};
   b.usage.Update(b.ids[0], e);
   EXPECT_EQ(b.usage.blocks(0, kDeviceTier), 2);
   EXPECT_EQ(b.usage.blocks(1, kDeviceTier), 2);
   EXPECT_EQ(b.usage.blocks(1, kHostTier), 1);  // a copy in flight counts
-  e.device = SlotCopy{};
+  e.copy(kDeviceTier) = TierCopy{};
   b.usage.Update(b.ids[0], e);
   EXPECT_EQ(b.usage.blocks(1, kDeviceTier), 1);
   EXPECT_TRUE(b.usage.CheckIntegrity(b.idx).ok());

@@ -40,7 +40,7 @@ uint32_t PrefixIndex::Insert(const BlockHash& hash, const BlockHash& parent, int
 void PrefixIndex::Erase(uint32_t id) {
   IndexEntry& e = entries_[id];
   PG_CHECK(e.live);
-  PG_CHECK(!e.in_tier(kDeviceTier) && !e.in_tier(kHostTier) && !e.in_tier(kDiskTier) && e.locks == 0);
+  PG_CHECK(!e.in_any_tier() && e.locks == 0);
   Refresh(id, 0);  // drops eviction keys; present_mask is already 0
   auto it = children_.find(e.parent);
   PG_CHECK(it != children_.end() && it->second.any > 0);
@@ -64,9 +64,7 @@ void PrefixIndex::AdjustChildren(const BlockHash& parent, uint8_t old_mask, uint
 void PrefixIndex::Refresh(uint32_t id, uint8_t evictable_mask) {
   IndexEntry& e = entries_[id];
   PG_CHECK(e.live);
-  uint8_t present = 0;
-  for (int t = 0; t < kLocalTiers; ++t)
-    if (e.in_tier(t)) present |= uint8_t(1u << t);
+  const uint8_t present = e.held_mask();
   AdjustChildren(e.parent, e.present_mask, present);
   if (observer_ != nullptr && present != e.present_mask) {
     for (int t = 0; t < kLocalTiers; ++t) {
@@ -142,12 +140,14 @@ Status PrefixIndex::CheckIntegrity() const {
     if (e.locks < 0) return Internal(fmt::format("prefix index: entry {} negative locks", id));
     ChildCounts& c = want[e.parent];
     c.any++;
+    // Whole masks compared: GCC 12 -O1/-O2 miscompiles (slot >= 0) != ((mask >> t) & 1) in a loop.
+    const uint8_t held = e.held_mask();
     for (int t = 0; t < kLocalTiers; ++t) {
-      const bool in = e.in_tier(t);
-      if (in != bool((e.present_mask >> t) & 1)) {
+      const uint8_t bit = uint8_t(1u << t);
+      if ((held & bit) != (e.present_mask & bit)) {
         return Internal(fmt::format("prefix index: entry {} stale presence for {}", id, TierName(t)));
       }
-      if (in) c.in_tier[t]++;
+      if (held & bit) c.in_tier[t]++;
       if ((e.evictable_mask >> t) & 1) {
         ++n_keys[t];
         if (!evict_[t].count(EvictKey{e.keyed_tick, -e.depth, id})) {

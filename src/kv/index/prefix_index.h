@@ -11,6 +11,7 @@
 // while the entry lives; a freed id may be reused.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <set>
 #include <span>
@@ -20,25 +21,25 @@
 #include "base/kv_tier.h"
 #include "base/status.h"
 #include "kv/index/block_hash.h"
+#include "kv/tier_table.h"
 
 namespace pg {
 
-// A copy of a block in a slot tier (device or host).
-struct SlotCopy {
-  int32_t slot = -1;   // slot in that tier's arena, -1 = none
-  bool ready = false;  // bytes valid (false while a copy into the slot runs)
-  // The tier the bytes came from: the slot's own tier when computed here;
+// The copy of a block in one local tier. It is held once it has a place
+// (a slot of a slot tier; in the disk tier, its file, written or being
+// written) and ready once its bytes are valid.
+struct TierCopy {
+  static constexpr int32_t kFile = 0;  // the one place a block has in the disk tier
+  int32_t slot = -1;                   // slot in that tier's arena (kFile on disk), -1 = none
+  bool ready = false;                  // bytes valid (false while a copy into it runs)
+  // The tier the bytes came from: the copy's own tier when computed here;
   // a device copy brought in from kRemoteTier is reported as tier "remote"
   // by its first reuse, which sets it back to the device.
   Tier filled_from = kDeviceTier;
+  int32_t reads = 0;  // disk: file reads in flight (the file must not be evicted); slots count theirs in the pool
+  bool held() const { return slot >= 0; }
   bool usable() const { return slot >= 0 && ready; }
-};
-
-// The block's file in the disk tier.
-struct FileCopy {
-  bool present = false;  // a complete, indexed file exists
-  bool writing = false;  // a file write is in flight
-  int32_t reads = 0;     // file reads in flight (the file must not be evicted)
+  void Clear() { slot = -1, ready = false, filled_from = kDeviceTier; }  // in-flight reads stay counted
 };
 
 struct IndexEntry {
@@ -47,20 +48,31 @@ struct IndexEntry {
   int32_t depth = 0;            // block index in its sequence; first token position = depth * page_tokens
   std::vector<int32_t> tokens;  // page_tokens tokens, compared on every hit
 
-  SlotCopy device;  // the copy the kernels read
-  SlotCopy host;
-  FileCopy disk;
-  int32_t locks = 0;  // PrefixMatch handles / sequences waiting on loads
+  std::array<TierCopy, kLocalTiers> copies{};  // indexed by Tier; the device copy is the one the kernels read
+  int32_t locks = 0;                           // PrefixMatch handles / sequences waiting on loads
 
   uint64_t last_tick = 0;  // logical time of the last use (eviction order)
   double last_use_s = 0;   // clock time of the last use
   uint32_t uses = 0;       // hits + commits
   int32_t session = -1;    // retention session, -1 = none
 
-  // The slot copy of a slot tier (kDeviceTier or kHostTier).
-  SlotCopy& copy(int t) { return t == kDeviceTier ? device : host; }
-  const SlotCopy& copy(int t) const { return t == kDeviceTier ? device : host; }
-  bool in_tier(int t) const { return t == kDiskTier ? (disk.present || disk.writing) : copy(t).slot >= 0; }
+  TierCopy& copy(int t) { return copies[size_t(t)]; }
+  const TierCopy& copy(int t) const { return copies[size_t(t)]; }
+  bool in_tier(int t) const { return copy(t).held(); }
+  // Bit t set when the entry holds a copy in tier t.
+  uint8_t held_mask() const {
+    uint8_t m = 0;
+    for (int t = 0; t < kLocalTiers; ++t)
+      if (copy(t).held()) m |= uint8_t(1u << t);
+    return m;
+  }
+  bool in_any_tier() const { return held_mask() != 0; }
+  // The highest tier with a usable copy, kNoTier when none is usable.
+  int first_usable() const {
+    for (int t = 0; t < kLocalTiers; ++t)
+      if (copy(t).usable()) return t;
+    return kNoTier;
+  }
 
   // Bookkeeping owned by PrefixIndex.
   bool live = false;

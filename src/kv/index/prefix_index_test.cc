@@ -85,7 +85,7 @@ TEST(PrefixIndexTest, ChildCountsAndEvictionOrder) {
   EXPECT_EQ(idx.children_any(idx.at(a[1]).hash), 2);
   // Put all on "disk", evictable, same tick: deepest first.
   for (uint32_t id : {a[0], a[1], a[2], b[2]}) {
-    idx.at(id).disk.present = true;
+    idx.at(id).copy(kDiskTier) = TierCopy{TierCopy::kFile, true};
     idx.at(id).last_tick = 7;
     idx.Refresh(id, 1u << kDiskTier);
   }
@@ -102,7 +102,7 @@ TEST(PrefixIndexTest, ChildCountsAndEvictionOrder) {
   // Erase the middle; counts are kept by hash and come back with a re-insert.
   const BlockHash mid = idx.at(a[1]).hash, mid_parent = idx.at(a[1]).parent;
   const std::vector<int32_t> mid_tokens = idx.at(a[1]).tokens;
-  idx.at(a[1]).disk.present = false;
+  idx.at(a[1]).copy(kDiskTier).Clear();
   idx.Refresh(a[1], 0);
   idx.Erase(a[1]);
   EXPECT_EQ(idx.Find(mid), PrefixIndex::kNone);
@@ -117,7 +117,7 @@ TEST(PrefixIndexTest, ChildCountsAndEvictionOrder) {
 TEST(PrefixIndexTest, IntegrityCatchesStaleBookkeeping) {
   PrefixIndex idx;
   auto ids = InsertChain(idx, RootHash("m", ""), {1, 2});
-  idx.at(ids[0]).host.slot = 3;  // changed without Refresh
+  idx.at(ids[0]).copy(kHostTier).slot = 3;  // changed without Refresh
   EXPECT_FALSE(idx.CheckIntegrity().ok());
   idx.Refresh(ids[0], 0);
   EXPECT_TRUE(idx.CheckIntegrity().ok());

@@ -7,7 +7,9 @@
 // bytes are device memory, reachable only through its own copy calls).
 //
 // A copy names the block by BlockRef: its slot in a slot medium, its
-// identity (hash, parent, depth, tokens) in the disk and remote media.
+// identity (hash, parent, depth, tokens) in the disk and remote media. Each
+// medium says how a copy pins its side of the block (pinning(); TierStore
+// keeps the pins) and how many bytes a block takes in it.
 //
 // Thread-safety: Read / Write / Staging run on the mover threads, on blocks
 // the scheduler thread pinned for the copy; each medium says what else may
@@ -23,6 +25,13 @@
 
 namespace pg {
 
+// How a copy pins a medium's copy of a block while it reads or writes it.
+enum class Pinning {
+  kSlot,    // a slot reference on each side; a target slot is owned by its entry at once
+  kFile,    // a file: readers counted on the entry's copy; a write counted in the disk budget
+  kStaged,  // nothing: the bytes were staged in the medium before the copy (the remote tier)
+};
+
 struct BlockRef {
   int32_t slot = -1;  // slot media: the slot; -1 otherwise
   BlockHash hash;     // disk / remote media: the block's identity
@@ -35,6 +44,9 @@ class BlockMedium {
  public:
   virtual ~BlockMedium() = default;
   virtual Tier tier() const = 0;
+  virtual Pinning pinning() const = 0;
+  // Bytes one block takes in this medium (a slot; a file with its header).
+  virtual uint64_t stored_bytes() const = 0;
   // Copies block b (block_bytes) out of this medium into host memory dst.
   virtual Status Read(const BlockRef& b, uint8_t* dst) = 0;
   // Copies block b into this medium from host memory src.

@@ -67,6 +67,8 @@ class DiskTier final : public BlockMedium {
 
   // BlockMedium.
   Tier tier() const override { return kDiskTier; }
+  Pinning pinning() const override { return Pinning::kFile; }
+  uint64_t stored_bytes() const override { return file_bytes(); }
   Status Read(const BlockRef& b, uint8_t* dst) override;
   Status Write(const BlockRef& b, const uint8_t* src) override;
 

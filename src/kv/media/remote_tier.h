@@ -102,6 +102,8 @@ class RemoteTier final : public BlockMedium {
   // none are staged. Write: queues b (Ok even when the write is dropped:
   // dropping is the tier's policy, counted in counters()).
   Tier tier() const override { return kRemoteTier; }
+  Pinning pinning() const override { return Pinning::kStaged; }
+  uint64_t stored_bytes() const override { return codec_.value_bytes(); }
   Status Read(const BlockRef& b, uint8_t* dst) override;
   Status Write(const BlockRef& b, const uint8_t* src) override;
 

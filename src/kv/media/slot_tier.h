@@ -32,6 +32,8 @@
 
 namespace pg {
 
+inline constexpr int kSlotTiers = 2;  // kDeviceTier and kHostTier are slot tiers
+
 class SlotTier final : public BlockMedium {
  public:
   static constexpr int32_t kNoOwner = -1;
@@ -47,6 +49,8 @@ class SlotTier final : public BlockMedium {
                                  const HostMemory& memory = {});
 
   Tier tier() const override { return tier_; }
+  Pinning pinning() const override { return Pinning::kSlot; }
+  uint64_t stored_bytes() const override { return arena_ ? arena_->block_bytes() : 0; }
   // BlockMedium: the bytes of b.slot, through the arena's asynchronous copy
   // calls, waited for before they return.
   Status Read(const BlockRef& b, uint8_t* dst) override;

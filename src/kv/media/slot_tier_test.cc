@@ -12,7 +12,7 @@ uint32_t EntryAt(PrefixIndex& idx, int32_t slot) {
   const std::vector<int32_t> tokens = {1, 2, 3, 4};
   const BlockHash root = RootHash("m", "");
   const uint32_t id = idx.Insert(ChainHash(root, tokens), root, 0, tokens);
-  idx.at(id).device = SlotCopy{slot, true};
+  idx.at(id).copy(kDeviceTier) = TierCopy{slot, true};
   idx.Refresh(id, 0);
   return id;
 }
@@ -64,9 +64,9 @@ TEST(SlotTierTest, IntegrityChecksHoldersOwnersAndLeaks) {
   t->SetOwner(c, EntryAt(idx, c));
   t->Unref(c);  // cached
   EXPECT_TRUE(t->CheckIntegrity(holders, idx).ok());
-  idx.at(0).device.slot = 1;  // the entry no longer points back
+  idx.at(0).copy(kDeviceTier).slot = 1;  // the entry no longer points back
   EXPECT_FALSE(t->CheckIntegrity(holders, idx).ok());
-  idx.at(0).device.slot = c;
+  idx.at(0).copy(kDeviceTier).slot = c;
   t->SetOwner(c, 0);
   TierCounters tc;
   t->FillOccupancy(512, &tc);

@@ -37,19 +37,22 @@ Status TierStore::Open(const KvCacheConfig& cfg) {
   layout_ = cfg.layout;
   hash_key_ = cfg.hash_key;
   const size_t bb = block_bytes();
-  PG_ASSIGN_OR_RETURN(device_, SlotTier::Create(kDeviceTier, int64_t(cfg.device_bytes / bb), bb, cfg.device_arena));
-  PG_ASSIGN_OR_RETURN(host_, SlotTier::Create(kHostTier, int64_t(cfg.host_bytes / bb), bb, {}, cfg.host_memory));
+  PG_ASSIGN_OR_RETURN(device(), SlotTier::Create(kDeviceTier, int64_t(cfg.device_bytes / bb), bb, cfg.device_arena));
+  PG_ASSIGN_OR_RETURN(host(), SlotTier::Create(kHostTier, int64_t(cfg.host_bytes / bb), bb, {}, cfg.host_memory));
   PG_ASSIGN_OR_RETURN(staging_, StagingPool::Create(cfg.mover_threads(), bb, cfg.host_memory));
-  usage_.SetCapacity(kDeviceTier, device_.capacity());
-  usage_.SetCapacity(kHostTier, host_.capacity());
+  for (int t = 0; t < kSlotTiers; ++t) {
+    usage_.SetCapacity(t, slots(t).capacity());
+    media_[size_t(t)] = &slots(t);
+  }
   if (!cfg.disk_dir.empty() && cfg.prefix_cache) PG_RETURN_IF_ERROR(OpenDisk(cfg));
   if (!cfg.remote.url.empty() && cfg.prefix_cache) {
     PG_ASSIGN_OR_RETURN(remote_, RemoteTier::Create(cfg.remote, cfg.layout, cfg.model_identity));
+    media_[kRemoteTier] = remote_.get();
   }
+  table_ = TierTable::Of({device().enabled(), host().enabled(), disk_enabled()});
   accounting_.Configure({.block_bytes = bb,
                          .page_tokens = layout_.page_tokens,
-                         .host_enabled = host_enabled(),
-                         .disk_enabled = disk_enabled(),
+                         .tiers = table_,
                          .disk_file_bytes = disk_ ? uint64_t(disk_->file_bytes()) : 0,
                          .ghost_blocks = cfg.ghost_blocks,
                          .clock = cfg.clock,
@@ -59,18 +62,19 @@ Status TierStore::Open(const KvCacheConfig& cfg) {
 
 Status TierStore::OpenDisk(const KvCacheConfig& cfg) {
   PG_ASSIGN_OR_RETURN(disk_, DiskTier::Open(cfg.disk_dir, layout_, cfg.model_identity));
+  media_[kDiskTier] = disk_.get();
   disk_capacity_ = int64_t(cfg.disk_bytes / disk_->file_bytes());
   if (disk_capacity_ < 1) {
     return InvalidArgument(fmt::format("--kv-disk-size {} holds no block file of {}", FormatBytes(cfg.disk_bytes),
                                        FormatBytes(disk_->file_bytes())));
   }
   PG_ASSIGN_OR_RETURN(auto scan, disk_->Scan(cfg.hash_key));
-  c_.disk.errors += scan.removed_bad;
+  c_.tiers[kDiskTier].errors += scan.removed_bad;
   for (auto& b : scan.blocks) {
     if (index_.Find(b.hash) != PrefixIndex::kNone) continue;
     const uint32_t id = Publish(b.hash, b.parent, b.depth, b.tokens);
     IndexEntry& e = index_.at(id);
-    e.disk.present = true;
+    e.copy(kDiskTier) = TierCopy{TierCopy::kFile, true};
     e.last_tick = 0;
     ++disk_used_;
     RefreshEntry(id);
@@ -80,15 +84,6 @@ Status TierStore::OpenDisk(const KvCacheConfig& cfg) {
                 disk_used_, scan.removed_bad, scan.foreign);
   }
   return Status::Ok();
-}
-
-BlockMedium& TierStore::medium(int tier) {
-  switch (tier) {
-    case kDeviceTier: return device_;
-    case kHostTier: return host_;
-    case kDiskTier: PG_CHECK(disk_ != nullptr); return *disk_;
-    default: PG_CHECK(remote_ != nullptr); return *remote_;
-  }
 }
 
 uint32_t TierStore::Publish(const BlockHash& hash, const BlockHash& parent, int32_t depth,
@@ -101,6 +96,7 @@ uint32_t TierStore::Publish(const BlockHash& hash, const BlockHash& parent, int3
 void TierStore::DisableDiskWrites(const Status& why) {
   if (!disk_writes_ok_) return;
   disk_writes_ok_ = false;
+  table_.writable[kDiskTier] = false;
   c_.disk_writes_disabled = true;
   PG_LOG_WARN("kv disk tier: writes stopped ({}); serving continues without new disk blocks", why.ToString());
 }
@@ -109,11 +105,11 @@ void TierStore::RefreshEntry(uint32_t id) {
   IndexEntry& e = index_.at(id);
   uint8_t mask = 0;
   if (e.locks == 0) {
-    for (int t : {kDeviceTier, kHostTier}) {
-      const SlotCopy& c = e.copy(t);
-      if (c.usable() && slots(t).refcount(c.slot) == 0) mask |= uint8_t(1u << t);
+    for (int t = 0; t < kLocalTiers; ++t) {
+      const TierCopy& c = e.copy(t);
+      const int32_t pins = t < kSlotTiers && c.held() ? slots(t).refcount(c.slot) : c.reads;
+      if (c.usable() && pins == 0) mask |= uint8_t(1u << t);
     }
-    if (e.disk.present && !e.disk.writing && e.disk.reads == 0) mask |= 1u << kDiskTier;
   }
   index_.Refresh(id, mask);
   usage_.Update(id, e);
@@ -122,7 +118,7 @@ void TierStore::RefreshEntry(uint32_t id) {
 void TierStore::MaybeErase(uint32_t id) {
   const IndexEntry& e = index_.at(id);
   if (!e.live || e.locks > 0) return;
-  if (e.in_tier(kDeviceTier) || e.in_tier(kHostTier) || e.in_tier(kDiskTier)) return;
+  if (e.in_any_tier()) return;
   index_.Erase(id);
 }
 
@@ -132,45 +128,112 @@ void TierStore::Unref(int tier, int32_t slot) {
 }
 
 void TierStore::DropCopy(uint32_t id, int tier) {
-  IndexEntry& e = index_.at(id);
+  TierCopy& c = index_.at(id).copy(tier);
   if (tier == kDiskTier) {
-    PG_CHECK(e.disk.present && !e.disk.writing);
-    e.disk.present = false;
+    PG_CHECK(c.usable());
+    c.Clear();
     --disk_used_;
   } else {
-    SlotCopy& c = e.copy(tier);
     PG_CHECK(c.slot >= 0);
     const int32_t slot = c.slot;
-    c = SlotCopy{};
+    c = TierCopy{};
     slots(tier).Disown(slot);
   }
   RefreshEntry(id);
   MaybeErase(id);
 }
 
+int32_t TierStore::PinSource(uint32_t id, int tier) {
+  const Pinning pinning = medium(tier).pinning();
+  if (pinning == Pinning::kStaged) return -1;
+  TierCopy& c = index_.at(id).copy(tier);
+  PG_CHECK(c.usable());
+  if (pinning == Pinning::kFile) {
+    c.reads++;
+    return -1;
+  }
+  slots(tier).Ref(c.slot);
+  return c.slot;
+}
+
+bool TierStore::UnpinSource(uint32_t id, int tier, int32_t slot, const Status& st) {
+  switch (medium(tier).pinning()) {
+    case Pinning::kSlot: Unref(tier, slot); return true;
+    case Pinning::kStaged: return st.ok();
+    case Pinning::kFile: break;
+  }
+  IndexEntry& e = index_.at(id);
+  TierCopy& c = e.copy(tier);
+  c.reads--;
+  if (st.ok()) return true;
+  PG_LOG_WARN("kv disk tier: block load failed, recomputing: {}", st.ToString());
+  c_.tiers[size_t(tier)].errors++;
+  if (st.code() == StatusCode::kIoError) disk_->Remove(e.hash);
+  PG_CHECK(c.usable());
+  c.Clear();
+  CountDiskFile(-1);
+  return false;
+}
+
+void TierStore::ClaimTarget(uint32_t id, int tier, int32_t slot, Tier from) {
+  TierCopy& c = index_.at(id).copy(tier);
+  switch (medium(tier).pinning()) {
+    case Pinning::kSlot:
+      PG_CHECK(slot >= 0 && !c.held());
+      c = TierCopy{slot, false, from};
+      slots(tier).SetOwner(slot, id);
+      slots(tier).Ref(slot);
+      break;
+    case Pinning::kFile:
+      PG_CHECK(disk_writable() && !disk_full());
+      PG_CHECK(!c.held());
+      c = TierCopy{TierCopy::kFile, false};
+      CountDiskFile(+1);
+      break;
+    case Pinning::kStaged: break;
+  }
+}
+
+void TierStore::ReleaseTarget(uint32_t id, int tier, int32_t slot, bool ok, const Status& st) {
+  const Pinning pinning = medium(tier).pinning();
+  if (pinning == Pinning::kStaged) return;
+  TierCopy& c = index_.at(id).copy(tier);
+  if (ok) {
+    c.ready = true;
+  } else if (pinning == Pinning::kSlot) {
+    c = TierCopy{};  // a device slot becomes its sequence's private block
+    slots(tier).Disown(slot);
+  } else {
+    c.Clear();
+    CountDiskFile(-1);
+    DisableDiskWrites(st);
+  }
+  if (pinning == Pinning::kSlot) Unref(tier, slot);
+}
+
 Status TierStore::CheckIntegrity(std::span<const int32_t> device_holders, std::span<const int32_t> host_holders,
                                  int64_t expected_locks) const {
   PG_RETURN_IF_ERROR(index_.CheckIntegrity());
-  PG_RETURN_IF_ERROR(device_.CheckIntegrity(device_holders, index_));
-  PG_RETURN_IF_ERROR(host_.CheckIntegrity(host_holders, index_));
+  PG_RETURN_IF_ERROR(device().CheckIntegrity(device_holders, index_));
+  PG_RETURN_IF_ERROR(host().CheckIntegrity(host_holders, index_));
   PG_RETURN_IF_ERROR(usage_.CheckIntegrity(index_));
   int64_t files = 0, locks = 0;
   for (uint32_t id = 0; id < index_.id_limit(); ++id) {
     const IndexEntry& e = index_.at(id);
     if (!e.live) continue;
     locks += e.locks;
-    if (e.disk.present && e.disk.writing) return Internal(fmt::format("entry {}: on disk and being written", id));
-    if (e.disk.reads < 0 || (e.disk.reads > 0 && !e.disk.present)) {
+    const TierCopy& file = e.copy(kDiskTier);
+    if (file.reads < 0 || (file.reads > 0 && !file.usable())) {
       return Internal(fmt::format("entry {}: disk reads without a file", id));
     }
     files += e.in_tier(kDiskTier) ? 1 : 0;
-    for (int t : {kDeviceTier, kHostTier}) {
+    for (int t = 0; t < kSlotTiers; ++t) {
       const int32_t slot = e.copy(t).slot;
       if (slot >= 0 && slots(t).owner(slot) != int32_t(id)) {
         return Internal(fmt::format("entry {}: {} slot not owned", id, TierName(t)));
       }
     }
-    if (!e.in_tier(kDeviceTier) && !e.in_tier(kHostTier) && !e.in_tier(kDiskTier) && e.locks == 0) {
+    if (!e.in_any_tier() && e.locks == 0) {
       return Internal(fmt::format("entry {}: no copy anywhere but still indexed", id));
     }
     if (!(ChainHash(e.parent, e.tokens, hash_key_) == e.hash))
@@ -186,15 +249,15 @@ Status TierStore::CheckIntegrity(std::span<const int32_t> device_holders, std::s
 
 CacheCounters TierStore::Snapshot() const {
   CacheCounters c = c_;
-  device_.FillOccupancy(block_bytes(), &c.device);
-  host_.FillOccupancy(block_bytes(), &c.host);
+  for (int t = 0; t < kSlotTiers; ++t) slots(t).FillOccupancy(block_bytes(), &c.tiers[size_t(t)]);
   if (disk_) {
     const int64_t fb = int64_t(disk_->file_bytes());
-    c.disk.capacity_blocks = disk_capacity_;
-    c.disk.used_blocks = disk_used_;
-    c.disk.cached_blocks = disk_used_;
-    c.disk.used_bytes = disk_used_ * fb;
-    c.disk.capacity_bytes = disk_capacity_ * fb;
+    TierCounters& d = c.tiers[kDiskTier];
+    d.capacity_blocks = disk_capacity_;
+    d.used_blocks = disk_used_;
+    d.cached_blocks = disk_used_;
+    d.used_bytes = disk_used_ * fb;
+    d.capacity_bytes = disk_capacity_ * fb;
   }
   c.index_entries = int64_t(index_.size());
   c.disk_writes_disabled = !disk_writes_ok_;

@@ -33,7 +33,7 @@ TEST(TierStoreTest, DroppingTheLastCopyErasesTheEntry) {
   const uint32_t id = s.index().Insert(ChainHash(root, tokens), root, 0, tokens);
   for (int t : {kDeviceTier, kHostTier}) {
     const int32_t slot = s.slots(t).Allocate();
-    s.index().at(id).copy(t) = SlotCopy{slot, true};
+    s.index().at(id).copy(t) = TierCopy{slot, true};
     s.slots(t).SetOwner(slot, id);
     s.Unref(t, slot);  // cached: evictable in both tiers
   }
@@ -42,8 +42,8 @@ TEST(TierStoreTest, DroppingTheLastCopyErasesTheEntry) {
   std::vector<int32_t> dev(2, 0), host(1, 0);
   EXPECT_TRUE(s.CheckIntegrity(dev, host, 0).ok());
   CacheCounters snap = s.Snapshot();
-  EXPECT_EQ(snap.device.cached_blocks, 1);
-  EXPECT_EQ(snap.host.cached_blocks, 1);
+  EXPECT_EQ(snap.tiers[kDeviceTier].cached_blocks, 1);
+  EXPECT_EQ(snap.tiers[kHostTier].cached_blocks, 1);
   EXPECT_EQ(snap.index_entries, 1);
 
   s.DropCopy(id, kDeviceTier);

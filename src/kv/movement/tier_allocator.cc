@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "base/check.h"
+
 namespace pg {
 
 TierAllocator::TierAllocator(TierStore& store, TierMover& mover, const EvictionPolicy& policy,
@@ -22,7 +24,7 @@ int64_t TierAllocator::DrainingDevice() const {
     const int32_t owner = dev.owner(slot);
     if (owner < 0 || dev.refcount(slot) != k) continue;  // private, or a sequence uses it
     const IndexEntry& e = store_.index().at(uint32_t(owner));
-    if (e.locks == 0 && e.device.ready) ++n;
+    if (e.locks == 0 && e.copy(kDeviceTier).ready) ++n;
   }
   return n;
 }
@@ -36,27 +38,25 @@ uint32_t TierAllocator::PickVictim(int tier, bool need_clean) const {
   return policy_.PickVictim(tier, need_clean, store_.eviction_context(retention_));
 }
 
+uint64_t TierAllocator::CopyDown(uint32_t id, int tier, bool may_wait) {
+  const int below = store_.below(tier);
+  if (below == kNoTier || !store_.writable(below) || store_.index().at(id).in_tier(below)) return 0;
+  if (below == kDiskTier) return StartWriteToDisk(id, tier);
+  const int32_t hs = AllocHostSlot(may_wait);
+  return hs >= 0 ? StartCopyToHost(id, hs) : 0;
+}
+
 bool TierAllocator::EvictOne(int tier, bool may_wait) {
   const uint32_t v = PickVictim(tier, !may_wait);
   if (v == PrefixIndex::kNone) return false;
-  IndexEntry& e = store_.index().at(v);
-  uint64_t tag = 0;
-  if (tier == kDeviceTier && store_.host_enabled()) {
-    if (e.host.slot < 0) {
-      const int32_t hs = AllocHostSlot(may_wait);
-      if (hs >= 0) tag = StartCopyToHost(v, hs);
-    }
-  } else if (tier != kDiskTier) {
-    if (store_.disk_writable() && !e.disk.present && !e.disk.writing) tag = StartWriteToDisk(v, tier == kHostTier);
-  } else {
-    store_.disk()->Remove(e.hash);
-  }
-  if (tag != 0) WaitFor(tag);
-  store_.counters().of_tier(tier).evictions++;
-  // Dropped past a full host tier: a bigger host would have taken it now
-  // (noted first, so the device stays the tier it left last).
-  if (tier == kDeviceTier && store_.host_enabled() && e.host.slot < 0)
-    store_.accounting().NoteEvicted(kHostTier, e.hash);
+  if (tier == kDiskTier) store_.disk()->Remove(store_.index().at(v).hash);  // the lowest tier: nothing below
+  if (const uint64_t tag = CopyDown(v, tier, may_wait); tag != 0) WaitFor(tag);
+  const IndexEntry& e = store_.index().at(v);
+  store_.counters().tiers[tier].evictions++;
+  // Dropped past a full slot tier below: a bigger one would have taken it
+  // now (noted first, so this tier stays the one it left last).
+  if (const int below = store_.below(tier); below != kNoTier && below < kSlotTiers && !e.in_tier(below))
+    store_.accounting().NoteEvicted(below, e.hash);
   store_.accounting().NoteEvicted(tier, e.hash);
   store_.DropCopy(v, tier);
   return true;
@@ -66,7 +66,7 @@ void TierAllocator::PrepareDeviceRoom(int64_t n) {
   if (!store_.host_enabled()) return;
   for (int64_t k = store_.device().n_free(); k < n; ++k) {
     const uint32_t v = PickVictim(kDeviceTier, false);
-    if (v == PrefixIndex::kNone || store_.index().at(v).host.slot >= 0) return;
+    if (v == PrefixIndex::kNone || store_.index().at(v).copy(kHostTier).slot >= 0) return;
     const int32_t hs = AllocHostSlot(false);
     if (hs < 0) return;
     room_moves_.push_back(StartCopyToHost(v, hs));  // pins the slot: the next PickVictim sees another block
@@ -109,9 +109,9 @@ bool TierAllocator::MakeDiskRoom() {
   return true;
 }
 
-uint64_t TierAllocator::StartWriteToDisk(uint32_t id, bool from_host) {
+uint64_t TierAllocator::StartWriteToDisk(uint32_t id, int from) {
   if (!store_.disk_writable() || !MakeDiskRoom()) return 0;
-  return mover_.Start(id, from_host ? kHostTier : kDeviceTier, kDiskTier);
+  return mover_.Start(id, Tier(from), kDiskTier);
 }
 
 uint64_t TierAllocator::StartCopyToHost(uint32_t id, int32_t host_slot) {
@@ -122,7 +122,10 @@ uint64_t TierAllocator::StartCopyToHost(uint32_t id, int32_t host_slot) {
 
 uint64_t TierAllocator::StartLoad(uint32_t id, int32_t device_slot) {
   const IndexEntry& e = store_.index().at(id);
-  return mover_.Start(id, e.host.usable() ? kHostTier : kDiskTier, kDeviceTier, device_slot);
+  int from = store_.below(kDeviceTier);  // the nearest tier with a usable copy
+  while (from != kNoTier && !e.copy(from).usable()) from = store_.below(from);
+  PG_CHECK_MSG(from != kNoTier, "StartLoad: no usable copy below the device");
+  return mover_.Start(id, Tier(from), kDeviceTier, device_slot);
 }
 
 void TierAllocator::TrimDisk() {
@@ -130,48 +133,30 @@ void TierAllocator::TrimDisk() {
   }
 }
 
-void TierAllocator::WriteThrough(uint32_t id) {
-  const IndexEntry& e = store_.index().at(id);
-  if (store_.host_enabled() && e.host.slot < 0) {
-    const int32_t hs = AllocHostSlot(false);
-    if (hs >= 0) StartCopyToHost(id, hs);
-  } else if (!store_.host_enabled() && store_.disk_writable() && !e.disk.present && !e.disk.writing) {
-    StartWriteToDisk(id, false);
-  }
-}
+void TierAllocator::WriteThrough(uint32_t id) { CopyDown(id, kDeviceTier, false); }
 
 void TierAllocator::CleanInBackground() {
+  if (!store_.host_enabled()) return;  // write-back cleaning runs with a host tier only
   const PrefixIndex& index = store_.index();
-  const SlotTier& dev = store_.device();
-  const SlotTier& host = store_.host();
-  if (store_.host_enabled() && dev.n_free() < std::max<int64_t>(1, dev.capacity() / 8)) {
+  for (int tier = 0; tier < kSlotTiers; ++tier) {
+    const SlotTier& slots = store_.slots(tier);
+    const int below = store_.below(tier);
+    if (below == kNoTier || !store_.writable(below) || slots.n_free() >= std::max<int64_t>(1, slots.capacity() / 8))
+      continue;
     std::vector<uint32_t> todo;
-    for (auto it = index.evictable(kDeviceTier).begin(); it != index.evictable(kDeviceTier).end() && todo.size() < 8;
-         ++it) {
-      if (index.at(it->id).host.slot < 0) todo.push_back(it->id);
-    }
-    for (uint32_t id : todo) {
-      const int32_t hs = AllocHostSlot(false);
-      if (hs < 0) break;
-      StartCopyToHost(id, hs);
-    }
-  }
-  if (store_.host_enabled() && store_.disk_writable() && host.n_free() < std::max<int64_t>(1, host.capacity() / 8)) {
-    std::vector<uint32_t> todo;
-    for (auto it = index.evictable(kHostTier).begin(); it != index.evictable(kHostTier).end() && todo.size() < 8;
-         ++it) {
-      if (!index.at(it->id).in_tier(kDiskTier)) todo.push_back(it->id);
+    for (auto it = index.evictable(tier).begin(); it != index.evictable(tier).end() && todo.size() < 8; ++it) {
+      if (!index.at(it->id).in_tier(below)) todo.push_back(it->id);
     }
     for (uint32_t id : todo)
-      if (StartWriteToDisk(id, true) == 0) break;
+      if (CopyDown(id, tier, false) == 0) break;
   }
 }
 
 void TierAllocator::Collect(bool wait) {
   mover_.Collect(wait, [this](const TierMover::Move& m) {
-    if (m.from != kDeviceTier || m.to != kHostTier || write_policy_ != WritePolicy::kWriteThrough) return;
-    const IndexEntry& e = store_.index().at(m.entry);
-    if (store_.disk_writable() && !e.in_tier(kDiskTier)) StartWriteToDisk(m.entry, true);
+    // Write-through: a copy down from the device goes on down the table.
+    if (write_policy_ == WritePolicy::kWriteThrough && m.from == kDeviceTier && m.to == kHostTier)
+      CopyDown(m.entry, m.to, false);
   });
 }
 
@@ -196,14 +181,10 @@ Status TierAllocator::Flush() {
   for (uint32_t id = 0; id < index.id_limit() && store_.disk_writable(); ++id) {
     const IndexEntry& e = index.at(id);
     if (!e.live || e.in_tier(kDiskTier)) continue;
-    uint64_t tag = 0;
-    if (e.host.usable())
-      tag = StartWriteToDisk(id, true);
-    else if (e.device.usable())
-      tag = StartWriteToDisk(id, false);
-    else
-      continue;
-    if (tag == 0) break;
+    int from = kSlotTiers - 1;  // the slot copy nearest the disk
+    while (from >= 0 && !e.copy(from).usable()) --from;
+    if (from < 0) continue;
+    if (StartWriteToDisk(id, from) == 0) break;
   }
   WaitAll();
   if (!store_.disk_writable()) return IoError("kv disk tier: writes are stopped; flush incomplete");

@@ -1,7 +1,8 @@
 // TierAllocator: hands out device slots, host slots and disk room, evicting
-// down the tiers when a tier is full. An evicted device block is first
-// copied to host (or, without a host tier, to disk) unless a lower copy
-// exists; an evicted host block is first written to disk. The policy picks
+// down the tiers when a tier is full. An evicted block is first copied to
+// the tier below its own in the store's tier table (TierStore::below: host,
+// else disk, for the device; disk for the host) unless it is there already;
+// the lowest tier simply drops it. The policy picks
 // the victims; the mover runs the copies; waits for copies happen here,
 // because finishing one copy may start the next (write-through: host -> disk).
 //
@@ -40,15 +41,19 @@ class TierAllocator {
   // A host slot; -1 without a host tier, or when none is free without waiting
   // (may_wait false) / at all.
   int32_t AllocHostSlot(bool may_wait);
-  // Starts a disk write of entry id after making room; 0 when the disk is
-  // not writable or no room can be made.
-  uint64_t StartWriteToDisk(uint32_t id, bool from_host);
+  // Starts a disk write of entry id's copy in slot tier `from` after making
+  // room; 0 when the disk is not writable or no room can be made.
+  uint64_t StartWriteToDisk(uint32_t id, int from);
   // Copies entry id's ready device copy into host slot `host_slot` (freshly
   // allocated; the move keeps it). Returns the move's tag.
   uint64_t StartCopyToHost(uint32_t id, int32_t host_slot);
   // Loads entry id (from host when it has a ready host copy, else from its
   // file) into `device_slot`, which the caller allocated and keeps holding.
   uint64_t StartLoad(uint32_t id, int32_t device_slot);
+  // Copies entry id's copy in `tier` to the tier below (TierStore::below)
+  // when it has none there yet and room can be had (a slot: waiting when
+  // may_wait). Returns the move's tag, 0 when no copy started.
+  uint64_t CopyDown(uint32_t id, int tier, bool may_wait);
   // Frees one slot (or block file) of `tier`; false when nothing can go.
   bool EvictOne(int tier, bool may_wait);
   // Evicts block files until the disk is within its cap (after a scan).

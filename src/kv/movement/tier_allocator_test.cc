@@ -39,7 +39,7 @@ struct AllocFixture {
     const uint32_t id = store.index().Insert(h, last, d, tokens);
     kvtest::FillPattern(h, store.device().KernelPtr(slot), kBlock);
     IndexEntry& e = store.index().at(id);
-    e.device = SlotCopy{slot, true};
+    e.copy(kDeviceTier) = TierCopy{slot, true};
     e.last_tick = ++tick;
     store.device().SetOwner(slot, id);
     store.Unref(kDeviceTier, slot);
@@ -61,10 +61,10 @@ TEST(TierAllocatorTest, FullDeviceDemotesTheVictimToHost) {
   const int32_t slot = f.alloc->AllocDeviceSlot();  // evicts a (the oldest) after copying it to host
   ASSERT_GE(slot, 0);
   const IndexEntry& e = f.store.index().at(a);
-  EXPECT_EQ(e.device.slot, -1);
-  ASSERT_TRUE(e.host.usable());
-  EXPECT_TRUE(kvtest::HasPattern(e.hash, f.store.host().KernelPtr(e.host.slot), kBlock));
-  EXPECT_EQ(f.store.counters().device.evictions, 1);
+  EXPECT_EQ(e.copy(kDeviceTier).slot, -1);
+  ASSERT_TRUE(e.copy(kHostTier).usable());
+  EXPECT_TRUE(kvtest::HasPattern(e.hash, f.store.host().KernelPtr(e.copy(kHostTier).slot), kBlock));
+  EXPECT_EQ(f.store.counters().tiers[kDeviceTier].evictions, 1);
   f.store.Unref(kDeviceTier, slot);
   EXPECT_TRUE(f.Integrity().ok()) << f.Integrity().ToString();
 }
@@ -75,8 +75,8 @@ TEST(TierAllocatorTest, WriteThroughChainsHostCopiesToDisk) {
   f.alloc->WriteThrough(a);
   f.alloc->WaitAll();
   const IndexEntry& e = f.store.index().at(a);
-  EXPECT_TRUE(e.host.usable());
-  EXPECT_TRUE(e.disk.present);  // the host copy's landing started the file write
+  EXPECT_TRUE(e.copy(kHostTier).usable());
+  EXPECT_TRUE(e.copy(kDiskTier).usable());  // the host copy's landing started the file write
   EXPECT_TRUE(f.Integrity().ok()) << f.Integrity().ToString();
 }
 
@@ -90,7 +90,7 @@ TEST(TierAllocatorTest, DiskCapEvictsFilesAndFlushWritesTheRest) {
   f.Publish();
   ASSERT_TRUE(f.alloc->Flush().ok());
   EXPECT_EQ(f.store.disk_used(), 2);  // capped: older files were evicted for the new ones
-  EXPECT_GT(f.store.counters().disk.evictions, 0);
+  EXPECT_GT(f.store.counters().tiers[kDiskTier].evictions, 0);
   EXPECT_TRUE(f.Integrity().ok()) << f.Integrity().ToString();
 }
 

@@ -5,8 +5,9 @@
 // remote).
 //
 // Start records the copy in the index (the target copy exists but is not
-// ready; a file write or read is counted), pins the slots it reads and
-// writes (one reference each), and queues a job on the BlockMover threads
+// ready), pins both sides as their media say (TierStore::PinSource,
+// ClaimTarget: a slot reference, a file read or write counted, nothing for
+// staged bytes), and queues a job on the BlockMover threads
 // that reads the block out of the source medium and writes it into the
 // target medium (media/block_medium.h). Jobs go into one of two lanes, each
 // with io_threads threads of its own: loads into the device (promotions,
@@ -45,6 +46,9 @@ class TierMover {
     int32_t to_slot = -1;    // pinned target slot (slot tiers), -1 = none
     // The pinned slot of slot tier t in this move, -1 = none.
     int32_t slot_in(int t) const { return from == t ? from_slot : to == t ? to_slot : -1; }
+    // Tiers are numbered from the top (the device): a copy up is a load
+    // (a promotion or a remote import), any other a copy down.
+    bool up() const { return to < from; }
   };
 
   enum Lane : int { kLoadLane, kStoreLane, kLanes };  // kLanes: their number
@@ -73,12 +77,7 @@ class TierMover {
   void CountPins(std::span<int32_t> device_holders, std::span<int32_t> host_holders) const;
 
  private:
-  static bool IsSlotTier(int t) { return t == kDeviceTier || t == kHostTier; }
-  void BeginRead(IndexEntry& e, Move& m);
-  void BeginWrite(uint32_t id, IndexEntry& e, const Move& m);
   void Submit(uint64_t tag, const Move& m, const IndexEntry& e);
-  bool EndRead(IndexEntry& e, const Move& m, const Status& st);
-  void EndWrite(IndexEntry& e, const Move& m, bool ok, const Status& st);
   void Finish(const Move& m, const Status& st);
 
   TierStore& store_;

@@ -33,7 +33,7 @@ struct MoverFixture {
     id = store.index().Insert(hash, root, 0, tokens);
     const int32_t slot = store.device().Allocate();
     kvtest::FillPattern(hash, store.device().KernelPtr(slot), kBlock);
-    store.index().at(id).device = SlotCopy{slot, true};
+    store.index().at(id).copy(kDeviceTier) = TierCopy{slot, true};
     store.device().SetOwner(slot, id);
     store.Unref(kDeviceTier, slot);  // published and cached
   }
@@ -54,14 +54,14 @@ TEST(TierMoverTest, DemotesToHostAndPromotesBackByteForByte) {
   const uint64_t tag = mover.Start(f.id, kDeviceTier, kHostTier, hs);
   f.store.Unref(kHostTier, hs);  // the move's pin keeps it
   EXPECT_TRUE(mover.in_flight(tag));
-  EXPECT_FALSE(e.host.ready);
+  EXPECT_FALSE(e.copy(kHostTier).ready);
   EXPECT_TRUE(f.Integrity(mover, {0, 0, 0}, {0, 0}).ok());  // the move's pins are its only holders
   int finished = 0;
   while (!mover.empty()) mover.Collect(true, [&](const TierMover::Move& m) { finished += m.entry == f.id; });
   EXPECT_EQ(finished, 1);
-  ASSERT_TRUE(e.host.usable());
-  EXPECT_TRUE(kvtest::HasPattern(f.hash, f.store.host().KernelPtr(e.host.slot), kBlock));
-  EXPECT_EQ(f.store.counters().device.demotions, 1);
+  ASSERT_TRUE(e.copy(kHostTier).usable());
+  EXPECT_TRUE(kvtest::HasPattern(f.hash, f.store.host().KernelPtr(e.copy(kHostTier).slot), kBlock));
+  EXPECT_EQ(f.store.counters().tiers[kDeviceTier].demotions, 1);
 
   // Drop the device copy, then load it back from host into a fresh slot.
   f.store.DropCopy(f.id, kDeviceTier);
@@ -69,11 +69,11 @@ TEST(TierMoverTest, DemotesToHostAndPromotesBackByteForByte) {
   std::memset(f.store.device().KernelPtr(slot), 0, kBlock);
   mover.Start(f.id, kHostTier, kDeviceTier, slot);
   f.Drain(mover);
-  EXPECT_TRUE(e.device.usable());
-  EXPECT_EQ(e.device.filled_from, kHostTier);
-  EXPECT_EQ(e.device.slot, slot);
+  EXPECT_TRUE(e.copy(kDeviceTier).usable());
+  EXPECT_EQ(e.copy(kDeviceTier).filled_from, kHostTier);
+  EXPECT_EQ(e.copy(kDeviceTier).slot, slot);
   EXPECT_TRUE(kvtest::HasPattern(f.hash, f.store.device().KernelPtr(slot), kBlock));
-  EXPECT_EQ(f.store.counters().host.promotions, 1);
+  EXPECT_EQ(f.store.counters().tiers[kHostTier].promotions, 1);
   std::vector<int32_t> dev(3, 0);
   dev[size_t(slot)] = 1;
   EXPECT_TRUE(f.Integrity(mover, dev, {0, 0}).ok());
@@ -86,7 +86,7 @@ TEST(TierMoverTest, DiskWriteThenFailedLoadGivesTheSlotBack) {
   mover.Start(f.id, kDeviceTier, kDiskTier);
   EXPECT_EQ(f.store.disk_used(), 1);  // counted while in flight
   f.Drain(mover);
-  EXPECT_TRUE(e.disk.present);
+  EXPECT_TRUE(e.copy(kDiskTier).usable());
   EXPECT_TRUE(f.Integrity(mover, {0, 0, 0}, {0, 0}).ok());
 
   f.store.DropCopy(f.id, kDeviceTier);
@@ -95,9 +95,9 @@ TEST(TierMoverTest, DiskWriteThenFailedLoadGivesTheSlotBack) {
   e.locks++;  // as a loading sequence holds it
   mover.Start(f.id, kDiskTier, kDeviceTier, slot);
   f.Drain(mover);
-  EXPECT_EQ(e.device.slot, -1);  // the slot is the sequence's private block now
-  EXPECT_FALSE(e.disk.present);
-  EXPECT_EQ(f.store.counters().disk.errors, 1);
+  EXPECT_EQ(e.copy(kDeviceTier).slot, -1);  // the slot is the sequence's private block now
+  EXPECT_FALSE(e.copy(kDiskTier).usable());
+  EXPECT_EQ(f.store.counters().tiers[kDiskTier].errors, 1);
   std::vector<int32_t> dev(3, 0);
   dev[size_t(slot)] = 1;
   EXPECT_TRUE(f.Integrity(mover, dev, {0, 0}, 1).ok());
@@ -127,12 +127,12 @@ TEST(TierMoverTest, RemoteImportIsAMoveLikeALoad) {
   store.Unref(kDeviceTier, slot);  // the move's pin keeps it
   while (!mover.empty()) mover.Collect(true, [](const TierMover::Move&) {});
   const IndexEntry& e = store.index().at(id);
-  ASSERT_TRUE(e.device.usable());
-  EXPECT_EQ(e.device.filled_from, kRemoteTier);
+  ASSERT_TRUE(e.copy(kDeviceTier).usable());
+  EXPECT_EQ(e.copy(kDeviceTier).filled_from, kRemoteTier);
   std::vector<uint8_t> back(kBlock);
-  ASSERT_TRUE(store.device().Read(BlockRef{e.device.slot}, back.data()).ok());
+  ASSERT_TRUE(store.device().Read(BlockRef{e.copy(kDeviceTier).slot}, back.data()).ok());
   EXPECT_TRUE(kvtest::HasPattern(h, back.data(), kBlock));
-  EXPECT_EQ(store.counters().device.bytes_in, int64_t(kBlock));
+  EXPECT_EQ(store.counters().tiers[kDeviceTier].bytes_in, int64_t(kBlock));
   EXPECT_TRUE(store.CheckIntegrity(std::vector<int32_t>(3, 0), {}, 0).ok());
 
   // Nothing staged: the copy fails and the slot is freed, the entry erased.

@@ -7,9 +7,8 @@
 namespace pg {
 
 bool EvictionPolicy::Dirty(const IndexEntry& e, int tier, const EvictionContext& ctx) {
-  if (tier == kDeviceTier) return ctx.host_enabled ? e.host.slot < 0 : (ctx.disk_writable && !e.disk.present);
-  if (tier == kHostTier) return ctx.disk_writable && !e.disk.present;
-  return false;
+  const int below = ctx.tiers.write_below(tier);
+  return below != kNoTier && !e.copy(below).usable();
 }
 
 bool EvictionPolicy::HoldExcludes(BlockHold hold, const IndexEntry&, int tier) {
@@ -54,13 +53,10 @@ double CostAwareEviction::RecomputeCost(int32_t depth, int page_tokens) {
 }
 
 double CostAwareEviction::ReloadAfterEviction(const IndexEntry& e, int tier, const EvictionContext& ctx) {
-  const double page = ctx.page_tokens;
-  const bool other_device = tier != kDeviceTier && e.device.slot >= 0;
-  const bool other_host = tier != kHostTier && (e.host.slot >= 0 || (tier == kDeviceTier && ctx.host_enabled));
-  const bool other_disk = tier != kDiskTier && (e.disk.present || e.disk.writing || ctx.disk_writable);
-  if (other_device) return 0;
-  if (other_host) return kHostReloadPerToken * page;
-  if (other_disk) return kDiskReloadPerToken * page;
+  const int below = ctx.tiers.write_below(tier);
+  for (int t = 0; t < kLocalTiers; ++t) {
+    if (t != tier && (e.copy(t).held() || t == below)) return kReloadPerToken[size_t(t)] * ctx.page_tokens;
+  }
   return -1;  // no copy would remain
 }
 
@@ -70,9 +66,7 @@ EvictionPolicy::Rank CostAwareEviction::RankOf(const IndexEntry& e, int tier, in
   double after = ReloadAfterEviction(e, tier, ctx);
   const bool lost = after < 0;
   if (lost) after = RecomputeCost(e.depth, ctx.page_tokens);
-  const double before = tier == kDeviceTier ? 0
-                        : tier == kHostTier ? kHostReloadPerToken * page
-                                            : kDiskReloadPerToken * page;
+  const double before = kReloadPerToken[size_t(tier)] * page;
   const double loss = std::max(after - before, 0.0) + 1e-3 * page;
   const double age = std::max(0.0, now - e.last_use_s);
   const double weight = (1.0 + std::log2(1.0 + e.uses)) / (1.0 + age / kRecencyScaleS);

@@ -28,12 +28,14 @@
 // Thread-safety: const methods only; called on the scheduler thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 
 #include "kv/accounting/session_usage.h"
 #include "kv/index/prefix_index.h"
 #include "kv/policy/session_retention.h"
+#include "kv/tier_table.h"
 
 namespace pg {
 
@@ -42,8 +44,7 @@ struct EvictionContext {
   const PrefixIndex& index;
   const SessionRetention& retention;
   int page_tokens;
-  bool host_enabled;                    // a device block can be copied down to host
-  bool disk_writable;                   // a block can be written down to disk
+  TierTable tiers;                      // where an evicted copy goes (TierStore::tiers)
   const SessionUsage* usage = nullptr;  // per-session blocks (fair share); null = not tracked
 };
 
@@ -62,7 +63,8 @@ class EvictionPolicy {
   // be copied to a lower tier (a "dirty" copy).
   uint32_t PickVictim(int tier, bool need_clean, const EvictionContext& ctx) const;
 
-  // True when the copy of `e` in `tier` must be copied down before it goes.
+  // True when the copy of `e` in `tier` must be copied down before it goes:
+  // the tier below takes copies and has no ready copy of e yet.
   static bool Dirty(const IndexEntry& e, int tier, const EvictionContext& ctx);
   // True when `hold` forbids evicting e's copy in `tier` at all.
   static bool HoldExcludes(BlockHold hold, const IndexEntry& e, int tier);
@@ -102,6 +104,8 @@ class CostAwareEviction final : public EvictionPolicy {
   // Relative reload costs per token (recompute of one token at position 0 = 1).
   static constexpr double kHostReloadPerToken = 0.02;
   static constexpr double kDiskReloadPerToken = 0.1;
+  // The same per local tier (the device's copy is the one the kernels read).
+  static constexpr std::array<double, kLocalTiers> kReloadPerToken{0, kHostReloadPerToken, kDiskReloadPerToken};
   // Position at which attention doubles the per-token recompute cost.
   static constexpr double kAttentionTokens = 2048;
   // Ages are measured against this half-weight time (seconds).
@@ -112,7 +116,8 @@ class CostAwareEviction final : public EvictionPolicy {
   // Cost of recomputing block `depth` of a sequence: page * (1 + mid position / kAttentionTokens).
   static double RecomputeCost(int32_t depth, int page_tokens);
   // Cost of getting the block back into the device after dropping its copy in
-  // `tier`: from the next tier that would still hold it, else recompute.
+  // `tier`: from the highest other tier that holds it or that the copy goes
+  // down to, else recompute (-1).
   static double ReloadAfterEviction(const IndexEntry& e, int tier, const EvictionContext& ctx);
 
  protected:

@@ -23,7 +23,7 @@ struct Chain {
       const BlockHash nh = ChainHash(h, tokens);
       const uint32_t id = idx.Insert(nh, h, b, tokens);
       IndexEntry& e = idx.at(id);
-      e.device = SlotCopy{b, true};
+      e.copy(kDeviceTier) = TierCopy{b, true};
       e.last_tick = b == 0 ? 1 : 2;
       e.last_use_s = now;
       e.uses = 1;
@@ -32,7 +32,9 @@ struct Chain {
       h = nh;
     }
   }
-  EvictionContext ctx(bool host, bool disk) { return EvictionContext{idx, retention, 4, host, disk}; }
+  EvictionContext ctx(bool host, bool disk) {
+    return EvictionContext{idx, retention, 4, TierTable::Of({true, host, disk})};
+  }
 };
 
 TEST(EvictionPolicyTest, LruTakesTheOldestCostAwareTakesTheTail) {
@@ -65,7 +67,7 @@ TEST(EvictionPolicyTest, NeedCleanSkipsBlocksWithoutALowerCopy) {
   LruEviction lru;
   // With a host tier every device block lacks its host copy: all dirty.
   EXPECT_EQ(lru.PickVictim(kDeviceTier, true, c.ctx(true, false)), PrefixIndex::kNone);
-  c.idx.at(c.ids[1]).host = SlotCopy{0, true};
+  c.idx.at(c.ids[1]).copy(kHostTier) = TierCopy{0, true};
   EXPECT_EQ(lru.PickVictim(kDeviceTier, true, c.ctx(true, false)), c.ids[1]);
   EXPECT_EQ(lru.PickVictim(kHostTier, false, c.ctx(true, false)), PrefixIndex::kNone);  // none evictable there
 }
@@ -89,7 +91,7 @@ TEST(EvictionPolicyTest, RetainedAndPinnedBlocksNeverLeaveTheHost) {
   Chain c;
   for (uint32_t id : c.ids) {
     IndexEntry& e = c.idx.at(id);
-    e.host = SlotCopy{int32_t(id), true};
+    e.copy(kHostTier) = TierCopy{int32_t(id), true};
     c.idx.Refresh(id, (1u << kDeviceTier) | (1u << kHostTier));
   }
   c.retention.SetBudget(BlockHold::kPinned, 8);
@@ -132,13 +134,14 @@ TEST(EvictionPolicyTest, HeldBlocksDoNotUseUpTheCandidateWindow) {
   for (int i = 0; i <= EvictionPolicy::kCandidates; ++i) {
     const uint32_t id = InsertChain(&idx, i);
     IndexEntry& e = idx.at(id);
-    e.host = SlotCopy{i, true};
+    e.copy(kHostTier) = TierCopy{i, true};
     idx.Refresh(id, 1u << kHostTier);
     if (i < EvictionPolicy::kCandidates) retention.HoldBlock(e.hash, BlockHold::kRetained, 10);
     ids.push_back(id);
   }
   LruEviction lru;
-  EXPECT_EQ(lru.PickVictim(kHostTier, false, EvictionContext{idx, retention, 4, true, false}), ids.back());
+  EXPECT_EQ(lru.PickVictim(kHostTier, false, EvictionContext{idx, retention, 4, TierTable::Of({true, true, false})}),
+            ids.back());
 }
 
 TEST(EvictionPolicyTest, FairShareTakesTheHeaviestSessionFirst) {
@@ -154,13 +157,13 @@ TEST(EvictionPolicyTest, FairShareTakesTheHeaviestSessionFirst) {
   for (int i = 0; i < 8; ++i) {
     const uint32_t id = InsertChain(&idx, i);
     IndexEntry& e = idx.at(id);
-    e.device = SlotCopy{i, true};
+    e.copy(kDeviceTier) = TierCopy{i, true};
     e.session = i < 3 ? i : 3;
     idx.Refresh(id, 1u << kDeviceTier);
     usage.Update(id, e);
     ids.push_back(id);
   }
-  const EvictionContext ctx{idx, retention, 4, false, false, &usage};
+  const EvictionContext ctx{idx, retention, 4, TierTable::Of({true, false, false}), &usage};
   LruEviction lru;
   FairShareEviction fair(std::make_unique<LruEviction>());
   EXPECT_STREQ(fair.name(), "fair");
@@ -168,14 +171,16 @@ TEST(EvictionPolicyTest, FairShareTakesTheHeaviestSessionFirst) {
   EXPECT_EQ(fair.PickVictim(kDeviceTier, false, ctx), ids[3]);  // the heavy session's oldest
   // Once nobody is above the fair share, it is the inner policy.
   for (int i = 3; i < 6; ++i) {
-    idx.at(ids[size_t(i)]).device = SlotCopy{};
+    idx.at(ids[size_t(i)]).copy(kDeviceTier) = TierCopy{};
     idx.Refresh(ids[size_t(i)], 0);
     usage.Update(ids[size_t(i)], idx.at(ids[size_t(i)]));
   }
   EXPECT_EQ(usage.Heaviest(kDeviceTier), -1);
   EXPECT_EQ(fair.PickVictim(kDeviceTier, false, ctx), ids[0]);
   // Without usage it is the inner policy too.
-  EXPECT_EQ(fair.PickVictim(kDeviceTier, false, EvictionContext{idx, retention, 4, false, false}), ids[0]);
+  EXPECT_EQ(
+      fair.PickVictim(kDeviceTier, false, EvictionContext{idx, retention, 4, TierTable::Of({true, false, false})}),
+      ids[0]);
 }
 
 }  // namespace

@@ -66,13 +66,13 @@ TEST(AnthropicResponse, UsageCarriesProsgrowFiguresNested) {
   r.prompt_tokens = 50;
   r.completion_tokens = 7;
   r.cache.cached_tokens = 16;
-  r.cache.device_tokens = 12;
-  r.cache.host_tokens = 4;
+  r.cache[kDeviceTier] = 12;
+  r.cache[kHostTier] = 4;
   r.cache.miss.never_seen = 24;
   r.cache.miss.evicted = 10;
-  r.cache.miss.evicted_by_tier.device_tokens = 2;
-  r.cache.miss.evicted_by_tier.host_tokens = 5;
-  r.cache.miss.evicted_by_tier.disk_tokens = 3;
+  r.cache.miss.evicted_by_tier[kDeviceTier] = 2;
+  r.cache.miss.evicted_by_tier[kHostTier] = 5;
+  r.cache.miss.evicted_by_tier[kDiskTier] = 3;
   r.cache.miss.evicted_age_s = 1.5;
   json u = AnthropicUsageJson(AccountCacheUsage(50, 16, {{30, 300}}), 7, r);
   EXPECT_EQ(u["input_tokens"], 20);

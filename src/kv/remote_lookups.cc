@@ -1,11 +1,9 @@
-// KvCacheManager::Impl and the remote tier: the lookups a waiting sequence
-// asks for, and the import of the blocks found into the device tier, by the
-// mover's (remote, device) road, the one loads from disk take. Scheduler
-// thread; the Redis traffic itself runs on RemoteTier's threads.
+#include "kv/remote_lookups.h"
+
 #include <algorithm>
+#include <vector>
 
 #include "base/clock.h"
-#include "kv/kv_cache_manager_impl.h"
 
 namespace pg {
 
@@ -15,8 +13,8 @@ constexpr double kWaitGraceS = 0.01;        // the reader posts its result right
 constexpr double kForgetAfterS = 10;        // waits of sequences never admitted (cancelled) are dropped
 }  // namespace
 
-void KvCacheManager::Impl::StartRemoteLookup(SeqId id, std::span<const int32_t> tokens, const CacheRequest& request) {
-  if (store_.remote() == nullptr || !request.use_prefix_cache || remote_waits_.count(id)) return;
+void RemoteLookups::Start(SeqId id, std::span<const int32_t> tokens, const CacheRequest& request) {
+  if (store_.remote() == nullptr || !request.use_prefix_cache || waits_.count(id)) return;
   const int64_t max_blocks = tokens.empty() ? 0 : int64_t(tokens.size() - 1) / page_;
   const BlockHash root = RootHash(cfg_.model_identity, request.salt, cfg_.hash_key);
   std::vector<uint32_t> chain;
@@ -36,60 +34,66 @@ void KvCacheManager::Impl::StartRemoteLookup(SeqId id, std::span<const int32_t> 
   }
   const double deadline = NowSeconds() + cfg_.remote.timeout_s;
   store_.remote()->Lookup(uint64_t(id), std::move(want), deadline);
-  remote_waits_[id] = RemoteWait{deadline + kWaitGraceS, false};
+  waits_[id] = Wait{deadline + kWaitGraceS, false};
 }
 
-bool KvCacheManager::Impl::RemoteLookupPending(SeqId id) {
+bool RemoteLookups::Pending(SeqId id) {
   if (store_.remote() == nullptr) return false;
-  ImportRemoteBlocks();
-  auto it = remote_waits_.find(id);
-  if (it == remote_waits_.end()) return false;
+  Import();
+  auto it = waits_.find(id);
+  if (it == waits_.end()) return false;
   if (!it->second.done && NowSeconds() < it->second.deadline_s) return true;
-  if (!it->second.done) remote_abandoned_++;  // late: admitted without it (its blocks still land)
-  remote_waits_.erase(it);
+  if (!it->second.done) abandoned_++;  // late: admitted without it (its blocks still land)
+  waits_.erase(it);
   return false;
 }
 
-void KvCacheManager::Impl::ImportRemoteBlocks() {
+void RemoteLookups::Import() {
   if (store_.remote() == nullptr) return;
   const double now = NowSeconds();
   RemoteTier& remote = *store_.remote();
   std::vector<uint64_t> moves;
   for (RemoteFound& f : remote.TakeFound()) {
-    if (auto it = remote_waits_.find(SeqId(f.ticket)); it != remote_waits_.end()) it->second.done = true;
+    if (auto it = waits_.find(SeqId(f.ticket)); it != waits_.end()) it->second.done = true;
     PrefixIndex& index = store_.index();
-    ++tick_;
+    clock_.Advance();
     for (RemoteBlock& b : f.blocks) {
       if (index.Find(b.info.hash) != PrefixIndex::kNone) continue;  // a local tier has it (or gets it)
-      if (!alloc_->CanAllocateDevice(1)) break;
-      alloc_->PrepareDeviceRoom(1);
-      const int32_t slot = alloc_->AllocDeviceSlot();
+      if (!alloc_.CanAllocateDevice(1)) break;
+      alloc_.PrepareDeviceRoom(1);
+      const int32_t slot = alloc_.AllocDeviceSlot();
       if (slot < 0) break;
       const uint32_t eid = store_.Publish(b.info.hash, b.info.parent, b.info.depth, b.info.tokens);
       remote.Stage(b.info.hash, std::move(b.data));
-      moves.push_back(mover_->Start(eid, kRemoteTier, kDeviceTier, slot));
+      moves.push_back(mover_.Start(eid, kRemoteTier, kDeviceTier, slot));
       store_.Unref(kDeviceTier, slot);  // the move's pin keeps it; the block is cached once it lands
-      Touch(index.at(eid), -1);
+      clock_.Touch(index.at(eid), -1);
       store_.RefreshEntry(eid);
-      remote_imported_++;
+      imported_++;
     }
   }
   // Landed before the waiting sequences are admitted, so that Match finds them ready.
-  for (uint64_t tag : moves) alloc_->WaitFor(tag);
-  for (auto it = remote_waits_.begin(); it != remote_waits_.end();) {
+  for (uint64_t tag : moves) alloc_.WaitFor(tag);
+  for (auto it = waits_.begin(); it != waits_.end();) {
     if (now > it->second.deadline_s + kForgetAfterS)
-      it = remote_waits_.erase(it);
+      it = waits_.erase(it);
     else
       ++it;
   }
 }
 
-RemoteCounters KvCacheManager::Impl::RemoteSnapshot() const {
+RemoteCounters RemoteLookups::Snapshot() const {
   if (store_.remote() == nullptr) return RemoteCounters{};
   RemoteCounters c = store_.remote()->counters();
-  c.imported_blocks = remote_imported_;
-  c.abandoned = remote_abandoned_;
+  c.imported_blocks = imported_;
+  c.abandoned = abandoned_;
   return c;
+}
+
+bool RemoteLookups::DrainWrites(double timeout_s) {
+  if (store_.remote() == nullptr) return true;
+  alloc_.WaitAll();  // write-behind copies still on the mover threads
+  return store_.remote()->DrainWrites(timeout_s);
 }
 
 }  // namespace pg

@@ -1,18 +1,14 @@
-// KvCacheManager::TruncateSequence: the rollback of a sequence's tail (the
+// SequenceTable::TruncateSequence: the rollback of a sequence's tail (the
 // rejected positions of a speculative verification). Kept apart from
-// kv_cache_manager_impl.cc; same thread contract (scheduler thread only).
+// sequence_table.cc; same thread contract (scheduler thread only).
 #include <fmt/format.h>
 
 #include "base/check.h"
-#include "kv/kv_cache_manager_impl.h"
+#include "kv/sequence_table.h"
 
 namespace pg {
 
-Status KvCacheManager::TruncateSequence(SeqId seq, int64_t n_tokens, std::vector<BlockId>* block_table) {
-  return impl_->TruncateSequence(seq, n_tokens, block_table);
-}
-
-Status KvCacheManager::Impl::TruncateSequence(SeqId id, int64_t n_tokens, std::vector<BlockId>* table) {
+Status SequenceTable::TruncateSequence(SeqId id, int64_t n_tokens, std::vector<BlockId>* table) {
   ProcessCompletions();
   auto it = seqs_.find(id);
   PG_CHECK_MSG(it != seqs_.end(), "TruncateSequence: unknown sequence");

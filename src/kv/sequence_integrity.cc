@@ -1,13 +1,13 @@
-// KvCacheManager::Impl::CheckIntegrity: the sequence table against the tiers.
+// SequenceTable::CheckIntegrity: the sequence table against the tiers.
 // The holders of every slot are recomputed from the block tables and the
 // moves in flight; TierStore checks the rest.
 #include <fmt/format.h>
 
-#include "kv/kv_cache_manager_impl.h"
+#include "kv/sequence_table.h"
 
 namespace pg {
 
-Status KvCacheManager::Impl::CheckIntegrity() const {
+Status SequenceTable::CheckIntegrity(int64_t match_locks) const {
   const SlotTier& dev = store_.device();
   std::vector<int32_t> dev_refs(size_t(dev.capacity()), 0);
   std::vector<int32_t> host_refs(size_t(store_.host().capacity()), 0);
@@ -40,8 +40,8 @@ Status KvCacheManager::Impl::CheckIntegrity() const {
     }
     loading_locks += int64_t(s.loading.size());
   }
-  mover_->CountPins(dev_refs, host_refs);
-  return store_.CheckIntegrity(dev_refs, host_refs, match_locks_ + loading_locks);
+  mover_.CountPins(dev_refs, host_refs);
+  return store_.CheckIntegrity(dev_refs, host_refs, match_locks + loading_locks);
 }
 
 }  // namespace pg

@@ -236,33 +236,45 @@ class MlaLayerRun {
 
   const int32_t* BlockTable(int64_t t) const { return st_.batch[static_cast<size_t>(st_.tok_seq[t])].block_table; }
 
-  // Stage 5: attention of every token over its keys.
+  // Stage 5: attention of every token over its keys; a one-token step splits its heads across the
+  // threads instead (each head's result is its own: the same bits).
   void Attend() {
-    const int64_t H = c_.n_head, R = m_.row(), K = m_.index_top_k;
+    const int64_t H = c_.n_head;
+    if (st_.n_tok == 1 && pool_.size() > 1) {
+      pool_.RunOnAll([&](int thread, int n) {
+        const int64_t h0 = H * thread / n, h1 = H * (thread + 1) / n;
+        if (h1 > h0) AttendToken(0, h0, h1, thread);
+      });
+      return;
+    }
     std::atomic<int64_t> next{0};
-    EachThread([&](int thread, int) {
-      float* scratch = &s_.thread_f_[thread * s_.thread_stride_];
-      uint8_t* mask = &s_.thread_m_[static_cast<size_t>(thread) * s_.cap_ctx_];
-      for (int64_t t; (t = next.fetch_add(1)) < st_.n_tok;) {
-        MlaAttentionArgs a{st_.kv, BlockTable(t), layer_, m_.kv_lora, m_.rope, H, static_cast<float>(m_.kq_scale)};
-        const int64_t n = st_.tok_pos[t] + 1;
-        const int32_t* keys = nullptr;
-        const uint8_t* allowed = nullptr;
-        int64_t n_keys = n;
-        if (m_.sparse() && n > K) {
-          const int32_t* sel = &s_.sel_[t * K];
-          if (st_.sparse == SparseAttention::kSparse) {
-            keys = sel;
-            n_keys = s_.sel_n_[t];
-          } else {
-            std::fill(mask, mask + n, uint8_t{0});
-            for (int64_t j = 0; j < s_.sel_n_[t]; ++j) mask[sel[j]] = 1;
-            allowed = mask;
-          }
-        }
-        MlaAttend(a, &s_.qabs_[t * H * R], keys, n_keys, allowed, &s_.o_[t * H * m_.kv_lora], scratch);
-      }
+    pool_.RunOnAll([&](int thread, int) {
+      for (int64_t t; (t = next.fetch_add(1)) < st_.n_tok;) AttendToken(t, 0, H, thread);
     });
+  }
+
+  // Heads [h0, h1) of token t, with thread `thread`'s scratch.
+  void AttendToken(int64_t t, int64_t h0, int64_t h1, int thread) {
+    const int64_t H = c_.n_head, R = m_.row(), K = m_.index_top_k, C = m_.kv_lora;
+    float* scratch = &s_.thread_f_[thread * s_.thread_stride_];
+    uint8_t* mask = &s_.thread_m_[static_cast<size_t>(thread) * s_.cap_ctx_];
+    MlaAttentionArgs a{st_.kv, BlockTable(t), layer_, m_.kv_lora, m_.rope, h1 - h0, static_cast<float>(m_.kq_scale)};
+    const int64_t n = st_.tok_pos[t] + 1;
+    const int32_t* keys = nullptr;
+    const uint8_t* allowed = nullptr;
+    int64_t n_keys = n;
+    if (m_.sparse() && n > K) {
+      const int32_t* sel = &s_.sel_[t * K];
+      if (st_.sparse == SparseAttention::kSparse) {
+        keys = sel;
+        n_keys = s_.sel_n_[t];
+      } else {
+        std::fill(mask, mask + n, uint8_t{0});
+        for (int64_t j = 0; j < s_.sel_n_[t]; ++j) mask[sel[j]] = 1;
+        allowed = mask;
+      }
+    }
+    MlaAttend(a, &s_.qabs_[(t * H + h0) * R], keys, n_keys, allowed, &s_.o_[(t * H + h0) * C], scratch);
   }
 
   // Stage 6: W_vb per head, then attn_output into h.

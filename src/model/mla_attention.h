@@ -19,6 +19,13 @@
 // as the sparse list of its allowed keys (mla_attention_test), and a
 // query's result never depends on batch, chunking or threads.
 //
+// Forms: MlaAttendScalar is the reference (one row at a time, scalar fmas);
+// MlaAttendAvx512 (mla_attention_avx512.cc) tiles the same operations across
+// heads and keys (one widened row feeds every head's 8 dot lanes, and the
+// weighted sum keeps a block of every head's outputs in registers over a tile
+// of keys) and gives the reference's bits (MlaAttend.*MatchesTheScalar test).
+// MlaAttend runs the best form of the active ISA (PROSGROW_ISA).
+//
 // Thread-safety: pure function on caller memory.
 #pragma once
 
@@ -45,5 +52,20 @@ struct MlaAttentionArgs {
 void MlaAttend(const MlaAttentionArgs& a, const float* q, const int32_t* keys, int64_t n_keys, const uint8_t* allowed,
                float* out, float* scratch);
 size_t MlaAttendScratchFloats(const MlaAttentionArgs& a, int64_t max_keys);
+
+// The forms (above); each takes MlaAttend's arguments and scratch.
+void MlaAttendScalar(const MlaAttentionArgs& a, const float* q, const int32_t* keys, int64_t n_keys,
+                     const uint8_t* allowed, float* out, float* scratch);
+void MlaAttendAvx512(const MlaAttentionArgs& a, const float* q, const int32_t* keys, int64_t n_keys,
+                     const uint8_t* allowed, float* out, float* scratch);  // host must run AVX-512
+
+// Keys per tile of MlaAttendAvx512 (rows widened together).
+inline constexpr int64_t kMlaTileKeys = 16;
+
+// The softmax of MlaAttend over scores p (H, n) in place: max, p = exp(p - max)
+// (0 where p is -inf), sums[h] = the key-order sum. Shared by the forms.
+void MlaSoftmaxRows(float* p, int64_t H, int64_t n, float* sums);
+// Widens the latent row of position pos (its first n elements).
+void MlaWidenRow(const MlaAttentionArgs& a, int64_t pos, float* dst, int64_t n);
 
 }  // namespace pg

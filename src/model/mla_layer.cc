@@ -38,6 +38,11 @@ void MlaScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t max_ctx
     iw_.resize(T * m.index_heads);
     iq_.resize(T * m.index_heads * m.index_dim);
     sel_.resize(T * m.index_top_k);
+    const size_t TH = static_cast<size_t>(std::min(n_tokens, kHeadGroupTokens) * H);
+    xh_.resize(TH * std::max(m.nope, m.kv_lora));
+    yh_.resize(TH * std::max(m.kv_lora, m.v_head));
+    head_w_.resize(static_cast<size_t>(H));
+    head_g_.resize(static_cast<size_t>(H));
     sel_n_.resize(T);
     cap_tokens_ = n_tokens;
   }
@@ -83,11 +88,33 @@ class MlaLayerRun {
     else
       MatMulMany(outs, n, x, st_.n_tok, pool_, mm_);
   }
-  void Strided(const WeightMatrix& w, const float* x, int64_t ldx, float* y, int64_t ldy) {
-    if (st_.precise)
-      MatMulPrecise(w, x, ldx, st_.n_tok, y, ldy, pool_);
-    else
-      MatMulStrided(w, x, ldx, st_.n_tok, y, ldy, pool_, mm_);
+  // y_h = W[h] x_h for every head h: x_h of token t at x + (t * H + h) * xs (w's cols of it), y_h at
+  // y + (t * H + h) * ys. A short step gathers the heads' rows by head and runs one grouped product
+  // (every head's tasks in one parallel region); a long one, one strided product per head: each
+  // element is MatMul's bits for its row either way.
+  void PerHead(const ExpertStack& w, const float* x, int64_t xs, float* y, int64_t ys) {
+    const int64_t H = c_.n_head, T = st_.n_tok, K = w.first.cols, N = w.first.rows;
+    if (st_.precise || T > kHeadGroupTokens) {
+      for (int64_t hh = 0; hh < H; ++hh) {
+        if (st_.precise)
+          MatMulPrecise(w.Expert(hh), x + hh * xs, H * xs, T, y + hh * ys, H * ys, pool_);
+        else
+          MatMulStrided(w.Expert(hh), x + hh * xs, H * xs, T, y + hh * ys, H * ys, pool_, mm_);
+      }
+      return;
+    }
+    float* xg = s_.xh_.data();
+    float* yg = s_.yh_.data();
+    for (int64_t hh = 0; hh < H; ++hh) {
+      for (int64_t t = 0; t < T; ++t)
+        std::memcpy(xg + (hh * T + t) * K, x + (t * H + hh) * xs, static_cast<size_t>(K) * sizeof(float));
+      s_.head_w_[hh] = w.Expert(hh);
+      s_.head_g_[hh] = {&s_.head_w_[hh], hh * T, (hh + 1) * T, yg, N};
+    }
+    MatMulGrouped(s_.head_g_.data(), H, xg, K, H * T, pool_, mm_);
+    for (int64_t hh = 0; hh < H; ++hh)
+      for (int64_t t = 0; t < T; ++t)
+        std::memcpy(y + (t * H + hh) * ys, yg + (hh * T + t) * N, static_cast<size_t>(N) * sizeof(float));
   }
 
   // Stage 1: everything computed from the normed input h.
@@ -172,14 +199,24 @@ class MlaLayerRun {
       if (slot_ >= 0)
         RopeNorm(&s_.iq_[t * m_.index_heads * m_.index_dim], m_.index_heads, m_.index_dim, m_.rope, cs, sn);
     });
-    for (int64_t hh = 0; hh < H; ++hh) Strided(L_.wk_b.Expert(hh), &s_.q_[hh * KH], H * KH, &s_.qabs_[hh * R], H * R);
+    PerHead(L_.wk_b, s_.q_.data(), KH, s_.qabs_.data(), R);
+  }
+
+  // fn(thread, n) on every thread of the pool, or on this one alone for a one-token step (a
+  // parallel region would only wake a thread with nothing to claim).
+  template <typename Fn>
+  void EachThread(Fn&& fn) {
+    if (st_.n_tok == 1)
+      fn(0, 1);
+    else
+      pool_.RunOnAll(fn);
   }
 
   // Stage 4: the indexer's top-k of each token.
   void SelectKeys() {
     const int64_t K = m_.index_top_k;
     std::atomic<int64_t> next{0};
-    pool_.RunOnAll([&](int thread, int) {
+    EachThread([&](int thread, int) {
       float* scores = &s_.thread_f_[thread * s_.thread_stride_];
       int32_t* idx = &s_.thread_i_[static_cast<size_t>(thread) * s_.cap_ctx_];
       for (int64_t t; (t = next.fetch_add(1)) < st_.n_tok;) {
@@ -199,39 +236,50 @@ class MlaLayerRun {
 
   const int32_t* BlockTable(int64_t t) const { return st_.batch[static_cast<size_t>(st_.tok_seq[t])].block_table; }
 
-  // Stage 5: attention of every token over its keys.
+  // Stage 5: attention of every token over its keys; a one-token step splits its heads across the
+  // threads instead (each head's result is its own: the same bits).
   void Attend() {
-    const int64_t H = c_.n_head, R = m_.row(), K = m_.index_top_k;
+    const int64_t H = c_.n_head;
+    if (st_.n_tok == 1 && pool_.size() > 1) {
+      pool_.RunOnAll([&](int thread, int n) {
+        const int64_t h0 = H * thread / n, h1 = H * (thread + 1) / n;
+        if (h1 > h0) AttendToken(0, h0, h1, thread);
+      });
+      return;
+    }
     std::atomic<int64_t> next{0};
     pool_.RunOnAll([&](int thread, int) {
-      float* scratch = &s_.thread_f_[thread * s_.thread_stride_];
-      uint8_t* mask = &s_.thread_m_[static_cast<size_t>(thread) * s_.cap_ctx_];
-      for (int64_t t; (t = next.fetch_add(1)) < st_.n_tok;) {
-        MlaAttentionArgs a{st_.kv, BlockTable(t), layer_, m_.kv_lora, m_.rope, H, static_cast<float>(m_.kq_scale)};
-        const int64_t n = st_.tok_pos[t] + 1;
-        const int32_t* keys = nullptr;
-        const uint8_t* allowed = nullptr;
-        int64_t n_keys = n;
-        if (m_.sparse() && n > K) {
-          const int32_t* sel = &s_.sel_[t * K];
-          if (st_.sparse == SparseAttention::kSparse) {
-            keys = sel;
-            n_keys = s_.sel_n_[t];
-          } else {
-            std::fill(mask, mask + n, uint8_t{0});
-            for (int64_t j = 0; j < s_.sel_n_[t]; ++j) mask[sel[j]] = 1;
-            allowed = mask;
-          }
-        }
-        MlaAttend(a, &s_.qabs_[t * H * R], keys, n_keys, allowed, &s_.o_[t * H * m_.kv_lora], scratch);
-      }
+      for (int64_t t; (t = next.fetch_add(1)) < st_.n_tok;) AttendToken(t, 0, H, thread);
     });
+  }
+
+  // Heads [h0, h1) of token t, with thread `thread`'s scratch.
+  void AttendToken(int64_t t, int64_t h0, int64_t h1, int thread) {
+    const int64_t H = c_.n_head, R = m_.row(), K = m_.index_top_k, C = m_.kv_lora;
+    float* scratch = &s_.thread_f_[thread * s_.thread_stride_];
+    uint8_t* mask = &s_.thread_m_[static_cast<size_t>(thread) * s_.cap_ctx_];
+    MlaAttentionArgs a{st_.kv, BlockTable(t), layer_, m_.kv_lora, m_.rope, h1 - h0, static_cast<float>(m_.kq_scale)};
+    const int64_t n = st_.tok_pos[t] + 1;
+    const int32_t* keys = nullptr;
+    const uint8_t* allowed = nullptr;
+    int64_t n_keys = n;
+    if (m_.sparse() && n > K) {
+      const int32_t* sel = &s_.sel_[t * K];
+      if (st_.sparse == SparseAttention::kSparse) {
+        keys = sel;
+        n_keys = s_.sel_n_[t];
+      } else {
+        std::fill(mask, mask + n, uint8_t{0});
+        for (int64_t j = 0; j < s_.sel_n_[t]; ++j) mask[sel[j]] = 1;
+        allowed = mask;
+      }
+    }
+    MlaAttend(a, &s_.qabs_[(t * H + h0) * R], keys, n_keys, allowed, &s_.o_[(t * H + h0) * C], scratch);
   }
 
   // Stage 6: W_vb per head, then attn_output into h.
   void OutputProducts(float* h) {
-    const int64_t H = c_.n_head, C = m_.kv_lora, V = m_.v_head;
-    for (int64_t hh = 0; hh < H; ++hh) Strided(L_.wv_b.Expert(hh), &s_.o_[hh * C], H * C, &s_.av_[hh * V], H * V);
+    PerHead(L_.wv_b, s_.o_.data(), m_.kv_lora, s_.av_.data(), m_.v_head);
     const MatMulOut wo{&L_.wo, h, c_.n_embd};
     Products(&wo, 1, s_.av_.data());
   }

@@ -8,7 +8,9 @@
 //      key [RoPE | rest] of LayerNorm(ik) go into the token's KV slot (the
 //      latent rows and the indexer keys share the block: base/kv_layout.h);
 //   3. q = q_b(RMSNorm(q_a)) and the indexer queries iq_b(...) (one product);
-//      RoPE on q_pe and iq; q_abs = W_kb[h] q_nope per head (strided products);
+//      RoPE on q_pe and iq; q_abs = W_kb[h] q_nope per head (k_b and v_b are
+//      repacked like expert stacks; a step of <= kHeadGroupTokens tokens runs
+//      every head as one grouped product, a longer one a product per head);
 //   4. the indexer's top-k per token (dsa_indexer.h, topk_select.h) on its
 //      full layers; shared layers reuse the last full layer's choice;
 //   5. MlaAttend per token (mla_attention.h): only the chosen latent rows
@@ -43,6 +45,10 @@ enum class SparseAttention {
 // cos/sin (rope/2 each) of position `pos` with YaRN's frequencies and magnitude.
 void MlaCosSin(const MlaConfig& m, int64_t pos, float* cos_out, float* sin_out);
 
+// Up to this many tokens a step runs the per-head k_b and v_b products as one
+// grouped product (one parallel region for all heads); past it, one product per head.
+inline constexpr int64_t kHeadGroupTokens = 16;
+
 class MlaScratch {
  public:
   void Reserve(const ModelConfig& c, int64_t n_tokens, int64_t max_ctx, int n_threads);
@@ -52,16 +58,20 @@ class MlaScratch {
   int64_t cap_tokens_ = 0, cap_ctx_ = 0;
   int cap_threads_ = 0;
   size_t thread_stride_ = 0;
-  std::vector<float> qa_;     // (T, q_lora)
-  std::vector<float> q_;      // (T, H * k_head)
-  std::vector<float> kv_;     // (T, kv_lora + rope)
-  std::vector<float> qabs_;   // (T, H * (kv_lora + rope))
-  std::vector<float> o_;      // (T, H * kv_lora)
-  std::vector<float> av_;     // (T, H * v_head)
-  std::vector<float> ik_;     // (T, index_dim)
-  std::vector<float> iw_;     // (T, index_heads)
-  std::vector<float> iq_;     // (T, index_heads * index_dim)
-  std::vector<int32_t> sel_;  // (T, top_k) chosen positions, ascending
+  std::vector<float> qa_;             // (T, q_lora)
+  std::vector<float> q_;              // (T, H * k_head)
+  std::vector<float> kv_;             // (T, kv_lora + rope)
+  std::vector<float> qabs_;           // (T, H * (kv_lora + rope))
+  std::vector<float> o_;              // (T, H * kv_lora)
+  std::vector<float> av_;             // (T, H * v_head)
+  std::vector<float> ik_;             // (T, index_dim)
+  std::vector<float> iw_;             // (T, index_heads)
+  std::vector<float> iq_;             // (T, index_heads * index_dim)
+  std::vector<float> xh_;             // (kHeadGroupTokens * H, max(nope, kv_lora)) per-head inputs, by head
+  std::vector<float> yh_;             // (kHeadGroupTokens * H, max(kv_lora, v_head)) per-head outputs, by head
+  std::vector<WeightMatrix> head_w_;  // (H) one head's k_b or v_b
+  std::vector<MatMulGroup> head_g_;   // (H)
+  std::vector<int32_t> sel_;          // (T, top_k) chosen positions, ascending
   std::vector<int64_t> sel_n_;
   std::vector<float> thread_f_;    // (threads, thread_stride_) attention / indexer scratch
   std::vector<int32_t> thread_i_;  // (threads, max_ctx) top-k scratch

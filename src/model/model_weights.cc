@@ -233,12 +233,12 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::Load(const ModelSource& f, c
         if (m->rows > 0) ms.push_back(m);
     }
     std::erase_if(ms, [&](const WeightMatrix* m) { return f.Owns(m->data); });  // see ModelSource::Owns
-    // Each expert stack is repacked as one matrix of n_expert * rows rows:
+    // Each expert stack (and MLA's per-head k_b / v_b) is repacked as one matrix of n_expert * rows rows:
     // with rows a multiple of 8 no row group crosses an expert, so expert e
     // starts at e * GroupOffset(view, rows) of the copy.
     std::vector<ExpertStack*> stacks;
     for (LayerWeights* L : blocks)
-      for (ExpertStack* s : {&L->gate_exps, &L->up_exps, &L->down_exps})
+      for (ExpertStack* s : {&L->gate_exps, &L->up_exps, &L->down_exps, &L->wk_b, &L->wv_b})
         if (s->n_expert > 0 && s->first.rows % kQ8_0x8Rows == 0 && !f.Owns(s->first.data)) stacks.push_back(s);
     std::vector<WeightMatrix> whole(stacks.size());  // sized once: ms points into it
     for (size_t i = 0; i < stacks.size(); ++i) {

@@ -1,4 +1,5 @@
 // Mixture-of-Experts kernels (moe.h).
+#include "base/expert_groups.h"
 #include "gpu/kernels/fp8_matmul.h"
 #include "gpu/kernels/moe.h"
 #include "gpu/kernels/reduce.cuh"
@@ -8,34 +9,7 @@ namespace {
 
 constexpr int kThreads = 128;
 constexpr int kMaxExperts = 1024;
-constexpr int kMaxGroups = 256;
-
-// keep[g]: group g is among the n_group_used groups whose two largest
-// probs + bias sum highest (ties: lower group), as the CPU's KeepGroups.
-PG_DEVICE void KeepGroups(const RouterSpec& r, const float* probs, const float* bias, bool* keep) {
-  const int size = r.n_expert / r.n_group;
-  float gscore[kMaxGroups];
-  for (int g = 0; g < r.n_group; ++g) {
-    float a = -INFINITY, b = -INFINITY;
-    for (int e = g * size; e < (g + 1) * size; ++e) {
-      const float s = bias ? probs[e] + bias[e] : probs[e];
-      if (s > a) {
-        b = a;
-        a = s;
-      } else if (s > b) {
-        b = s;
-      }
-    }
-    gscore[g] = size >= 2 ? a + b : a;
-    keep[g] = false;
-  }
-  for (int n = 0; n < r.n_group_used; ++n) {
-    int best = -1;
-    for (int g = 0; g < r.n_group; ++g)
-      if (!keep[g] && (best < 0 || gscore[g] > gscore[best])) best = g;
-    keep[best] = true;
-  }
-}
+constexpr int kMaxGroups = kMaxRouterGroups;
 
 PG_GLOBAL void RouteKernel(RouterSpec r, const float* logits, const float* bias, int32_t* experts, float* weights) {
   __shared__ float probs[kMaxExperts];
@@ -61,7 +35,7 @@ PG_GLOBAL void RouteKernel(RouterSpec r, const float* logits, const float* bias,
   if (tid != 0) return;
   bool keep[kMaxGroups];
   const int group_size = r.n_group > 1 ? r.n_expert / r.n_group : r.n_expert;
-  if (r.n_group > 1) KeepGroups(r, probs, bias, keep);
+  if (r.n_group > 1) KeepExpertGroups(r.n_expert, r.n_group, r.n_group_used, probs, bias, keep);
   // Top-k by repeated selection (k is small next to n_expert), as RouteToken.
   int32_t* ex = experts + t * r.k;
   float* wt = weights + t * r.k;

@@ -1,41 +1,28 @@
 // Device matrix products (matmul.h).
 #include "gpu/kernels/fp8_matmul.h"
 #include "gpu/kernels/matmul.h"
-#include "gpu/kernels/reduce.cuh"
+#include "gpu/kernels/warp_rows.cuh"
 
 namespace pg::gpu {
 namespace {
 
 constexpr int kThreads = 128;
 
-// One warp per row r (blockIdx.x * warps + warp), tokens [t0, t0 + nt) of this
-// block's tile (blockIdx.y). Lanes stride over the row's 32-element chunks.
+// One warp per row (WarpRow), tokens [t0, t0 + nt) of this block's tile
+// (blockIdx.y); warp_rows.cuh has the loop.
 template <WType T>
 PG_GLOBAL void MatMulKernel(const uint8_t* w, int64_t row_bytes, int64_t rows, int64_t cols, const float* x,
                             int64_t ldx, int64_t n_tokens, float* y, int64_t ldy) {
-  const int ws = PgWarpSize();
-  const int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / ws) + threadIdx.x / ws;
+  const int64_t r = WarpRow();
   const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kMatMulTokens;
-  const int nt = static_cast<int>(n_tokens - t0 < kMatMulTokens ? n_tokens - t0 : kMatMulTokens);
   if (r >= rows) return;  // whole warps leave together
   const uint8_t* row = w + r * row_bytes;
-  const int64_t chunks = (cols + 31) / 32;
-  float acc[kMatMulTokens] = {};
-  for (int64_t c = PgLaneId(); c < chunks; c += ws) {
-    float v[32];
+  auto decode = [&](int64_t c, float* v) {
     const int n = static_cast<int>(cols - 32 * c < 32 ? cols - 32 * c : 32);
     DecodeChunk<T>(row, c, n, v);
-    for (int t = 0; t < nt; ++t) {
-      const float* xt = x + (t0 + t) * ldx + 32 * c;
-      float d = 0.0f;
-      for (int k = 0; k < n; ++k) d += v[k] * xt[k];
-      acc[t] += d;
-    }
-  }
-  for (int t = 0; t < nt; ++t) {
-    const float sum = WarpSum(acc[t]);
-    if (PgLaneId() == 0) y[(t0 + t) * ldy + r] = sum;
-  }
+    return n;
+  };
+  WarpRowTile(decode, (cols + 31) / 32, x + t0 * ldx, ldx, TileTokens(n_tokens - t0), y + t0 * ldy + r, ldy);
 }
 
 template <WType T>

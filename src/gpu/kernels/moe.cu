@@ -3,6 +3,7 @@
 #include "gpu/kernels/fp8_matmul.h"
 #include "gpu/kernels/moe.h"
 #include "gpu/kernels/reduce.cuh"
+#include "gpu/kernels/warp_rows.cuh"
 
 namespace pg::gpu {
 namespace {
@@ -99,35 +100,18 @@ PG_GLOBAL void GatherKernel(const float* x, const int32_t* row_token, int64_t co
   for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) out[r * cols + i] = src[i];
 }
 
-// Expert blockIdx.y's rows, kMatMulTokens at a time; output rows by warps.
+// Expert blockIdx.y's rows, kMatMulTokens at a time; output rows by warps (warp_rows.cuh).
 template <WType T>
 PG_GLOBAL void GroupedKernel(const uint8_t* w, int64_t row_bytes, int64_t mat_bytes, int64_t rows, int64_t cols,
                              const int32_t* offsets, const float* xg, float* yg) {
   const int e = static_cast<int>(blockIdx.y);
-  const int64_t r0 = offsets[e], r1 = offsets[e + 1];
-  const int ws = PgWarpSize();
-  const int64_t out = static_cast<int64_t>(blockIdx.x) * (blockDim.x / ws) + threadIdx.x / ws;
+  const int64_t r0 = offsets[e], r1 = offsets[e + 1], out = WarpRow();
   if (r0 == r1 || out >= rows) return;
-  const uint8_t* row = w + e * mat_bytes + out * row_bytes;
-  const int64_t chunks = cols / 32;
-  for (int64_t t0 = r0; t0 < r1; t0 += kMatMulTokens) {
-    const int nt = static_cast<int>(r1 - t0 < kMatMulTokens ? r1 - t0 : kMatMulTokens);
-    float acc[kMatMulTokens] = {};
-    for (int64_t c = PgLaneId(); c < chunks; c += ws) {
-      float v[32];
-      DecodeChunk<T>(row, c, 32, v);
-      for (int t = 0; t < nt; ++t) {
-        const float* xt = xg + (t0 + t) * cols + 32 * c;
-        float d = 0.0f;
-        for (int q = 0; q < 32; ++q) d += v[q] * xt[q];
-        acc[t] += d;
-      }
-    }
-    for (int t = 0; t < nt; ++t) {
-      const float sum = WarpSum(acc[t]);
-      if (PgLaneId() == 0) yg[(t0 + t) * rows + out] = sum;
-    }
-  }
+  auto decode = [&](int64_t c, float* v) {
+    DecodeChunk<T>(w + e * mat_bytes + out * row_bytes, c, 32, v);
+    return 32;
+  };
+  WarpRowGrouped(decode, cols / 32, xg, cols, r0, r1, yg, rows, out);
 }
 
 PG_GLOBAL void CombineKernel(const float* yg, const int32_t* slot_row, const float* weights, int32_t k, int64_t n,

@@ -1,5 +1,6 @@
 // Device matrix products (matmul.h).
 #include "gpu/kernels/fp8_matmul.h"
+#include "gpu/kernels/gemm_tile.cuh"
 #include "gpu/kernels/matmul.h"
 #include "gpu/kernels/warp_rows.cuh"
 
@@ -43,33 +44,13 @@ PG_GLOBAL void RoundBf16Kernel(const float* x, uint16_t* out, int64_t n) {
 }
 
 #if !PG_HAVE_BLAS
-constexpr int kTile = 32, kDepth = 16;  // GemmBf16Kernel's output tile and K step
-// Our BF16 GEMM: 32x32 output tiles, 16-deep K steps through shared memory;
-// 256 threads, each computing 4 outputs of one column (of one output row of x).
+// Our BF16 GEMM (gemm_tile.cuh), standing in for cuBLAS.
 PG_GLOBAL void GemmBf16Kernel(const uint16_t* w, const uint16_t* x, float* y, int64_t m, int64_t n, int64_t k) {
   __shared__ float ws[kTile][kDepth + 1];  // W tile: rows m0.., depth k0..
   __shared__ float xs[kTile][kDepth + 1];  // x tile: rows n0..
-  const int64_t m0 = static_cast<int64_t>(blockIdx.x) * kTile, n0 = static_cast<int64_t>(blockIdx.y) * kTile;
-  const int tid = static_cast<int>(threadIdx.x);
-  const int col = tid % kTile, row4 = (tid / kTile) * 4;  // output (n0 + row4 + i, m0 + col)
-  float acc[4] = {};
-  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
-    for (int i = tid; i < kTile * kDepth; i += blockDim.x) {
-      const int rr = i / kDepth, kk = i % kDepth;
-      const bool kin = k0 + kk < k;
-      ws[rr][kk] = (m0 + rr < m && kin) ? Bf16ToFloat(w[(m0 + rr) * k + k0 + kk]) : 0.0f;
-      xs[rr][kk] = (n0 + rr < n && kin) ? Bf16ToFloat(x[(n0 + rr) * k + k0 + kk]) : 0.0f;
-    }
-    __syncthreads();
-    for (int kk = 0; kk < kDepth; ++kk) {
-      const float wv = ws[col][kk];
-      for (int i = 0; i < 4; ++i) acc[i] += xs[row4 + i][kk] * wv;
-    }
-    __syncthreads();
-  }
-  for (int i = 0; i < 4; ++i) {
-    if (n0 + row4 + i < n && m0 + col < m) y[(n0 + row4 + i) * m + m0 + col] = acc[i];
-  }
+  auto w_at = [&](int64_t r, int64_t c) { return Bf16ToFloat(w[r * k + c]); };
+  auto x_at = [&](int64_t t, int64_t c) { return Bf16ToFloat(x[t * k + c]); };
+  GemmTiles(w_at, x_at, ws, xs, y, m, n, k);
 }
 #endif
 
@@ -137,7 +118,7 @@ gpuError_t GemmBf16(const uint16_t* w, const uint16_t* x, float* y, int64_t m, i
   return st == GPUBLAS_STATUS_SUCCESS ? gpuSuccess : gpuErrorLaunchFailure;
 #else
   const dim3 grid(static_cast<unsigned>((m + kTile - 1) / kTile), static_cast<unsigned>((n + kTile - 1) / kTile));
-  PG_LAUNCH(GemmBf16Kernel, grid, 256, 0, s, w, x, y, m, n, k);
+  PG_LAUNCH(GemmBf16Kernel, grid, kTileThreads, 0, s, w, x, y, m, n, k);
   return gpuGetLastError();
 #endif
 }

@@ -3,6 +3,7 @@
 #include "gpu/kernels/gemm_tile.cuh"
 #include "gpu/kernels/matmul.h"
 #include "gpu/kernels/warp_rows.cuh"
+#include "gpu/kernels/wtype_launch.cuh"
 
 namespace pg::gpu {
 namespace {
@@ -55,22 +56,11 @@ PG_GLOBAL void GemmBf16Kernel(const uint16_t* w, const uint16_t* x, float* y, in
 #endif
 
 bool ShapeOk(const DeviceMatrix& w) {
-  const int64_t block = (w.type == WType::kQ4_K || w.type == WType::kQ6_K) ? 256 : w.type == WType::kQ8_0 ? 32 : 1;
+  const int64_t block = WTypeBlockElems(w.type);
   return w.data && w.rows > 0 && w.cols > 0 && w.cols % block == 0 && w.row_bytes >= WTypeRowBytes(w.type, w.cols);
 }
 
 }  // namespace
-
-#define PG_DISPATCH_WTYPE(type, KERNEL, grid, block, ...)                                      \
-  switch (type) {                                                                              \
-    case WType::kF32: PG_LAUNCH(KERNEL<WType::kF32>, grid, block, 0, s, __VA_ARGS__); break;   \
-    case WType::kF16: PG_LAUNCH(KERNEL<WType::kF16>, grid, block, 0, s, __VA_ARGS__); break;   \
-    case WType::kBF16: PG_LAUNCH(KERNEL<WType::kBF16>, grid, block, 0, s, __VA_ARGS__); break; \
-    case WType::kQ8_0: PG_LAUNCH(KERNEL<WType::kQ8_0>, grid, block, 0, s, __VA_ARGS__); break; \
-    case WType::kQ4_K: PG_LAUNCH(KERNEL<WType::kQ4_K>, grid, block, 0, s, __VA_ARGS__); break; \
-    case WType::kQ6_K: PG_LAUNCH(KERNEL<WType::kQ6_K>, grid, block, 0, s, __VA_ARGS__); break; \
-    case WType::kFP8_E4M3: break; /* fp8_matmul.cu's kernels, called before */                 \
-  }
 
 gpuError_t MatMul(const DeviceMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y, int64_t ldy,
                   gpuStream_t s) {
@@ -81,7 +71,8 @@ gpuError_t MatMul(const DeviceMatrix& w, const float* x, int64_t ldx, int64_t n_
   const dim3 grid(static_cast<unsigned>((w.rows + rows_per_block - 1) / rows_per_block),
                   static_cast<unsigned>((n_tokens + kMatMulTokens - 1) / kMatMulTokens));
   const uint8_t* wd = static_cast<const uint8_t*>(w.data);
-  PG_DISPATCH_WTYPE(w.type, MatMulKernel, grid, kThreads, wd, w.row_bytes, w.rows, w.cols, x, ldx, n_tokens, y, ldy)
+  PG_LAUNCH_PER_WTYPE(w.type, MatMulKernel, grid, kThreads, s, wd, w.row_bytes, w.rows, w.cols, x, ldx, n_tokens, y,
+                      ldy)
   return gpuGetLastError();
 }
 
@@ -89,8 +80,8 @@ gpuError_t DequantToBf16(const DeviceMatrix& w, uint16_t* out, gpuStream_t s) {
   if (w.type == WType::kFP8_E4M3) return Fp8DequantToBf16(w, out, s);
   if (!ShapeOk(w)) return gpuErrorInvalidValue;
   const uint8_t* wd = static_cast<const uint8_t*>(w.data);
-  PG_DISPATCH_WTYPE(w.type, DequantBf16Kernel, dim3(static_cast<unsigned>(w.rows)), kThreads, wd, w.row_bytes, w.cols,
-                    out)
+  PG_LAUNCH_PER_WTYPE(w.type, DequantBf16Kernel, dim3(static_cast<unsigned>(w.rows)), kThreads, s, wd, w.row_bytes,
+                      w.cols, out)
   return gpuGetLastError();
 }
 

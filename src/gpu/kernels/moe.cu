@@ -4,6 +4,7 @@
 #include "gpu/kernels/moe.h"
 #include "gpu/kernels/reduce.cuh"
 #include "gpu/kernels/warp_rows.cuh"
+#include "gpu/kernels/wtype_launch.cuh"
 
 namespace pg::gpu {
 namespace {
@@ -165,18 +166,8 @@ gpuError_t GroupedMatMul(const DeviceMatrix& w, int32_t n_expert, const int32_t*
   const int64_t per_block = kThreads / PgHostWarpSize();
   const dim3 grid(static_cast<unsigned>((w.rows + per_block - 1) / per_block), static_cast<unsigned>(n_expert));
   const uint8_t* wd = static_cast<const uint8_t*>(w.data);
-#define PG_GROUPED(T) \
-  PG_LAUNCH(GroupedKernel<T>, grid, kThreads, 0, s, wd, w.row_bytes, w.mat_bytes, w.rows, w.cols, offsets, xg, yg)
-  switch (w.type) {
-    case WType::kF32: PG_GROUPED(WType::kF32); break;
-    case WType::kF16: PG_GROUPED(WType::kF16); break;
-    case WType::kBF16: PG_GROUPED(WType::kBF16); break;
-    case WType::kQ8_0: PG_GROUPED(WType::kQ8_0); break;
-    case WType::kQ4_K: PG_GROUPED(WType::kQ4_K); break;
-    case WType::kQ6_K: PG_GROUPED(WType::kQ6_K); break;
-    case WType::kFP8_E4M3: break;  // Fp8GroupedMatMul, above
-  }
-#undef PG_GROUPED
+  PG_LAUNCH_PER_WTYPE(w.type, GroupedKernel, grid, kThreads, s, wd, w.row_bytes, w.mat_bytes, w.rows, w.cols, offsets,
+                      xg, yg)
   return gpuGetLastError();
 }
 

@@ -9,6 +9,8 @@
 # usage: device_bench_model_check.sh PROSGROW_BIN MODELS_DIR device|refused
 # Exit 77 (Skipped) when the fixture model is absent.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/device_prefill_lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/device_prefill_lib.sh" || exit 2
 bin=$1 models=$2 mode=$3
 model=$models/tiny-llama-gpt2.gguf
 [[ -f $model ]] || { echo "SKIP: needs ../shared/fixtures/models/tiny-llama-gpt2.gguf (absent)"; exit 77; }
@@ -26,25 +28,14 @@ refused() {  # DEVICE: bench-model must fail with exactly one line on stderr
 }
 
 # --device-prefill bf16 without --device cuda: one line naming the flag, in every build.
-if "$bin" bench-model -m "$model" -p 8 -r 1 --tests pp --device-prefill bf16 >"$work/out" 2>"$work/err"; then
-  fail "bench-model --device-prefill bf16 on the CPU succeeded: $(cat "$work/out")"
-fi
-[[ $(wc -l <"$work/err") -eq 1 ]] && grep -q -- "--device-prefill" "$work/err" ||
-  fail "bench-model --device-prefill bf16 --device cpu: not one line naming the flag: $(cat "$work/err")"
-echo "ok: --device-prefill bf16 on the CPU refused: $(cat "$work/err")"
+device_prefill_refused_on_cpu "$bin" "$model" bf16 "$work" || exit 1
 if [[ $mode == refused ]]; then
   refused cuda
   exit 0
 fi
 refused cuda:7
 # pp40 with --device-prefill bf16: a 40-token step, so its dense products run as bf16 GEMMs.
-"$bin" bench-model -m "$model" -p 40 -r 1 --tests pp --threads 2 --json --device cuda --device-prefill bf16 \
-  >"$work/out" 2>"$work/err" || fail "bench-model --device cuda --device-prefill bf16: $(cat "$work/err")"
-grep -q '+bf16gemm' "$work/err" || fail "--device-prefill bf16 did not reach the executor: $(cat "$work/err")"
-python3 -c 'import json, sys; r = {x["test"]: x for x in json.load(open(sys.argv[1]))["results"]}
-assert set(r) == {"pp40"} and r["pp40"]["tokens_per_s"] > 0, r' "$work/out" ||
-  fail "bench-model --device-prefill bf16: bad report: $(cat "$work/out")"
-echo "ok: bench-model --device cuda --device-prefill bf16 pp40"
+device_prefill_pp40 "$bin" "$model" bf16 "$work" || exit 1
 "$bin" bench-model -m "$model" -p 8 -n 2 -r 1 --tests pp,tg --threads 2 --json --device cuda >"$work/out" 2>"$work/err" ||
   fail "bench-model --device cuda: $(cat "$work/err")"
 python3 - "$work/out" <<'PY' || fail "bench-model --device cuda: bad report: $(cat "$work/out")"

@@ -17,6 +17,8 @@
 # usage: device_serve_fp8_check.sh PROSGROW_BIN
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=SCRIPTDIR/device_prefill_lib.sh
+source "$here/device_prefill_lib.sh" || exit 2
 bin=$1
 work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
@@ -28,16 +30,5 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 grep -q '"quant_method": "fp8"' "$work/qwen3moe-fp8/config.json" || fail "the FP8 config.json has no quant_method fp8"
 CPU_ATTN=precise SERVE_FLAGS='--kv-dtype bf16' LOGPROB_TOL=${LOGPROB_TOL:-0.02} EXPECT_LOG='weights [0-9.]+ MiB on the device' REJECT_LOG='FP8[_A-Z0-9]* dequantized to BF16' \
   bash "$here/device_serve_check.sh" "$bin" "$work" qwen3-fp8 qwen3moe-fp8 || exit 1
-"$bin" bench-model -m "$work/qwen3-fp8" -p 40 -r 1 --tests pp --threads 2 --json --device cuda --device-prefill fp8 \
-  >"$work/out" 2>"$work/err" || fail "bench-model --device cuda --device-prefill fp8: $(cat "$work/err")"
-grep -q '+fp8gemm' "$work/err" || fail "--device-prefill fp8 did not reach the executor: $(cat "$work/err")"
-python3 -c 'import json, sys; r = {x["test"]: x for x in json.load(open(sys.argv[1]))["results"]}
-assert set(r) == {"pp40"} and r["pp40"]["tokens_per_s"] > 0, r' "$work/out" ||
-  fail "bench-model --device-prefill fp8: bad report: $(cat "$work/out")"
-echo "ok: bench-model --device cuda --device-prefill fp8 pp40"
-if "$bin" bench-model -m "$work/qwen3-fp8" -p 8 -r 1 --tests pp --device-prefill fp8 >"$work/out" 2>"$work/err"; then
-  fail "bench-model --device-prefill fp8 on the CPU succeeded"
-fi
-[[ $(wc -l <"$work/err") -eq 1 ]] && grep -q -- "--device-prefill fp8" "$work/err" ||
-  fail "--device-prefill fp8 --device cpu: not one line naming the flag: $(cat "$work/err")"
-echo "ok: --device-prefill fp8 on the CPU refused: $(cat "$work/err")"
+device_prefill_pp40 "$bin" "$work/qwen3-fp8" fp8 "$work" || exit 1
+device_prefill_refused_on_cpu "$bin" "$work/qwen3-fp8" fp8 "$work" || exit 1

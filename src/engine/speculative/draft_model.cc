@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
 
 #include "base/check.h"
 #include "base/log.h"
@@ -12,7 +11,7 @@
 namespace pg {
 namespace {
 
-constexpr size_t kNoRow = ~size_t{0};
+constexpr size_t kNoRow = DraftBatch::kNoRow;
 
 std::string Short(const std::string& s) { return s.size() > 24 ? s.substr(0, 24) + "..." : s; }
 
@@ -123,11 +122,6 @@ int32_t DraftModel::Pick(Seq& s, const DraftRequest& r, const float* logits, int
 void DraftModel::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int64_t catchup_budget) {
   const int64_t V = model_->config().n_vocab;
   kv_->Tick();
-  // Sequences nearly in step (the usual 1-2 tokens behind) first, so one long
-  // prompt's catch-up never starves the others' drafts.
-  std::vector<size_t>& order = order_;
-  order.resize(requests.size());
-  std::iota(order.begin(), order.end(), size_t{0});
   for (DraftRequest& r : requests) {
     r.out->clear();
     r.out->reserve(static_cast<size_t>(std::max(r.want, 1)));  // batch entries point into it
@@ -142,11 +136,10 @@ void DraftModel::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int
     return static_cast<int64_t>(requests[i].context.size()) -
            static_cast<int64_t>(seqs_[requests[i].id].kv_tokens.size());
   };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return behind(a) < behind(b); });
+  CatchUpOrder(requests.size(), behind, &order_);
   batch_.clear();
-  rows_.clear();
   int64_t budget = catchup_budget;
-  for (size_t i : order) {
+  for (size_t i : order_) {
     DraftRequest& r = requests[i];
     Seq& s = seqs_[r.id];
     const int64_t m = static_cast<int64_t>(s.kv_tokens.size());
@@ -159,18 +152,15 @@ void DraftModel::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int
       continue;
     }
     budget -= chunk;
-    batch_.push_back(
-        BatchSeq{r.context.data() + m, chunk, m, s.table.data(), static_cast<int64_t>(s.table.size()), drafts});
-    rows_.push_back(drafts ? i : kNoRow);
+    batch_.Add(r.context.data() + m, chunk, m, s.table, drafts ? i : kNoRow);
     s.kv_tokens.insert(s.kv_tokens.end(), r.context.begin() + m, r.context.begin() + m + chunk);
   }
-  std::vector<BatchSeq>& next = next_batch_;
-  std::vector<size_t>& next_rows = next_rows_;
+  DraftBatch& next = next_;
   for (int j = 0; !batch_.empty(); ++j) {
-    const size_t n_logits =
-        static_cast<size_t>(std::count_if(rows_.begin(), rows_.end(), [](size_t r) { return r != kNoRow; }));
+    const size_t n_logits = static_cast<size_t>(
+        std::count_if(batch_.rows.begin(), batch_.rows.end(), [](size_t r) { return r != kNoRow; }));
     if (logits_.size() < n_logits * static_cast<size_t>(V)) logits_.resize(n_logits * static_cast<size_t>(V));
-    const Status st = model_->Forward(batch_, pages_, pool, scratch_, logits_.data());
+    const Status st = model_->Forward(batch_.seqs, pages_, pool, scratch_, logits_.data());
     if (!st.ok()) {  // a bug, not a client error: no drafts this step, and the draft K/V is redone
       PG_LOG_ERROR("draft model forward failed: {}", st.ToString());
       for (DraftRequest& r : requests) {
@@ -180,22 +170,20 @@ void DraftModel::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int
       return;
     }
     next.clear();
-    next_rows.clear();
     size_t li = 0;
-    for (size_t e = 0; e < batch_.size(); ++e) {
-      if (rows_[e] == kNoRow) continue;
-      DraftRequest& r = requests[rows_[e]];
+    for (size_t e = 0; e < batch_.seqs.size(); ++e) {
+      const size_t row = batch_.rows[e];
+      if (row == kNoRow) continue;
+      DraftRequest& r = requests[row];
       Seq& s = seqs_[r.id];
       const int32_t tok = Pick(s, r, &logits_[li++ * static_cast<size_t>(V)], j);
       r.out->push_back(tok);
       if (static_cast<int>(r.out->size()) >= r.want) continue;
       const int64_t pos = static_cast<int64_t>(s.kv_tokens.size());
       s.kv_tokens.push_back(tok);
-      next.push_back(BatchSeq{&r.out->back(), 1, pos, s.table.data(), static_cast<int64_t>(s.table.size()), true});
-      next_rows.push_back(rows_[e]);
+      next.Add(&r.out->back(), 1, pos, s.table, row);
     }
     batch_.swap(next);
-    rows_.swap(next_rows);
   }
 }
 

@@ -41,6 +41,7 @@
 #include "base/thread_pool.h"
 #include "engine/inference_service.h"
 #include "engine/sampler.h"
+#include "engine/speculative/draft_batch.h"
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -114,11 +115,8 @@ class DraftModel {
   std::unordered_map<SeqId, Seq> seqs_;
   int64_t no_room_ = 0;
   // Step buffers (reused).
-  std::vector<BatchSeq> batch_;
-  std::vector<size_t> rows_;   // request index of each batch entry (~0: catch-up only, no logits)
-  std::vector<size_t> order_;  // request indices, least behind first
-  std::vector<BatchSeq> next_batch_;
-  std::vector<size_t> next_rows_;
+  DraftBatch batch_, next_;    // this forward's entries; the next draft token's
+  std::vector<size_t> order_;  // request indices in catch-up order
   std::vector<float> logits_;
   std::vector<std::pair<int32_t, float>> dist_;
 };

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
 
 #include "base/check.h"
 #include "base/log.h"
@@ -12,7 +11,7 @@
 namespace pg {
 namespace {
 
-constexpr size_t kNoRow = ~size_t{0};
+constexpr size_t kNoRow = DraftBatch::kNoRow;
 
 }  // namespace
 
@@ -82,8 +81,6 @@ void MtpDrafter::Free(SeqId seq) { FreeDrafterSeq(*kv_, seqs_, seq); }
 
 void MtpDrafter::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int64_t catchup_budget) {
   kv_->Tick();
-  std::vector<size_t> order(requests.size());
-  std::iota(order.begin(), order.end(), size_t{0});
   for (DraftRequest& r : requests) {
     r.out->clear();
     r.out->reserve(static_cast<size_t>(std::max(r.want, 1)));  // chain entries point into it
@@ -92,13 +89,11 @@ void MtpDrafter::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int
   auto behind = [&](size_t i) {
     return static_cast<int64_t>(requests[i].context.size()) - 1 - seqs_[requests[i].id].true_len;
   };
-  // Sequences nearly in step first, so one long prompt's catch-up never starves the others.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return behind(a) < behind(b); });
+  CatchUpOrder(requests.size(), behind, &order_);
   batch_.clear();
-  rows_.clear();
   hidden_in_.clear();
   int64_t budget = catchup_budget;
-  for (size_t i : order) {
+  for (size_t i : order_) {
     DraftRequest& r = requests[i];
     Seq& s = seqs_[r.id];
     const int64_t m = s.true_len, missing = behind(i), chunk = std::min(missing, budget);
@@ -110,9 +105,7 @@ void MtpDrafter::Propose(std::span<DraftRequest> requests, ThreadPool& pool, int
     }
     budget -= chunk;
     TakeRows(s, chunk);
-    batch_.push_back(
-        BatchSeq{r.context.data() + m + 1, chunk, m, s.table.data(), static_cast<int64_t>(s.table.size()), drafts});
-    rows_.push_back(drafts ? i : kNoRow);
+    batch_.Add(r.context.data() + m + 1, chunk, m, s.table, drafts ? i : kNoRow);
     s.inputs.insert(s.inputs.end(), r.context.begin() + m + 1, r.context.begin() + m + 1 + chunk);
     s.true_len += chunk;
   }
@@ -139,14 +132,14 @@ void MtpDrafter::TakeRows(Seq& s, int64_t chunk) {
 bool MtpDrafter::Step(std::span<DraftRequest> requests, ThreadPool& pool) {
   const int64_t D = block_.config().n_embd, V = block_.config().n_vocab;
   int64_t n_tok = 0, n_logits = 0;
-  for (const BatchSeq& b : batch_) {
+  for (const BatchSeq& b : batch_.seqs) {
     n_tok += b.n_tokens;
     n_logits += b.logit_rows();
   }
   hidden_out_.resize(static_cast<size_t>(n_tok * D));
   if (logits_.size() < static_cast<size_t>(n_logits * V)) logits_.resize(static_cast<size_t>(n_logits * V));
   const Status st =
-      block_.Forward(batch_, hidden_in_.data(), pages_, pool, scratch_, logits_.data(), hidden_out_.data());
+      block_.Forward(batch_.seqs, hidden_in_.data(), pages_, pool, scratch_, logits_.data(), hidden_out_.data());
   if (!st.ok()) {  // a bug, not a client error: no drafts this step, and the block's cache is redone
     PG_LOG_ERROR("MTP forward failed: {}", st.ToString());
     for (DraftRequest& r : requests) {
@@ -156,14 +149,14 @@ bool MtpDrafter::Step(std::span<DraftRequest> requests, ThreadPool& pool) {
     batch_.clear();
     return false;
   }
-  next_batch_.clear();
-  next_rows_.clear();
+  next_.clear();
   next_hidden_.clear();
   int64_t li = 0, t_end = 0;
-  for (size_t e = 0; e < batch_.size(); ++e) {
-    t_end += batch_[e].n_tokens;
-    if (rows_[e] == kNoRow) continue;
-    DraftRequest& r = requests[rows_[e]];
+  for (size_t e = 0; e < batch_.seqs.size(); ++e) {
+    t_end += batch_.seqs[e].n_tokens;
+    const size_t req = batch_.rows[e];
+    if (req == kNoRow) continue;
+    DraftRequest& r = requests[req];
     Seq& s = seqs_[r.id];
     const float* row = &logits_[static_cast<size_t>(li++ * V)];
     const auto tok = static_cast<int32_t>(std::max_element(row, row + V) - row);  // ties to the lowest id
@@ -171,13 +164,11 @@ bool MtpDrafter::Step(std::span<DraftRequest> requests, ThreadPool& pool) {
     if (static_cast<int>(r.out->size()) >= r.want) continue;
     const auto pos = static_cast<int64_t>(s.inputs.size());
     s.inputs.push_back(tok);  // a chain entry: dropped at the next proposal
-    next_batch_.push_back(BatchSeq{&r.out->back(), 1, pos, s.table.data(), static_cast<int64_t>(s.table.size()), true});
-    next_rows_.push_back(rows_[e]);
+    next_.Add(&r.out->back(), 1, pos, s.table, req);
     const float* h = &hidden_out_[static_cast<size_t>((t_end - 1) * D)];
     next_hidden_.insert(next_hidden_.end(), h, h + D);
   }
-  batch_.swap(next_batch_);
-  rows_.swap(next_rows_);
+  batch_.swap(next_);
   hidden_in_.swap(next_hidden_);
   return true;
 }

@@ -34,6 +34,7 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "engine/speculative/draft_batch.h"
 #include "engine/speculative/draft_model.h"
 #include "kv/kv_cache_manager.h"
 #include "model/nextn_block.h"
@@ -92,13 +93,11 @@ class MtpDrafter {
   std::unordered_map<SeqId, Seq> seqs_;
   int64_t no_room_ = 0;
   // Step buffers (reused).
-  std::vector<BatchSeq> batch_;
-  std::vector<size_t> rows_;  // request index of each entry (~0: catch-up only)
-  std::vector<float> hidden_in_;
-  std::vector<float> hidden_out_;
+  DraftBatch batch_, next_;        // this forward's entries; the chain's next ones
+  std::vector<size_t> order_;      // request indices in catch-up order
+  std::vector<float> hidden_in_;   // (batch_'s tokens, n_embd) the trunk's rows, then the chain's
+  std::vector<float> hidden_out_;  // (batch_'s tokens, n_embd)
   std::vector<float> logits_;
-  std::vector<BatchSeq> next_batch_;
-  std::vector<size_t> next_rows_;
   std::vector<float> next_hidden_;
 };
 

@@ -51,16 +51,16 @@ Status DeviceExecutor::Attention(int64_t l) {
   PG_GPU_TRY(Rope(step_.q, T, c.n_head, HD, c.n_rot, step_.pos, w_->inv_freq, neox, stream_));
   PG_GPU_TRY(Rope(step_.k, T, c.n_head_kv, HD, c.n_rot, step_.pos, w_->inv_freq, neox, stream_));
   PG_GPU_TRY(WriteKvRows(step_.k, step_.v, T, step_.slots, kv_, l, stream_));
-  AttentionBatch a;
-  a.q = step_.q;
-  a.out = step_.attn;
-  a.n_rows = step_.T;
-  a.n_heads = c.n_head;
-  a.block_tables = step_.tables;
-  a.table_offset = step_.table_off;
-  a.n_keys = step_.n_keys;
-  a.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  a.round_q = !kv_.bf16;  // as the CPU: q rounded to f16 against f16 keys
+  // round_q: as the CPU, q rounded to f16 against f16 keys.
+  const AttentionBatch a{.q = step_.q,
+                         .out = step_.attn,
+                         .n_rows = step_.T,
+                         .n_heads = c.n_head,
+                         .block_tables = step_.tables,
+                         .table_offset = step_.table_off,
+                         .n_keys = step_.n_keys,
+                         .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim)),
+                         .round_q = !kv_.bf16};
   PG_GPU_TRY(PagedAttention(a, kv_, l, stream_));
   return Products(step_.attn, {{&L.wo, step_.proj}});
 }

@@ -74,20 +74,20 @@ Status DeviceExecutor::MlaAttention(int64_t l) {
   for (int64_t h = 0; h < H; ++h)
     PG_GPU_TRY(MatMul(Head(L.wk_b, h), b.q + h * KH, H * KH, T, b.qabs + h * R, H * R, stream_));
   if (const int64_t slot = m.IndexSlot(l); slot >= 0) PG_RETURN_IF_ERROR(MlaIndexer(l, slot));
-  MlaBatch a;
-  a.q = b.qabs;
-  a.out = b.o;
-  a.n_rows = T;
-  a.heads = H;
-  a.kv_lora = C;
-  a.rope = m.rope;
-  a.scale = static_cast<float>(m.kq_scale);
-  a.block_tables = step_.tables;
-  a.table_offset = step_.table_off;
-  a.n_keys = step_.n_keys;
-  a.sel = m.sparse() ? b.sel : nullptr;  // a shared layer reads the last full layer's choice
-  a.sel_n = b.sel_n;
-  a.top_k = m.index_top_k;
+  // sel: a shared layer reads the last full layer's choice.
+  const MlaBatch a{.q = b.qabs,
+                   .out = b.o,
+                   .n_rows = T,
+                   .heads = H,
+                   .kv_lora = C,
+                   .rope = m.rope,
+                   .scale = static_cast<float>(m.kq_scale),
+                   .block_tables = step_.tables,
+                   .table_offset = step_.table_off,
+                   .n_keys = step_.n_keys,
+                   .sel = m.sparse() ? b.sel : nullptr,
+                   .sel_n = b.sel_n,
+                   .top_k = m.index_top_k};
   PG_GPU_TRY(gpu::MlaAttention(a, kv_, l, stream_));
   for (int64_t h = 0; h < H; ++h)
     PG_GPU_TRY(MatMul(Head(L.wv_b, h), b.o + h * C, H * C, T, b.av + h * V, H * V, stream_));
@@ -112,19 +112,18 @@ Status DeviceExecutor::MlaIndexer(int64_t l, int64_t slot) {
       IndexerKeys(b.ik, L.ix_k_norm, L.ix_k_norm_b, T, ID, rt, step_.slots, kv_, slot, b.iw, IH, w_scale, stream_));
   PG_GPU_TRY(MatMul(L.ix_q_b, b.qa, m.q_lora, T, b.iq, IH * ID, stream_));
   PG_GPU_TRY(RopeHeads(b.iq, T, IH, ID, 0, rt, nullptr, 0, 0, stream_));
-  IndexerBatch ib;
-  ib.iq = b.iq;
-  ib.w = b.iw;
-  ib.n_rows = T;
-  ib.heads = IH;
-  ib.dim = ID;
-  ib.top_k = m.index_top_k;
-  ib.index_slot = slot;
-  ib.block_tables = step_.tables;
-  ib.table_offset = step_.table_off;
-  ib.n_keys = step_.n_keys;
-  ib.scores = b.scores;
-  ib.ld = b.ld;
+  const IndexerBatch ib{.iq = b.iq,
+                        .w = b.iw,
+                        .n_rows = T,
+                        .heads = IH,
+                        .dim = ID,
+                        .top_k = m.index_top_k,
+                        .index_slot = slot,
+                        .block_tables = step_.tables,
+                        .table_offset = step_.table_off,
+                        .n_keys = step_.n_keys,
+                        .scores = b.scores,
+                        .ld = b.ld};
   PG_GPU_TRY(IndexerScoresBatch(ib, kv_, stream_));
   PG_GPU_TRY(TopKRows(b.scores, b.ld, step_.n_keys, T, m.index_top_k, b.sel, b.sel_n, stream_));
   (void)l;

@@ -2,6 +2,7 @@
 // the row's 32-element chunks or elements.
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/reduce.cuh"
+#include "gpu/kernels/wtype_launch.cuh"
 
 namespace pg::gpu {
 namespace {
@@ -75,28 +76,13 @@ PG_GLOBAL void RopeKernel(float* x, int64_t n_heads, int64_t head_dim, int64_t n
 
 gpuError_t GetRows(WType type, const void* table, int64_t row_bytes, int64_t cols, const int32_t* ids, int64_t n,
                    float* out, gpuStream_t s) {
-  const int64_t block = (type == WType::kQ4_K || type == WType::kQ6_K) ? 256 : type == WType::kQ8_0 ? 32 : 1;
+  const int64_t block = WTypeBlockElems(type);
   if (n < 0 || cols <= 0 || cols % block != 0 || row_bytes < WTypeRowBytes(type, cols)) return gpuErrorInvalidValue;
   if (n == 0) return gpuSuccess;
   const uint8_t* t = static_cast<const uint8_t*>(table);
   const dim3 grid(static_cast<unsigned>(n));
-  switch (type) {
-    case WType::kF32: PG_LAUNCH(GetRowsKernel<WType::kF32>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out); break;
-    case WType::kF16: PG_LAUNCH(GetRowsKernel<WType::kF16>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out); break;
-    case WType::kBF16:
-      PG_LAUNCH(GetRowsKernel<WType::kBF16>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
-      break;
-    case WType::kQ8_0:
-      PG_LAUNCH(GetRowsKernel<WType::kQ8_0>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
-      break;
-    case WType::kQ4_K:
-      PG_LAUNCH(GetRowsKernel<WType::kQ4_K>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
-      break;
-    case WType::kQ6_K:
-      PG_LAUNCH(GetRowsKernel<WType::kQ6_K>, grid, kThreads, 0, s, t, row_bytes, cols, ids, out);
-      break;
-    case WType::kFP8_E4M3: return gpuErrorInvalidValue;  // DeviceWeights keeps an FP8 embedding in BF16
-  }
+  if (type == WType::kFP8_E4M3) return gpuErrorInvalidValue;  // DeviceWeights keeps an FP8 embedding in BF16
+  PG_LAUNCH_PER_WTYPE(type, GetRowsKernel, grid, kThreads, s, t, row_bytes, cols, ids, out)
   return gpuGetLastError();
 }
 

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "gpu/kernels/fp8_matmul.h"
+#include "gpu/kernels/gemm_tile.cuh"
 #include "gpu/kernels/reduce.cuh"
 
 namespace pg::gpu {
@@ -33,36 +34,15 @@ PG_GLOBAL void QuantizeKernel(const float* x, int64_t n, int64_t k, int64_t grou
   if (threadIdx.x == 0) xs[g * n_pad + t] = scale;
 }
 
-constexpr int kTile = 32, kDepth = 16;  // Fp8GemmKernel's output tile and k step
-// GemmBf16Kernel's tiling (matmul.cu) over FP8 operands, each decoded
-// in-register to scale * value on its way into shared memory: 32x32 output
-// tiles, 16-deep k steps, 256 threads with 4 outputs each.
+// GemmBf16Kernel's tiling (gemm_tile.cuh) over FP8 operands, each decoded
+// in-register to scale * value on its way into shared memory.
 PG_GLOBAL void Fp8GemmKernel(const uint8_t* w, const float* w_scales, Fp8Layout layout, int64_t ld, const uint8_t* x8,
                              const float* xs, int64_t n_pad, int64_t group, float* y, int64_t m, int64_t n, int64_t k) {
   __shared__ float wt[kTile][kDepth + 1];
   __shared__ float xt[kTile][kDepth + 1];
-  const int64_t m0 = static_cast<int64_t>(blockIdx.x) * kTile, n0 = static_cast<int64_t>(blockIdx.y) * kTile;
-  const int tid = static_cast<int>(threadIdx.x);
-  const int col = tid % kTile, row4 = (tid / kTile) * 4;
-  float acc[4] = {};
-  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
-    for (int i = tid; i < kTile * kDepth; i += blockDim.x) {
-      const int rr = i / kDepth, kk = i % kDepth;
-      const int64_t c = k0 + kk, r = m0 + rr, t = n0 + rr;
-      const bool kin = c < k;
-      wt[rr][kk] = (r < m && kin) ? Fp8ScaleAt(w_scales, layout, ld, r, c) * E4m3ToFloat(w[r * k + c]) : 0.0f;
-      xt[rr][kk] = (t < n && kin) ? xs[(c / group) * n_pad + t] * E4m3ToFloat(x8[t * k + c]) : 0.0f;
-    }
-    __syncthreads();
-    for (int kk = 0; kk < kDepth; ++kk) {
-      const float wv = wt[col][kk];
-      for (int i = 0; i < 4; ++i) acc[i] += xt[row4 + i][kk] * wv;
-    }
-    __syncthreads();
-  }
-  for (int i = 0; i < 4; ++i) {
-    if (n0 + row4 + i < n && m0 + col < m) y[(n0 + row4 + i) * m + m0 + col] = acc[i];
-  }
+  auto w_at = [&](int64_t r, int64_t c) { return Fp8ScaleAt(w_scales, layout, ld, r, c) * E4m3ToFloat(w[r * k + c]); };
+  auto x_at = [&](int64_t t, int64_t c) { return xs[(c / group) * n_pad + t] * E4m3ToFloat(x8[t * k + c]); };
+  GemmTiles(w_at, x_at, wt, xt, y, m, n, k);
 }
 
 thread_local bool last_used_blaslt = false;
@@ -111,8 +91,8 @@ gpuError_t GemmFp8(const DeviceMatrix& w, const float* x, int64_t n, float* y, v
   }
 #endif
   const dim3 grid(static_cast<unsigned>((m + kTile - 1) / kTile), static_cast<unsigned>((n + kTile - 1) / kTile));
-  PG_LAUNCH(Fp8GemmKernel, grid, 256, 0, s, static_cast<const uint8_t*>(w.data), w.scales, w.scale_layout, w.scale_ld,
-            x8, xs, n_pad, group, y, m, n, k);
+  PG_LAUNCH(Fp8GemmKernel, grid, kTileThreads, 0, s, static_cast<const uint8_t*>(w.data), w.scales, w.scale_layout,
+            w.scale_ld, x8, xs, n_pad, group, y, m, n, k);
   return gpuGetLastError();
 }
 

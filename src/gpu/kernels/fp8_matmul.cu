@@ -1,7 +1,7 @@
 // FP8 E4M3 products for decode, the expert stacks and the bf16 prefill's
 // operand (fp8_matmul.h); GemmFp8 is in fp8_gemm.cu.
 #include "gpu/kernels/fp8_matmul.h"
-#include "gpu/kernels/reduce.cuh"
+#include "gpu/kernels/warp_rows.cuh"
 
 namespace pg::gpu {
 namespace {
@@ -16,30 +16,17 @@ PG_DEVICE void DecodeFp8Chunk(const uint8_t* row, const float* scales, Fp8Layout
   for (int i = 0; i < 32; ++i) out[i] = d * E4m3ToFloat(b[i]);
 }
 
-// MatMulKernel's shape: one warp per row r, tokens [t0, t0 + nt) of block y.
+// MatMulKernel's shape (warp_rows.cuh): one warp per row, tokens [t0, t0 + nt) of block y.
 PG_GLOBAL void Fp8MatMulKernel(const uint8_t* w, const float* scales, Fp8Layout layout, int64_t ld, int64_t rows,
                                int64_t cols, const float* x, int64_t ldx, int64_t n_tokens, float* y, int64_t ldy) {
-  const int ws = PgWarpSize();
-  const int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / ws) + threadIdx.x / ws;
+  const int64_t r = WarpRow();
   const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kMatMulTokens;
-  const int nt = static_cast<int>(n_tokens - t0 < kMatMulTokens ? n_tokens - t0 : kMatMulTokens);
   if (r >= rows) return;  // whole warps leave together
-  const uint8_t* row = w + r * cols;
-  float acc[kMatMulTokens] = {};
-  for (int64_t c = PgLaneId(); c < cols / 32; c += ws) {
-    float v[32];
-    DecodeFp8Chunk(row, scales, layout, ld, r, c, v);
-    for (int t = 0; t < nt; ++t) {
-      const float* xt = x + (t0 + t) * ldx + 32 * c;
-      float d = 0.0f;
-      for (int k = 0; k < 32; ++k) d += v[k] * xt[k];
-      acc[t] += d;
-    }
-  }
-  for (int t = 0; t < nt; ++t) {
-    const float sum = WarpSum(acc[t]);
-    if (PgLaneId() == 0) y[(t0 + t) * ldy + r] = sum;
-  }
+  auto decode = [&](int64_t c, float* v) {
+    DecodeFp8Chunk(w + r * cols, scales, layout, ld, r, c, v);
+    return 32;
+  };
+  WarpRowTile(decode, cols / 32, x + t0 * ldx, ldx, TileTokens(n_tokens - t0), y + t0 * ldy + r, ldy);
 }
 
 // GroupedKernel's shape (moe.cu): expert blockIdx.y's rows, kMatMulTokens at a time.
@@ -47,30 +34,13 @@ PG_GLOBAL void Fp8GroupedKernel(const uint8_t* w, int64_t mat_bytes, const float
                                 Fp8Layout layout, int64_t ld, int64_t rows, int64_t cols, const int32_t* offsets,
                                 const float* xg, float* yg) {
   const int e = static_cast<int>(blockIdx.y);
-  const int64_t r0 = offsets[e], r1 = offsets[e + 1];
-  const int ws = PgWarpSize();
-  const int64_t out = static_cast<int64_t>(blockIdx.x) * (blockDim.x / ws) + threadIdx.x / ws;
+  const int64_t r0 = offsets[e], r1 = offsets[e + 1], out = WarpRow();
   if (r0 == r1 || out >= rows) return;
-  const uint8_t* row = w + e * mat_bytes + out * cols;
-  const float* es = scales + e * scale_mat;
-  for (int64_t t0 = r0; t0 < r1; t0 += kMatMulTokens) {
-    const int nt = static_cast<int>(r1 - t0 < kMatMulTokens ? r1 - t0 : kMatMulTokens);
-    float acc[kMatMulTokens] = {};
-    for (int64_t c = PgLaneId(); c < cols / 32; c += ws) {
-      float v[32];
-      DecodeFp8Chunk(row, es, layout, ld, out, c, v);
-      for (int t = 0; t < nt; ++t) {
-        const float* xt = xg + (t0 + t) * cols + 32 * c;
-        float d = 0.0f;
-        for (int q = 0; q < 32; ++q) d += v[q] * xt[q];
-        acc[t] += d;
-      }
-    }
-    for (int t = 0; t < nt; ++t) {
-      const float sum = WarpSum(acc[t]);
-      if (PgLaneId() == 0) yg[(t0 + t) * rows + out] = sum;
-    }
-  }
+  auto decode = [&](int64_t c, float* v) {
+    DecodeFp8Chunk(w + e * mat_bytes + out * cols, scales + e * scale_mat, layout, ld, out, c, v);
+    return 32;
+  };
+  WarpRowGrouped(decode, cols / 32, xg, cols, r0, r1, yg, rows, out);
 }
 
 PG_GLOBAL void Fp8DequantBf16Kernel(const uint8_t* w, const float* scales, Fp8Layout layout, int64_t ld, int64_t cols,

@@ -1,41 +1,30 @@
 // Device matrix products (matmul.h).
 #include "gpu/kernels/fp8_matmul.h"
+#include "gpu/kernels/gemm_tile.cuh"
 #include "gpu/kernels/matmul.h"
-#include "gpu/kernels/reduce.cuh"
+#include "gpu/kernels/warp_rows.cuh"
+#include "gpu/kernels/wtype_launch.cuh"
 
 namespace pg::gpu {
 namespace {
 
 constexpr int kThreads = 128;
 
-// One warp per row r (blockIdx.x * warps + warp), tokens [t0, t0 + nt) of this
-// block's tile (blockIdx.y). Lanes stride over the row's 32-element chunks.
+// One warp per row (WarpRow), tokens [t0, t0 + nt) of this block's tile
+// (blockIdx.y); warp_rows.cuh has the loop.
 template <WType T>
 PG_GLOBAL void MatMulKernel(const uint8_t* w, int64_t row_bytes, int64_t rows, int64_t cols, const float* x,
                             int64_t ldx, int64_t n_tokens, float* y, int64_t ldy) {
-  const int ws = PgWarpSize();
-  const int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / ws) + threadIdx.x / ws;
+  const int64_t r = WarpRow();
   const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kMatMulTokens;
-  const int nt = static_cast<int>(n_tokens - t0 < kMatMulTokens ? n_tokens - t0 : kMatMulTokens);
   if (r >= rows) return;  // whole warps leave together
   const uint8_t* row = w + r * row_bytes;
-  const int64_t chunks = (cols + 31) / 32;
-  float acc[kMatMulTokens] = {};
-  for (int64_t c = PgLaneId(); c < chunks; c += ws) {
-    float v[32];
+  auto decode = [&](int64_t c, float* v) {
     const int n = static_cast<int>(cols - 32 * c < 32 ? cols - 32 * c : 32);
     DecodeChunk<T>(row, c, n, v);
-    for (int t = 0; t < nt; ++t) {
-      const float* xt = x + (t0 + t) * ldx + 32 * c;
-      float d = 0.0f;
-      for (int k = 0; k < n; ++k) d += v[k] * xt[k];
-      acc[t] += d;
-    }
-  }
-  for (int t = 0; t < nt; ++t) {
-    const float sum = WarpSum(acc[t]);
-    if (PgLaneId() == 0) y[(t0 + t) * ldy + r] = sum;
-  }
+    return n;
+  };
+  WarpRowTile(decode, (cols + 31) / 32, x + t0 * ldx, ldx, TileTokens(n_tokens - t0), y + t0 * ldy + r, ldy);
 }
 
 template <WType T>
@@ -56,53 +45,22 @@ PG_GLOBAL void RoundBf16Kernel(const float* x, uint16_t* out, int64_t n) {
 }
 
 #if !PG_HAVE_BLAS
-constexpr int kTile = 32, kDepth = 16;  // GemmBf16Kernel's output tile and K step
-// Our BF16 GEMM: 32x32 output tiles, 16-deep K steps through shared memory;
-// 256 threads, each computing 4 outputs of one column (of one output row of x).
+// Our BF16 GEMM (gemm_tile.cuh), standing in for cuBLAS.
 PG_GLOBAL void GemmBf16Kernel(const uint16_t* w, const uint16_t* x, float* y, int64_t m, int64_t n, int64_t k) {
   __shared__ float ws[kTile][kDepth + 1];  // W tile: rows m0.., depth k0..
   __shared__ float xs[kTile][kDepth + 1];  // x tile: rows n0..
-  const int64_t m0 = static_cast<int64_t>(blockIdx.x) * kTile, n0 = static_cast<int64_t>(blockIdx.y) * kTile;
-  const int tid = static_cast<int>(threadIdx.x);
-  const int col = tid % kTile, row4 = (tid / kTile) * 4;  // output (n0 + row4 + i, m0 + col)
-  float acc[4] = {};
-  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
-    for (int i = tid; i < kTile * kDepth; i += blockDim.x) {
-      const int rr = i / kDepth, kk = i % kDepth;
-      const bool kin = k0 + kk < k;
-      ws[rr][kk] = (m0 + rr < m && kin) ? Bf16ToFloat(w[(m0 + rr) * k + k0 + kk]) : 0.0f;
-      xs[rr][kk] = (n0 + rr < n && kin) ? Bf16ToFloat(x[(n0 + rr) * k + k0 + kk]) : 0.0f;
-    }
-    __syncthreads();
-    for (int kk = 0; kk < kDepth; ++kk) {
-      const float wv = ws[col][kk];
-      for (int i = 0; i < 4; ++i) acc[i] += xs[row4 + i][kk] * wv;
-    }
-    __syncthreads();
-  }
-  for (int i = 0; i < 4; ++i) {
-    if (n0 + row4 + i < n && m0 + col < m) y[(n0 + row4 + i) * m + m0 + col] = acc[i];
-  }
+  auto w_at = [&](int64_t r, int64_t c) { return Bf16ToFloat(w[r * k + c]); };
+  auto x_at = [&](int64_t t, int64_t c) { return Bf16ToFloat(x[t * k + c]); };
+  GemmTiles(w_at, x_at, ws, xs, y, m, n, k);
 }
 #endif
 
 bool ShapeOk(const DeviceMatrix& w) {
-  const int64_t block = (w.type == WType::kQ4_K || w.type == WType::kQ6_K) ? 256 : w.type == WType::kQ8_0 ? 32 : 1;
+  const int64_t block = WTypeBlockElems(w.type);
   return w.data && w.rows > 0 && w.cols > 0 && w.cols % block == 0 && w.row_bytes >= WTypeRowBytes(w.type, w.cols);
 }
 
 }  // namespace
-
-#define PG_DISPATCH_WTYPE(type, KERNEL, grid, block, ...)                                      \
-  switch (type) {                                                                              \
-    case WType::kF32: PG_LAUNCH(KERNEL<WType::kF32>, grid, block, 0, s, __VA_ARGS__); break;   \
-    case WType::kF16: PG_LAUNCH(KERNEL<WType::kF16>, grid, block, 0, s, __VA_ARGS__); break;   \
-    case WType::kBF16: PG_LAUNCH(KERNEL<WType::kBF16>, grid, block, 0, s, __VA_ARGS__); break; \
-    case WType::kQ8_0: PG_LAUNCH(KERNEL<WType::kQ8_0>, grid, block, 0, s, __VA_ARGS__); break; \
-    case WType::kQ4_K: PG_LAUNCH(KERNEL<WType::kQ4_K>, grid, block, 0, s, __VA_ARGS__); break; \
-    case WType::kQ6_K: PG_LAUNCH(KERNEL<WType::kQ6_K>, grid, block, 0, s, __VA_ARGS__); break; \
-    case WType::kFP8_E4M3: break; /* fp8_matmul.cu's kernels, called before */                 \
-  }
 
 gpuError_t MatMul(const DeviceMatrix& w, const float* x, int64_t ldx, int64_t n_tokens, float* y, int64_t ldy,
                   gpuStream_t s) {
@@ -113,7 +71,8 @@ gpuError_t MatMul(const DeviceMatrix& w, const float* x, int64_t ldx, int64_t n_
   const dim3 grid(static_cast<unsigned>((w.rows + rows_per_block - 1) / rows_per_block),
                   static_cast<unsigned>((n_tokens + kMatMulTokens - 1) / kMatMulTokens));
   const uint8_t* wd = static_cast<const uint8_t*>(w.data);
-  PG_DISPATCH_WTYPE(w.type, MatMulKernel, grid, kThreads, wd, w.row_bytes, w.rows, w.cols, x, ldx, n_tokens, y, ldy)
+  PG_LAUNCH_PER_WTYPE(w.type, MatMulKernel, grid, kThreads, s, wd, w.row_bytes, w.rows, w.cols, x, ldx, n_tokens, y,
+                      ldy)
   return gpuGetLastError();
 }
 
@@ -121,8 +80,8 @@ gpuError_t DequantToBf16(const DeviceMatrix& w, uint16_t* out, gpuStream_t s) {
   if (w.type == WType::kFP8_E4M3) return Fp8DequantToBf16(w, out, s);
   if (!ShapeOk(w)) return gpuErrorInvalidValue;
   const uint8_t* wd = static_cast<const uint8_t*>(w.data);
-  PG_DISPATCH_WTYPE(w.type, DequantBf16Kernel, dim3(static_cast<unsigned>(w.rows)), kThreads, wd, w.row_bytes, w.cols,
-                    out)
+  PG_LAUNCH_PER_WTYPE(w.type, DequantBf16Kernel, dim3(static_cast<unsigned>(w.rows)), kThreads, s, wd, w.row_bytes,
+                      w.cols, out)
   return gpuGetLastError();
 }
 
@@ -150,7 +109,7 @@ gpuError_t GemmBf16(const uint16_t* w, const uint16_t* x, float* y, int64_t m, i
   return st == GPUBLAS_STATUS_SUCCESS ? gpuSuccess : gpuErrorLaunchFailure;
 #else
   const dim3 grid(static_cast<unsigned>((m + kTile - 1) / kTile), static_cast<unsigned>((n + kTile - 1) / kTile));
-  PG_LAUNCH(GemmBf16Kernel, grid, 256, 0, s, w, x, y, m, n, k);
+  PG_LAUNCH(GemmBf16Kernel, grid, kTileThreads, 0, s, w, x, y, m, n, k);
   return gpuGetLastError();
 #endif
 }

@@ -1,41 +1,17 @@
 // Mixture-of-Experts kernels (moe.h).
+#include "base/expert_groups.h"
 #include "gpu/kernels/fp8_matmul.h"
 #include "gpu/kernels/moe.h"
 #include "gpu/kernels/reduce.cuh"
+#include "gpu/kernels/warp_rows.cuh"
+#include "gpu/kernels/wtype_launch.cuh"
 
 namespace pg::gpu {
 namespace {
 
 constexpr int kThreads = 128;
 constexpr int kMaxExperts = 1024;
-constexpr int kMaxGroups = 256;
-
-// keep[g]: group g is among the n_group_used groups whose two largest
-// probs + bias sum highest (ties: lower group), as the CPU's KeepGroups.
-PG_DEVICE void KeepGroups(const RouterSpec& r, const float* probs, const float* bias, bool* keep) {
-  const int size = r.n_expert / r.n_group;
-  float gscore[kMaxGroups];
-  for (int g = 0; g < r.n_group; ++g) {
-    float a = -INFINITY, b = -INFINITY;
-    for (int e = g * size; e < (g + 1) * size; ++e) {
-      const float s = bias ? probs[e] + bias[e] : probs[e];
-      if (s > a) {
-        b = a;
-        a = s;
-      } else if (s > b) {
-        b = s;
-      }
-    }
-    gscore[g] = size >= 2 ? a + b : a;
-    keep[g] = false;
-  }
-  for (int n = 0; n < r.n_group_used; ++n) {
-    int best = -1;
-    for (int g = 0; g < r.n_group; ++g)
-      if (!keep[g] && (best < 0 || gscore[g] > gscore[best])) best = g;
-    keep[best] = true;
-  }
-}
+constexpr int kMaxGroups = kMaxRouterGroups;
 
 PG_GLOBAL void RouteKernel(RouterSpec r, const float* logits, const float* bias, int32_t* experts, float* weights) {
   __shared__ float probs[kMaxExperts];
@@ -61,7 +37,7 @@ PG_GLOBAL void RouteKernel(RouterSpec r, const float* logits, const float* bias,
   if (tid != 0) return;
   bool keep[kMaxGroups];
   const int group_size = r.n_group > 1 ? r.n_expert / r.n_group : r.n_expert;
-  if (r.n_group > 1) KeepGroups(r, probs, bias, keep);
+  if (r.n_group > 1) KeepExpertGroups(r.n_expert, r.n_group, r.n_group_used, probs, bias, keep);
   // Top-k by repeated selection (k is small next to n_expert), as RouteToken.
   int32_t* ex = experts + t * r.k;
   float* wt = weights + t * r.k;
@@ -125,35 +101,18 @@ PG_GLOBAL void GatherKernel(const float* x, const int32_t* row_token, int64_t co
   for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) out[r * cols + i] = src[i];
 }
 
-// Expert blockIdx.y's rows, kMatMulTokens at a time; output rows by warps.
+// Expert blockIdx.y's rows, kMatMulTokens at a time; output rows by warps (warp_rows.cuh).
 template <WType T>
 PG_GLOBAL void GroupedKernel(const uint8_t* w, int64_t row_bytes, int64_t mat_bytes, int64_t rows, int64_t cols,
                              const int32_t* offsets, const float* xg, float* yg) {
   const int e = static_cast<int>(blockIdx.y);
-  const int64_t r0 = offsets[e], r1 = offsets[e + 1];
-  const int ws = PgWarpSize();
-  const int64_t out = static_cast<int64_t>(blockIdx.x) * (blockDim.x / ws) + threadIdx.x / ws;
+  const int64_t r0 = offsets[e], r1 = offsets[e + 1], out = WarpRow();
   if (r0 == r1 || out >= rows) return;
-  const uint8_t* row = w + e * mat_bytes + out * row_bytes;
-  const int64_t chunks = cols / 32;
-  for (int64_t t0 = r0; t0 < r1; t0 += kMatMulTokens) {
-    const int nt = static_cast<int>(r1 - t0 < kMatMulTokens ? r1 - t0 : kMatMulTokens);
-    float acc[kMatMulTokens] = {};
-    for (int64_t c = PgLaneId(); c < chunks; c += ws) {
-      float v[32];
-      DecodeChunk<T>(row, c, 32, v);
-      for (int t = 0; t < nt; ++t) {
-        const float* xt = xg + (t0 + t) * cols + 32 * c;
-        float d = 0.0f;
-        for (int q = 0; q < 32; ++q) d += v[q] * xt[q];
-        acc[t] += d;
-      }
-    }
-    for (int t = 0; t < nt; ++t) {
-      const float sum = WarpSum(acc[t]);
-      if (PgLaneId() == 0) yg[(t0 + t) * rows + out] = sum;
-    }
-  }
+  auto decode = [&](int64_t c, float* v) {
+    DecodeChunk<T>(w + e * mat_bytes + out * row_bytes, c, 32, v);
+    return 32;
+  };
+  WarpRowGrouped(decode, cols / 32, xg, cols, r0, r1, yg, rows, out);
 }
 
 PG_GLOBAL void CombineKernel(const float* yg, const int32_t* slot_row, const float* weights, int32_t k, int64_t n,
@@ -207,18 +166,8 @@ gpuError_t GroupedMatMul(const DeviceMatrix& w, int32_t n_expert, const int32_t*
   const int64_t per_block = kThreads / PgHostWarpSize();
   const dim3 grid(static_cast<unsigned>((w.rows + per_block - 1) / per_block), static_cast<unsigned>(n_expert));
   const uint8_t* wd = static_cast<const uint8_t*>(w.data);
-#define PG_GROUPED(T) \
-  PG_LAUNCH(GroupedKernel<T>, grid, kThreads, 0, s, wd, w.row_bytes, w.mat_bytes, w.rows, w.cols, offsets, xg, yg)
-  switch (w.type) {
-    case WType::kF32: PG_GROUPED(WType::kF32); break;
-    case WType::kF16: PG_GROUPED(WType::kF16); break;
-    case WType::kBF16: PG_GROUPED(WType::kBF16); break;
-    case WType::kQ8_0: PG_GROUPED(WType::kQ8_0); break;
-    case WType::kQ4_K: PG_GROUPED(WType::kQ4_K); break;
-    case WType::kQ6_K: PG_GROUPED(WType::kQ6_K); break;
-    case WType::kFP8_E4M3: break;  // Fp8GroupedMatMul, above
-  }
-#undef PG_GROUPED
+  PG_LAUNCH_PER_WTYPE(w.type, GroupedKernel, grid, kThreads, s, wd, w.row_bytes, w.mat_bytes, w.rows, w.cols, offsets,
+                      xg, yg)
   return gpuGetLastError();
 }
 

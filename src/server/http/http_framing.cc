@@ -158,31 +158,25 @@ std::optional<FramingError> ChunkedBodyCheck::Step(char c) {
         return Bad("a chunk extension holds a control character");
       return std::nullopt;
     case State::kSizeLf:
-      if (c != '\n') return Bad("a chunk-size line does not end in CRLF");
-      state_ = size_ == 0 ? State::kEndCr : State::kData;
-      return std::nullopt;
-    case State::kDataCr:
-      if (c != '\r') return Bad("chunk data is longer than its chunk size");
-      state_ = State::kDataLf;
-      return std::nullopt;
+      return Expect(c, '\n', size_ == 0 ? State::kEndCr : State::kData, "a chunk-size line does not end in CRLF");
+    case State::kDataCr: return Expect(c, '\r', State::kDataLf, "chunk data is longer than its chunk size");
     case State::kDataLf:
-      if (c != '\n') return Bad("chunk data is not followed by CRLF");
-      state_ = State::kSize;
+      if (auto e = Expect(c, '\n', State::kSize, "chunk data is not followed by CRLF")) return e;
       size_ = 0;
       digits_ = 0;
       line_bytes_ = 0;
       return std::nullopt;
-    case State::kEndCr:
-      if (c != '\r') return Bad("trailer fields after the last chunk are not accepted");
-      state_ = State::kEndLf;
-      return std::nullopt;
-    case State::kEndLf:
-      if (c != '\n') return Bad("the last chunk is not followed by CRLF");
-      state_ = State::kDone;
-      return std::nullopt;
+    case State::kEndCr: return Expect(c, '\r', State::kEndLf, "trailer fields after the last chunk are not accepted");
+    case State::kEndLf: return Expect(c, '\n', State::kDone, "the last chunk is not followed by CRLF");
     case State::kData:
     case State::kDone: break;
   }
+  return std::nullopt;
+}
+
+std::optional<FramingError> ChunkedBodyCheck::Expect(char c, char want, State next, const char* error) {
+  if (c != want) return Bad(error);
+  state_ = next;
   return std::nullopt;
 }
 

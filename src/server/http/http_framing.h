@@ -65,6 +65,8 @@ class ChunkedBodyCheck {
  private:
   enum class State { kSize, kSizeTail, kExt, kSizeLf, kData, kDataCr, kDataLf, kEndCr, kEndLf, kDone };
   std::optional<FramingError> Step(char c);
+  // A state that takes exactly one byte: c must be `want` (else `error`), then `next`.
+  std::optional<FramingError> Expect(char c, char want, State next, const char* error);
 
   State state_ = State::kSize;
   uint64_t size_ = 0;       // the chunk size being read, then the data bytes left

@@ -171,16 +171,6 @@ TEST(GpuMla, TopKMatchesTopKSelectWithTiesNanAndSignedZeros) {
   }
 }
 
-// The CPU's LayerNorm with eps 0 (MlaLayerRun::LayerNormNoEps): mean and variance in double.
-void LayerNormNoEps(float* x, int64_t n) {
-  double mean = 0, var = 0;
-  for (int64_t i = 0; i < n; ++i) mean += x[i];
-  mean /= static_cast<double>(n);
-  for (int64_t i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
-  const double inv = 1.0 / std::sqrt(var / static_cast<double>(n));
-  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>((x[i] - mean) * inv);
-}
-
 TEST(GpuMla, RowKernelsMatchTheCpuStages) {
   PG_GPU_SKIP_WITHOUT_DEVICE();
   MlaConfig m;

@@ -4,39 +4,9 @@
 #include <cmath>
 
 #include "backend/cpu/vec_ops.h"
+#include "base/expert_groups.h"
 
 namespace pg {
-namespace {
-
-// keep[g] = whether group g is among the n_group_used groups whose two
-// largest scores sum highest (ties to the lower group).
-void KeepGroups(const ExpertRouterParams& p, const float* probs, const float* bias, bool* keep) {
-  const int64_t G = p.n_group, size = p.n_expert / G;
-  float gscore[kMaxExpertGroups];
-  for (int64_t g = 0; g < G; ++g) {
-    float a = -INFINITY, b = -INFINITY;  // largest, second
-    for (int64_t e = g * size; e < (g + 1) * size; ++e) {
-      const float s = bias ? probs[e] + bias[e] : probs[e];
-      if (s > a) {
-        b = a;
-        a = s;
-      } else if (s > b) {
-        b = s;
-      }
-    }
-    gscore[g] = size >= 2 ? a + b : a;
-    keep[g] = false;
-  }
-  for (int64_t n = 0; n < p.n_group_used; ++n) {
-    int64_t best = -1;
-    for (int64_t g = 0; g < G; ++g)
-      if (!keep[g] && (best < 0 || gscore[g] > gscore[best])) best = g;
-    keep[best] = true;
-  }
-}
-
-}  // namespace
-
 void RouteToken(const ExpertRouterParams& p, const float* logits, const float* bias, float* probs, int32_t* experts,
                 float* weights) {
   const int64_t n = p.n_expert;
@@ -55,7 +25,7 @@ void RouteToken(const ExpertRouterParams& p, const float* logits, const float* b
   auto goes_before = [](float s, float chosen) { return s > chosen || (std::isnan(chosen) && !std::isnan(s)); };
   bool keep[kMaxExpertGroups];
   const bool grouped = p.n_group > 1;
-  if (grouped) KeepGroups(p, probs, bias, keep);
+  if (grouped) KeepExpertGroups(n, p.n_group, p.n_group_used, probs, bias, keep);
   const int64_t group_size = grouped ? n / p.n_group : n;
   int64_t m = 0;
   for (int64_t e = 0; e < n; ++e) {

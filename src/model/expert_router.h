@@ -21,11 +21,12 @@
 
 #include <cstdint>
 
+#include "base/expert_groups.h"
 #include "model/model_config.h"
 
 namespace pg {
 
-inline constexpr int64_t kMaxExpertGroups = 256;
+inline constexpr int64_t kMaxExpertGroups = kMaxRouterGroups;  // base/expert_groups.h
 
 struct ExpertRouterParams {
   int64_t n_expert = 0;

@@ -15,6 +15,15 @@
 
 namespace pg {
 
+void LayerNormNoEps(float* x, int64_t n) {
+  double mean = 0, var = 0;
+  for (int64_t i = 0; i < n; ++i) mean += x[i];
+  mean /= static_cast<double>(n);
+  for (int64_t i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  const double inv = 1.0 / std::sqrt(var / static_cast<double>(n));
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>((x[i] - mean) * inv);
+}
+
 void MlaCosSin(const MlaConfig& m, int64_t pos, float* cos_out, float* sin_out) {
   for (size_t k = 0; k < m.inv_freq.size(); ++k) {
     const double ang = static_cast<double>(pos) * m.inv_freq[k];
@@ -169,16 +178,6 @@ class MlaLayerRun {
     Store(ik, Slot(t, true), m_.index_dim);
     const float w_scale = 1.0f / std::sqrt(static_cast<float>(m_.index_dim * m_.index_heads));
     for (int64_t i = 0; i < m_.index_heads; ++i) s_.iw_[t * m_.index_heads + i] *= w_scale;
-  }
-
-  // ggml_norm with eps 0 (llama.cpp's glm-dsa never loads f_norm_eps): mean and variance in double.
-  static void LayerNormNoEps(float* x, int64_t n) {
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < n; ++i) mean += x[i];
-    mean /= static_cast<double>(n);
-    for (int64_t i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
-    const double inv = 1.0 / std::sqrt(var / static_cast<double>(n));
-    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>((x[i] - mean) * inv);
   }
 
   // Stage 3: q (and the indexer queries) from q_a, RoPE, the absorbed queries.

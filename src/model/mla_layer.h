@@ -45,6 +45,10 @@ enum class SparseAttention {
 // cos/sin (rope/2 each) of position `pos` with YaRN's frequencies and magnitude.
 void MlaCosSin(const MlaConfig& m, int64_t pos, float* cos_out, float* sin_out);
 
+// ggml_norm with eps 0 (llama.cpp's glm-dsa never loads f_norm_eps), in place
+// over x[0..n): mean and variance in double. The DSA indexer keys' norm.
+void LayerNormNoEps(float* x, int64_t n);
+
 // Up to this many tokens a step runs the per-head k_b and v_b products as one
 // grouped product (one parallel region for all heads); past it, one product per head.
 inline constexpr int64_t kHeadGroupTokens = 16;

@@ -128,7 +128,7 @@ TEST(GpuMla, IndexerScoresMatchTheCpu) {
   const Rows rows;
   const int64_t T = rows.T(), K = 16, ld = 80;
   const auto iq = RandomFloats(T * kIndexHeads * kIndexDim, 22), w = RandomFloats(T * kIndexHeads, 23, 0.1f, 1.0f);
-  std::vector<float> ref(T * ld, 0.0f), key(kIndexDim);
+  std::vector<float> ref(T * ld, 0.0f), key(kIndexerKeyGroup * kIndexDim);
   for (int64_t t = 0; t < T; ++t) {
     if (rows.n_keys[t] <= K) continue;
     IndexerArgs a{&ar.pages, ar.table.data(), 0, kIndexHeads, kIndexDim};

@@ -8,7 +8,8 @@
 // in the cache (KvPages::IndexRow). Each key row is widened to f32 once; each
 // dot sums 8 lanes (lane l takes d = l mod 8, in increasing d, with fmas)
 // reduced as ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)), a tail fma'd on after;
-// the heads are summed in order. A key's score depends only on the query
+// the heads are summed in order. Eight keys go at once where the host has
+// AVX2 and FMA, each with exactly these operations. A key's score depends only on the query
 // and that key, never on the batch, chunking or threads. Top-k selection of
 // the result is topk_select.h.
 //
@@ -29,12 +30,18 @@ struct IndexerArgs {
   int64_t dim = 0;  // <= 4096
 };
 
-// scores: (n_keys). key: (dim) f32 scratch.
+// Keys scored together (the same bits as one at a time).
+inline constexpr int kIndexerKeyGroup = 8;
+
+// scores: (n_keys). key: (kIndexerKeyGroup * dim) f32 scratch.
 void IndexerScores(const IndexerArgs& a, const float* iq, const float* w, int64_t n_keys, float* scores, float* key);
 
 // The 8-lane f32 dot used by the indexer and MLA attention (order above).
 float DotLanes8(const float* a, const float* b, int64_t n);
 float DotLanes8Scalar(const float* a, const float* b, int64_t n);  // the reference (any host)
+
+// One key's score (f32 key row) in the order above, one key at a time: the reference.
+float KeyScoreScalar(const float* iq, const float* w, int64_t heads, int64_t dim, const float* key);
 
 // o[d] = fma(w, row[d], o[d]) for d < n: MLA attention's weighted sum of latent rows.
 void FmaRow(float w, const float* row, float* o, int64_t n);

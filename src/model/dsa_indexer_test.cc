@@ -42,7 +42,7 @@ TEST(IndexerScores, MatchAFloat64ReferenceOfTheWeightedReluDots) {
   std::normal_distribution<float> nd;
   for (int64_t s = 0; s < kKeys; ++s)
     for (int64_t d = 0; d < kDim; ++d) kv.IndexRow(table[s / kPage], 1, s % kPage)[d] = F32ToF16(nd(rng));
-  std::vector<float> iq(kHeads * kDim), w(kHeads), scores(kKeys), key(kDim);
+  std::vector<float> iq(kHeads * kDim), w(kHeads), scores(kKeys), key(kIndexerKeyGroup * kDim);
   for (float& x : iq) x = nd(rng);
   for (float& x : w) x = nd(rng);
   IndexerScores({&kv, table.data(), 1, kHeads, kDim}, iq.data(), w.data(), kKeys, scores.data(), key.data());
@@ -56,6 +56,40 @@ TEST(IndexerScores, MatchAFloat64ReferenceOfTheWeightedReluDots) {
     }
     EXPECT_NEAR(scores[s], want, 1e-4 * (1 + std::fabs(want))) << "key " << s;
   }
+}
+
+// IndexerScores (eight keys at once where the host has AVX2 and FMA) gives each key the bits of
+// KeyScoreScalar: dims with and without a tail, key counts past and short of a group, keys whose
+// dots are negative for some heads (the relu), and f16 / bf16 caches.
+TEST(IndexerScores, EveryKeyHasTheScalarReferenceBits) {
+  constexpr int64_t kHeads = 5, kPage = 16;
+  std::mt19937 rng(12);
+  std::normal_distribution<float> nd;
+  for (KvDtype dtype : {KvDtype::kF16, KvDtype::kBF16})
+    for (int dim : {8, 36, 128})
+      for (int64_t n_keys : {3, 8, 29, 64}) {
+        KvPages kv;
+        kv.layout = KvLayout{2, 1, 24, kPage, dtype, AttentionKind::kMla, 1, dim};
+        kv.block_bytes = kv.layout.block_bytes();
+        std::vector<uint8_t> mem(kv.block_bytes * 4);
+        kv.base = mem.data();
+        const std::vector<int32_t> table{3, 1, 0, 2};
+        for (int64_t s = 0; s < n_keys; ++s)
+          for (int64_t d = 0; d < dim; ++d) {
+            const float v = nd(rng);
+            kv.IndexRow(table[s / kPage], 0, s % kPage)[d] = dtype == KvDtype::kF16 ? F32ToF16(v) : F32ToBF16(v);
+          }
+        std::vector<float> iq(kHeads * dim), w(kHeads), scores(n_keys), key(kIndexerKeyGroup * dim), row(dim);
+        for (float& x : iq) x = nd(rng);
+        for (float& x : w) x = std::fabs(nd(rng));
+        IndexerScores({&kv, table.data(), 0, kHeads, dim}, iq.data(), w.data(), n_keys, scores.data(), key.data());
+        for (int64_t s = 0; s < n_keys; ++s) {
+          WidenRow(kv.IndexRow(table[s / kPage], 0, s % kPage), dtype, row.data(), dim);
+          const float want = KeyScoreScalar(iq.data(), w.data(), kHeads, dim, row.data());
+          EXPECT_EQ(std::memcmp(&scores[s], &want, sizeof want), 0)
+              << "dim " << dim << " keys " << n_keys << " key " << s << ": " << scores[s] << " vs " << want;
+        }
+      }
 }
 
 TEST(DotLanes8, SumsEveryElementIncludingTheTail) {

@@ -62,7 +62,8 @@ void MlaScratch::Reserve(const ModelConfig& c, int64_t n_tokens, int64_t max_ctx
     a.kv_lora = m.kv_lora;
     a.rope = m.rope;
     a.n_heads = H;
-    thread_stride_ = std::max(MlaAttendScratchFloats(a, cap_ctx_), static_cast<size_t>(cap_ctx_ + m.index_dim));
+    thread_stride_ =
+        std::max(MlaAttendScratchFloats(a, cap_ctx_), static_cast<size_t>(cap_ctx_ + kIndexerKeyGroup * m.index_dim));
     thread_f_.resize(thread_stride_ * cap_threads_);
     thread_i_.resize(static_cast<size_t>(cap_ctx_) * cap_threads_);
     thread_m_.resize(static_cast<size_t>(cap_ctx_) * cap_threads_);

@@ -94,9 +94,9 @@ TEST(GpuMla, AttentionMatchesMlaAttendDenseAndSparse) {
     DeviceArray<int32_t> dtab(ar.table), doff(rows.offsets), dn(rows.n_keys), dsel(sel), dseln(sel_n);
     for (bool sparse : {false, true}) {
       SCOPED_TRACE(::testing::Message() << "sparse " << sparse << " bf16 " << (dtype == KvDtype::kBF16));
-      std::vector<float> ref(T * kHeads * kLora), cpu_scratch(kHeads * 128 + kRow);
+      const MlaAttentionArgs a{&ar.pages, ar.table.data(), 1, kLora, kRope, kHeads, 0.2f};
+      std::vector<float> ref(T * kHeads * kLora), cpu_scratch(MlaAttendScratchFloats(a, 128));
       for (int64_t t = 0; t < T; ++t) {
-        MlaAttentionArgs a{&ar.pages, ar.table.data(), 1, kLora, kRope, kHeads, 0.2f};
         const bool list = sparse && rows.n_keys[t] > K;
         MlaAttend(a, &q[t * kHeads * kRow], list ? &sel[t * K] : nullptr, list ? sel_n[t] : rows.n_keys[t], nullptr,
                   &ref[t * kHeads * kLora], cpu_scratch.data());

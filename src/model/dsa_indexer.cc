@@ -115,19 +115,24 @@ __attribute__((target("avx2,fma"))) void KeyScores8Fma(const float* iq, const fl
 }
 
 void IndexerScores(const IndexerArgs& a, const float* iq, const float* w, int64_t n_keys, float* scores, float* key) {
+  IndexerScoresRange(a, iq, w, 0, n_keys, scores, key);
+}
+
+void IndexerScoresRange(const IndexerArgs& a, const float* iq, const float* w, int64_t k0, int64_t k1, float* scores,
+                        float* key) {
   const KvPages& kv = *a.kv;
   const int64_t P = kv.page_tokens();
   auto widen = [&](int64_t s, float* dst) {
     WidenRow(kv.IndexRow(a.block_table[s / P], a.index_slot, s % P), kv.dtype(), dst, a.dim);
   };
-  int64_t s = 0;
+  int64_t s = k0;
   if (UseFma()) {
-    for (; s + kIndexerKeyGroup <= n_keys; s += kIndexerKeyGroup) {
+    for (; s + kIndexerKeyGroup <= k1; s += kIndexerKeyGroup) {
       for (int k = 0; k < kIndexerKeyGroup; ++k) widen(s + k, key + k * a.dim);
       KeyScores8Fma(iq, w, a.heads, a.dim, key, scores + s);
     }
   }
-  for (; s < n_keys; ++s) {
+  for (; s < k1; ++s) {
     widen(s, key);
     scores[s] = KeyScoreScalar(iq, w, a.heads, a.dim, key);
   }

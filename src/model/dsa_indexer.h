@@ -36,6 +36,11 @@ inline constexpr int kIndexerKeyGroup = 8;
 // scores: (n_keys). key: (kIndexerKeyGroup * dim) f32 scratch.
 void IndexerScores(const IndexerArgs& a, const float* iq, const float* w, int64_t n_keys, float* scores, float* key);
 
+// Keys [k0, k1) only, into scores[k0, k1): each key's bits are those IndexerScores gives it, so
+// threads may split a query's keys among them.
+void IndexerScoresRange(const IndexerArgs& a, const float* iq, const float* w, int64_t k0, int64_t k1, float* scores,
+                        float* key);
+
 // The 8-lane f32 dot used by the indexer and MLA attention (order above).
 float DotLanes8(const float* a, const float* b, int64_t n);
 float DotLanes8Scalar(const float* a, const float* b, int64_t n);  // the reference (any host)

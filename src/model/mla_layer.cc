@@ -215,6 +215,7 @@ class MlaLayerRun {
   // Stage 4: the indexer's top-k of each token.
   void SelectKeys() {
     const int64_t K = m_.index_top_k;
+    if (st_.n_tok == 1 && pool_.size() > 1 && st_.tok_pos[0] + 1 > K) return SelectKeysOneToken();
     std::atomic<int64_t> next{0};
     EachThread([&](int thread, int) {
       float* scores = &s_.thread_f_[thread * s_.thread_stride_];
@@ -232,6 +233,19 @@ class MlaLayerRun {
         s_.sel_n_[t] = TopKSelect(scores, n, K, sel, idx);
       }
     });
+  }
+
+  // A one-token step past top-k: the threads split the query's keys (each key's score is its
+  // own: the same bits), then the calling thread selects.
+  void SelectKeysOneToken() {
+    const int64_t K = m_.index_top_k, n = st_.tok_pos[0] + 1;
+    float* scores = &s_.thread_f_[0];
+    const IndexerArgs a{st_.kv, BlockTable(0), slot_, m_.index_heads, m_.index_dim};
+    pool_.RunOnAll([&](int thread, int n_threads) {
+      float* key = &s_.thread_f_[thread * s_.thread_stride_ + s_.cap_ctx_];
+      IndexerScoresRange(a, &s_.iq_[0], &s_.iw_[0], n * thread / n_threads, n * (thread + 1) / n_threads, scores, key);
+    });
+    s_.sel_n_[0] = TopKSelect(scores, n, K, &s_.sel_[0], &s_.thread_i_[0]);
   }
 
   const int32_t* BlockTable(int64_t t) const { return st_.batch[static_cast<size_t>(st_.tok_seq[t])].block_table; }

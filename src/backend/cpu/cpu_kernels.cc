@@ -109,6 +109,8 @@ const CpuKernels& Avx2Kernels() {
     t.k_quant_x8 = true;
     t.gemm[static_cast<int>(WeightKind::kQ5_0x8)] = avx2::GemmQ5_0x8;
     t.q5_0x8 = true;
+    t.gemm[static_cast<int>(WeightKind::kFP8x4)] = avx2::GemmFP8x4;
+    t.fp8x4 = true;
     return t;
   }();
   return k;

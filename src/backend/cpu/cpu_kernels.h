@@ -118,7 +118,7 @@ struct CpuKernels {
   // AVX-512). Q5_0x8 reads 35% fewer bytes.
   bool q5_0x8 = false;
   // Whether models repack FP8_E4M3 matrices into FP8x4 (repack.h): true where
-  // the table's FP8x4 kernel is a SIMD one (AVX-512).
+  // the table's FP8x4 kernel is a SIMD one (AVX2, and AVX-512).
   bool fp8x4 = false;
 };
 

@@ -8,13 +8,12 @@
 // 4-7 sub-block 2h + 1, so one vector of per-lane scales applies both
 // sub-blocks' UE4M3 scales in one FMA.
 //
-// FP8_E4M3: 8 bytes widen to 8 f16 bit patterns (the sign-extended byte
-// shifted left by 7 and masked: sign to bit 15, exponent and mantissa to bits
-// 7-13), which F16C converts exactly to v * 2^-8 (E4M3 subnormals land on f16
-// subnormals). Multiplied by the block scale d * 2^8 they give exactly
-// DequantizeRow's f32 weight, which then meets each token's f32 x by FMA.
+// FP8_E4M3: 8 bytes widen straight to their f32 values (Fp8x8) for
+// gemm_fp8_tiles.h's tiles (row-major and FP8x4): a block's products summed
+// before its scale, the same arithmetic for every tile shape.
 #include <cstring>
 
+#include "backend/cpu/gemm_fp8_tiles.h"
 #include "backend/cpu/gemm_tiles_avx2.h"
 #include "backend/cpu/kernel_impls.h"
 #include "backend/cpu/quant_fp.h"
@@ -70,37 +69,23 @@ void TileNVFP4(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_
     for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum(acc[i][j]);
 }
 
-// 8 E4M3 bytes as f32 values times 2^-8 (exact).
+// 8 E4M3 bytes as their f32 values, exactly (gemm_fp_avx512.cc's Fp8x16 has the derivation).
 inline __m256 Fp8x8(const uint8_t* q) {
-  const __m128i b = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
-  const __m128i h = _mm_and_si128(_mm_slli_epi16(b, 7), _mm_set1_epi16(static_cast<int16_t>(0xBF80)));
-  return _mm256_cvtph_ps(h);
+  const __m256i b = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
+  const __m256i v = _mm256_and_si256(_mm256_slli_epi32(b, 20), _mm256_set1_epi32(static_cast<int32_t>(0x87F00000u)));
+  return _mm256_mul_ps(_mm256_castsi256_ps(v), _mm256_set1_ps(0x1p120f));
 }
 
-template <int RM, int RN>
-void TileFP8(const uint8_t* wbase, size_t wstride, const uint8_t* xbase, size_t xs, int64_t nb, float* y, int64_t ldy) {
-  __m256 acc[RM][RN];
-  for (int i = 0; i < RM; ++i)
-    for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    __m256 d[RM];
-    for (int i = 0; i < RM; ++i) {
-      d[i] = _mm256_set1_ps(reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride)[b].d * 256.0f);
-    }
-    for (int k = 0; k < kQKNV; k += 8) {
-      __m256 x[RN];
-      for (int j = 0; j < RN; ++j)
-        x[j] = _mm256_loadu_ps(reinterpret_cast<const float*>(xbase + j * xs) + b * kQKNV + k);
-      for (int i = 0; i < RM; ++i) {
-        const __m256 w =
-            _mm256_mul_ps(Fp8x8(reinterpret_cast<const BlockFP8_E4M3*>(wbase + i * wstride)[b].q + k), d[i]);
-        for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_fmadd_ps(w, x[j], acc[i][j]);
-      }
-    }
-  }
-  for (int i = 0; i < RM; ++i)
-    for (int j = 0; j < RN; ++j) y[j * ldy + i] = HSum(acc[i][j]);
-}
+struct Ymm {
+  using T = __m256;
+  static constexpr int kLanes = 8;
+  static T Zero() { return _mm256_setzero_ps(); }
+  static T Load(const float* p) { return _mm256_loadu_ps(p); }
+  static T Set1(float v) { return _mm256_set1_ps(v); }
+  static T Fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static T Widen(const uint8_t* q) { return Fp8x8(q); }
+  static float HSum(T v) { return pg::avx2::HSum(v); }
+};
 
 }  // namespace
 
@@ -114,15 +99,16 @@ void GemmNVFP4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int
   });
 }
 
-// 3 rows x 3 tokens: 9 accumulators, 3 x vectors and the weight of the 16 ymm registers.
+// 4-row tiles of up to 2 tokens: the prefill tile's 2 rows x 2 tokens keep 4 block sums, 4 row
+// sums, 4 widened vectors and 2 x vectors in the 16 ymm registers.
 void GemmFP8_E4M3(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
                   float* y, int64_t ldy) {
-  const int64_t nb = w.cols / kQKNV;
-  const auto* wbase = static_cast<const uint8_t*>(w.data);
-  const auto* xbase = static_cast<const uint8_t*>(xa);
-  ForEachTile<3, 3>(r0, r1, t0, t1, [&]<int RM, int RN>(int64_t r, int64_t t) {
-    TileFP8<RM, RN>(wbase + r * w.row_bytes, w.row_bytes, xbase + t * xs, xs, nb, y + t * ldy + r, ldy);
-  });
+  fp8_tiles::GemmRowMajor<Ymm, 2>(w, xa, xs, t0, t1, r0, r1, y, ldy);
+}
+
+void GemmFP8x4(const WeightMatrix& w, const void* xa, size_t xs, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+               float* y, int64_t ldy) {
+  fp8_tiles::GemmX4<Ymm, 2>(w, xa, xs, t0, t1, r0, r1, y, ldy);
 }
 
 }  // namespace pg::avx2

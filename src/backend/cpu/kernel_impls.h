@@ -71,6 +71,7 @@ namespace avx2 {
 PG_DECLARE_KERNELS
 GemmTile GemmQ5_Kx8;  // gemm_k_x8_avx2.cc
 GemmTile GemmQ5_0x8;  // gemm_q8_0x8_avx2.cc
+GemmTile GemmFP8x4;   // gemm_fp_avx2.cc
 }  // namespace avx2
 
 namespace avx512 {
